@@ -1,0 +1,5 @@
+"""``python -m rayop``."""
+
+from rayop.cli import main
+
+main()

@@ -1,0 +1,1 @@
+"""Load scenarios that measure whether raising --reconcile-concurrency helps, and their reports."""

@@ -1,0 +1,1 @@
+"""The RayCluster, RayJob and RayService reconcilers and the Ray dashboard client."""

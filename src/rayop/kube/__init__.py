@@ -1,0 +1,1 @@
+"""Talking to a Kubernetes API server: configuration, the async client, throttling, errors."""
