@@ -3,6 +3,8 @@ registers itself on :data:`app`."""
 
 from __future__ import annotations
 
+from rayop.cli import apiserver as _apiserver  # noqa: F401  (registers `rayop apiserver`)
+from rayop.cli import crds as _crds  # noqa: F401  (registers `rayop crds`)
 from rayop.cli import version as _version  # noqa: F401  (registers `rayop version`)
 from rayop.cli.app import app
 

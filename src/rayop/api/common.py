@@ -1,0 +1,223 @@
+"""Building blocks shared by the ray.io/v1 models: the base model, wire types, conditions, time.
+
+Every model derives from :class:`ApiModel`: Python attribute names are the snake_case of the wire
+name, the wire name is the alias (camelCase as KubeRay spells it), both are accepted on input, and
+``model_dump(by_alias=True, exclude_none=True)`` gives the wire JSON.
+
+Unknown fields are **kept** (``extra="allow"``) and dumped back under their original wire name,
+so that reading an object into a model and writing it back never drops a field that a newer
+KubeRay CRD (or another controller) put there. The price: a misspelt keyword argument in Python
+is stored as an extra instead of being refused; construct models with care, or check
+``model.model_extra``.
+
+Enumerations are ``StrEnum`` classes. Fields whose values KubeRay's CRD restricts use the enum as
+their type (the CRD schema then carries ``enum``); fields that KubeRay's CRD leaves as free strings
+(for example ``status.state`` or ``spec.submissionMode``) are typed ``str`` and the enum only
+names the known values, so an unexpected value parses and the controller can report it.
+Enum values are stored as plain ``str`` (``use_enum_values``), so they compare equal to the
+enum members and serialise without help.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from rayop.api.schema import CrdField
+
+__all__ = [
+    "API_VERSION",
+    "GROUP",
+    "MANAGED_BY_KUBERAY",
+    "MANAGED_BY_MULTIKUEUE",
+    "VERSION",
+    "ApiModel",
+    "Condition",
+    "ConditionStatus",
+    "EmbeddedObject",
+    "Int32",
+    "Int64",
+    "ManagedBy",
+    "NullableTime",
+    "Quantity",
+    "RayResource",
+    "Time",
+    "find_condition",
+    "format_time",
+    "is_condition_true",
+    "parse_time",
+    "remove_condition",
+    "set_condition",
+    "wire_name",
+]
+
+GROUP = "ray.io"
+VERSION = "v1"
+API_VERSION = f"{GROUP}/{VERSION}"
+
+MANAGED_BY_KUBERAY = "ray.io/kuberay-operator"
+"""``spec.managedBy`` value meaning "this operator reconciles it" (the same as unset)."""
+MANAGED_BY_MULTIKUEUE = "kueue.x-k8s.io/multikueue"
+"""``spec.managedBy`` value handing the object to Kueue's MultiKueue (the operator skips it)."""
+
+Int32 = Annotated[int, CrdField({"format": "int32"})]
+Int64 = Annotated[int, CrdField({"format": "int64"})]
+Time = Annotated[str, CrdField({"format": "date-time"})]
+"""An RFC 3339 timestamp as Kubernetes writes it (see :func:`format_time`)."""
+NullableTime = Annotated[str, CrdField({"format": "date-time", "nullable": True})]
+Quantity = Annotated[
+    int | str,
+    CrdField(
+        {
+            "pattern": r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]"
+            r"|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$"
+        }
+    ),
+]
+"""A Kubernetes resource quantity (int-or-string), e.g. ``"500m"``, ``"1Gi"`` or ``2``."""
+EmbeddedObject = dict[str, Any]
+"""An embedded Kubernetes object (PodTemplateSpec, Service, EnvVar...) kept as plain data."""
+
+ManagedBy = Annotated[
+    str,
+    CrdField(
+        {
+            "x-kubernetes-validations": [
+                {"rule": "self == oldSelf", "message": "spec.managedBy cannot be changed"},
+                {
+                    "rule": f"self in ['{MANAGED_BY_KUBERAY}', '{MANAGED_BY_MULTIKUEUE}']",
+                    "message": f"spec.managedBy must be '{MANAGED_BY_KUBERAY}' "
+                    f"or '{MANAGED_BY_MULTIKUEUE}'",
+                },
+            ]
+        }
+    ),
+]
+
+
+_ACRONYMS = frozenset({"cpu", "gpu", "tpu", "ip", "url", "yaml"})
+
+
+def wire_name(attribute: str) -> str:
+    """Returns KubeRay's JSON name of a snake_case attribute: ``desired_cpu`` -> ``desiredCPU``.
+
+    Words join in camelCase, and the acronyms CPU, GPU, TPU, IP, URL and YAML stay upper-case
+    (``pod_ip`` -> ``podIP``, ``runtime_env_yaml`` -> ``runtimeEnvYAML``, but
+    ``entrypoint_num_cpus`` -> ``entrypointNumCpus``, as KubeRay spells them).
+    """
+    first, *rest = attribute.split("_")
+    return first + "".join(w.upper() if w in _ACRONYMS else w[:1].upper() + w[1:] for w in rest)
+
+
+class ApiModel(BaseModel):
+    """Base of every ray.io/v1 model: camelCase aliases, names or aliases accepted, extras kept."""
+
+    model_config = ConfigDict(
+        alias_generator=wire_name,
+        populate_by_name=True,
+        extra="allow",
+        use_enum_values=True,
+        use_attribute_docstrings=True,
+    )
+
+
+class RayResource(ApiModel):
+    """Fields and accessors shared by the three top-level kinds (apiVersion, kind, metadata)."""
+
+    api_version: str = API_VERSION
+    kind: str = ""
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        """``metadata.name`` ("" when unset)."""
+        return str(self.metadata.get("name", ""))
+
+    @property
+    def namespace(self) -> str:
+        """``metadata.namespace`` ("" when unset)."""
+        return str(self.metadata.get("namespace", ""))
+
+    def to_wire(self) -> dict[str, Any]:
+        """Returns the object as Kubernetes JSON (aliases, no ``None`` fields)."""
+        return self.model_dump(by_alias=True, exclude_none=True)
+
+
+class ConditionStatus(StrEnum):
+    """``metav1.ConditionStatus``."""
+
+    TRUE = "True"
+    FALSE = "False"
+    UNKNOWN = "Unknown"
+
+
+class Condition(ApiModel):
+    """A ``metav1.Condition``: one aspect of an object's state, with when it last changed."""
+
+    type: Annotated[str, CrdField({"maxLength": 316})]
+    status: ConditionStatus
+    reason: Annotated[str, CrdField({"minLength": 1, "maxLength": 1024})]
+    message: Annotated[str, CrdField({"maxLength": 32768})]
+    last_transition_time: Time
+    observed_generation: Annotated[Int64, CrdField({"minimum": 0})] | None = None
+
+
+def find_condition(conditions: list[Condition] | None, type_: str) -> Condition | None:
+    """Returns the condition of type ``type_`` in ``conditions``, or ``None``."""
+    for condition in conditions or ():
+        if condition.type == type_:
+            return condition
+    return None
+
+
+def is_condition_true(conditions: list[Condition] | None, type_: str) -> bool:
+    """Tells whether the condition of type ``type_`` exists with status ``True``."""
+    condition = find_condition(conditions, type_)
+    return condition is not None and condition.status == ConditionStatus.TRUE
+
+
+def set_condition(conditions: list[Condition], new: Condition) -> bool:
+    """Adds or updates a condition in place, as ``meta.SetStatusCondition`` does.
+
+    ``lastTransitionTime`` moves only when the status changes; reason, message and
+    observedGeneration are always taken from ``new``.
+
+    Returns:
+        Whether ``conditions`` changed.
+    """
+    old = find_condition(conditions, new.type)
+    if old is None:
+        conditions.append(new.model_copy())
+        return True
+    changed = False
+    if old.status != new.status:
+        old.status = new.status
+        old.last_transition_time = new.last_transition_time
+        changed = True
+    for attr in ("reason", "message", "observed_generation"):
+        if getattr(old, attr) != getattr(new, attr):
+            setattr(old, attr, getattr(new, attr))
+            changed = True
+    return changed
+
+
+def remove_condition(conditions: list[Condition], type_: str) -> bool:
+    """Removes the condition of type ``type_`` in place; returns whether one was removed."""
+    before = len(conditions)
+    conditions[:] = [c for c in conditions if c.type != type_]
+    return len(conditions) != before
+
+
+def format_time(moment: datetime) -> str:
+    """Formats ``moment`` as Kubernetes does for ``metav1.Time``: UTC, seconds, ``Z`` suffix."""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_time(text: str) -> datetime:
+    """Parses an RFC 3339 timestamp (``Z`` or an offset) into an aware ``datetime``."""
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))

@@ -1,0 +1,255 @@
+"""Head and worker pods exactly as KubeRay v1.7 builds them (kuberay-v1.md §3.4, §3.5).
+
+:func:`build_head_pod` and :func:`build_worker_pod` are pure: they deep-copy the group template
+out of the RayCluster wire dict and return a new Pod dict ready for ``create``. Names are
+``generateName`` prefixes except for a deterministic head name.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from rayop.controllers.raycluster import cluster_spec as cs
+from rayop.controllers.raycluster import command, env, labels, names, probes
+from rayop.controllers.raycluster.autoscaler import (
+    apply_autoscaler_overrides,
+    build_autoscaler_container,
+)
+from rayop.controllers.raycluster.cluster_spec import Obj
+from rayop.controllers.raycluster.init_container import build_wait_gcs_ready
+from rayop.controllers.raycluster.options import KUBERAY_VERSION, OperatorOptions
+from rayop.controllers.raycluster.resources import memory_size_limit
+from rayop.controllers.raycluster.spec_hash import spec_hash as compute_hash
+
+SHARED_MEMORY_VOLUME = "shared-mem"
+SHARED_MEMORY_PATH = "/dev/shm"
+RAY_LOG_VOLUME = "ray-logs"
+RAY_LOG_PATH = "/tmp/ray"
+METRICS_PORT_NAME = "metrics"
+Pod = dict[str, Any]
+
+
+def owner_reference(cluster: Obj) -> dict[str, Any]:
+    """Returns the controller ownerReference pointing at the RayCluster."""
+    return {
+        "apiVersion": "ray.io/v1",
+        "kind": "RayCluster",
+        "name": cs.name(cluster),
+        "uid": cs.meta(cluster).get("uid", ""),
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+
+
+def _template(group: Obj, cluster: Obj) -> Pod:
+    template = copy.deepcopy(dict(group.get("template") or {}))
+    metadata = template.setdefault("metadata", {})
+    metadata["namespace"] = cs.namespace(cluster)
+    annotations = metadata.setdefault("annotations", {})
+    if cs.annotations_of(cluster).get(labels.OVERWRITE_CONTAINER_CMD, "").lower() == "true":
+        annotations[labels.OVERWRITE_CONTAINER_CMD] = "true"
+    spec = template.setdefault("spec", {})
+    if not spec.get("containers"):
+        spec["containers"] = [{}]
+    return template
+
+
+def _merged_user_labels(group: Obj) -> dict[str, str]:
+    merged = dict(((group.get("template") or {}).get("metadata") or {}).get("labels") or {})
+    merged.update(group.get("labels") or {})
+    return merged
+
+
+def _ensure_metrics_port(container: dict[str, Any]) -> None:
+    ports = container.setdefault("ports", [])
+    if not any(p.get("name") == METRICS_PORT_NAME for p in ports):
+        ports.append({"name": METRICS_PORT_NAME, "containerPort": command.DEFAULT_METRICS_PORT})
+
+
+def _add_empty_dir(
+    pod: Pod, container: dict[str, Any], volume: str, path: str, *, memory: bool
+) -> None:
+    mounts = container.setdefault("volumeMounts", [])
+    if any(m.get("mountPath") == path for m in mounts):
+        return
+    volumes = pod["spec"].setdefault("volumes", [])
+    if not any(v.get("name") == volume for v in volumes):
+        empty_dir: dict[str, Any] = {}
+        if memory:
+            empty_dir["medium"] = "Memory"
+            size = memory_size_limit(container)
+            if size is not None:
+                empty_dir["sizeLimit"] = size
+        volumes.append({"name": volume, "emptyDir": empty_dir})
+    mounts.append({"name": volume, "mountPath": path})
+
+
+def _finish_pod(
+    cluster: Obj,
+    template: Pod,
+    *,
+    node_type: str,
+    params: dict[str, str],
+    fqdn: str,
+    options: OperatorOptions,
+) -> Pod:
+    """Applies KubeRay's ``BuildPod`` steps to a prepared template and returns the Pod."""
+    creator = cs.creator_crd(cluster)
+    metadata = template["metadata"]
+    if creator == "RayService":
+        metadata["labels"][labels.RAY_SERVE] = "false" if node_type == "head" else "true"
+    pod: Pod = {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": template["spec"]}
+    containers = pod["spec"]["containers"]
+    ray = containers[0]
+    if "plasma-directory" not in params:
+        _add_empty_dir(pod, ray, SHARED_MEMORY_VOLUME, SHARED_MEMORY_PATH, memory=True)
+    if node_type == "head" and cs.is_autoscaling_enabled(cluster):
+        sidecar = next(c for c in containers if c.get("name") == "autoscaler")
+        _add_empty_dir(pod, ray, RAY_LOG_VOLUME, RAY_LOG_PATH, memory=False)
+        _add_empty_dir(pod, sidecar, RAY_LOG_VOLUME, RAY_LOG_PATH, memory=False)
+    ray_start = command.ray_start_command(node_type, params, ray)
+    overwrite = metadata["annotations"].get(labels.OVERWRITE_CONTAINER_CMD, "").lower() == "true"
+    args = command.container_args(ray, ray_start, overwrite=overwrite)
+    if args is not None:
+        ray["command"] = command.container_command(login_shell=options.enable_login_shell)
+        ray["args"] = args
+    for init in pod["spec"].get("initContainers") or []:
+        env.add_init_container_env(init, fqdn)
+    env.add_ray_container_env(
+        ray,
+        node_type=node_type,
+        fqdn=fqdn,
+        head_port=cs.head_port(cluster),
+        ray_start_cmd=ray_start,
+        creator_crd=creator,
+    )
+    if options.enable_probes_injection:
+        probes.add_probes(
+            ray,
+            node_type=node_type,
+            creator_crd=creator,
+            params=params,
+            ray_version=cs.spec(cluster).get("rayVersion"),
+        )
+    metadata["ownerReferences"] = [owner_reference(cluster)]
+    if not metadata.get("annotations"):
+        metadata.pop("annotations", None)
+    return pod
+
+
+def _add_auth(cluster: Obj, template: Pod) -> None:
+    if not cs.is_auth_enabled(cluster):
+        return
+    spec = template["spec"]
+    env.add_auth_env(cluster, spec["containers"][0])
+    if cs.is_k8s_token_auth(cluster):
+        env.add_ray_token_volume(spec)
+    for init in spec.get("initContainers") or []:
+        if init.get("name") == "wait-gcs-ready":
+            env.add_auth_env(cluster, init)
+
+
+def build_head_pod(cluster: Obj, *, options: OperatorOptions, spec_hash: str | None = None) -> Pod:
+    """Returns the head Pod KubeRay would create for ``cluster`` (a RayCluster wire dict).
+
+    Args:
+        cluster: the RayCluster as read from the API server.
+        options: operator settings (deterministic name, probes, login shell, cluster domain).
+        spec_hash: the value for ``ray.io/upgrade-strategy-recreate-hash``; computed from the
+            spec when None (see :mod:`spec_hash`).
+    """
+    group = cs.head_group(cluster)
+    cluster_name = cs.name(cluster)
+    fqdn = names.head_service_fqdn(cluster, cluster_domain=options.cluster_domain)
+    template = _template(group, cluster)
+    metadata = template["metadata"]
+    pod_name = names.head_pod_name(
+        cluster, deterministic=options.enable_deterministic_head_pod_name
+    )
+    metadata.pop("generateName" if options.enable_deterministic_head_pod_name else "name", None)
+    metadata["name" if options.enable_deterministic_head_pod_name else "generateName"] = pod_name
+    params = command.ray_start_params(cluster, group, node_type="head", fqdn=fqdn)
+    metadata["labels"] = labels.pod_labels(
+        cluster_name, labels.HEAD, names.HEAD_GROUP_LABEL_VALUE, _merged_user_labels(group)
+    )
+    spec = template["spec"]
+    ray = spec["containers"][0]
+    if cs.is_autoscaling_enabled(cluster):
+        spec["serviceAccountName"] = names.autoscaler_service_account_name(cluster)
+        sidecar = build_autoscaler_container(
+            cluster, str(ray.get("image", "")), login_shell=options.enable_login_shell
+        )
+        if cs.is_auth_enabled(cluster):
+            env.add_auth_env(cluster, sidecar)
+        apply_autoscaler_overrides(sidecar, cluster)
+        spec["containers"].append(sidecar)
+        version = cs.autoscaler_version(cluster)
+        if version == "v2":
+            env.append_env(ray, "RAY_enable_autoscaler_v2", "true")
+            spec["restartPolicy"] = "Never"
+        elif version == "v1":
+            env.append_env(ray, "RAY_enable_autoscaler_v2", "false")
+    env.add_gcs_ft_env(cluster, "head", ray, template, params)
+    _ensure_metrics_port(ray)
+    _add_auth(cluster, template)
+    pod = _finish_pod(
+        cluster, template, node_type="head", params=params, fqdn=fqdn, options=options
+    )
+    annotations = pod["metadata"].setdefault("annotations", {})
+    annotations[labels.UPGRADE_STRATEGY_RECREATE_HASH] = (
+        compute_hash(cluster) if spec_hash is None else spec_hash
+    )
+    annotations[labels.KUBERAY_VERSION] = KUBERAY_VERSION
+    return pod
+
+
+def build_worker_pod(
+    cluster: Obj,
+    group: Obj,
+    *,
+    options: OperatorOptions,
+    replica_index: int = 0,
+    replica_name: str = "",
+    host_index: int = 0,
+) -> Pod:
+    """Returns one worker Pod of ``group`` as KubeRay would create it.
+
+    Args:
+        cluster: the RayCluster as read from the API server.
+        group: one entry of ``spec.workerGroupSpecs``.
+        options: operator settings (init container, probes, gates, cluster domain).
+        replica_index: ``ray.io/worker-group-replica-index`` (multi-host indexing gate).
+        replica_name: ``ray.io/worker-group-replica-name`` for ``numOfHosts > 1``.
+        host_index: ``ray.io/replica-host-index`` for ``numOfHosts > 1``.
+    """
+    cluster_name = cs.name(cluster)
+    group_name = str(group.get("groupName", ""))
+    fqdn = names.head_service_fqdn(cluster, cluster_domain=options.cluster_domain)
+    template = _template(group, cluster)
+    metadata = template["metadata"]
+    metadata.pop("name", None)
+    metadata["generateName"] = names.worker_pod_generate_name(cluster, group_name)
+    spec = template["spec"]
+    ray = spec["containers"][0]
+    if options.enable_init_container_injection:
+        init = build_wait_gcs_ready(ray, fqdn, cs.head_port(cluster), options=options)
+        spec.setdefault("initContainers", []).append(init)
+    params = command.ray_start_params(cluster, group, node_type="worker", fqdn=fqdn)
+    pod_labels = labels.pod_labels(
+        cluster_name, labels.WORKER, group_name, _merged_user_labels(group)
+    )
+    if options.feature_gates.ray_multi_host_indexing:
+        pod_labels[labels.RAY_WORKER_REPLICA_INDEX] = str(replica_index)
+        if cs.num_of_hosts(group) > 1:
+            pod_labels[labels.RAY_WORKER_REPLICA_NAME] = replica_name
+            pod_labels[labels.RAY_REPLICA_HOST_INDEX] = str(host_index)
+    metadata["labels"] = pod_labels
+    env.add_gcs_ft_env(cluster, "worker", ray, template, params)
+    _ensure_metrics_port(ray)
+    if cs.is_autoscaling_v2(cluster):
+        spec["restartPolicy"] = "Never"
+    _add_auth(cluster, template)
+    return _finish_pod(
+        cluster, template, node_type="worker", params=params, fqdn=fqdn, options=options
+    )

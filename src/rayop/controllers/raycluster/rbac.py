@@ -1,0 +1,74 @@
+"""The autoscaler's ServiceAccount, Role and RoleBinding (created when enableInTreeAutoscaling)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rayop.controllers.raycluster import cluster_spec as cs
+from rayop.controllers.raycluster import labels, names
+from rayop.controllers.raycluster.cluster_spec import Obj
+from rayop.controllers.raycluster.pods import owner_reference
+
+AUTOSCALER_ROLE_RULES: list[dict[str, list[str]]] = [
+    {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch", "patch"]},
+    {"apiGroups": [""], "resources": ["pods/resize"], "verbs": ["patch"]},
+    {"apiGroups": ["ray.io"], "resources": ["rayclusters"], "verbs": ["get", "patch"]},
+]
+
+
+def _metadata(cluster: Obj, object_name: str) -> dict[str, Any]:
+    return {
+        "name": object_name,
+        "namespace": cs.namespace(cluster),
+        "labels": labels.rbac_labels(cs.name(cluster)),
+        "ownerReferences": [owner_reference(cluster)],
+    }
+
+
+def user_provided_service_account(cluster: Obj) -> bool:
+    """Tells whether the head template names the autoscaler ServiceAccount itself.
+
+    KubeRay then does not create it: a missing one is an ``AutoscalerServiceAccountNotFound`` error.
+    """
+    sa = cs.template_spec(cs.head_group(cluster)).get("serviceAccountName")
+    return bool(sa) and sa == cs.head_service_account_name(cluster)
+
+
+def build_autoscaler_service_account(cluster: Obj) -> dict[str, Any]:
+    """Returns the autoscaler ServiceAccount (name: head ``serviceAccountName`` or the cluster)."""
+    return {
+        "apiVersion": "v1",
+        "kind": "ServiceAccount",
+        "metadata": _metadata(cluster, names.autoscaler_service_account_name(cluster)),
+    }
+
+
+def build_autoscaler_role(cluster: Obj) -> dict[str, Any]:
+    """Returns the autoscaler Role (pods get/list/watch/patch, pods/resize, rayclusters get/patch)."""
+    return {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "Role",
+        "metadata": _metadata(cluster, names.autoscaler_role_name(cluster)),
+        "rules": [dict(rule) for rule in AUTOSCALER_ROLE_RULES],
+    }
+
+
+def build_autoscaler_role_binding(cluster: Obj) -> dict[str, Any]:
+    """Returns the RoleBinding of the autoscaler Role to its ServiceAccount."""
+    return {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "RoleBinding",
+        "metadata": _metadata(cluster, names.autoscaler_role_name(cluster)),
+        "subjects": [
+            {
+                "kind": "ServiceAccount",
+                "name": names.autoscaler_service_account_name(cluster),
+                "namespace": cs.namespace(cluster),
+            }
+        ],
+        "roleRef": {
+            "apiGroup": "rbac.authorization.k8s.io",
+            "kind": "Role",
+            "name": names.autoscaler_role_name(cluster),
+        },
+    }

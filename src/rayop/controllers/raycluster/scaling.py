@@ -1,0 +1,235 @@
+"""Which pods a reconcile pass creates and deletes, per group (kuberay-v1.md §3.2).
+
+The decisions are pure: given the RayCluster, the group and its pods as listed from the cache,
+:func:`plan_head` and :func:`plan_worker_group` return a plan. The reconciler executes a plan in
+order — deletions, then creations — records a scale expectation for each successful call, and
+raises :attr:`GroupPlan.error` (if set) once the plan's calls succeeded, as KubeRay returns an
+error there to requeue with backoff. Checking expectations and the suspend steps stay with the
+reconciler, which skips a group whose expectations are unsatisfied.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from rayop.controllers.raycluster import cluster_spec as cs
+from rayop.controllers.raycluster import labels, names
+from rayop.controllers.raycluster.cluster_spec import Obj
+from rayop.controllers.raycluster.options import OperatorOptions
+from rayop.controllers.raycluster.pod_health import should_delete_pod
+
+
+@dataclass(frozen=True)
+class PodDeletion:
+    """Delete one pod; ``ignore_not_found`` says a NotFound answer is not an error."""
+
+    name: str
+    reason: str
+    ignore_not_found: bool = True
+    expect_on_not_found: bool = False
+    """KubeRay's single-host scale-down records a delete expectation even after NotFound."""
+
+
+@dataclass(frozen=True)
+class PodCreation:
+    """Create one worker pod with these index labels (see ``pods.build_worker_pod``)."""
+
+    replica_index: int = 0
+    replica_name: str = ""
+    host_index: int = 0
+
+
+@dataclass(frozen=True)
+class GroupPlan:
+    """What one pass does to a worker group: deletions, then creations, then maybe an error."""
+
+    group: str
+    deletions: tuple[PodDeletion, ...] = ()
+    creations: tuple[PodCreation, ...] = ()
+    error: str | None = None
+    delete_all: bool = False
+    """The group is suspended: delete all its pods (``DeleteAllOf``) and skip the rest."""
+    notes: tuple[str, ...] = field(default=())
+
+
+@dataclass(frozen=True)
+class HeadPlan:
+    """What one pass does to the head: ``create``, ``delete`` (then error), or nothing."""
+
+    action: str  # "none" | "create" | "delete" | "skip-restart" | "error"
+    pod_name: str = ""
+    reason: str = ""
+
+
+def _pod_name(pod: Obj) -> str:
+    return str(cs.meta(pod).get("name", ""))
+
+
+def plan_head(cluster: Obj, head_pods: Sequence[Obj]) -> HeadPlan:
+    """Decides the head pod's fate; expectations must already be satisfied for the head group."""
+    if len(head_pods) > 1:
+        found = [_pod_name(p) for p in head_pods]
+        return HeadPlan(
+            "error", reason=f"{len(found)} head pods found {found}. Please delete extra head pods"
+        )
+    if len(head_pods) == 1:
+        delete, reason = should_delete_pod(head_pods[0], labels.HEAD)
+        return HeadPlan("delete" if delete else "none", _pod_name(head_pods[0]), reason)
+    provisioned = any(
+        c.get("type") == "RayClusterProvisioned" and c.get("status") == "True"
+        for c in (cluster.get("status") or {}).get("conditions") or []
+    )
+    if (
+        provisioned
+        and cs.annotations_of(cluster).get(labels.DISABLE_PROVISIONED_HEAD_RESTART) == "true"
+    ):
+        return HeadPlan("skip-restart")
+    return HeadPlan("create")
+
+
+def _index(pod: Obj) -> int | None:
+    try:
+        return int(cs.labels_of(pod)[labels.RAY_WORKER_REPLICA_INDEX])
+    except (KeyError, ValueError):
+        return None
+
+
+def _free_indices(used: set[int], count: int) -> list[int]:
+    result, candidate = [], 0
+    for _ in range(count):
+        while candidate in used:
+            candidate += 1
+        used.add(candidate)
+        result.append(candidate)
+    return result
+
+
+def _may_scale_down(cluster: Obj, options: OperatorOptions) -> bool:
+    return not cs.is_autoscaling_enabled(cluster) or options.enable_random_pod_delete
+
+
+def plan_worker_group(
+    cluster: Obj,
+    group: Obj,
+    pods: Sequence[Obj],
+    *,
+    options: OperatorOptions,
+    rng: random.Random | None = None,
+) -> GroupPlan:
+    """Plans one worker group's pass from the group's listed pods (terminating ones included).
+
+    Args:
+        cluster: the RayCluster wire dict.
+        group: the ``workerGroupSpecs`` entry.
+        pods: the group's pods from the cache (``ray.io/cluster`` + ``ray.io/group``), list order.
+        options: operator settings (random pod delete, multi-host indexing gate).
+        rng: source of multi-host replica name suffixes (tests pass a seeded one).
+    """
+    group_name = str(group.get("groupName", ""))
+    if cs.is_group_suspended(group):
+        return GroupPlan(group_name, delete_all=True)
+    if cs.num_of_hosts(group) > 1 and options.feature_gates.ray_multi_host_indexing:
+        return _plan_multi_host(cluster, group, pods, options=options, rng=rng or random.Random())
+    unhealthy = []
+    for pod in pods:
+        delete, reason = should_delete_pod(pod, labels.WORKER)
+        if delete:
+            unhealthy.append(PodDeletion(_pod_name(pod), reason, ignore_not_found=False))
+    if unhealthy:
+        return GroupPlan(
+            group_name, tuple(unhealthy), error=f"delete {len(unhealthy)} unhealthy worker Pods"
+        )
+    to_delete = list(dict.fromkeys((group.get("scaleStrategy") or {}).get("workersToDelete") or []))
+    deletions = [PodDeletion(n, "workersToDelete") for n in to_delete]
+    remaining = [p for p in pods if _pod_name(p) not in set(to_delete)]
+    diff = cs.desired_worker_pods(group) - len(remaining)
+    if diff > 0:
+        if options.feature_gates.ray_multi_host_indexing:
+            used = {i for i in map(_index, remaining) if i is not None}
+            creations = tuple(PodCreation(replica_index=i) for i in _free_indices(used, diff))
+        else:
+            creations = tuple(PodCreation() for _ in range(diff))
+        return GroupPlan(group_name, tuple(deletions), creations)
+    if diff < 0 and _may_scale_down(cluster, options):
+        deletions += [
+            PodDeletion(_pod_name(p), "scale down", expect_on_not_found=True)
+            for p in remaining[:-diff]
+        ]
+    return GroupPlan(group_name, tuple(deletions))
+
+
+def _plan_multi_host(
+    cluster: Obj, group: Obj, pods: Sequence[Obj], *, options: OperatorOptions, rng: random.Random
+) -> GroupPlan:
+    group_name = str(group.get("groupName", ""))
+    hosts = cs.num_of_hosts(group)
+    replicas: dict[str, list[Obj]] = {}
+    for pod in pods:
+        replica = cs.labels_of(pod).get(labels.RAY_WORKER_REPLICA_NAME)
+        if replica is not None:
+            replicas.setdefault(replica, []).append(pod)
+    for replica, members in sorted(replicas.items()):
+        if len(members) < hosts:
+            dels = tuple(
+                PodDeletion(_pod_name(p), "cleanup of incomplete multi-host group") for p in members
+            )
+            return GroupPlan(
+                group_name, dels, error=f"cleaned up incomplete replica group {replica}, requeueing"
+            )
+    deleted: set[str] = set()
+    deletions: list[PodDeletion] = []
+    for pod in pods:
+        if _pod_name(pod) in deleted:
+            continue
+        delete, reason = should_delete_pod(pod, labels.WORKER)
+        replica = cs.labels_of(pod).get(labels.RAY_WORKER_REPLICA_NAME)
+        if delete and replica in replicas:
+            for member in replicas[replica]:
+                deletions.append(PodDeletion(_pod_name(member), reason))
+                deleted.add(_pod_name(member))
+    requested = set((group.get("scaleStrategy") or {}).get("workersToDelete") or [])
+    doomed = sorted(
+        {
+            cs.labels_of(p).get(labels.RAY_WORKER_REPLICA_NAME, "")
+            for p in pods
+            if _pod_name(p) in requested
+        }
+    )
+    if doomed:
+        for replica in doomed:
+            for member in replicas.get(replica, []):
+                deletions.append(PodDeletion(_pod_name(member), "autoscaler scale-down request"))
+        count = sum(len(replicas.get(r, [])) for r in doomed)
+        return GroupPlan(
+            group_name,
+            tuple(deletions),
+            error=f"deleted {count} worker Pods based on ScaleStrategy, requeueing",
+        )
+    valid = {r: m for r, m in replicas.items() if not any(_pod_name(p) in deleted for p in m)}
+    desired = cs.desired_worker_pods(group)
+    if desired % hosts:
+        return GroupPlan(
+            group_name,
+            tuple(deletions),
+            error=(
+                f"desired worker pods ({desired}) is not a multiple of NumOfHosts ({hosts}) for group {group_name}"
+            ),
+        )
+    to_create = desired // hosts - len(valid)
+    if to_create > 0:
+        used = {i for i in (_index(m[0]) for m in valid.values()) if i is not None}
+        creations = []
+        for index in _free_indices(used, to_create):
+            replica_name = names.replica_group_name(group_name, rng)
+            creations += [PodCreation(index, replica_name, host) for host in range(hosts)]
+        return GroupPlan(group_name, tuple(deletions), tuple(creations))
+    if to_create < 0 and _may_scale_down(cluster, options):
+        # KubeRay picks replicas in Go map order; rayop removes the highest indices first.
+        victims = sorted(valid, key=lambda r: (_index(valid[r][0]) or 0, r), reverse=True)[
+            :-to_create
+        ]
+        for replica in victims:
+            deletions += [PodDeletion(_pod_name(p), "scaling down") for p in valid[replica]]
+    return GroupPlan(group_name, tuple(deletions))

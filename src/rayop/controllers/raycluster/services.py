@@ -1,0 +1,219 @@
+"""Services KubeRay creates for a RayCluster: head, serve and headless worker (kuberay-v1.md §3.3).
+
+Builders return plain Service dicts with a controller ownerReference; the reconciler only creates
+them when absent (KubeRay never updates an existing Service).
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from rayop.controllers.raycluster import cluster_spec as cs
+from rayop.controllers.raycluster import labels, names
+from rayop.controllers.raycluster.cluster_spec import Obj
+from rayop.controllers.raycluster.options import OperatorOptions
+from rayop.controllers.raycluster.pods import owner_reference
+
+DEFAULT_PORTS = {
+    "client": 10001,
+    "gcs-server": 6379,
+    "dashboard": 8265,
+    "metrics": 8080,
+    "serve": 8000,
+}
+SERVE_PORT_NAME = "serve"
+Service = dict[str, Any]
+
+
+class ServiceBuildError(ValueError):
+    """The cluster spec does not allow the Service to be built (for example, no serve port)."""
+
+
+def service_ports(cluster: Obj) -> dict[str, int]:
+    """Returns the head container's ports by name (unnamed: ``<port>-port``), KubeRay's defaults
+    when it has none, and ``metrics: 8080`` when missing."""
+    ports: dict[str, int] = {}
+    for port in cs.ray_container(cs.head_group(cluster)).get("ports") or []:
+        number = int(port.get("containerPort", 0))
+        ports[str(port.get("name") or f"{number}-port")] = number
+    if not ports:
+        ports = dict(DEFAULT_PORTS)
+    ports.setdefault("metrics", DEFAULT_PORTS["metrics"])
+    return ports
+
+
+def _is_serving_port(port_name: str) -> bool:
+    return port_name == SERVE_PORT_NAME or port_name.startswith(SERVE_PORT_NAME + "-")
+
+
+def build_head_service(cluster: Obj, *, options: OperatorOptions) -> Service:
+    """Returns the head Service (headless unless ClusterIP is enabled or a type is set).
+
+    A user ``headGroupSpec.headService`` is used as the base: the selector is forced, operator
+    labels win, ``spec.headServiceAnnotations`` win, and missing name, namespace and type are
+    filled in; its ports are kept and KubeRay's appended.
+    """
+    cluster_name = cs.name(cluster)
+    head = cs.head_group(cluster)
+    defaults = labels.head_service_labels(cluster_name)
+    template_labels = ((head.get("template") or {}).get("metadata") or {}).get("labels") or {}
+    if labels.APP_NAME in template_labels:
+        defaults[labels.APP_NAME] = template_labels[labels.APP_NAME]
+    selector = dict(defaults)
+    annotations = dict(cs.spec(cluster).get("headServiceAnnotations") or {})
+    service_type = head.get("serviceType") or ""
+    ports = [
+        {"name": n, "port": p, "appProtocol": "tcp"}
+        for n, p in sorted(service_ports(cluster).items())
+    ]
+    user = head.get("headService")
+    if user is not None:
+        svc: Service = copy.deepcopy(dict(user))
+        metadata = svc.setdefault("metadata", {})
+        spec = svc.setdefault("spec", {})
+        spec["selector"] = selector
+        metadata.setdefault("annotations", {}).update(annotations)
+        if not metadata["annotations"]:
+            del metadata["annotations"]
+        spec["ports"] = list(spec.get("ports") or []) + ports
+        metadata.setdefault("labels", {}).update(selector)
+        metadata["name"] = metadata.get("name") or names.head_service_name(cluster)
+        metadata["namespace"] = cs.namespace(cluster)
+        if not spec.get("type") and service_type:
+            spec["type"] = service_type
+    else:
+        svc = {
+            "metadata": {
+                "name": names.head_service_name(cluster),
+                "namespace": cs.namespace(cluster),
+                "labels": dict(selector),
+            },
+            "spec": {"selector": selector, "ports": ports},
+        }
+        if annotations:
+            svc["metadata"]["annotations"] = annotations
+        if service_type:
+            svc["spec"]["type"] = service_type
+        headless = service_type in ("", "ClusterIP")
+        if headless and not options.enable_ray_head_cluster_ip_service:
+            svc["spec"]["clusterIP"] = "None"
+            svc["spec"]["publishNotReadyAddresses"] = True
+    return _finish(svc, cluster)
+
+
+def _finish(svc: Service, cluster: Obj) -> Service:
+    svc["apiVersion"] = "v1"
+    svc["kind"] = "Service"
+    svc["metadata"]["ownerReferences"] = [owner_reference(cluster)]
+    return svc
+
+
+def build_serve_service(cluster: Obj) -> Service:
+    """Returns the ``<cluster>-serve-svc`` Service (annotation ``ray.io/enable-serve-service``).
+
+    Raises:
+        ServiceBuildError: the head container has no port named ``serve`` or ``serve-*``.
+    """
+    cluster_name = cs.name(cluster)
+    ports = [
+        {"name": n, "port": p}
+        for n, p in sorted(service_ports(cluster).items())
+        if _is_serving_port(n)
+    ]
+    if not ports:
+        raise ServiceBuildError(
+            "Please specify a port named 'serve' (or with the prefix 'serve-', e.g. 'serve-grpc') "
+            "in the Ray head container; otherwise, the Kubernetes service for Ray Serve will not be created."
+        )
+    svc: Service = {
+        "metadata": {
+            "name": names.serve_service_name(cluster_name),
+            "namespace": cs.namespace(cluster),
+            "labels": {
+                labels.RAY_ORIGINATED_FROM_CR_NAME: cluster_name,
+                labels.RAY_ORIGINATED_FROM_CRD: "RayCluster",
+                labels.RAY_SERVE: names.serve_service_label(cluster_name),
+            },
+        },
+        "spec": {"selector": {labels.RAY_CLUSTER: cluster_name}, "ports": ports},
+    }
+    service_type = cs.head_group(cluster).get("serviceType")
+    if service_type:
+        svc["spec"]["type"] = service_type
+    return _finish(svc, cluster)
+
+
+def wants_serve_service(cluster: Obj) -> bool:
+    """Tells whether the cluster carries ``ray.io/enable-serve-service: "true"``."""
+    return cs.annotations_of(cluster).get(labels.ENABLE_SERVE_SERVICE) == "true"
+
+
+def wants_headless_worker_service(cluster: Obj) -> bool:
+    """Tells whether any worker group has ``numOfHosts > 1``."""
+    return any(int(g.get("numOfHosts") or 1) > 1 for g in cs.worker_groups(cluster))
+
+
+def build_headless_worker_service(cluster: Obj) -> Service:
+    """Returns the ``<cluster>-headless`` Service selecting the cluster's worker pods."""
+    cluster_name = cs.name(cluster)
+    svc: Service = {
+        "metadata": {
+            "name": names.headless_worker_service_name(cluster),
+            "namespace": cs.namespace(cluster),
+            "labels": {labels.RAY_HEADLESS_WORKER_SVC: cluster_name},
+        },
+        "spec": {
+            "clusterIP": "None",
+            "selector": {labels.RAY_CLUSTER: cluster_name, labels.RAY_NODE_TYPE: labels.WORKER},
+            "type": "ClusterIP",
+            "publishNotReadyAddresses": True,
+        },
+    }
+    return _finish(svc, cluster)
+
+
+def build_head_ingress(cluster: Obj) -> dict[str, Any]:
+    """Returns the ``<cluster>-head-ingress`` Ingress to the dashboard port (``enableIngress``)."""
+    cluster_name = cs.name(cluster)
+    head = cs.head_group(cluster)
+    options = head.get("ingressOptions") or {}
+    annotations = {k: v for k, v in cs.annotations_of(cluster).items() if k != labels.INGRESS_CLASS}
+    backend = {
+        "service": {
+            "name": names.head_service_name(cluster),
+            "port": {"number": service_ports(cluster).get("dashboard", DEFAULT_PORTS["dashboard"])},
+        }
+    }
+    path = {
+        "path": options.get("path") or "/",
+        "pathType": options.get("pathType") or "Prefix",
+        "backend": backend,
+    }
+    rule: dict[str, Any] = {"http": {"paths": [path]}}
+    if options.get("host"):
+        rule["host"] = options["host"]
+    ingress: dict[str, Any] = {
+        "apiVersion": "networking.k8s.io/v1",
+        "kind": "Ingress",
+        "metadata": {
+            "name": names.ingress_name(cluster),
+            "namespace": cs.namespace(cluster),
+            "labels": {
+                labels.RAY_CLUSTER: cluster_name,
+                labels.RAY_IDENTIFIER: names.identifier(cluster_name, labels.HEAD),
+                labels.APP_NAME: labels.APP_NAME_VALUE,
+                labels.APP_CREATED_BY: labels.CREATED_BY_VALUE,
+            },
+            "ownerReferences": [owner_reference(cluster)],
+        },
+        "spec": {"rules": [rule]},
+    }
+    if annotations:
+        ingress["metadata"]["annotations"] = annotations
+    if options.get("tls"):
+        ingress["spec"]["tls"] = copy.deepcopy(options["tls"])
+    ingress_class = cs.annotations_of(cluster).get(labels.INGRESS_CLASS)
+    if ingress_class is not None:
+        ingress["spec"]["ingressClassName"] = ingress_class
+    return ingress

@@ -1,0 +1,411 @@
+"""An asyncio Kubernetes API client generic over any group/version/resource, on plain dicts.
+
+One :class:`KubeClient` owns one aiohttp session (a pooled connector sized for many concurrent
+requests) behind a :class:`~rayop.kube.transport.Transport`, which throttles, retries 429s and
+records the ``rest_client_*`` metrics. This module turns verbs into paths and bodies, and error
+statuses into :class:`~rayop.kube.errors.ApiError` subclasses that keep the Status. Objects are
+decoded with orjson into plain dicts; nothing is converted to generated models.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Mapping
+from types import TracebackType
+from typing import Any, Literal
+
+import orjson
+
+from rayop import __version__
+from rayop.kube.config import KubeConfig
+from rayop.kube.errors import ApiError, Gone, error_from_response, failure_status
+from rayop.kube.metrics import RestClientMetrics
+from rayop.kube.resource import Resource
+from rayop.kube.throttle import LOOP_TIME, TimeSource, TokenBucket
+from rayop.kube.transport import MAX_RETRIES, Transport, retry_after
+from rayop.kube.watch import WatchEvent, WatchStream
+
+__all__ = [
+    "DEFAULT_USER_AGENT",
+    "MAX_RETRIES",
+    "PATCH_CONTENT_TYPES",
+    "KubeClient",
+    "PatchType",
+    "WatchEvent",
+    "WatchStream",
+]
+
+DEFAULT_USER_AGENT = f"rayop/{__version__}"
+
+PatchType = Literal["merge", "json", "strategic"]
+PATCH_CONTENT_TYPES: dict[str, str] = {
+    "merge": "application/merge-patch+json",
+    "json": "application/json-patch+json",
+    "strategic": "application/strategic-merge-patch+json",
+}
+_JSON = "application/json"
+
+
+def _decode(body: bytes) -> dict[str, Any]:
+    try:
+        decoded = orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        raise ApiError(
+            failure_status(500, "InternalError", f"undecodable response: {exc}")
+        ) from exc
+    if not isinstance(decoded, dict):
+        raise ApiError(failure_status(500, "InternalError", "response is not a JSON object"))
+    return decoded
+
+
+class KubeClient:
+    """Talks to one API server; use as ``async with KubeClient(config) as client:``.
+
+    Args:
+        config: Where the server is and how to authenticate.
+        qps: Client-side token bucket refill rate; negative disables throttling; 0 means
+            client-go's default of 5.
+        burst: Token bucket capacity; 0 means client-go's default of 10.
+        metrics: Collectors for ``rest_client_*``; None records nothing.
+        user_agent: The ``User-Agent`` header.
+        timeout: Seconds one attempt may take (connect to last byte); None for no limit.
+            The rate-limiter wait is not included (T3). Watches apply it to connecting only.
+        max_connections: Size of the connection pool.
+        clock: Time source for throttling, Retry-After sleeps and durations
+            (a ``rayop.runtime.clock.Clock`` fits).
+    """
+
+    def __init__(
+        self,
+        config: KubeConfig,
+        *,
+        qps: float = 100.0,
+        burst: int = 200,
+        metrics: RestClientMetrics | None = None,
+        user_agent: str = DEFAULT_USER_AGENT,
+        timeout: float | None = 60.0,
+        max_connections: int = 512,
+        clock: TimeSource = LOOP_TIME,
+    ) -> None:
+        self.config = config
+        self.metrics = metrics
+        self.throttle = TokenBucket(qps or 5.0, burst or 10, clock=clock)
+        self._transport = Transport(
+            config,
+            bucket=self.throttle,
+            clock=clock,
+            metrics=metrics,
+            headers={"User-Agent": user_agent, "Accept": _JSON},
+            timeout=timeout,
+            max_connections=max_connections,
+        )
+
+    async def __aenter__(self) -> KubeClient:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        """Closes the connection pool; blocks until its connections are closed."""
+        await self._transport.close()
+
+    async def _call_json(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, str] | None = None,
+        body: Any = None,
+        content_type: str = _JSON,
+    ) -> dict[str, Any]:
+        data = None if body is None else orjson.dumps(body)
+        headers = {"Content-Type": content_type} if data is not None else None
+        reply = await self._transport.send(method, path, params=params, body=data, headers=headers)
+        if reply.status >= 400:
+            raise error_from_response(
+                reply.status, reply.body, method=method, retry_after=retry_after(reply.headers)
+            )
+        return _decode(reply.body) if reply.body else {}
+
+    # ---- verbs ------------------------------------------------------------------------
+
+    async def get(
+        self, res: Resource, name: str, *, namespace: str | None = None
+    ) -> dict[str, Any]:
+        """Reads one object; blocks on the API.
+
+        Raises:
+            NotFound: No such object; and any other :class:`ApiError`.
+        """
+        return await self._call_json(
+            "GET", res.path(_ns(res, namespace, None, required=True), name)
+        )
+
+    async def list(
+        self,
+        res: Resource,
+        *,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        limit: int | None = 500,
+        resource_version: str | None = None,
+    ) -> dict[str, Any]:
+        """Lists objects, following ``continue`` tokens and merging every page; blocks on the API.
+
+        Every page is served at the first page's resourceVersion. If a continue token has
+        expired (410), the list is retried once without paging, as client-go's pager does.
+        Items get ``apiVersion`` and ``kind`` filled in (the server omits them in lists).
+
+        Args:
+            res: The resource.
+            namespace: One namespace, or None for all namespaces.
+            label_selector: A label selector such as ``"app=x,tier in (a,b)"``.
+            field_selector: A field selector such as ``"status.phase=Running"``.
+            limit: Page size; None or 0 asks for everything in one response.
+            resource_version: ``"0"`` to accept any cached state; None for the latest.
+
+        Returns:
+            ``{"apiVersion", "kind", "metadata": {"resourceVersion"}, "items": [...]}``.
+        """
+        path = res.path(_ns(res, namespace, None, required=False))
+        selectors = _drop_none({"labelSelector": label_selector, "fieldSelector": field_selector})
+        params = {**selectors, **_drop_none({"resourceVersion": resource_version})}
+        if limit:
+            params["limit"] = str(limit)
+        page = await self._call_json("GET", path, params=params)
+        first, items = page, builtins.list(page.get("items") or [])
+        while token := (page.get("metadata") or {}).get("continue"):
+            try:
+                page = await self._call_json(
+                    "GET", path, params={**selectors, "limit": str(limit), "continue": token}
+                )
+            except Gone:
+                full = {**selectors, **_drop_none({"resourceVersion": resource_version})}
+                first = await self._call_json("GET", path, params=full)
+                items = builtins.list(first.get("items") or [])
+                break
+            items.extend(page.get("items") or [])
+        for item in items:
+            item.setdefault("apiVersion", res.api_version)
+            item.setdefault("kind", res.kind)
+        return {
+            "apiVersion": first.get("apiVersion", res.api_version),
+            "kind": first.get("kind", f"{res.kind}List"),
+            "metadata": {
+                "resourceVersion": (first.get("metadata") or {}).get("resourceVersion", "")
+            },
+            "items": items,
+        }
+
+    def watch(
+        self,
+        res: Resource,
+        *,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        resource_version: str | None = None,
+        timeout_seconds: int | None = None,
+        allow_bookmarks: bool = True,
+    ) -> WatchStream:
+        """Opens a watch; use ``async with client.watch(...) as events: async for ev in events``.
+
+        Entering blocks until the server accepts the watch (raising ApiError if it does not).
+        Iteration yields :class:`WatchEvent` until the server ends the stream; an ERROR event
+        is raised as :class:`ApiError` (:class:`~rayop.kube.errors.Gone` for 410 Expired), a
+        broken connection as :class:`~rayop.kube.errors.TransportError`.
+        """
+        params = _drop_none(
+            {
+                "watch": "true",
+                "labelSelector": label_selector,
+                "fieldSelector": field_selector,
+                "resourceVersion": resource_version,
+                "timeoutSeconds": None if timeout_seconds is None else str(timeout_seconds),
+                "allowWatchBookmarks": "true" if allow_bookmarks else None,
+            }
+        )
+        return WatchStream(
+            self._transport, res.path(_ns(res, namespace, None, required=False)), params
+        )
+
+    async def create(
+        self, res: Resource, obj: Mapping[str, Any], *, namespace: str | None = None
+    ) -> dict[str, Any]:
+        """Creates an object (``generateName`` honoured); blocks on the API.
+
+        Raises:
+            AlreadyExists: The name is taken; Invalid: validation failed; any other ApiError.
+        """
+        body = {"apiVersion": res.api_version, "kind": res.kind, **obj}
+        return await self._call_json(
+            "POST", res.path(_ns(res, namespace, obj, required=True)), body=body
+        )
+
+    async def update(self, res: Resource, obj: Mapping[str, Any]) -> dict[str, Any]:
+        """Replaces an object (PUT), named by its metadata; blocks on the API.
+
+        Raises:
+            Conflict: ``metadata.resourceVersion`` is stale; any other ApiError.
+        """
+        return await self._put(res, obj, None)
+
+    async def update_status(self, res: Resource, obj: Mapping[str, Any]) -> dict[str, Any]:
+        """Replaces an object's status through the ``/status`` subresource; blocks on the API.
+
+        Raises:
+            Conflict: ``metadata.resourceVersion`` is stale; any other ApiError.
+        """
+        return await self._put(res, obj, "status")
+
+    async def _put(
+        self, res: Resource, obj: Mapping[str, Any], subresource: str | None
+    ) -> dict[str, Any]:
+        name = (obj.get("metadata") or {}).get("name")
+        if not name:
+            raise ValueError("the object has no metadata.name")
+        body = {"apiVersion": res.api_version, "kind": res.kind, **obj}
+        path = res.path(_ns(res, None, obj, required=True), name, subresource)
+        return await self._call_json("PUT", path, body=body)
+
+    async def patch(
+        self,
+        res: Resource,
+        name: str,
+        body: Any,
+        *,
+        namespace: str | None = None,
+        patch_type: PatchType = "merge",
+        subresource: str | None = None,
+    ) -> dict[str, Any]:
+        """Patches an object: JSON merge patch, JSON patch (a list of ops) or strategic merge.
+
+        Blocks on the API.
+
+        Raises:
+            UnsupportedMediaType: The server does not accept the patch type for the resource;
+                any other ApiError.
+        """
+        if patch_type not in PATCH_CONTENT_TYPES:
+            raise ValueError(f"unknown patch type {patch_type!r}")
+        path = res.path(_ns(res, namespace, None, required=True), name, subresource)
+        return await self._call_json(
+            "PATCH", path, body=body, content_type=PATCH_CONTENT_TYPES[patch_type]
+        )
+
+    async def delete(
+        self,
+        res: Resource,
+        name: str,
+        *,
+        namespace: str | None = None,
+        propagation_policy: Literal["Background", "Foreground", "Orphan"] | None = None,
+        grace_period_seconds: int | None = None,
+        preconditions: Mapping[str, str] | None = None,
+    ) -> dict[str, Any]:
+        """Deletes an object; blocks on the API.
+
+        Args:
+            preconditions: ``{"uid": ..., "resourceVersion": ...}`` that must still hold.
+
+        Returns:
+            The object (possibly still present with a deletionTimestamp) or a Success Status.
+
+        Raises:
+            NotFound: Already gone; Conflict: a precondition failed; any other ApiError.
+        """
+        path = res.path(_ns(res, namespace, None, required=True), name)
+        options = _delete_options(propagation_policy, grace_period_seconds, preconditions)
+        return await self._call_json("DELETE", path, body=options)
+
+    async def delete_collection(
+        self,
+        res: Resource,
+        *,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        propagation_policy: Literal["Background", "Foreground", "Orphan"] | None = None,
+    ) -> None:
+        """Deletes every object matching the selectors; blocks on the API."""
+        path = res.path(_ns(res, namespace, None, required=False))
+        params = _drop_none({"labelSelector": label_selector, "fieldSelector": field_selector})
+        options = _delete_options(propagation_policy, None, None)
+        await self._call_json("DELETE", path, params=params, body=options)
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, str] | None = None,
+        json: Any = None,
+        headers: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> tuple[int, bytes]:
+        """Sends a raw request to ``path`` (for example a services proxy URL); blocks.
+
+        Throttling and 429/Retry-After retries apply; error statuses are returned, not raised.
+
+        Args:
+            timeout: Seconds for each attempt; None uses the client's default.
+
+        Returns:
+            The final HTTP status and body.
+
+        Raises:
+            TransportError: No response arrived.
+        """
+        data = None if json is None else orjson.dumps(json)
+        all_headers = dict(headers or {})
+        if data is not None:
+            all_headers.setdefault("Content-Type", _JSON)
+        reply = await self._transport.send(
+            method,
+            path,
+            params=params,
+            body=data,
+            headers=all_headers,
+            timeout="default" if timeout is None else timeout,
+        )
+        return reply.status, reply.body
+
+
+def _ns(
+    res: Resource, namespace: str | None, obj: Mapping[str, Any] | None, *, required: bool
+) -> str | None:
+    if not res.namespaced:
+        return None
+    if namespace is None and obj is not None:
+        namespace = (obj.get("metadata") or {}).get("namespace")
+    if namespace is None and required:
+        raise ValueError(f"{res} is namespaced: a namespace is required")
+    return namespace
+
+
+def _drop_none(values: Mapping[str, str | None]) -> dict[str, str]:
+    return {k: v for k, v in values.items() if v is not None}
+
+
+def _delete_options(
+    propagation_policy: str | None,
+    grace_period_seconds: int | None,
+    preconditions: Mapping[str, str] | None,
+) -> dict[str, Any] | None:
+    options: dict[str, Any] = {}
+    if propagation_policy is not None:
+        options["propagationPolicy"] = propagation_policy
+    if grace_period_seconds is not None:
+        options["gracePeriodSeconds"] = grace_period_seconds
+    if preconditions:
+        options["preconditions"] = dict(preconditions)
+    if not options:
+        return None
+    return {"kind": "DeleteOptions", "apiVersion": "v1", **options}

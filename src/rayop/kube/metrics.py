@@ -1,0 +1,95 @@
+"""Prometheus metrics of the REST client, named and bucketed as client-go/component-base do.
+
+- ``rest_client_requests_total{code,method,host}`` (counter): every HTTP attempt, retries
+  included; ``code`` is the status code, or ``<error>`` when no response arrived.
+- ``rest_client_request_duration_seconds{verb,host}`` (histogram): once per client call, from
+  before the first rate-limiter wait to the final response, retries included.
+- ``rest_client_rate_limiter_duration_seconds{verb,host}`` (histogram): every token-bucket
+  wait, retries included; never observed when throttling is disabled (qps < 0).
+- ``rest_client_request_retries_total{code,verb,host}`` (counter): each retry and the status
+  that caused it.
+
+``verb`` and ``method`` are the upper-case HTTP method, as client-go reports them; ``host`` is
+the server's ``host[:port]``.
+"""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Histogram
+
+LATENCY_BUCKETS: tuple[float, ...] = (
+    0.005,
+    0.025,
+    0.1,
+    0.25,
+    0.5,
+    1.0,
+    2.0,
+    4.0,
+    8.0,
+    15.0,
+    30.0,
+    60.0,
+)
+"""Histogram buckets (seconds) shared by the request and rate-limiter durations."""
+
+NO_RESPONSE_CODE = "<error>"
+"""The ``code`` label of an attempt that got no HTTP response."""
+
+
+class RestClientMetrics:
+    """The REST client's collectors, registered in one registry (one per operator instance).
+
+    Args:
+        registry: Where the collectors are registered.
+
+    Raises:
+        ValueError: The registry already holds collectors with these names.
+    """
+
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self.registry = registry
+        self.requests_total = Counter(
+            "rest_client_requests_total",
+            "Number of HTTP requests, partitioned by status code, method, and host.",
+            ["code", "method", "host"],
+            registry=registry,
+        )
+        self.request_duration_seconds = Histogram(
+            "rest_client_request_duration_seconds",
+            "Request latency in seconds. Broken down by verb, and host.",
+            ["verb", "host"],
+            buckets=LATENCY_BUCKETS,
+            registry=registry,
+        )
+        self.rate_limiter_duration_seconds = Histogram(
+            "rest_client_rate_limiter_duration_seconds",
+            "Client side rate limiter latency in seconds. Broken down by verb, and host.",
+            ["verb", "host"],
+            buckets=LATENCY_BUCKETS,
+            registry=registry,
+        )
+        self.request_retries_total = Counter(
+            "rest_client_request_retries_total",
+            "Number of request retries, partitioned by status code, verb, and host.",
+            ["code", "verb", "host"],
+            registry=registry,
+        )
+
+    def observe_attempt(self, code: int | None, method: str, host: str) -> None:
+        """Counts one HTTP attempt; ``code`` None means no response arrived."""
+        label = NO_RESPONSE_CODE if code is None else str(code)
+        self.requests_total.labels(code=label, method=method.upper(), host=host).inc()
+
+    def observe_request(self, verb: str, host: str, seconds: float) -> None:
+        """Records the whole duration of one client call, waits and retries included."""
+        self.request_duration_seconds.labels(verb=verb.upper(), host=host).observe(seconds)
+
+    def observe_rate_limiter(self, verb: str, host: str, seconds: float) -> None:
+        """Records one token-bucket wait."""
+        self.rate_limiter_duration_seconds.labels(verb=verb.upper(), host=host).observe(seconds)
+
+    def observe_retry(self, code: int | None, verb: str, host: str) -> None:
+        """Counts one retry caused by ``code`` (None: no response)."""
+        label = NO_RESPONSE_CODE if code is None else str(code)
+        self.request_retries_total.labels(code=label, verb=verb.upper(), host=host).inc()

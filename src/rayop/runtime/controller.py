@@ -1,0 +1,304 @@
+"""The controller loop: N workers taking requests off a workqueue and reconciling them.
+
+Follows controller-runtime's internal controller (controller-machinery.md C1-C8): sources feed
+the queue; once every source reports synced, exactly ``max_concurrent_reconciles`` workers each
+loop ``get -> active_workers+1 -> reconcile and handle the outcome -> active_workers-1 -> done``.
+The queue guarantees that one request is never reconciled by two workers at once. The reconcile
+contract (results, errors, panics, timeouts) is described in :mod:`rayop.runtime.reconcile`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import uuid
+from collections.abc import Hashable, Iterable
+from typing import Final, cast
+
+from rayop.runtime.clock import MONOTONIC, Clock
+from rayop.runtime.metrics import OperatorMetrics
+from rayop.runtime.ratelimit import RateLimiter, default_controller_rate_limiter
+from rayop.runtime.reconcile import (
+    ReconcileFunc,
+    ReconcilePanic,
+    Reconciler,
+    Request,
+    Result,
+    TerminalError,
+    current_reconcile_id,
+    handle_outcome,
+    invoke,
+)
+from rayop.runtime.source import Enqueue, Source
+from rayop.runtime.workqueue_metrics import QueueMetrics
+from rayop.runtime.workqueue_priority import PriorityQueue
+from rayop.runtime.workqueue_ratelimiting import RateLimitingQueue
+
+__all__ = [
+    "CacheSyncTimeoutError",
+    "Controller",
+    "Enqueue",
+    "ReconcileFunc",
+    "ReconcilePanic",
+    "Reconciler",
+    "Request",
+    "Result",
+    "Source",
+    "TerminalError",
+    "current_reconcile_id",
+]
+
+logger = logging.getLogger("rayop.runtime.controller")
+
+SYNC_POLL_INTERVAL: Final[float] = 0.1
+"""Seconds between checks of the sources' ``has_synced``."""
+
+UNFINISHED_WORK_INTERVAL: Final[float] = 0.5
+"""Seconds between updates of the unfinished-work gauges."""
+
+
+class CacheSyncTimeoutError(TimeoutError):
+    """The sources did not all report synced within ``cache_sync_timeout``."""
+
+
+class _ClassicOps:
+    """Drives a :class:`RateLimitingQueue`; priorities are ignored."""
+
+    def __init__(self, queue: RateLimitingQueue[Request]) -> None:
+        self.queue = queue
+
+    async def get(self) -> tuple[Request, int | None, bool]:
+        request, shutdown = await self.queue.get()
+        return request, None, shutdown
+
+    def add(self, request: Request, priority: int | None = None) -> None:
+        self.queue.add(request)
+
+    def add_rate_limited(self, request: Request, priority: int | None) -> None:
+        self.queue.add_rate_limited(request)
+
+    def add_after(self, request: Request, seconds: float, priority: int | None) -> None:
+        self.queue.add_after(request, seconds)
+
+    def forget(self, request: Request) -> None:
+        self.queue.forget(request)
+
+    async def shut_down(self) -> None:
+        # C8: workers keep taking the requests already queued until the queue is empty.
+        await self.queue.shut_down_with_drain()
+
+
+class _PriorityOps:
+    """Drives a :class:`PriorityQueue`, keeping each request's priority on requeue."""
+
+    def __init__(self, queue: PriorityQueue[Request]) -> None:
+        self.queue = queue
+
+    async def get(self) -> tuple[Request, int | None, bool]:
+        return await self.queue.get_with_priority()
+
+    def add(self, request: Request, priority: int | None = None) -> None:
+        self.queue.add(request, priority=priority)
+
+    def add_rate_limited(self, request: Request, priority: int | None) -> None:
+        self.queue.add(request, rate_limited=True, priority=priority)
+
+    def add_after(self, request: Request, seconds: float, priority: int | None) -> None:
+        self.queue.add(request, after=seconds, priority=priority)
+
+    def forget(self, request: Request) -> None:
+        self.queue.forget(request)
+
+    async def shut_down(self) -> None:
+        # C8/P5: the priority queue stops handing out items at once.
+        self.queue.shut_down()
+
+
+class Controller:
+    """Runs ``reconcile`` for the requests its sources produce, on exactly N workers.
+
+    Args:
+        name: The controller name: the ``controller`` label and the queue's name.
+        reconcile: ``async def reconcile(request) -> Result``; see :mod:`rayop.runtime.reconcile`.
+        sources: Where requests come from; workers start once all have synced.
+        max_concurrent_reconciles: The number of workers N (values below 1 mean 1).
+        use_priority_queue: Use the priority queue (the default, as controller-runtime ≥ v0.23)
+            rather than the classic rate-limiting queue.
+        rate_limiter: The requeue rate limiter; default: ``default_controller_rate_limiter``.
+        recover_panic: Turn panics into errors instead of crashing the controller.
+        reconciliation_timeout: Seconds after which a reconcile is cancelled; None for no limit.
+        metrics: Where series are recorded; default: a private :class:`OperatorMetrics`.
+        clock: Time source for delays, timeouts and durations.
+        cache_sync_timeout: Seconds :meth:`start` waits for the sources to sync.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        reconcile: ReconcileFunc,
+        *,
+        sources: Iterable[Source] = (),
+        max_concurrent_reconciles: int = 1,
+        use_priority_queue: bool = True,
+        rate_limiter: RateLimiter[Hashable] | None = None,
+        recover_panic: bool = True,
+        reconciliation_timeout: float | None = None,
+        metrics: OperatorMetrics | None = None,
+        clock: Clock = MONOTONIC,
+        cache_sync_timeout: float = 120.0,
+    ) -> None:
+        if not name:
+            raise ValueError("a controller needs a name")
+        self.name = name
+        self._reconcile = reconcile
+        self._sources = tuple(sources)
+        self.max_concurrent_reconciles = max(1, max_concurrent_reconciles)
+        self._recover_panic = recover_panic
+        self._timeout = reconciliation_timeout if reconciliation_timeout else None
+        self._clock = clock
+        self._cache_sync_timeout = cache_sync_timeout
+        self.metrics = metrics if metrics is not None else OperatorMetrics()
+        self._series = self.metrics.controller_series(name)
+        self._queue_metrics = cast(QueueMetrics[Request], self.metrics.queue_metrics(name, clock))
+        limiter = rate_limiter or default_controller_rate_limiter(use_priority_queue, clock=clock)
+        self.queue: PriorityQueue[Request] | RateLimitingQueue[Request]
+        self._ops: _PriorityOps | _ClassicOps
+        if use_priority_queue:
+            self.queue = PriorityQueue(
+                name=name, rate_limiter=limiter, clock=clock, metrics=self._queue_metrics
+            )
+            self._ops = _PriorityOps(self.queue)
+        else:
+            self.queue = RateLimitingQueue(
+                name=name, rate_limiter=limiter, clock=clock, metrics=self._queue_metrics
+            )
+            self._ops = _ClassicOps(self.queue)
+        self._started = False
+        self._stopping = False
+        self._running = asyncio.Event()
+        self._supervisor: asyncio.Task[None] | None = None
+
+    def enqueue(self, request: Request, priority: int | None = None) -> None:
+        """Queues ``request`` for reconciliation (the callback given to sources); never blocks."""
+        self._ops.add(request, priority)
+
+    async def start(self) -> None:
+        """Starts the sources, waits for them to sync, then starts the workers.
+
+        Blocks until the workers run (or until :meth:`stop` is called meanwhile).
+
+        Raises:
+            RuntimeError: The controller was already started or stopped.
+            CacheSyncTimeoutError: The sources did not sync within ``cache_sync_timeout``.
+        """
+        if self._started or self._stopping:
+            raise RuntimeError(f"controller {self.name!r} was already started")
+        self._started = True
+        self.metrics.init_controller(self.name, self.max_concurrent_reconciles)
+        try:
+            await self._start_sources()
+            synced = await self._wait_for_sync()
+        except BaseException:
+            self._stopping = True
+            self.queue.shut_down()
+            raise
+        if not synced:
+            return
+        self._supervisor = asyncio.get_running_loop().create_task(
+            self._run_workers(), name=f"controller:{self.name}"
+        )
+        await self._running.wait()
+
+    async def stop(self) -> None:
+        """Shuts the queue down and blocks until every worker has exited.
+
+        With the classic queue the workers first reconcile every request already queued; with
+        the priority queue they stop after their current reconcile (C8).
+
+        Raises:
+            ExceptionGroup: A worker crashed (an unrecovered :class:`ReconcilePanic`).
+        """
+        self._stopping = True
+        await self._ops.shut_down()
+        await self.wait()
+
+    async def wait(self) -> None:
+        """Blocks until the workers have exited (after :meth:`stop` or a crash).
+
+        Raises:
+            ExceptionGroup: A worker crashed (an unrecovered :class:`ReconcilePanic`).
+        """
+        if self._supervisor is not None:
+            await asyncio.shield(self._supervisor)
+
+    async def _start_sources(self) -> None:
+        pending = [source.start(self.enqueue) for source in self._sources]
+        awaitables = [p for p in pending if p is not None and inspect.isawaitable(p)]
+        if awaitables:
+            await asyncio.gather(*awaitables)
+
+    async def _wait_for_sync(self) -> bool:
+        deadline = self._clock.now() + self._cache_sync_timeout
+        while not all(source.has_synced() for source in self._sources):
+            if self._stopping:
+                return False
+            if self._clock.now() >= deadline:
+                raise CacheSyncTimeoutError(
+                    f"timed out waiting for cache to be synced for controller {self.name!r}"
+                )
+            await self._clock.sleep(SYNC_POLL_INTERVAL)
+        return not self._stopping
+
+    async def _run_workers(self) -> None:
+        try:
+            async with asyncio.TaskGroup() as group:
+                workers = [
+                    group.create_task(self._worker(), name=f"controller:{self.name}:worker-{i}")
+                    for i in range(self.max_concurrent_reconciles)
+                ]
+                ticker = group.create_task(self._update_unfinished_work())
+                self._running.set()
+                await asyncio.wait(workers)
+                ticker.cancel()
+        except Exception:
+            logger.exception("controller %s crashed", self.name)
+            raise
+        finally:
+            self._running.set()
+            self.queue.shut_down()
+
+    async def _worker(self) -> None:
+        ops, series = self._ops, self._series
+        while True:
+            request, priority, shutdown = await ops.get()
+            if shutdown:
+                return
+            series.active_workers.inc()
+            try:
+                await self._reconcile_handler(request, priority)
+            finally:
+                series.active_workers.dec()
+                self.queue.done(request)
+
+    async def _reconcile_handler(self, request: Request, priority: int | None) -> None:
+        started = self._clock.now()
+        token = current_reconcile_id.set(str(uuid.uuid4()))
+        try:
+            result, error = await invoke(
+                self._reconcile,
+                request,
+                timeout=self._timeout,
+                clock=self._clock,
+                series=self._series,
+                recover_panic=self._recover_panic,
+            )
+            handle_outcome(self._ops, request, priority, result, error, self._series)
+        finally:
+            current_reconcile_id.reset(token)
+        self._series.reconcile_time.observe(max(0.0, self._clock.now() - started))
+
+    async def _update_unfinished_work(self) -> None:
+        while True:
+            await self._clock.sleep(UNFINISHED_WORK_INTERVAL)
+            self._queue_metrics.update_unfinished_work()

@@ -1,0 +1,137 @@
+"""Scale expectations: pod creations and deletions a controller waits to see in its cache.
+
+After creating or deleting a pod, a controller records an expectation; until the informer
+cache reflects it, the pod's group is "unsatisfied" and the controller skips scaling that group,
+so a stale cache never makes it create or delete twice (kuberay-v1.md §2).
+
+Expectations are keyed by ``namespace/podName``: a second expectation for the same pod replaces
+the first. A create is satisfied once the cache holds the pod or ``create_timeout`` seconds have
+passed since it was recorded (the pod may have been deleted by someone else before the cache saw
+it). A delete is satisfied only once the cache no longer holds the pod: a pod with a
+``deletionTimestamp`` still counts as present, and there is no timeout. State is in memory only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final, Literal
+
+from rayop.runtime.clock import MONOTONIC, Clock
+
+ScaleAction = Literal["create", "delete"]
+"""What was done to a pod: ``"create"`` or ``"delete"``."""
+
+CREATE: Final[ScaleAction] = "create"
+DELETE: Final[ScaleAction] = "delete"
+HEAD_GROUP: Final[str] = ""
+"""The group name under which a cluster's head pod is expected."""
+
+DEFAULT_CREATE_TIMEOUT: Final[float] = 30.0
+"""Seconds after which an unobserved create counts as satisfied (KubeRay's ExpectationsTimeout)."""
+
+PodLookup = Callable[[str, str], Mapping[str, Any] | None]
+"""``(namespace, pod name) -> cached pod or None``; reads the informer cache, never blocks."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Expectation:
+    namespace: str
+    cluster: str
+    group: str
+    pod_name: str
+    action: ScaleAction
+    recorded_at: float
+
+
+class ScaleExpectations:
+    """Tracks expected pod creations and deletions per (namespace, cluster, group); never blocks.
+
+    Args:
+        pod_lookup: Returns the cached pod for ``(namespace, name)``, or None when the cache
+            does not hold it.
+        create_timeout: Seconds after which an unobserved create counts as satisfied.
+        clock: Time source for recording and expiring creates.
+    """
+
+    def __init__(
+        self,
+        pod_lookup: PodLookup,
+        *,
+        create_timeout: float = DEFAULT_CREATE_TIMEOUT,
+        clock: Clock = MONOTONIC,
+    ) -> None:
+        self._pod_lookup = pod_lookup
+        self._create_timeout = create_timeout
+        self._clock = clock
+        self._by_pod: dict[tuple[str, str], _Expectation] = {}
+        # Insertion-ordered "sets" (dicts with None values) of (namespace, pod name) keys.
+        self._by_group: dict[tuple[str, str, str], dict[tuple[str, str], None]] = {}
+        self._by_cluster: dict[tuple[str, str], dict[tuple[str, str], None]] = {}
+
+    def expect_scale_pod(
+        self, namespace: str, cluster: str, group: str, pod_name: str, action: ScaleAction
+    ) -> None:
+        """Records that pod ``pod_name`` of ``group`` was just created or deleted.
+
+        Replaces any earlier expectation for the same pod.
+
+        Raises:
+            ValueError: ``action`` is neither ``"create"`` nor ``"delete"``.
+        """
+        if action not in (CREATE, DELETE):
+            raise ValueError(f"unknown scale action {action!r}")
+        key = (namespace, pod_name)
+        self._remove(key)
+        self._by_pod[key] = _Expectation(
+            namespace, cluster, group, pod_name, action, self._clock.now()
+        )
+        self._by_group.setdefault((namespace, cluster, group), {})[key] = None
+        self._by_cluster.setdefault((namespace, cluster), {})[key] = None
+
+    def is_satisfied(self, namespace: str, cluster: str, group: str) -> bool:
+        """Tells whether every expectation of the group has been observed.
+
+        Checks the group's expectations in the order they were recorded, removes each satisfied
+        one, and stops at the first unsatisfied one (the rest are not checked).
+        """
+        keys = self._by_group.get((namespace, cluster, group))
+        if not keys:
+            return True
+        for key in list(keys):
+            if not self._satisfied(self._by_pod[key]):
+                return False
+            self._remove(key)
+        return True
+
+    def delete(self, namespace: str, cluster: str) -> None:
+        """Drops every expectation recorded for the cluster."""
+        for key in list(self._by_cluster.get((namespace, cluster), ())):
+            self._remove(key)
+
+    def __len__(self) -> int:
+        """The number of pending expectations."""
+        return len(self._by_pod)
+
+    def _satisfied(self, exp: _Expectation) -> bool:
+        present = self._pod_lookup(exp.namespace, exp.pod_name) is not None
+        if exp.action == DELETE:
+            return not present
+        return present or exp.recorded_at + self._create_timeout < self._clock.now()
+
+    def _remove(self, key: tuple[str, str]) -> None:
+        exp = self._by_pod.pop(key, None)
+        if exp is None:
+            return
+        _discard(self._by_group, (exp.namespace, exp.cluster, exp.group), key)
+        _discard(self._by_cluster, (exp.namespace, exp.cluster), key)
+
+
+def _discard(
+    index: dict[Any, dict[tuple[str, str], None]], index_key: object, key: tuple[str, str]
+) -> None:
+    members = index.get(index_key)
+    if members is not None:
+        members.pop(key, None)
+        if not members:
+            del index[index_key]

@@ -1,0 +1,110 @@
+"""Read-only views of decoded JSON objects, as handed out by informer caches.
+
+Cached objects are shared by every reader, so no reader may change them. :func:`freeze` turns a
+decoded JSON value into :class:`FrozenDict` / :class:`FrozenList` trees: subclasses of ``dict``
+and ``list`` (so ``isinstance``, ``orjson``, ``json`` and pydantic accept them unchanged and they
+cost no more memory than the originals) whose mutating methods raise :class:`TypeError`.
+``copy.deepcopy`` (and :func:`thaw`) of a frozen value gives back plain, mutable ``dict`` and
+``list`` objects: the usual "copy, edit, update" idiom of a controller keeps working.
+
+Short strings are interned while freezing, so the many label values, image names, enum strings and
+field names repeated across thousands of pods are stored once.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable
+from typing import Any, NoReturn
+
+_INTERN_MAX_LEN = 64
+
+
+def _readonly(*_args: Any, **_kwargs: Any) -> NoReturn:
+    raise TypeError("cached objects are read-only; copy.deepcopy() them before editing")
+
+
+class FrozenDict(dict[str, Any]):
+    """A ``dict`` whose mutating methods raise TypeError; deep copies are plain dicts."""
+
+    __slots__ = ()
+
+    __setitem__ = _readonly
+    __delitem__ = _readonly
+    __ior__ = _readonly
+    clear = _readonly
+    pop = _readonly
+    popitem = _readonly
+    setdefault = _readonly
+    update = _readonly
+
+    def __copy__(self) -> dict[str, Any]:
+        return dict(self)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> dict[str, Any]:
+        return thaw(self)  # type: ignore[no-any-return]
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (dict, (dict(self),))
+
+
+class FrozenList(list[Any]):
+    """A ``list`` whose mutating methods raise TypeError; deep copies are plain lists."""
+
+    __slots__ = ()
+
+    __setitem__ = _readonly
+    __delitem__ = _readonly
+    __iadd__ = _readonly
+    __imul__ = _readonly
+    append = _readonly
+    extend = _readonly
+    insert = _readonly
+    pop = _readonly
+    remove = _readonly
+    reverse = _readonly
+    sort = _readonly
+    clear = _readonly
+
+    def __copy__(self) -> list[Any]:
+        return list(self)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> list[Any]:
+        return thaw(self)  # type: ignore[no-any-return]
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (list, (list(self),))
+
+
+def _frozen_list(items: Iterable[Any]) -> FrozenList:
+    frozen = FrozenList()
+    list.extend(frozen, items)
+    return frozen
+
+
+def freeze(value: Any) -> Any:
+    """Returns a deep read-only copy of a decoded JSON value; never blocks.
+
+    Dicts become :class:`FrozenDict`, lists :class:`FrozenList`, strings of up to 64 characters
+    are interned; already-frozen subtrees are shared, not copied.
+    """
+    if isinstance(value, str):
+        return sys.intern(value) if len(value) <= _INTERN_MAX_LEN and type(value) is str else value
+    if isinstance(value, FrozenDict | FrozenList):
+        return value
+    if isinstance(value, dict):
+        return FrozenDict(
+            {sys.intern(k) if type(k) is str else k: freeze(v) for k, v in value.items()}
+        )
+    if isinstance(value, list | tuple):
+        return _frozen_list(freeze(v) for v in value)
+    return value
+
+
+def thaw(value: Any) -> Any:
+    """Returns a deep mutable copy (plain dicts and lists) of a frozen or plain JSON value."""
+    if isinstance(value, dict):
+        return {k: thaw(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [thaw(v) for v in value]
+    return value

@@ -1,0 +1,112 @@
+"""The manager's HTTP endpoints: ``/metrics`` and the ``/healthz`` / ``/readyz`` probes.
+
+Bind addresses follow controller-runtime: ``"host:port"``, ``":port"`` (every interface) or
+``"0"`` (the server is disabled). Port 0 picks a free port; :attr:`HttpServer.port` tells which.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from aiohttp import web
+from prometheus_client import CONTENT_TYPE_LATEST
+
+Check = Callable[[], bool]
+"""A named probe check returns True when healthy; it must not block."""
+
+
+def parse_bind_address(address: str) -> tuple[str, int] | None:
+    """Parses ``"host:port"`` or ``":port"``; returns None for ``"0"`` or ``""`` (disabled).
+
+    Raises:
+        ValueError: the address has no valid port.
+    """
+    if address in ("0", ""):
+        return None
+    host, sep, port = address.rpartition(":")
+    if not sep or not port.isdigit():
+        raise ValueError(f"invalid bind address {address!r}; want host:port or :port")
+    return host.strip("[]") or "0.0.0.0", int(port)
+
+
+class HttpServer:
+    """One aiohttp server on one address; :meth:`start` and :meth:`stop` never block for long."""
+
+    def __init__(self, app: web.Application, host: str, port: int) -> None:
+        self._app = app
+        self._host = host
+        self._requested_port = port
+        self._runner: web.AppRunner | None = None
+        self.port = port
+        """The bound port (known after :meth:`start`)."""
+
+    async def start(self) -> None:
+        """Binds and starts serving.
+
+        Raises:
+            OSError: the address is in use or cannot be bound.
+        """
+        runner = web.AppRunner(self._app, access_log=None)
+        await runner.setup()
+        site = web.TCPSite(runner, self._host, self._requested_port)
+        try:
+            await site.start()
+        except BaseException:
+            await runner.cleanup()
+            raise
+        self._runner = runner
+        server = site._server
+        sockets = getattr(server, "sockets", None) or ()
+        for sock in sockets:
+            self.port = sock.getsockname()[1]
+            break
+
+    async def stop(self) -> None:
+        """Stops serving and closes the listening socket."""
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+
+def metrics_app(render: Callable[[], bytes]) -> web.Application:
+    """Builds the app serving ``GET /metrics`` with whatever ``render`` returns."""
+
+    async def metrics(_request: web.Request) -> web.Response:
+        response = web.Response(body=render())
+        response.headers["Content-Type"] = CONTENT_TYPE_LATEST
+        return response
+
+    app = web.Application()
+    app.router.add_get("/metrics", metrics)
+    return app
+
+
+def health_app(
+    healthz: Iterable[tuple[str, Check]], readyz: Iterable[tuple[str, Check]]
+) -> web.Application:
+    """Builds the app serving ``/healthz`` and ``/readyz``: 200 when every check passes, else 500."""
+
+    def handler(checks: list[tuple[str, Check]]) -> Callable[[web.Request], object]:
+        async def probe(request: web.Request) -> web.Response:
+            results = [(name, _safe(check)) for name, check in checks]
+            ok = all(passed for _, passed in results)
+            if "verbose" in request.query or not ok:
+                lines = [f"[{'+' if p else '-'}]{n} {'ok' if p else 'failed'}" for n, p in results]
+                text = "\n".join([*lines, "healthz check passed" if ok else "check failed"])
+            else:
+                text = "ok"
+            return web.Response(text=text, status=200 if ok else 500)
+
+        return probe
+
+    app = web.Application()
+    app.router.add_get("/healthz", handler(list(healthz)))  # type: ignore[arg-type]
+    app.router.add_get("/readyz", handler(list(readyz)))  # type: ignore[arg-type]
+    return app
+
+
+def _safe(check: Check) -> bool:
+    try:
+        return bool(check())
+    except Exception:
+        return False

@@ -1,0 +1,340 @@
+"""A shared informer: one list+watch of a resource feeding a cache and any number of handlers.
+
+The reflector (:mod:`rayop.runtime.reflector`) keeps the cache in step with the API server. Every
+change is applied to the cache first and then handed to each registered handler in order
+(controller-machinery.md I5). Cached objects are frozen: readers share them and cannot change them
+(``copy.deepcopy`` gives a mutable copy).
+
+Handlers are called synchronously on the event loop and must not block. An exception raised by a
+handler is logged and does not reach the informer or the other handlers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+import contextlib
+import logging
+import random
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from rayop.kube.resource import Resource
+from rayop.runtime.backoff import DEFAULT_BACKOFF, BackoffSettings
+from rayop.runtime.clock import MONOTONIC, Clock
+from rayop.runtime.frozen import freeze
+from rayop.runtime.indexer import NAMESPACE_INDEX, Indexer, IndexFunc, Obj, make_key, object_key
+from rayop.runtime.labelselector import LabelSelector, format_selector, parse_selector
+from rayop.runtime.reflector import ListWatchClient, Reflector
+
+log = logging.getLogger(__name__)
+
+Transform = Callable[[dict[str, Any]], dict[str, Any]]
+"""Rewrites an object before it is cached (for example to drop fields nobody reads)."""
+
+
+def strip_managed_fields(obj: dict[str, Any]) -> dict[str, Any]:
+    """Drops ``metadata.managedFields`` (server-side-apply bookkeeping no controller reads)."""
+    meta = obj.get("metadata")
+    if isinstance(meta, dict) and "managedFields" in meta:
+        del meta["managedFields"]
+    return obj
+
+
+class EventHandler(Protocol):
+    """Receives cache changes; each method is called after the cache is updated, must not block."""
+
+    def on_add(self, obj: Obj, is_in_initial_list: bool) -> None: ...
+
+    def on_update(self, old: Obj, new: Obj) -> None: ...
+
+    def on_delete(self, obj: Obj) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class EventHandlerFuncs:
+    """An :class:`EventHandler` built from optional plain functions."""
+
+    add: Callable[[Obj, bool], None] | None = None
+    update: Callable[[Obj, Obj], None] | None = None
+    delete: Callable[[Obj], None] | None = None
+
+    def on_add(self, obj: Obj, is_in_initial_list: bool) -> None:
+        if self.add is not None:
+            self.add(obj, is_in_initial_list)
+
+    def on_update(self, old: Obj, new: Obj) -> None:
+        if self.update is not None:
+            self.update(old, new)
+
+    def on_delete(self, obj: Obj) -> None:
+        if self.delete is not None:
+            self.delete(obj)
+
+
+class HandlerRegistration:
+    """The handle returned by :meth:`SharedInformer.add_event_handler`."""
+
+    def __init__(self, handler: EventHandler) -> None:
+        self.handler = handler
+        self._synced = False
+
+    def has_synced(self) -> bool:
+        """Tells whether this handler has received every object of the initial list."""
+        return self._synced
+
+
+def resource_version(obj: Mapping[str, Any]) -> str:
+    """Returns ``metadata.resourceVersion`` ("" if unset)."""
+    return str((obj.get("metadata") or {}).get("resourceVersion") or "")
+
+
+class SharedInformer:
+    """Caches one resource (optionally one namespace and label selector) via list+watch."""
+
+    def __init__(
+        self,
+        client: ListWatchClient,
+        resource: Resource,
+        *,
+        namespace: str | None = None,
+        label_selector: str | Mapping[str, str] | None = None,
+        field_selector: str | None = None,
+        resync_period: float | None = None,
+        indexers: Mapping[str, IndexFunc] | None = None,
+        transform: Transform | None = None,
+        clock: Clock = MONOTONIC,
+        backoff: BackoffSettings = DEFAULT_BACKOFF,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.resource = resource
+        self.namespace = namespace
+        self.label_selector = format_selector(label_selector)
+        self._resync_period = resync_period
+        self._transform = transform
+        self._clock = clock
+        self._indexer = Indexer(indexers)
+        self._registrations: list[HandlerRegistration] = []
+        self._synced = False
+        self._synced_event = asyncio.Event()
+        self._tasks: list[asyncio.Task[None]] = []
+        self.reflector = Reflector(
+            client,
+            resource,
+            _Feed(self),
+            namespace=namespace,
+            label_selector=self.label_selector,
+            field_selector=field_selector,
+            clock=clock,
+            backoff=backoff,
+            rng=rng,
+        )
+
+    # -- handlers ---------------------------------------------------------------------------
+
+    def add_event_handler(self, handler: EventHandler) -> HandlerRegistration:
+        """Registers ``handler``; returns its registration. Never blocks.
+
+        If the cache has already synced, the handler is given ``on_add(obj, True)`` for every
+        cached object before this returns, and its registration is synced at once.
+        """
+        registration = HandlerRegistration(handler)
+        self._registrations.append(registration)
+        if self._synced:
+            for obj in list(self._indexer.values()):
+                _call(handler.on_add, obj, True)
+            registration._synced = True
+        return registration
+
+    def remove_event_handler(self, registration: HandlerRegistration) -> None:
+        """Stops delivering events to a registered handler."""
+        with contextlib.suppress(ValueError):
+            self._registrations.remove(registration)
+
+    def add_indexers(self, indexers: Mapping[str, IndexFunc]) -> None:
+        """Adds named index functions (also indexing what is already cached).
+
+        Raises:
+            ValueError: an index of that name already exists.
+        """
+        self._indexer.add_indexers(indexers)
+
+    # -- reading ----------------------------------------------------------------------------
+
+    def has_synced(self) -> bool:
+        """Tells whether the first LIST has been stored and handed to every handler."""
+        return self._synced
+
+    async def wait_for_sync(self, timeout: float | None = None) -> bool:
+        """Blocks until synced or ``timeout`` seconds pass; returns whether it synced."""
+        if self._synced:
+            return True
+        try:
+            async with asyncio.timeout(timeout):
+                await self._synced_event.wait()
+        except TimeoutError:
+            return False
+        return True
+
+    def get(self, namespace: str | None, name: str) -> Obj | None:
+        """Returns the cached object, or None; never blocks."""
+        return self._indexer.get(make_key(namespace, name))
+
+    def get_by_key(self, key: str) -> Obj | None:
+        """Returns the cached object stored under ``namespace/name``, or None."""
+        return self._indexer.get(key)
+
+    def list(
+        self,
+        namespace: str | None = None,
+        *,
+        label_selector: str | Mapping[str, str] | LabelSelector | None = None,
+    ) -> list[Obj]:
+        """Returns the cached objects in ``namespace`` (all if None) matching ``label_selector``."""
+        if namespace is None:
+            objs: builtins.list[Obj] = builtins.list(self._indexer.values())
+        else:
+            objs = self._indexer.by_index(NAMESPACE_INDEX, namespace)
+        if label_selector is None:
+            return objs
+        selector = parse_selector(label_selector)
+        return [o for o in objs if selector.matches((o.get("metadata") or {}).get("labels"))]
+
+    def by_index(self, index: str, value: str) -> builtins.list[Obj]:
+        """Returns the cached objects filed under ``value`` in the named index.
+
+        Raises:
+            KeyError: no index has that name.
+        """
+        return self._indexer.by_index(index, value)
+
+    def __len__(self) -> int:
+        return len(self._indexer)
+
+    # -- lifecycle --------------------------------------------------------------------------
+
+    @property
+    def running(self) -> bool:
+        """Whether :meth:`start` has been called and :meth:`stop` has not."""
+        return bool(self._tasks)
+
+    def start(self) -> None:
+        """Starts list+watch (and resync) in background tasks; idempotent; never blocks."""
+        if self._tasks:
+            return
+        loop = asyncio.get_running_loop()
+        self._tasks.append(loop.create_task(self.reflector.run(), name=f"reflector {self}"))
+        if self._resync_period:
+            self._tasks.append(loop.create_task(self._resync_loop(), name=f"resync {self}"))
+
+    async def run(self) -> None:
+        """Starts the informer and blocks until cancelled or stopped."""
+        self.start()
+        try:
+            await asyncio.gather(*self._tasks)
+        except asyncio.CancelledError:
+            await self.stop()
+            raise
+
+    async def stop(self) -> None:
+        """Stops list+watch and waits for the background tasks to end; the cache is kept."""
+        tasks, self._tasks = self._tasks, []
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    def __str__(self) -> str:
+        where = self.namespace or "*"
+        sel = f" {self.label_selector}" if self.label_selector else ""
+        return f"{self.resource}@{where}{sel}"
+
+    # -- feeding ----------------------------------------------------------------------------
+
+    async def _resync_loop(self) -> None:
+        assert self._resync_period is not None
+        period = max(1.0, self._resync_period)
+        while True:
+            await self._clock.sleep(period)
+            if self._synced:
+                for obj in list(self._indexer.values()):
+                    self._dispatch_update(obj, obj)
+
+    def _prepare(self, obj: dict[str, Any]) -> dict[str, Any]:
+        return self._transform(obj) if self._transform is not None else obj
+
+    def _replace(self, items: builtins.list[dict[str, Any]], list_rv: str) -> None:
+        initial = not self._synced
+        seen: set[str] = set()
+        for item in items:
+            key = object_key(item)
+            seen.add(key)
+            old = self._indexer.get(key)
+            if old is not None and resource_version(old) == resource_version(item):
+                continue
+            new, old = self._indexer.put(self._prepare(item))
+            if old is None:
+                self._dispatch_add(new, initial)
+            else:
+                self._dispatch_update(old, new)
+        for key in [k for k in self._indexer if k not in seen]:
+            gone = self._indexer.remove(key)
+            if gone is not None:
+                self._dispatch_delete(gone)
+        if not self._synced:
+            self._synced = True
+            for registration in self._registrations:
+                registration._synced = True
+            self._synced_event.set()
+
+    def _upsert(self, obj: dict[str, Any]) -> None:
+        new, old = self._indexer.put(self._prepare(obj))
+        if old is None:
+            self._dispatch_add(new, False)
+        else:
+            self._dispatch_update(old, new)
+
+    def _delete(self, obj: dict[str, Any]) -> None:
+        old = self._indexer.remove(object_key(obj))
+        final: Obj = freeze(self._prepare(obj)) if obj.get("metadata") else old or freeze(obj)
+        self._dispatch_delete(final)
+
+    def _dispatch_add(self, obj: Obj, initial: bool) -> None:
+        for registration in tuple(self._registrations):
+            _call(registration.handler.on_add, obj, initial)
+
+    def _dispatch_update(self, old: Obj, new: Obj) -> None:
+        for registration in tuple(self._registrations):
+            _call(registration.handler.on_update, old, new)
+
+    def _dispatch_delete(self, obj: Obj) -> None:
+        for registration in tuple(self._registrations):
+            _call(registration.handler.on_delete, obj)
+
+
+def _call(method: Callable[..., None], *args: Any) -> None:
+    try:
+        method(*args)
+    except Exception:
+        log.exception("informer event handler %r failed", method)
+
+
+class _Feed:
+    """Adapts an informer to the reflector's store protocol."""
+
+    def __init__(self, informer: SharedInformer) -> None:
+        self._informer = informer
+
+    def replace(self, items: list[dict[str, Any]], resource_version: str) -> None:
+        self._informer._replace(items, resource_version)
+
+    def add(self, obj: dict[str, Any]) -> None:
+        self._informer._upsert(obj)
+
+    def update(self, obj: dict[str, Any]) -> None:
+        self._informer._upsert(obj)
+
+    def delete(self, obj: dict[str, Any]) -> None:
+        self._informer._delete(obj)

@@ -1,0 +1,319 @@
+"""Leader election on a ``coordination.k8s.io/v1`` Lease (controller-machinery.md §8).
+
+A candidate acquires the Lease when it is free or expired, then renews it every retry period.
+Expiry is judged on the candidate's own clock (L3): the record's timestamps are never compared
+with local time; a record counts as valid until ``leaseDurationSeconds`` after this candidate
+*observed* it change. If no renewal succeeds within the renew deadline, leadership is lost and
+:meth:`LeaderElector.run` returns; the caller must then stop everything that needs leadership
+(the manager exits the process, L6). A graceful :meth:`LeaderElector.stop` releases the Lease
+(empty holder, duration 1 s) so that another candidate can take it at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import logging
+import random
+import socket
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+from rayop.kube.errors import NotFound
+from rayop.kube.resources import LEASES
+from rayop.runtime.clock import MONOTONIC, Clock
+from rayop.runtime.metrics import OperatorMetrics
+
+log = logging.getLogger(__name__)
+
+
+def default_identity() -> str:
+    """Returns ``<hostname>_<uuid>``, controller-runtime's default candidate identity."""
+    return f"{socket.gethostname()}_{uuid.uuid4()}"
+
+
+def micro_time(moment: datetime) -> str:
+    """Formats a Kubernetes MicroTime (RFC 3339 with microseconds, UTC)."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+@dataclass(frozen=True, slots=True)
+class LeaderElectionSettings:
+    """Where the Lease lives and how it is timed (defaults: controller-runtime's)."""
+
+    name: str = "ray-operator-leader"
+    """Lease name (controller-runtime's LeaderElectionID); also the metric's ``name`` label."""
+    namespace: str = "default"
+    """Lease namespace."""
+    identity: str | None = None
+    """Candidate identity; None means ``<hostname>_<uuid>``."""
+    lease_duration: float = 15.0
+    """Seconds a non-leader waits after last seeing the record change before taking over."""
+    renew_deadline: float = 10.0
+    """Seconds the leader keeps retrying a renewal before giving up leadership."""
+    retry_period: float = 2.0
+    """Seconds between attempts."""
+    release_on_cancel: bool = True
+    """Whether a graceful stop empties the Lease's holder."""
+
+    def validate(self) -> None:
+        """Checks ``lease_duration > renew_deadline > 1.2 * retry_period > 0``.
+
+        Raises:
+            ValueError: the timings are inconsistent.
+        """
+        if not (self.lease_duration > self.renew_deadline > 1.2 * self.retry_period > 0):
+            raise ValueError("need lease_duration > renew_deadline > 1.2 * retry_period > 0")
+
+
+DEFAULT_LEADER_ELECTION = LeaderElectionSettings()
+"""controller-runtime's defaults."""
+
+
+class LeaseClient(Protocol):
+    """The part of :class:`rayop.kube.client.KubeClient` the elector uses."""
+
+    async def get(self, res: Any, name: str, *, namespace: str | None = None) -> dict[str, Any]: ...
+
+    async def create(
+        self, res: Any, obj: dict[str, Any], *, namespace: str | None = None
+    ) -> dict[str, Any]: ...
+
+    async def update(self, res: Any, obj: dict[str, Any]) -> dict[str, Any]: ...
+
+
+Callback = Callable[[], Awaitable[None] | None]
+
+
+class LeaderElector:
+    """Campaigns for, holds and releases one Lease; see the module docstring."""
+
+    def __init__(
+        self,
+        client: LeaseClient,
+        settings: LeaderElectionSettings = DEFAULT_LEADER_ELECTION,
+        *,
+        metrics: OperatorMetrics | None = None,
+        on_started_leading: Callback | None = None,
+        on_stopped_leading: Callback | None = None,
+        clock: Clock = MONOTONIC,
+        wall_clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        rng: random.Random | None = None,
+    ) -> None:
+        settings.validate()
+        self.settings = settings
+        self.identity = settings.identity or default_identity()
+        self._client = client
+        self._metrics = metrics
+        self._on_started = on_started_leading
+        self._on_stopped = on_stopped_leading
+        self._clock = clock
+        self._wall = wall_clock
+        self._rng = rng or random.Random()
+        self._lease: dict[str, Any] | None = None
+        self._observed_spec: dict[str, Any] | None = None
+        self._observed_time = 0.0
+        self._leading = False
+        self._stopping = asyncio.Event()
+        self._started_task: asyncio.Future[None] | None = None
+        self._set_metric(0)
+
+    def is_leader(self) -> bool:
+        """Tells whether this candidate currently holds the Lease."""
+        return self._leading
+
+    def _set_metric(self, value: int) -> None:
+        if self._metrics is not None:
+            self._metrics.leader_election_master_status.labels(name=self.settings.name).set(value)
+
+    async def stop(self) -> None:
+        """Asks :meth:`run` to return, releasing the Lease if leading; never blocks for long."""
+        self._stopping.set()
+
+    async def run(self) -> bool:
+        """Blocks: acquires the Lease, renews it until lost or stopped, then returns.
+
+        ``on_started_leading`` runs once acquired; ``on_stopped_leading`` always runs at the end.
+
+        Returns:
+            True if leadership was lost (renewal failed), False after :meth:`stop` or a stop
+            before leadership was ever acquired.
+        """
+        try:
+            if not await self._acquire():
+                return False
+            self._leading = True
+            self._set_metric(1)
+            log.info("%s became leader of lease %s", self.identity, self.settings.name)
+            self._started_task = asyncio.ensure_future(_call(self._on_started))
+            lost = await self._renew_until_lost()
+            self._leading = False
+            self._set_metric(0)
+            if lost:
+                log.error("%s: leader election lost (lease %s)", self.identity, self.settings.name)
+                return True
+            if self.settings.release_on_cancel:
+                await self.release()
+            return False
+        except asyncio.CancelledError:
+            if self._leading and self.settings.release_on_cancel:
+                self._leading = False
+                self._set_metric(0)
+                with contextlib.suppress(Exception):
+                    await asyncio.shield(self.release())
+            raise
+        finally:
+            self._leading = False
+            started, self._started_task = self._started_task, None
+            if started is not None and not started.done():
+                started.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await started
+            await _call(self._on_stopped)
+
+    async def _acquire(self) -> bool:
+        period = self.settings.retry_period
+        while not self._stopping.is_set():
+            if await self._try_acquire_or_renew():
+                return True
+            if await self._wait(period + self._rng.random() * 1.2 * period):
+                return False
+        return False
+
+    async def _renew_until_lost(self) -> bool:
+        s = self.settings
+        while True:
+            if await self._wait(s.retry_period):
+                return False
+            deadline = self._clock.now() + s.renew_deadline
+            while not await self._try_acquire_or_renew():
+                if self._clock.now() + s.retry_period > deadline:
+                    return True
+                if await self._wait(s.retry_period):
+                    return False
+
+    async def _wait(self, seconds: float) -> bool:
+        """Sleeps ``seconds`` on the clock; returns True early if stop() was called."""
+        if self._stopping.is_set():
+            return True
+        sleeper = asyncio.ensure_future(self._clock.sleep(seconds))
+        stopper = asyncio.ensure_future(self._stopping.wait())
+        try:
+            await asyncio.wait((sleeper, stopper), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            sleeper.cancel()
+            stopper.cancel()
+        return self._stopping.is_set()
+
+    def _observe(self, spec: dict[str, Any]) -> None:
+        if spec != self._observed_spec:
+            self._observed_spec = dict(spec)
+            self._observed_time = self._clock.now()
+
+    def _observed_valid(self) -> bool:
+        spec = self._observed_spec or {}
+        duration = float(spec.get("leaseDurationSeconds") or 0)
+        return self._observed_time + duration > self._clock.now()
+
+    async def _try_acquire_or_renew(self) -> bool:
+        try:
+            timeout = max(self.settings.renew_deadline / 2, 1.0)
+            async with asyncio.timeout(timeout):
+                return await self._attempt()
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.info("%s: lease %s attempt failed: %r", self.identity, self.settings.name, exc)
+            return False
+
+    async def _attempt(self) -> bool:
+        s = self.settings
+        now = micro_time(self._wall())
+        holder_is_me = (self._observed_spec or {}).get("holderIdentity") == self.identity
+        if self._lease is not None and holder_is_me and self._observed_valid():
+            lease = _with_spec(self._lease, {**self._lease.get("spec", {}), "renewTime": now})
+            try:
+                self._record(await self._client.update(LEASES, lease))
+                return True
+            except Exception as exc:
+                log.debug("%s: fast renew failed: %r", self.identity, exc)
+        try:
+            current = await self._client.get(LEASES, s.name, namespace=s.namespace)
+        except NotFound:
+            spec = self._new_spec(now, transitions=0)
+            lease = {
+                "apiVersion": LEASES.api_version,
+                "kind": LEASES.kind,
+                "metadata": {"name": s.name, "namespace": s.namespace},
+                "spec": spec,
+            }
+            self._record(await self._client.create(LEASES, lease, namespace=s.namespace))
+            return True
+        spec = dict(current.get("spec") or {})
+        self._observe(spec)
+        holder = spec.get("holderIdentity") or ""
+        if holder and holder != self.identity and self._observed_valid():
+            return False
+        if holder == self.identity:
+            new_spec = {**spec, **self._new_spec(now, transitions=spec.get("leaseTransitions", 0))}
+            new_spec["acquireTime"] = spec.get("acquireTime") or now
+        else:
+            transitions = int(spec.get("leaseTransitions") or 0) + 1
+            new_spec = {**spec, **self._new_spec(now, transitions=transitions)}
+        self._record(await self._client.update(LEASES, _with_spec(current, new_spec)))
+        return True
+
+    def _new_spec(self, now: str, *, transitions: int) -> dict[str, Any]:
+        return {
+            "holderIdentity": self.identity,
+            "leaseDurationSeconds": int(self.settings.lease_duration),
+            "acquireTime": now,
+            "renewTime": now,
+            "leaseTransitions": transitions,
+        }
+
+    def _record(self, lease: dict[str, Any]) -> None:
+        self._lease = lease
+        self._observe(dict(lease.get("spec") or {}))
+
+    async def release(self) -> bool:
+        """Empties the Lease's holder if this candidate holds it; returns whether it did."""
+        lease = self._lease
+        if lease is None or (lease.get("spec") or {}).get("holderIdentity") != self.identity:
+            return False
+        now = micro_time(self._wall())
+        spec = {
+            **lease.get("spec", {}),
+            "holderIdentity": "",
+            "leaseDurationSeconds": 1,
+            "acquireTime": now,
+            "renewTime": now,
+        }
+        try:
+            self._record(await self._client.update(LEASES, _with_spec(lease, spec)))
+        except Exception as exc:
+            log.warning(
+                "%s: failed to release lease %s: %r", self.identity, self.settings.name, exc
+            )
+            return False
+        log.info("%s released lease %s", self.identity, self.settings.name)
+        return True
+
+
+def _with_spec(lease: dict[str, Any], spec: dict[str, Any]) -> dict[str, Any]:
+    return {**lease, "metadata": dict(lease.get("metadata") or {}), "spec": spec}
+
+
+async def _call(callback: Callback | None) -> None:
+    if callback is None:
+        return
+    try:
+        result = callback()
+        if inspect.isawaitable(result):
+            await result
+    except Exception:
+        log.exception("leader election callback failed")

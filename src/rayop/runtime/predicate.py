@@ -1,0 +1,126 @@
+"""Event filters for sources, with controller-runtime's semantics.
+
+A predicate decides, per event, whether a source enqueues anything. The change predicates
+(:data:`generation_changed`, :data:`labels_changed`, :data:`annotations_changed`) look at updates
+only: creates, deletes and generic events always pass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+Obj = Mapping[str, Any]
+
+
+class Predicate(Protocol):
+    """Filters events; each method returns True to let the event through; never blocks."""
+
+    def create(self, obj: Obj) -> bool: ...
+
+    def update(self, old: Obj, new: Obj) -> bool: ...
+
+    def delete(self, obj: Obj) -> bool: ...
+
+    def generic(self, obj: Obj) -> bool: ...
+
+
+def _always(*_objs: Obj) -> bool:
+    return True
+
+
+@dataclass(frozen=True, slots=True)
+class PredicateFuncs:
+    """A predicate built from plain functions; a missing function lets every event through."""
+
+    on_create: Callable[[Obj], bool] = _always
+    on_update: Callable[[Obj, Obj], bool] = _always
+    on_delete: Callable[[Obj], bool] = _always
+    on_generic: Callable[[Obj], bool] = _always
+
+    def create(self, obj: Obj) -> bool:
+        return self.on_create(obj)
+
+    def update(self, old: Obj, new: Obj) -> bool:
+        return self.on_update(old, new)
+
+    def delete(self, obj: Obj) -> bool:
+        return self.on_delete(obj)
+
+    def generic(self, obj: Obj) -> bool:
+        return self.on_generic(obj)
+
+
+def _meta(obj: Obj, field: str) -> Any:
+    return (obj.get("metadata") or {}).get(field)
+
+
+generation_changed = PredicateFuncs(
+    on_update=lambda old, new: _meta(old, "generation") != _meta(new, "generation")
+)
+"""Passes updates that change ``metadata.generation`` (spec changes for most kinds)."""
+
+labels_changed = PredicateFuncs(
+    on_update=lambda old, new: (_meta(old, "labels") or {}) != (_meta(new, "labels") or {})
+)
+"""Passes updates that change ``metadata.labels``."""
+
+annotations_changed = PredicateFuncs(
+    on_update=lambda old, new: (
+        (_meta(old, "annotations") or {}) != (_meta(new, "annotations") or {})
+    )
+)
+"""Passes updates that change ``metadata.annotations``."""
+
+resource_version_changed = PredicateFuncs(
+    on_update=lambda old, new: _meta(old, "resourceVersion") != _meta(new, "resourceVersion")
+)
+"""Passes updates that are not resyncs."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Or:
+    predicates: tuple[Predicate, ...]
+
+    def create(self, obj: Obj) -> bool:
+        return any(p.create(obj) for p in self.predicates)
+
+    def update(self, old: Obj, new: Obj) -> bool:
+        return any(p.update(old, new) for p in self.predicates)
+
+    def delete(self, obj: Obj) -> bool:
+        return any(p.delete(obj) for p in self.predicates)
+
+    def generic(self, obj: Obj) -> bool:
+        return any(p.generic(obj) for p in self.predicates)
+
+
+@dataclass(frozen=True, slots=True)
+class _And:
+    predicates: tuple[Predicate, ...]
+
+    def create(self, obj: Obj) -> bool:
+        return all(p.create(obj) for p in self.predicates)
+
+    def update(self, old: Obj, new: Obj) -> bool:
+        return all(p.update(old, new) for p in self.predicates)
+
+    def delete(self, obj: Obj) -> bool:
+        return all(p.delete(obj) for p in self.predicates)
+
+    def generic(self, obj: Obj) -> bool:
+        return all(p.generic(obj) for p in self.predicates)
+
+
+def or_(*predicates: Predicate) -> Predicate:
+    """Returns a predicate passing an event when any of ``predicates`` passes it."""
+    return _Or(tuple(predicates))
+
+
+def and_(*predicates: Predicate) -> Predicate:
+    """Returns a predicate passing an event when all of ``predicates`` pass it."""
+    return _And(tuple(predicates))
+
+
+_checks: tuple[Predicate, ...] = (PredicateFuncs(), _Or(()), _And(()))

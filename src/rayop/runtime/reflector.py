@@ -1,0 +1,235 @@
+"""The reflector: keeps a store in step with the API server by list and watch.
+
+Behaviour (controller-machinery.md I1, I2, T6):
+
+* LIST, paginated, at ``"0"`` the first time, at the last synced resourceVersion on later
+  relists, and at ``""`` (a quorum read) when that version has expired (410); the store is then
+  replaced with the listed items.
+* WATCH from the list's resourceVersion with bookmarks and a random timeout in [300, 600) s.
+  ADDED/MODIFIED/DELETED go to the store; every event (bookmarks included) advances the
+  resourceVersion the next watch starts from.
+* A watch that ends normally is restarted from that resourceVersion without relisting (one that
+  ends within 1 s having delivered nothing counts as an error). A 410 Gone/Expired relists. Any
+  other error waits out a jittered exponential backoff (800 ms, x2, capped at 30 s, reset after
+  2 minutes without backoff) and watches again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from collections.abc import AsyncIterator, Mapping
+from contextlib import AbstractAsyncContextManager
+from typing import Any, Protocol
+
+from rayop.kube.errors import Gone
+from rayop.kube.resource import Resource
+from rayop.runtime.backoff import DEFAULT_BACKOFF, Backoff, BackoffSettings
+from rayop.runtime.clock import MONOTONIC, Clock
+
+log = logging.getLogger(__name__)
+
+PAGE_SIZE = 500
+SHORT_WATCH_SECONDS = 1.0
+
+
+class WatchEventLike(Protocol):
+    """What a watch yields: :class:`rayop.kube.client.WatchEvent` satisfies it."""
+
+    @property
+    def type(self) -> str: ...
+
+    @property
+    def object(self) -> dict[str, Any]: ...
+
+
+class ListWatchClient(Protocol):
+    """The part of :class:`rayop.kube.client.KubeClient` a reflector uses."""
+
+    async def list(
+        self,
+        res: Resource,
+        *,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        limit: int = 500,
+        resource_version: str | None = None,
+    ) -> dict[str, Any]: ...
+
+    def watch(
+        self,
+        res: Resource,
+        *,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        resource_version: str | None = None,
+        timeout_seconds: int | None = None,
+        allow_bookmarks: bool = True,
+    ) -> AbstractAsyncContextManager[AsyncIterator[WatchEventLike]]: ...
+
+
+class ReflectorStore(Protocol):
+    """Receives what the reflector observes; every method returns without blocking."""
+
+    def replace(self, items: list[dict[str, Any]], resource_version: str) -> None:
+        """Replaces the whole content with the result of a LIST."""
+        ...
+
+    def add(self, obj: dict[str, Any]) -> None:
+        """An ADDED watch event."""
+        ...
+
+    def update(self, obj: dict[str, Any]) -> None:
+        """A MODIFIED watch event."""
+        ...
+
+    def delete(self, obj: dict[str, Any]) -> None:
+        """A DELETED watch event (``obj`` is the last state)."""
+        ...
+
+
+class _ShortWatch(Exception):
+    """A watch closed within a second without delivering anything."""
+
+
+def _resource_version(obj: Mapping[str, Any]) -> str:
+    return str((obj.get("metadata") or {}).get("resourceVersion") or "")
+
+
+class Reflector:
+    """Feeds a :class:`ReflectorStore` from list+watch of one resource until cancelled."""
+
+    def __init__(
+        self,
+        client: ListWatchClient,
+        resource: Resource,
+        store: ReflectorStore,
+        *,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        clock: Clock = MONOTONIC,
+        backoff: BackoffSettings = DEFAULT_BACKOFF,
+        watch_timeout_range: tuple[float, float] = (300.0, 600.0),
+        rng: random.Random | None = None,
+    ) -> None:
+        self._client = client
+        self._resource = resource
+        self._store = store
+        self._namespace = namespace
+        self._label_selector = label_selector
+        self._field_selector = field_selector
+        self._clock = clock
+        self._rng = rng or random.Random()
+        self._backoff = Backoff(backoff, clock=clock, rng=self._rng)
+        self._watch_timeout_range = watch_timeout_range
+        self._last_sync_rv = ""
+        self._rv_unavailable = False
+        self.lists = 0
+        """How many LISTs completed (for tests and diagnostics)."""
+        self.watches = 0
+        """How many WATCHes were opened."""
+
+    @property
+    def last_sync_resource_version(self) -> str:
+        """The resourceVersion the next watch will start from ("" before the first list)."""
+        return self._last_sync_rv
+
+    async def run(self) -> None:
+        """Blocks, listing and watching, until cancelled; never raises anything else."""
+        while True:
+            try:
+                await self._list_and_watch()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                log.warning("%s: list and watch failed: %r", self._resource.plural, exc)
+            await self._backoff.wait()
+
+    async def _list_and_watch(self) -> None:
+        await self._list()
+        while True:
+            try:
+                await self._watch_once()
+            except Gone as exc:
+                log.info("%s: watch expired (%s); relisting", self._resource.plural, exc)
+                return
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                log.warning("%s: watch failed: %r; retrying", self._resource.plural, exc)
+                await self._backoff.wait()
+
+    def _list_rv(self) -> str:
+        if self._rv_unavailable:
+            return ""
+        return self._last_sync_rv or "0"
+
+    async def _list(self) -> None:
+        rv = self._list_rv()
+        try:
+            result = await self._do_list(rv)
+        except Gone:
+            if rv == "":
+                raise
+            self._rv_unavailable = True
+            result = await self._do_list("")
+        items = result.get("items") or []
+        list_rv = _resource_version(result)
+        self._store.replace(items, list_rv)
+        self._last_sync_rv = list_rv
+        self._rv_unavailable = False
+        self.lists += 1
+
+    async def _do_list(self, rv: str) -> dict[str, Any]:
+        limit = PAGE_SIZE if rv in ("", "0") else 0
+        return await self._client.list(
+            self._resource,
+            namespace=self._namespace,
+            label_selector=self._label_selector,
+            field_selector=self._field_selector,
+            limit=limit,
+            resource_version=rv or None,
+        )
+
+    async def _watch_once(self) -> None:
+        start_rv = self._last_sync_rv
+        # Synthetic ADDEDs of a watch from "" or "0" are not RV-ordered: hold the RV until then.
+        follow_rv = start_rv not in ("", "0")
+        low, high = self._watch_timeout_range
+        timeout = int(low + self._rng.random() * (high - low))
+        started = self._clock.now()
+        delivered = 0
+        self.watches += 1
+        async with self._client.watch(
+            self._resource,
+            namespace=self._namespace,
+            label_selector=self._label_selector,
+            field_selector=self._field_selector,
+            resource_version=start_rv or None,
+            timeout_seconds=timeout,
+            allow_bookmarks=True,
+        ) as events:
+            async for event in events:
+                delivered += 1
+                kind = event.type
+                obj = event.object
+                if kind == "ADDED":
+                    self._store.add(obj)
+                elif kind == "MODIFIED":
+                    self._store.update(obj)
+                elif kind == "DELETED":
+                    self._store.delete(obj)
+                elif kind != "BOOKMARK":
+                    log.warning("%s: unknown watch event type %r", self._resource.plural, kind)
+                    continue
+                if kind != "ADDED":
+                    follow_rv = True
+                rv = _resource_version(obj)
+                if follow_rv and rv:
+                    self._last_sync_rv = rv
+        if delivered == 0 and self._clock.now() - started < SHORT_WATCH_SECONDS:
+            raise _ShortWatch(f"very short watch of {self._resource.plural}")

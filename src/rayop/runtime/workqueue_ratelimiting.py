@@ -1,0 +1,64 @@
+"""The classic rate-limiting workqueue: a delaying queue whose retries a limiter spaces out.
+
+Semantics follow client-go's rate-limiting queue (controller-machinery.md §1.3):
+
+- RL1: ``add_rate_limited(x)`` is ``add_after(x, limiter.when(x))``; ``when`` runs, and so counts
+  a failure, even while the queue is shutting down.
+- RL2: ``forget(x)`` clears the limiter's history of ``x`` only; it does not touch the queue.
+- RL3: ``num_requeues(x)`` is the limiter's count for ``x``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from typing import TypeVar
+
+from rayop.runtime.clock import MONOTONIC, Clock
+from rayop.runtime.ratelimit import RateLimiter, default_controller_rate_limiter
+from rayop.runtime.workqueue_delaying import DelayingQueue
+from rayop.runtime.workqueue_metrics import QueueMetrics
+
+T = TypeVar("T", bound=Hashable)
+
+
+class RateLimitingQueue(DelayingQueue[T]):
+    """A FIFO workqueue with delayed and rate-limited adds.
+
+    Args:
+        name: the queue's name (metrics label).
+        rate_limiter: decides the delay of :meth:`add_rate_limited`; defaults to
+            ``default_controller_rate_limiter(priority_queue=False, clock=clock)`` (exponential
+            5 ms to 1000 s, and the global 10 qps / burst 100 bucket).
+        clock: the time source that delays are measured on.
+        metrics: the hooks that record workqueue metrics; none by default.
+    """
+
+    def __init__(
+        self,
+        *,
+        name: str = "",
+        rate_limiter: RateLimiter[T] | None = None,
+        clock: Clock = MONOTONIC,
+        metrics: QueueMetrics[T] | None = None,
+    ) -> None:
+        super().__init__(name=name, clock=clock, metrics=metrics)
+        self.rate_limiter: RateLimiter[T] = (
+            rate_limiter
+            if rate_limiter is not None
+            else default_controller_rate_limiter(False, clock=clock)
+        )
+
+    def add_rate_limited(self, item: T) -> None:
+        """Adds ``item`` after the delay the rate limiter gives it; never blocks.
+
+        The limiter records the attempt even while shutting down (when the add itself is a no-op).
+        """
+        self.add_after(item, self.rate_limiter.when(item))
+
+    def forget(self, item: T) -> None:
+        """Tells the rate limiter to clear its history of ``item``; queue membership is unchanged."""
+        self.rate_limiter.forget(item)
+
+    def num_requeues(self, item: T) -> int:
+        """Returns how many rate-limited adds of ``item`` the limiter has seen since it was forgotten."""
+        return self.rate_limiter.num_requeues(item)

@@ -1,0 +1,249 @@
+"""The embedded control plane: API server, scheduler/kubelet, Job controller, GC and endpoints.
+
+Usage::
+
+    async with EmbeddedControlPlane() as cp:
+        ...  # point any Kubernetes client at cp.kubeconfig_path (or cp.url with cp.token)
+
+Entering starts everything and returns once the server accepts requests; leaving stops it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import tempfile
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import yaml
+from aiohttp import web
+
+from rayop.sim.audit import Audit
+from rayop.sim.endpoints import EndpointsController
+from rayop.sim.faults import Faults
+from rayop.sim.gc import GarbageCollector
+from rayop.sim.jobs import JobController
+from rayop.sim.kubelet import Kubelet, KubeletConfig
+from rayop.sim.server import build_app
+from rayop.sim.serviceaccounts import ServiceAccountController
+from rayop.sim.store import Store
+from rayop.sim.store_controller import StoreController
+
+CONTEXT_NAME = "rayop-embedded"
+
+
+def kubeconfig_document(server: str, token: str, *, namespace: str = "default") -> dict[str, Any]:
+    """Returns a kubeconfig (as a dict) with one cluster, user and context "rayop-embedded"."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": CONTEXT_NAME, "cluster": {"server": server}}],
+        "users": [{"name": CONTEXT_NAME, "user": {"token": token}}],
+        "contexts": [{"name": CONTEXT_NAME, "context": {
+            "cluster": CONTEXT_NAME, "user": CONTEXT_NAME, "namespace": namespace}}],
+        "current-context": CONTEXT_NAME,
+        "preferences": {},
+    }
+
+
+class ServiceRegistry:
+    """Maps ``(namespace, service, port)`` to the base URL of an in-process HTTP service.
+
+    The API server's services proxy (``/api/v1/namespaces/<ns>/services/<svc>:<port>/proxy/``)
+    forwards to the registered URL. The port may be given by number or by name; a lookup by
+    either finds a registration made with the other when the Service object maps them.
+    """
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+        self._urls: dict[tuple[str, str, str], str] = {}
+
+    def register(self, namespace: str, service: str, port: int | str, base_url: str) -> None:
+        """Routes the service's port to ``base_url`` (replacing any earlier registration)."""
+        self._urls[(namespace, service, str(port))] = base_url.rstrip("/")
+
+    def unregister(self, namespace: str, service: str, port: int | str) -> None:
+        """Removes a registration (no error when absent)."""
+        self._urls.pop((namespace, service, str(port)), None)
+
+    def resolve(self, namespace: str, service: str, port: str | None) -> str | None:
+        """Returns the base URL for a proxied request, or None when nothing is registered."""
+        wanted = str(port or "")
+        direct = self._urls.get((namespace, service, wanted))
+        if direct is not None:
+            return direct
+        for alias in self._port_aliases(namespace, service, wanted):
+            url = self._urls.get((namespace, service, alias))
+            if url is not None:
+                return url
+        if not wanted:
+            candidates = [u for (ns, svc, _), u in self._urls.items() if (ns, svc) == (namespace, service)]
+            if len(candidates) == 1:
+                return candidates[0]
+        return None
+
+    def _port_aliases(self, namespace: str, service: str, port: str) -> list[str]:
+        info = self._store.resources.get("", "v1", "services")
+        svc = self._store.peek(info, namespace, service) if info is not None else None
+        aliases: list[str] = []
+        for p in ((svc or {}).get("spec") or {}).get("ports") or []:
+            name, number = str(p.get("name") or ""), str(p.get("port") or "")
+            if port in (name, number) or (not port and len(svc["spec"]["ports"]) == 1):
+                aliases.extend(a for a in (name, number) if a)
+        return aliases
+
+
+class EmbeddedControlPlane:
+    """A Kubernetes-compatible control plane in this process (async context manager).
+
+    Args:
+        host: Address to bind (loopback by default).
+        port: TCP port; 0 picks a free one.
+        state_path: SQLite file that persists every object (None: memory only).
+        token: Bearer token clients must send (generated when None).
+        kubelet: Simulated kubelet settings.
+        faults: Fault-injection knobs (mutable while running).
+        kubeconfig_path: Where to write the kubeconfig (a temporary file when None).
+        history_size: Watch events kept per resource; a watch from an older resourceVersion
+            gets 410 Expired.
+
+    Attributes:
+        url, kubeconfig_path, token, faults, kubelet_config, audit, store: see the interfaces
+        document; ``kubelet`` is the running :class:`Kubelet` (for its hooks).
+    """
+
+    def __init__(
+        self,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        state_path: str | os.PathLike[str] | None = None,
+        token: str | None = None,
+        kubelet: KubeletConfig | None = None,
+        faults: Faults | None = None,
+        kubeconfig_path: str | os.PathLike[str] | None = None,
+        history_size: int = 10_000,
+    ) -> None:
+        self.host = host
+        self.port = port
+        self.state_path = Path(state_path) if state_path is not None else None
+        self.token = token or secrets.token_urlsafe(24)
+        self.kubelet_config = kubelet or KubeletConfig()
+        self.faults = faults or Faults()
+        self.audit = Audit()
+        self.history_size = history_size
+        self._requested_kubeconfig = Path(kubeconfig_path) if kubeconfig_path else None
+        self.kubeconfig_path = ""
+        self.url = ""
+        self._store: Store | None = None
+        self._persistence: Any = None
+        self._runner: web.AppRunner | None = None
+        self._controllers: list[StoreController] = []
+        self._kubelet: Kubelet | None = None
+        self._services: ServiceRegistry | None = None
+        self._temp_kubeconfig = False
+
+    @property
+    def store(self) -> Store:
+        """The object store (only while running)."""
+        if self._store is None:
+            raise RuntimeError("the control plane is not running")
+        return self._store
+
+    @property
+    def kubelet(self) -> Kubelet:
+        """The simulated kubelet (only while running)."""
+        if self._kubelet is None:
+            raise RuntimeError("the control plane is not running")
+        return self._kubelet
+
+    def register_service_handler(self, namespace: str, service: str, port: int | str,
+                                 handler_base_url: str) -> None:
+        """Routes the services proxy for ``service:port`` to an in-process HTTP server."""
+        if self._services is None:
+            raise RuntimeError("the control plane is not running")
+        self._services.register(namespace, service, port, handler_base_url)
+
+    def unregister_service_handler(self, namespace: str, service: str, port: int | str) -> None:
+        """Undoes :meth:`register_service_handler`."""
+        if self._services is not None:
+            self._services.unregister(namespace, service, port)
+
+    async def __aenter__(self) -> EmbeddedControlPlane:
+        await self.start()
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                        tb: TracebackType | None) -> None:
+        await self.stop()
+
+    async def start(self) -> None:
+        """Builds the store, starts the controllers and the HTTP server, writes the kubeconfig."""
+        self._store = self._build_store()
+        self._services = ServiceRegistry(self._store)
+        self._kubelet = Kubelet(self._store, self.kubelet_config)
+        self._controllers = [
+            ServiceAccountController(self._store),
+            GarbageCollector(self._store),
+            EndpointsController(self._store),
+            JobController(self._store),
+            self._kubelet,
+        ]
+        for controller in self._controllers:
+            await controller.start()
+        app = build_app(self._store, token=self.token, faults=self.faults, audit=self.audit,
+                        proxy_resolver=self._services.resolve)
+        self._runner = web.AppRunner(app, handle_signals=False, access_log=None,
+                                     shutdown_timeout=0.5)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.host, self.port)
+        await site.start()
+        port = int(self._runner.addresses[0][1])
+        self.port = port
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        self.url = f"http://{host}:{port}"
+        self._write_kubeconfig()
+
+    async def stop(self) -> None:
+        """Stops the HTTP server and the controllers; closes the state file. Blocks until done."""
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+        for controller in reversed(self._controllers):
+            await controller.stop()
+        self._controllers = []
+        if self._persistence is not None:
+            close = getattr(self._persistence, "close", None)
+            if close is not None:
+                close()
+            self._persistence = None
+        if self._temp_kubeconfig and self.kubeconfig_path:
+            with contextlib.suppress(OSError):
+                os.unlink(self.kubeconfig_path)
+        self._store = None
+
+    def _build_store(self) -> Store:
+        if self.state_path is None:
+            return Store(history_size=self.history_size)
+        from rayop.sim.persistence import SqlitePersistence
+
+        self.state_path.parent.mkdir(parents=True, exist_ok=True)
+        self._persistence = SqlitePersistence(self.state_path)
+        return Store(persistence=self._persistence, history_size=self.history_size)
+
+    def _write_kubeconfig(self) -> None:
+        text = yaml.safe_dump(kubeconfig_document(self.url, self.token), sort_keys=False)
+        if self._requested_kubeconfig is not None:
+            path = self._requested_kubeconfig
+            path.parent.mkdir(parents=True, exist_ok=True)
+        else:
+            fd, name = tempfile.mkstemp(prefix="rayop-kubeconfig-", suffix=".yaml")
+            os.close(fd)
+            path = Path(name)
+            self._temp_kubeconfig = True
+        path.write_text(text)
+        path.chmod(0o600)
+        self.kubeconfig_path = str(path)

@@ -1,0 +1,421 @@
+"""The simulated scheduler and kubelet: places every pod on a fake node and runs it.
+
+The role kwok plays for real clusters. Each new pod gets a node, a pod IP, and goes
+Pending -> Running -> Ready after the configured delays (fixed plus jitter), with container
+statuses and conditions shaped like a kubelet's. A configured fraction of pods fail or
+crash-loop; pods of Jobs run to completion. A deleted pod (deletionTimestamp set) disappears
+after ``min(grace period, delete_delay)`` once it has no finalizers left.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import logging
+import random
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from rayop.sim import pod_status as ps
+from rayop.sim.resources import ResourceInfo
+from rayop.sim.store import Store
+from rayop.sim.store_controller import Obj, StoreController, error_code, meta
+
+log = logging.getLogger(__name__)
+
+PodHook = Callable[[Obj], Awaitable[None] | None]
+
+
+@dataclass(frozen=True, kw_only=True)
+class KubeletConfig:
+    """Timing and failure settings of the simulated kubelet (all times in seconds)."""
+
+    pending_delay: float = 0.0
+    """From creation until the pod is scheduled and reported Pending with its IP."""
+    running_delay: float = 0.1
+    """From Pending until the containers run (phase Running)."""
+    ready_delay: float = 0.1
+    """From Running until the pod is Ready (plus readiness initialDelaySeconds x factor)."""
+    jitter: float = 0.0
+    """Up to this many seconds are added at random to each of the delays above."""
+    failure_rate: float = 0.0
+    """Fraction of pods that end in phase Failed instead of running."""
+    crashloop_rate: float = 0.0
+    """Fraction of pods whose first container crash-loops (CrashLoopBackOff, never Ready)."""
+    readiness_probe_factor: float = 0.0
+    """Multiplies readinessProbe.initialDelaySeconds to delay Ready (0: probes add nothing)."""
+    job_duration: float | None = 1.0
+    """How long a Job's pod runs before it succeeds; None: until :meth:`Kubelet.complete_pod`."""
+    job_failure_rate: float = 0.0
+    """Fraction of Job pods that end Failed instead of Succeeded."""
+    unschedulable_rate: float = 0.0
+    """Fraction of pods left Pending with PodScheduled False, reason Unschedulable."""
+    delete_delay: float = 0.05
+    """Upper bound of how long a gracefully deleted pod stays visible (capped by its grace)."""
+    crashloop_backoff: float = 10.0
+    """Base of the crash-loop restart back-off (doubles per restart, at most 300 s)."""
+    seed: int | None = None
+    """Seed of the random outcomes (None: unpredictable)."""
+    nodes: int = 3
+    """How many fake nodes pods are spread over."""
+    node_prefix: str = "sim-node-"
+    """Node names are this prefix followed by 0..nodes-1."""
+
+    def node_names(self) -> list[str]:
+        """Returns the fake nodes' names."""
+        return [f"{self.node_prefix}{i}" for i in range(max(1, self.nodes))]
+
+
+def now_rfc3339() -> str:
+    """Returns the wall-clock time as Kubernetes prints it (seconds, UTC, Z suffix)."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _is_job_pod(pod: Obj) -> bool:
+    return any(ref.get("kind") == "Job" for ref in meta(pod).get("ownerReferences") or [])
+
+
+class Kubelet(StoreController):
+    """Schedules and runs every pod of a :class:`Store` (see the module docstring).
+
+    Attributes:
+        config: the settings in force; replace it (``dataclasses.replace``) to change them.
+        on_pod_running: hooks called with the pod when it starts running (sync or async).
+    """
+
+    name = "kubelet"
+
+    def __init__(self, store: Store, config: KubeletConfig | None = None) -> None:
+        super().__init__(store)
+        self.config = config or KubeletConfig()
+        self.on_pod_running: list[PodHook] = []
+        self._rng = random.Random(self.config.seed)
+        self._lifecycles: dict[str, asyncio.Task[None]] = {}
+        self._finalizing: set[str] = set()
+        self._used_ips: set[str] = set()
+        self._next_ip = 0
+        self._next_node = 0
+        self._pods: ResourceInfo | None = None
+
+    # -- StoreController hooks -------------------------------------------------------------
+
+    def wants(self, info: ResourceInfo) -> bool:
+        return info.group == "" and info.plural == "pods"
+
+    async def resync(self) -> None:
+        self._pods = self.resource("", "v1", "pods")
+        await self._create_nodes()
+        if self._pods is None:
+            return
+        items, _ = self.store.list(self._pods)
+        for pod in items:
+            self._used_ips.add(str((pod.get("status") or {}).get("podIP") or ""))
+        for pod in items:
+            await self.handle("ADDED", self._pods, pod, None)
+
+    async def handle(self, event_type: str, info: ResourceInfo, obj: Obj, old: Obj | None) -> None:
+        self._pods = info
+        md = meta(obj)
+        uid = str(md.get("uid") or "")
+        if event_type == "DELETED":
+            self._cancel(uid)
+            self._finalizing.discard(uid)
+            return
+        if md.get("deletionTimestamp"):
+            self._cancel(uid)
+            if not md.get("finalizers") and uid not in self._finalizing:
+                self._finalizing.add(uid)
+                self.spawn(self._finalize(obj), name=f"kubelet-delete-{md.get('name')}")
+            return
+        phase = (obj.get("status") or {}).get("phase")
+        if uid in self._lifecycles or phase in ("Succeeded", "Failed"):
+            return
+        if event_type == "ADDED" or phase in (None, "Pending"):
+            task = self.spawn(self._lifecycle(obj), name=f"kubelet-{md.get('name')}")
+            self._lifecycles[uid] = task
+            task.add_done_callback(lambda _t: self._forget_lifecycle(uid, _t))
+
+    # -- public API --------------------------------------------------------------------------
+
+    async def complete_pod(
+        self,
+        namespace: str,
+        name: str,
+        *,
+        succeeded: bool = True,
+        exit_code: int | None = None,
+        message: str | None = None,
+    ) -> bool:
+        """Ends a running pod now (phase Succeeded or Failed); blocks until written.
+
+        Returns:
+            True when the pod existed and was not already terminated.
+        """
+        info = self._pods or self.resource("", "v1", "pods")
+        if info is None:
+            return False
+        current = await self.get(info, namespace, name)
+        if current is None:
+            return False
+        self._cancel(str(meta(current).get("uid") or ""))
+
+        def end(pod: Obj) -> bool:
+            if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+                return False
+            ps.mark_terminated(
+                pod, now_rfc3339(), succeeded=succeeded, exit_code=exit_code, message=message
+            )
+            return True
+
+        return await self.mutate(info, namespace, name, end, subresource="status") is not None
+
+    # -- the pod's life ----------------------------------------------------------------------
+
+    def _forget_lifecycle(self, uid: str, task: asyncio.Task[None]) -> None:
+        if self._lifecycles.get(uid) is task:
+            del self._lifecycles[uid]
+
+    def _cancel(self, uid: str) -> None:
+        task = self._lifecycles.pop(uid, None)
+        if task is not None and task is not asyncio.current_task():
+            task.cancel()
+
+    def _delay(self, fixed: float) -> float:
+        jitter = self.config.jitter
+        return max(0.0, fixed) + (self._rng.uniform(0.0, jitter) if jitter > 0 else 0.0)
+
+    def _roll(self, rate: float) -> bool:
+        return rate > 0 and self._rng.random() < rate
+
+    def _allocate_ip(self) -> str:
+        while True:
+            self._next_ip += 1
+            n = self._next_ip + (1 << 16)  # 10.1.0.1 onwards
+            ip = f"10.{(n >> 16) & 255}.{(n >> 8) & 255}.{n & 255}"
+            if n & 255 not in (0, 255) and ip not in self._used_ips:
+                self._used_ips.add(ip)
+                return ip
+
+    def _pick_node(self) -> tuple[str, str]:
+        names = self.config.node_names()
+        index = self._next_node % len(names)
+        self._next_node += 1
+        return names[index], f"192.168.0.{10 + index % 240}"
+
+    async def _lifecycle(self, pod: Obj) -> None:
+        """Drives one pod from creation to Ready (or Failed / crash-looping / completed)."""
+        cfg = self.config
+        info = self._pods
+        assert info is not None
+        md = meta(pod)
+        ns, name, uid = str(md.get("namespace") or ""), str(md["name"]), str(md.get("uid"))
+        unschedulable = self._roll(cfg.unschedulable_rate)
+        fails = self._roll(cfg.failure_rate)
+        crashes = not fails and self._roll(cfg.crashloop_rate)
+        job_fails = self._roll(cfg.job_failure_rate)
+        pending, running = self._delay(cfg.pending_delay), self._delay(cfg.running_delay)
+        ready = (
+            self._delay(cfg.ready_delay)
+            + ps.readiness_initial_delay(pod) * cfg.readiness_probe_factor
+        )
+
+        await asyncio.sleep(pending)
+        if unschedulable:
+            nodes = len(cfg.node_names())
+            await self._write_status(
+                info, ns, name, uid, lambda p: ps.mark_unschedulable(p, now_rfc3339(), nodes=nodes)
+            )
+            return
+        phase = (pod.get("status") or {}).get("phase")
+        if phase != "Running":
+            node, host_ip = await self._bind(info, ns, name, uid, pod)
+            pod_ip = self._allocate_ip()
+            stages: list[Callable[[Obj], None]] = [
+                lambda p: ps.mark_scheduled(p, now_rfc3339(), host_ip=host_ip, pod_ip=pod_ip)
+            ]
+            if running > 0:
+                if await self._write_status(info, ns, name, uid, *stages) is None:
+                    return
+                stages = []
+                await asyncio.sleep(running)
+            if fails:
+                stages.append(lambda p: ps.mark_terminated(p, now_rfc3339(), succeeded=False))
+                await self._write_status(info, ns, name, uid, *stages)
+                return
+            ready_now = ready <= 0 and not crashes
+            stages.append(lambda p: ps.mark_running(p, now_rfc3339(), ready=ready_now))
+            written = await self._write_status(info, ns, name, uid, *stages)
+            if written is None:
+                return
+            await self._run_hooks(written)
+        else:
+            ready_now = ps.condition_true(pod, "Ready")
+        if crashes:
+            await self._crashloop(info, ns, name, uid)
+            return
+        if not ready_now:
+            await asyncio.sleep(ready)
+            if (
+                await self._write_status(
+                    info, ns, name, uid, lambda p: ps.mark_ready(p, now_rfc3339())
+                )
+                is None
+            ):
+                return
+        if _is_job_pod(pod) and cfg.job_duration is not None:
+            await asyncio.sleep(self._delay(cfg.job_duration))
+            await self._write_status(
+                info,
+                ns,
+                name,
+                uid,
+                lambda p: ps.mark_terminated(p, now_rfc3339(), succeeded=not job_fails),
+            )
+
+    async def _bind(
+        self, info: ResourceInfo, ns: str, name: str, uid: str, pod: Obj
+    ) -> tuple[str, str]:
+        """Sets spec.nodeName (the scheduler's binding); returns the node and its IP."""
+        existing = (pod.get("spec") or {}).get("nodeName")
+        names = self.config.node_names()
+        if existing:
+            index = names.index(existing) if existing in names else 0
+            return str(existing), f"192.168.0.{10 + index % 240}"
+        node, host_ip = self._pick_node()
+
+        def bind(p: Obj) -> bool:
+            spec = p.setdefault("spec", {})
+            if spec.get("nodeName"):
+                return False
+            spec["nodeName"] = node
+            return True
+
+        await self.mutate(info, ns, name, bind, uid=uid)
+        return node, host_ip
+
+    async def _write_status(
+        self, info: ResourceInfo, ns: str, name: str, uid: str, *stages: Callable[[Obj], None]
+    ) -> Obj | None:
+        """Applies ``stages`` to the latest pod and writes its status; None if it went away."""
+
+        def apply(p: Obj) -> bool:
+            if meta(p).get("deletionTimestamp"):
+                return False
+            for stage in stages:
+                stage(p)
+            return True
+
+        return await self.mutate(info, ns, name, apply, subresource="status", uid=uid)
+
+    async def _crashloop(self, info: ResourceInfo, ns: str, name: str, uid: str) -> None:
+        restarts = 0
+        while True:
+            restarts += 1
+            count = restarts
+            if (
+                await self._write_status(
+                    info,
+                    ns,
+                    name,
+                    uid,
+                    lambda p: ps.mark_crashloop(p, now_rfc3339(), restart_count=count),
+                )
+                is None
+            ):
+                return
+            backoff = min(300.0, self.config.crashloop_backoff * 2 ** (restarts - 1))
+            await asyncio.sleep(backoff)
+
+    async def _run_hooks(self, pod: Obj) -> None:
+        for hook in list(self.on_pod_running):
+            try:
+                result = hook(pod)
+                if inspect.isawaitable(result):
+                    await result
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("kubelet: on_pod_running hook failed")
+
+    async def _finalize(self, pod: Obj) -> None:
+        """Removes a gracefully deleted pod after min(grace, delete_delay)."""
+        info = self._pods
+        assert info is not None
+        md = meta(pod)
+        ns, name, uid = str(md.get("namespace") or ""), str(md["name"]), md.get("uid")
+        grace = md.get("deletionGracePeriodSeconds")
+        delay = (
+            self.config.delete_delay
+            if grace is None
+            else min(float(grace), self.config.delete_delay)
+        )
+        try:
+            await asyncio.sleep(max(0.0, delay))
+            current = await self.get(info, ns, name)
+            if (
+                current is None
+                or meta(current).get("uid") != uid
+                or meta(current).get("finalizers")
+            ):
+                return
+            try:
+                await self.store.finalize_delete(info, ns, name)
+            except Exception as exc:
+                if error_code(exc) not in (404, 409):
+                    raise
+        finally:
+            self._finalizing.discard(str(uid))
+
+    async def _create_nodes(self) -> None:
+        nodes = self.resource("", "v1", "nodes")
+        if nodes is None:
+            return
+        for index, node in enumerate(self.config.node_names()):
+            obj = _node_object(node, f"192.168.0.{10 + index % 240}", now_rfc3339())
+            with contextlib.suppress(Exception):
+                await self.store.create(nodes, "", obj)
+
+
+def _node_object(name: str, ip: str, now: str) -> Obj:
+    capacity = {"cpu": "64", "memory": "256Gi", "pods": "1000", "ephemeral-storage": "1Ti"}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": name,
+            "labels": {
+                "kubernetes.io/hostname": name,
+                "kubernetes.io/os": "linux",
+                "kubernetes.io/arch": "amd64",
+                "type": "sim",
+            },
+        },
+        "spec": {},
+        "status": {
+            "capacity": capacity,
+            "allocatable": capacity,
+            "addresses": [
+                {"type": "InternalIP", "address": ip},
+                {"type": "Hostname", "address": name},
+            ],
+            "conditions": [
+                {
+                    "type": "Ready",
+                    "status": "True",
+                    "reason": "KubeletReady",
+                    "message": "sim kubelet is posting ready status",
+                    "lastHeartbeatTime": now,
+                    "lastTransitionTime": now,
+                }
+            ],
+            "nodeInfo": {
+                "kubeletVersion": "v1.32.0-sim",
+                "operatingSystem": "linux",
+                "architecture": "amd64",
+                "containerRuntimeVersion": "sim://1.0",
+            },
+        },
+    }

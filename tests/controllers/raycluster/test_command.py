@@ -1,0 +1,103 @@
+"""The ray start command, quantities and names."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from rayop.controllers.raycluster import names
+from rayop.controllers.raycluster.command import ray_start_command, ray_start_params, render_params
+from rayop.controllers.raycluster.options import OperatorOptions
+from rayop.controllers.raycluster.resources import Quantity
+
+from ._fixtures import minimal_cluster
+
+
+def test_render_params_booleans_and_sorting() -> None:
+    params = {"b": "True", "a": "false", "log-color": "false", "num-cpus": "2"}
+    assert render_params(params) == " --b  --log-color=false  --num-cpus=2 "
+
+
+def test_worker_address_uses_head_port_and_explicit_params_win() -> None:
+    cluster = minimal_cluster()
+    cluster["spec"]["headGroupSpec"]["rayStartParams"] = {"port": "6380"}
+    group = cluster["spec"]["workerGroupSpecs"][0]
+    group["rayStartParams"] = {"num-cpus": "7", "metrics-export-port": "9000", "block": "false"}
+    params = ray_start_params(cluster, group, node_type="worker", fqdn="h.ns.svc.cluster.local")
+    assert params["address"] == "h.ns.svc.cluster.local:6380"
+    assert params["block"] == "true" and params["metrics-export-port"] == "9000"
+    container = {"resources": {"limits": {"cpu": "3"}}}
+    cmd = ray_start_command("worker", params, container)
+    assert cmd.startswith("ray start  --address=h.ns.svc.cluster.local:6380 ")
+    assert " --num-cpus=7 " in cmd
+
+
+def test_group_resources_override_container_resources() -> None:
+    cluster = minimal_cluster()
+    group = cluster["spec"]["workerGroupSpecs"][0]
+    group["resources"] = {"CPU": "4", "memory": "1Gi", "nvidia.com/gpu": "1", "Custom": "500m"}
+    params = ray_start_params(cluster, group, node_type="worker", fqdn="f")
+    cmd = ray_start_command(
+        "worker", params, {"resources": {"limits": {"cpu": "1", "google.com/tpu": "4"}}}
+    )
+    assert " --num-cpus=4 " in cmd and " --memory=1073741824 " in cmd and " --num-gpus=1 " in cmd
+    assert ' --resources=\'{"Custom":0.5,"TPU":4}\' ' in cmd
+
+
+@pytest.mark.parametrize(
+    ("text", "value", "canonical"),
+    [
+        ("500m", 1, "500m"),
+        ("1.5", 2, "1500m"),
+        ("2Gi", 2 * 1024**3, "2Gi"),
+        ("5120Mi", 5 * 1024**3, "5Gi"),
+        ("40G", 40 * 10**9, "40G"),
+        ("1000", 1000, "1k"),
+        ("1e3", 1000, "1e3"),
+        ("0", 0, "0"),
+    ],
+)
+def test_quantities(text: str, value: int, canonical: str) -> None:
+    q = Quantity.parse(text)
+    assert q.int_value() == value
+    assert q.canonical() == canonical
+
+
+def test_quantity_sums_keep_first_format() -> None:
+    assert (Quantity.parse("5Gi") + Quantity.parse("1Gi") * 2).canonical() == "7Gi"
+    assert (Quantity.parse("1") + Quantity.parse("500m")).canonical() == "1500m"
+    with pytest.raises(ValueError):
+        Quantity.parse("1 GB")
+
+
+def test_name_rules() -> None:
+    assert names.check_name("1" + "a" * 60) == "a" * 50
+    assert names.check_name("9abc") == "rabc"
+    assert names.check_label("-x") == "rx"
+    assert names.pod_name("X" * 60, "worker", generate=True) == "x" * 50 + "-worker-"
+    assert names.replica_group_name("g", random.Random(1)).startswith("g-")
+    assert len(names.replica_group_name("g", random.Random(1))) == 7
+
+
+def test_options_from_env_defaults_and_parsing() -> None:
+    defaults = OperatorOptions.from_env({})
+    assert defaults.enable_init_container_injection and defaults.enable_probes_injection
+    assert not defaults.enable_ray_head_cluster_ip_service
+    assert defaults.cluster_domain == "cluster.local" and defaults.default_requeue_seconds == 300
+    custom = OperatorOptions.from_env(
+        {
+            "ENABLE_PROBES_INJECTION": "FALSE",
+            "RAYCLUSTER_DEFAULT_REQUEUE_SECONDS_ENV": "10",
+            "ENABLE_GCS_FT_REDIS_CLEANUP": "no",
+            "ENABLE_RANDOM_POD_DELETE": "true",
+        }
+    )
+    assert not custom.enable_probes_injection and custom.default_requeue_seconds == 10
+    assert custom.enable_gcs_ft_redis_cleanup and custom.enable_random_pod_delete
+    assert (
+        OperatorOptions.from_env(
+            {"RAYCLUSTER_DEFAULT_REQUEUE_SECONDS_ENV": "x"}
+        ).default_requeue_seconds
+        == 300
+    )

@@ -1,0 +1,158 @@
+"""Per-pass pod plans: unhealthy pods, workersToDelete, scale up/down, multi-host replicas."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from typing import Any
+
+from rayop.controllers.raycluster.options import DEFAULT_OPTIONS
+from rayop.controllers.raycluster.pod_health import should_delete_pod
+from rayop.controllers.raycluster.scaling import plan_head, plan_worker_group
+
+from ._fixtures import minimal_cluster
+
+
+def _pod(
+    name: str,
+    *,
+    phase: str = "Running",
+    index: int | None = None,
+    replica: str | None = None,
+    terminated: bool = False,
+    restart: str = "Always",
+) -> dict[str, Any]:
+    labels = {"ray.io/node-type": "worker", "ray.io/group": "g"}
+    if index is not None:
+        labels["ray.io/worker-group-replica-index"] = str(index)
+    if replica is not None:
+        labels["ray.io/worker-group-replica-name"] = replica
+    state = {"terminated": {"exitCode": 1}} if terminated else {"running": {}}
+    return {
+        "metadata": {"name": name, "labels": labels},
+        "spec": {"restartPolicy": restart, "containers": [{"name": "ray"}]},
+        "status": {"phase": phase, "containerStatuses": [{"name": "ray", "state": state}]},
+    }
+
+
+def test_should_delete_pod_rules() -> None:
+    assert should_delete_pod(_pod("a", phase="Failed"), "worker")[0]
+    assert should_delete_pod(_pod("a", phase="Succeeded"), "head")[0]
+    assert should_delete_pod(_pod("a", terminated=True, restart="Never"), "worker")[0]
+    keep, reason = should_delete_pod(_pod("a", terminated=True, restart="Always"), "worker")
+    assert not keep and "should be able to restart automatically" in reason
+    assert not should_delete_pod(_pod("a", phase="Pending"), "worker")[0]
+
+
+def test_scale_up_uses_lowest_free_indices() -> None:
+    cluster = minimal_cluster()
+    group = cluster["spec"]["workerGroupSpecs"][0]
+    group["replicas"] = 4
+    plan = plan_worker_group(cluster, group, [_pod("a", index=1)], options=DEFAULT_OPTIONS)
+    assert [c.replica_index for c in plan.creations] == [0, 2, 3]
+    assert plan.deletions == () and plan.error is None
+
+
+def test_unhealthy_pods_are_deleted_then_error_without_creating() -> None:
+    cluster = minimal_cluster()
+    group = cluster["spec"]["workerGroupSpecs"][0]
+    plan = plan_worker_group(cluster, group, [_pod("bad", phase="Failed")], options=DEFAULT_OPTIONS)
+    assert [d.name for d in plan.deletions] == ["bad"] and not plan.deletions[0].ignore_not_found
+    assert plan.creations == () and plan.error == "delete 1 unhealthy worker Pods"
+
+
+def test_workers_to_delete_then_replace_to_desired() -> None:
+    cluster = minimal_cluster()
+    group = cluster["spec"]["workerGroupSpecs"][0]
+    group["scaleStrategy"] = {"workersToDelete": ["a", "gone"]}
+    plan = plan_worker_group(
+        cluster, group, [_pod("a", index=0), _pod("b", index=1)], options=DEFAULT_OPTIONS
+    )
+    assert [d.name for d in plan.deletions] == ["a", "gone"]
+    assert all(d.ignore_not_found for d in plan.deletions)
+    assert [c.replica_index for c in plan.creations] == [0]
+    assert group["scaleStrategy"]["workersToDelete"] == ["a", "gone"]  # the spec is never cleared
+
+
+def test_scale_down_only_without_autoscaler_or_with_random_delete() -> None:
+    cluster = minimal_cluster()
+    group = cluster["spec"]["workerGroupSpecs"][0]
+    group["replicas"] = 1
+    pods = [_pod("a"), _pod("b"), _pod("c")]
+    plan = plan_worker_group(cluster, group, pods, options=DEFAULT_OPTIONS)
+    assert [d.name for d in plan.deletions] == ["a", "b"]
+    cluster["spec"]["enableInTreeAutoscaling"] = True
+    assert plan_worker_group(cluster, group, pods, options=DEFAULT_OPTIONS).deletions == ()
+    random_delete = dataclasses.replace(DEFAULT_OPTIONS, enable_random_pod_delete=True)
+    assert len(plan_worker_group(cluster, group, pods, options=random_delete).deletions) == 2
+
+
+def test_suspended_group_deletes_all() -> None:
+    cluster = minimal_cluster()
+    group = cluster["spec"]["workerGroupSpecs"][0]
+    group["suspend"] = True
+    assert plan_worker_group(cluster, group, [_pod("a")], options=DEFAULT_OPTIONS).delete_all
+
+
+def test_multi_host_scale_up_creates_whole_replicas() -> None:
+    cluster = minimal_cluster()
+    group = cluster["spec"]["workerGroupSpecs"][0]
+    group.update(replicas=2, numOfHosts=2)
+    pods = [_pod("a0", index=0, replica="g-aaaaa"), _pod("a1", index=0, replica="g-aaaaa")]
+    plan = plan_worker_group(cluster, group, pods, options=DEFAULT_OPTIONS, rng=random.Random(7))
+    assert [(c.replica_index, c.host_index) for c in plan.creations] == [(1, 0), (1, 1)]
+    assert plan.creations[0].replica_name == plan.creations[1].replica_name
+    assert (
+        plan.creations[0].replica_name.startswith("g-")
+        and plan.creations[0].replica_name != "g-aaaaa"
+    )
+
+
+def test_multi_host_incomplete_unhealthy_and_workers_to_delete() -> None:
+    cluster = minimal_cluster()
+    group = cluster["spec"]["workerGroupSpecs"][0]
+    group.update(replicas=2, numOfHosts=2)
+    incomplete = [_pod("a0", index=0, replica="r-a")]
+    plan = plan_worker_group(cluster, group, incomplete, options=DEFAULT_OPTIONS)
+    assert [d.name for d in plan.deletions] == ["a0"] and "incomplete" in (plan.error or "")
+    pods = [
+        _pod("a0", index=0, replica="r-a"),
+        _pod("a1", index=0, replica="r-a", phase="Failed"),
+        _pod("b0", index=1, replica="r-b"),
+        _pod("b1", index=1, replica="r-b"),
+    ]
+    plan = plan_worker_group(cluster, group, pods, options=DEFAULT_OPTIONS, rng=random.Random(1))
+    assert {d.name for d in plan.deletions} == {"a0", "a1"}
+    assert [c.replica_index for c in plan.creations] == [0, 0] and plan.error is None
+    group["scaleStrategy"] = {"workersToDelete": ["b1"]}
+    plan = plan_worker_group(cluster, group, pods, options=DEFAULT_OPTIONS)
+    assert {d.name for d in plan.deletions} == {"a0", "a1", "b0", "b1"}
+    assert plan.creations == () and "ScaleStrategy" in (plan.error or "")
+
+
+def test_multi_host_scale_down_removes_whole_replicas() -> None:
+    cluster = minimal_cluster()
+    group = cluster["spec"]["workerGroupSpecs"][0]
+    group.update(replicas=1, numOfHosts=2)
+    pods = [
+        _pod("a0", index=0, replica="r-a"),
+        _pod("a1", index=0, replica="r-a"),
+        _pod("b0", index=1, replica="r-b"),
+        _pod("b1", index=1, replica="r-b"),
+    ]
+    plan = plan_worker_group(cluster, group, pods, options=DEFAULT_OPTIONS)
+    assert [d.name for d in plan.deletions] == ["b0", "b1"]
+
+
+def test_head_plan() -> None:
+    cluster = minimal_cluster()
+    head = _pod("h")
+    head["metadata"]["labels"]["ray.io/node-type"] = "head"
+    assert plan_head(cluster, []).action == "create"
+    assert plan_head(cluster, [head]).action == "none"
+    head["status"]["phase"] = "Failed"
+    assert plan_head(cluster, [head]).action == "delete"
+    assert plan_head(cluster, [head, head]).action == "error"
+    cluster["metadata"]["annotations"] = {"ray.io/disable-provisioned-head-restart": "true"}
+    cluster["status"] = {"conditions": [{"type": "RayClusterProvisioned", "status": "True"}]}
+    assert plan_head(cluster, []).action == "skip-restart"

@@ -1,0 +1,31 @@
+"""Fixtures for the kube client tests."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+from kube_fakes import FakeApiServer, StepClock, start_fake_api
+
+from rayop.kube.client import KubeClient
+from rayop.kube.config import KubeConfig
+
+
+@pytest.fixture
+async def api() -> AsyncIterator[FakeApiServer]:
+    fake = await start_fake_api()
+    try:
+        yield fake
+    finally:
+        await fake.server.close()
+
+
+@pytest.fixture
+def clock() -> StepClock:
+    return StepClock()
+
+
+@pytest.fixture
+async def client(api: FakeApiServer, clock: StepClock) -> AsyncIterator[KubeClient]:
+    async with KubeClient(KubeConfig.for_server(api.url, token="t0k"), qps=-1, clock=clock) as kube:
+        yield kube

@@ -1,0 +1,122 @@
+"""Leader election over an in-memory Lease API, in virtual time (controller-machinery.md §8)."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import random
+from collections.abc import Callable
+
+import pytest
+from informer_fakes import FakeLeases
+
+from rayop.runtime.leaderelection import LeaderElectionSettings, LeaderElector
+from rayop.runtime.metrics import OperatorMetrics
+
+DEFAULTS = LeaderElectionSettings(namespace="ops")
+
+
+def status(metrics: OperatorMetrics, name: str = "ray-operator-leader") -> float | None:
+    return metrics.registry.get_sample_value("leader_election_master_status", {"name": name})
+
+
+async def eventually(predicate: Callable[[], bool], timeout: float = 60) -> None:
+    async with asyncio.timeout(timeout):
+        while not predicate():
+            await asyncio.sleep(0.05)
+
+
+class Candidate:
+    def __init__(self, api: FakeLeases, who: str, settings: LeaderElectionSettings = DEFAULTS) -> None:
+        self.metrics = OperatorMetrics()
+        self.started_at: float | None = None
+        self.stopped_at: float | None = None
+        loop = asyncio.get_running_loop()
+
+        def started() -> None:
+            self.started_at = loop.time()
+
+        def stopped() -> None:
+            self.stopped_at = loop.time()
+
+        self.elector = LeaderElector(
+            api.client(who),
+            dataclasses.replace(settings, identity=who),
+            metrics=self.metrics,
+            on_started_leading=started,
+            on_stopped_leading=stopped,
+            rng=random.Random(who),
+        )
+        self.task = loop.create_task(self.elector.run())
+
+
+@pytest.mark.looptime
+async def test_acquires_renews_and_releases_on_stop() -> None:
+    api = FakeLeases()
+    a = Candidate(api, "a")
+    assert status(a.metrics) == 0
+    await eventually(a.elector.is_leader)
+    assert status(a.metrics) == 1
+    spec = api.leases["ops/ray-operator-leader"]["spec"]
+    assert spec["holderIdentity"] == "a" and spec["leaseDurationSeconds"] == 15
+    assert spec["leaseTransitions"] == 0
+    await asyncio.sleep(10)
+    renewals = [w for who, w in api.writes if who == "a"]
+    assert 4 <= len(renewals) <= 7  # one write every 2 s retry period
+    await a.elector.stop()
+    assert await a.task is False
+    spec = api.leases["ops/ray-operator-leader"]["spec"]
+    assert spec["holderIdentity"] == "" and spec["leaseDurationSeconds"] == 1
+    assert status(a.metrics) == 0
+    assert a.stopped_at is not None
+
+
+@pytest.mark.looptime
+async def test_exactly_one_leads_and_a_partitioned_leader_steps_down_before_takeover() -> None:
+    api = FakeLeases()
+    a = Candidate(api, "a")
+    await eventually(a.elector.is_leader)
+    b = Candidate(api, "b")
+    await asyncio.sleep(30)
+    assert a.elector.is_leader() and not b.elector.is_leader()
+    assert status(b.metrics) == 0
+    loop = asyncio.get_running_loop()
+    cut = loop.time()
+    api.down.add("a")  # the leader can no longer renew
+    assert await a.task is True  # run() reports leadership lost
+    lost_at = loop.time()
+    assert status(a.metrics) == 0
+    await eventually(b.elector.is_leader)
+    assert b.started_at is not None
+    # a gives up within renew deadline + retry; b takes over only after the lease has expired
+    # on its own clock (15 s after it last saw the record change), so never both at once.
+    assert lost_at - cut <= 10 + 2 + 0.1
+    assert lost_at < b.started_at <= cut + 15 + 4.4 + 0.1
+    assert api.leases["ops/ray-operator-leader"]["spec"]["leaseTransitions"] == 1
+    await b.elector.stop()
+    await b.task
+
+
+@pytest.mark.looptime
+async def test_a_released_lease_is_taken_at_once() -> None:
+    api = FakeLeases()
+    a = Candidate(api, "a")
+    await eventually(a.elector.is_leader)
+    b = Candidate(api, "b")
+    await asyncio.sleep(5)
+    loop = asyncio.get_running_loop()
+    released = loop.time()
+    await a.elector.stop()
+    await a.task
+    await eventually(b.elector.is_leader)
+    assert b.started_at is not None and b.started_at - released <= 4.4 + 0.1
+    await b.elector.stop()
+    await b.task
+
+
+def test_settings_are_validated() -> None:
+    with pytest.raises(ValueError):
+        LeaderElectionSettings(lease_duration=10, renew_deadline=10).validate()
+    with pytest.raises(ValueError):
+        LeaderElectionSettings(renew_deadline=2, retry_period=2).validate()
+    LeaderElectionSettings().validate()

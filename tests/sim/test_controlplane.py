@@ -1,0 +1,127 @@
+"""EmbeddedControlPlane: HTTP server, kubeconfig, bootstrap objects, kubelet, proxy, state."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import yaml
+from aiohttp import web
+
+from rayop.sim.controlplane import EmbeddedControlPlane
+from rayop.sim.kubelet import KubeletConfig
+
+FAST = KubeletConfig(running_delay=0.01, ready_delay=0.01, delete_delay=0.01)
+
+
+def _auth(cp: EmbeddedControlPlane) -> dict[str, str]:
+    return {"Authorization": f"Bearer {cp.token}"}
+
+
+async def _wait_ready(http: aiohttp.ClientSession, cp: EmbeddedControlPlane, name: str) -> dict[str, Any]:
+    url = f"{cp.url}/api/v1/namespaces/default/pods?watch=1&fieldSelector=metadata.name={name}"
+    async with http.get(url, headers=_auth(cp)) as resp:
+        assert resp.status == 200
+        async for line in resp.content:
+            event = yaml.safe_load(line)
+            pod: dict[str, Any] = event["object"]
+            conds = (pod.get("status") or {}).get("conditions") or []
+            if any(c["type"] == "Ready" and c["status"] == "True" for c in conds):
+                return pod
+    raise AssertionError("watch ended before the pod was ready")
+
+
+async def test_serves_the_api_with_a_kubeconfig_and_a_token(tmp_path: Path) -> None:
+    kubeconfig = tmp_path / "kc.yaml"
+    async with EmbeddedControlPlane(kubelet=FAST, kubeconfig_path=kubeconfig, token="s3cret") as cp:
+        assert cp.kubeconfig_path == str(kubeconfig) and cp.token == "s3cret"
+        doc = yaml.safe_load(kubeconfig.read_text())
+        assert doc["current-context"] == "rayop-embedded"
+        assert doc["clusters"][0]["cluster"]["server"] == cp.url
+        assert doc["users"][0]["user"]["token"] == "s3cret"
+        assert cp.url.startswith("http://127.0.0.1:") and not cp.url.endswith(":0")
+        async with aiohttp.ClientSession() as http:
+            async with http.get(f"{cp.url}/api/v1/namespaces") as resp:
+                assert resp.status == 401
+            async with http.get(f"{cp.url}/api/v1/namespaces", headers=_auth(cp)) as resp:
+                assert resp.status == 200
+                names = {n["metadata"]["name"] for n in (await resp.json())["items"]}
+            assert {"default", "kube-system", "kube-public", "kube-node-lease"} <= names
+            await cp.kubelet.wait_idle()
+            sa = await cp.store.get(cp.store.resources.get("", "v1", "serviceaccounts"), "default", "default")
+            assert sa["metadata"]["name"] == "default"
+            body = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web"},
+                    "spec": {"containers": [{"name": "c", "image": "nginx"}]}}
+            async with http.post(f"{cp.url}/api/v1/namespaces/default/pods", json=body,
+                                 headers=_auth(cp)) as resp:
+                assert resp.status == 201
+            pod = await _wait_ready(http, cp, "web")
+            assert pod["spec"]["nodeName"] and pod["status"]["podIP"]
+        assert cp.audit.count(verb="create", resource="pods", code=201) == 1
+    assert kubeconfig.exists()  # a requested path is kept after exit
+
+
+async def test_temporary_kubeconfig_is_removed_on_exit() -> None:
+    async with EmbeddedControlPlane(kubelet=FAST) as cp:
+        path = Path(cp.kubeconfig_path)
+        assert path.exists()
+    assert not path.exists()
+
+
+async def test_services_proxy_reaches_a_registered_handler() -> None:
+    async def hello(request: web.Request) -> web.Response:
+        return web.json_response({"path": request.path, "query": request.query_string})
+
+    app = web.Application()
+    app.router.add_get("/{tail:.*}", hello)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    backend = f"http://127.0.0.1:{runner.addresses[0][1]}"
+    try:
+        async with EmbeddedControlPlane(kubelet=FAST) as cp:
+            svc = {"metadata": {"name": "head-svc"},
+                   "spec": {"ports": [{"name": "dashboard", "port": 8265}], "selector": {"a": "b"}}}
+            await cp.store.create(cp.store.resources.get("", "v1", "services"), "default", svc)
+            cp.register_service_handler("default", "head-svc", 8265, backend)
+            async with aiohttp.ClientSession() as http:
+                for port in ("8265", "dashboard"):
+                    url = (f"{cp.url}/api/v1/namespaces/default/services/head-svc:{port}"
+                           "/proxy/api/jobs/?x=1")
+                    async with http.get(url, headers=_auth(cp)) as resp:
+                        assert resp.status == 200, await resp.text()
+                        assert await resp.json() == {"path": "/api/jobs/", "query": "x=1"}
+    finally:
+        await runner.cleanup()
+
+
+async def test_state_survives_a_restart(tmp_path: Path) -> None:
+    state = tmp_path / "state.db"
+    async with EmbeddedControlPlane(kubelet=FAST, state_path=state) as cp:
+        cms = cp.store.resources.get("", "v1", "configmaps")
+        created = await cp.store.create(cms, "default", {"metadata": {"name": "keep"}, "data": {"a": "1"}})
+        rv = cp.store.current_rv()
+    async with EmbeddedControlPlane(kubelet=FAST, state_path=state) as cp:
+        cms = cp.store.resources.get("", "v1", "configmaps")
+        got = await cp.store.get(cms, "default", "keep")
+        assert got["metadata"]["uid"] == created["metadata"]["uid"] and got["data"] == {"a": "1"}
+        assert cp.store.current_rv() >= rv
+        again = await cp.store.create(cms, "default", {"metadata": {"name": "next"}})
+        assert int(again["metadata"]["resourceVersion"]) > rv
+
+
+async def test_stop_is_prompt_with_an_open_watch() -> None:
+    cp = EmbeddedControlPlane(kubelet=FAST)
+    await cp.start()
+    http = aiohttp.ClientSession()
+    resp = await http.get(f"{cp.url}/api/v1/namespaces/default/pods?watch=1", headers=_auth(cp))
+    assert resp.status == 200
+    loop = asyncio.get_running_loop()
+    t0 = loop.time()
+    await cp.stop()
+    assert loop.time() - t0 < 5
+    resp.close()
+    await http.close()
