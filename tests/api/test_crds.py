@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -22,6 +23,7 @@ DELIBERATE_GAPS: dict[str, str] = {}
 Node = tuple[str | None, bool]  # (type, open): open = preserve-unknown object we do not descend
 
 
+@functools.cache
 def _load_kuberay(compat_dir: Path, plural: str) -> dict[str, Any]:
     with (compat_dir / "crds" / f"ray.io_{plural}.yaml").open() as f:
         crd: dict[str, Any] = yaml.load(f, Loader=yaml.CSafeLoader)

@@ -148,9 +148,8 @@ async def test_exec_plugin_token_is_rerun_once_expired(api: FakeApiServer, tmp_p
     config = await load_config(kubeconfig=str(path))
     assert await get_auth(config) == "Bearer good-2"
     assert await get_auth(config) == "Bearer good-3"
-    fresh_user = exec_user(
-        tmp_path / "fresh" if (tmp_path / "fresh").mkdir() is None else tmp_path, "good", "3600"
-    )
+    (tmp_path / "fresh").mkdir()
+    fresh_user = exec_user(tmp_path / "fresh", "good", "3600")
     fresh = await load_config(
         kubeconfig=str(write_kubeconfig(tmp_path / "f", api.url, {"u": fresh_user}, current="u"))
     )

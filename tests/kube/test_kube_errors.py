@@ -35,7 +35,12 @@ CASES = [
 
 @pytest.mark.parametrize(("code", "reason", "cls", "base"), CASES)
 async def test_status_body_maps_to_exception_class(
-    api: FakeApiServer, client: KubeClient, code: int, reason: str, cls: type, base: type
+    api: FakeApiServer,
+    client: KubeClient,
+    code: int,
+    reason: str,
+    cls: type[errors.ApiError],
+    base: type[errors.ApiError],
 ) -> None:
     body = status_body(code, reason, f'pods "p" {reason}', name="p", kind="pods")
 
@@ -46,6 +51,7 @@ async def test_status_body_maps_to_exception_class(
     with pytest.raises(cls) as info:
         await client.get(PODS, "p", namespace="ns")
     err = info.value
+    assert isinstance(err, errors.ApiError)
     assert isinstance(err, base)
     assert type(err) is cls
     assert err.status == body

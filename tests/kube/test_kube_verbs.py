@@ -7,7 +7,7 @@ import pytest
 from aiohttp import web
 from kube_fakes import FakeApiServer, json_response, status_body
 
-from rayop.kube.client import KubeClient
+from rayop.kube.client import KubeClient, PatchType
 from rayop.kube.resources import NAMESPACES, PODS, RAY_CLUSTERS
 
 PODS_PATH = "/api/v1/namespaces/ns/pods"
@@ -141,7 +141,7 @@ async def test_update_and_update_status_put_to_object_and_status(
     ],
 )
 async def test_patch_types_use_their_content_type(
-    api: FakeApiServer, client: KubeClient, patch_type: str, content_type: str, body: object
+    api: FakeApiServer, client: KubeClient, patch_type: PatchType, content_type: str, body: object
 ) -> None:
     @api.route("PATCH", f"{RC_PATH}/c/status")
     async def handler(request: web.Request) -> web.Response:
@@ -149,7 +149,7 @@ async def test_patch_types_use_their_content_type(
 
     await client.patch(
         RAY_CLUSTERS, "c", body, namespace="ns", patch_type=patch_type, subresource="status"
-    )  # type: ignore[arg-type]
+    )
     sent = api.requests[0]
     assert sent.headers["Content-Type"] == content_type
     assert orjson.loads(sent.body) == body
@@ -187,10 +187,7 @@ async def test_delete_collection_uses_selector_on_the_collection(
     async def handler(request: web.Request) -> web.Response:
         return json_response({"kind": "PodList", "items": []})
 
-    assert (
-        await client.delete_collection(PODS, namespace="ns", label_selector="ray.io/cluster=c")
-        is None
-    )
+    await client.delete_collection(PODS, namespace="ns", label_selector="ray.io/cluster=c")
     assert api.requests[0].query == {"labelSelector": "ray.io/cluster=c"}
 
 

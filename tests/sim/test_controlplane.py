@@ -125,3 +125,19 @@ async def test_stop_is_prompt_with_an_open_watch() -> None:
     assert loop.time() - t0 < 5
     resp.close()
     await http.close()
+
+
+async def test_tls_serves_https_with_the_ca_in_the_kubeconfig() -> None:
+    async with EmbeddedControlPlane(kubelet=FAST, tls=True) as cp:
+        assert cp.url.startswith("https://127.0.0.1:")
+        doc = yaml.safe_load(Path(cp.kubeconfig_path).read_text())
+        assert doc["clusters"][0]["cluster"]["certificate-authority-data"]
+        ctx = cp.client_ssl_context()
+        assert ctx is not None
+        async with aiohttp.ClientSession() as http:
+            async with http.get(f"{cp.url}/api/v1/namespaces/default", headers=_auth(cp),
+                                ssl=ctx) as resp:
+                assert resp.status == 200
+                assert (await resp.json())["metadata"]["name"] == "default"
+            async with http.get(f"{cp.url}/api/v1/namespaces/default", ssl=ctx) as resp:
+                assert resp.status == 401

@@ -15,7 +15,7 @@ their type (the CRD schema then carries ``enum``); fields that KubeRay's CRD lea
 (for example ``status.state`` or ``spec.submissionMode``) are typed ``str`` and the enum only
 names the known values, so an unexpected value parses and the controller can report it.
 Enum values are stored as plain ``str`` (``use_enum_values``), so they compare equal to the
-enum members and serialise without help.
+enum members and serialise without help (YAML, orjson); mypy sees the enum type.
 """
 
 from __future__ import annotations

@@ -18,7 +18,16 @@ from rayop.api.rayjob import RayJobSpec, RayJobStatus
 from rayop.api.rayservice import RayServiceSpec, RayServiceStatuses
 from rayop.api.schema import model_schema
 
-__all__ = ["KINDS", "CrdKind", "build_crd", "build_crds", "crd_schema"]
+__all__ = [
+    "KINDS",
+    "RAYCLUSTER",
+    "RAYJOB",
+    "RAYSERVICE",
+    "CrdKind",
+    "build_crd",
+    "build_crds",
+    "crd_schema",
+]
 
 
 @dataclass(frozen=True)

@@ -71,6 +71,7 @@ def apiserver(
     max_in_flight: Annotated[int | None, typer.Option(help="Cap on concurrent requests.")] = None,
     watch_drop_after_events: Annotated[int | None, typer.Option(help="Close watches after N events.")] = None,
     watch_drop_after_seconds: Annotated[float | None, typer.Option(help="Close watches after N s.")] = None,
+    tls: Annotated[bool, typer.Option(help="Serve HTTPS (kubectl sends tokens only over TLS).")] = True,
     latency: Annotated[list[str], typer.Option(help="Per-verb latency VERB=FIXED[,JITTER] (repeatable).")] = [],  # noqa: B006
 ) -> None:
     """Run the embedded Kubernetes-compatible control plane until Ctrl-C or SIGTERM.
@@ -93,5 +94,5 @@ def apiserver(
     from rayop.sim.controlplane import EmbeddedControlPlane
 
     cp = EmbeddedControlPlane(host=host, port=port, state_path=state, token=token, kubelet=kubelet,
-                              faults=faults, kubeconfig_path=kubeconfig_out)
+                              faults=faults, kubeconfig_path=kubeconfig_out, tls=tls)
     asyncio.run(_serve(cp))

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
+import ssl
 import tempfile
 from pathlib import Path
 from types import TracebackType
@@ -31,16 +32,28 @@ from rayop.sim.server import build_app
 from rayop.sim.serviceaccounts import ServiceAccountController
 from rayop.sim.store import Store
 from rayop.sim.store_controller import StoreController
+from rayop.sim.tls import TlsMaterial, generate_self_signed, server_ssl_context
 
 CONTEXT_NAME = "rayop-embedded"
 
 
-def kubeconfig_document(server: str, token: str, *, namespace: str = "default") -> dict[str, Any]:
-    """Returns a kubeconfig (as a dict) with one cluster, user and context "rayop-embedded"."""
+def kubeconfig_document(server: str, token: str, *, ca_data: str | None = None,
+                        namespace: str = "default") -> dict[str, Any]:
+    """Returns a kubeconfig (as a dict) with one cluster, user and context "rayop-embedded".
+
+    Args:
+        server: The API server URL.
+        token: The bearer token.
+        ca_data: Base64 PEM of the CA that signed an HTTPS server's certificate.
+        namespace: The context's default namespace.
+    """
+    cluster: dict[str, Any] = {"server": server}
+    if ca_data:
+        cluster["certificate-authority-data"] = ca_data
     return {
         "apiVersion": "v1",
         "kind": "Config",
-        "clusters": [{"name": CONTEXT_NAME, "cluster": {"server": server}}],
+        "clusters": [{"name": CONTEXT_NAME, "cluster": cluster}],
         "users": [{"name": CONTEXT_NAME, "user": {"token": token}}],
         "contexts": [{"name": CONTEXT_NAME, "context": {
             "cluster": CONTEXT_NAME, "user": CONTEXT_NAME, "namespace": namespace}}],
@@ -89,9 +102,10 @@ class ServiceRegistry:
         info = self._store.resources.get("", "v1", "services")
         svc = self._store.peek(info, namespace, service) if info is not None else None
         aliases: list[str] = []
-        for p in ((svc or {}).get("spec") or {}).get("ports") or []:
+        ports = ((svc or {}).get("spec") or {}).get("ports") or []
+        for p in ports:
             name, number = str(p.get("name") or ""), str(p.get("port") or "")
-            if port in (name, number) or (not port and len(svc["spec"]["ports"]) == 1):
+            if port in (name, number) or (not port and len(ports) == 1):
                 aliases.extend(a for a in (name, number) if a)
         return aliases
 
@@ -109,6 +123,8 @@ class EmbeddedControlPlane:
         kubeconfig_path: Where to write the kubeconfig (a temporary file when None).
         history_size: Watch events kept per resource; a watch from an older resourceVersion
             gets 410 Expired.
+        tls: Serve HTTPS with a self-signed certificate (its CA goes into the kubeconfig).
+            kubectl only sends the bearer token over HTTPS, so ``rayop apiserver`` turns it on.
 
     Attributes:
         url, kubeconfig_path, token, faults, kubelet_config, audit, store: see the interfaces
@@ -126,6 +142,7 @@ class EmbeddedControlPlane:
         faults: Faults | None = None,
         kubeconfig_path: str | os.PathLike[str] | None = None,
         history_size: int = 10_000,
+        tls: bool = False,
     ) -> None:
         self.host = host
         self.port = port
@@ -135,6 +152,9 @@ class EmbeddedControlPlane:
         self.faults = faults or Faults()
         self.audit = Audit()
         self.history_size = history_size
+        self.tls = tls
+        self._tls_material: TlsMaterial | None = None
+        self._tls_dir: tempfile.TemporaryDirectory[str] | None = None
         self._requested_kubeconfig = Path(kubeconfig_path) if kubeconfig_path else None
         self.kubeconfig_path = ""
         self.url = ""
@@ -199,12 +219,13 @@ class EmbeddedControlPlane:
         self._runner = web.AppRunner(app, handle_signals=False, access_log=None,
                                      shutdown_timeout=0.5)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, self.host, self.port)
+        ssl_context = self._server_ssl_context()
+        site = web.TCPSite(self._runner, self.host, self.port, ssl_context=ssl_context)
         await site.start()
         port = int(self._runner.addresses[0][1])
         self.port = port
         host = f"[{self.host}]" if ":" in self.host else self.host
-        self.url = f"http://{host}:{port}"
+        self.url = f"{'https' if ssl_context else 'http'}://{host}:{port}"
         self._write_kubeconfig()
 
     async def stop(self) -> None:
@@ -223,7 +244,29 @@ class EmbeddedControlPlane:
         if self._temp_kubeconfig and self.kubeconfig_path:
             with contextlib.suppress(OSError):
                 os.unlink(self.kubeconfig_path)
+        if self._tls_dir is not None:
+            self._tls_dir.cleanup()
+            self._tls_dir = None
         self._store = None
+
+    def client_ssl_context(self) -> ssl.SSLContext | None:
+        """Returns an SSL context trusting this server (None when it serves plain HTTP)."""
+        if self._tls_material is None:
+            return None
+        return ssl.create_default_context(cafile=str(self._tls_material.cert_path))
+
+    def _server_ssl_context(self) -> ssl.SSLContext | None:
+        if not self.tls:
+            return None
+        if self.state_path is not None:
+            directory = Path(f"{self.state_path}.tls")
+        else:
+            self._tls_dir = tempfile.TemporaryDirectory(prefix="rayop-tls-")
+            directory = Path(self._tls_dir.name)
+        wildcard = self.host in ("0.0.0.0", "::", "")
+        hosts = tuple(dict.fromkeys(("127.0.0.1", "localhost", *(() if wildcard else (self.host,)))))
+        self._tls_material = generate_self_signed(directory, hosts=hosts)
+        return server_ssl_context(self._tls_material)
 
     def _build_store(self) -> Store:
         if self.state_path is None:
@@ -235,7 +278,9 @@ class EmbeddedControlPlane:
         return Store(persistence=self._persistence, history_size=self.history_size)
 
     def _write_kubeconfig(self) -> None:
-        text = yaml.safe_dump(kubeconfig_document(self.url, self.token), sort_keys=False)
+        ca_data = self._tls_material.ca_data if self._tls_material is not None else None
+        text = yaml.safe_dump(kubeconfig_document(self.url, self.token, ca_data=ca_data),
+                              sort_keys=False)
         if self._requested_kubeconfig is not None:
             path = self._requested_kubeconfig
             path.parent.mkdir(parents=True, exist_ok=True)

@@ -141,16 +141,60 @@ def api_resource_list(
     }
 
 
-def openapi_v2() -> dict[str, Any]:
-    """Returns a minimal Swagger 2.0 document (no definitions: clients skip schema checks)."""
+def openapi_v3_index(registry: ResourceRegistry) -> dict[str, Any]:
+    """Returns the /openapi/v3 index: one entry per served group/version."""
+    paths: dict[str, Any] = {}
+    for group, versions in registry.group_versions().items():
+        for v in versions:
+            rel = f"api/{v}" if not group else f"apis/{group}/{v}"
+            paths[rel] = {"serverRelativeURL": f"/openapi/v3/{rel}"}
+    return {"paths": paths}
+
+
+_FIELD_VALIDATION = {
+    "name": "fieldValidation",
+    "in": "query",
+    "description": "fieldValidation instructs the server on how to handle unknown fields.",
+    "schema": {"type": "string", "uniqueItems": True},
+}
+
+
+def openapi_v3_group_version(registry: ResourceRegistry, rel: str) -> dict[str, Any] | None:
+    """Returns the OpenAPI v3 document of one group/version (``api/v1``, ``apis/<g>/<v>``).
+
+    The document declares every resource's operations with their group-version-kind and the
+    ``fieldValidation`` parameter, which is what kubectl checks before it leaves validation to
+    the server. Schemas are not included.
+    """
+    parts = rel.strip("/").split("/")
+    if parts[0] == "api" and len(parts) == 2:
+        group, version = "", parts[1]
+    elif parts[0] == "apis" and len(parts) == 3:
+        group, version = parts[1], parts[2]
+    else:
+        return None
+    infos = [i for i in registry.all() if i.group == group and i.version == version]
+    if not infos:
+        return None
+    prefix = f"/api/{version}" if not group else f"/apis/{group}/{version}"
+    paths: dict[str, Any] = {}
+    for info in infos:
+        gvk = {"group": group, "version": version, "kind": info.kind}
+        base = f"{prefix}/namespaces/{{namespace}}/{info.plural}" if info.namespaced else f"{prefix}/{info.plural}"
+
+        def op(action: str, gvk: dict[str, str] = gvk) -> dict[str, Any]:
+            return {
+                "x-kubernetes-action": action,
+                "x-kubernetes-group-version-kind": gvk,
+                "parameters": [_FIELD_VALIDATION],
+                "responses": {"200": {"description": "OK"}},
+            }
+
+        paths[base] = {"post": op("post"), "get": op("list")}
+        paths[base + "/{name}"] = {"get": op("get"), "put": op("put"), "patch": op("patch"), "delete": op("delete")}
     return {
-        "swagger": "2.0",
+        "openapi": "3.0.0",
         "info": {"title": "Kubernetes", "version": "v1.32.0-rayop"},
-        "paths": {},
-        "definitions": {},
+        "paths": paths,
+        "components": {"schemas": {}},
     }
-
-
-def openapi_v3_index() -> dict[str, Any]:
-    """Returns the /openapi/v3 index (no group/versions: clients fall back)."""
-    return {"paths": {}}
