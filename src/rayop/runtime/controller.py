@@ -26,7 +26,9 @@ from rayop.runtime.reconcile import (
     Request,
     Result,
     TerminalError,
+    current_controller,
     current_reconcile_id,
+    current_request,
     handle_outcome,
     invoke,
 )
@@ -284,6 +286,8 @@ class Controller:
     async def _reconcile_handler(self, request: Request, priority: int | None) -> None:
         started = self._clock.now()
         token = current_reconcile_id.set(str(uuid.uuid4()))
+        controller_token = current_controller.set(self.name)
+        request_token = current_request.set(request)
         try:
             result, error = await invoke(
                 self._reconcile,
@@ -295,6 +299,8 @@ class Controller:
             )
             handle_outcome(self._ops, request, priority, result, error, self._series)
         finally:
+            current_request.reset(request_token)
+            current_controller.reset(controller_token)
             current_reconcile_id.reset(token)
         self._series.reconcile_time.observe(max(0.0, self._clock.now() - started))
 

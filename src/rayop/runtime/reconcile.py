@@ -52,6 +52,17 @@ class Request:
         return f"{self.namespace}/{self.name}" if self.namespace else self.name
 
 
+current_controller: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "current_controller", default=None
+)
+"""The name of the controller whose reconcile runs in the current task, for logging."""
+
+current_request: contextvars.ContextVar[Request | None] = contextvars.ContextVar(
+    "current_request", default=None
+)
+"""The request being reconciled in the current task, for logging; None outside a reconcile."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Result:
     """What a successful reconcile asks for next.

@@ -422,10 +422,6 @@ class Store:
             obj = clone(obj)
         ns = (namespace or "") if info.namespaced else ""
         old = self._find(info, ns, name)
-        if old is None:
-            raise self._not_found(info, name)
-        if subresource not in (None, "status") or (subresource and not info.has_status):
-            raise se.not_found(f"{info.plural}/{subresource}", info.group, name)
         meta = obj.get("metadata")
         if not isinstance(meta, dict):
             raise se.bad_request("metadata is required")
@@ -433,6 +429,10 @@ class Store:
             raise se.bad_request(
                 f"the name of the object ({meta.get('name')}) does not match the name on the URL ({name})"
             )
+        if old is None:
+            raise self._not_found(info, name)
+        if subresource not in (None, "status") or (subresource and not info.has_status):
+            raise se.not_found(f"{info.plural}/{subresource}", info.group, name)
         rv = meta.get("resourceVersion")
         old_meta = old["metadata"]
         if rv:
