@@ -20,14 +20,24 @@ HISTORY = 200
 """Watch history of the embedded server; a test that needs 410 writes more events than this."""
 
 
+BOOKMARK_INTERVAL = 0.2
+"""Idle seconds between bookmarks on the embedded server (a real one decides for itself)."""
+
+
+def external_kubeconfig() -> str | None:
+    """The kubeconfig of an external API server under test, if any."""
+    return os.environ.get("RAYOP_CONFORMANCE_KUBECONFIG") or None
+
+
 @pytest.fixture
 async def kubeconfig() -> AsyncIterator[str]:
-    external = os.environ.get("RAYOP_CONFORMANCE_KUBECONFIG")
+    external = external_kubeconfig()
     if external:
         yield external
         return
     kubelet = KubeletConfig(running_delay=0.01, ready_delay=0.01, delete_delay=0.01)
-    async with EmbeddedControlPlane(kubelet=kubelet, history_size=HISTORY) as cp:
+    async with EmbeddedControlPlane(kubelet=kubelet, history_size=HISTORY,
+                                    bookmark_interval=BOOKMARK_INTERVAL) as cp:
         yield cp.kubeconfig_path
 
 

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
+from conftest import CustomResource
 from kubehttp import JSON_PATCH, MERGE, STRATEGIC, Kube
 from status_shape import assert_status
 
 
 async def test_merge_patch_merges_maps_deletes_nulls_replaces_lists(kube: Kube, ns: str) -> None:
-    pod = {"metadata": {"name": "m", "labels": {"a": "1", "b": "2"}},
-           "spec": {"containers": [{"name": "c1", "image": "x"}, {"name": "c2", "image": "y"}]}}
-    code, _ = await kube.post(f"/api/v1/namespaces/{ns}/pods", pod)
-    assert code == 201
     code, cm = await kube.post(f"/api/v1/namespaces/{ns}/configmaps",
                                {"metadata": {"name": "mp", "labels": {"a": "1", "b": "2"}},
                                 "data": {"x": "1"}})
@@ -21,10 +18,13 @@ async def test_merge_patch_merges_maps_deletes_nulls_replaces_lists(kube: Kube, 
     assert code == 200, patched
     assert patched["metadata"]["labels"] == {"b": "2", "c": "3"}
     assert patched["data"] == {"x": "1", "y": "2"}
-    code, pod_after = await kube.patch(f"/api/v1/namespaces/{ns}/pods/m",
-                                       {"spec": {"containers": [{"name": "c1", "image": "z"}]}}, MERGE)
-    # Merge patch replaces the container list whole; the API rejects removing a container.
-    assert code in (200, 422), pod_after
+
+
+async def test_merge_patch_replaces_lists_whole(kube: Kube, gizmos: CustomResource) -> None:
+    await kube.post(gizmos.collection, gizmos.body("tags", size=1, tags=["a", "b"]))
+    code, patched = await kube.patch(gizmos.item("tags"), {"spec": {"tags": ["c"]}}, MERGE)
+    assert code == 200, patched
+    assert patched["spec"]["tags"] == ["c"] and patched["metadata"]["generation"] == 2
 
 
 async def test_merge_patch_with_stale_resource_version_conflicts(kube: Kube, ns: str) -> None:

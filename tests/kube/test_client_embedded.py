@@ -67,9 +67,19 @@ async def test_status_update_and_patch_types_on_pods(kube: KubeClient) -> None:
         "metadata": {"name": "p", "labels": {"a": "1"}},
         "spec": {"containers": [{"name": "c", "image": "busybox"}]},
     }
-    created = await kube.create(PODS, pod, namespace=NS)
-    created["status"] = {**created.get("status", {}), "message": "hello"}
-    written = await kube.update_status(PODS, created)
+    await kube.create(PODS, pod, namespace=NS)
+    # The simulated kubelet writes the pod too, so re-read and retry on Conflict, as a
+    # controller does.
+    for _ in range(20):
+        latest = await kube.get(PODS, "p", namespace=NS)
+        latest["status"] = {**latest.get("status", {}), "message": "hello"}
+        try:
+            written = await kube.update_status(PODS, latest)
+            break
+        except errors.Conflict:
+            continue
+    else:
+        pytest.fail("update_status kept conflicting")
     assert written["status"]["message"] == "hello"
     merged = await kube.patch(PODS, "p", {"metadata": {"labels": {"b": "2"}}}, namespace=NS)
     assert merged["metadata"]["labels"] == {"a": "1", "b": "2"}
@@ -109,12 +119,30 @@ async def test_watch_sees_changes_after_the_list(kube: KubeClient) -> None:
     ]
 
 
-async def test_watch_from_a_compacted_resource_version_is_gone(kube: KubeClient) -> None:
-    with pytest.raises(errors.Gone) as info:
-        async with kube.watch(CONFIGMAPS, namespace=NS, resource_version="1") as events:
-            async for _ in events:
-                pass
+async def test_watch_from_a_compacted_resource_version_is_gone() -> None:
+    async with EmbeddedControlPlane(history_size=5) as plane:
+        config = await load_config(kubeconfig=plane.kubeconfig_path)
+        async with KubeClient(config, qps=-1) as kube:
+            first = await kube.create(CONFIGMAPS, configmap("old"), namespace=NS)
+            for i in range(20):
+                await kube.create(CONFIGMAPS, configmap(f"new-{i}"), namespace=NS)
+            old_rv = first["metadata"]["resourceVersion"]
+            with pytest.raises(errors.Gone) as info:
+                async with kube.watch(CONFIGMAPS, namespace=NS, resource_version=old_rv) as events:
+                    async for _ in events:
+                        pass
     assert info.value.code == 410
+    assert info.value.reason in ("Expired", "Gone")
+
+
+async def test_https_control_plane_through_its_kubeconfig() -> None:
+    async with EmbeddedControlPlane(tls=True) as plane:
+        config = await load_config(kubeconfig=plane.kubeconfig_path)
+        assert config.server.startswith("https://")
+        assert config.ssl_context is not None
+        async with KubeClient(config, qps=-1) as kube:
+            await kube.create(CONFIGMAPS, configmap("tls"), namespace=NS)
+            assert (await kube.get(CONFIGMAPS, "tls", namespace=NS))["data"] == {"k": "v"}
 
 
 async def test_delete_with_preconditions_and_delete_collection(kube: KubeClient) -> None:

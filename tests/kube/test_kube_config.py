@@ -97,6 +97,8 @@ import json, os, sys, datetime
 counter = sys.argv[1]
 n = int(open(counter).read()) + 1 if os.path.exists(counter) else 1
 open(counter, "w").write(str(n))
+if n > int(os.environ.get("FAIL_AFTER", "1000")):
+    sys.exit("plugin broken")
 info = json.loads(os.environ["KUBERNETES_EXEC_INFO"])
 status = {"token": f"{os.environ['TOKEN_PREFIX']}-{n}"}
 if sys.argv[2] != "none":
@@ -106,7 +108,9 @@ print(json.dumps({"apiVersion": info["apiVersion"], "kind": "ExecCredential", "s
 """
 
 
-def exec_user(tmp_path: Path, prefix: str, expires_in: str) -> dict[str, Any]:
+def exec_user(
+    tmp_path: Path, prefix: str, expires_in: str, *, fail_after: int = 1000
+) -> dict[str, Any]:
     script = tmp_path / "plugin.py"
     script.write_text(EXEC_PLUGIN)
     return {
@@ -114,7 +118,10 @@ def exec_user(tmp_path: Path, prefix: str, expires_in: str) -> dict[str, Any]:
             "apiVersion": "client.authentication.k8s.io/v1beta1",
             "command": sys.executable,
             "args": [str(script), str(tmp_path / "count"), expires_in],
-            "env": [{"name": "TOKEN_PREFIX", "value": prefix}],
+            "env": [
+                {"name": "TOKEN_PREFIX", "value": prefix},
+                {"name": "FAIL_AFTER", "value": str(fail_after)},
+            ],
             "interactiveMode": "Never",
         }
     }
@@ -155,6 +162,20 @@ async def test_exec_plugin_token_is_rerun_once_expired(api: FakeApiServer, tmp_p
     )
     assert await get_auth(fresh) == "Bearer good-1"
     assert await get_auth(fresh) == "Bearer good-1"
+
+
+async def test_failing_exec_plugin_refresh_is_a_transport_error(
+    api: FakeApiServer, tmp_path: Path
+) -> None:
+    auth_echo(api)
+    user = exec_user(tmp_path, "good", "-60", fail_after=1)
+    path = write_kubeconfig(tmp_path / "c", api.url, {"u": user}, current="u")
+    config = await load_config(kubeconfig=str(path))  # the first run works
+    with pytest.raises(errors.TransportError) as info:
+        await get_auth(config)  # its token has expired and the plugin now fails
+    assert isinstance(info.value.__cause__, ConfigError)
+    assert "plugin broken" in info.value.message
+    assert api.requests == []  # nothing was sent without credentials
 
 
 def openssl(*args: str, cwd: Path) -> None:

@@ -31,8 +31,14 @@ class Harness:
     audit: Audit
 
     async def call(
-        self, method: str, path: str, body: Any = None, *, ctype: str = "application/json",
-        headers: dict[str, str] | None = None, **params: Any,
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        *,
+        ctype: str = "application/json",
+        headers: dict[str, str] | None = None,
+        **params: Any,
     ) -> tuple[int, Any]:
         """Sends one request with the token; returns (status, decoded JSON body or text)."""
         hdrs = {**AUTH, "Content-Type": ctype, **(headers or {})}

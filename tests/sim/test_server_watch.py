@@ -37,7 +37,8 @@ async def test_watch_from_rv_replays_then_streams_live() -> None:
         await h.call("DELETE", POD + "/a")
         evs = await asyncio.wait_for(reader, 5)
         assert [(e["type"], e["object"]["metadata"]["name"]) for e in evs] == [
-            ("ADDED", "b"), ("DELETED", "a"),
+            ("ADDED", "b"),
+            ("DELETED", "a"),
         ]
         deleted = evs[1]["object"]
         assert int(deleted["metadata"]["resourceVersion"]) > int(rv)
@@ -49,7 +50,8 @@ async def test_watch_without_rv_sends_synthetic_added_first() -> None:
         await h.call("POST", POD, pod("b"))
         evs = await _events(h, POD, 2)
         assert [(e["type"], e["object"]["metadata"]["name"]) for e in evs] == [
-            ("ADDED", "a"), ("ADDED", "b"),
+            ("ADDED", "a"),
+            ("ADDED", "b"),
         ]
 
 
@@ -80,7 +82,11 @@ async def test_too_old_rv_gives_expired_error_event() -> None:
 async def test_send_initial_events_is_refused_with_4xx() -> None:
     async with open_harness() as h:
         code, err = await h.call(
-            "GET", POD, watch="1", sendInitialEvents="true", resourceVersionMatch="NotOlderThan",
+            "GET",
+            POD,
+            watch="1",
+            sendInitialEvents="true",
+            resourceVersionMatch="NotOlderThan",
             allowWatchBookmarks="true",
         )
         assert code == 422 and err["reason"] == "Invalid"

@@ -103,12 +103,15 @@ async def test_finalizers_and_graceful_pod_delete() -> None:
 async def test_services_get_cluster_ips_and_node_ports() -> None:
     store = Store()
     _, _, svcs = _infos(store)
-    a = await store.create(svcs, "default", {"metadata": {"name": "a"}, "spec": {"ports": [{"port": 80}]}})
+    a = await store.create(
+        svcs, "default", {"metadata": {"name": "a"}, "spec": {"ports": [{"port": 80}]}}
+    )
     h = await store.create(
         svcs, "default", {"metadata": {"name": "h"}, "spec": {"clusterIP": "None"}}
     )
     n = await store.create(
-        svcs, "default",
+        svcs,
+        "default",
         {"metadata": {"name": "n"}, "spec": {"type": "NodePort", "ports": [{"port": 80}]}},
     )
     assert a["spec"]["clusterIP"].startswith("10.") and a["spec"]["ports"][0]["targetPort"] == 80
@@ -147,7 +150,9 @@ async def test_subscribe_sees_changes_in_order() -> None:
     store = Store()
     _, cms, _ = _infos(store)
     seen: list[tuple[str, str, bool]] = []
-    unsub = store.subscribe(lambda t, i, o, old: seen.append((t, o["metadata"]["name"], old is None)))
+    unsub = store.subscribe(
+        lambda t, i, o, old: seen.append((t, o["metadata"]["name"], old is None))
+    )
     await store.create(cms, "default", {"metadata": {"name": "a"}})
     c = await store.get(cms, "default", "a")
     c["data"] = {"x": "y"}

@@ -21,7 +21,8 @@ The tree, chosen by the Status ``reason`` first and the HTTP code second::
     │   ├── InternalError         500
     │   ├── ServiceUnavailable    503
     │   └── ServerTimeout         504, or reason Timeout / ServerTimeout
-    └── TransportError            no HTTP response: refused, reset, TLS or DNS failure (code 0)
+    └── TransportError            no HTTP response: refused, reset, TLS, DNS or credential
+        │                         plugin failure (code 0)
         └── RequestTimeout        the client-side per-request timeout expired (code 0)
 
 A :class:`TransportError` carries a synthesised Status with code 0 and reason ``""`` (Kubernetes'
@@ -173,7 +174,8 @@ class ServerTimeout(ServerError):
 
 
 class TransportError(ApiError):
-    """No HTTP response arrived: the connection failed, was reset, or TLS/DNS failed."""
+    """No HTTP response arrived: the connection failed or was reset, TLS or DNS failed, or the
+    credentials could not be obtained (an exec plugin failed)."""
 
 
 class RequestTimeout(TransportError):

@@ -11,7 +11,8 @@ Every call follows client-go's request path (reference §4):
 5. ``rest_client_request_duration_seconds`` covers 1-4, once per call.
 
 No aiohttp or socket exception escapes: they become
-:class:`~rayop.kube.errors.TransportError` (chained with ``raise ... from``).
+:class:`~rayop.kube.errors.TransportError` (chained with ``raise ... from``), and so does a
+credential plugin that fails while the client refreshes a token.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import aiohttp
 import yarl
 from multidict import CIMultiDictProxy
 
-from rayop.kube.config import KubeConfig
+from rayop.kube.config import ConfigError, KubeConfig
 from rayop.kube.errors import transport_error
 from rayop.kube.metrics import RestClientMetrics
 from rayop.kube.throttle import TimeSource, TokenBucket
@@ -172,7 +173,7 @@ class Transport:
         auth_refreshed = False
         while True:
             await self._wait_for_token(verb)
-            all_headers = {**self._headers, **(await self._config.auth_headers())}
+            all_headers = {**self._headers, **(await self._auth_headers())}
             all_headers.update(headers or {})
             try:
                 reply = await self._attempt(verb, url, params, body, all_headers, timeout, stream)
@@ -187,7 +188,7 @@ class Transport:
             self._count(reply.status, verb)
             if reply.status == 401 and not auth_refreshed:
                 auth_refreshed = True
-                if await self._config.credentials.refresh():
+                if await self._refresh_credentials():
                     continue
             delay = retry_after(reply.headers)
             retriable = reply.status == 429 or reply.status >= 500
@@ -227,6 +228,18 @@ class Transport:
         finally:
             response.release()
         return Reply(response.status, response.headers, data)
+
+    async def _auth_headers(self) -> Mapping[str, str]:
+        try:
+            return await self._config.auth_headers()
+        except ConfigError as exc:
+            raise transport_error(exc) from exc
+
+    async def _refresh_credentials(self) -> bool:
+        try:
+            return await self._config.credentials.refresh()
+        except ConfigError as exc:
+            raise transport_error(exc) from exc
 
     async def _wait_for_token(self, verb: str) -> None:
         if not self._bucket.enabled:

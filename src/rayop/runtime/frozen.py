@@ -89,7 +89,7 @@ def freeze(value: Any) -> Any:
     are interned; already-frozen subtrees are shared, not copied.
     """
     if isinstance(value, str):
-        return sys.intern(value) if len(value) <= _INTERN_MAX_LEN and type(value) is str else value
+        return sys.intern(value) if type(value) is str else value
     if isinstance(value, FrozenDict | FrozenList):
         return value
     if isinstance(value, dict):

@@ -268,7 +268,8 @@ class SharedInformer:
     def _replace(self, items: builtins.list[dict[str, Any]], list_rv: str) -> None:
         initial = not self._synced
         seen: set[str] = set()
-        for item in items:
+        for index, item in enumerate(items):
+            items[index] = None  # type: ignore[call-overload]  # free decoded items as we go
             key = object_key(item)
             seen.add(key)
             old = self._indexer.get(key)

@@ -125,6 +125,7 @@ class EmbeddedControlPlane:
             gets 410 Expired.
         tls: Serve HTTPS with a self-signed certificate (its CA goes into the kubeconfig).
             kubectl only sends the bearer token over HTTPS, so ``rayop apiserver`` turns it on.
+        bookmark_interval: Idle seconds between BOOKMARK events on watches that allow them.
 
     Attributes:
         url, kubeconfig_path, token, faults, kubelet_config, audit, store: see the interfaces
@@ -143,6 +144,7 @@ class EmbeddedControlPlane:
         kubeconfig_path: str | os.PathLike[str] | None = None,
         history_size: int = 10_000,
         tls: bool = False,
+        bookmark_interval: float = 10.0,
     ) -> None:
         self.host = host
         self.port = port
@@ -153,6 +155,7 @@ class EmbeddedControlPlane:
         self.audit = Audit()
         self.history_size = history_size
         self.tls = tls
+        self.bookmark_interval = bookmark_interval
         self._tls_material: TlsMaterial | None = None
         self._tls_dir: tempfile.TemporaryDirectory[str] | None = None
         self._requested_kubeconfig = Path(kubeconfig_path) if kubeconfig_path else None
@@ -215,7 +218,8 @@ class EmbeddedControlPlane:
         for controller in self._controllers:
             await controller.start()
         app = build_app(self._store, token=self.token, faults=self.faults, audit=self.audit,
-                        proxy_resolver=self._services.resolve)
+                        proxy_resolver=self._services.resolve,
+                        bookmark_interval=self.bookmark_interval)
         self._runner = web.AppRunner(app, handle_signals=False, access_log=None,
                                      shutdown_timeout=0.5)
         await self._runner.setup()

@@ -10,10 +10,11 @@ from typing import Any
 from rayop.sim.resources import ResourceInfo, ResourceRegistry
 
 __all__ = [
+    "api_group",
     "api_group_list",
     "api_resource_list",
     "api_versions",
-    "openapi_v2",
+    "openapi_v3_group_version",
     "openapi_v3_index",
     "version_info",
 ]
@@ -180,7 +181,11 @@ def openapi_v3_group_version(registry: ResourceRegistry, rel: str) -> dict[str, 
     paths: dict[str, Any] = {}
     for info in infos:
         gvk = {"group": group, "version": version, "kind": info.kind}
-        base = f"{prefix}/namespaces/{{namespace}}/{info.plural}" if info.namespaced else f"{prefix}/{info.plural}"
+        base = (
+            f"{prefix}/namespaces/{{namespace}}/{info.plural}"
+            if info.namespaced
+            else f"{prefix}/{info.plural}"
+        )
 
         def op(action: str, gvk: dict[str, str] = gvk) -> dict[str, Any]:
             return {
@@ -191,7 +196,12 @@ def openapi_v3_group_version(registry: ResourceRegistry, rel: str) -> dict[str, 
             }
 
         paths[base] = {"post": op("post"), "get": op("list")}
-        paths[base + "/{name}"] = {"get": op("get"), "put": op("put"), "patch": op("patch"), "delete": op("delete")}
+        paths[base + "/{name}"] = {
+            "get": op("get"),
+            "put": op("put"),
+            "patch": op("patch"),
+            "delete": op("delete"),
+        }
     return {
         "openapi": "3.0.0",
         "info": {"title": "Kubernetes", "version": "v1.32.0-rayop"},

@@ -265,7 +265,9 @@ async def _delete(ctx: ServerContext, request: web.Request, req: ApiRequest) -> 
         copy=False,
     )
     still_there = ctx.store.peek(req.info, req.namespace, name) is not None
-    return json_response(obj, 202 if still_there else 200)
+    # kube-apiserver answers 202 only for a pending deletion with orphanDependents=false.
+    accepted = still_there and opts.get("orphanDependents") is False
+    return json_response(obj, 202 if accepted else 200)
 
 
 async def _delete_collection(

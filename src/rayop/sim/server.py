@@ -210,7 +210,9 @@ def _register_routes(app: web.Application) -> None:
     r.add_get("/openapi/v3", _guard(lambda c, q: discovery.openapi_v3_index(c.store.resources)))
     r.add_get(
         "/openapi/v3/{rel:.*}",
-        _guard(lambda c, q: discovery.openapi_v3_group_version(c.store.resources, q.match_info["rel"])),
+        _guard(
+            lambda c, q: discovery.openapi_v3_group_version(c.store.resources, q.match_info["rel"])
+        ),
     )
     r.add_route("*", "/api/v1/{tail:.*}", _core)
     r.add_route("*", "/apis/{group}/{version}/{tail:.*}", _grouped)

@@ -48,13 +48,30 @@ def generate_self_signed(
             except ValueError:
                 sans.append(f"DNS:{h}")
         cmd = [
-            "openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
-            "-nodes", "-keyout", str(key), "-out", str(cert), "-days", "3650",
-            "-subj", "/CN=rayop-embedded-apiserver",
-            "-addext", "subjectAltName=" + ",".join(sans),
-            "-addext", "basicConstraints=critical,CA:TRUE",
-            "-addext", "keyUsage=critical,digitalSignature,keyCertSign",
-            "-addext", "extendedKeyUsage=serverAuth",
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-nodes",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+            "-days",
+            "3650",
+            "-subj",
+            "/CN=rayop-embedded-apiserver",
+            "-addext",
+            "subjectAltName=" + ",".join(sans),
+            "-addext",
+            "basicConstraints=critical,CA:TRUE",
+            "-addext",
+            "keyUsage=critical,digitalSignature,keyCertSign",
+            "-addext",
+            "extendedKeyUsage=serverAuth",
         ]
         proc = subprocess.run(cmd, capture_output=True, check=False)
         if proc.returncode != 0:

@@ -1,0 +1,285 @@
+"""The pods step of a RayCluster reconcile: suspend, Recreate upgrade, head, worker groups.
+
+KubeRay's ``reconcilePods`` (kuberay-v1.md §3.2) with its scale expectations (§2): the head
+group (key ``""``) and each worker group are skipped while their expectations are unsatisfied;
+every successful create or delete records an expectation with the pod's real name. Beyond
+KubeRay, a group's creations (and deletions) run concurrently, at most
+``deps.pod_call_concurrency`` calls in flight; each success records its expectation as soon as
+it returns, a failure never rolls back a sibling that succeeded, and the failure is raised as a
+:class:`ReplicaFailureError` once every call has finished.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, TypeVar
+
+from rayop.controllers.raycluster import cluster_spec as cs
+from rayop.controllers.raycluster import events as ev
+from rayop.controllers.raycluster import labels
+from rayop.controllers.raycluster.options import KUBERAY_VERSION
+from rayop.controllers.raycluster.pods import build_head_pod, build_worker_pod
+from rayop.controllers.raycluster.reconcile_context import Obj, ReconcileContext, condition_true
+from rayop.controllers.raycluster.scaling import PodCreation, PodDeletion, plan_head, plan_worker_group
+from rayop.controllers.raycluster.spec_hash import spec_hash
+from rayop.controllers.raycluster.status import SUSPENDED, SUSPENDING, ReplicaFailureError
+from rayop.kube.errors import Conflict, NotFound
+from rayop.kube.resources import PODS
+from rayop.runtime.expectations import CREATE, DELETE, HEAD_GROUP
+
+T = TypeVar("T")
+
+
+class RequeueError(Exception):
+    """KubeRay returns an error to be requeued with backoff (not a ReplicaFailure)."""
+
+
+async def run_bounded(calls: Sequence[Callable[[], Awaitable[T]]], limit: int) -> list[T | BaseException]:
+    """Runs every call with at most ``limit`` in flight; blocks until all finished.
+
+    Returns each call's result or the exception it raised, in call order. A failure does not
+    cancel the others.
+    """
+    semaphore = asyncio.Semaphore(max(1, limit))
+
+    async def one(call: Callable[[], Awaitable[T]]) -> T:
+        async with semaphore:
+            return await call()
+
+    return await asyncio.gather(*(one(c) for c in calls), return_exceptions=True)
+
+
+def _first_error(results: Sequence[object]) -> tuple[int, BaseException | None]:
+    failures = [r for r in results if isinstance(r, BaseException)]
+    for failure in failures:
+        if not isinstance(failure, Exception):
+            raise failure  # cancellation and friends propagate
+    return len(failures), (failures[0] if failures else None)
+
+
+# -- deletion ---------------------------------------------------------------------------------
+
+
+def expectation_group(pod: Obj) -> str:
+    """Returns the expectations group of a pod: ``""`` for the head, else its ``ray.io/group``."""
+    pod_labels = cs.labels_of(pod)
+    if pod_labels.get(labels.RAY_NODE_TYPE) == labels.HEAD:
+        return HEAD_GROUP
+    return str(pod_labels.get(labels.RAY_GROUP, ""))
+
+
+async def _delete_pod(ctx: ReconcileContext, pod: Obj, deletion: PodDeletion) -> bool:
+    """Deletes one cached pod (by uid precondition); returns whether it was deleted by this call."""
+    name = cs.name(pod)
+    group = expectation_group(pod)
+    head = group == HEAD_GROUP
+    uid = str(cs.meta(pod).get("uid") or "")
+    try:
+        await ctx.deps.client.delete(
+            PODS, name, namespace=ctx.namespace, preconditions={"uid": uid} if uid else None
+        )
+    except (NotFound, Conflict):
+        # Conflict: the uid precondition failed, so the pod we meant is gone already.
+        if deletion.expect_on_not_found:
+            ctx.deps.expectations.expect_scale_pod(ctx.namespace, ctx.name, group, name, DELETE)
+        if deletion.ignore_not_found:
+            return False
+        raise
+    except Exception as err:
+        reason = ev.FAILED_TO_DELETE_HEAD_POD if head else ev.FAILED_TO_DELETE_WORKER_POD
+        ctx.event("Warning", reason, f"Failed to delete Pod {ctx.namespace}/{name}: {err}", ev.ACTION_DELETE)
+        raise
+    ctx.deps.expectations.expect_scale_pod(ctx.namespace, ctx.name, group, name, DELETE)
+    reason = ev.DELETED_HEAD_POD if head else ev.DELETED_WORKER_POD
+    ctx.event("Normal", reason, f"Deleted Pod {ctx.namespace}/{name}; reason: {deletion.reason}", ev.ACTION_DELETE)
+    return True
+
+
+async def delete_pods(
+    ctx: ReconcileContext,
+    pods: Sequence[Obj],
+    deletions: Sequence[PodDeletion],
+    *,
+    group: str,
+    failure_reason: str,
+) -> int:
+    """Deletes the named pods concurrently (names not among ``pods`` are skipped).
+
+    Returns:
+        How many pods this pass deleted.
+
+    Raises:
+        ReplicaFailureError: some delete failed (after every call finished).
+    """
+    by_name = {cs.name(p): p for p in pods}
+    todo = [(by_name[d.name], d) for d in dict((d.name, d) for d in deletions).values() if d.name in by_name]
+
+    def call(pod: Obj, deletion: PodDeletion) -> Callable[[], Awaitable[bool]]:
+        return lambda: _delete_pod(ctx, pod, deletion)
+
+    results = await run_bounded([call(p, d) for p, d in todo], ctx.deps.pod_call_concurrency)
+    failed, error = _first_error(results)
+    if error is not None:
+        raise ReplicaFailureError(
+            failure_reason, f"failed to delete {failed} of {len(todo)} Pods of group {group!r}: {error}"
+        ) from error
+    return sum(1 for r in results if r is True)
+
+
+async def delete_all_pods(ctx: ReconcileContext, pods: Sequence[Obj], *, group: str, reason: str) -> None:
+    """Deletes every given pod not already terminating (suspend); KubeRay's ``DeleteAllOf``
+    limited to the pods this operator owns."""
+    pods = [p for p in pods if not cs.meta(p).get("deletionTimestamp")]
+    deletions = [PodDeletion(cs.name(p), reason) for p in pods]
+    await delete_pods(ctx, pods, deletions, group=group, failure_reason="FailedDeleteAllPods")
+
+
+# -- creation ---------------------------------------------------------------------------------
+
+
+async def _create_head(ctx: ReconcileContext) -> None:
+    pod = build_head_pod(ctx.cluster, options=ctx.deps.options)
+    try:
+        created = await ctx.deps.client.create(PODS, pod, namespace=ctx.namespace)
+    except Exception as err:
+        ctx.event("Warning", ev.FAILED_TO_CREATE_HEAD_POD, f"Failed to create head Pod: {err}", ev.ACTION_CREATE)
+        raise ReplicaFailureError("FailedCreateHeadPod", f"failed to create head Pod: {err}") from err
+    name = cs.name(created)
+    ctx.deps.expectations.expect_scale_pod(ctx.namespace, ctx.name, HEAD_GROUP, name, CREATE)
+    ctx.event("Normal", ev.CREATED_HEAD_POD, f"Created head Pod {ctx.namespace}/{name}", ev.ACTION_CREATE)
+
+
+async def _create_worker(ctx: ReconcileContext, group: Obj, creation: PodCreation) -> str:
+    group_name = str(group.get("groupName", ""))
+    pod = build_worker_pod(
+        ctx.cluster,
+        group,
+        options=ctx.deps.options,
+        replica_index=creation.replica_index,
+        replica_name=creation.replica_name,
+        host_index=creation.host_index,
+    )
+    try:
+        created = await ctx.deps.client.create(PODS, pod, namespace=ctx.namespace)
+    except Exception as err:
+        ctx.event(
+            "Warning",
+            ev.FAILED_TO_CREATE_WORKER_POD,
+            f"Failed to create worker Pod for group {group_name}: {err}",
+            ev.ACTION_CREATE,
+        )
+        raise
+    name = cs.name(created)
+    ctx.deps.expectations.expect_scale_pod(ctx.namespace, ctx.name, group_name, name, CREATE)
+    ctx.event("Normal", ev.CREATED_WORKER_POD, f"Created worker Pod {ctx.namespace}/{name}", ev.ACTION_CREATE)
+    return name
+
+
+async def create_workers(ctx: ReconcileContext, group: Obj, creations: Sequence[PodCreation]) -> list[str]:
+    """Creates a group's pods concurrently; returns the created names.
+
+    Raises:
+        ReplicaFailureError: some create failed (after every call finished; created pods stay).
+    """
+
+    def call(creation: PodCreation) -> Callable[[], Awaitable[str]]:
+        return lambda: _create_worker(ctx, group, creation)
+
+    results = await run_bounded([call(c) for c in creations], ctx.deps.pod_call_concurrency)
+    failed, error = _first_error(results)
+    if error is not None:
+        raise ReplicaFailureError(
+            "FailedCreateWorkerPod",
+            f"failed to create {failed} of {len(creations)} worker Pods of group "
+            f"{group.get('groupName')!r}: {error}",
+        ) from error
+    return [r for r in results if isinstance(r, str)]
+
+
+# -- the step ---------------------------------------------------------------------------------
+
+
+async def _suspend(ctx: ReconcileContext) -> bool:
+    """Handles suspend; returns True when the pods step must stop here."""
+    suspend = bool(cs.spec(ctx.cluster).get("suspend"))
+    if ctx.deps.options.feature_gates.ray_cluster_status_conditions:
+        if condition_true(ctx.cluster, SUSPENDING):
+            await delete_all_pods(ctx, ctx.cluster_pods(), group=HEAD_GROUP, reason="suspending")
+            return True
+        return condition_true(ctx.cluster, SUSPENDED) or suspend
+    if suspend:
+        await delete_all_pods(ctx, ctx.cluster_pods(), group=HEAD_GROUP, reason="suspend")
+        return True
+    return False
+
+
+async def _recreate_upgrade(ctx: ReconcileContext) -> bool:
+    """Handles ``upgradeStrategy.type: Recreate``; returns True when the pods step must stop."""
+    strategy = (cs.spec(ctx.cluster).get("upgradeStrategy") or {}).get("type")
+    heads = ctx.head_pods()
+    if strategy != "Recreate" or not heads:
+        return False
+    head = heads[0]
+    annotations = cs.annotations_of(head)
+    if annotations.get(labels.KUBERAY_VERSION) != KUBERAY_VERSION:
+        patch: dict[str, Any] = {
+            "metadata": {
+                "annotations": {
+                    labels.KUBERAY_VERSION: KUBERAY_VERSION,
+                    labels.UPGRADE_STRATEGY_RECREATE_HASH: spec_hash(ctx.cluster),
+                }
+            }
+        }
+        await ctx.deps.client.patch(PODS, cs.name(head), patch, namespace=ctx.namespace)
+        return False
+    if annotations.get(labels.UPGRADE_STRATEGY_RECREATE_HASH) == spec_hash(ctx.cluster):
+        return False
+    await delete_all_pods(ctx, ctx.cluster_pods(), group=HEAD_GROUP, reason="Recreate upgrade")
+    ctx.deps.expectations.delete(ctx.namespace, ctx.name)
+    return True
+
+
+async def _reconcile_head(ctx: ReconcileContext) -> None:
+    heads = ctx.head_pods()
+    plan = plan_head(ctx.cluster, heads)
+    if plan.action == "create":
+        await _create_head(ctx)
+    elif plan.action == "delete":
+        deletion = PodDeletion(plan.pod_name, plan.reason, ignore_not_found=False)
+        await delete_pods(ctx, heads, [deletion], group=HEAD_GROUP, failure_reason="FailedDeleteHeadPod")
+        raise RequeueError(f"deleted unhealthy head Pod {plan.pod_name} ({plan.reason}); requeueing")
+    elif plan.action == "error":
+        raise RequeueError(plan.reason)
+
+
+async def _reconcile_group(ctx: ReconcileContext, group: Obj) -> None:
+    group_name = str(group.get("groupName", ""))
+    pods = ctx.group_pods(group_name)
+    plan = plan_worker_group(ctx.cluster, group, pods, options=ctx.deps.options, rng=ctx.deps.rng)
+    if plan.delete_all:
+        await delete_all_pods(ctx, pods, group=group_name, reason="worker group suspended")
+        return
+    if plan.deletions:
+        await delete_pods(ctx, pods, plan.deletions, group=group_name, failure_reason="FailedDeleteWorkerPod")
+    if plan.creations:
+        await create_workers(ctx, group, plan.creations)
+    if plan.error:
+        raise RequeueError(plan.error)
+
+
+async def reconcile_pods(ctx: ReconcileContext) -> None:
+    """Brings the cluster's pods towards the spec (one pass); blocks on the API calls.
+
+    Raises:
+        ReplicaFailureError: a pod create or delete failed.
+        RequeueError: KubeRay returns an error here (unhealthy pods deleted, several heads...).
+    """
+    if await _suspend(ctx) or await _recreate_upgrade(ctx):
+        return
+    expectations = ctx.deps.expectations
+    if expectations.is_satisfied(ctx.namespace, ctx.name, HEAD_GROUP):
+        await _reconcile_head(ctx)
+    for group in cs.worker_groups(ctx.cluster):
+        if expectations.is_satisfied(ctx.namespace, ctx.name, str(group.get("groupName", ""))):
+            await _reconcile_group(ctx, group)

@@ -1,0 +1,116 @@
+"""The RBAC rules the operator needs: the one source of truth for deploy/rbac and the Helm chart.
+
+Each controller declares exactly the verbs it uses on each resource; :func:`cluster_role_rules`
+merges them into the operator's ClusterRole, :func:`leader_election_rules` gives the namespaced
+Role for the leader-election Lease. ``deploy/generate.py`` writes both into ``deploy/rbac/`` and
+``helm/rayop/templates/``, and tests compare the checked-in copies with these functions, so a
+controller that starts using a new verb only needs a line here (then re-run the generator).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+__all__ = [
+    "CONTROLLER_RULES",
+    "LEADER_ELECTION_RULES",
+    "RAYCLUSTER_RULES",
+    "VERB_ORDER",
+    "PolicyRule",
+    "cluster_role_rules",
+    "leader_election_rules",
+]
+
+VERB_ORDER: Final[tuple[str, ...]] = (
+    "get",
+    "list",
+    "watch",
+    "create",
+    "update",
+    "patch",
+    "delete",
+    "deletecollection",
+)
+"""The order verbs are written in (Kubernetes' conventional order), so output is stable."""
+
+
+@dataclass(frozen=True, slots=True)
+class PolicyRule:
+    """Grants ``verbs`` on ``resources`` (``plural`` or ``plural/subresource``) of one API group.
+
+    Attributes:
+        api_group: ``""`` for the core group, else the group name (``ray.io``, ``batch``...).
+        resources: Resource names, subresources written ``plural/sub``.
+        verbs: Kubernetes API verbs (see :data:`VERB_ORDER`).
+    """
+
+    api_group: str
+    resources: tuple[str, ...]
+    verbs: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        unknown = set(self.verbs) - set(VERB_ORDER)
+        if unknown:
+            raise ValueError(f"unknown verbs {sorted(unknown)} in rule for {self.resources}")
+
+
+_READ: Final = ("get", "list", "watch")
+
+RAYCLUSTER_RULES: Final[tuple[PolicyRule, ...]] = (
+    PolicyRule("ray.io", ("rayclusters",), (*_READ, "update")),
+    PolicyRule("ray.io", ("rayclusters/status",), ("update",)),
+    PolicyRule("ray.io", ("rayclusters/finalizers",), ("update",)),
+    PolicyRule("", ("pods",), (*_READ, "create", "delete", "deletecollection")),
+    PolicyRule("", ("services",), (*_READ, "create")),
+    PolicyRule("events.k8s.io", ("events",), ("create", "patch")),
+    # The autoscaler sidecar's ServiceAccount, Role and RoleBinding.
+    PolicyRule("", ("serviceaccounts",), (*_READ, "create")),
+    PolicyRule("rbac.authorization.k8s.io", ("roles", "rolebindings"), (*_READ, "create")),
+    PolicyRule("networking.k8s.io", ("ingresses",), (*_READ, "create", "update")),
+    PolicyRule("", ("secrets",), (*_READ, "create")),
+    # The GCS fault-tolerance Redis cleanup Job.
+    PolicyRule("batch", ("jobs",), (*_READ, "create", "delete")),
+)
+"""What the RayCluster controller calls."""
+
+CONTROLLER_RULES: Final[Mapping[str, tuple[PolicyRule, ...]]] = {
+    "raycluster": RAYCLUSTER_RULES,
+}
+"""Every controller's rules, by controller name; the ClusterRole is their union."""
+
+LEADER_ELECTION_RULES: Final[tuple[PolicyRule, ...]] = (
+    PolicyRule("coordination.k8s.io", ("leases",), ("get", "create", "update")),
+)
+"""What leader election calls, in the Lease's namespace only."""
+
+
+def _merge(rules: Iterable[PolicyRule]) -> list[dict[str, Any]]:
+    verbs: dict[tuple[str, str], set[str]] = {}
+    for rule in rules:
+        for resource in rule.resources:
+            verbs.setdefault((rule.api_group, resource), set()).update(rule.verbs)
+    return [
+        {
+            "apiGroups": [group],
+            "resources": [resource],
+            "verbs": [v for v in VERB_ORDER if v in verbs[(group, resource)]],
+        }
+        for group, resource in sorted(verbs)
+    ]
+
+
+def cluster_role_rules(
+    controllers: Mapping[str, tuple[PolicyRule, ...]] = CONTROLLER_RULES,
+) -> list[dict[str, Any]]:
+    """Returns the ClusterRole ``rules``: one rule per (API group, resource), sorted.
+
+    A resource that several controllers use gets the union of their verbs.
+    """
+    return _merge(rule for rules in controllers.values() for rule in rules)
+
+
+def leader_election_rules() -> list[dict[str, Any]]:
+    """Returns the leader-election Role ``rules`` (Lease get/create/update)."""
+    return _merge(LEADER_ELECTION_RULES)

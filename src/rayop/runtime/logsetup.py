@@ -1,0 +1,187 @@
+"""Configures the operator's logs: structured JSON lines or a readable console format.
+
+Every record is enriched, at emit time, with the reconcile it belongs to: the ``controller``
+name, the request's ``namespace`` and ``name`` and the ``reconcileID``, read from the
+context variables the controller sets around each reconcile
+(:mod:`rayop.runtime.reconcile`). Outside a reconcile those fields are absent.
+
+A JSON line has the keys ``ts`` (RFC 3339, UTC, milliseconds), ``level``, ``logger`` and
+``msg``, then the reconcile fields, then anything passed through ``extra=``, then ``error``
+and ``stacktrace`` when the record carries an exception. Names follow controller-runtime's zap
+output (``reconcileID``, ``controller``), so log queries written for KubeRay keep working.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import traceback
+from datetime import UTC, datetime
+from typing import Any, Final, Literal, TextIO
+
+import orjson
+from rich.console import Console
+from rich.logging import RichHandler
+
+from rayop.runtime.reconcile import current_controller, current_reconcile_id, current_request
+
+__all__ = [
+    "LEVELS",
+    "LogFormat",
+    "ReconcileContextFilter",
+    "configure_logging",
+    "format_console",
+    "format_json",
+    "parse_level",
+]
+
+LogFormat = Literal["json", "console"]
+"""The two log formats of ``--log-format``."""
+
+LEVELS: Final[dict[str, int]] = {
+    "debug": logging.DEBUG,
+    "info": logging.INFO,
+    "warn": logging.WARNING,
+    "warning": logging.WARNING,
+    "error": logging.ERROR,
+}
+"""The accepted ``--log-level`` values (zap's names, plus Python's ``warning``)."""
+
+CONTEXT_FIELDS: Final[tuple[str, ...]] = ("controller", "namespace", "name", "reconcileID")
+"""The reconcile-scoped fields, in the order they are written."""
+
+_STANDARD_ATTRS: Final[frozenset[str]] = frozenset(
+    vars(logging.LogRecord("", 0, "", 0, "", None, None))
+) | {"message", "asctime", "taskName", "rayop_context"}
+
+_HANDLER_MARK: Final[str] = "_rayop_handler"
+
+
+class ReconcileContextFilter(logging.Filter):
+    """Attaches the current reconcile's fields to each record as ``record.rayop_context``.
+
+    Runs in the emitting task, so it sees that task's context variables. Never drops a record.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """Stores the reconcile fields (an empty dict outside a reconcile) and keeps the record."""
+        context: dict[str, str] = {}
+        controller = current_controller.get()
+        if controller is not None:
+            context["controller"] = controller
+        request = current_request.get()
+        if request is not None:
+            context["namespace"] = request.namespace
+            context["name"] = request.name
+        reconcile_id = current_reconcile_id.get()
+        if reconcile_id is not None:
+            context["reconcileID"] = reconcile_id
+        record.rayop_context = context
+        return True
+
+
+def _context(record: logging.LogRecord) -> dict[str, str]:
+    context = getattr(record, "rayop_context", None)
+    return context if isinstance(context, dict) else {}
+
+
+def _extras(record: logging.LogRecord) -> dict[str, Any]:
+    return {k: v for k, v in vars(record).items() if k not in _STANDARD_ATTRS}
+
+
+def _level_name(record: logging.LogRecord) -> str:
+    return "warn" if record.levelno == logging.WARNING else record.levelname.lower()
+
+
+def format_json(record: logging.LogRecord) -> str:
+    """Returns ``record`` as one JSON object on one line (no trailing newline)."""
+    ts = datetime.fromtimestamp(record.created, tz=UTC)
+    line: dict[str, Any] = {
+        "ts": ts.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+        "level": _level_name(record),
+        "logger": record.name,
+        "msg": record.getMessage(),
+    }
+    line.update(_context(record))
+    for key, value in _extras(record).items():
+        line.setdefault(key, value)
+    if record.exc_info and record.exc_info[1] is not None:
+        line["error"] = str(record.exc_info[1]) or type(record.exc_info[1]).__name__
+        line["stacktrace"] = "".join(traceback.format_exception(*record.exc_info)).rstrip()
+    elif record.stack_info:
+        line["stacktrace"] = record.stack_info
+    return orjson.dumps(line, default=str).decode()
+
+
+def format_console(record: logging.LogRecord) -> str:
+    """Returns the message followed by ``key=value`` pairs for the reconcile fields and extras."""
+    pairs = {**_context(record), **_extras(record)}
+    text = record.getMessage()
+    if pairs:
+        text += "  " + " ".join(f"{k}={v}" for k, v in pairs.items())
+    return f"{record.name}: {text}"
+
+
+class _JsonFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        return format_json(record)
+
+
+class _ConsoleFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        return format_console(record)
+
+
+def parse_level(level: str) -> int:
+    """Returns the ``logging`` level for a ``--log-level`` value (case-insensitive).
+
+    Raises:
+        ValueError: ``level`` is not one of :data:`LEVELS`.
+    """
+    try:
+        return LEVELS[level.strip().lower()]
+    except KeyError:
+        choices = ", ".join(sorted(LEVELS))
+        raise ValueError(f"unknown log level {level!r} (choose from {choices})") from None
+
+
+def configure_logging(
+    level: str = "info", fmt: LogFormat = "json", *, stream: TextIO | None = None
+) -> logging.Handler:
+    """Routes every log record to one handler on the root logger; never blocks.
+
+    Replaces the handler a previous call installed (other handlers are left alone), so it may
+    be called again to change the level or format.
+
+    Args:
+        level: ``debug``, ``info``, ``warn``/``warning`` or ``error``.
+        fmt: ``json`` for one JSON object per line, ``console`` for rich, human-readable lines.
+        stream: Where logs go; default: standard error.
+
+    Returns:
+        The installed handler.
+
+    Raises:
+        ValueError: Unknown ``level`` or ``fmt``.
+    """
+    numeric = parse_level(level)
+    out = stream if stream is not None else sys.stderr
+    handler: logging.Handler
+    if fmt == "json":
+        handler = logging.StreamHandler(out)
+        handler.setFormatter(_JsonFormatter())
+    elif fmt == "console":
+        console = Console(file=out, soft_wrap=True, highlight=False)
+        handler = RichHandler(console=console, show_path=False, rich_tracebacks=False)
+        handler.setFormatter(_ConsoleFormatter())
+    else:
+        raise ValueError(f"unknown log format {fmt!r} (choose from json, console)")
+    handler.addFilter(ReconcileContextFilter())
+    setattr(handler, _HANDLER_MARK, True)
+    root = logging.getLogger()
+    for old in [h for h in root.handlers if getattr(h, _HANDLER_MARK, False)]:
+        root.removeHandler(old)
+        old.close()
+    root.addHandler(handler)
+    root.setLevel(numeric)
+    return handler
