@@ -21,7 +21,12 @@ from rayop.controllers.raycluster import labels
 from rayop.controllers.raycluster.options import KUBERAY_VERSION
 from rayop.controllers.raycluster.pods import build_head_pod, build_worker_pod
 from rayop.controllers.raycluster.reconcile_context import Obj, ReconcileContext, condition_true
-from rayop.controllers.raycluster.scaling import PodCreation, PodDeletion, plan_head, plan_worker_group
+from rayop.controllers.raycluster.scaling import (
+    PodCreation,
+    PodDeletion,
+    plan_head,
+    plan_worker_group,
+)
 from rayop.controllers.raycluster.spec_hash import spec_hash
 from rayop.controllers.raycluster.status import SUSPENDED, SUSPENDING, ReplicaFailureError
 from rayop.kube.errors import Conflict, NotFound
@@ -35,7 +40,9 @@ class RequeueError(Exception):
     """KubeRay returns an error to be requeued with backoff (not a ReplicaFailure)."""
 
 
-async def run_bounded(calls: Sequence[Callable[[], Awaitable[T]]], limit: int) -> list[T | BaseException]:
+async def run_bounded(
+    calls: Sequence[Callable[[], Awaitable[T]]], limit: int
+) -> list[T | BaseException]:
     """Runs every call with at most ``limit`` in flight; blocks until all finished.
 
     Returns each call's result or the exception it raised, in call order. A failure does not
@@ -88,11 +95,21 @@ async def _delete_pod(ctx: ReconcileContext, pod: Obj, deletion: PodDeletion) ->
         raise
     except Exception as err:
         reason = ev.FAILED_TO_DELETE_HEAD_POD if head else ev.FAILED_TO_DELETE_WORKER_POD
-        ctx.event("Warning", reason, f"Failed to delete Pod {ctx.namespace}/{name}: {err}", ev.ACTION_DELETE)
+        ctx.event(
+            "Warning",
+            reason,
+            f"Failed to delete Pod {ctx.namespace}/{name}: {err}",
+            ev.ACTION_DELETE,
+        )
         raise
     ctx.deps.expectations.expect_scale_pod(ctx.namespace, ctx.name, group, name, DELETE)
     reason = ev.DELETED_HEAD_POD if head else ev.DELETED_WORKER_POD
-    ctx.event("Normal", reason, f"Deleted Pod {ctx.namespace}/{name}; reason: {deletion.reason}", ev.ACTION_DELETE)
+    ctx.event(
+        "Normal",
+        reason,
+        f"Deleted Pod {ctx.namespace}/{name}; reason: {deletion.reason}",
+        ev.ACTION_DELETE,
+    )
     return True
 
 
@@ -113,7 +130,11 @@ async def delete_pods(
         ReplicaFailureError: some delete failed (after every call finished).
     """
     by_name = {cs.name(p): p for p in pods}
-    todo = [(by_name[d.name], d) for d in dict((d.name, d) for d in deletions).values() if d.name in by_name]
+    todo = [
+        (by_name[d.name], d)
+        for d in dict((d.name, d) for d in deletions).values()
+        if d.name in by_name
+    ]
 
     def call(pod: Obj, deletion: PodDeletion) -> Callable[[], Awaitable[bool]]:
         return lambda: _delete_pod(ctx, pod, deletion)
@@ -122,12 +143,15 @@ async def delete_pods(
     failed, error = _first_error(results)
     if error is not None:
         raise ReplicaFailureError(
-            failure_reason, f"failed to delete {failed} of {len(todo)} Pods of group {group!r}: {error}"
+            failure_reason,
+            f"failed to delete {failed} of {len(todo)} Pods of group {group!r}: {error}",
         ) from error
     return sum(1 for r in results if r is True)
 
 
-async def delete_all_pods(ctx: ReconcileContext, pods: Sequence[Obj], *, group: str, reason: str) -> None:
+async def delete_all_pods(
+    ctx: ReconcileContext, pods: Sequence[Obj], *, group: str, reason: str
+) -> None:
     """Deletes every given pod not already terminating (suspend); KubeRay's ``DeleteAllOf``
     limited to the pods this operator owns."""
     pods = [p for p in pods if not cs.meta(p).get("deletionTimestamp")]
@@ -143,11 +167,20 @@ async def _create_head(ctx: ReconcileContext) -> None:
     try:
         created = await ctx.deps.client.create(PODS, pod, namespace=ctx.namespace)
     except Exception as err:
-        ctx.event("Warning", ev.FAILED_TO_CREATE_HEAD_POD, f"Failed to create head Pod: {err}", ev.ACTION_CREATE)
-        raise ReplicaFailureError("FailedCreateHeadPod", f"failed to create head Pod: {err}") from err
+        ctx.event(
+            "Warning",
+            ev.FAILED_TO_CREATE_HEAD_POD,
+            f"Failed to create head Pod: {err}",
+            ev.ACTION_CREATE,
+        )
+        raise ReplicaFailureError(
+            "FailedCreateHeadPod", f"failed to create head Pod: {err}"
+        ) from err
     name = cs.name(created)
     ctx.deps.expectations.expect_scale_pod(ctx.namespace, ctx.name, HEAD_GROUP, name, CREATE)
-    ctx.event("Normal", ev.CREATED_HEAD_POD, f"Created head Pod {ctx.namespace}/{name}", ev.ACTION_CREATE)
+    ctx.event(
+        "Normal", ev.CREATED_HEAD_POD, f"Created head Pod {ctx.namespace}/{name}", ev.ACTION_CREATE
+    )
 
 
 async def _create_worker(ctx: ReconcileContext, group: Obj, creation: PodCreation) -> str:
@@ -172,11 +205,18 @@ async def _create_worker(ctx: ReconcileContext, group: Obj, creation: PodCreatio
         raise
     name = cs.name(created)
     ctx.deps.expectations.expect_scale_pod(ctx.namespace, ctx.name, group_name, name, CREATE)
-    ctx.event("Normal", ev.CREATED_WORKER_POD, f"Created worker Pod {ctx.namespace}/{name}", ev.ACTION_CREATE)
+    ctx.event(
+        "Normal",
+        ev.CREATED_WORKER_POD,
+        f"Created worker Pod {ctx.namespace}/{name}",
+        ev.ACTION_CREATE,
+    )
     return name
 
 
-async def create_workers(ctx: ReconcileContext, group: Obj, creations: Sequence[PodCreation]) -> list[str]:
+async def create_workers(
+    ctx: ReconcileContext, group: Obj, creations: Sequence[PodCreation]
+) -> list[str]:
     """Creates a group's pods concurrently; returns the created names.
 
     Raises:
@@ -247,8 +287,12 @@ async def _reconcile_head(ctx: ReconcileContext) -> None:
         await _create_head(ctx)
     elif plan.action == "delete":
         deletion = PodDeletion(plan.pod_name, plan.reason, ignore_not_found=False)
-        await delete_pods(ctx, heads, [deletion], group=HEAD_GROUP, failure_reason="FailedDeleteHeadPod")
-        raise RequeueError(f"deleted unhealthy head Pod {plan.pod_name} ({plan.reason}); requeueing")
+        await delete_pods(
+            ctx, heads, [deletion], group=HEAD_GROUP, failure_reason="FailedDeleteHeadPod"
+        )
+        raise RequeueError(
+            f"deleted unhealthy head Pod {plan.pod_name} ({plan.reason}); requeueing"
+        )
     elif plan.action == "error":
         raise RequeueError(plan.reason)
 
@@ -261,7 +305,9 @@ async def _reconcile_group(ctx: ReconcileContext, group: Obj) -> None:
         await delete_all_pods(ctx, pods, group=group_name, reason="worker group suspended")
         return
     if plan.deletions:
-        await delete_pods(ctx, pods, plan.deletions, group=group_name, failure_reason="FailedDeleteWorkerPod")
+        await delete_pods(
+            ctx, pods, plan.deletions, group=group_name, failure_reason="FailedDeleteWorkerPod"
+        )
     if plan.creations:
         await create_workers(ctx, group, plan.creations)
     if plan.error:

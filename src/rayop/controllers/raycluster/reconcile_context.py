@@ -36,7 +36,9 @@ POD_CALL_CONCURRENCY = 16
 class ClusterClient(Protocol):
     """The API verbs the RayCluster reconciler uses (:class:`rayop.kube.client.KubeClient`)."""
 
-    async def get(self, res: Resource, name: str, *, namespace: str | None = None) -> dict[str, Any]: ...
+    async def get(
+        self, res: Resource, name: str, *, namespace: str | None = None
+    ) -> dict[str, Any]: ...
 
     async def create(
         self, res: Resource, obj: Mapping[str, Any], *, namespace: str | None = None
@@ -171,19 +173,27 @@ class ReconcileContext:
             if cs.labels_of(p).get(labels.RAY_NODE_TYPE) == labels.WORKER
             and cs.labels_of(p).get(labels.RAY_GROUP) == group_name
         ]
-        return sorted(pods, key=lambda p: (str(cs.meta(p).get("creationTimestamp", "")), cs.name(p)))
+        return sorted(
+            pods, key=lambda p: (str(cs.meta(p).get("creationTimestamp", "")), cs.name(p))
+        )
 
     def owned_services(self) -> list[Obj]:
         """Returns the cached services this operator created for the cluster."""
         return self._owned(self.deps.services)
 
-    def event(self, event_type: Literal["Normal", "Warning"], reason: str, note: str, action: str) -> None:
+    def event(
+        self, event_type: Literal["Normal", "Warning"], reason: str, note: str, action: str
+    ) -> None:
         """Records an Event about the RayCluster; never blocks."""
         self.deps.recorder.event(self.reference(), event_type, reason, note, action=action)
 
     def reference(self) -> dict[str, Any]:
         """Returns the RayCluster as the object events are about."""
-        return {"apiVersion": "ray.io/v1", "kind": "RayCluster", "metadata": self.cached.get("metadata") or {}}
+        return {
+            "apiVersion": "ray.io/v1",
+            "kind": "RayCluster",
+            "metadata": self.cached.get("metadata") or {},
+        }
 
     def copy_cached(self) -> dict[str, Any]:
         """Returns a mutable deep copy of the cached RayCluster (for update/update_status)."""

@@ -24,7 +24,14 @@ from rayop.controllers.raycluster.reconcile_context import ReconcileContext
 from rayop.controllers.raycluster.status_sync import write_status_reason
 from rayop.kube.errors import AlreadyExists, NotFound
 from rayop.kube.resource import Resource
-from rayop.kube.resources import INGRESSES, ROLE_BINDINGS, ROLES, SECRETS, SERVICE_ACCOUNTS, SERVICES
+from rayop.kube.resources import (
+    INGRESSES,
+    ROLE_BINDINGS,
+    ROLES,
+    SECRETS,
+    SERVICE_ACCOUNTS,
+    SERVICES,
+)
 from rayop.runtime.reconcile import Result
 
 MANAGED_BY_KUBERAY = "ray.io/kuberay-operator"
@@ -76,7 +83,9 @@ async def validate(ctx: ReconcileContext) -> Result | None:
     raw_status = ctx.cached.get("status")
     if raw_status:
         try:
-            status_problems = validate_raycluster_status(RayClusterStatus.model_validate(raw_status))
+            status_problems = validate_raycluster_status(
+                RayClusterStatus.model_validate(raw_status)
+            )
         except ValueError as err:
             status_problems = [str(err)]
         if status_problems:
@@ -114,9 +123,19 @@ async def _create_if_absent(
     except AlreadyExists:
         return
     except Exception as err:
-        ctx.event("Warning", failed_reason, f"Failed to create {resource.kind} {ctx.namespace}/{name}: {err}", ev.ACTION_CREATE)
+        ctx.event(
+            "Warning",
+            failed_reason,
+            f"Failed to create {resource.kind} {ctx.namespace}/{name}: {err}",
+            ev.ACTION_CREATE,
+        )
         raise
-    ctx.event("Normal", created_reason, f"Created {resource.kind} {ctx.namespace}/{name}", ev.ACTION_CREATE)
+    ctx.event(
+        "Normal",
+        created_reason,
+        f"Created {resource.kind} {ctx.namespace}/{name}",
+        ev.ACTION_CREATE,
+    )
 
 
 async def reconcile_autoscaler_rbac(ctx: ReconcileContext) -> None:
@@ -178,7 +197,10 @@ def build_auth_secret(ctx: ReconcileContext) -> dict[str, Any]:
         "metadata": {
             "name": names.auth_secret_name(ctx.cluster),
             "namespace": ctx.namespace,
-            "labels": {labels.RAY_CLUSTER: ctx.name, labels.APP_CREATED_BY: labels.CREATED_BY_VALUE},
+            "labels": {
+                labels.RAY_CLUSTER: ctx.name,
+                labels.APP_CREATED_BY: labels.CREATED_BY_VALUE,
+            },
             "ownerReferences": [owner_reference(ctx.cluster)],
         },
         "data": {"auth_token": base64.b64encode(token.encode()).decode()},
@@ -205,9 +227,16 @@ async def _create_service(ctx: ReconcileContext, service: dict[str, Any]) -> Non
     except AlreadyExists:
         return
     except Exception as err:
-        ctx.event("Warning", ev.FAILED_TO_CREATE_SERVICE, f"Failed to create Service {ctx.namespace}/{name}: {err}", ev.ACTION_CREATE)
+        ctx.event(
+            "Warning",
+            ev.FAILED_TO_CREATE_SERVICE,
+            f"Failed to create Service {ctx.namespace}/{name}: {err}",
+            ev.ACTION_CREATE,
+        )
         raise
-    ctx.event("Normal", ev.CREATED_SERVICE, f"Created Service {ctx.namespace}/{name}", ev.ACTION_CREATE)
+    ctx.event(
+        "Normal", ev.CREATED_SERVICE, f"Created Service {ctx.namespace}/{name}", ev.ACTION_CREATE
+    )
 
 
 async def reconcile_head_service(ctx: ReconcileContext) -> None:
@@ -219,16 +248,23 @@ async def reconcile_head_service(ctx: ReconcileContext) -> None:
     selector = labels.head_service_list_selector(ctx.name)
     found = ctx.deps.services.list(ctx.namespace, label_selector=selector)
     if len(found) > 1:
-        raise RuntimeError(f"found {len(found)} head services for RayCluster {ctx.namespace}/{ctx.name}")
+        raise RuntimeError(
+            f"found {len(found)} head services for RayCluster {ctx.namespace}/{ctx.name}"
+        )
     if not found:
-        await _create_service(ctx, services.build_head_service(ctx.cluster, options=ctx.deps.options))
+        await _create_service(
+            ctx, services.build_head_service(ctx.cluster, options=ctx.deps.options)
+        )
 
 
 async def reconcile_headless_worker_service(ctx: ReconcileContext) -> None:
     """Creates ``<cluster>-headless`` when some worker group has ``numOfHosts > 1``."""
     if not services.wants_headless_worker_service(ctx.cluster):
         return
-    if ctx.deps.services.get(ctx.namespace, names.headless_worker_service_name(ctx.cluster)) is None:
+    if (
+        ctx.deps.services.get(ctx.namespace, names.headless_worker_service_name(ctx.cluster))
+        is None
+    ):
         await _create_service(ctx, services.build_headless_worker_service(ctx.cluster))
 
 

@@ -126,7 +126,9 @@ async def _cleanup(ctx: ReconcileContext) -> Result:
     if ctx.head_pods():
         return Result(requeue_after=HEAD_STILL_RUNNING_REQUEUE_SECONDS)
     deleted_at = parse_rfc3339(str(cs.meta(ctx.cached).get("deletionTimestamp") or ""))
-    if deleted_at is not None and (ctx.now() - deleted_at).total_seconds() >= _deletion_timeout(ctx):
+    if deleted_at is not None and (ctx.now() - deleted_at).total_seconds() >= _deletion_timeout(
+        ctx
+    ):
         await _remove_finalizer(ctx)
         ctx.event(
             "Warning",
@@ -147,10 +149,20 @@ async def _cleanup(ctx: ReconcileContext) -> Result:
     except AlreadyExists:
         pass
     except Exception as err:
-        ctx.event("Warning", ev.FAILED_TO_CREATE_REDIS_CLEANUP_JOB, f"Failed to create Job {job_name}: {err}", ev.ACTION_CREATE)
+        ctx.event(
+            "Warning",
+            ev.FAILED_TO_CREATE_REDIS_CLEANUP_JOB,
+            f"Failed to create Job {job_name}: {err}",
+            ev.ACTION_CREATE,
+        )
         raise
     else:
-        ctx.event("Normal", ev.CREATED_REDIS_CLEANUP_JOB, f"Created Job {ctx.namespace}/{job_name}", ev.ACTION_CREATE)
+        ctx.event(
+            "Normal",
+            ev.CREATED_REDIS_CLEANUP_JOB,
+            f"Created Job {ctx.namespace}/{job_name}",
+            ev.ACTION_CREATE,
+        )
     return Result(requeue_after=STATUS_CHANGED_REQUEUE_SECONDS)
 
 

@@ -1,0 +1,81 @@
+"""Wires the RayCluster controller into a manager (KubeRay's ``SetupWithManager``, §1.3).
+
+The controller is named ``raycluster``. It watches RayClusters with the predicates
+``generation_changed | labels_changed | annotations_changed`` (its own status writes do not
+trigger it) and the Pods, Services and Secrets it owns (their controlling owner is enqueued).
+Scale expectations read the shared pod cache.
+"""
+
+from __future__ import annotations
+
+from typing import cast
+
+from rayop.controllers.raycluster.events import REPORTING_CONTROLLER
+from rayop.controllers.raycluster.options import OperatorOptions
+from rayop.controllers.raycluster.reconcile_context import ClusterClient, ReconcilerDeps
+from rayop.controllers.raycluster.reconciler import RayClusterReconciler
+from rayop.kube.resources import PODS, RAY_CLUSTERS, SECRETS, SERVICES
+from rayop.runtime.controller import Controller
+from rayop.runtime.expectations import ScaleExpectations
+from rayop.runtime.indexer import Obj
+from rayop.runtime.informer_source import for_, owns
+from rayop.runtime.manager import Manager
+from rayop.runtime.predicate import annotations_changed, generation_changed, labels_changed, or_
+
+CONTROLLER_NAME = "raycluster"
+OWNER_KIND = "RayCluster"
+OWNER_GROUP = "ray.io"
+
+
+def setup_raycluster_controller(
+    manager: Manager,
+    *,
+    options: OperatorOptions,
+    max_concurrent_reconciles: int,
+    use_priority_queue: bool = True,
+) -> Controller:
+    """Builds the ``raycluster`` controller, registers it on ``manager`` and returns it.
+
+    Args:
+        manager: The manager whose client, shared informers, metrics and clock are used.
+        options: Operator settings (``OperatorOptions.from_env()`` in production).
+        max_concurrent_reconciles: Worker count (``--reconcile-concurrency``).
+        use_priority_queue: Use controller-runtime's priority queue (the default).
+    """
+    informers = manager.informers
+    clusters = informers.informer(RAY_CLUSTERS)
+    pods = informers.informer(PODS)
+    services = informers.informer(SERVICES)
+    secrets = informers.informer(SECRETS)
+
+    def pod_lookup(namespace: str, name: str) -> Obj | None:
+        return pods.get(namespace, name)
+
+    deps = ReconcilerDeps(
+        client=cast(ClusterClient, manager.client),
+        clusters=clusters,
+        pods=pods,
+        services=services,
+        informers=informers,
+        recorder=manager.event_recorder(REPORTING_CONTROLLER),
+        expectations=ScaleExpectations(pod_lookup, clock=manager.clock),
+        options=options,
+        clock=manager.clock,
+    )
+    reconciler = RayClusterReconciler(deps)
+    controller = Controller(
+        CONTROLLER_NAME,
+        reconciler.reconcile,
+        sources=[
+            for_(clusters, or_(generation_changed, labels_changed, annotations_changed)),
+            owns(pods, OWNER_KIND, OWNER_GROUP),
+            owns(services, OWNER_KIND, OWNER_GROUP),
+            owns(secrets, OWNER_KIND, OWNER_GROUP),
+        ],
+        max_concurrent_reconciles=max_concurrent_reconciles,
+        use_priority_queue=use_priority_queue,
+        metrics=manager.metrics,
+        clock=manager.clock,
+    )
+    manager.add_controller(controller)
+    return controller
