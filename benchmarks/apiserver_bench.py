@@ -32,11 +32,23 @@ import yaml
 
 def _start_server(workdir: Path, kubelet: bool) -> tuple[subprocess.Popen[str], str, str]:
     kubeconfig = workdir / "kubeconfig.yaml"
-    delays = ["--pod-running-delay", "0.5", "--pod-ready-delay", "0.5"] if kubelet else \
-        ["--pod-pending-delay", "86400"]
+    delays = (
+        ["--pod-running-delay", "0.5", "--pod-ready-delay", "0.5"]
+        if kubelet
+        else ["--pod-pending-delay", "86400"]
+    )
     prefix = os.environ.get("RAYOP_BENCH_SERVER_PREFIX", "").split()
-    cmd = [sys.executable, *prefix, "-m", "rayop", "apiserver", "--no-tls", "--kubeconfig-out",
-           str(kubeconfig), *delays]
+    cmd = [
+        sys.executable,
+        *prefix,
+        "-m",
+        "rayop",
+        "apiserver",
+        "--no-tls",
+        "--kubeconfig-out",
+        str(kubeconfig),
+        *delays,
+    ]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     assert proc.stdout is not None
     proc.stdout.readline()
@@ -45,12 +57,22 @@ def _start_server(workdir: Path, kubelet: bool) -> tuple[subprocess.Popen[str], 
 
 
 def _pod(name: str) -> bytes:
-    return orjson.dumps({
-        "apiVersion": "v1", "kind": "Pod",
-        "metadata": {"name": name, "labels": {"app": "bench", "ray.io/node-type": "worker"}},
-        "spec": {"containers": [{"name": "ray-worker", "image": "rayproject/ray:2.9.0",
-                                 "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}]},
-    })
+    return orjson.dumps(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": name, "labels": {"app": "bench", "ray.io/node-type": "worker"}},
+            "spec": {
+                "containers": [
+                    {
+                        "name": "ray-worker",
+                        "image": "rayproject/ray:2.9.0",
+                        "resources": {"requests": {"cpu": "1", "memory": "1Gi"}},
+                    }
+                ]
+            },
+        }
+    )
 
 
 async def _pool(n: int, concurrency: int, work: Any) -> float:
@@ -72,8 +94,9 @@ async def _create_namespace(http: aiohttp.ClientSession, url: str, name: str) ->
         assert resp.status == 201, await resp.text()
 
 
-async def bench_creates_and_gets(http: aiohttp.ClientSession, url: str, pods: int,
-                                 concurrency: int) -> dict[str, float]:
+async def bench_creates_and_gets(
+    http: aiohttp.ClientSession, url: str, pods: int, concurrency: int
+) -> dict[str, float]:
     await _create_namespace(http, url, "bench")
     path = f"{url}/api/v1/namespaces/bench/pods"
 
@@ -113,8 +136,9 @@ async def bench_list(http: aiohttp.ClientSession, url: str, concurrency: int) ->
     return {"list_1000_ms_median": statistics.median(times) * 1000}
 
 
-async def bench_watch_fanout(http: aiohttp.ClientSession, url: str, concurrency: int,
-                             watchers: int = 10, pods: int = 1000) -> dict[str, float]:
+async def bench_watch_fanout(
+    http: aiohttp.ClientSession, url: str, concurrency: int, watchers: int = 10, pods: int = 1000
+) -> dict[str, float]:
     await _create_namespace(http, url, "fanout")
     path = f"{url}/api/v1/namespaces/fanout/pods"
     async with http.get(path) as resp:
@@ -126,8 +150,11 @@ async def bench_watch_fanout(http: aiohttp.ClientSession, url: str, concurrency:
     async def watch() -> None:
         nonlocal opened
         seen = 0
-        async with http.get(path, params={"watch": "1", "resourceVersion": rv},
-                            timeout=aiohttp.ClientTimeout(total=None)) as resp:
+        async with http.get(
+            path,
+            params={"watch": "1", "resourceVersion": rv},
+            timeout=aiohttp.ClientTimeout(total=None),
+        ) as resp:
             opened += 1
             if opened == watchers:
                 ready.set()
@@ -150,8 +177,10 @@ async def bench_watch_fanout(http: aiohttp.ClientSession, url: str, concurrency:
     created = time.perf_counter()
     await asyncio.wait_for(asyncio.gather(*tasks), 120)
     last = max(done_at)
-    return {"fanout_events_per_s": watchers * pods / (last - start),
-            "fanout_lag_after_last_create_ms": (last - created) * 1000}
+    return {
+        "fanout_events_per_s": watchers * pods / (last - start),
+        "fanout_lag_after_last_create_ms": (last - created) * 1000,
+    }
 
 
 async def main() -> None:
@@ -174,8 +203,10 @@ async def main() -> None:
             proc.send_signal(signal.SIGINT)
             proc.wait(timeout=30)
     mode = "kubelet running pods" if args.kubelet else "pods held Pending"
-    print(f"apiserver benchmark ({mode}; {args.pods} pods, concurrency {args.concurrency}, "
-          f"{os.cpu_count()} cpus)")
+    print(
+        f"apiserver benchmark ({mode}; {args.pods} pods, concurrency {args.concurrency}, "
+        f"{os.cpu_count()} cpus)"
+    )
     for key, value in results.items():
         print(f"  {key:34s} {value:10.1f}")
 

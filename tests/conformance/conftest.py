@@ -36,8 +36,9 @@ async def kubeconfig() -> AsyncIterator[str]:
         yield external
         return
     kubelet = KubeletConfig(running_delay=0.01, ready_delay=0.01, delete_delay=0.01)
-    async with EmbeddedControlPlane(kubelet=kubelet, history_size=HISTORY,
-                                    bookmark_interval=BOOKMARK_INTERVAL) as cp:
+    async with EmbeddedControlPlane(
+        kubelet=kubelet, history_size=HISTORY, bookmark_interval=BOOKMARK_INTERVAL
+    ) as cp:
         yield cp.kubeconfig_path
 
 
@@ -87,12 +88,20 @@ def crd_manifest(suffix: str) -> dict[str, object]:
         "spec": {
             "group": "conformance.rayop.dev",
             "scope": "Namespaced",
-            "names": {"plural": plural, "singular": f"gizmo{suffix}", "kind": f"Gizmo{suffix.upper()}"},
-            "versions": [{
-                "name": "v1", "served": True, "storage": True,
-                "subresources": {"status": {}},
-                "schema": {"openAPIV3Schema": schema},
-            }],
+            "names": {
+                "plural": plural,
+                "singular": f"gizmo{suffix}",
+                "kind": f"Gizmo{suffix.upper()}",
+            },
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "subresources": {"status": {}},
+                    "schema": {"openAPIV3Schema": schema},
+                }
+            ],
         },
     }
 
@@ -110,8 +119,12 @@ class CustomResource:
         return f"{self.collection}/{name}" + (f"/{subresource}" if subresource else "")
 
     def body(self, name: str, **spec: object) -> dict[str, object]:
-        return {"apiVersion": "conformance.rayop.dev/v1", "kind": self.kind,
-                "metadata": {"name": name}, "spec": spec}
+        return {
+            "apiVersion": "conformance.rayop.dev/v1",
+            "kind": self.kind,
+            "metadata": {"name": name},
+            "spec": spec,
+        }
 
 
 @pytest.fixture
@@ -124,7 +137,9 @@ async def gizmos(kube: Kube, ns: str) -> AsyncIterator[CustomResource]:
     code, body = await kube.post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd)
     assert code == 201, body
     spec = crd["spec"]
-    assert isinstance(spec, dict)
+    metadata = crd["metadata"]
+    assert isinstance(spec, dict) and isinstance(metadata, dict)
+    crd_name = metadata["name"]
     res = CustomResource(spec["names"]["plural"], spec["names"]["kind"], ns)
     for _ in range(200):  # a real apiserver serves the new resource shortly after creation
         code, _ = await kube.get(res.collection)
@@ -132,4 +147,4 @@ async def gizmos(kube: Kube, ns: str) -> AsyncIterator[CustomResource]:
             break
         await asyncio.sleep(0.05)
     yield res
-    await kube.delete(f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{crd['metadata']['name']}")  # type: ignore[index]
+    await kube.delete(f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{crd_name}")

@@ -43,7 +43,9 @@ class Kube:
         ctx_name = doc.get("current-context")
         ctx = next(c["context"] for c in doc["contexts"] if c["name"] == ctx_name)
         cluster = next(c["cluster"] for c in doc["clusters"] if c["name"] == ctx["cluster"])
-        user = next((u["user"] for u in doc.get("users") or [] if u["name"] == ctx.get("user")), {})
+        user: dict[str, Any] = next(
+            (u["user"] for u in doc.get("users") or [] if u["name"] == ctx.get("user")), {}
+        )
         self.server = str(cluster["server"]).rstrip("/")
         self.headers: dict[str, str] = {}
         if user.get("token"):
@@ -51,7 +53,9 @@ class Kube:
         self._workdir = Path(tempfile.mkdtemp(prefix="conformance-"))
         self.ssl: ssl.SSLContext | bool = False
         if self.server.startswith("https"):
-            ctx_ssl = ssl.create_default_context(cafile=_material(cluster, "certificate-authority", self._workdir))
+            ctx_ssl = ssl.create_default_context(
+                cafile=_material(cluster, "certificate-authority", self._workdir)
+            )
             if cluster.get("insecure-skip-tls-verify"):
                 ctx_ssl.check_hostname = False
                 ctx_ssl.verify_mode = ssl.CERT_NONE
@@ -66,18 +70,28 @@ class Kube:
         """Closes the HTTP session."""
         await self.session.close()
 
-    async def request(self, method: str, path: str, *, params: Mapping[str, Any] | None = None,
-                      body: Any = None, content_type: str = "application/json",
-                      headers: Mapping[str, str] | None = None) -> tuple[int, Any]:
+    async def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, Any] | None = None,
+        body: Any = None,
+        content_type: str = "application/json",
+        headers: Mapping[str, str] | None = None,
+    ) -> tuple[int, Any]:
         """Sends one request; returns the status and the decoded JSON body (or text)."""
         hdrs = dict(headers or {})
         data = None
         if body is not None:
             data = json.dumps(body)
             hdrs["Content-Type"] = content_type
-        query = {k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in (params or {}).items()}
-        async with self.session.request(method, self.server + path, params=query, data=data,
-                                        headers=hdrs, ssl=self.ssl) as resp:
+        query = {
+            k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in (params or {}).items()
+        }
+        async with self.session.request(
+            method, self.server + path, params=query, data=data, headers=hdrs, ssl=self.ssl
+        ) as resp:
             text = await resp.text()
             try:
                 return resp.status, json.loads(text) if text else None
@@ -100,12 +114,18 @@ class Kube:
         return await self.request("DELETE", path, body=body, params=params)
 
     @asynccontextmanager
-    async def watch(self, path: str, **params: Any) -> AsyncIterator[tuple[int, AsyncIterator[Obj]]]:
+    async def watch(
+        self, path: str, **params: Any
+    ) -> AsyncIterator[tuple[int, AsyncIterator[Obj]]]:
         """Opens a watch; yields (HTTP status, iterator of decoded events)."""
         query = {k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in params.items()}
         query["watch"] = "true"
-        async with self.session.get(self.server + path, params=query, ssl=self.ssl,
-                                    timeout=aiohttp.ClientTimeout(total=None, sock_read=60)) as resp:
+        async with self.session.get(
+            self.server + path,
+            params=query,
+            ssl=self.ssl,
+            timeout=aiohttp.ClientTimeout(total=None, sock_read=60),
+        ) as resp:
 
             async def events() -> AsyncIterator[Obj]:
                 async for line in resp.content:

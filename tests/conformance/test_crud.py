@@ -38,8 +38,9 @@ async def test_get_missing_is_not_found_with_details(kube: Kube, ns: str) -> Non
 async def test_generate_name_appends_five_characters(kube: Kube, ns: str) -> None:
     names = set()
     for _ in range(5):
-        code, cm = await kube.post(f"/api/v1/namespaces/{ns}/configmaps",
-                                   {"metadata": {"generateName": "gen-"}})
+        code, cm = await kube.post(
+            f"/api/v1/namespaces/{ns}/configmaps", {"metadata": {"generateName": "gen-"}}
+        )
         assert code == 201
         name = cm["metadata"]["name"]
         assert name.startswith("gen-") and len(name) == len("gen-") + 5

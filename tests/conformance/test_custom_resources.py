@@ -7,7 +7,9 @@ from kubehttp import Kube
 from status_shape import assert_status
 
 
-async def test_create_drops_status_and_starts_at_generation_one(kube: Kube, gizmos: CustomResource) -> None:
+async def test_create_drops_status_and_starts_at_generation_one(
+    kube: Kube, gizmos: CustomResource
+) -> None:
     body = gizmos.body("g", size=1)
     body["status"] = {"phase": "Lying"}
     code, obj = await kube.post(gizmos.collection, body)
@@ -36,7 +38,9 @@ async def test_main_and_status_writes_ignore_each_other(kube: Kube, gizmos: Cust
     assert code == 200 and relabelled["metadata"]["generation"] == 2
 
 
-async def test_update_without_resource_version_is_invalid(kube: Kube, gizmos: CustomResource) -> None:
+async def test_update_without_resource_version_is_invalid(
+    kube: Kube, gizmos: CustomResource
+) -> None:
     _, obj = await kube.post(gizmos.collection, gizmos.body("nv", size=1))
     del obj["metadata"]["resourceVersion"]
     code, body = await kube.put(gizmos.item("nv"), obj)
@@ -44,7 +48,9 @@ async def test_update_without_resource_version_is_invalid(kube: Kube, gizmos: Cu
     assert "metadata.resourceVersion" in status["message"]
 
 
-async def test_schema_violations_are_invalid_with_field_paths(kube: Kube, gizmos: CustomResource) -> None:
+async def test_schema_violations_are_invalid_with_field_paths(
+    kube: Kube, gizmos: CustomResource
+) -> None:
     cases = [
         (gizmos.body("t1", size="big"), "spec.size"),
         (gizmos.body("t2", size=1, color="green"), "spec.color"),
@@ -57,7 +63,9 @@ async def test_schema_violations_are_invalid_with_field_paths(kube: Kube, gizmos
         assert any(field in (c.get("field") or "") for c in status["details"]["causes"]), status
 
 
-async def test_unknown_fields_are_pruned_and_defaults_applied(kube: Kube, gizmos: CustomResource) -> None:
+async def test_unknown_fields_are_pruned_and_defaults_applied(
+    kube: Kube, gizmos: CustomResource
+) -> None:
     body = gizmos.body("p", size=3, bogus=True)
     body["extraTopLevel"] = 1
     code, obj = await kube.post(gizmos.collection, body)
@@ -67,8 +75,10 @@ async def test_unknown_fields_are_pruned_and_defaults_applied(kube: Kube, gizmos
 
 
 async def test_strategic_merge_patch_on_custom_resources_is_unsupported(
-        kube: Kube, gizmos: CustomResource) -> None:
+    kube: Kube, gizmos: CustomResource
+) -> None:
     await kube.post(gizmos.collection, gizmos.body("smp", size=1))
-    code, body = await kube.patch(gizmos.item("smp"), {"spec": {"size": 2}},
-                                  "application/strategic-merge-patch+json")
+    code, body = await kube.patch(
+        gizmos.item("smp"), {"spec": {"size": 2}}, "application/strategic-merge-patch+json"
+    )
     assert_status(code, body, 415, "UnsupportedMediaType")

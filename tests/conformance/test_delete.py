@@ -17,8 +17,12 @@ async def _eventually_gone(kube: Kube, path: str, *, timeout: float = 30.0) -> N
     collection, name = path.rsplit("/", 1)
     rv = obj["metadata"]["resourceVersion"]
     async with asyncio.timeout(timeout):
-        async with kube.watch(collection, resourceVersion=rv, fieldSelector=f"metadata.name={name}",
-                              timeoutSeconds=int(timeout)) as (status, events):
+        async with kube.watch(
+            collection,
+            resourceVersion=rv,
+            fieldSelector=f"metadata.name={name}",
+            timeoutSeconds=int(timeout),
+        ) as (status, events):
             assert status == 200
             async for event in events:
                 if event["type"] == "DELETED":
@@ -27,20 +31,28 @@ async def _eventually_gone(kube: Kube, path: str, *, timeout: float = 30.0) -> N
 
 
 def _owner_ref(owner: dict[str, Any], *, block: bool) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "ConfigMap", "name": owner["metadata"]["name"],
-            "uid": owner["metadata"]["uid"], "blockOwnerDeletion": block}
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "name": owner["metadata"]["name"],
+        "uid": owner["metadata"]["uid"],
+        "blockOwnerDeletion": block,
+    }
 
 
 async def test_finalizers_hold_a_deleted_object(kube: Kube, ns: str) -> None:
     path = f"/api/v1/namespaces/{ns}/configmaps/held"
-    await kube.post(f"/api/v1/namespaces/{ns}/configmaps",
-                    {"metadata": {"name": "held", "finalizers": ["example.com/hold"]}})
+    await kube.post(
+        f"/api/v1/namespaces/{ns}/configmaps",
+        {"metadata": {"name": "held", "finalizers": ["example.com/hold"]}},
+    )
     code, deleting = await kube.delete(path)
     assert code == 200, deleting
     code, obj = await kube.get(path)
     assert code == 200 and obj["metadata"]["deletionTimestamp"]
-    code, body = await kube.patch(path, {"metadata": {"finalizers": ["example.com/hold", "new/one"]}},
-                                  MERGE)
+    code, body = await kube.patch(
+        path, {"metadata": {"finalizers": ["example.com/hold", "new/one"]}}, MERGE
+    )
     assert_status(code, body, 422, "Invalid")
     code, _ = await kube.patch(path, {"data": {"still": "writable"}}, MERGE)
     assert code == 200
@@ -71,7 +83,9 @@ async def test_delete_precondition_on_uid(kube: Kube, ns: str) -> None:
 async def test_background_propagation_collects_dependents(kube: Kube, ns: str) -> None:
     cms = f"/api/v1/namespaces/{ns}/configmaps"
     _, owner = await kube.post(cms, {"metadata": {"name": "owner"}})
-    await kube.post(cms, {"metadata": {"name": "dep", "ownerReferences": [_owner_ref(owner, block=False)]}})
+    await kube.post(
+        cms, {"metadata": {"name": "dep", "ownerReferences": [_owner_ref(owner, block=False)]}}
+    )
     options = {"kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": "Background"}
     code, _ = await kube.delete(f"{cms}/owner", options)
     assert code == 200
@@ -81,8 +95,16 @@ async def test_background_propagation_collects_dependents(kube: Kube, ns: str) -
 async def test_foreground_propagation_waits_for_blocking_dependents(kube: Kube, ns: str) -> None:
     cms = f"/api/v1/namespaces/{ns}/configmaps"
     _, owner = await kube.post(cms, {"metadata": {"name": "fg-owner"}})
-    await kube.post(cms, {"metadata": {"name": "fg-dep", "finalizers": ["example.com/slow"],
-                                       "ownerReferences": [_owner_ref(owner, block=True)]}})
+    await kube.post(
+        cms,
+        {
+            "metadata": {
+                "name": "fg-dep",
+                "finalizers": ["example.com/slow"],
+                "ownerReferences": [_owner_ref(owner, block=True)],
+            }
+        },
+    )
     options = {"kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": "Foreground"}
     code, body = await kube.delete(f"{cms}/fg-owner", options)
     assert code == 200, body
@@ -104,7 +126,9 @@ async def test_foreground_propagation_waits_for_blocking_dependents(kube: Kube, 
 async def test_orphan_propagation_keeps_dependents(kube: Kube, ns: str) -> None:
     cms = f"/api/v1/namespaces/{ns}/configmaps"
     _, owner = await kube.post(cms, {"metadata": {"name": "or-owner"}})
-    await kube.post(cms, {"metadata": {"name": "or-dep", "ownerReferences": [_owner_ref(owner, block=False)]}})
+    await kube.post(
+        cms, {"metadata": {"name": "or-dep", "ownerReferences": [_owner_ref(owner, block=False)]}}
+    )
     options = {"kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": "Orphan"}
     await kube.delete(f"{cms}/or-owner", options)
     await _eventually_gone(kube, f"{cms}/or-owner")

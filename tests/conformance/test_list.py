@@ -8,8 +8,9 @@ from status_shape import assert_status
 
 async def _cms(kube: Kube, ns: str, labels: dict[str, dict[str, str]]) -> None:
     for name, lab in labels.items():
-        code, body = await kube.post(f"/api/v1/namespaces/{ns}/configmaps",
-                                     {"metadata": {"name": name, "labels": lab}})
+        code, body = await kube.post(
+            f"/api/v1/namespaces/{ns}/configmaps", {"metadata": {"name": name, "labels": lab}}
+        )
         assert code == 201, body
 
 
@@ -20,8 +21,16 @@ async def _names(kube: Kube, path: str, **params: str) -> list[str]:
 
 
 async def test_label_selector_operators(kube: Kube, ns: str) -> None:
-    await _cms(kube, ns, {"a": {"tier": "web", "env": "prod"}, "b": {"tier": "db", "env": "prod"},
-                          "c": {"tier": "web"}, "d": {}})
+    await _cms(
+        kube,
+        ns,
+        {
+            "a": {"tier": "web", "env": "prod"},
+            "b": {"tier": "db", "env": "prod"},
+            "c": {"tier": "web"},
+            "d": {},
+        },
+    )
     path = f"/api/v1/namespaces/{ns}/configmaps"
     cases = {
         "tier=web": ["a", "c"],
@@ -49,8 +58,10 @@ async def test_field_selectors(kube: Kube, ns: str) -> None:
     assert await _names(kube, path, fieldSelector="metadata.name!=x") == ["y"]
     all_ns = await _names(kube, "/api/v1/configmaps", fieldSelector=f"metadata.namespace={ns}")
     assert all_ns == ["x", "y"]
-    pod = {"metadata": {"name": "p"}, "spec": {"nodeName": "some-node",
-                                               "containers": [{"name": "c", "image": "x"}]}}
+    pod = {
+        "metadata": {"name": "p"},
+        "spec": {"nodeName": "some-node", "containers": [{"name": "c", "image": "x"}]},
+    }
     code, body = await kube.post(f"/api/v1/namespaces/{ns}/pods", pod)
     assert code == 201, body
     pods = f"/api/v1/namespaces/{ns}/pods"
@@ -77,15 +88,17 @@ async def test_pagination_is_a_consistent_snapshot(kube: Kube, ns: str) -> None:
 
 
 async def test_invalid_continue_token_is_rejected(kube: Kube, ns: str) -> None:
-    code, body = await kube.get(f"/api/v1/namespaces/{ns}/configmaps", limit=1,
-                                **{"continue": "not-a-token"})
+    code, body = await kube.get(
+        f"/api/v1/namespaces/{ns}/configmaps", limit=1, **{"continue": "not-a-token"}
+    )
     assert code in (400, 410), body
     assert body["kind"] == "Status" and body["reason"] in ("BadRequest", "Expired")
 
 
 async def test_exact_list_at_a_too_old_version_is_gone(kube: Kube, ns: str) -> None:
-    code, body = await kube.get(f"/api/v1/namespaces/{ns}/configmaps", resourceVersion="1",
-                                resourceVersionMatch="Exact")
+    code, body = await kube.get(
+        f"/api/v1/namespaces/{ns}/configmaps", resourceVersion="1", resourceVersionMatch="Exact"
+    )
     assert code == 410, body
     assert body["kind"] == "Status" and body["reason"] in ("Expired", "Gone")
     code, body = await kube.get(f"/api/v1/namespaces/{ns}/configmaps", resourceVersion="0")

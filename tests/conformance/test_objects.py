@@ -13,25 +13,40 @@ TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
 
 async def test_services_get_cluster_ips_and_node_ports(kube: Kube, ns: str) -> None:
     svcs = f"/api/v1/namespaces/{ns}/services"
-    code, plain = await kube.post(svcs, {"metadata": {"name": "plain"},
-                                         "spec": {"selector": {"a": "b"}, "ports": [{"port": 80}]}})
+    code, plain = await kube.post(
+        svcs,
+        {"metadata": {"name": "plain"}, "spec": {"selector": {"a": "b"}, "ports": [{"port": 80}]}},
+    )
     assert code == 201, plain
     assert plain["spec"]["clusterIP"] and plain["spec"]["clusterIP"] != "None"
     assert plain["spec"]["ports"][0]["targetPort"] == 80
-    code, headless = await kube.post(svcs, {"metadata": {"name": "headless"}, "spec": {
-        "clusterIP": "None", "selector": {"a": "b"}, "ports": [{"port": 80}]}})
+    code, headless = await kube.post(
+        svcs,
+        {
+            "metadata": {"name": "headless"},
+            "spec": {"clusterIP": "None", "selector": {"a": "b"}, "ports": [{"port": 80}]},
+        },
+    )
     assert code == 201 and headless["spec"]["clusterIP"] == "None"
-    code, nodeport = await kube.post(svcs, {"metadata": {"name": "np"}, "spec": {
-        "type": "NodePort", "selector": {"a": "b"}, "ports": [{"port": 80}]}})
+    code, nodeport = await kube.post(
+        svcs,
+        {
+            "metadata": {"name": "np"},
+            "spec": {"type": "NodePort", "selector": {"a": "b"}, "ports": [{"port": 80}]},
+        },
+    )
     assert code == 201, nodeport
     assert 30000 <= nodeport["spec"]["ports"][0]["nodePort"] <= 32767
 
 
-async def _wait_pod(kube: Kube, path: str, predicate: Any, *, timeout: float = 60) -> dict[str, Any]:
+async def _wait_pod(
+    kube: Kube, path: str, predicate: Any, *, timeout: float = 60
+) -> dict[str, Any]:
     collection, name = path.rsplit("/", 1)
     async with asyncio.timeout(timeout):
-        async with kube.watch(collection, fieldSelector=f"metadata.name={name}",
-                              timeoutSeconds=int(timeout)) as (status, events):
+        async with kube.watch(
+            collection, fieldSelector=f"metadata.name={name}", timeoutSeconds=int(timeout)
+        ) as (status, events):
             assert status == 200
             async for event in events:
                 obj: dict[str, Any] = event["object"]
@@ -45,13 +60,27 @@ def _ready(_: str, pod: dict[str, Any]) -> bool:
     return any(c["type"] == "Ready" and c["status"] == "True" for c in conds)
 
 
-async def test_pod_runs_and_graceful_deletion_shows_a_deletion_timestamp(kube: Kube, ns: str) -> None:
+async def test_pod_runs_and_graceful_deletion_shows_a_deletion_timestamp(
+    kube: Kube, ns: str
+) -> None:
     pods = f"/api/v1/namespaces/{ns}/pods"
-    code, pod = await kube.post(pods, {"metadata": {"name": "life"}, "spec": {
-        "terminationGracePeriodSeconds": 1, "containers": [{"name": "c", "image": "nginx"}]}})
+    code, pod = await kube.post(
+        pods,
+        {
+            "metadata": {"name": "life"},
+            "spec": {
+                "terminationGracePeriodSeconds": 1,
+                "containers": [{"name": "c", "image": "nginx"}],
+            },
+        },
+    )
     assert code == 201, pod
     ready = await _wait_pod(kube, f"{pods}/life", _ready)
-    assert ready["spec"]["nodeName"] and ready["status"]["podIP"] and ready["status"]["phase"] == "Running"
+    assert (
+        ready["spec"]["nodeName"]
+        and ready["status"]["podIP"]
+        and ready["status"]["phase"] == "Running"
+    )
     code, deleting = await kube.delete(f"{pods}/life")
     assert code == 200 and deleting["metadata"]["deletionTimestamp"]
     assert deleting["metadata"]["deletionGracePeriodSeconds"] == 1
@@ -64,15 +93,16 @@ async def test_namespace_deletion_removes_its_content(kube: Kube) -> None:
     code, _ = await kube.post("/api/v1/namespaces", {"metadata": {"name": "conf-doomed"}})
     assert code == 201
     await kube.post("/api/v1/namespaces/conf-doomed/configmaps", {"metadata": {"name": "x"}})
-    code, deleting = await kube.delete("/api/v1/namespaces/conf-doomed")
+    code, _ = await kube.delete("/api/v1/namespaces/conf-doomed")
     assert code == 200
     for _ in range(600):
         code, ns_obj = await kube.get("/api/v1/namespaces/conf-doomed")
         if code == 404:
             break
         assert ns_obj["status"]["phase"] == "Terminating"
-        code, body = await kube.post("/api/v1/namespaces/conf-doomed/configmaps",
-                                     {"metadata": {"name": "late"}})
+        code, body = await kube.post(
+            "/api/v1/namespaces/conf-doomed/configmaps", {"metadata": {"name": "late"}}
+        )
         assert code in (403, 404), body
         await asyncio.sleep(0.1)
     code, _ = await kube.get("/api/v1/namespaces/conf-doomed/configmaps/x")
@@ -81,8 +111,9 @@ async def test_namespace_deletion_removes_its_content(kube: Kube) -> None:
 
 async def test_table_output_for_kubectl(kube: Kube, ns: str) -> None:
     await kube.post(f"/api/v1/namespaces/{ns}/configmaps", {"metadata": {"name": "tab"}})
-    code, table = await kube.request("GET", f"/api/v1/namespaces/{ns}/configmaps",
-                                     headers={"Accept": TABLE})
+    code, table = await kube.request(
+        "GET", f"/api/v1/namespaces/{ns}/configmaps", headers={"Accept": TABLE}
+    )
     assert code == 200 and table["kind"] == "Table", table
     columns = [c["name"] for c in table["columnDefinitions"]]
     assert columns[0] == "Name"

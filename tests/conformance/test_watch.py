@@ -28,7 +28,7 @@ async def test_watch_from_a_version_streams_later_changes(kube: Kube, ns: str) -
         assert status == 200
         await kube.post(cms, {"metadata": {"name": "w"}})
         await kube.patch(f"{cms}/w", {"data": {"a": "1"}}, MERGE)
-        _, deleted = await kube.delete(f"{cms}/w")
+        await kube.delete(f"{cms}/w")
         got = await _collect(events, 3)
     assert [e["type"] for e in got] == ["ADDED", "MODIFIED", "DELETED"]
     assert all(e["object"]["metadata"]["name"] == "w" for e in got)
@@ -79,7 +79,10 @@ async def test_bookmarks_carry_only_a_resource_version(kube: Kube, ns: str) -> N
 async def test_timeout_seconds_ends_the_stream(kube: Kube, ns: str) -> None:
     loop = asyncio.get_running_loop()
     start = loop.time()
-    async with kube.watch(f"/api/v1/namespaces/{ns}/configmaps", timeoutSeconds=1) as (status, events):
+    async with kube.watch(f"/api/v1/namespaces/{ns}/configmaps", timeoutSeconds=1) as (
+        status,
+        events,
+    ):
         assert status == 200
         async with asyncio.timeout(30):
             async for _ in events:
@@ -109,8 +112,11 @@ async def test_too_old_resource_version_is_expired(kube: Kube, ns: str) -> None:
 async def test_send_initial_events_is_supported_or_refused(kube: Kube, ns: str) -> None:
     cms = f"/api/v1/namespaces/{ns}/configmaps"
     await kube.post(cms, {"metadata": {"name": "init"}})
-    params = {"sendInitialEvents": True, "resourceVersionMatch": "NotOlderThan",
-              "allowWatchBookmarks": True}
+    params = {
+        "sendInitialEvents": True,
+        "resourceVersionMatch": "NotOlderThan",
+        "allowWatchBookmarks": True,
+    }
     async with kube.watch(cms, **params) as (status, events):
         if status != 200:
             assert 400 <= status < 500

@@ -13,25 +13,42 @@ from pathlib import Path
 FAST_POD_ARGS = ("--pod-running-delay", "0.05", "--pod-ready-delay", "0.05")
 
 
-@contextlib.contextmanager
-def running_apiserver(workdir: Path, *args: str) -> Iterator[Path]:
-    """Starts ``rayop apiserver`` (loopback, free port); yields its kubeconfig path.
+def start_apiserver(workdir: Path, *args: str) -> tuple[subprocess.Popen[str], Path]:
+    """Starts ``rayop apiserver`` (loopback, free port); returns the process and kubeconfig.
 
-    Blocks until the server printed the kubeconfig path (it accepts requests by then) and,
-    on exit, until it stopped after SIGTERM.
+    Blocks until the server printed the kubeconfig path (it accepts requests by then).
     """
     kubeconfig = workdir / "kubeconfig.yaml"
-    cmd = [sys.executable, "-m", "rayop", "apiserver", "--kubeconfig-out", str(kubeconfig),
-           *FAST_POD_ARGS, *args]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    cmd = [
+        sys.executable,
+        "-m",
+        "rayop",
+        "apiserver",
+        "--kubeconfig-out",
+        str(kubeconfig),
+        *FAST_POD_ARGS,
+        *args,
+    ]
+    log = workdir / "apiserver.log"
+    with log.open("a") as stderr:  # a file, not a pipe: a full pipe would block the server
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=stderr, text=True)
+    assert proc.stdout is not None
+    first = proc.stdout.readline().strip()
+    if not first:
+        proc.wait(timeout=10)
+        raise RuntimeError(f"rayop apiserver did not start: {log.read_text()}")
+    assert Path(first) == kubeconfig
+    return proc, kubeconfig
+
+
+@contextlib.contextmanager
+def running_apiserver(workdir: Path, *args: str) -> Iterator[Path]:
+    """Runs ``rayop apiserver`` for the duration of the block; yields its kubeconfig path.
+
+    On exit, blocks until the server stopped after SIGTERM.
+    """
+    proc, kubeconfig = start_apiserver(workdir, *args)
     try:
-        assert proc.stdout is not None
-        first = proc.stdout.readline().strip()
-        if not first:
-            proc.wait(timeout=10)
-            err = proc.stderr.read() if proc.stderr else ""
-            raise RuntimeError(f"rayop apiserver did not start: {err}")
-        assert Path(first) == kubeconfig
         yield kubeconfig
     finally:
         proc.send_signal(signal.SIGTERM)

@@ -12,15 +12,32 @@ from aiohttp import web
 
 from rayop.sim.controlplane import EmbeddedControlPlane
 from rayop.sim.kubelet import KubeletConfig
+from rayop.sim.resources import ResourceInfo
 
 FAST = KubeletConfig(running_delay=0.01, ready_delay=0.01, delete_delay=0.01)
+
+
+def _exists(path: str | Path) -> bool:
+    return Path(path).exists()
+
+
+def _load_yaml(path: str | Path) -> Any:
+    return yaml.safe_load(Path(path).read_text())
+
+
+def _info(cp: EmbeddedControlPlane, plural: str) -> ResourceInfo:
+    found = cp.store.resources.get("", "v1", plural)
+    assert found is not None
+    return found
 
 
 def _auth(cp: EmbeddedControlPlane) -> dict[str, str]:
     return {"Authorization": f"Bearer {cp.token}"}
 
 
-async def _wait_ready(http: aiohttp.ClientSession, cp: EmbeddedControlPlane, name: str) -> dict[str, Any]:
+async def _wait_ready(
+    http: aiohttp.ClientSession, cp: EmbeddedControlPlane, name: str
+) -> dict[str, Any]:
     url = f"{cp.url}/api/v1/namespaces/default/pods?watch=1&fieldSelector=metadata.name={name}"
     async with http.get(url, headers=_auth(cp)) as resp:
         assert resp.status == 200
@@ -37,7 +54,7 @@ async def test_serves_the_api_with_a_kubeconfig_and_a_token(tmp_path: Path) -> N
     kubeconfig = tmp_path / "kc.yaml"
     async with EmbeddedControlPlane(kubelet=FAST, kubeconfig_path=kubeconfig, token="s3cret") as cp:
         assert cp.kubeconfig_path == str(kubeconfig) and cp.token == "s3cret"
-        doc = yaml.safe_load(kubeconfig.read_text())
+        doc = _load_yaml(kubeconfig)
         assert doc["current-context"] == "rayop-embedded"
         assert doc["clusters"][0]["cluster"]["server"] == cp.url
         assert doc["users"][0]["user"]["token"] == "s3cret"
@@ -50,24 +67,29 @@ async def test_serves_the_api_with_a_kubeconfig_and_a_token(tmp_path: Path) -> N
                 names = {n["metadata"]["name"] for n in (await resp.json())["items"]}
             assert {"default", "kube-system", "kube-public", "kube-node-lease"} <= names
             await cp.kubelet.wait_idle()
-            sa = await cp.store.get(cp.store.resources.get("", "v1", "serviceaccounts"), "default", "default")
+            sa = await cp.store.get(_info(cp, "serviceaccounts"), "default", "default")
             assert sa["metadata"]["name"] == "default"
-            body = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web"},
-                    "spec": {"containers": [{"name": "c", "image": "nginx"}]}}
-            async with http.post(f"{cp.url}/api/v1/namespaces/default/pods", json=body,
-                                 headers=_auth(cp)) as resp:
+            body = {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": "web"},
+                "spec": {"containers": [{"name": "c", "image": "nginx"}]},
+            }
+            async with http.post(
+                f"{cp.url}/api/v1/namespaces/default/pods", json=body, headers=_auth(cp)
+            ) as resp:
                 assert resp.status == 201
             pod = await _wait_ready(http, cp, "web")
             assert pod["spec"]["nodeName"] and pod["status"]["podIP"]
         assert cp.audit.count(verb="create", resource="pods", code=201) == 1
-    assert kubeconfig.exists()  # a requested path is kept after exit
+    assert _exists(kubeconfig)  # a requested path is kept after exit
 
 
 async def test_temporary_kubeconfig_is_removed_on_exit() -> None:
     async with EmbeddedControlPlane(kubelet=FAST) as cp:
-        path = Path(cp.kubeconfig_path)
-        assert path.exists()
-    assert not path.exists()
+        path = cp.kubeconfig_path
+        assert _exists(path)
+    assert not _exists(path)
 
 
 async def test_services_proxy_reaches_a_registered_handler() -> None:
@@ -83,14 +105,18 @@ async def test_services_proxy_reaches_a_registered_handler() -> None:
     backend = f"http://127.0.0.1:{runner.addresses[0][1]}"
     try:
         async with EmbeddedControlPlane(kubelet=FAST) as cp:
-            svc = {"metadata": {"name": "head-svc"},
-                   "spec": {"ports": [{"name": "dashboard", "port": 8265}], "selector": {"a": "b"}}}
-            await cp.store.create(cp.store.resources.get("", "v1", "services"), "default", svc)
+            svc = {
+                "metadata": {"name": "head-svc"},
+                "spec": {"ports": [{"name": "dashboard", "port": 8265}], "selector": {"a": "b"}},
+            }
+            await cp.store.create(_info(cp, "services"), "default", svc)
             cp.register_service_handler("default", "head-svc", 8265, backend)
             async with aiohttp.ClientSession() as http:
                 for port in ("8265", "dashboard"):
-                    url = (f"{cp.url}/api/v1/namespaces/default/services/head-svc:{port}"
-                           "/proxy/api/jobs/?x=1")
+                    url = (
+                        f"{cp.url}/api/v1/namespaces/default/services/head-svc:{port}"
+                        "/proxy/api/jobs/?x=1"
+                    )
                     async with http.get(url, headers=_auth(cp)) as resp:
                         assert resp.status == 200, await resp.text()
                         assert await resp.json() == {"path": "/api/jobs/", "query": "x=1"}
@@ -101,11 +127,13 @@ async def test_services_proxy_reaches_a_registered_handler() -> None:
 async def test_state_survives_a_restart(tmp_path: Path) -> None:
     state = tmp_path / "state.db"
     async with EmbeddedControlPlane(kubelet=FAST, state_path=state) as cp:
-        cms = cp.store.resources.get("", "v1", "configmaps")
-        created = await cp.store.create(cms, "default", {"metadata": {"name": "keep"}, "data": {"a": "1"}})
+        cms = _info(cp, "configmaps")
+        created = await cp.store.create(
+            cms, "default", {"metadata": {"name": "keep"}, "data": {"a": "1"}}
+        )
         rv = cp.store.current_rv()
     async with EmbeddedControlPlane(kubelet=FAST, state_path=state) as cp:
-        cms = cp.store.resources.get("", "v1", "configmaps")
+        cms = _info(cp, "configmaps")
         got = await cp.store.get(cms, "default", "keep")
         assert got["metadata"]["uid"] == created["metadata"]["uid"] and got["data"] == {"a": "1"}
         assert cp.store.current_rv() >= rv
@@ -130,13 +158,14 @@ async def test_stop_is_prompt_with_an_open_watch() -> None:
 async def test_tls_serves_https_with_the_ca_in_the_kubeconfig() -> None:
     async with EmbeddedControlPlane(kubelet=FAST, tls=True) as cp:
         assert cp.url.startswith("https://127.0.0.1:")
-        doc = yaml.safe_load(Path(cp.kubeconfig_path).read_text())
+        doc = _load_yaml(cp.kubeconfig_path)
         assert doc["clusters"][0]["cluster"]["certificate-authority-data"]
         ctx = cp.client_ssl_context()
         assert ctx is not None
         async with aiohttp.ClientSession() as http:
-            async with http.get(f"{cp.url}/api/v1/namespaces/default", headers=_auth(cp),
-                                ssl=ctx) as resp:
+            async with http.get(
+                f"{cp.url}/api/v1/namespaces/default", headers=_auth(cp), ssl=ctx
+            ) as resp:
                 assert resp.status == 200
                 assert (await resp.json())["metadata"]["name"] == "default"
             async with http.get(f"{cp.url}/api/v1/namespaces/default", ssl=ctx) as resp:

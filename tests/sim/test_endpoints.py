@@ -17,8 +17,11 @@ from rayop.sim.store import Store
 @pytest.fixture
 async def store() -> AsyncIterator[Store]:
     store = Store(seed=9)
-    parts = [Kubelet(store, KubeletConfig(running_delay=0.0, ready_delay=0.01, delete_delay=0.01)),
-             EndpointsController(store), GarbageCollector(store)]
+    parts = [
+        Kubelet(store, KubeletConfig(running_delay=0.0, ready_delay=0.01, delete_delay=0.01)),
+        EndpointsController(store),
+        GarbageCollector(store),
+    ]
     for part in parts:
         await part.start()
     yield store
@@ -27,9 +30,18 @@ async def store() -> AsyncIterator[Store]:
 
 
 def _pod(name: str, labels: dict[str, str]) -> dict[str, Any]:
-    return {"metadata": {"name": name, "labels": labels},
-            "spec": {"containers": [{"name": "ray-head", "image": "ray",
-                                     "ports": [{"name": "dashboard", "containerPort": 8265}]}]}}
+    return {
+        "metadata": {"name": name, "labels": labels},
+        "spec": {
+            "containers": [
+                {
+                    "name": "ray-head",
+                    "image": "ray",
+                    "ports": [{"name": "dashboard", "containerPort": 8265}],
+                }
+            ]
+        },
+    }
 
 
 def _ips(endpoints: dict[str, Any] | None, key: str = "addresses") -> list[str]:
@@ -44,11 +56,23 @@ def _slice(store: Store, service: str) -> dict[str, Any] | None:
 
 
 async def test_endpoints_list_ready_pods_with_resolved_ports(store: Store) -> None:
-    pods, services, endpoints = info(store, "", "pods"), info(store, "", "services"), info(store, "", "endpoints")
-    await store.create(services, "default", {
-        "metadata": {"name": "head-svc", "labels": {"app": "ray"}},
-        "spec": {"selector": {"role": "head"}, "clusterIP": "None",
-                 "ports": [{"name": "dashboard", "port": 8265, "targetPort": "dashboard"}]}})
+    pods, services, endpoints = (
+        info(store, "", "pods"),
+        info(store, "", "services"),
+        info(store, "", "endpoints"),
+    )
+    await store.create(
+        services,
+        "default",
+        {
+            "metadata": {"name": "head-svc", "labels": {"app": "ray"}},
+            "spec": {
+                "selector": {"role": "head"},
+                "clusterIP": "None",
+                "ports": [{"name": "dashboard", "port": 8265, "targetPort": "dashboard"}],
+            },
+        },
+    )
     await store.create(pods, "default", _pod("head", {"role": "head"}))
     await store.create(pods, "default", _pod("other", {"role": "worker"}))
     head = await wait_for(store, pods, "default", "head", is_ready)
@@ -69,24 +93,33 @@ async def test_endpoints_list_ready_pods_with_resolved_ports(store: Store) -> No
 
 
 async def test_endpoints_follow_pod_readiness_and_deletion(store: Store) -> None:
-    pods, services, endpoints = info(store, "", "pods"), info(store, "", "services"), info(store, "", "endpoints")
+    pods, services, endpoints = (
+        info(store, "", "pods"),
+        info(store, "", "services"),
+        info(store, "", "endpoints"),
+    )
     await store.create(pods, "default", _pod("w1", {"app": "w"}))
-    await store.create(services, "default", {
-        "metadata": {"name": "w"}, "spec": {"selector": {"app": "w"}, "ports": [{"port": 80}]}})
+    await store.create(
+        services,
+        "default",
+        {"metadata": {"name": "w"}, "spec": {"selector": {"app": "w"}, "ports": [{"port": 80}]}},
+    )
     w1 = await wait_for(store, pods, "default", "w1", is_ready)
     assert w1 is not None
     await wait_for(store, endpoints, "default", "w", lambda e: _ips(e) == [w1["status"]["podIP"]])
 
     pod = await store.get(pods, "default", "w1")
-    pod["status"]["conditions"] = [dict(c, status="False") if c["type"] == "Ready" else c
-                                   for c in pod["status"]["conditions"]]
+    pod["status"]["conditions"] = [
+        dict(c, status="False") if c["type"] == "Ready" else c for c in pod["status"]["conditions"]
+    ]
     await store.update(pods, "default", "w1", pod, subresource="status")
     ep = await wait_for(store, endpoints, "default", "w", lambda e: _ips(e) == [])
     assert _ips(ep, "notReadyAddresses") == [w1["status"]["podIP"]]
 
     await store.delete(pods, "default", "w1")
-    await wait_for(store, endpoints, "default", "w",
-                   lambda e: not _ips(e) and not _ips(e, "notReadyAddresses"))
+    await wait_for(
+        store, endpoints, "default", "w", lambda e: not _ips(e) and not _ips(e, "notReadyAddresses")
+    )
     await wait_for(store, pods, "default", "w1", lambda p: p is None)
     es = _slice(store, "w")
     assert es is not None and es["endpoints"] == []
@@ -94,8 +127,11 @@ async def test_endpoints_follow_pod_readiness_and_deletion(store: Store) -> None
 
 async def test_service_deletion_removes_endpoints_and_slices(store: Store) -> None:
     services, endpoints = info(store, "", "services"), info(store, "", "endpoints")
-    await store.create(services, "default", {
-        "metadata": {"name": "gone"}, "spec": {"selector": {"app": "g"}, "ports": [{"port": 80}]}})
+    await store.create(
+        services,
+        "default",
+        {"metadata": {"name": "gone"}, "spec": {"selector": {"app": "g"}, "ports": [{"port": 80}]}},
+    )
     await wait_for(store, endpoints, "default", "gone", lambda e: e is not None)
     es = _slice(store, "gone")
     assert es is not None
@@ -107,9 +143,13 @@ async def test_service_deletion_removes_endpoints_and_slices(store: Store) -> No
 
 async def test_services_without_selector_get_no_endpoints(store: Store) -> None:
     services, endpoints = info(store, "", "services"), info(store, "", "endpoints")
-    await store.create(services, "default", {"metadata": {"name": "manual"},
-                                             "spec": {"ports": [{"port": 80}]}})
-    await store.create(services, "default", {
-        "metadata": {"name": "marker"}, "spec": {"selector": {"a": "b"}, "ports": [{"port": 80}]}})
+    await store.create(
+        services, "default", {"metadata": {"name": "manual"}, "spec": {"ports": [{"port": 80}]}}
+    )
+    await store.create(
+        services,
+        "default",
+        {"metadata": {"name": "marker"}, "spec": {"selector": {"a": "b"}, "ports": [{"port": 80}]}},
+    )
     await wait_for(store, endpoints, "default", "marker", lambda e: e is not None)
     assert store.peek(endpoints, "default", "manual") is None

@@ -14,8 +14,14 @@ from rayop.sim.store import Store
 
 
 def _owned(name: str, owner: dict[str, Any], *, block: bool = False) -> dict[str, Any]:
-    ref = {"apiVersion": "v1", "kind": "ConfigMap", "name": owner["metadata"]["name"],
-           "uid": owner["metadata"]["uid"], "controller": True, "blockOwnerDeletion": block}
+    ref = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "name": owner["metadata"]["name"],
+        "uid": owner["metadata"]["uid"],
+        "controller": True,
+        "blockOwnerDeletion": block,
+    }
     return {"metadata": {"name": name, "ownerReferences": [ref]}, "data": {}}
 
 
@@ -54,11 +60,17 @@ async def test_dependent_with_a_live_owner_keeps_it(store: Store) -> None:
     b = await store.create(cms, "default", {"metadata": {"name": "b"}})
     both = _owned("both", a)
     both["metadata"]["ownerReferences"].append(
-        {"apiVersion": "v1", "kind": "ConfigMap", "name": "b", "uid": b["metadata"]["uid"]})
+        {"apiVersion": "v1", "kind": "ConfigMap", "name": "b", "uid": b["metadata"]["uid"]}
+    )
     await store.create(cms, "default", both)
     await store.delete(cms, "default", "a")
-    left = await wait_for(store, cms, "default", "both",
-                          lambda o: o is not None and len(o["metadata"]["ownerReferences"]) == 1)
+    left = await wait_for(
+        store,
+        cms,
+        "default",
+        "both",
+        lambda o: o is not None and len(o["metadata"]["ownerReferences"]) == 1,
+    )
     assert left is not None and left["metadata"]["ownerReferences"][0]["name"] == "b"
 
 
@@ -77,8 +89,13 @@ async def test_foreground_waits_for_blocking_dependents(store: Store) -> None:
     await store.create(cms, "default", dep)
     deleting = await store.delete(cms, "default", "fg", propagation_policy="Foreground")
     assert "foregroundDeletion" in deleting["metadata"]["finalizers"]
-    blocker = await wait_for(store, cms, "default", "blocker",
-                             lambda o: bool(o and o["metadata"].get("deletionTimestamp")))
+    blocker = await wait_for(
+        store,
+        cms,
+        "default",
+        "blocker",
+        lambda o: bool(o and o["metadata"].get("deletionTimestamp")),
+    )
     assert blocker is not None
     still = await store.get(cms, "default", "fg")
     assert still["metadata"]["deletionTimestamp"]
@@ -98,11 +115,18 @@ async def test_orphan_strips_owner_references(store: Store) -> None:
 
 
 async def test_namespace_deletion_removes_its_objects(store: Store) -> None:
-    namespaces, cms, pods = info(store, "", "namespaces"), info(store, "", "configmaps"), info(store, "", "pods")
+    namespaces, cms, pods = (
+        info(store, "", "namespaces"),
+        info(store, "", "configmaps"),
+        info(store, "", "pods"),
+    )
     await store.create(namespaces, None, {"metadata": {"name": "team"}})
     await store.create(cms, "team", {"metadata": {"name": "c"}})
-    await store.create(pods, "team", {"metadata": {"name": "p"},
-                                      "spec": {"containers": [{"name": "c", "image": "x"}]}})
+    await store.create(
+        pods,
+        "team",
+        {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "x"}]}},
+    )
     await wait_for(store, pods, "team", "p", lambda p: bool(p and p["spec"].get("nodeName")))
     await store.delete(namespaces, None, "team")
     await wait_for(store, namespaces, "", "team", _gone)

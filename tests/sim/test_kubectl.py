@@ -64,10 +64,18 @@ class Kubectl:
         self.env = env
         self.workdir = workdir
 
-    def run(self, *args: str, stdin: str | None = None, check: bool = True,
-            timeout: float = 60) -> subprocess.CompletedProcess[str]:
-        proc = subprocess.run([KUBECTL, *args], input=stdin, env=self.env, capture_output=True,
-                              text=True, timeout=timeout, cwd=self.workdir)
+    def run(
+        self, *args: str, stdin: str | None = None, check: bool = True, timeout: float = 60
+    ) -> subprocess.CompletedProcess[str]:
+        proc = subprocess.run(
+            [KUBECTL, *args],
+            input=stdin,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            cwd=self.workdir,
+        )
         if check and proc.returncode != 0:
             raise AssertionError(f"kubectl {' '.join(args)} failed: {proc.stderr}")
         return proc
@@ -100,12 +108,20 @@ def test_watch_patch_stale_replace_and_delete(kubectl: Kubectl) -> None:
     kubectl.apply(WIDGET.replace("w1", "w2"))
     stale = kubectl.run("get", "widget", "w2", "-o", "json").stdout
     watcher = subprocess.Popen(
-        [KUBECTL, "get", "widget", "w2", "-w", "-o", "jsonpath={.spec.size}{\"\\n\"}"],
-        env=kubectl.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        [KUBECTL, "get", "widget", "w2", "-w", "-o", 'jsonpath={.spec.size}{"\\n"}'],
+        env=kubectl.env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     lines: queue.Queue[str] = queue.Queue()
     assert watcher.stdout is not None
-    reader = threading.Thread(target=lambda: [lines.put(x.strip()) for x in watcher.stdout or []],
-                              daemon=True)
+
+    def read() -> None:
+        for line in watcher.stdout or []:
+            lines.put(line.strip())
+
+    reader = threading.Thread(target=read, daemon=True)
     reader.start()
     try:
         assert lines.get(timeout=30) == "1"
@@ -120,8 +136,9 @@ def test_watch_patch_stale_replace_and_delete(kubectl: Kubectl) -> None:
     assert conflict.returncode != 0
     assert "the object has been modified" in conflict.stderr or "Conflict" in conflict.stderr
 
-    invalid = kubectl.run("patch", "widget", "w2", "--type=merge", "-p", '{"spec":{"color":"green"}}',
-                          check=False)
+    invalid = kubectl.run(
+        "patch", "widget", "w2", "--type=merge", "-p", '{"spec":{"color":"green"}}', check=False
+    )
     assert invalid.returncode != 0 and "spec.color" in invalid.stderr
 
     kubectl.run("delete", "widget", "w2")

@@ -13,8 +13,9 @@ from rayop.sim.jobs import JobController
 from rayop.sim.kubelet import Kubelet, KubeletConfig
 from rayop.sim.store import Store
 
-FAST = KubeletConfig(running_delay=0.01, ready_delay=0.01, delete_delay=0.01, job_duration=0.01,
-                     seed=7)
+FAST = KubeletConfig(
+    running_delay=0.01, ready_delay=0.01, delete_delay=0.01, job_duration=0.01, seed=7
+)
 
 
 def _pod(name: str, **spec: Any) -> dict[str, Any]:
@@ -65,18 +66,21 @@ async def test_pod_is_scheduled_runs_and_becomes_ready(store: Store, kubelet: Ku
 
 async def test_failed_and_crashlooping_pods(store: Store) -> None:
     pods = info(store, "", "pods")
-    failing = await _kubelet(store, KubeletConfig(running_delay=0.0, ready_delay=0.0,
-                                                  failure_rate=1.0, seed=1))
+    failing = await _kubelet(
+        store, KubeletConfig(running_delay=0.0, ready_delay=0.0, failure_rate=1.0, seed=1)
+    )
     await store.create(pods, "default", _pod("f"))
-    f = await wait_for(store, pods, "default", "f",
-                       lambda p: (p or {}).get("status", {}).get("phase") == "Failed")
+    f = await wait_for(
+        store, pods, "default", "f", lambda p: (p or {}).get("status", {}).get("phase") == "Failed"
+    )
     assert f is not None
     assert f["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"] == 1
     assert (condition(f, "Ready") or {}).get("status") == "False"
     await failing.stop()
 
-    looping = await _kubelet(store, KubeletConfig(running_delay=0.0, ready_delay=0.0,
-                                                  crashloop_rate=1.0, seed=1))
+    looping = await _kubelet(
+        store, KubeletConfig(running_delay=0.0, ready_delay=0.0, crashloop_rate=1.0, seed=1)
+    )
     await store.create(pods, "default", _pod("c"))
 
     def crashlooping(p: dict[str, Any] | None) -> bool:
@@ -96,7 +100,9 @@ async def test_unschedulable_pods_stay_pending(store: Store) -> None:
     pods = info(store, "", "pods")
     k = await _kubelet(store, KubeletConfig(unschedulable_rate=1.0, seed=1))
     await store.create(pods, "default", _pod("u", nodeSelector={"cloud.google.com/gke-tpu": "x"}))
-    u = await wait_for(store, pods, "default", "u", lambda p: condition(p, "PodScheduled") is not None)
+    u = await wait_for(
+        store, pods, "default", "u", lambda p: condition(p, "PodScheduled") is not None
+    )
     assert u is not None
     cond = condition(u, "PodScheduled") or {}
     assert cond["status"] == "False" and cond["reason"] == "Unschedulable"
@@ -107,15 +113,22 @@ async def test_unschedulable_pods_stay_pending(store: Store) -> None:
 @pytest.mark.looptime
 async def test_readiness_probe_delay_scales_with_the_factor(store: Store) -> None:
     pods = info(store, "", "pods")
-    k = await _kubelet(store, KubeletConfig(running_delay=1.0, ready_delay=2.0,
-                                            readiness_probe_factor=0.5, seed=1))
+    k = await _kubelet(
+        store, KubeletConfig(running_delay=1.0, ready_delay=2.0, readiness_probe_factor=0.5, seed=1)
+    )
     loop = asyncio.get_running_loop()
     probe = {"initialDelaySeconds": 100, "exec": {"command": ["true"]}}
     spec = {"containers": [{"name": "main", "image": "ray", "readinessProbe": probe}]}
     t0 = loop.time()
     await store.create(pods, "default", {"metadata": {"name": "p"}, "spec": spec})
-    await wait_for(store, pods, "default", "p",
-                   lambda p: (p or {}).get("status", {}).get("phase") == "Running", timeout=1000)
+    await wait_for(
+        store,
+        pods,
+        "default",
+        "p",
+        lambda p: (p or {}).get("status", {}).get("phase") == "Running",
+        timeout=1000,
+    )
     running_at = loop.time()
     await wait_for(store, pods, "default", "p", is_ready, timeout=1000)
     assert running_at - t0 == pytest.approx(1.0, abs=0.01)
@@ -126,7 +139,9 @@ async def test_readiness_probe_delay_scales_with_the_factor(store: Store) -> Non
 async def test_graceful_deletion_and_finalizers(store: Store, kubelet: Kubelet) -> None:
     pods = info(store, "", "pods")
     await store.create(pods, "default", _pod("g"))
-    await store.create(pods, "default", {**_pod("h"), "metadata": {"name": "h", "finalizers": ["x/y"]}})
+    await store.create(
+        pods, "default", {**_pod("h"), "metadata": {"name": "h", "finalizers": ["x/y"]}}
+    )
     await wait_for(store, pods, "default", "g", is_ready)
     await wait_for(store, pods, "default", "h", is_ready)
     deleting = await store.delete(pods, "default", "g")
@@ -178,8 +193,9 @@ async def test_job_runs_its_pod_to_completion(store: Store) -> None:
     pods, jobs_info = info(store, "", "pods"), info(store, "batch", "jobs")
     k, jobs = await _run_jobs(store, FAST)
     template = {"spec": {"containers": [{"name": "submit", "image": "ray"}]}}
-    job = await store.create(jobs_info, "default", {"metadata": {"name": "sub"},
-                                                    "spec": {"template": template}})
+    job = await store.create(
+        jobs_info, "default", {"metadata": {"name": "sub"}, "spec": {"template": template}}
+    )
     done = await wait_for(store, jobs_info, "default", "sub", _finished)
     assert done is not None
     st = done["status"]
@@ -198,12 +214,16 @@ async def test_job_runs_its_pod_to_completion(store: Store) -> None:
 
 async def test_job_fails_after_its_backoff_limit(store: Store) -> None:
     pods, jobs_info = info(store, "", "pods"), info(store, "batch", "jobs")
-    cfg = KubeletConfig(running_delay=0.0, ready_delay=0.0, job_duration=0.0, job_failure_rate=1.0,
-                        seed=2)
+    cfg = KubeletConfig(
+        running_delay=0.0, ready_delay=0.0, job_duration=0.0, job_failure_rate=1.0, seed=2
+    )
     k, jobs = await _run_jobs(store, cfg)
     template = {"spec": {"containers": [{"name": "submit", "image": "ray"}]}}
-    await store.create(jobs_info, "default", {"metadata": {"name": "bad"},
-                                              "spec": {"template": template, "backoffLimit": 1}})
+    await store.create(
+        jobs_info,
+        "default",
+        {"metadata": {"name": "bad"}, "spec": {"template": template, "backoffLimit": 1}},
+    )
     done = await wait_for(store, jobs_info, "default", "bad", _finished)
     failed = condition(done, "Failed") or {}
     assert failed.get("status") == "True" and failed.get("reason") == "BackoffLimitExceeded"

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from apiserver_process import running_apiserver
 from kubernetes import client, config, watch
-from kubernetes.client.rest import ApiException
+from kubernetes.client.exceptions import ApiException
 
 
 @pytest.fixture(scope="module")
@@ -39,8 +39,13 @@ def test_list_and_watch_pods_with_a_label_selector(core: Any) -> None:
     core.create_namespaced_pod("default", _pod("a2", "a"))
     seen: list[tuple[str, str]] = []
     w = watch.Watch()
-    for event in w.stream(core.list_namespaced_pod, "default", label_selector="app in (a)",
-                          resource_version=listed.metadata.resource_version, timeout_seconds=30):
+    for event in w.stream(
+        core.list_namespaced_pod,
+        "default",
+        label_selector="app in (a)",
+        resource_version=listed.metadata.resource_version,
+        timeout_seconds=30,
+    ):
         pod = event["object"]
         seen.append((event["type"], pod.metadata.name))
         ready = any(c.type == "Ready" and c.status == "True" for c in pod.status.conditions or [])
@@ -53,14 +58,15 @@ def test_list_and_watch_pods_with_a_label_selector(core: Any) -> None:
 
 def test_replace_with_a_stale_resource_version_is_a_conflict(core: Any) -> None:
     core.create_namespaced_config_map(
-        "default", client.V1ConfigMap(metadata=client.V1ObjectMeta(name="cfg"), data={"k": "1"}))
+        "default", client.V1ConfigMap(metadata=client.V1ObjectMeta(name="cfg"), data={"k": "1"})
+    )
     stale = core.read_namespaced_config_map("cfg", "default")
     core.patch_namespaced_config_map("cfg", "default", {"data": {"k": "2"}})
     stale.data = {"k": "3"}
     with pytest.raises(ApiException) as caught:
         core.replace_namespaced_config_map("cfg", "default", stale)
     assert caught.value.status == 409
-    assert '"reason":"Conflict"' in caught.value.body.replace(" ", "")
+    assert '"reason":"Conflict"' in str(caught.value.body).replace(" ", "")
     fresh = core.read_namespaced_config_map("cfg", "default")
     assert fresh.data == {"k": "2"}
     fresh.data = {"k": "4"}
@@ -71,4 +77,4 @@ def test_not_found_is_a_404_status(core: Any) -> None:
     with pytest.raises(ApiException) as caught:
         core.read_namespaced_pod("missing", "default")
     assert caught.value.status == 404
-    assert '"reason":"NotFound"' in caught.value.body.replace(" ", "")
+    assert '"reason":"NotFound"' in str(caught.value.body).replace(" ", "")

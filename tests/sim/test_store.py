@@ -178,3 +178,56 @@ async def test_foreground_delete_sets_finalizer_and_namespace_delete() -> None:
     cur["metadata"]["finalizers"] = []
     await store.update(cms, "t", "a", cur)
     assert store.peek(nsi, None, "t") is None
+
+
+async def test_names_and_labels_are_validated_like_kube_apiserver() -> None:
+    store = Store()
+    pods, cms, svcs = _infos(store)
+    for info, name in ((pods, "Upper"), (svcs, "1svc"), (cms, "a" * 254)):
+        with pytest.raises(StatusError) as ei:
+            await store.create(info, "default", {"metadata": {"name": name}})
+        assert ei.value.code == 422 and "metadata.name" in str(ei.value)
+    with pytest.raises(StatusError) as ei:
+        await store.create(cms, "default", {"metadata": {"name": "ok", "labels": {"a": "x" * 64}}})
+    assert "must be no more than 63 characters" in str(ei.value)
+    ok = await store.create(
+        cms, "default", {"metadata": {"name": "ok.v1", "labels": {"ray.io/node-type": "head"}}}
+    )
+    ok["metadata"]["labels"]["bad key!"] = "v"
+    with pytest.raises(StatusError):
+        await store.update(cms, "default", "ok.v1", ok)
+
+
+async def test_events_v1_and_core_events_are_the_same_objects() -> None:
+    store = Store()
+    new_ev = store.resources.get("events.k8s.io", "v1", "events")
+    core_ev = store.resources.get("", "v1", "events")
+    assert new_ev and core_ev
+    stream = store.open_watch(new_ev, "default", resource_version=str(store.current_rv()))
+    made = await store.create(
+        new_ev,
+        "default",
+        {
+            "metadata": {"name": "e1"},
+            "regarding": {"kind": "Pod", "name": "p", "namespace": "default"},
+            "note": "hello",
+            "reason": "Created",
+            "type": "Normal",
+            "reportingController": "rayop",
+            "action": "Create",
+            "eventTime": "2026-01-01T00:00:00.000000Z",
+        },
+    )
+    assert made["apiVersion"] == "events.k8s.io/v1" and made["note"] == "hello"
+    core = await store.get(core_ev, "default", "e1")
+    assert core["apiVersion"] == "v1" and core["message"] == "hello"
+    assert core["involvedObject"]["name"] == "p" and core["reportingComponent"] == "rayop"
+    items, _ = store.list(core_ev, "default", field_selector="involvedObject.name=p")
+    assert [i["metadata"]["name"] for i in items] == ["e1"]
+    ev = await stream.next(1)
+    assert ev is not None and ev.obj["note"] == "hello"
+    stream.close()
+    got = await store.get(new_ev, "default", "e1")
+    got["note"] = "changed"
+    await store.update(new_ev, "default", "e1", got)
+    assert (await store.get(core_ev, "default", "e1"))["message"] == "changed"

@@ -40,8 +40,10 @@ async def _serve(cp: EmbeddedControlPlane) -> None:
     async with cp:
         typer.echo(cp.kubeconfig_path)
         sys.stdout.flush()
-        typer.echo(f"rayop apiserver listening on {cp.url}; kubectl --kubeconfig {cp.kubeconfig_path}",
-                   err=True)
+        typer.echo(
+            f"rayop apiserver listening on {cp.url}; kubectl --kubeconfig {cp.kubeconfig_path}",
+            err=True,
+        )
         await stop.wait()
 
 
@@ -49,50 +51,97 @@ async def _serve(cp: EmbeddedControlPlane) -> None:
 def apiserver(
     host: Annotated[str, typer.Option(help="Address to bind (loopback by default).")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="TCP port (0: pick a free one).")] = 0,
-    kubeconfig_out: Annotated[Path | None, typer.Option(help="Where to write the kubeconfig.")] = None,
+    kubeconfig_out: Annotated[
+        Path | None, typer.Option(help="Where to write the kubeconfig.")
+    ] = None,
     state: Annotated[Path | None, typer.Option(help="SQLite file persisting every object.")] = None,
-    token: Annotated[str | None, typer.Option(help="Bearer token (generated when not given).")] = None,
-    pod_pending_delay: Annotated[float, typer.Option(help="Seconds until a new pod is scheduled.")] = 0.0,
-    pod_running_delay: Annotated[float, typer.Option(help="Seconds a scheduled pod stays Pending.")] = 0.1,
+    token: Annotated[
+        str | None, typer.Option(help="Bearer token (generated when not given).")
+    ] = None,
+    pod_pending_delay: Annotated[
+        float, typer.Option(help="Seconds until a new pod is scheduled.")
+    ] = 0.0,
+    pod_running_delay: Annotated[
+        float, typer.Option(help="Seconds a scheduled pod stays Pending.")
+    ] = 0.1,
     pod_ready_delay: Annotated[float, typer.Option(help="Seconds from Running to Ready.")] = 0.1,
-    pod_jitter: Annotated[float, typer.Option(help="Random seconds added to each pod delay.")] = 0.0,
+    pod_jitter: Annotated[
+        float, typer.Option(help="Random seconds added to each pod delay.")
+    ] = 0.0,
     pod_failure_rate: Annotated[float, typer.Option(help="Fraction of pods that fail.")] = 0.0,
-    pod_crashloop_rate: Annotated[float, typer.Option(help="Fraction of pods that crash-loop.")] = 0.0,
-    readiness_probe_factor: Annotated[float, typer.Option(help="Scales readiness initialDelaySeconds.")] = 0.0,
-    unschedulable_rate: Annotated[float, typer.Option(help="Fraction of pods left unschedulable.")] = 0.0,
+    pod_crashloop_rate: Annotated[
+        float, typer.Option(help="Fraction of pods that crash-loop.")
+    ] = 0.0,
+    readiness_probe_factor: Annotated[
+        float, typer.Option(help="Scales readiness initialDelaySeconds.")
+    ] = 0.0,
+    unschedulable_rate: Annotated[
+        float, typer.Option(help="Fraction of pods left unschedulable.")
+    ] = 0.0,
     job_duration: Annotated[float, typer.Option(help="Seconds a Job's pod runs.")] = 1.0,
     job_failure_rate: Annotated[float, typer.Option(help="Fraction of Job pods that fail.")] = 0.0,
     nodes: Annotated[int, typer.Option(help="Number of simulated nodes.")] = 3,
     seed: Annotated[int | None, typer.Option(help="Seed of the kubelet's random outcomes.")] = None,
-    watch_delay: Annotated[float, typer.Option(help="Seconds each watch event is held back.")] = 0.0,
-    conflict_rate: Annotated[float, typer.Option(help="Fraction of updates/patches answered 409.")] = 0.0,
+    watch_delay: Annotated[
+        float, typer.Option(help="Seconds each watch event is held back.")
+    ] = 0.0,
+    conflict_rate: Annotated[
+        float, typer.Option(help="Fraction of updates/patches answered 409.")
+    ] = 0.0,
     error_429_rate: Annotated[float, typer.Option(help="Fraction of requests answered 429.")] = 0.0,
     error_500_rate: Annotated[float, typer.Option(help="Fraction of requests answered 500.")] = 0.0,
     max_in_flight: Annotated[int | None, typer.Option(help="Cap on concurrent requests.")] = None,
-    watch_drop_after_events: Annotated[int | None, typer.Option(help="Close watches after N events.")] = None,
-    watch_drop_after_seconds: Annotated[float | None, typer.Option(help="Close watches after N s.")] = None,
-    tls: Annotated[bool, typer.Option(help="Serve HTTPS (kubectl sends tokens only over TLS).")] = True,
-    latency: Annotated[list[str], typer.Option(help="Per-verb latency VERB=FIXED[,JITTER] (repeatable).")] = [],  # noqa: B006
+    watch_drop_after_events: Annotated[
+        int | None, typer.Option(help="Close watches after N events.")
+    ] = None,
+    watch_drop_after_seconds: Annotated[
+        float | None, typer.Option(help="Close watches after N s.")
+    ] = None,
+    tls: Annotated[
+        bool, typer.Option(help="Serve HTTPS (kubectl sends tokens only over TLS).")
+    ] = True,
+    latency: Annotated[
+        list[str], typer.Option(help="Per-verb latency VERB=FIXED[,JITTER] (repeatable).")
+    ] = [],  # noqa: B006
 ) -> None:
     """Run the embedded Kubernetes-compatible control plane until Ctrl-C or SIGTERM.
 
     Prints the path of the kubeconfig it wrote on the first line of stdout.
     """
     kubelet = KubeletConfig(
-        pending_delay=pod_pending_delay, running_delay=pod_running_delay,
-        ready_delay=pod_ready_delay, jitter=pod_jitter, failure_rate=pod_failure_rate,
-        crashloop_rate=pod_crashloop_rate, readiness_probe_factor=readiness_probe_factor,
-        unschedulable_rate=unschedulable_rate, job_duration=job_duration,
-        job_failure_rate=job_failure_rate, nodes=nodes, seed=seed,
+        pending_delay=pod_pending_delay,
+        running_delay=pod_running_delay,
+        ready_delay=pod_ready_delay,
+        jitter=pod_jitter,
+        failure_rate=pod_failure_rate,
+        crashloop_rate=pod_crashloop_rate,
+        readiness_probe_factor=readiness_probe_factor,
+        unschedulable_rate=unschedulable_rate,
+        job_duration=job_duration,
+        job_failure_rate=job_failure_rate,
+        nodes=nodes,
+        seed=seed,
     )
     faults = Faults(
-        latency=_parse_latency(latency), error_429_rate=error_429_rate,
-        error_500_rate=error_500_rate, watch_drop_after_events=watch_drop_after_events,
-        watch_drop_after_seconds=watch_drop_after_seconds, watch_delay=watch_delay,
-        conflict_rate=conflict_rate, max_in_flight=max_in_flight,
+        latency=_parse_latency(latency),
+        error_429_rate=error_429_rate,
+        error_500_rate=error_500_rate,
+        watch_drop_after_events=watch_drop_after_events,
+        watch_drop_after_seconds=watch_drop_after_seconds,
+        watch_delay=watch_delay,
+        conflict_rate=conflict_rate,
+        max_in_flight=max_in_flight,
     )
     from rayop.sim.controlplane import EmbeddedControlPlane
 
-    cp = EmbeddedControlPlane(host=host, port=port, state_path=state, token=token, kubelet=kubelet,
-                              faults=faults, kubeconfig_path=kubeconfig_out, tls=tls)
+    cp = EmbeddedControlPlane(
+        host=host,
+        port=port,
+        state_path=state,
+        token=token,
+        kubelet=kubelet,
+        faults=faults,
+        kubeconfig_path=kubeconfig_out,
+        tls=tls,
+    )
     asyncio.run(_serve(cp))

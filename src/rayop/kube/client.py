@@ -10,7 +10,7 @@ decoded with orjson into plain dicts; nothing is converted to generated models.
 from __future__ import annotations
 
 import builtins
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from types import TracebackType
 from typing import Any, Literal
 
@@ -203,6 +203,63 @@ class KubeClient:
             },
             "items": items,
         }
+
+    async def list_pages(
+        self,
+        res: Resource,
+        *,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        limit: int | None = 500,
+        resource_version: str | None = None,
+    ) -> AsyncIterator[dict[str, Any]]:
+        """Lists objects one page at a time, following ``continue`` tokens; blocks on the API.
+
+        Unlike :meth:`list`, the pages are never merged, so a caller that consumes each page
+        before asking for the next never holds the whole list decoded at once. Items get
+        ``apiVersion`` and ``kind`` filled in. Every page carries the list's resourceVersion.
+
+        Args:
+            res: The resource.
+            namespace: One namespace, or None for all namespaces.
+            label_selector: A label selector such as ``"app=x,tier in (a,b)"``.
+            field_selector: A field selector such as ``"status.phase=Running"``.
+            limit: Page size; None or 0 asks for everything in one page.
+            resource_version: ``"0"`` to accept any cached state; None for the latest.
+
+        Yields:
+            ``{"apiVersion", "kind", "metadata": {"resourceVersion", "continue"?}, "items"}``.
+
+        Raises:
+            Gone: The resourceVersion is too old, or a continue token expired after some pages
+                were yielded (the caller must start again: the pages seen are a partial list).
+        """
+        path = res.path(_ns(res, namespace, None, required=False))
+        selectors = _drop_none({"labelSelector": label_selector, "fieldSelector": field_selector})
+        params = {**selectors, **_drop_none({"resourceVersion": resource_version})}
+        if limit:
+            params["limit"] = str(limit)
+        while True:
+            page = await self._call_json("GET", path, params=params)
+            items = page.get("items") or []
+            for item in items:
+                item.setdefault("apiVersion", res.api_version)
+                item.setdefault("kind", res.kind)
+            meta = page.get("metadata") or {}
+            token = meta.get("continue")
+            yield {
+                "apiVersion": page.get("apiVersion", res.api_version),
+                "kind": page.get("kind", f"{res.kind}List"),
+                "metadata": _drop_none(
+                    {"resourceVersion": meta.get("resourceVersion", ""), "continue": token}
+                ),
+                "items": items,
+            }
+            del page, items
+            if not token:
+                return
+            params = {**selectors, "limit": str(limit), "continue": token}
 
     def watch(
         self,

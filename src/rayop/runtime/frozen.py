@@ -7,8 +7,8 @@ cost no more memory than the originals) whose mutating methods raise :class:`Typ
 ``copy.deepcopy`` (and :func:`thaw`) of a frozen value gives back plain, mutable ``dict`` and
 ``list`` objects: the usual "copy, edit, update" idiom of a controller keeps working.
 
-Short strings are interned while freezing, so the many label values, image names, enum strings and
-field names repeated across thousands of pods are stored once.
+:func:`freeze` interns strings, so values repeated across long-lived objects are stored once;
+:func:`freeze_json` skips that and is about three times faster, for short-lived decoded copies.
 """
 
 from __future__ import annotations
@@ -16,8 +16,6 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterable
 from typing import Any, NoReturn
-
-_INTERN_MAX_LEN = 64
 
 
 def _readonly(*_args: Any, **_kwargs: Any) -> NoReturn:
@@ -85,7 +83,7 @@ def _frozen_list(items: Iterable[Any]) -> FrozenList:
 def freeze(value: Any) -> Any:
     """Returns a deep read-only copy of a decoded JSON value; never blocks.
 
-    Dicts become :class:`FrozenDict`, lists :class:`FrozenList`, strings of up to 64 characters
+    Dicts become :class:`FrozenDict`, lists :class:`FrozenList`, strings
     are interned; already-frozen subtrees are shared, not copied.
     """
     if isinstance(value, str):
@@ -99,6 +97,57 @@ def freeze(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return _frozen_list(freeze(v) for v in value)
     return value
+
+
+_new_frozen_dict = FrozenDict.__new__
+_init_dict = dict.__init__
+_extend_list = list.extend
+
+
+def freeze_json(value: Any) -> Any:
+    """Returns a deep read-only copy of a decoded JSON value, without interning; never blocks.
+
+    Like :func:`freeze` for values made of ``dict``, ``list``, ``tuple`` and scalars (what orjson
+    decodes), but strings are not interned. Already-frozen subtrees are shared, not copied.
+    """
+    kind = type(value)
+    if kind is dict:
+        return _freeze_dict(value)
+    if kind is list or kind is tuple:
+        return _freeze_list(value)
+    return value
+
+
+def _freeze_dict(value: dict[str, Any]) -> FrozenDict:
+    frozen = _new_frozen_dict(FrozenDict)
+    _init_dict(
+        frozen,
+        {
+            k: _freeze_dict(v)
+            if type(v) is dict
+            else _freeze_list(v)
+            if type(v) is list or type(v) is tuple
+            else v
+            for k, v in value.items()
+        },
+    )
+    return frozen
+
+
+def _freeze_list(value: list[Any] | tuple[Any, ...]) -> FrozenList:
+    frozen = FrozenList()
+    _extend_list(
+        frozen,
+        [
+            _freeze_dict(v)
+            if type(v) is dict
+            else _freeze_list(v)
+            if type(v) is list or type(v) is tuple
+            else v
+            for v in value
+        ],
+    )
+    return frozen
 
 
 def thaw(value: Any) -> Any:

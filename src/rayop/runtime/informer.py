@@ -3,7 +3,8 @@
 The reflector (:mod:`rayop.runtime.reflector`) keeps the cache in step with the API server. Every
 change is applied to the cache first and then handed to each registered handler in order
 (controller-machinery.md I5). Cached objects are frozen: readers share them and cannot change them
-(``copy.deepcopy`` gives a mutable copy).
+(``copy.deepcopy`` gives a mutable copy). The cache stores objects compactly and decodes them on
+read (:class:`rayop.runtime.indexer.Indexer`); a LIST is stored page by page as it arrives.
 
 Handlers are called synchronously on the event loop and must not block. An exception raised by a
 handler is logged and does not reach the informer or the other handlers.
@@ -23,8 +24,16 @@ from typing import Any, Protocol
 from rayop.kube.resource import Resource
 from rayop.runtime.backoff import DEFAULT_BACKOFF, BackoffSettings
 from rayop.runtime.clock import MONOTONIC, Clock
-from rayop.runtime.frozen import freeze
-from rayop.runtime.indexer import NAMESPACE_INDEX, Indexer, IndexFunc, Obj, make_key, object_key
+from rayop.runtime.frozen import freeze_json
+from rayop.runtime.indexer import (
+    DEFAULT_DECODED_CACHE_SIZE,
+    NAMESPACE_INDEX,
+    Indexer,
+    IndexFunc,
+    Obj,
+    make_key,
+    object_key,
+)
 from rayop.runtime.labelselector import LabelSelector, format_selector, parse_selector
 from rayop.runtime.reflector import ListWatchClient, Reflector
 
@@ -91,7 +100,11 @@ def resource_version(obj: Mapping[str, Any]) -> str:
 
 
 class SharedInformer:
-    """Caches one resource (optionally one namespace and label selector) via list+watch."""
+    """Caches one resource (optionally one namespace and label selector) via list+watch.
+
+    ``decoded_cache_size`` is how many decoded objects the cache keeps for repeated reads; every
+    other object is decoded (about 0.1 ms for a pod) each time it is read.
+    """
 
     def __init__(
         self,
@@ -107,6 +120,7 @@ class SharedInformer:
         clock: Clock = MONOTONIC,
         backoff: BackoffSettings = DEFAULT_BACKOFF,
         rng: random.Random | None = None,
+        decoded_cache_size: int = DEFAULT_DECODED_CACHE_SIZE,
     ) -> None:
         self.resource = resource
         self.namespace = namespace
@@ -114,7 +128,7 @@ class SharedInformer:
         self._resync_period = resync_period
         self._transform = transform
         self._clock = clock
-        self._indexer = Indexer(indexers)
+        self._indexer = Indexer(indexers, decoded_cache_size=decoded_cache_size)
         self._registrations: list[HandlerRegistration] = []
         self._synced = False
         self._synced_event = asyncio.Event()
@@ -191,15 +205,13 @@ class SharedInformer:
         *,
         label_selector: str | Mapping[str, str] | LabelSelector | None = None,
     ) -> list[Obj]:
-        """Returns the cached objects in ``namespace`` (all if None) matching ``label_selector``."""
-        if namespace is None:
-            objs: builtins.list[Obj] = builtins.list(self._indexer.values())
-        else:
-            objs = self._indexer.by_index(NAMESPACE_INDEX, namespace)
-        if label_selector is None:
-            return objs
-        selector = parse_selector(label_selector)
-        return [o for o in objs if selector.matches((o.get("metadata") or {}).get("labels"))]
+        """Returns the cached objects in ``namespace`` (all if None) matching ``label_selector``.
+
+        Labels are matched before decoding: only the objects returned are decoded.
+        """
+        keys = None if namespace is None else self._indexer.index_keys(NAMESPACE_INDEX, namespace)
+        selector = None if label_selector is None else parse_selector(label_selector)
+        return self._indexer.select(keys, None if selector is None else selector.matches)
 
     def by_index(self, index: str, value: str) -> builtins.list[Obj]:
         """Returns the cached objects filed under ``value`` in the named index.
@@ -265,25 +277,15 @@ class SharedInformer:
     def _prepare(self, obj: dict[str, Any]) -> dict[str, Any]:
         return self._transform(obj) if self._transform is not None else obj
 
+    def _begin_replace(self) -> _Replacement:
+        return _Replacement(self)
+
     def _replace(self, items: builtins.list[dict[str, Any]], list_rv: str) -> None:
-        initial = not self._synced
-        seen: set[str] = set()
-        for index, item in enumerate(items):
-            items[index] = None  # type: ignore[call-overload]  # free decoded items as we go
-            key = object_key(item)
-            seen.add(key)
-            old = self._indexer.get(key)
-            if old is not None and resource_version(old) == resource_version(item):
-                continue
-            new, old = self._indexer.put(self._prepare(item))
-            if old is None:
-                self._dispatch_add(new, initial)
-            else:
-                self._dispatch_update(old, new)
-        for key in [k for k in self._indexer if k not in seen]:
-            gone = self._indexer.remove(key)
-            if gone is not None:
-                self._dispatch_delete(gone)
+        replacement = self._begin_replace()
+        replacement.add_page(items)
+        replacement.finish(list_rv)
+
+    def _mark_synced(self) -> None:
         if not self._synced:
             self._synced = True
             for registration in self._registrations:
@@ -299,7 +301,9 @@ class SharedInformer:
 
     def _delete(self, obj: dict[str, Any]) -> None:
         old = self._indexer.remove(object_key(obj))
-        final: Obj = freeze(self._prepare(obj)) if obj.get("metadata") else old or freeze(obj)
+        final: Obj = (
+            freeze_json(self._prepare(obj)) if obj.get("metadata") else old or freeze_json(obj)
+        )
         self._dispatch_delete(final)
 
     def _dispatch_add(self, obj: Obj, initial: bool) -> None:
@@ -322,6 +326,40 @@ def _call(method: Callable[..., None], *args: Any) -> None:
         log.exception("informer event handler %r failed", method)
 
 
+class _Replacement:
+    """Replaces an informer's cache with a LIST result delivered page by page."""
+
+    def __init__(self, informer: SharedInformer) -> None:
+        self._informer = informer
+        self._initial = not informer._synced
+        self._seen: set[str] = set()
+
+    def add_page(self, items: list[dict[str, Any]]) -> None:
+        """Stores one page (consuming ``items``); adds and updates go to the handlers."""
+        informer = self._informer
+        indexer = informer._indexer
+        for index, item in enumerate(items):
+            items[index] = None  # type: ignore[call-overload]  # free decoded items as we go
+            key = object_key(item)
+            self._seen.add(key)
+            if indexer.resource_version(key) == resource_version(item):
+                continue
+            new, old = indexer.put(informer._prepare(item))
+            if old is None:
+                informer._dispatch_add(new, self._initial)
+            else:
+                informer._dispatch_update(old, new)
+
+    def finish(self, resource_version: str) -> None:
+        """Removes (and reports as deleted) what no page held; marks the informer synced."""
+        informer = self._informer
+        for key in [k for k in informer._indexer if k not in self._seen]:
+            gone = informer._indexer.remove(key)
+            if gone is not None:
+                informer._dispatch_delete(gone)
+        informer._mark_synced()
+
+
 class _Feed:
     """Adapts an informer to the reflector's store protocol."""
 
@@ -330,6 +368,9 @@ class _Feed:
 
     def replace(self, items: list[dict[str, Any]], resource_version: str) -> None:
         self._informer._replace(items, resource_version)
+
+    def begin_replace(self) -> _Replacement:
+        return self._informer._begin_replace()
 
     def add(self, obj: dict[str, Any]) -> None:
         self._informer._upsert(obj)

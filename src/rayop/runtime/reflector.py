@@ -4,7 +4,10 @@ Behaviour (controller-machinery.md I1, I2, T6):
 
 * LIST, paginated, at ``"0"`` the first time, at the last synced resourceVersion on later
   relists, and at ``""`` (a quorum read) when that version has expired (410); the store is then
-  replaced with the listed items.
+  replaced with the listed items. When the client can list page by page (``list_pages``) and the
+  store can take a replacement in pages (``begin_replace``), each page goes into the store as it
+  arrives, so the whole decoded list never exists at once; a continue token that expires midway
+  makes the reflector list again without paging, as client-go's pager does.
 * WATCH from the list's resourceVersion with bookmarks and a random timeout in [300, 600) s.
   ADDED/MODIFIED/DELETED go to the store; every event (bookmarks included) advances the
   resourceVersion the next watch starts from.
@@ -19,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Protocol
 
@@ -71,8 +74,39 @@ class ListWatchClient(Protocol):
     ) -> AbstractAsyncContextManager[AsyncIterator[WatchEventLike]]: ...
 
 
+class PagedListClient(Protocol):
+    """A client that can also list page by page (:meth:`rayop.kube.client.KubeClient.list_pages`)."""
+
+    def list_pages(
+        self,
+        res: Resource,
+        *,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        limit: int | None = 500,
+        resource_version: str | None = None,
+    ) -> AsyncIterator[dict[str, Any]]: ...
+
+
+class ReplaceSession(Protocol):
+    """A replacement of a store's content delivered in pages; every method returns at once."""
+
+    def add_page(self, items: list[dict[str, Any]]) -> None:
+        """Stores one page of listed items (the list may be consumed)."""
+        ...
+
+    def finish(self, resource_version: str) -> None:
+        """Ends the replacement: whatever no page held is removed."""
+        ...
+
+
 class ReflectorStore(Protocol):
-    """Receives what the reflector observes; every method returns without blocking."""
+    """Receives what the reflector observes; every method returns without blocking.
+
+    A store that also has ``begin_replace() -> ReplaceSession`` is given LIST results page by
+    page through a session instead of :meth:`replace`.
+    """
 
     def replace(self, items: list[dict[str, Any]], resource_version: str) -> None:
         """Replaces the whole content with the result of a LIST."""
@@ -93,6 +127,12 @@ class ReflectorStore(Protocol):
 
 class _ShortWatch(Exception):
     """A watch closed within a second without delivering anything."""
+
+
+def _page_size(rv: str) -> int:
+    # As client-go: a list at a specific resourceVersion is not paged, so the API server can
+    # serve it from its watch cache.
+    return PAGE_SIZE if rv in ("", "0") else 0
 
 
 def _resource_version(obj: Mapping[str, Any]) -> str:
@@ -171,27 +211,66 @@ class Reflector:
     async def _list(self) -> None:
         rv = self._list_rv()
         try:
-            result = await self._do_list(rv)
+            list_rv = await self._list_into_store(rv)
         except Gone:
             if rv == "":
                 raise
             self._rv_unavailable = True
-            result = await self._do_list("")
-        items = result.get("items") or []
-        list_rv = _resource_version(result)
-        self._store.replace(items, list_rv)
+            list_rv = await self._list_into_store("")
         self._last_sync_rv = list_rv
         self._rv_unavailable = False
         self.lists += 1
 
-    async def _do_list(self, rv: str) -> dict[str, Any]:
-        limit = PAGE_SIZE if rv in ("", "0") else 0
+    async def _list_into_store(self, rv: str) -> str:
+        """Lists at ``rv`` and replaces the store's content; returns the list's resourceVersion."""
+        begin = getattr(self._store, "begin_replace", None)
+        list_pages = getattr(self._client, "list_pages", None)
+        if begin is not None and list_pages is not None:
+            return await self._list_pages_into_store(rv, begin, list_pages)
+        result = await self._do_list(rv, paged=True)
+        list_rv = _resource_version(result)
+        self._store.replace(result.get("items") or [], list_rv)
+        return list_rv
+
+    async def _list_pages_into_store(
+        self,
+        rv: str,
+        begin: Callable[[], ReplaceSession],
+        list_pages: Callable[..., AsyncIterator[dict[str, Any]]],
+    ) -> str:
+        session = begin()
+        list_rv = ""
+        pages = 0
+        try:
+            async for page in list_pages(
+                self._resource,
+                namespace=self._namespace,
+                label_selector=self._label_selector,
+                field_selector=self._field_selector,
+                limit=_page_size(rv),
+                resource_version=rv or None,
+            ):
+                pages += 1
+                list_rv = list_rv or _resource_version(page)
+                session.add_page(page.get("items") or [])
+        except Gone:
+            if pages == 0:
+                raise
+            log.info("%s: list continue token expired; listing again", self._resource.plural)
+            result = await self._do_list(rv, paged=False)
+            session = begin()
+            session.add_page(result.get("items") or [])
+            list_rv = _resource_version(result)
+        session.finish(list_rv)
+        return list_rv
+
+    async def _do_list(self, rv: str, *, paged: bool) -> dict[str, Any]:
         return await self._client.list(
             self._resource,
             namespace=self._namespace,
             label_selector=self._label_selector,
             field_selector=self._field_selector,
-            limit=limit,
+            limit=_page_size(rv) if paged else 0,
             resource_version=rv or None,
         )
 

@@ -23,6 +23,9 @@ import yaml
 from aiohttp import web
 
 from rayop.sim.audit import Audit
+from rayop.sim.dashboard import DashboardConfig
+from rayop.sim.dashboard_registry import DashboardRegistry
+from rayop.sim.dashboard_submitter import SubmitterSimulator
 from rayop.sim.endpoints import EndpointsController
 from rayop.sim.faults import Faults
 from rayop.sim.gc import GarbageCollector
@@ -37,8 +40,9 @@ from rayop.sim.tls import TlsMaterial, generate_self_signed, server_ssl_context
 CONTEXT_NAME = "rayop-embedded"
 
 
-def kubeconfig_document(server: str, token: str, *, ca_data: str | None = None,
-                        namespace: str = "default") -> dict[str, Any]:
+def kubeconfig_document(
+    server: str, token: str, *, ca_data: str | None = None, namespace: str = "default"
+) -> dict[str, Any]:
     """Returns a kubeconfig (as a dict) with one cluster, user and context "rayop-embedded".
 
     Args:
@@ -55,8 +59,12 @@ def kubeconfig_document(server: str, token: str, *, ca_data: str | None = None,
         "kind": "Config",
         "clusters": [{"name": CONTEXT_NAME, "cluster": cluster}],
         "users": [{"name": CONTEXT_NAME, "user": {"token": token}}],
-        "contexts": [{"name": CONTEXT_NAME, "context": {
-            "cluster": CONTEXT_NAME, "user": CONTEXT_NAME, "namespace": namespace}}],
+        "contexts": [
+            {
+                "name": CONTEXT_NAME,
+                "context": {"cluster": CONTEXT_NAME, "user": CONTEXT_NAME, "namespace": namespace},
+            }
+        ],
         "current-context": CONTEXT_NAME,
         "preferences": {},
     }
@@ -93,7 +101,9 @@ class ServiceRegistry:
             if url is not None:
                 return url
         if not wanted:
-            candidates = [u for (ns, svc, _), u in self._urls.items() if (ns, svc) == (namespace, service)]
+            candidates = [
+                u for (ns, svc, _), u in self._urls.items() if (ns, svc) == (namespace, service)
+            ]
             if len(candidates) == 1:
                 return candidates[0]
         return None
@@ -125,6 +135,7 @@ class EmbeddedControlPlane:
             gets 410 Expired.
         tls: Serve HTTPS with a self-signed certificate (its CA goes into the kubeconfig).
             kubectl only sends the bearer token over HTTPS, so ``rayop apiserver`` turns it on.
+        dashboard: Timings of the simulated Ray dashboards (``.dashboards``) of head pods.
         bookmark_interval: Idle seconds between BOOKMARK events on watches that allow them.
 
     Attributes:
@@ -145,6 +156,7 @@ class EmbeddedControlPlane:
         history_size: int = 10_000,
         tls: bool = False,
         bookmark_interval: float = 10.0,
+        dashboard: DashboardConfig | None = None,
     ) -> None:
         self.host = host
         self.port = port
@@ -167,6 +179,8 @@ class EmbeddedControlPlane:
         self._controllers: list[StoreController] = []
         self._kubelet: Kubelet | None = None
         self._services: ServiceRegistry | None = None
+        self.dashboard_config = dashboard or DashboardConfig()
+        self._dashboards: DashboardRegistry | None = None
         self._temp_kubeconfig = False
 
     @property
@@ -183,8 +197,22 @@ class EmbeddedControlPlane:
             raise RuntimeError("the control plane is not running")
         return self._kubelet
 
-    def register_service_handler(self, namespace: str, service: str, port: int | str,
-                                 handler_base_url: str) -> None:
+    @property
+    def dashboards(self) -> DashboardRegistry:
+        """The simulated Ray dashboards of ready head pods (only while running)."""
+        if self._dashboards is None:
+            raise RuntimeError("the control plane is not running")
+        return self._dashboards
+
+    def _resolve_proxy(self, namespace: str, service: str, port: str) -> str | None:
+        registered = self._services.resolve(namespace, service, port) if self._services else None
+        if registered is None and self._dashboards is not None:
+            return self._dashboards.resolve(namespace, service, port)
+        return registered
+
+    def register_service_handler(
+        self, namespace: str, service: str, port: int | str, handler_base_url: str
+    ) -> None:
         """Routes the services proxy for ``service:port`` to an in-process HTTP server."""
         if self._services is None:
             raise RuntimeError("the control plane is not running")
@@ -199,8 +227,12 @@ class EmbeddedControlPlane:
         await self.start()
         return self
 
-    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                        tb: TracebackType | None) -> None:
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
         await self.stop()
 
     async def start(self) -> None:
@@ -208,20 +240,29 @@ class EmbeddedControlPlane:
         self._store = self._build_store()
         self._services = ServiceRegistry(self._store)
         self._kubelet = Kubelet(self._store, self.kubelet_config)
+        self._dashboards = DashboardRegistry(self._store, config=self.dashboard_config)
+        SubmitterSimulator(self._dashboards, self._kubelet)
         self._controllers = [
             ServiceAccountController(self._store),
             GarbageCollector(self._store),
             EndpointsController(self._store),
             JobController(self._store),
             self._kubelet,
+            self._dashboards,
         ]
         for controller in self._controllers:
             await controller.start()
-        app = build_app(self._store, token=self.token, faults=self.faults, audit=self.audit,
-                        proxy_resolver=self._services.resolve,
-                        bookmark_interval=self.bookmark_interval)
-        self._runner = web.AppRunner(app, handle_signals=False, access_log=None,
-                                     shutdown_timeout=0.5)
+        app = build_app(
+            self._store,
+            token=self.token,
+            faults=self.faults,
+            audit=self.audit,
+            proxy_resolver=self._resolve_proxy,
+            bookmark_interval=self.bookmark_interval,
+        )
+        self._runner = web.AppRunner(
+            app, handle_signals=False, access_log=None, shutdown_timeout=0.5
+        )
         await self._runner.setup()
         ssl_context = self._server_ssl_context()
         site = web.TCPSite(self._runner, self.host, self.port, ssl_context=ssl_context)
@@ -268,7 +309,9 @@ class EmbeddedControlPlane:
             self._tls_dir = tempfile.TemporaryDirectory(prefix="rayop-tls-")
             directory = Path(self._tls_dir.name)
         wildcard = self.host in ("0.0.0.0", "::", "")
-        hosts = tuple(dict.fromkeys(("127.0.0.1", "localhost", *(() if wildcard else (self.host,)))))
+        hosts = tuple(
+            dict.fromkeys(("127.0.0.1", "localhost", *(() if wildcard else (self.host,))))
+        )
         self._tls_material = generate_self_signed(directory, hosts=hosts)
         return server_ssl_context(self._tls_material)
 
@@ -283,8 +326,9 @@ class EmbeddedControlPlane:
 
     def _write_kubeconfig(self) -> None:
         ca_data = self._tls_material.ca_data if self._tls_material is not None else None
-        text = yaml.safe_dump(kubeconfig_document(self.url, self.token, ca_data=ca_data),
-                              sort_keys=False)
+        text = yaml.safe_dump(
+            kubeconfig_document(self.url, self.token, ca_data=ca_data), sort_keys=False
+        )
         if self._requested_kubeconfig is not None:
             path = self._requested_kubeconfig
             path.parent.mkdir(parents=True, exist_ok=True)

@@ -23,8 +23,18 @@ from rayop.sim.dashboard_serve import ServeState
 
 __all__ = ["DashboardConfig", "DashboardFaults", "SimDashboard"]
 
-_PUBLIC = frozenset({"", "favicon.ico", "api/authentication_mode", "api/authenticate",
-                     "api/healthz", "api/gcs_healthz", "api/local_raylet_healthz", "-/healthz"})
+_PUBLIC = frozenset(
+    {
+        "",
+        "favicon.ico",
+        "api/authentication_mode",
+        "api/authenticate",
+        "api/healthz",
+        "api/gcs_healthz",
+        "api/local_raylet_healthz",
+        "-/healthz",
+    }
+)
 _JSON_CT = "application/json"
 _HEALTH_CT = "application/text"
 
@@ -76,8 +86,10 @@ def _fault_body(endpoint: str, status: int, tail: str) -> str:
     if status == 404 and endpoint in ("get_job", "job_logs", "stop_job", "delete_job"):
         return f"Job {tail.split('/')[2] if tail.count('/') >= 2 else ''} does not exist"
     if status == 503 and endpoint == "get_serve":
-        return ("Failed to get a response from the controller. The GCS may be down, please retry "
-                "later: injected fault")
+        return (
+            "Failed to get a response from the controller. The GCS may be down, please retry "
+            "later: injected fault"
+        )
     if status == 503 and endpoint == "serve_healthz":
         return "Route table is not populated yet."
     if status >= 500:
@@ -95,10 +107,20 @@ class SimDashboard:
         on_submit: Called with (dashboard, job) after each accepted submission.
     """
 
-    def __init__(self, *, namespace: str, cluster: str, pod_name: str, pod_uid: str, pod_ip: str,
-                 token: str | None, config: DashboardConfig, clock: SimClock,
-                 shared_faults: DashboardFaults | None = None,
-                 on_submit: Callable[[SimDashboard, SimJob], None] | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        namespace: str,
+        cluster: str,
+        pod_name: str,
+        pod_uid: str,
+        pod_ip: str,
+        token: str | None,
+        config: DashboardConfig,
+        clock: SimClock,
+        shared_faults: DashboardFaults | None = None,
+        on_submit: Callable[[SimDashboard, SimJob], None] | None = None,
+    ) -> None:
         self.namespace, self.cluster = namespace, cluster
         self.pod_name, self.pod_uid, self.pod_ip = pod_name, pod_uid, pod_ip
         self.token = token
@@ -108,11 +130,18 @@ class SimDashboard:
         self._shared = shared_faults or DashboardFaults()
         self._on_submit = on_submit
         self.restarts = 0
-        timings = JobTimings(pending=config.job_pending_seconds, run=config.job_run_seconds,
-                             stop_delay=config.job_stop_seconds)
+        timings = JobTimings(
+            pending=config.job_pending_seconds,
+            run=config.job_run_seconds,
+            stop_delay=config.job_stop_seconds,
+        )
         self.jobs = JobTable(clock=clock, timings=timings, node_ip=pod_ip, node_seed=pod_uid)
-        self.serve = ServeState(clock=clock, deploy_seconds=config.serve_deploy_seconds,
-                                node_id=self.jobs.node_id, node_ip=pod_ip)
+        self.serve = ServeState(
+            clock=clock,
+            deploy_seconds=config.serve_deploy_seconds,
+            node_id=self.jobs.node_id,
+            node_ip=pod_ip,
+        )
         self.closed = False
 
     # -- in-process API (tests and the simulated submitter) ------------------------------
@@ -166,7 +195,7 @@ class SimDashboard:
     def _check_auth(self, tail: str, request: web.Request) -> web.Response | None:
         if not self.token or tail in _PUBLIC or tail.startswith("static/"):
             return None
-        cred = (request.headers.get("Authorization") or request.headers.get("X-Ray-Authorization"))
+        cred = request.headers.get("Authorization") or request.headers.get("X-Ray-Authorization")
         if cred is None:
             cookie = request.cookies.get("ray-authentication-token")
             cred = f"Bearer {cookie}" if cookie is not None else None
@@ -188,8 +217,14 @@ class SimDashboard:
             return _text(200, "success", _HEALTH_CT)
         if tail == "api/version" and method == "GET":
             self._injected("version", tail)
-            return _json({"version": "4", "ray_version": self.config.ray_version,
-                          "ray_commit": "b7f4259", "session_name": f"session_sim_{self.pod_uid[:8]}"})
+            return _json(
+                {
+                    "version": "4",
+                    "ray_version": self.config.ray_version,
+                    "ray_commit": "b7f4259",
+                    "session_name": f"session_sim_{self.pod_uid[:8]}",
+                }
+            )
         if tail == "api/jobs/":
             return await self._jobs_collection(method, request)
         if len(parts) >= 3 and parts[:2] == ["api", "jobs"] and parts[2]:
@@ -213,12 +248,17 @@ class SimDashboard:
         return _text(405, "405: Method Not Allowed")
 
     def _job_item(self, method: str, job_id: str, sub: str, tail: str) -> web.Response:
-        endpoint = {("GET", ""): "get_job", ("DELETE", ""): "delete_job",
-                    ("GET", "logs"): "job_logs", ("POST", "stop"): "stop_job"}.get((method, sub))
+        endpoint = {
+            ("GET", ""): "get_job",
+            ("DELETE", ""): "delete_job",
+            ("GET", "logs"): "job_logs",
+            ("POST", "stop"): "stop_job",
+        }.get((method, sub))
         if endpoint is None:
-            return _text(404 if sub not in ("", "logs", "stop") else 405,
-                         "404: Not Found" if sub not in ("", "logs", "stop") else
-                         "405: Method Not Allowed")
+            return _text(
+                404 if sub not in ("", "logs", "stop") else 405,
+                "404: Not Found" if sub not in ("", "logs", "stop") else "405: Method Not Allowed",
+            )
         self._injected(endpoint, tail)
         job = self.jobs.require(job_id)
         if endpoint == "get_job":
@@ -258,13 +298,19 @@ class SimDashboard:
         if tail == "-/routes":
             if not routes:
                 return _text(503, "Route table is not populated yet.")
-            return web.Response(status=200, text=json.dumps(routes, separators=(",", ":")),
-                                content_type=_JSON_CT)
+            return web.Response(
+                status=200, text=json.dumps(routes, separators=(",", ":")), content_type=_JSON_CT
+            )
         path = "/" + tail
-        best = max((p for p in routes if path == p or path.startswith(p.rstrip("/") + "/")),
-                   key=len, default=None)
+        best = max(
+            (p for p in routes if path == p or path.startswith(p.rstrip("/") + "/")),
+            key=len,
+            default=None,
+        )
         if best is None:
-            return _text(404, f"Path '{path}' not found. Ping http://.../-/routes for available routes.")
+            return _text(
+                404, f"Path '{path}' not found. Ping http://.../-/routes for available routes."
+            )
         app = self.serve.apps.get(routes[best])
         if app is None or self.serve.app_status(app) != "RUNNING":
             return _text(503, "No replicas are available yet.")
@@ -283,5 +329,7 @@ class SimDashboard:
         return {
             "jobs": {sid: j.status_at(now) for sid, j in self.jobs.jobs.items()},
             "applications": {a.name: self.serve.app_status(a) for a in self.serve.apps.values()},
-            "terminal": sorted(s for s, j in self.jobs.jobs.items() if j.status_at(now) in TERMINAL),
+            "terminal": sorted(
+                s for s, j in self.jobs.jobs.items() if j.status_at(now) in TERMINAL
+            ),
         }

@@ -27,16 +27,24 @@ __all__ = [
 ]
 
 TERMINAL = frozenset({"STOPPED", "SUCCEEDED", "FAILED"})
-_ID_ALPHABET = "".join(c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
-                       if c not in "IloO0")
+_ID_ALPHABET = "".join(
+    c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789" if c not in "IloO0"
+)
 _EXIT_PATTERNS = (
     re.compile(r"sys\.exit\(\s*(\d+)\s*\)"),
-    re.compile(r"(?:^|[;&|\s])exit\s+(\d+)"),
+    re.compile(r"""(?:^|[;&|\s'"])exit\s+(\d+)"""),
     re.compile(r"os\._exit\(\s*(\d+)\s*\)"),
 )
 _FIELDS = {
-    "entrypoint", "submission_id", "job_id", "runtime_env", "metadata", "entrypoint_num_cpus",
-    "entrypoint_num_gpus", "entrypoint_memory", "entrypoint_resources",
+    "entrypoint",
+    "submission_id",
+    "job_id",
+    "runtime_env",
+    "metadata",
+    "entrypoint_num_cpus",
+    "entrypoint_num_gpus",
+    "entrypoint_memory",
+    "entrypoint_resources",
     "entrypoint_label_selector",
 }
 
@@ -128,7 +136,9 @@ class JobTable:
         node_seed: Seeds the 56-hex-digit node id.
     """
 
-    def __init__(self, *, clock: SimClock, timings: JobTimings, node_ip: str, node_seed: str) -> None:
+    def __init__(
+        self, *, clock: SimClock, timings: JobTimings, node_ip: str, node_seed: str
+    ) -> None:
         self.clock = clock
         self.timings = timings
         self.node_ip = node_ip or "127.0.0.1"
@@ -170,8 +180,13 @@ class JobTable:
             "job_id": job.ray_job_id if driver else None,
             "submission_id": job.submission_id,
             "driver_info": (
-                {"id": job.ray_job_id, "node_ip_address": self.node_ip, "pid": str(4000 + len(job.ray_job_id))}
-                if driver else None
+                {
+                    "id": job.ray_job_id,
+                    "node_ip_address": self.node_ip,
+                    "pid": str(4000 + len(job.ray_job_id)),
+                }
+                if driver
+                else None
             ),
             "status": status,
             "entrypoint": job.entrypoint,
@@ -190,8 +205,10 @@ class JobTable:
         if status == "PENDING":
             text = "Job has not started yet."
             if job.resources_requested:
-                text += (" It may be waiting for resources (CPUs, GPUs, memory, custom resources)"
-                         " to become available.")
+                text += (
+                    " It may be waiting for resources (CPUs, GPUs, memory, custom resources)"
+                    " to become available."
+                )
             if job.runtime_env:
                 text += " It may be waiting for the runtime environment to be set up."
             return text
@@ -202,8 +219,10 @@ class JobTable:
         if status == "STOPPED":
             return "Job was intentionally stopped."
         tail = "\n".join(self.logs(job).splitlines()[-10:])
-        return (f"Job entrypoint command failed with exit code {job.exit_code}, last available "
-                f"logs (truncated to 20,000 chars):\n{tail}")
+        return (
+            f"Job entrypoint command failed with exit code {job.exit_code}, last available "
+            f"logs (truncated to 20,000 chars):\n{tail}"
+        )
 
     def logs(self, job: SimJob) -> str:
         """Returns the driver log text so far ("" before the entrypoint ran)."""
@@ -229,19 +248,25 @@ class JobTable:
             DashboardHttpError: 400 for a bad field, 500 for a duplicate submission id.
         """
         if not isinstance(body, dict):
-            raise DashboardHttpError(500, "500 Internal Server Error\n\nServer got itself in trouble")
+            raise DashboardHttpError(
+                500, "500 Internal Server Error\n\nServer got itself in trouble"
+            )
         req = {k: v for k, v in body.items() if v is not None}
         for key in req:
             if key not in _FIELDS:
                 raise _type_error(
-                    f"JobSubmitRequest.__init__() got an unexpected keyword argument '{key}'")
+                    f"JobSubmitRequest.__init__() got an unexpected keyword argument '{key}'"
+                )
         _validate(req)
         sid = req.get("submission_id") or req.get("job_id") or self._new_id()
         if sid in self.jobs:
-            inner = _traceback(f"ValueError: Job with submission_id {sid} already exists. "
-                               "Please use a different submission_id.")
-            raise DashboardHttpError(500, _traceback(
-                f"RuntimeError: Request failed with status code 400: {inner}", "."))
+            inner = _traceback(
+                f"ValueError: Job with submission_id {sid} already exists. "
+                "Please use a different submission_id."
+            )
+            raise DashboardHttpError(
+                500, _traceback(f"RuntimeError: Request failed with status code 400: {inner}", ".")
+            )
         now = self.clock.time()
         start = now + max(0.0, self.timings.pending)
         run = self.timings.run
@@ -257,8 +282,11 @@ class JobTable:
             runtime_env=req.get("runtime_env"),
             metadata=req.get("metadata"),
             resources_requested=bool(
-                req.get("entrypoint_num_cpus") or req.get("entrypoint_num_gpus")
-                or req.get("entrypoint_memory") or req.get("entrypoint_resources")),
+                req.get("entrypoint_num_cpus")
+                or req.get("entrypoint_num_gpus")
+                or req.get("entrypoint_memory")
+                or req.get("entrypoint_resources")
+            ),
         )
         self.jobs[sid] = job
         self.submissions += 1
@@ -281,9 +309,13 @@ class JobTable:
         """
         status = job.status_at(self.clock.time())
         if status not in TERMINAL:
-            raise DashboardHttpError(500, _traceback(
-                f"RuntimeError: Attempted to delete job '{job.submission_id}', but it is in a "
-                f"non-terminal state {status}."))
+            raise DashboardHttpError(
+                500,
+                _traceback(
+                    f"RuntimeError: Attempted to delete job '{job.submission_id}', but it is in a "
+                    f"non-terminal state {status}."
+                ),
+            )
         del self.jobs[job.submission_id]
 
     def finish(self, job: SimJob, *, exit_code: int = 0) -> None:
@@ -313,8 +345,9 @@ def _is_number(value: Any) -> bool:
 def _validate(req: dict[str, Any]) -> None:
     """Applies the JobSubmitRequest type checks (ray-dashboard-api.md §2.1)."""
     if "entrypoint" not in req:
-        raise _type_error("JobSubmitRequest.__init__() missing 1 required positional argument: "
-                          "'entrypoint'")
+        raise _type_error(
+            "JobSubmitRequest.__init__() missing 1 required positional argument: 'entrypoint'"
+        )
     for key in ("entrypoint", "submission_id", "job_id"):
         if key in req and not isinstance(req[key], str):
             raise _type_error(f"{key} must be a string, got {_type_name(req[key])}")

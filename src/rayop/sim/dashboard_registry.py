@@ -32,8 +32,14 @@ __all__ = ["DashboardRegistry", "SubmissionRecord"]
 
 log = logging.getLogger(__name__)
 
-_PORT_KINDS = {"dashboard": "dashboard", "8265": "dashboard", "serve": "serve", "8000": "serve",
-               "dashboard-agent": "agent", "52365": "agent"}
+_PORT_KINDS = {
+    "dashboard": "dashboard",
+    "8265": "dashboard",
+    "serve": "serve",
+    "8000": "serve",
+    "dashboard-agent": "agent",
+    "52365": "agent",
+}
 
 
 @dataclass(frozen=True)
@@ -55,8 +61,11 @@ def _restarts(pod: Obj) -> int:
 
 def _head_ready(pod: Obj) -> bool:
     status = pod.get("status") or {}
-    return (not meta(pod).get("deletionTimestamp") and status.get("phase") == "Running"
-            and condition_true(pod, "Ready"))
+    return (
+        not meta(pod).get("deletionTimestamp")
+        and status.get("phase") == "Running"
+        and condition_true(pod, "Ready")
+    )
 
 
 def port_kind(service: Obj | None, port: str) -> str | None:
@@ -92,8 +101,14 @@ class DashboardRegistry(StoreController):
 
     name = "dashboards"
 
-    def __init__(self, store: Store, *, config: DashboardConfig | None = None,
-                 clock: SimClock | None = None, host: str = "127.0.0.1") -> None:
+    def __init__(
+        self,
+        store: Store,
+        *,
+        config: DashboardConfig | None = None,
+        clock: SimClock | None = None,
+        host: str = "127.0.0.1",
+    ) -> None:
         super().__init__(store)
         self.config = config or DashboardConfig()
         self.clock: SimClock = clock or LoopClock()
@@ -112,8 +127,9 @@ class DashboardRegistry(StoreController):
         app = web.Application()
         app.router.add_route("*", "/h/{uid}/{kind}/{tail:.*}", self._serve_http)
         app.router.add_route("*", "/h/{uid}/{kind}", self._serve_http)
-        self._runner = web.AppRunner(app, handle_signals=False, access_log=None,
-                                     shutdown_timeout=0.2)
+        self._runner = web.AppRunner(
+            app, handle_signals=False, access_log=None, shutdown_timeout=0.2
+        )
         await self._runner.setup()
         site = web.TCPSite(self._runner, self._host, 0)
         await site.start()
@@ -149,9 +165,17 @@ class DashboardRegistry(StoreController):
         heads[uid] = obj
         phase = (obj.get("status") or {}).get("phase")
         dash = self._dashboards.get(uid)
-        if md.get("deletionTimestamp") or phase in ("Succeeded", "Failed") or (
-                dash is not None and _restarts(obj) != dash.restarts):
+        if (
+            md.get("deletionTimestamp")
+            or phase in ("Succeeded", "Failed")
+            or (dash is not None and _restarts(obj) != dash.restarts)
+        ):
             self._drop(uid)
+
+    def needs_handling(
+        self, event_type: str, info: ResourceInfo, obj: Obj, old: Obj | None
+    ) -> bool:
+        return False
 
     async def resync(self) -> None:
         info = self.resource("", "v1", "pods")
@@ -254,8 +278,16 @@ class DashboardRegistry(StoreController):
             dash.closed = True
 
     def _record(self, dash: SimDashboard, job: SimJob) -> None:
-        self.submissions.append(SubmissionRecord(dash.namespace, dash.cluster, dash.pod_uid,
-                                                 job.submission_id, job.entrypoint, job.submitted_at))
+        self.submissions.append(
+            SubmissionRecord(
+                dash.namespace,
+                dash.cluster,
+                dash.pod_uid,
+                job.submission_id,
+                job.entrypoint,
+                job.submitted_at,
+            )
+        )
 
     def _auth_token(self, namespace: str, pod: Obj) -> str | None:
         env = container_env(self.store, namespace, pod, container_index=0)
@@ -266,8 +298,11 @@ class DashboardRegistry(StoreController):
     async def _serve_http(self, request: web.Request) -> web.StreamResponse:
         uid, kind = request.match_info["uid"], request.match_info["kind"]
         dash = self._dashboards.get(uid)
-        if dash is None or kind not in ("dashboard", "serve", "agent") or (
-                kind == "serve" and not dash.serve.running):
+        if (
+            dash is None
+            or kind not in ("dashboard", "serve", "agent")
+            or (kind == "serve" and not dash.serve.running)
+        ):
             # Nothing listens there: close the connection as a refused connect would fail.
             if request.transport is not None:
                 request.transport.close()
@@ -275,8 +310,14 @@ class DashboardRegistry(StoreController):
         return await dash.handle(kind, request.match_info.get("tail", ""), request)
 
 
-def container_env(store: Store, namespace: str, pod: Obj, *, container_index: int = 0,
-                  container_name: str | None = None) -> dict[str, str]:
+def container_env(
+    store: Store,
+    namespace: str,
+    pod: Obj,
+    *,
+    container_index: int = 0,
+    container_name: str | None = None,
+) -> dict[str, str]:
     """Returns a container's env as plain values, resolving secretKeyRef/configMapKeyRef."""
     containers = (pod.get("spec") or {}).get("containers") or []
     chosen: Obj | None = None
@@ -293,8 +334,9 @@ def container_env(store: Store, namespace: str, pod: Obj, *, container_index: in
         source = var.get("valueFrom") or {}
         value = _ref_value(store, namespace, source.get("secretKeyRef"), "secrets", decode=True)
         if value is None:
-            value = _ref_value(store, namespace, source.get("configMapKeyRef"), "configmaps",
-                               decode=False)
+            value = _ref_value(
+                store, namespace, source.get("configMapKeyRef"), "configmaps", decode=False
+            )
         if value is not None:
             out[name] = value
     return out

@@ -7,6 +7,7 @@ Active, a job gets its selector. Functions mutate the object they are given (alr
 
 from __future__ import annotations
 
+import base64
 import random
 from collections.abc import Callable
 from typing import Any
@@ -184,8 +185,14 @@ def _crd_create(obj: Obj, alloc: IpAllocator) -> None:
     }
 
 
-def _service_account_create(obj: Obj, alloc: IpAllocator) -> None:
-    return None
+def _secret_create(obj: Obj, alloc: IpAllocator) -> None:
+    if not obj.get("type"):
+        obj["type"] = "Opaque"
+    string_data = obj.pop("stringData", None)
+    if isinstance(string_data, dict):
+        data = obj.setdefault("data", {})
+        for k, v in string_data.items():
+            data[k] = base64.b64encode(str(v).encode()).decode()
 
 
 _CREATE: dict[str, Callable[[Obj, IpAllocator], None]] = {
@@ -195,7 +202,7 @@ _CREATE: dict[str, Callable[[Obj, IpAllocator], None]] = {
     "/persistentvolumeclaims": _pvc_create,
     "batch/jobs": _job_create,
     "apiextensions.k8s.io/customresourcedefinitions": _crd_create,
-    "/serviceaccounts": _service_account_create,
+    "/secrets": _secret_create,
 }
 
 

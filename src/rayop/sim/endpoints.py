@@ -143,6 +143,11 @@ class EndpointsController(StoreController):
                 else:
                     self._slices.setdefault(skey, key[1])
 
+    def needs_handling(
+        self, event_type: str, info: ResourceInfo, obj: Obj, old: Obj | None
+    ) -> bool:
+        return bool(self._dirty)
+
     async def resync(self) -> None:
         for group, plural in (
             ("discovery.k8s.io", "endpointslices"),

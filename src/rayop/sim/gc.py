@@ -73,6 +73,14 @@ class GarbageCollector(StoreController):
         for owner, _ in node.owners:
             self._dependents.setdefault(owner, set()).add(uid)
 
+    def needs_handling(
+        self, event_type: str, info: ResourceInfo, obj: Obj, old: Obj | None
+    ) -> bool:
+        if event_type == "DELETED" or meta(obj).get("deletionTimestamp"):
+            return True
+        owners = meta(obj).get("ownerReferences")
+        return bool(owners) and (old is None or owners != meta(old).get("ownerReferences"))
+
     def _owner_alive(self, owner_uid: str, dependent: _Node) -> bool:
         owner = self._nodes.get(owner_uid)
         if owner is None:

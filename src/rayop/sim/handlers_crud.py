@@ -12,6 +12,7 @@ from rayop.sim import status_errors as se
 from rayop.sim import tables
 from rayop.sim.http_types import ApiRequest, ServerContext, json_response
 from rayop.sim.patch import APPLY_PATCH, apply_patch, json_merge_patch
+from rayop.sim.protobuf import PROTOBUF, decode_protobuf
 from rayop.sim.store import clone
 
 __all__ = ["handle_crud"]
@@ -19,7 +20,15 @@ __all__ = ["handle_crud"]
 Obj = dict[str, Any]
 
 
+_DECODABLE = ("application/json", "application/yaml", "text/yaml", "application/x-yaml", "")
+
+
 async def _body(request: web.Request) -> Any:
+    ctype = request.headers.get("Content-Type", "").split(";", 1)[0].strip()
+    if ctype == PROTOBUF:
+        return decode_protobuf(await request.read())
+    if ctype not in _DECODABLE:
+        raise se.unsupported_media_type(ctype)
     raw = await request.read()
     if not raw:
         return None

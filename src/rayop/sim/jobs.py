@@ -69,6 +69,22 @@ class JobController(StoreController):
             md = meta(obj)
             self._job_keys[str(md.get("uid"))] = (str(md.get("namespace")), str(md.get("name")))
 
+    def needs_handling(
+        self, event_type: str, info: ResourceInfo, obj: Obj, old: Obj | None
+    ) -> bool:
+        if info.plural == "jobs":
+            return True
+        if _job_owner_uid(obj) is None:
+            return False
+        if old is None or event_type == "DELETED":
+            return True
+        status, old_status = obj.get("status") or {}, old.get("status") or {}
+        return (
+            status.get("phase") != old_status.get("phase")
+            or condition_true(obj, "Ready") != condition_true(old, "Ready")
+            or meta(obj).get("deletionTimestamp") != meta(old).get("deletionTimestamp")
+        )
+
     async def resync(self) -> None:
         self._jobs = self.resource("batch", "v1", "jobs")
         self._pods = self.resource("", "v1", "pods")

@@ -17,11 +17,10 @@ import random
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
 
 from rayop.sim import pod_status as ps
 from rayop.sim.resources import ResourceInfo
-from rayop.sim.store import Store
+from rayop.sim.store import Store, clone
 from rayop.sim.store_controller import Obj, StoreController, error_code, meta
 
 log = logging.getLogger(__name__)
@@ -84,6 +83,8 @@ class Kubelet(StoreController):
     Attributes:
         config: the settings in force; replace it (``dataclasses.replace``) to change them.
         on_pod_running: hooks called with the pod when it starts running (sync or async).
+        completion_claims: predicates; a Job pod any of them claims is not completed after
+            ``job_duration`` but left running until :meth:`complete_pod`.
     """
 
     name = "kubelet"
@@ -92,6 +93,7 @@ class Kubelet(StoreController):
         super().__init__(store)
         self.config = config or KubeletConfig()
         self.on_pod_running: list[PodHook] = []
+        self.completion_claims: list[Callable[[Obj], bool]] = []
         self._rng = random.Random(self.config.seed)
         self._lifecycles: dict[str, asyncio.Task[None]] = {}
         self._finalizing: set[str] = set()
@@ -104,6 +106,18 @@ class Kubelet(StoreController):
 
     def wants(self, info: ResourceInfo) -> bool:
         return info.group == "" and info.plural == "pods"
+
+    def needs_handling(
+        self, event_type: str, info: ResourceInfo, obj: Obj, old: Obj | None
+    ) -> bool:
+        if event_type != "MODIFIED":
+            return True
+        md = meta(obj)
+        if md.get("deletionTimestamp"):
+            return str(md.get("uid")) not in self._finalizing
+        return str(md.get("uid")) not in self._lifecycles and (obj.get("status") or {}).get(
+            "phase"
+        ) in (None, "Pending")
 
     async def resync(self) -> None:
         self._pods = self.resource("", "v1", "pods")
@@ -231,7 +245,7 @@ class Kubelet(StoreController):
             return
         phase = (pod.get("status") or {}).get("phase")
         if phase != "Running":
-            node, host_ip = await self._bind(info, ns, name, uid, pod)
+            _node, host_ip = await self._bind(info, ns, name, uid, pod)
             pod_ip = self._allocate_ip()
             stages: list[Callable[[Obj], None]] = [
                 lambda p: ps.mark_scheduled(p, now_rfc3339(), host_ip=host_ip, pod_ip=pod_ip)
@@ -250,7 +264,7 @@ class Kubelet(StoreController):
             written = await self._write_status(info, ns, name, uid, *stages)
             if written is None:
                 return
-            await self._run_hooks(written)
+            await self._run_hooks(clone(written))
         else:
             ready_now = ps.condition_true(pod, "Ready")
         if crashes:
@@ -265,7 +279,8 @@ class Kubelet(StoreController):
                 is None
             ):
                 return
-        if _is_job_pod(pod) and cfg.job_duration is not None:
+        claimed = any(claim(pod) for claim in self.completion_claims)
+        if _is_job_pod(pod) and cfg.job_duration is not None and not claimed:
             await asyncio.sleep(self._delay(cfg.job_duration))
             await self._write_status(
                 info,
@@ -314,17 +329,11 @@ class Kubelet(StoreController):
         restarts = 0
         while True:
             restarts += 1
-            count = restarts
-            if (
-                await self._write_status(
-                    info,
-                    ns,
-                    name,
-                    uid,
-                    lambda p: ps.mark_crashloop(p, now_rfc3339(), restart_count=count),
-                )
-                is None
-            ):
+
+            def crash(p: Obj, count: int = restarts) -> None:
+                ps.mark_crashloop(p, now_rfc3339(), restart_count=count)
+
+            if await self._write_status(info, ns, name, uid, crash) is None:
                 return
             backoff = min(300.0, self.config.crashloop_backoff * 2 ** (restarts - 1))
             await asyncio.sleep(backoff)

@@ -27,6 +27,8 @@ class ResourceInfo:
         printer_columns: CRD additionalPrinterColumns (dicts with name, type, jsonPath...).
         schema: The CRD's openAPIV3Schema for this version (None for built-ins).
         crd_name: Name of the defining CRD ("" for built-ins).
+        storage_key: The key of another resource whose objects this one serves through a
+            conversion (events.k8s.io/v1 events are stored as core/v1 events); "" for none.
     """
 
     group: str
@@ -42,6 +44,7 @@ class ResourceInfo:
     printer_columns: tuple[Mapping[str, Any], ...] = field(default=(), compare=False)
     schema: Mapping[str, Any] | None = field(default=None, compare=False)
     crd_name: str = ""
+    storage_key: str = ""
 
     def __post_init__(self) -> None:
         if not self.list_kind:
@@ -54,8 +57,11 @@ class ResourceInfo:
 
     @property
     def key(self) -> str:
-        """The storage key shared by every version: ``"group/plural"`` ("/pods" for core)."""
-        return f"{self.group}/{self.plural}"
+        """The storage key shared by every version: ``"group/plural"`` ("/pods" for core).
+
+        Aliased resources (``storage_key`` set) share the key of the resource they convert to.
+        """
+        return self.storage_key or f"{self.group}/{self.plural}"
 
     @property
     def qualified(self) -> str:
@@ -104,7 +110,16 @@ BUILTIN_RESOURCES: tuple[ResourceInfo, ...] = (
     _r("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", True, ("pvc",), status=True),
     _r("", "v1", "nodes", "Node", False, ("no",), status=True),
     _r("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice", True),
-    _r("events.k8s.io", "v1", "events", "Event", True, ("ev",)),
+    ResourceInfo(
+        "events.k8s.io",
+        "v1",
+        "events",
+        "Event",
+        True,
+        "event",
+        short_names=("ev",),
+        storage_key="/events",
+    ),
     _r("rbac.authorization.k8s.io", "v1", "roles", "Role", True),
     _r("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding", True),
     _r("batch", "v1", "jobs", "Job", True, (), status=True, categories=("all",)),

@@ -187,6 +187,7 @@ def _register_routes(app: web.Application) -> None:
     r.add_get("/livez", _health)
     r.add_get("/readyz", _health)
     r.add_get("/version", _guard(lambda c, q: discovery.version_info()))
+    r.add_get("/version/", _guard(lambda c, q: discovery.version_info()))
     r.add_get("/metrics", _guard(_metrics))
     r.add_get("/api", _guard(lambda c, q: discovery.api_versions(q.host)))
     r.add_get("/api/", _guard(lambda c, q: discovery.api_versions(q.host)))

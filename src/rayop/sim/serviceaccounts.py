@@ -28,8 +28,11 @@ class ServiceAccountController(StoreController):
         md = meta(obj)
         if info.plural == "namespaces" and event_type == "ADDED":
             await self.ensure(str(md.get("name")))
-        elif (info.plural == "serviceaccounts" and event_type == "DELETED"
-              and md.get("name") == DEFAULT_SERVICE_ACCOUNT):
+        elif (
+            info.plural == "serviceaccounts"
+            and event_type == "DELETED"
+            and md.get("name") == DEFAULT_SERVICE_ACCOUNT
+        ):
             await self.ensure(str(md.get("namespace")))
 
     async def ensure(self, namespace: str) -> None:
@@ -43,8 +46,11 @@ class ServiceAccountController(StoreController):
             return
         if self.store.peek(accounts, namespace, DEFAULT_SERVICE_ACCOUNT) is not None:
             return
-        body: Obj = {"apiVersion": "v1", "kind": "ServiceAccount",
-                     "metadata": {"name": DEFAULT_SERVICE_ACCOUNT, "namespace": namespace}}
+        body: Obj = {
+            "apiVersion": "v1",
+            "kind": "ServiceAccount",
+            "metadata": {"name": DEFAULT_SERVICE_ACCOUNT, "namespace": namespace},
+        }
         try:
             await self.store.create(accounts, namespace, body)
         except Exception as exc:

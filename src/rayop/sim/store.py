@@ -20,6 +20,7 @@ import orjson
 from rayop.sim import crd as crd_mod
 from rayop.sim import status_errors as se
 from rayop.sim.defaults import IpAllocator, apply_create_defaults, apply_update_defaults
+from rayop.sim.event_conversion import core_to_events_v1, events_v1_to_core
 from rayop.sim.resources import ResourceInfo, ResourceRegistry
 from rayop.sim.selectors import (
     FieldSelector,
@@ -28,6 +29,7 @@ from rayop.sim.selectors import (
     parse_field_selector,
     parse_label_selector,
 )
+from rayop.sim.validation import validate_object_meta
 from rayop.sim.watchcache import Event, History, Watcher, WatchStream
 
 __all__ = ["Expired", "Persistence", "Store", "Subscriber", "clone"]
@@ -37,6 +39,11 @@ Subscriber = Callable[[str, ResourceInfo, Obj, "Obj | None"], None]
 Expired = se.StatusError  # a 410 StatusError; kept as a name for readers of the API
 
 _CRD_KEY = "apiextensions.k8s.io/customresourcedefinitions"
+Convert = Callable[[Obj], Obj]
+# (group, plural) of an aliased resource -> (into storage form, out of storage form)
+_ALIASES: dict[tuple[str, str], tuple[Convert, Convert]] = {
+    ("events.k8s.io", "events"): (events_v1_to_core, core_to_events_v1),
+}
 _NS_KEY = "/namespaces"
 _ALNUM = "bcdfghjklmnpqrstvwxz2456789"
 DEFAULT_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
@@ -197,6 +204,16 @@ class Store:
         b = by_ns.get(ns)
         return None if b is None else b.get(name)
 
+    def _alias(self, info: ResourceInfo) -> tuple[ResourceInfo, Convert, Convert] | None:
+        """Returns (stored resource, into, out) for a resource served through a conversion."""
+        if not info.storage_key:
+            return None
+        conv = _ALIASES.get((info.group, info.plural))
+        canon = self.resources.by_key(info.storage_key)
+        if conv is None or canon is None or canon is info:
+            return None
+        return canon, conv[0], conv[1]
+
     def _not_found(self, info: ResourceInfo, name: str) -> se.StatusError:
         return se.not_found(info.plural, info.group, name)
 
@@ -253,6 +270,9 @@ class Store:
         Raises:
             StatusError: 404 NotFound.
         """
+        alias = self._alias(info)
+        if alias is not None:
+            return alias[2](await self.get(alias[0], namespace, name, copy=copy))
         obj = self._find(info, namespace, name)
         if obj is None:
             raise self._not_found(info, name)
@@ -260,6 +280,10 @@ class Store:
 
     def peek(self, info: ResourceInfo, namespace: str | None, name: str) -> Obj | None:
         """Returns the stored object without copying (read-only!), or None. Never blocks."""
+        alias = self._alias(info)
+        if alias is not None:
+            found = self._find(alias[0], namespace, name)
+            return None if found is None else alias[2](found)
         return self._find(info, namespace, name)
 
     def _out(self, info: ResourceInfo, obj: Obj, copy: bool) -> Obj:
@@ -291,6 +315,11 @@ class Store:
         Raises:
             StatusError: 400 BadRequest for an unparsable selector.
         """
+        alias = self._alias(info)
+        if alias is not None:
+            items, rv = self.list(alias[0], namespace, label_selector=label_selector, copy=copy)
+            fs = _parse_selectors(None, field_selector)[1]
+            return [o for o in map(alias[2], items) if fs.empty or fs.matches(o)], rv
         lsel, fsel = _parse_selectors(label_selector, field_selector)
         by_ns = self._objects.get(info.key) or {}
         if namespace is not None and info.namespaced:
@@ -325,6 +354,10 @@ class Store:
             StatusError: 409 AlreadyExists, 404 when the namespace is missing, 403 when it is
                 terminating, 400 for a malformed body, 422 Invalid (CRD schema, names).
         """
+        alias = self._alias(info)
+        if alias is not None and isinstance(obj, dict):
+            made = await self.create(alias[0], namespace, alias[1](obj), dry_run=dry_run, copy=copy)
+            return alias[2](made)
         if copy:
             obj = clone(obj)
         if not isinstance(obj, dict) or not isinstance(obj.get("metadata", {}), dict):
@@ -364,6 +397,7 @@ class Store:
             meta["name"] = name
         elif not isinstance(name, str):
             raise se.bad_request("metadata.name must be a string")
+        validate_object_meta(info, obj, check_name=True)
         if self._find(info, ns, name) is not None:
             raise se.already_exists(info.plural, info.group, name)
         apply_create_defaults(info.key, obj, self._alloc)
@@ -418,6 +452,18 @@ class Store:
         Raises:
             StatusError: 404, 409 Conflict on a stale RV, 422 Invalid, 400 on name mismatch.
         """
+        alias = self._alias(info)
+        if alias is not None and isinstance(obj, dict):
+            done = await self.update(
+                alias[0],
+                namespace,
+                name,
+                alias[1](obj),
+                subresource=subresource,
+                dry_run=dry_run,
+                copy=copy,
+            )
+            return alias[2](done)
         if copy:
             obj = clone(obj)
         ns = (namespace or "") if info.namespaced else ""
@@ -504,6 +550,7 @@ class Store:
                         )
                     ],
                 )
+        validate_object_meta(info, new, check_name=False)
         if info.is_custom:
             crd_mod.admit_custom(info, new, old)
         elif info.key == _CRD_KEY:
@@ -573,6 +620,19 @@ class Store:
         Raises:
             StatusError: 404, 409 on a failed precondition, 400 for a bad policy.
         """
+        alias = self._alias(info)
+        if alias is not None:
+            gone = await self.delete(
+                alias[0],
+                namespace,
+                name,
+                propagation_policy=propagation_policy,
+                grace_period_seconds=grace_period_seconds,
+                preconditions=preconditions,
+                dry_run=dry_run,
+                copy=copy,
+            )
+            return alias[2](gone)
         ns = (namespace or "") if info.namespaced else ""
         old = self._find(info, ns, name)
         if old is None:
@@ -725,6 +785,12 @@ class Store:
             StatusError: 410 Expired when the RV is older than the retained history; 400 for a
                 malformed RV or selector.
         """
+        alias = self._alias(info)
+        convert: Convert | None = None
+        shown = info
+        if alias is not None:
+            info, convert = alias[0], alias[2]
+            field_selector = None
         lsel, fsel = _parse_selectors(label_selector, field_selector)
         ns = namespace if info.namespaced else None
         watcher = Watcher(ns, lsel, fsel)
@@ -755,13 +821,15 @@ class Store:
 
         def bookmark() -> Event:
             obj = {
-                "kind": info.kind,
-                "apiVersion": info.api_version,
+                "kind": shown.kind,
+                "apiVersion": shown.api_version,
                 "metadata": {"resourceVersion": str(self._rv)},
             }
             return Event("BOOKMARK", obj, self._rv, _loop_time())
 
-        return WatchStream(watcher, initial, unregister=unregister, bookmark=bookmark)
+        return WatchStream(
+            watcher, initial, unregister=unregister, bookmark=bookmark, convert=convert
+        )
 
     def watch(
         self,
@@ -794,7 +862,7 @@ class Store:
                 while True:
                     ev = await stream.next(bookmark_interval)
                     if ev is None:
-                        if stream._watcher.closed:
+                        if stream.closed:
                             return
                         ev = stream.bookmark()
                     yield ev.type, clone(ev.obj)

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from rayop.sim.resources import ResourceInfo
-from rayop.sim.store import Store
+from rayop.sim.store import Store, clone
 
 log = logging.getLogger(__name__)
 
@@ -96,6 +96,16 @@ class StoreController:
     def observe(self, event_type: str, info: ResourceInfo, obj: Obj, old: Obj | None) -> None:
         """Updates in-memory indexes synchronously, in store order (optional)."""
 
+    def needs_handling(
+        self, event_type: str, info: ResourceInfo, obj: Obj, old: Obj | None
+    ) -> bool:
+        """Tells, after :meth:`observe`, whether :meth:`handle` must see the event (default True).
+
+        A cheap filter run inside the store's write path, so that events a controller would
+        ignore never wake its worker.
+        """
+        return True
+
     async def resync(self) -> None:
         """Catches up with objects stored before the subscription (optional)."""
 
@@ -108,6 +118,8 @@ class StoreController:
         if not self.wants(info):
             return
         self.observe(event_type, info, obj, old)
+        if not self.needs_handling(event_type, info, obj, old):
+            return
         self._idle.clear()
         self._events.put_nowait((event_type, info, obj, old))
 
@@ -173,17 +185,19 @@ class StoreController:
             uid: when given, an object with another uid is left alone.
 
         Returns:
-            The written object, or None when the object is gone or nothing was written.
+            The written object as stored (shared: read-only), or None when the object is gone
+            or nothing was written.
         """
         for _ in range(_MAX_CONFLICT_RETRIES):
-            obj = await self.get(info, namespace, name)
-            if obj is None or (uid is not None and meta(obj).get("uid") != uid):
+            stored = self.store.peek(info, namespace, name)
+            if stored is None or (uid is not None and meta(stored).get("uid") != uid):
                 return None
+            obj: Obj = clone(stored)
             if not change(obj):
                 return None
             try:
                 result = await self.store.update(
-                    info, namespace, name, obj, subresource=subresource
+                    info, namespace, name, obj, subresource=subresource, copy=False
                 )
             except Exception as exc:
                 code = error_code(exc)
@@ -192,7 +206,7 @@ class StoreController:
                 if code == 404:
                     return None
                 raise
-            return dict(result) if isinstance(result, dict) else obj
+            return result
         log.warning("sim %s: gave up writing %s/%s after conflicts", self.name, namespace, name)
         return None
 

@@ -162,8 +162,10 @@ class WatchStream:
         *,
         unregister: Callable[[Watcher], None],
         bookmark: Callable[[], Event],
+        convert: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
     ) -> None:
         self._watcher = watcher
+        self._convert = convert
         self._initial = deque(initial)
         self._unregister = unregister
         self._bookmark = bookmark
@@ -174,13 +176,19 @@ class WatchStream:
 
     async def next(self, timeout: float | None = None) -> Event | None:
         """Returns the next event, or None after ``timeout`` seconds or once closed (blocks)."""
-        if self._initial:
-            return self._initial.popleft()
-        return await self._watcher.get(timeout)
+        ev = self._initial.popleft() if self._initial else await self._watcher.get(timeout)
+        if ev is not None and self._convert is not None:
+            ev = Event(ev.type, self._convert(ev.obj), ev.rv, ev.time)
+        return ev
 
     def bookmark(self) -> Event:
         """Returns a BOOKMARK event at the current RV (valid when nothing is pending)."""
         return self._bookmark()
+
+    @property
+    def closed(self) -> bool:
+        """Whether the stream was closed."""
+        return self._watcher.closed
 
     def close(self) -> None:
         """Stops the stream and unregisters it from the store."""

@@ -1,0 +1,343 @@
+"""A real Kubernetes control plane on loopback: kine, kube-apiserver, controller-manager, kwok.
+
+The binaries come from ``scripts/controlplane-build`` (cached under
+``~/.cache/rayop/controlplane/<version>/``). :class:`RealCluster` starts them as detached
+processes whose pids, ports and logs live in one working directory, writes an admin kubeconfig
+there (bearer token, ``insecure-skip-tls-verify`` on 127.0.0.1), creates fake kwok nodes and
+blocks until the cluster serves. :func:`stop_cluster` stops them again from the pid file alone,
+so ``rayop dev real-cluster down`` and a pytest fixture share the same code.
+
+Everything here is synchronous and uses only the standard library (plus PyYAML), so a pytest
+session fixture can call it without an event loop.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from rayop.cli.realcluster_http import ApiCaller, wait_until
+from rayop.cli.realcluster_procs import running_pids, stop_cluster, tail_log, write_state
+
+K8S_VERSION = "v1.37.2"
+"""The Kubernetes release ``scripts/controlplane-build`` builds by default."""
+
+REQUIRED_FILES = (
+    "kube-apiserver",
+    "kube-controller-manager",
+    "kube-scheduler",
+    "kine",
+    "kwok",
+    "kwok-stages.yaml",
+)
+"""What a binaries directory must hold."""
+
+KWOK_NODE_ANNOTATION = "kwok.x-k8s.io/node"
+
+
+class RealClusterError(RuntimeError):
+    """A component failed to start, or the binaries are missing."""
+
+
+def default_binaries_dir() -> Path:
+    """Returns ``$RAYOP_CONTROLPLANE_DIR`` or the build script's cache directory."""
+    explicit = os.environ.get("RAYOP_CONTROLPLANE_DIR")
+    if explicit:
+        return Path(explicit)
+    root = os.environ.get("RAYOP_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "rayop"
+    )
+    version = os.environ.get("RAYOP_K8S_VERSION", K8S_VERSION)
+    return Path(root) / "controlplane" / version
+
+
+def missing_binaries(binaries: Path) -> list[str]:
+    """Returns the names of :data:`REQUIRED_FILES` absent from ``binaries``."""
+    return [name for name in REQUIRED_FILES if not (binaries / name).is_file()]
+
+
+@dataclass(frozen=True)
+class RealClusterSettings:
+    """Where and how to run the control plane."""
+
+    workdir: Path
+    """Holds logs, keys, the kine database, the kubeconfig and the pid file."""
+    binaries: Path = field(default_factory=default_binaries_dir)
+    """The directory ``scripts/controlplane-build`` filled."""
+    nodes: int = 3
+    """Fake kwok nodes to create."""
+    start_timeout: float = 120.0
+    """Seconds each component may take to become healthy (2 shared cores are slow)."""
+
+
+@dataclass(frozen=True)
+class RealClusterInfo:
+    """A running control plane, as recorded in the working directory."""
+
+    kubeconfig: Path
+    server: str
+    token: str
+    pids: dict[str, int]
+
+
+def free_port() -> int:
+    """Returns a loopback TCP port that was free a moment ago."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class RealCluster:
+    """Starts and stops one real control plane; ``start()`` blocks until it serves."""
+
+    def __init__(self, settings: RealClusterSettings) -> None:
+        self.settings = settings
+        self.workdir = settings.workdir.resolve()
+        self._pids: dict[str, int] = {}
+        self._procs: dict[str, subprocess.Popen[bytes]] = {}
+        self.token = ""
+        self.server = ""
+
+    @property
+    def kubeconfig(self) -> Path:
+        """The admin kubeconfig's path."""
+        return self.workdir / "kubeconfig"
+
+    def start(self) -> RealClusterInfo:
+        """Starts every component and blocks until pods can run on kwok nodes.
+
+        Raises:
+            RealClusterError: A binary is missing, already running, or a component did not
+                become healthy in time (everything started so far is stopped again).
+        """
+        missing = missing_binaries(self.settings.binaries)
+        if missing:
+            raise RealClusterError(
+                f"missing in {self.settings.binaries}: {', '.join(missing)}; "
+                "run scripts/controlplane-build"
+            )
+        if running_pids(self.workdir):
+            raise RealClusterError(f"a control plane from {self.workdir} is still running")
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        (self.workdir / "logs").mkdir(exist_ok=True)
+        try:
+            self._start_all()
+        except TimeoutError as exc:
+            self.stop()
+            logs = "\n".join(f"--- {n}:\n{tail_log(self.workdir, n, 8)}" for n in self._procs)
+            raise RealClusterError(f"{exc}\n{logs}") from exc
+        except BaseException:
+            self.stop()
+            raise
+        return RealClusterInfo(self.kubeconfig, self.server, self.token, dict(self._pids))
+
+    def stop(self) -> None:
+        """Stops every component this object started (blocks until they exit)."""
+        stop_cluster(self.workdir)
+        for proc in self._procs.values():
+            proc.poll()
+
+    # -- start-up steps ------------------------------------------------------------------------
+
+    def _start_all(self) -> None:
+        kine_port, api_port = free_port(), free_port()
+        self._write_credentials()
+        self.server = f"https://127.0.0.1:{api_port}"
+        self._write_kubeconfig()
+        self._start_kine(kine_port)
+        self._start_apiserver(kine_port, api_port)
+        api = ApiCaller(self.server, self.token)
+        wait_until(
+            lambda: api.status("/api/v1/namespaces/default") == 200,
+            timeout=self.settings.start_timeout,
+            what="namespace default",
+            alive=self._check_alive,
+        )
+        self._start_controller_manager()
+        self._start_scheduler()
+        self._start_kwok()
+        self._create_nodes(api)
+        names = [f"kwok-node-{i}" for i in range(self.settings.nodes)]
+        wait_until(
+            lambda: all(api.node_ready(n) for n in names),
+            timeout=self.settings.start_timeout,
+            what="kwok nodes Ready",
+            alive=self._check_alive,
+        )
+        wait_until(
+            lambda: api.status("/api/v1/namespaces/default/serviceaccounts/default") == 200,
+            timeout=self.settings.start_timeout,
+            what="the controller-manager (default ServiceAccount)",
+            alive=self._check_alive,
+        )
+
+    def _write_credentials(self) -> None:
+        self.token = secrets.token_hex(24)
+        (self.workdir / "tokens.csv").write_text(
+            f'{self.token},rayop-admin,rayop-admin,"system:masters"\n'
+        )
+        key = self.workdir / "sa.key"
+        if not key.exists():
+            openssl = shutil.which("openssl")
+            if openssl is None:
+                raise RealClusterError("openssl is needed to create the service-account key")
+            subprocess.run(
+                [openssl, "genrsa", "-out", str(key), "2048"], check=True, capture_output=True
+            )
+
+    def _write_kubeconfig(self) -> None:
+        doc = {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [
+                {
+                    "name": "rayop-real",
+                    "cluster": {"server": self.server, "insecure-skip-tls-verify": True},
+                }
+            ],
+            "users": [{"name": "rayop-admin", "user": {"token": self.token}}],
+            "contexts": [
+                {
+                    "name": "rayop-real",
+                    "context": {"cluster": "rayop-real", "user": "rayop-admin"},
+                }
+            ],
+            "current-context": "rayop-real",
+        }
+        self.kubeconfig.write_text(yaml.safe_dump(doc, sort_keys=False))
+        self.kubeconfig.chmod(0o600)
+
+    def _start_kine(self, port: int) -> None:
+        db = self.workdir / "kine"
+        db.mkdir(exist_ok=True)
+        endpoint = f"sqlite://{db / 'state.db'}?_journal=WAL&_busy_timeout=30000&_synchronous=OFF"
+        self._spawn(
+            "kine",
+            [
+                f"--listen-address=127.0.0.1:{port}",
+                f"--endpoint={endpoint}",
+                "--metrics-bind-address=0",
+            ],
+        )
+        wait_until(
+            lambda: _port_open(port),
+            timeout=self.settings.start_timeout,
+            what="kine",
+            alive=self._check_alive,
+        )
+
+    def _start_apiserver(self, kine_port: int, port: int) -> None:
+        d = self.workdir
+        self._spawn(
+            "kube-apiserver",
+            [
+                f"--etcd-servers=http://127.0.0.1:{kine_port}",
+                "--bind-address=127.0.0.1",
+                "--advertise-address=127.0.0.1",
+                f"--secure-port={port}",
+                f"--cert-dir={d / 'pki'}",
+                f"--token-auth-file={d / 'tokens.csv'}",
+                "--authorization-mode=RBAC",
+                "--allow-privileged=true",
+                "--service-cluster-ip-range=10.96.0.0/16",
+                f"--service-account-issuer=https://127.0.0.1:{port}",
+                f"--service-account-key-file={d / 'sa.key'}",
+                f"--service-account-signing-key-file={d / 'sa.key'}",
+                "--disable-admission-plugins=ServiceAccount",
+                "--endpoint-reconciler-type=none",
+            ],
+        )
+
+    def _component_flags(self, port: int) -> list[str]:
+        kubeconfig = str(self.kubeconfig)
+        return [
+            f"--kubeconfig={kubeconfig}",
+            f"--authentication-kubeconfig={kubeconfig}",
+            f"--authorization-kubeconfig={kubeconfig}",
+            "--leader-elect=false",
+            "--bind-address=127.0.0.1",
+            f"--secure-port={port}",
+        ]
+
+    def _start_controller_manager(self) -> None:
+        flags = self._component_flags(free_port())
+        flags += [
+            f"--service-account-private-key-file={self.workdir / 'sa.key'}",
+            "--controllers=*",
+            "--concurrent-gc-syncs=5",
+        ]
+        self._spawn("kube-controller-manager", flags)
+
+    def _start_scheduler(self) -> None:
+        self._spawn("kube-scheduler", self._component_flags(free_port()))
+
+    def _start_kwok(self) -> None:
+        self._spawn(
+            "kwok",
+            [
+                f"--kubeconfig={self.kubeconfig}",
+                f"--config={self.settings.binaries / 'kwok-stages.yaml'}",
+                "--manage-all-nodes=false",
+                f"--manage-nodes-with-annotation-selector={KWOK_NODE_ANNOTATION}=fake",
+                "--cidr=10.244.0.0/16",
+                "--node-ip=127.0.0.1",
+                "--node-lease-duration-seconds=40",
+            ],
+        )
+
+    def _create_nodes(self, api: ApiCaller) -> None:
+        for i in range(self.settings.nodes):
+            name = f"kwok-node-{i}"
+            node = {
+                "apiVersion": "v1",
+                "kind": "Node",
+                "metadata": {
+                    "name": name,
+                    "annotations": {KWOK_NODE_ANNOTATION: "fake"},
+                    "labels": {"type": "kwok", "kubernetes.io/hostname": name},
+                },
+                "status": {
+                    "allocatable": {"cpu": "1000", "memory": "4Ti", "pods": "1000"},
+                    "capacity": {"cpu": "1000", "memory": "4Ti", "pods": "1000"},
+                },
+            }
+            code = api.create("/api/v1/nodes", node)
+            if code not in (201, 409):
+                raise RealClusterError(f"creating node {name}: HTTP {code}")
+
+    # -- processes -----------------------------------------------------------------------------
+
+    def _spawn(self, binary: str, args: list[str]) -> None:
+        log = (self.workdir / "logs" / f"{binary}.log").open("ab")
+        proc = subprocess.Popen(
+            [str(self.settings.binaries / binary), *args],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+            cwd=self.workdir,
+        )
+        log.close()
+        self._procs[binary] = proc
+        self._pids[binary] = proc.pid
+        write_state(self.workdir, {"server": self.server, "pids": self._pids})
+
+    def _check_alive(self) -> None:
+        for name, proc in self._procs.items():
+            if proc.poll() is not None:
+                raise RealClusterError(
+                    f"{name} exited with code {proc.returncode}:\n{tail_log(self.workdir, name)}"
+                )
+
+
+def _port_open(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.settimeout(0.5)
+        return s.connect_ex(("127.0.0.1", port)) == 0

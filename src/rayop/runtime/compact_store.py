@@ -1,0 +1,106 @@
+"""Compact encoding of cached objects: orjson bytes deflated against learned dictionaries.
+
+An informer may hold tens of thousands of objects that are nearly identical (the pods of one
+RayCluster differ in a few names, IPs and timestamps). Kept decoded, a KubeRay worker pod costs
+about 14 KB of Python objects; its JSON is about 6 KB; deflated on its own about 2 KB. Deflated
+against a *preset dictionary* made of earlier objects of the same kind it costs about 200 bytes,
+because almost everything in it has been seen before.
+
+:class:`ObjectCodec` learns its dictionaries as it goes: the first object it encodes becomes the
+first dictionary, and whenever an object compresses poorly (it is unlike what the dictionary
+holds, say the first head pod after many worker pods) a new dictionary generation is made by
+appending that object's JSON to the previous one (keeping the last 32 KB, deflate's window).
+Each encoded blob starts with the one-byte number of the generation it was made with, so older
+blobs stay readable. Primed compressors and decompressors are kept per generation and copied per
+call, so a 32 KB dictionary is not re-hashed for every object.
+
+Decoding gives :class:`~rayop.runtime.frozen.FrozenDict` trees (see
+:func:`rayop.runtime.frozen.freeze_json`).
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Mapping
+from typing import Any
+
+import orjson
+
+from rayop.runtime.frozen import FrozenDict, freeze_json
+
+WINDOW = 32 * 1024
+"""Deflate's window: a preset dictionary longer than this is cut to its last 32 KB."""
+
+MAX_GENERATIONS = 32
+"""How many dictionaries one codec learns at most (then it keeps using the last one)."""
+
+_LEVEL = 6
+
+
+class _Generation:
+    """One preset dictionary with a primed compressor and decompressor."""
+
+    __slots__ = ("compressor", "decompressor", "zdict")
+
+    def __init__(self, zdict: bytes) -> None:
+        self.zdict = zdict
+        self.compressor = zlib.compressobj(
+            _LEVEL, zlib.DEFLATED, -15, 9, zlib.Z_DEFAULT_STRATEGY, zdict
+        )
+        self.decompressor = zlib.decompressobj(-15, zdict)
+
+    def compress(self, data: bytes) -> bytes:
+        compressor = self.compressor.copy()
+        return compressor.compress(data) + compressor.flush()
+
+    def decompress(self, data: memoryview) -> bytes:
+        decompressor = self.decompressor.copy()
+        return decompressor.decompress(data) + decompressor.flush()
+
+
+class ObjectCodec:
+    """Encodes JSON objects to small blobs and back; one per informer; never blocks.
+
+    Args:
+        learn_ratio: An object whose blob is larger than this fraction of its JSON (and over
+            ``learn_min_bytes``) starts a new dictionary generation that includes it.
+        learn_min_bytes: Blobs smaller than this never start a new generation.
+    """
+
+    def __init__(self, *, learn_ratio: float = 0.15, learn_min_bytes: int = 512) -> None:
+        self._generations: list[_Generation] = []
+        self._learn_ratio = learn_ratio
+        self._learn_min_bytes = learn_min_bytes
+
+    @property
+    def generations(self) -> int:
+        """How many dictionaries have been learned so far."""
+        return len(self._generations)
+
+    def encode(self, obj: Mapping[str, Any]) -> bytes:
+        """Returns the blob of a JSON object (a plain or frozen dict)."""
+        data = orjson.dumps(obj)
+        if not self._generations:
+            self._generations.append(_Generation(data[-WINDOW:]))
+        number = len(self._generations) - 1
+        blob = self._generations[number].compress(data)
+        if (
+            len(blob) > self._learn_min_bytes
+            and len(blob) > self._learn_ratio * len(data)
+            and len(self._generations) < MAX_GENERATIONS
+        ):
+            zdict = (self._generations[number].zdict + data)[-WINDOW:]
+            self._generations.append(_Generation(zdict))
+            number += 1
+            blob = self._generations[number].compress(data)
+        return bytes((number,)) + blob
+
+    def decode_json(self, blob: bytes) -> bytes:
+        """Returns the JSON text a blob was made from."""
+        return self._generations[blob[0]].decompress(memoryview(blob)[1:])
+
+    def decode(self, blob: bytes) -> FrozenDict:
+        """Returns the read-only object a blob was made from (a new tree on every call)."""
+        value = freeze_json(orjson.loads(self.decode_json(blob)))
+        assert isinstance(value, FrozenDict)
+        return value

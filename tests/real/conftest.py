@@ -1,0 +1,68 @@
+"""Fixtures of the real control-plane tier: one real kube-apiserver (with kine, the
+controller-manager, the scheduler and kwok) for the whole session.
+
+The binaries come from ``scripts/controlplane-build`` (run here; a no-op when cached). If it
+fails, every test of the tier is skipped with the step that failed. ``RAYOP_REAL_KUBECONFIG``
+points the tier at an already running cluster instead (for example one from
+``rayop dev real-cluster up``), which must have rayop's CRDs installed.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from rayop.cli.realcluster import RealCluster, RealClusterSettings, default_binaries_dir
+
+REPO = Path(__file__).resolve().parents[2]
+BUILD_SCRIPT = REPO / "scripts" / "controlplane-build"
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from real_support import install_rayop_crds  # noqa: E402
+
+
+def build(*components: str) -> tuple[bool, str]:
+    """Runs the build script for ``components``; returns (ok, why-not)."""
+    proc = subprocess.run(
+        [str(BUILD_SCRIPT), *components], capture_output=True, text=True, check=False
+    )
+    if proc.returncode == 0:
+        return True, ""
+    failed = [ln for ln in proc.stderr.splitlines() if "FAILED at step" in ln]
+    detail = failed[0] if failed else proc.stderr.strip().splitlines()[-1:]
+    return False, f"scripts/controlplane-build {' '.join(components)}: {detail}"
+
+
+@pytest.fixture(scope="session")
+def controlplane_binaries() -> Path:
+    """The directory of the control-plane binaries (built or reused)."""
+    if os.environ.get("RAYOP_REAL_KUBECONFIG"):
+        return default_binaries_dir()
+    ok, why = build("kubernetes", "kine", "kwok")
+    if not ok:
+        pytest.skip(f"real control plane cannot be built: {why}")
+    return default_binaries_dir()
+
+
+@pytest.fixture(scope="session")
+def real_kubeconfig(
+    controlplane_binaries: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
+    """Starts the real control plane for the session; yields its admin kubeconfig path."""
+    external = os.environ.get("RAYOP_REAL_KUBECONFIG")
+    if external:
+        yield external
+        return
+    workdir = tmp_path_factory.mktemp("real-cluster")
+    cluster = RealCluster(RealClusterSettings(workdir=workdir, binaries=controlplane_binaries))
+    info = cluster.start()
+    try:
+        install_rayop_crds(info.server, info.token)
+        yield str(info.kubeconfig)
+    finally:
+        cluster.stop()

@@ -1,0 +1,151 @@
+"""Helpers of the real control-plane tier: CRDs, rayop's operator on a kubeconfig, and API
+views of RayClusters and their pods (a real server has no store to peek into)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import copy
+import secrets
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from prometheus_client import CollectorRegistry
+
+from rayop.api.crds import build_crds
+from rayop.cli.realcluster_http import ApiCaller, wait_until
+from rayop.controllers.raycluster.options import OperatorOptions
+from rayop.controllers.raycluster.setup import setup_raycluster_controller
+from rayop.kube.client import KubeClient
+from rayop.kube.config import load_config
+from rayop.kube.resources import NAMESPACES, PODS, RAY_CLUSTERS
+from rayop.runtime.manager import Manager
+from rayop.runtime.metrics import OperatorMetrics
+
+Obj = dict[str, Any]
+
+SAMPLES = Path(__file__).resolve().parents[3] / "shared" / "compat" / "kuberay-v1.7.0" / "samples"
+
+CRD_PATH = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+
+
+def install_rayop_crds(server: str, token: str) -> None:
+    """Creates rayop's ray.io CRDs and blocks until all three kinds are served."""
+    api = ApiCaller(server, token)
+    for crd in build_crds():
+        code = api.create(CRD_PATH, crd)
+        assert code in (201, 409), f"creating {crd['metadata']['name']}: HTTP {code}"
+    for plural in ("rayclusters", "rayjobs", "rayservices"):
+        wait_until(
+            lambda p=plural: api.status(f"/apis/ray.io/v1/{p}") == 200,  # type: ignore[misc]
+            timeout=30,
+            what=f"ray.io/v1 {plural} served",
+        )
+
+
+def load_sample(file_name: str) -> list[Obj]:
+    """Returns the RayCluster documents of a KubeRay sample file."""
+    with (SAMPLES / file_name).open() as f:
+        return [d for d in yaml.safe_load_all(f) if d and d.get("kind") == "RayCluster"]
+
+
+def unique_namespace(prefix: str) -> str:
+    """Returns a fresh namespace name."""
+    return f"{prefix}-{secrets.token_hex(3)}"
+
+
+async def eventually(
+    predicate: Callable[[], Awaitable[bool]], *, timeout: float = 60.0, what: str = ""
+) -> None:
+    """Blocks until ``await predicate()`` holds, polling every 100 ms; fails on timeout."""
+    try:
+        async with asyncio.timeout(timeout):
+            while not await predicate():
+                await asyncio.sleep(0.1)
+    except TimeoutError:
+        pytest.fail(f"timed out after {timeout} s waiting for {what or predicate}")
+
+
+@contextlib.asynccontextmanager
+async def user_client(kubeconfig: str) -> AsyncIterator[KubeClient]:
+    """A KubeClient acting as the test's user (no client-side throttling)."""
+    config = await load_config(kubeconfig=kubeconfig)
+    async with KubeClient(config, qps=-1) as client:
+        yield client
+
+
+@contextlib.asynccontextmanager
+async def rayop_operator(
+    kubeconfig: str, *, watch_namespaces: Sequence[str] | None = None, concurrency: int = 4
+) -> AsyncIterator[Manager]:
+    """Runs rayop's RayCluster controller against ``kubeconfig`` until the block exits."""
+    config = await load_config(kubeconfig=kubeconfig)
+    async with KubeClient(config) as client:
+        manager = Manager(
+            client,
+            metrics=OperatorMetrics(CollectorRegistry()),
+            metrics_bind_address="0",
+            health_probe_bind_address="0",
+            leader_election=False,
+            watch_namespaces=watch_namespaces,
+        )
+        setup_raycluster_controller(
+            manager, options=OperatorOptions(), max_concurrent_reconciles=concurrency
+        )
+        task = asyncio.create_task(manager.run())
+        try:
+            yield manager
+        finally:
+            await manager.stop()
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(task, 10)
+
+
+async def create_namespace(client: KubeClient, name: str) -> str:
+    """Creates a namespace and returns its name."""
+    await client.create(NAMESPACES, {"metadata": {"name": name}})
+    return name
+
+
+async def apply_raycluster(client: KubeClient, raycluster: Obj, namespace: str) -> Obj:
+    """Creates a copy of ``raycluster`` in ``namespace``."""
+    obj = copy.deepcopy(raycluster)
+    obj["metadata"] = {**obj["metadata"], "namespace": namespace}
+    return await client.create(RAY_CLUSTERS, obj, namespace=namespace)
+
+
+async def cluster_pods(client: KubeClient, namespace: str, name: str) -> list[Obj]:
+    """Returns the live (not terminating) head and worker pods of a RayCluster."""
+    listed = await client.list(PODS, namespace=namespace, label_selector=f"ray.io/cluster={name}")
+    return [p for p in listed["items"] if not p["metadata"].get("deletionTimestamp")]
+
+
+def running_and_ready(pod: Obj) -> bool:
+    """Tells whether a pod is Running with condition Ready=True."""
+    status = pod.get("status") or {}
+    ready = any(
+        c.get("type") == "Ready" and c.get("status") == "True"
+        for c in status.get("conditions") or []
+    )
+    return status.get("phase") == "Running" and ready
+
+
+async def converged(client: KubeClient, namespace: str, name: str) -> bool:
+    """Tells whether the RayCluster is ready as KubeRay reports it, with all pods ready."""
+    rc = await client.get(RAY_CLUSTERS, name, namespace=namespace)
+    status = rc.get("status") or {}
+    conditions = {c["type"]: c["status"] for c in status.get("conditions") or []}
+    pods = await cluster_pods(client, namespace, name)
+    desired = status.get("desiredWorkerReplicas", 0)
+    return (
+        status.get("state") == "ready"
+        and conditions.get("HeadPodReady") == "True"
+        and conditions.get("RayClusterProvisioned") == "True"
+        and status.get("observedGeneration") == rc["metadata"].get("generation")
+        and len(pods) == desired + 1
+        and status.get("readyWorkerReplicas", 0) == desired
+        and all(running_and_ready(p) for p in pods)
+    )

@@ -1,0 +1,273 @@
+"""Hypothesis-generated schedules against the priority queue, checked by a model of §1.5.
+
+A driver task performs a generated schedule of adds (with random delay, rate limiting and
+priority) / forget / release (the worker holding an item calls done) / clock steps / cancelling a
+blocked worker / shut_down, while three worker tasks loop on get_with_priority and wait for their
+release. Every call and every item a worker receives is appended to one log in the order it
+happened, and the log is replayed through a plain model: each get must return the model's best
+ready, unlocked entry with its priority (so never two holders of one key, and adds during
+processing collapse into one more processing), ``len`` must match, no worker may sit idle while
+an entry is available, nothing is handed out after shutdown, and, when the schedule did not shut
+the queue down, everything added is handed out once the clock has moved past every delay.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rayop.runtime.clock import FakeClock
+from rayop.runtime.ratelimit import ItemExponentialFailureRateLimiter
+from rayop.runtime.workqueue_priority import PriorityQueue
+
+KEYS = ["a", "b", "c", "d"]
+WORKERS = 2
+Event = tuple[object, ...]
+
+
+def limiter() -> ItemExponentialFailureRateLimiter:
+    return ItemExponentialFailureRateLimiter(0.5, 4.0)
+
+
+@dataclass
+class Entry:
+    priority: int
+    counter: int
+    ready_at: float | None
+
+
+@dataclass
+class PriorityModel:
+    """The reference: controller-runtime's priority queue written as plainly as possible."""
+
+    now: float = 1000.0
+    entries: dict[str, Entry] = field(default_factory=dict)
+    locked: set[str] = field(default_factory=set)
+    counter: int = 0
+    shutting_down: bool = False
+    holding: dict[int, str] = field(default_factory=dict)
+    exited: set[int] = field(default_factory=set)
+    paused: set[int] = field(default_factory=set)
+    limiter: ItemExponentialFailureRateLimiter = field(default_factory=limiter)
+
+    def fresh(self) -> int:
+        self.counter += 1
+        return self.counter
+
+    def add(self, key: str, after: float, rate_limited: bool, priority: int | None) -> None:
+        if self.shutting_down:
+            return
+        delay = after
+        if rate_limited:
+            limited = self.limiter.when(key)
+            delay = limited if after == 0 else min(after, limited)
+        ready_at = self.now + delay if delay > 0 else None
+        prio = priority or 0
+        old = self.entries.get(key)
+        if old is None:
+            self.entries[key] = Entry(prio, self.fresh(), ready_at)
+            return
+        if prio > old.priority:
+            old.priority, old.counter = prio, self.fresh()
+        if old.ready_at is not None and ready_at is None:
+            old.ready_at, old.counter = None, self.fresh()
+        elif old.ready_at is not None and ready_at is not None:
+            old.ready_at = min(old.ready_at, ready_at)
+
+    def available(self) -> list[tuple[int, int, str]]:
+        return sorted(
+            (-e.priority, e.counter, k)
+            for k, e in self.entries.items()
+            if e.ready_at is None and k not in self.locked
+        )
+
+    def apply(self, event: Event) -> None:  # noqa: C901 - one branch per event kind
+        kind = event[0]
+        if kind == "add":
+            _, key, after, rate_limited, priority = event
+            self.add(str(key), float(after), bool(rate_limited), priority)  # type: ignore[arg-type]
+        elif kind == "forget":
+            self.limiter.forget(event[1])
+        elif kind == "step":
+            self.now = float(event[1])  # type: ignore[arg-type]
+            due = sorted(
+                (e.ready_at, -e.priority, e.counter, k)
+                for k, e in self.entries.items()
+                if e.ready_at is not None and e.ready_at <= self.now
+            )
+            for _, _, _, key in due:
+                entry = self.entries[key]
+                entry.ready_at, entry.counter = None, self.fresh()
+        elif kind == "shutdown":
+            self.shutting_down = True
+        elif kind == "got":
+            _, worker, key, priority = event
+            assert not self.shutting_down, "an item was handed out after shutdown"
+            assert worker not in self.holding
+            assert key not in self.holding.values(), f"{key} handed to two workers"
+            available = self.available()
+            assert available and available[0][2] == key, f"got {key}, model has {available}"
+            assert priority == self.entries[str(key)].priority
+            del self.entries[str(key)]
+            self.locked.add(str(key))
+            self.holding[int(worker)] = str(key)  # type: ignore[call-overload]
+        elif kind == "done":
+            worker, key = int(event[1]), str(event[2])  # type: ignore[call-overload]
+            assert self.holding.pop(worker) == key
+            self.locked.remove(key)
+        elif kind == "exit":
+            assert self.shutting_down
+            self.exited.add(int(event[1]))  # type: ignore[call-overload]
+        elif kind == "paused":
+            self.paused.add(int(event[1]))  # type: ignore[call-overload]
+        elif kind == "resumed":
+            self.paused.discard(int(event[1]))  # type: ignore[call-overload]
+        elif kind == "len":
+            ready = sum(1 for e in self.entries.values() if e.ready_at is None)
+            assert event[1] == ready, f"len {event[1]} != model {ready}"
+        elif kind == "quiet" and not self.shutting_down:
+            busy = self.holding.keys() | self.exited | self.paused
+            idle = [w for w in range(WORKERS) if w not in busy]
+            assert not (idle and self.available()), f"{idle} idle while {self.available()} ready"
+
+
+key_st = st.sampled_from(KEYS)
+worker_st = st.integers(0, WORKERS - 1)
+add_st = st.tuples(
+    st.just("add"),
+    key_st,
+    st.sampled_from([0.0, 0.0, -1.0, 0.5, 1.0, 3.0]),
+    st.booleans(),
+    st.sampled_from([None, None, -100, 0, 1, 2]),
+)
+op_st = st.one_of(
+    add_st,
+    add_st,
+    st.tuples(st.just("forget"), key_st),
+    st.tuples(st.just("release"), worker_st),
+    st.tuples(st.just("release"), worker_st),
+    st.tuples(st.just("step"), st.sampled_from([0.5, 1.0, 2.0])),
+    st.tuples(st.just("cancel"), worker_st),
+    st.tuples(st.just("resume"), worker_st),
+    st.tuples(st.just("yield"), st.integers(1, 3)),
+)
+
+
+class Harness:
+    """Runs the workers and the driver against a real queue, logging everything in order."""
+
+    def __init__(self) -> None:
+        self.clock = FakeClock()
+        self.queue: PriorityQueue[str] = PriorityQueue(clock=self.clock, rate_limiter=limiter())
+        self.log: list[Event] = []
+        self.in_get = [False] * WORKERS
+        self.release: list[asyncio.Future[None] | None] = [None] * WORKERS
+        self.tasks: list[asyncio.Task[None]] = []
+        self.paused: set[int] = set()
+
+    async def worker(self, w: int) -> None:
+        while True:
+            self.in_get[w] = True
+            try:
+                key, priority, shutdown = await self.queue.get_with_priority()
+            finally:
+                self.in_get[w] = False
+            if shutdown:
+                self.log.append(("exit", w))
+                return
+            self.log.append(("got", w, key, priority))
+            release = asyncio.get_running_loop().create_future()
+            self.release[w] = release
+            await release
+            self.queue.done(key)
+            self.log.append(("done", w, key))
+
+    async def settle(self) -> None:
+        for _ in range(12):
+            await asyncio.sleep(0)
+        self.log.append(("quiet",))
+
+    def holding(self) -> list[int]:
+        return [w for w, f in enumerate(self.release) if f is not None and not f.done()]
+
+    async def perform(self, op: tuple[object, ...]) -> None:
+        q, kind = self.queue, op[0]
+        if kind == "add":
+            _, key, after, rate_limited, priority = op
+            self.log.append(op)
+            q.add(str(key), after=float(after), rate_limited=bool(rate_limited), priority=priority)  # type: ignore[arg-type]
+        elif kind == "forget":
+            self.log.append(op)
+            q.forget(str(op[1]))
+        elif kind == "release":
+            fut = self.release[int(op[1])]  # type: ignore[call-overload]
+            if fut is not None and not fut.done():
+                fut.set_result(None)
+        elif kind == "step":
+            await self.settle()
+            self.clock.step(float(op[1]))  # type: ignore[arg-type]
+            self.log.append(("step", self.clock.now()))
+            await self.settle()
+        elif kind == "cancel":
+            w = int(op[1])  # type: ignore[call-overload]
+            if self.in_get[w] and w not in self.paused:
+                self.tasks[w].cancel()
+                self.paused.add(w)
+                self.log.append(("paused", w))
+        elif kind == "resume":
+            w = int(op[1])  # type: ignore[call-overload]
+            if w in self.paused:
+                self.paused.remove(w)
+                self.log.append(("resumed", w))
+                self.tasks[w] = asyncio.create_task(self.worker(w))
+        elif kind == "yield":
+            for _ in range(int(op[1])):  # type: ignore[call-overload]
+                await asyncio.sleep(0)
+        elif kind == "shutdown":
+            self.log.append(op)
+            q.shut_down()
+        self.log.append(("len", len(q)))
+
+    async def run(self, ops: list[tuple[object, ...]], *, shutdown_at: int | None) -> None:
+        self.tasks = [asyncio.create_task(self.worker(w)) for w in range(WORKERS)]
+        await self.settle()
+        for i, op in enumerate(ops):
+            if i == shutdown_at:
+                await self.perform(("shutdown",))
+            await self.perform(op)
+        await self.perform(("step", 1000.0))
+        for w in list(self.paused):
+            await self.perform(("resume", w))
+        await self.settle()
+        while self.holding():
+            for w in self.holding():
+                await self.perform(("release", w))
+            await self.settle()
+        self.log.append(("drained",))
+        self.queue.shut_down()
+        self.log.append(("shutdown",))
+        await asyncio.wait_for(asyncio.gather(*self.tasks), 5)
+
+
+def replay(log: list[Event]) -> PriorityModel:
+    model = PriorityModel()
+    for event in log:
+        if event == ("drained",) and not model.shutting_down:
+            assert not model.entries and not model.holding, "an added item was never handed out"
+        model.apply(event)
+    return model
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(op_st, max_size=60), st.one_of(st.none(), st.integers(0, 60)))
+def test_priority_queue_matches_the_model(
+    ops: list[tuple[object, ...]], shutdown_at: int | None
+) -> None:
+    harness = Harness()
+    asyncio.run(harness.run(ops, shutdown_at=shutdown_at))
+    model = replay(harness.log)
+    assert model.exited == set(range(WORKERS))
+    assert not model.locked

@@ -1,0 +1,50 @@
+"""``rayop apiserver``: token, SIGTERM, and state that survives SIGKILL."""
+
+from __future__ import annotations
+
+import signal
+from pathlib import Path
+
+import yaml
+from apiserver_process import start_apiserver
+from kubernetes import client, config
+
+
+def _core(kubeconfig: Path) -> client.CoreV1Api:
+    return client.CoreV1Api(config.new_client_from_config(config_file=str(kubeconfig)))  # type: ignore[no-untyped-call]
+
+
+def test_sigterm_stops_the_server_cleanly(tmp_path: Path) -> None:
+    proc, kubeconfig = start_apiserver(tmp_path, "--token", "fixed-token")
+    doc = yaml.safe_load(kubeconfig.read_text())
+    assert doc["users"][0]["user"]["token"] == "fixed-token"
+    assert doc["clusters"][0]["cluster"]["server"].startswith("https://127.0.0.1:")
+    assert _core(kubeconfig).read_namespace("default").metadata.name == "default"
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=15) == 0
+
+
+def test_state_survives_sigkill(tmp_path: Path) -> None:
+    state = tmp_path / "state.db"
+    proc, kubeconfig = start_apiserver(tmp_path, "--state", str(state))
+    try:
+        core = _core(kubeconfig)
+        body = client.V1ConfigMap(metadata=client.V1ObjectMeta(name="keep"), data={"a": "1"})
+        created = core.create_namespaced_config_map("default", body)
+        patched = core.patch_namespaced_config_map("keep", "default", {"data": {"a": "2"}})
+    finally:
+        proc.kill()
+        proc.wait(timeout=15)
+    proc, kubeconfig = start_apiserver(tmp_path, "--state", str(state))
+    try:
+        core = _core(kubeconfig)
+        got = core.read_namespaced_config_map("keep", "default")
+        assert got.metadata.uid == created.metadata.uid and got.data == {"a": "2"}
+        assert got.metadata.resource_version == patched.metadata.resource_version
+        later = core.create_namespaced_config_map(
+            "default", client.V1ConfigMap(metadata=client.V1ObjectMeta(name="later"))
+        )
+        assert int(later.metadata.resource_version) > int(patched.metadata.resource_version)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=15)
