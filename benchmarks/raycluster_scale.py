@@ -132,7 +132,13 @@ def all_ready(manager: Manager, clusters: int, workers: int) -> bool:
 
 
 async def run_once(
-    *, clusters: int, workers: int, concurrency: int, pod_start: float
+    *,
+    clusters: int,
+    workers: int,
+    concurrency: int,
+    pod_start: float,
+    qps: float = 100.0,
+    burst: int = 200,
 ) -> dict[str, Any]:
     """Runs one scenario on a fresh control plane; returns its figures."""
     with tempfile.TemporaryDirectory(prefix="rayop-bench-") as tmp:
@@ -140,7 +146,10 @@ async def run_once(
         child = psutil.Process(proc.pid)
         try:
             config = KubeConfig.for_server(url, token=token)
-            async with KubeClient(config, qps=-1) as user, KubeClient(config) as operator_client:
+            async with (
+                KubeClient(config, qps=-1) as user,
+                KubeClient(config, qps=qps, burst=burst) as operator_client,
+            ):
                 await install_crds(user)
                 registry = CollectorRegistry()
                 manager = Manager(
@@ -196,6 +205,8 @@ async def run_once(
         "clusters": clusters,
         "workers": workers,
         "pod_start_seconds": pod_start,
+        "operator_qps": qps,
+        "operator_burst": burst,
         "seconds_until_all_ready": round(elapsed, 2),
         "operator_cpu_seconds": round(cpu, 2),
         "apiserver_cpu_seconds": round(child_cpu, 2),
@@ -240,6 +251,12 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=10)
     parser.add_argument("--reconcile-concurrency", default="1,4")
     parser.add_argument("--pod-start", type=float, default=1.0)
+    parser.add_argument(
+        "--qps", type=float, default=100.0, help="operator client qps (KubeRay: 100)"
+    )
+    parser.add_argument(
+        "--burst", type=int, default=200, help="operator client burst (KubeRay: 200)"
+    )
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
     logging.basicConfig(level=logging.CRITICAL)  # expected 409s are logged as reconcile errors
@@ -250,6 +267,8 @@ def main() -> None:
                 clusters=args.clusters,
                 workers=args.workers,
                 concurrency=int(value),
+                qps=args.qps,
+                burst=args.burst,
                 pod_start=args.pod_start,
             )
         )

@@ -119,3 +119,17 @@ async def test_table_output_for_kubectl(kube: Kube, ns: str) -> None:
     assert columns[0] == "Name"
     assert [r["cells"][0] for r in table["rows"]] == ["tab"]
     assert table["rows"][0]["object"]["metadata"]["name"] == "tab"
+
+
+async def test_zero_grace_period_deletes_a_running_pod_at_once(kube: Kube, ns: str) -> None:
+    pods = f"/api/v1/namespaces/{ns}/pods"
+    code, _ = await kube.post(
+        pods,
+        {"metadata": {"name": "now"}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}},
+    )
+    assert code == 201
+    await _wait_pod(kube, f"{pods}/now", _ready)
+    code, _ = await kube.delete(f"{pods}/now", gracePeriodSeconds=0)
+    assert code == 200
+    code, body = await kube.get(f"{pods}/now")
+    assert_status(code, body, 404, "NotFound")

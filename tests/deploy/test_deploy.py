@@ -14,6 +14,7 @@ import yaml
 from manifests import DEPLOY, find, flag_values, load_yaml, operator_container, parse_run_args
 
 from rayop.api.crds import build_crds
+from rayop.controllers.raycluster.rbac import AUTOSCALER_ROLE_RULES
 from rayop.controllers.rbac_rules import (
     VERB_ORDER,
     PolicyRule,
@@ -65,6 +66,21 @@ def test_cluster_role_grants_exactly_the_rules_source() -> None:
     assert ("coordination.k8s.io", "leases", "update") not in granted  # namespaced Role only
     assert not any(verb == "*" or resource == "*" for _, resource, verb in granted)
     assert ("", "secrets", "delete") not in granted
+
+
+def test_operator_holds_every_grant_of_the_autoscaler_role_it_creates() -> None:
+    """The API server refuses a Role that grants more than its creator holds (no escalation)."""
+    role = find(load_yaml(DEPLOY / "rbac" / "cluster_role.yaml"), "ClusterRole", "rayop")
+    granted = {
+        (g, r, v) for rule in role["rules"]
+        for g in rule["apiGroups"] for r in rule["resources"] for v in rule["verbs"]
+    }  # fmt: skip
+    delegated = {
+        (g, r, v) for rule in AUTOSCALER_ROLE_RULES
+        for g in rule["apiGroups"] for r in rule["resources"] for v in rule["verbs"]
+    }  # fmt: skip
+    assert delegated
+    assert delegated <= granted, delegated - granted
 
 
 def test_leader_election_role_is_namespaced_to_leases() -> None:

@@ -212,11 +212,15 @@ async def running_operator(
     concurrency: int = 4,
     options: OperatorOptions | None = None,
     wrap_reconcile: Callable[[Any], Any] | None = None,
+    operator_client_type: type[KubeClient] = KubeClient,
 ) -> AsyncIterator[OperatorEnv]:
     """Starts a control plane with CRDs and the operator; stops both on exit."""
     async with EmbeddedControlPlane(kubelet=kubelet) as cp:
         config = KubeConfig.for_server(cp.url, token=cp.token)
-        async with KubeClient(config, qps=-1) as user, KubeClient(config) as operator_client:
+        async with (
+            KubeClient(config, qps=-1) as user,
+            operator_client_type(config) as operator_client,
+        ):
             await install_crds(user)
             manager = Manager(
                 operator_client,

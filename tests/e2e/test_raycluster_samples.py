@@ -40,7 +40,9 @@ async def test_sample_converges(samples_env: OperatorEnv, file_name: str) -> Non
     ns = namespace_for(file_name)
     for raycluster in load_sample(file_name):
         name = raycluster["metadata"]["name"]
-        await eventually(lambda: env.converged(ns, name), timeout=60, what=f"{file_name} ready")
+        await eventually(
+            lambda name=name: env.converged(ns, name), timeout=60, what=f"{file_name} ready"
+        )
         services = {s["metadata"]["name"] for s in env.objects("services", ns)}
         head_service = (
             (raycluster["spec"]["headGroupSpec"].get("headService") or {})

@@ -262,7 +262,7 @@ def replay(log: list[Event]) -> PriorityModel:
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(op_st, max_size=60), st.one_of(st.none(), st.integers(0, 60)))
+@given(st.lists(op_st, min_size=15, max_size=80), st.one_of(st.none(), st.integers(5, 80)))
 def test_priority_queue_matches_the_model(
     ops: list[tuple[object, ...]], shutdown_at: int | None
 ) -> None:

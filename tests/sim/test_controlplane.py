@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import pytest
 import yaml
 from aiohttp import web
 
@@ -170,3 +171,12 @@ async def test_tls_serves_https_with_the_ca_in_the_kubeconfig() -> None:
                 assert (await resp.json())["metadata"]["name"] == "default"
             async with http.get(f"{cp.url}/api/v1/namespaces/default", ssl=ctx) as resp:
                 assert resp.status == 401
+
+
+async def test_a_port_in_use_fails_start_cleanly() -> None:
+    async with EmbeddedControlPlane(kubelet=FAST) as first:
+        second = EmbeddedControlPlane(kubelet=FAST, port=first.port)
+        with pytest.raises(OSError):
+            await second.start()
+        with pytest.raises(RuntimeError):
+            second.store  # noqa: B018  (stopped again: no store)

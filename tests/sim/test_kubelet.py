@@ -231,3 +231,33 @@ async def test_job_fails_after_its_backoff_limit(store: Store) -> None:
     assert len(store.list(pods, "default", label_selector="job-name=bad")[0]) == 2
     await jobs.stop()
     await k.stop()
+
+
+async def _outcomes(seed: int) -> dict[str, str]:
+    store = Store(seed=1)
+    pods = info(store, "", "pods")
+    cfg = KubeletConfig(running_delay=0.0, ready_delay=0.0, failure_rate=0.5, seed=seed)
+    k = await _kubelet(store, cfg)
+    names = [f"p{i}" for i in range(40)]
+    for name in names:
+        await store.create(pods, "default", _pod(name))
+    out = {}
+    for name in names:
+        pod = await wait_for(
+            store,
+            pods,
+            "default",
+            name,
+            lambda p: (p or {}).get("status", {}).get("phase") in ("Running", "Failed"),
+        )
+        assert pod is not None
+        out[name] = pod["status"]["phase"]
+    await k.stop()
+    return out
+
+
+async def test_failure_rate_is_a_seeded_fraction() -> None:
+    first = await _outcomes(seed=11)
+    assert 8 <= sum(phase == "Failed" for phase in first.values()) <= 32
+    assert await _outcomes(seed=11) == first
+    assert await _outcomes(seed=12) != first

@@ -121,3 +121,30 @@ async def test_watch_as_table_for_kubectl_get_w() -> None:
         obj = evs[0]["object"]
         assert obj["kind"] == "Table" and obj["rows"][0]["cells"][0] == "a"
         assert obj["columnDefinitions"]
+
+
+async def test_watch_drop_after_seconds_closes_stream_early() -> None:
+    async with open_harness() as h:
+        h.faults.watch_drop_after_seconds = 0.2
+        loop = asyncio.get_running_loop()
+        t0 = loop.time()
+        _, lst = await h.call("GET", POD)
+        evs = await _events(h, POD, 10, resourceVersion=lst["metadata"]["resourceVersion"])
+        assert evs == [] and loop.time() - t0 < 5
+
+
+async def test_store_watch_iterator_yields_copies_and_bookmarks() -> None:
+    store = Store(graceful_pod_deletion=False)
+    cms = store.resources.get("", "v1", "configmaps")
+    assert cms
+    gen = store.watch(
+        cms, "default", resource_version=str(store.current_rv()), bookmark_interval=0.05
+    )
+    t, obj = await anext(gen)
+    assert t == "BOOKMARK" and obj["metadata"]["resourceVersion"] == str(store.current_rv())
+    await store.create(cms, "default", {"metadata": {"name": "a"}})
+    t, obj = await anext(gen)
+    assert (t, obj["metadata"]["name"]) == ("ADDED", "a")
+    obj["metadata"]["name"] = "mutated"
+    assert store.peek(cms, "default", "a") is not None
+    await gen.aclose()

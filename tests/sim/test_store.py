@@ -231,3 +231,20 @@ async def test_events_v1_and_core_events_are_the_same_objects() -> None:
     got["note"] = "changed"
     await store.update(new_ev, "default", "e1", got)
     assert (await store.get(core_ev, "default", "e1"))["message"] == "changed"
+
+
+async def test_graceful_pod_with_finalizer_goes_once_kubelet_done_and_finalizer_removed() -> None:
+    store = Store()
+    pods, _, _ = _infos(store)
+    await store.create(
+        pods,
+        "default",
+        {"metadata": {"name": "p", "finalizers": ["x/y"]}, "spec": {"nodeName": "n"}},
+    )
+    await store.delete(pods, "default", "p")
+    assert not await store.finalize_delete(pods, "default", "p")
+    cur = await store.get(pods, "default", "p")
+    assert cur["metadata"]["deletionGracePeriodSeconds"] == 0
+    cur["metadata"]["finalizers"] = []
+    await store.update(pods, "default", "p", cur)
+    assert store.peek(pods, "default", "p") is None

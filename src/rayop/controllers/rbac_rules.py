@@ -13,7 +13,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from rayop.controllers.raycluster.rbac import AUTOSCALER_ROLE_RULES
+
 __all__ = [
+    "AUTOSCALER_DELEGATED_RULES",
     "CONTROLLER_RULES",
     "LEADER_ELECTION_RULES",
     "RAYCLUSTER_RULES",
@@ -62,7 +65,8 @@ RAYCLUSTER_RULES: Final[tuple[PolicyRule, ...]] = (
     PolicyRule("ray.io", ("rayclusters",), (*_READ, "update")),
     PolicyRule("ray.io", ("rayclusters/status",), ("update",)),
     PolicyRule("ray.io", ("rayclusters/finalizers",), ("update",)),
-    PolicyRule("", ("pods",), (*_READ, "create", "delete", "deletecollection")),
+    # patch: the Recreate upgrade strategy annotates the head pod.
+    PolicyRule("", ("pods",), (*_READ, "create", "patch", "delete", "deletecollection")),
     PolicyRule("", ("services",), (*_READ, "create")),
     PolicyRule("events.k8s.io", ("events",), ("create", "patch")),
     # The autoscaler sidecar's ServiceAccount, Role and RoleBinding.
@@ -75,8 +79,19 @@ RAYCLUSTER_RULES: Final[tuple[PolicyRule, ...]] = (
 )
 """What the RayCluster controller calls."""
 
+AUTOSCALER_DELEGATED_RULES: Final[tuple[PolicyRule, ...]] = tuple(
+    PolicyRule(group, tuple(rule["resources"]), tuple(rule["verbs"]))
+    for rule in AUTOSCALER_ROLE_RULES
+    for group in rule["apiGroups"]
+)
+"""What the autoscaler Role grants, which the operator must hold itself to create that Role.
+
+The API server refuses to create a Role granting permissions its creator lacks (RBAC
+privilege-escalation prevention), so these come from the Role's own rules.
+"""
+
 CONTROLLER_RULES: Final[Mapping[str, tuple[PolicyRule, ...]]] = {
-    "raycluster": RAYCLUSTER_RULES,
+    "raycluster": RAYCLUSTER_RULES + AUTOSCALER_DELEGATED_RULES,
 }
 """Every controller's rules, by controller name; the ClusterRole is their union."""
 

@@ -35,6 +35,7 @@ MAX_GENERATIONS = 32
 """How many dictionaries one codec learns at most (then it keeps using the last one)."""
 
 _LEVEL = 6
+_MEM_LEVEL = 4  # small hash tables: much cheaper to copy, as good for objects of a few KB
 
 
 class _Generation:
@@ -45,7 +46,7 @@ class _Generation:
     def __init__(self, zdict: bytes) -> None:
         self.zdict = zdict
         self.compressor = zlib.compressobj(
-            _LEVEL, zlib.DEFLATED, -15, 9, zlib.Z_DEFAULT_STRATEGY, zdict
+            _LEVEL, zlib.DEFLATED, -15, _MEM_LEVEL, zlib.Z_DEFAULT_STRATEGY, zdict
         )
         self.decompressor = zlib.decompressobj(-15, zdict)
 

@@ -147,6 +147,11 @@ class Indexer:
         entry = self._entries.get(key)
         return None if entry is None else self._load(key, entry, remember=True)
 
+    def get_quietly(self, key: str) -> Obj | None:
+        """Like :meth:`get`, but a decoded object is not kept for later reads (for full scans)."""
+        entry = self._entries.get(key)
+        return None if entry is None else self._load(key, entry, remember=False)
+
     def resource_version(self, key: str) -> str | None:
         """Returns the resourceVersion of the object stored under ``key`` (None if absent)."""
         entry = self._entries.get(key)

@@ -39,6 +39,9 @@ from rayop.runtime.reflector import ListWatchClient, Reflector
 
 log = logging.getLogger(__name__)
 
+RESYNC_CHUNK = 200
+"""A resync yields to the event loop after handing this many objects to the handlers."""
+
 Transform = Callable[[dict[str, Any]], dict[str, Any]]
 """Rewrites an object before it is cached (for example to drop fields nobody reads)."""
 
@@ -156,7 +159,7 @@ class SharedInformer:
         registration = HandlerRegistration(handler)
         self._registrations.append(registration)
         if self._synced:
-            for obj in list(self._indexer.values()):
+            for obj in self._indexer.values():  # decoded one at a time: no spike
                 _call(handler.on_add, obj, True)
             registration._synced = True
         return registration
@@ -271,8 +274,20 @@ class SharedInformer:
         while True:
             await self._clock.sleep(period)
             if self._synced:
-                for obj in list(self._indexer.values()):
-                    self._dispatch_update(obj, obj)
+                await self._resync()
+
+    async def _resync(self) -> None:
+        """Hands every cached object to the handlers as an update of itself.
+
+        Objects are decoded one at a time, and the event loop gets a turn every
+        :data:`RESYNC_CHUNK` objects, so a large cache neither spikes memory nor stalls the loop.
+        """
+        for count, key in enumerate(builtins.list(self._indexer)):
+            if count and count % RESYNC_CHUNK == 0:
+                await asyncio.sleep(0)
+            obj = self._indexer.get_quietly(key)
+            if obj is not None:
+                self._dispatch_update(obj, obj)
 
     def _prepare(self, obj: dict[str, Any]) -> dict[str, Any]:
         return self._transform(obj) if self._transform is not None else obj

@@ -236,7 +236,17 @@ class EmbeddedControlPlane:
         await self.stop()
 
     async def start(self) -> None:
-        """Builds the store, starts the controllers and the HTTP server, writes the kubeconfig."""
+        """Builds the store, starts the controllers and the HTTP server, writes the kubeconfig.
+
+        Blocks until the server accepts requests; on failure, undoes what was started.
+        """
+        try:
+            await self._start()
+        except BaseException:
+            await self.stop()
+            raise
+
+    async def _start(self) -> None:
         self._store = self._build_store()
         self._services = ServiceRegistry(self._store)
         self._kubelet = Kubelet(self._store, self.kubelet_config)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -50,7 +51,7 @@ class ResourceInfo:
         if not self.list_kind:
             object.__setattr__(self, "list_kind", self.kind + "List")
 
-    @property
+    @functools.cached_property
     def api_version(self) -> str:
         """The apiVersion objects carry ("v1" or "group/version")."""
         return f"{self.group}/{self.version}" if self.group else self.version

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import copy
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal, Protocol
@@ -87,7 +87,7 @@ class ReconcilerDeps:
     clock: Clock
     pod_call_concurrency: int = POD_CALL_CONCURRENCY
     rng: random.Random = field(default_factory=random.Random)
-    wall_clock: Any = None
+    wall_clock: Callable[[], datetime] | None = None
     """Optional ``() -> datetime`` for status timestamps (UTC now when None)."""
 
 

@@ -1,0 +1,146 @@
+"""rayop's RayCluster controller on a real kube-apiserver, with kwok running the pods.
+
+The same behaviours as tests/e2e, observed only through the API: KubeRay samples converge
+(the real scheduler binds the pods, kwok makes them Running and Ready), replicas scale both
+ways, and deleting a RayCluster lets the real garbage collector remove what it owned.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from real_support import (
+    SAMPLES,
+    apply_raycluster,
+    cluster_pods,
+    converged,
+    create_namespace,
+    eventually,
+    load_sample,
+    rayop_operator,
+    unique_namespace,
+    user_client,
+)
+
+from rayop.kube.client import KubeClient
+from rayop.kube.errors import NotFound
+from rayop.kube.resources import PODS, RAY_CLUSTERS, SERVICES
+
+pytestmark = [
+    pytest.mark.real,
+    pytest.mark.timeout(180, func_only=True),
+    pytest.mark.asyncio(loop_scope="module"),
+]
+
+SPECIAL_NODE_KEYS = ("nodeSelector", "affinity", "schedulerName")
+EXTENDED_RESOURCES = ("nvidia.com/gpu", "google.com/tpu")
+
+
+def _templates(raycluster: dict[str, Any]) -> list[dict[str, Any]]:
+    spec = raycluster["spec"]
+    groups = [spec["headGroupSpec"], *(spec.get("workerGroupSpecs") or [])]
+    return [g.get("template") or {} for g in groups]
+
+
+def runs_on_plain_nodes(raycluster: dict[str, Any]) -> bool:
+    """Tells whether every pod of a sample can be scheduled on a plain kwok node (no GPU/TPU,
+    node selector, affinity or custom scheduler)."""
+    text = repr(raycluster)
+    if any(r in text for r in EXTENDED_RESOURCES):
+        return False
+    return not any(
+        (t.get("spec") or {}).get(key) for t in _templates(raycluster) for key in SPECIAL_NODE_KEYS
+    )
+
+
+def eligible_samples() -> list[str]:
+    """KubeRay RayCluster samples whose pods all run on plain kwok nodes."""
+    files = sorted(p.name for p in SAMPLES.glob("ray-cluster*.yaml"))
+    return [
+        f for f in files if load_sample(f) and all(runs_on_plain_nodes(rc) for rc in load_sample(f))
+    ]
+
+
+SAMPLE_FILES = eligible_samples()
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def operator(real_kubeconfig: str) -> AsyncIterator[KubeClient]:
+    """rayop's RayCluster controller on the real control plane; yields a user client."""
+    async with (
+        user_client(real_kubeconfig) as client,
+        rayop_operator(real_kubeconfig, concurrency=4),
+    ):
+        yield client
+
+
+async def test_enough_samples_run_on_plain_nodes() -> None:
+    assert len(SAMPLE_FILES) >= 20, SAMPLE_FILES
+
+
+@pytest.mark.parametrize("file_name", SAMPLE_FILES)
+async def test_sample_converges(operator: KubeClient, file_name: str) -> None:
+    client = operator
+    ns = await create_namespace(client, unique_namespace("sample"))
+    for raycluster in load_sample(file_name):
+        await apply_raycluster(client, raycluster, ns)
+    for raycluster in load_sample(file_name):
+        name = raycluster["metadata"]["name"]
+        await eventually(
+            lambda n=name: converged(client, ns, n), timeout=120, what=f"{file_name} ready"
+        )
+        services = {s["metadata"]["name"] for s in (await client.list(SERVICES, namespace=ns))["items"]}
+        head_service = (
+            (raycluster["spec"]["headGroupSpec"].get("headService") or {})
+            .get("metadata", {})
+            .get("name")
+        )
+        assert (head_service or f"{name}-head-svc") in services
+        for pod in await cluster_pods(client, ns, name):
+            assert pod["spec"]["nodeName"].startswith("kwok-node-")
+            assert pod["status"]["podIP"]
+
+
+def _replicas(n: int) -> dict[str, Any]:
+    return {"spec": {"workerGroupSpecs": [{"groupName": "workers", "replicas": n}]}}
+
+
+async def test_scale_then_delete_collects_everything(operator: KubeClient) -> None:
+    client = operator
+    ns = await create_namespace(client, unique_namespace("lifecycle"))
+    (sample,) = load_sample("ray-cluster.sample.yaml")
+    sample["metadata"]["name"] = "scaled"
+    sample["spec"]["workerGroupSpecs"][0].update(groupName="workers", replicas=1, maxReplicas=10)
+    await apply_raycluster(client, sample, ns)
+    await eventually(lambda: converged(client, ns, "scaled"), what="1 worker")
+
+    async def workers() -> int:
+        pods = await cluster_pods(client, ns, "scaled")
+        return sum(p["metadata"]["labels"]["ray.io/node-type"] == "worker" for p in pods)
+
+    for n in (4, 2):
+        rc = await client.get(RAY_CLUSTERS, "scaled", namespace=ns)
+        rc["spec"]["workerGroupSpecs"][0]["replicas"] = n
+        await client.update(RAY_CLUSTERS, rc)
+
+        async def scaled(n: int = n) -> bool:
+            return await workers() == n and await converged(client, ns, "scaled")
+
+        await eventually(scaled, what=f"{n} workers")
+
+    await client.delete(RAY_CLUSTERS, "scaled", namespace=ns)
+
+    async def all_gone() -> bool:
+        try:
+            await client.get(RAY_CLUSTERS, "scaled", namespace=ns)
+            return False
+        except NotFound:
+            pass
+        pods = (await client.list(PODS, namespace=ns))["items"]
+        services = (await client.list(SERVICES, namespace=ns))["items"]
+        return not pods and not services
+
+    await eventually(all_gone, what="pods and services garbage-collected")
