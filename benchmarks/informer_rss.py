@@ -4,6 +4,11 @@ The embedded control plane runs in a child process (so its own copy of the pods 
 this process lists+watches the pods through the real client into a SharedInformer, then reports
 its resident set size. Target: under 150 MB for the whole process.
 
+The pods belong to RayClusters of 10 workers, each cluster in a namespace of its own (1,000
+namespaces for 10,000 pods). The benchmark also times the reads a reconcile makes: ``get()`` of one
+pod and ``list(namespace)`` of a cluster's 10 pods, both for objects not read recently (decoded
+from the compact store) and for objects read just before (served from the decoded-object LRU).
+
 Run: .venv/bin/python benchmarks/informer_rss.py [--pods 10000]
 """
 
@@ -17,6 +22,8 @@ import json
 import subprocess
 import sys
 import time
+import timeit
+from collections.abc import Callable
 from pathlib import Path
 
 import psutil
@@ -24,6 +31,7 @@ import psutil
 from rayop.kube.client import KubeClient
 from rayop.kube.config import KubeConfig
 from rayop.kube.resources import PODS
+from rayop.runtime.informer import SharedInformer
 from rayop.runtime.informer_factory import KUBERAY_CACHE_CONFIG, InformerFactory
 
 SERVER = r"""
@@ -36,10 +44,15 @@ from rayop.sim.kubelet import KubeletConfig
 async def main() -> None:
     async with EmbeddedControlPlane(kubelet=KubeletConfig(pending_delay=3600.0)) as cp:
         info = cp.store.resources.get("", "v1", "pods")
+        ns_info = cp.store.resources.get("", "v1", "namespaces")
         for i in range(int(sys.argv[1])):
-            pod = kuberay_worker_pod(f"c{i // 100}", i)
+            namespace = f"ns-{i // 10:04d}"
+            if i % 10 == 0:
+                ns = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}
+                await cp.store.create(ns_info, None, ns)
+            pod = kuberay_worker_pod(f"c{i // 10}", i, namespace=namespace)
             del pod["metadata"]["ownerReferences"]  # no RayCluster exists: keep the GC away
-            await cp.store.create(info, "default", pod, copy=False)
+            await cp.store.create(info, namespace, pod, copy=False)
         print(json.dumps({"url": cp.url, "token": cp.token}), flush=True)
         await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
 
@@ -51,22 +64,61 @@ def rss_mb() -> float:
     return psutil.Process().memory_info().rss / 1e6
 
 
+def micros(action: Callable[[], object], *, repeat: int = 200) -> float:
+    """Returns the best time of one call of ``action`` in microseconds."""
+    return min(timeit.repeat(action, number=1, repeat=repeat)) * 1e6
+
+
+def read_costs(informer: SharedInformer, pods: int) -> None:
+    """Prints the cost of the reads a reconcile makes, cold (decoded) and warm (LRU)."""
+    namespaces = max(1, pods // 10)
+    # Namespaces from ns-0002 on were listed early and are not read below: none is in the LRU.
+    cold = iter(range(2, 10**9))
+
+    def cold_get() -> object:
+        n = next(cold) % namespaces
+        return informer.get(f"ns-{n:04d}", f"raycluster-c{n}-workergroup-worker-{n * 10:05d}")
+
+    def cold_list() -> object:
+        return informer.list(f"ns-{next(cold) % namespaces:04d}")
+
+    def warm_get() -> object:
+        return informer.get("ns-0000", "raycluster-c0-workergroup-worker-00000")
+
+    def warm_list() -> object:
+        return informer.list("ns-0001")
+
+    size = len(warm_list())
+    assert cold_get() is not None and warm_get() is not None
+    print(f"get(), not read recently:           {micros(cold_get):8.1f} µs")
+    print(f"get(), read just before (LRU):      {micros(warm_get):8.1f} µs")
+    print(f"list(ns) of {size} pods, not read recently: {micros(cold_list):8.1f} µs")
+    print(f"list(ns) of {size} pods, read just before:  {micros(warm_list):8.1f} µs")
+
+
 async def measure(url: str, token: str, expected: int) -> None:
+    gc.collect()
     baseline = rss_mb()
     async with KubeClient(KubeConfig.for_server(url, token=token), qps=-1) as client:
         factory = InformerFactory(client, config=KUBERAY_CACHE_CONFIG)
         informer = factory.informer(PODS)
+        assert isinstance(informer, SharedInformer)
         started = time.perf_counter()
         factory.start()
         assert await factory.wait_for_sync(300)
         synced = time.perf_counter() - started
         gc.collect()
-        print(f"pods cached:            {len(informer.list())} (expected {expected})")
+        cached = rss_mb()
+        count = len(informer)
+        print(f"pods cached:            {count} (expected {expected})")
         print(f"sync time:              {synced:.2f} s")
         print(f"RSS before informers:   {baseline:.1f} MB")
-        print(f"RSS with pods cached:   {rss_mb():.1f} MB  (target < 150 MB)")
+        print(f"RSS with pods cached:   {cached:.1f} MB  (target < 150 MB)")
+        print(f"per cached pod:         {(cached - baseline) * 1e6 / max(1, count):.0f} bytes")
         ctypes.CDLL("libc.so.6").malloc_trim(0)
         print(f"RSS after malloc_trim:  {rss_mb():.1f} MB")
+        read_costs(informer, expected)
+        print(f"RSS after the reads:    {rss_mb():.1f} MB")
         await factory.stop()
 
 
@@ -77,7 +129,9 @@ def main() -> None:
     helpers = Path(__file__).resolve().parents[1] / "tests" / "runtime"
     server = subprocess.Popen(
         [sys.executable, "-c", SERVER, str(args.pods), str(helpers)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
         assert server.stdout is not None

@@ -53,9 +53,12 @@ async def test_invalid_raycluster_is_refused_or_reported(env: OperatorEnv, case:
     else:
         await eventually(
             lambda: (
-                any(e["regarding"]["name"] == name for e in env.events(NS, "InvalidRayClusterSpec"))
+                any(
+                    (e.get("regarding") or {}).get("name") == name
+                    for e in env.events(NS, "InvalidRayClusterSpec")
+                )
                 or any(
-                    e["regarding"]["name"] == name
+                    (e.get("regarding") or {}).get("name") == name
                     for e in env.events(NS, "InvalidRayClusterMetadata")
                 )
             ),
@@ -67,7 +70,7 @@ async def test_invalid_raycluster_is_refused_or_reported(env: OperatorEnv, case:
             ),
             what="a status reason naming the field",
         )
-        warning = [e for e in env.events(NS) if e["regarding"]["name"] == name]
+        warning = [e for e in env.events(NS) if (e.get("regarding") or {}).get("name") == name]
         assert all(e["type"] == "Warning" for e in warning)
     # The operator keeps serving other clusters, and never made a pod for the invalid one.
     await env.apply(simple_cluster(f"good-{case}", workers=1), NS)

@@ -10,32 +10,13 @@ points the tier at an already running cluster instead (for example one from
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from real_support import build, install_rayop_crds
 
 from rayop.cli.realcluster import RealCluster, RealClusterSettings, default_binaries_dir
-
-REPO = Path(__file__).resolve().parents[2]
-BUILD_SCRIPT = REPO / "scripts" / "controlplane-build"
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from real_support import install_rayop_crds  # noqa: E402
-
-
-def build(*components: str) -> tuple[bool, str]:
-    """Runs the build script for ``components``; returns (ok, why-not)."""
-    proc = subprocess.run(
-        [str(BUILD_SCRIPT), *components], capture_output=True, text=True, check=False
-    )
-    if proc.returncode == 0:
-        return True, ""
-    failed = [ln for ln in proc.stderr.splitlines() if "FAILED at step" in ln]
-    detail = failed[0] if failed else proc.stderr.strip().splitlines()[-1:]
-    return False, f"scripts/controlplane-build {' '.join(components)}: {detail}"
 
 
 @pytest.fixture(scope="session")

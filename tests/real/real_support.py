@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import copy
 import secrets
+import subprocess
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,23 @@ Obj = dict[str, Any]
 SAMPLES = Path(__file__).resolve().parents[3] / "shared" / "compat" / "kuberay-v1.7.0" / "samples"
 
 CRD_PATH = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+BUILD_SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "controlplane-build"
+
+
+def build(*components: str) -> tuple[bool, str]:
+    """Runs scripts/controlplane-build for ``components`` (blocks); returns (ok, why-not).
+
+    The reason quotes the script's own report of the step that failed and the error above it.
+    """
+    proc = subprocess.run(
+        [str(BUILD_SCRIPT), *components], capture_output=True, text=True, check=False
+    )
+    if proc.returncode == 0:
+        return True, ""
+    lines = proc.stderr.strip().splitlines()
+    failed = [i for i, ln in enumerate(lines) if "FAILED at step" in ln]
+    detail = " / ".join(lines[max(0, failed[0] - 1) : failed[0] + 1]) if failed else lines[-1:]
+    return False, f"scripts/controlplane-build {' '.join(components)}: {detail}"
 
 
 def install_rayop_crds(server: str, token: str) -> None:
@@ -50,6 +68,35 @@ def load_sample(file_name: str) -> list[Obj]:
     """Returns the RayCluster documents of a KubeRay sample file."""
     with (SAMPLES / file_name).open() as f:
         return [d for d in yaml.safe_load_all(f) if d and d.get("kind") == "RayCluster"]
+
+
+SPECIAL_NODE_KEYS = ("nodeSelector", "affinity", "schedulerName")
+EXTENDED_RESOURCES = ("nvidia.com/gpu", "google.com/tpu")
+
+
+def _templates(raycluster: dict[str, Any]) -> list[dict[str, Any]]:
+    spec = raycluster["spec"]
+    groups = [spec["headGroupSpec"], *(spec.get("workerGroupSpecs") or [])]
+    return [g.get("template") or {} for g in groups]
+
+
+def runs_on_plain_nodes(raycluster: dict[str, Any]) -> bool:
+    """Tells whether every pod of a sample can be scheduled on a plain kwok node (no GPU/TPU,
+    node selector, affinity or custom scheduler)."""
+    text = repr(raycluster)
+    if any(r in text for r in EXTENDED_RESOURCES):
+        return False
+    return not any(
+        (t.get("spec") or {}).get(key) for t in _templates(raycluster) for key in SPECIAL_NODE_KEYS
+    )
+
+
+def eligible_samples() -> list[str]:
+    """KubeRay RayCluster samples whose pods all run on plain kwok nodes."""
+    files = sorted(p.name for p in SAMPLES.glob("ray-cluster*.yaml"))
+    return [
+        f for f in files if load_sample(f) and all(runs_on_plain_nodes(rc) for rc in load_sample(f))
+    ]
 
 
 def unique_namespace(prefix: str) -> str:

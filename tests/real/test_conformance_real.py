@@ -27,7 +27,9 @@ def _load(name: str, suite_conftest: ModuleType | None) -> ModuleType:
     """Executes tests/conformance/<name>.py as a fresh module (its ``conftest`` is the suite's)."""
     if str(CONFORMANCE) not in sys.path:
         sys.path.insert(0, str(CONFORMANCE))  # kubehttp, status_shape
-    spec = importlib.util.spec_from_file_location(f"_real_conformance_{name}", CONFORMANCE / f"{name}.py")
+    spec = importlib.util.spec_from_file_location(
+        f"_real_conformance_{name}", CONFORMANCE / f"{name}.py"
+    )
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     saved = sys.modules.get("conftest")

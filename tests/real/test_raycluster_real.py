@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 import pytest_asyncio
 from real_support import (
-    SAMPLES,
     apply_raycluster,
     cluster_pods,
     converged,
     create_namespace,
+    eligible_samples,
     eventually,
     load_sample,
     rayop_operator,
@@ -34,35 +34,6 @@ pytestmark = [
     pytest.mark.timeout(180, func_only=True),
     pytest.mark.asyncio(loop_scope="module"),
 ]
-
-SPECIAL_NODE_KEYS = ("nodeSelector", "affinity", "schedulerName")
-EXTENDED_RESOURCES = ("nvidia.com/gpu", "google.com/tpu")
-
-
-def _templates(raycluster: dict[str, Any]) -> list[dict[str, Any]]:
-    spec = raycluster["spec"]
-    groups = [spec["headGroupSpec"], *(spec.get("workerGroupSpecs") or [])]
-    return [g.get("template") or {} for g in groups]
-
-
-def runs_on_plain_nodes(raycluster: dict[str, Any]) -> bool:
-    """Tells whether every pod of a sample can be scheduled on a plain kwok node (no GPU/TPU,
-    node selector, affinity or custom scheduler)."""
-    text = repr(raycluster)
-    if any(r in text for r in EXTENDED_RESOURCES):
-        return False
-    return not any(
-        (t.get("spec") or {}).get(key) for t in _templates(raycluster) for key in SPECIAL_NODE_KEYS
-    )
-
-
-def eligible_samples() -> list[str]:
-    """KubeRay RayCluster samples whose pods all run on plain kwok nodes."""
-    files = sorted(p.name for p in SAMPLES.glob("ray-cluster*.yaml"))
-    return [
-        f for f in files if load_sample(f) and all(runs_on_plain_nodes(rc) for rc in load_sample(f))
-    ]
-
 
 SAMPLE_FILES = eligible_samples()
 
@@ -92,7 +63,9 @@ async def test_sample_converges(operator: KubeClient, file_name: str) -> None:
         await eventually(
             lambda n=name: converged(client, ns, n), timeout=120, what=f"{file_name} ready"
         )
-        services = {s["metadata"]["name"] for s in (await client.list(SERVICES, namespace=ns))["items"]}
+        services = {
+            s["metadata"]["name"] for s in (await client.list(SERVICES, namespace=ns))["items"]
+        }
         head_service = (
             (raycluster["spec"]["headGroupSpec"].get("headService") or {})
             .get("metadata", {})

@@ -5,9 +5,11 @@ from __future__ import annotations
 import signal
 from pathlib import Path
 
+import pytest
 import yaml
 from apiserver_process import start_apiserver
-from kubernetes import client, config
+from kubernetes import client, config, watch
+from kubernetes.client.exceptions import ApiException
 
 
 def _core(kubeconfig: Path) -> client.CoreV1Api:
@@ -45,6 +47,40 @@ def test_state_survives_sigkill(tmp_path: Path) -> None:
             "default", client.V1ConfigMap(metadata=client.V1ObjectMeta(name="later"))
         )
         assert int(later.metadata.resource_version) > int(patched.metadata.resource_version)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=15)
+
+
+def test_fault_and_kubelet_options_reach_the_server(tmp_path: Path) -> None:
+    args = ("--conflict-rate", "1.0", "--pod-failure-rate", "1.0", "--no-tls")
+    proc, kubeconfig = start_apiserver(tmp_path, *args)
+    try:
+        doc = yaml.safe_load(kubeconfig.read_text())
+        assert doc["clusters"][0]["cluster"]["server"].startswith("http://127.0.0.1:")
+        core = _core(kubeconfig)
+        body = client.V1ConfigMap(metadata=client.V1ObjectMeta(name="c"), data={"a": "1"})
+        fresh = core.create_namespaced_config_map("default", body)
+        with pytest.raises(ApiException) as caught:
+            core.replace_namespaced_config_map("c", "default", fresh)
+        assert caught.value.status == 409
+        pod = client.V1Pod(
+            metadata=client.V1ObjectMeta(name="doomed"),
+            spec=client.V1PodSpec(containers=[client.V1Container(name="c", image="x")]),
+        )
+        core.create_namespaced_pod("default", pod)
+        w = watch.Watch()  # type: ignore[no-untyped-call]
+        phases = []
+        for event in w.stream(  # type: ignore[no-untyped-call]
+            core.list_namespaced_pod,
+            "default",
+            field_selector="metadata.name=doomed",
+            timeout_seconds=30,
+        ):
+            phases.append(event["object"].status.phase)
+            if phases[-1] == "Failed":
+                w.stop()  # type: ignore[no-untyped-call]
+        assert phases[-1] == "Failed"
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=15)

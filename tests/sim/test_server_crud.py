@@ -30,6 +30,9 @@ async def test_create_get_conflict_and_not_found_statuses() -> None:
         assert code == 200 and got["metadata"]["uid"] == p["metadata"]["uid"]
         code, err = await h.call("GET", "/api/v1/namespaces/default/widgets")
         assert code == 404 and err["kind"] == "Status"
+        for path in ("/nothing/here", "/apis/nope.io/v1"):
+            code, err = await h.call("GET", path)
+            assert code == 404 and err["kind"] == "Status" and err["reason"] == "NotFound"
 
 
 async def test_update_stale_rv_conflicts_and_status_subresource() -> None:

@@ -148,3 +148,11 @@ async def test_store_watch_iterator_yields_copies_and_bookmarks() -> None:
     obj["metadata"]["name"] = "mutated"
     assert store.peek(cms, "default", "a") is not None
     await gen.aclose()
+
+
+async def test_watch_on_a_named_object_path_follows_that_object_only() -> None:
+    async with open_harness() as h:
+        await h.call("POST", POD, pod("a"))
+        await h.call("POST", POD, pod("b"))
+        evs = await _events(h, POD + "/b", 1)
+        assert [(e["type"], e["object"]["metadata"]["name"]) for e in evs] == [("ADDED", "b")]

@@ -11,8 +11,9 @@ first dictionary, and whenever an object compresses poorly (it is unlike what th
 holds, say the first head pod after many worker pods) a new dictionary generation is made by
 appending that object's JSON to the previous one (keeping the last 32 KB, deflate's window).
 Each encoded blob starts with the one-byte number of the generation it was made with, so older
-blobs stay readable. Primed compressors and decompressors are kept per generation and copied per
-call, so a 32 KB dictionary is not re-hashed for every object.
+blobs stay readable. A compressor primed with the newest dictionary is kept and copied per call
+(with small hash tables, so the copy is cheap), so the dictionary is not re-hashed per object;
+older generations keep only their dictionary bytes.
 
 Decoding gives :class:`~rayop.runtime.frozen.FrozenDict` trees (see
 :func:`rayop.runtime.frozen.freeze_json`).
@@ -31,32 +32,11 @@ from rayop.runtime.frozen import FrozenDict, freeze_json
 WINDOW = 32 * 1024
 """Deflate's window: a preset dictionary longer than this is cut to its last 32 KB."""
 
-MAX_GENERATIONS = 32
+MAX_GENERATIONS = 16
 """How many dictionaries one codec learns at most (then it keeps using the last one)."""
 
 _LEVEL = 6
 _MEM_LEVEL = 4  # small hash tables: much cheaper to copy, as good for objects of a few KB
-
-
-class _Generation:
-    """One preset dictionary with a primed compressor and decompressor."""
-
-    __slots__ = ("compressor", "decompressor", "zdict")
-
-    def __init__(self, zdict: bytes) -> None:
-        self.zdict = zdict
-        self.compressor = zlib.compressobj(
-            _LEVEL, zlib.DEFLATED, -15, _MEM_LEVEL, zlib.Z_DEFAULT_STRATEGY, zdict
-        )
-        self.decompressor = zlib.decompressobj(-15, zdict)
-
-    def compress(self, data: bytes) -> bytes:
-        compressor = self.compressor.copy()
-        return compressor.compress(data) + compressor.flush()
-
-    def decompress(self, data: memoryview) -> bytes:
-        decompressor = self.decompressor.copy()
-        return decompressor.decompress(data) + decompressor.flush()
 
 
 class ObjectCodec:
@@ -69,39 +49,49 @@ class ObjectCodec:
     """
 
     def __init__(self, *, learn_ratio: float = 0.15, learn_min_bytes: int = 512) -> None:
-        self._generations: list[_Generation] = []
+        self._zdicts: list[bytes] = []
+        self._compressor: zlib._Compress | None = None
         self._learn_ratio = learn_ratio
         self._learn_min_bytes = learn_min_bytes
 
     @property
     def generations(self) -> int:
         """How many dictionaries have been learned so far."""
-        return len(self._generations)
+        return len(self._zdicts)
 
     def encode(self, obj: Mapping[str, Any]) -> bytes:
         """Returns the blob of a JSON object (a plain or frozen dict)."""
         data = orjson.dumps(obj)
-        if not self._generations:
-            self._generations.append(_Generation(data[-WINDOW:]))
-        number = len(self._generations) - 1
-        blob = self._generations[number].compress(data)
+        if not self._zdicts:
+            self._learn(data[-WINDOW:])
+        blob = self._compress(data)
         if (
             len(blob) > self._learn_min_bytes
             and len(blob) > self._learn_ratio * len(data)
-            and len(self._generations) < MAX_GENERATIONS
+            and len(self._zdicts) < MAX_GENERATIONS
         ):
-            zdict = (self._generations[number].zdict + data)[-WINDOW:]
-            self._generations.append(_Generation(zdict))
-            number += 1
-            blob = self._generations[number].compress(data)
-        return bytes((number,)) + blob
+            self._learn((self._zdicts[-1] + data)[-WINDOW:])
+            blob = self._compress(data)
+        return bytes((len(self._zdicts) - 1,)) + blob
 
     def decode_json(self, blob: bytes) -> bytes:
         """Returns the JSON text a blob was made from."""
-        return self._generations[blob[0]].decompress(memoryview(blob)[1:])
+        decompressor = zlib.decompressobj(-15, self._zdicts[blob[0]])
+        return decompressor.decompress(memoryview(blob)[1:]) + decompressor.flush()
 
     def decode(self, blob: bytes) -> FrozenDict:
         """Returns the read-only object a blob was made from (a new tree on every call)."""
         value = freeze_json(orjson.loads(self.decode_json(blob)))
         assert isinstance(value, FrozenDict)
         return value
+
+    def _learn(self, zdict: bytes) -> None:
+        self._zdicts.append(zdict)
+        self._compressor = zlib.compressobj(
+            _LEVEL, zlib.DEFLATED, -15, _MEM_LEVEL, zlib.Z_DEFAULT_STRATEGY, zdict
+        )
+
+    def _compress(self, data: bytes) -> bytes:
+        assert self._compressor is not None
+        compressor = self._compressor.copy()
+        return compressor.compress(data) + compressor.flush()

@@ -84,6 +84,9 @@ async def handle_watch(
     timeout = float(q.get("timeoutSeconds") or _DEFAULT_TIMEOUT)
     bookmarks = q.get("allowWatchBookmarks") in ("true", "1", "True")
     field_sel = q.get("fieldSelector")
+    if req.name is not None:
+        pinned = f"metadata.name={req.name}"
+        field_sel = f"{field_sel},{pinned}" if field_sel else pinned
     stream: WatchStream | None = None
     error: se.StatusError | None = None
     try:

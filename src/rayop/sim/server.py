@@ -35,9 +35,9 @@ __all__ = ["build_app", "context_of"]
 
 def _verb(method: str, name: str | None, query: Any) -> str:
     if method == "GET":
-        if name is None:
-            return "watch" if query.get("watch") in ("1", "true", "True") else "list"
-        return "get"
+        if query.get("watch") in ("1", "true", "True"):
+            return "watch"
+        return "list" if name is None else "get"
     if method == "POST":
         return "create"
     if method == "PUT":
@@ -177,6 +177,14 @@ def _metrics(ctx: ServerContext, request: web.Request) -> web.Response:
     return web.Response(body=ctx.audit.render_metrics(), content_type="text/plain", charset="utf-8")
 
 
+async def _unknown_path(request: web.Request) -> web.Response:
+    ctx = request.app[CTX_KEY]
+    if not _authorized(ctx, request):
+        return error_response(se.unauthorized())
+    msg = "the server could not find the requested resource"
+    return error_response(se.StatusError(se.status_body(404, "NotFound", msg)))
+
+
 async def _health(request: web.Request) -> web.Response:
     return web.Response(text="ok")
 
@@ -217,6 +225,7 @@ def _register_routes(app: web.Application) -> None:
     )
     r.add_route("*", "/api/v1/{tail:.*}", _core)
     r.add_route("*", "/apis/{group}/{version}/{tail:.*}", _grouped)
+    r.add_route("*", "/{tail:.*}", _unknown_path)
 
 
 def build_app(

@@ -135,9 +135,41 @@ def _custom_cells(info: ResourceInfo, obj: Obj, now: float) -> list[Any]:
     return cells
 
 
+def _event_row(ev: Obj, now: float) -> list[Any]:
+    ref = ev.get("involvedObject") or ev.get("regarding") or {}
+    last = (
+        ev.get("lastTimestamp")
+        or ev.get("deprecatedLastTimestamp")
+        or (ev.get("series") or {}).get("lastObservedTime")
+        or ev.get("eventTime")
+        or ev["metadata"].get("creationTimestamp")
+    )
+    if isinstance(last, str) and "." in last:
+        last = last.split(".", 1)[0] + "Z"
+    obj_ref = f"{str(ref.get('kind', '')).lower()}/{ref.get('name', '')}"
+    return [
+        _age(last, now),
+        ev.get("type", ""),
+        ev.get("reason", ""),
+        obj_ref,
+        ev.get("message") or ev.get("note") or "",
+    ]
+
+
+_EVENT_COLUMNS = [
+    ("Last Seen", "string", "", 0),
+    ("Type", "string", "", 0),
+    ("Reason", "string", "", 0),
+    ("Object", "string", "", 0),
+    ("Message", "string", "", 0),
+]
+
+
 def _layout(info: ResourceInfo) -> tuple[list[Obj], Callable[[Obj, float], list[Any]]]:
     if info.key == "/pods":
         return _columns(_POD_COLUMNS), _pod_row
+    if info.key == "/events":
+        return _columns(_EVENT_COLUMNS), _event_row
     if info.printer_columns:
         cols = [("Name", "string", "name", 0)] + [
             (

@@ -1,0 +1,157 @@
+"""Names and objects a RayJob derives from its cluster: the RayCluster, its own head Service, the
+dashboard address (kuberay-v1.md §5 "Initializing" steps 5-7, "Running" step 6).
+
+Everything here is pure: wire dicts in, wire dicts out.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+from collections.abc import Mapping
+from typing import Any
+
+from rayop.controllers.raycluster import labels, names
+from rayop.controllers.raycluster.options import OperatorOptions
+from rayop.controllers.raycluster.services import build_head_service, service_ports
+
+Obj = Mapping[str, Any]
+
+CLUSTER_SELECTOR_KEY = "ray.io/cluster"
+"""The ``clusterSelector`` key that names the existing cluster to use."""
+JOB_SUBMISSION_MODE_LABEL = "ray.io/job-submission-mode"
+ORIGIN_CRD = "RayJob"
+DASHBOARD_PORT_NAME = "dashboard"
+DEFAULT_DASHBOARD_PORT = 8265
+RAYJOB_API_VERSION = "ray.io/v1"
+
+
+def generate_job_id(rayjob_name: str, rng: random.Random) -> str:
+    """Returns a new submission id, ``<rayjob>-<5 random chars>``."""
+    return f"{rayjob_name}-{names.random_suffix(rng)}"
+
+
+def generate_cluster_name(rayjob_name: str, rng: random.Random) -> str:
+    """Returns a new RayCluster name, ``<rayjob>-<5 random chars>``."""
+    return f"{rayjob_name}-{names.random_suffix(rng)}"
+
+
+def selected_cluster(spec: Obj) -> str:
+    """Returns the cluster named by ``spec.clusterSelector`` ("" when none)."""
+    return str((spec.get("clusterSelector") or {}).get(CLUSTER_SELECTOR_KEY) or "")
+
+
+def owner_reference(rayjob: Obj) -> dict[str, Any]:
+    """Returns the controller ownerReference pointing at the RayJob."""
+    meta = rayjob.get("metadata") or {}
+    return {
+        "apiVersion": RAYJOB_API_VERSION,
+        "kind": "RayJob",
+        "name": meta.get("name", ""),
+        "uid": meta.get("uid", ""),
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+
+
+def build_raycluster(
+    rayjob: Obj,
+    cluster_name: str,
+    *,
+    submission_mode: str,
+    sidecar: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Returns the RayCluster a RayJob runs on (KubeRay's ``constructRayClusterForRayJob``).
+
+    Labels are the RayJob's plus ``ray.io/originated-from-cr-name``,
+    ``ray.io/originated-from-crd=RayJob`` and ``ray.io/job-submission-mode``; annotations are the
+    RayJob's. In SidecarMode, ``sidecar`` is appended to the head pod's containers, the head
+    ``restartPolicy`` becomes ``Never`` and ``ray.io/disable-provisioned-head-restart=true`` is
+    set. The RayJob is the controlling owner.
+    """
+    meta = rayjob.get("metadata") or {}
+    cluster_labels = dict(meta.get("labels") or {})
+    cluster_labels[labels.RAY_ORIGINATED_FROM_CR_NAME] = str(meta.get("name", ""))
+    cluster_labels[labels.RAY_ORIGINATED_FROM_CRD] = ORIGIN_CRD
+    cluster_labels[JOB_SUBMISSION_MODE_LABEL] = submission_mode
+    annotations = dict(meta.get("annotations") or {})
+    spec = copy.deepcopy(dict((rayjob.get("spec") or {}).get("rayClusterSpec") or {}))
+    if sidecar is not None:
+        template = spec.setdefault("headGroupSpec", {}).setdefault("template", {})
+        pod_spec = template.setdefault("spec", {})
+        pod_spec.setdefault("containers", []).append(copy.deepcopy(dict(sidecar)))
+        pod_spec["restartPolicy"] = "Never"
+        annotations[labels.DISABLE_PROVISIONED_HEAD_RESTART] = "true"
+    metadata: dict[str, Any] = {
+        "name": cluster_name,
+        "namespace": meta.get("namespace", ""),
+        "labels": cluster_labels,
+        "ownerReferences": [owner_reference(rayjob)],
+    }
+    if annotations:
+        metadata["annotations"] = annotations
+    return {"apiVersion": "ray.io/v1", "kind": "RayCluster", "metadata": metadata, "spec": spec}
+
+
+def dashboard_port(cluster: Obj) -> int:
+    """Returns the head's port named ``dashboard`` (8265 when there is none)."""
+    return service_ports(cluster).get(DASHBOARD_PORT_NAME, DEFAULT_DASHBOARD_PORT)
+
+
+def dashboard_url(cluster: Obj, service: Obj | None, *, options: OperatorOptions) -> str:
+    """Returns ``<head svc FQDN>:<dashboard port>`` (no scheme), KubeRay's ``status.dashboardURL``.
+
+    The port is that of the head Service's port named ``dashboard`` when the Service is known,
+    else the head container's.
+    """
+    port = dashboard_port(cluster)
+    for entry in ((service or {}).get("spec") or {}).get("ports") or []:
+        if entry.get("name") == DASHBOARD_PORT_NAME and entry.get("port"):
+            port = int(entry["port"])
+    return f"{names.head_service_fqdn(cluster, cluster_domain=options.cluster_domain)}:{port}"
+
+
+def head_service_name(cluster: Obj) -> str:
+    """Returns the name of the cluster's head Service (custom or ``<cluster>-head-svc``)."""
+    return names.head_service_name(cluster)
+
+
+def build_rayjob_head_service(
+    rayjob: Obj, cluster: Obj, *, options: OperatorOptions
+) -> dict[str, Any]:
+    """Returns the RayJob's own ``<rayjob>-head-svc``, selecting the cluster's head pod.
+
+    It is the cluster's head Service renamed, labelled as originating from the RayJob and owned by
+    it (as KubeRay builds the RayService's head service).
+    """
+    meta = rayjob.get("metadata") or {}
+    rayjob_name = str(meta.get("name", ""))
+    service = build_head_service(cluster, options=options)
+    service["metadata"]["name"] = names.check_name(names.owner_head_service_name(rayjob_name))
+    service["metadata"]["namespace"] = meta.get("namespace", "")
+    service["metadata"]["labels"] = {
+        labels.RAY_ORIGINATED_FROM_CR_NAME: rayjob_name,
+        labels.RAY_ORIGINATED_FROM_CRD: ORIGIN_CRD,
+        labels.RAY_NODE_TYPE: labels.HEAD,
+        labels.RAY_IDENTIFIER: names.identifier(rayjob_name, labels.HEAD),
+    }
+    service["metadata"]["ownerReferences"] = [owner_reference(rayjob)]
+    return service
+
+
+def head_service_needs_update(current: Obj, desired: Obj) -> bool:
+    """Tells whether the RayJob's head Service selects another cluster than it should."""
+    current_selector = (current.get("spec") or {}).get("selector") or {}
+    desired_selector = (desired.get("spec") or {}).get("selector") or {}
+    return current_selector.get(labels.RAY_CLUSTER) != desired_selector.get(labels.RAY_CLUSTER)
+
+
+def updated_head_service(current: Obj, desired: Obj) -> dict[str, Any]:
+    """Returns ``current`` with the desired spec, keeping its ClusterIP(s) and resourceVersion."""
+    updated = copy.deepcopy(dict(current))
+    spec = copy.deepcopy(dict(desired.get("spec") or {}))
+    for key in ("clusterIP", "clusterIPs"):
+        if key in (current.get("spec") or {}):
+            spec[key] = copy.deepcopy((current.get("spec") or {})[key])
+    updated["spec"] = spec
+    return updated

@@ -1,0 +1,202 @@
+"""What every RayService reconcile step works with: dependencies and a per-pass context.
+
+:class:`RayServiceDeps` is built once per controller. :class:`ServiceContext` is built once per
+pass: the RayService as the cache holds it, a working copy of its ``status`` that steps edit
+and the status step writes, and what the steps learned along the way (application statuses,
+which clusters serve, when the next retired cluster is due).
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from rayop.controllers.dashboard_client import DashboardClient
+from rayop.controllers.raycluster.options import OperatorOptions
+from rayop.controllers.rayservice.serve_cache import ServeConfigCache
+from rayop.kube.client import KubeClient
+from rayop.runtime.clock import Clock
+from rayop.runtime.events import EventRecorder
+from rayop.runtime.informer_factory import Informer
+from rayop.runtime.reconcile import Request
+
+Obj = Mapping[str, Any]
+
+
+class WallClock:
+    """Wall-clock time that advances with an injectable :class:`Clock`.
+
+    Deletion schedules are stored in objects as RFC 3339 times, so they must be wall times that
+    mean the same to the next operator process. The epoch is read once, at construction; after
+    that, time moves only as ``clock`` moves, so a FakeClock or looptime drives it in tests.
+
+    Args:
+        clock: The time source whose progress is followed.
+        epoch: Wall time (seconds since 1970) that corresponds to ``clock.now()`` now.
+    """
+
+    def __init__(self, clock: Clock, *, epoch: float | None = None) -> None:
+        self._clock = clock
+        self._offset = (time.time() if epoch is None else epoch) - clock.now()
+
+    def now(self) -> float:
+        """Returns the current wall time in seconds since the epoch; never blocks."""
+        return self._offset + self._clock.now()
+
+    def now_datetime(self) -> datetime:
+        """Returns the current wall time as an aware UTC datetime."""
+        return datetime.fromtimestamp(self.now(), UTC)
+
+
+def rfc3339(seconds: float, *, fraction: bool = False) -> str:
+    """Formats epoch seconds as RFC 3339 UTC (``...Z``), with milliseconds when asked."""
+    moment = datetime.fromtimestamp(seconds, UTC)
+    if fraction:
+        return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_rfc3339(text: str) -> float | None:
+    """Parses an RFC 3339 time into epoch seconds; None when it cannot be parsed."""
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.timestamp()
+
+
+class DashboardFactory:
+    """Builds dashboard clients for a RayCluster's head (through the API server or directly).
+
+    Args:
+        kube: The operator's API client (used by the services proxy).
+        use_kubernetes_proxy: Go through ``services/<svc>:<port>/proxy`` (KubeRay's
+            ``--use-kubernetes-proxy``); otherwise ``http://<svc FQDN>:<port>``.
+        cluster_domain: DNS domain of direct URLs.
+    """
+
+    def __init__(
+        self, kube: KubeClient, *, use_kubernetes_proxy: bool, cluster_domain: str
+    ) -> None:
+        self.kube = kube
+        self.use_kubernetes_proxy = use_kubernetes_proxy
+        self.cluster_domain = cluster_domain
+
+    def client(
+        self, *, namespace: str, service: str, port_name: str, port: int, token: str | None = None
+    ) -> DashboardClient:
+        """Returns a client for one port of a head service; the caller closes it."""
+        if self.use_kubernetes_proxy:
+            return DashboardClient.via_proxy(
+                self.kube, namespace=namespace, service=service, port=port_name, token=token
+            )
+        url = f"http://{service}.{namespace}.svc.{self.cluster_domain}:{port}"
+        return DashboardClient.direct(url, token=token)
+
+
+@dataclass(frozen=True, kw_only=True)
+class RayServiceDeps:
+    """Everything a reconcile step may use besides the RayService itself."""
+
+    client: KubeClient
+    rayservices: Informer
+    clusters: Informer
+    services: Informer
+    pods: Informer
+    endpoint_slices: Informer
+    recorder: EventRecorder
+    options: OperatorOptions
+    dashboards: DashboardFactory
+    serve_cache: ServeConfigCache
+    wall: WallClock
+    rng: random.Random = field(default_factory=random.Random)
+
+
+@dataclass(kw_only=True)
+class ServiceContext:
+    """One reconcile pass over one RayService.
+
+    Attributes:
+        request: The request being reconciled.
+        deps: The reconciler's dependencies.
+        cached: The RayService as last read or written (replaced after each status write).
+        status: Working copy of ``status`` (wire JSON); the status step writes it.
+        apps: Serve applications read this pass, by cluster name (wire ``applicationStatuses``).
+        ready_clusters: Clusters whose head is ready and whose applications are all RUNNING.
+        next_deletion_in: Seconds until the next retired cluster is due, if any.
+    """
+
+    request: Request
+    deps: RayServiceDeps
+    cached: Obj
+    status: dict[str, Any]
+    apps: dict[str, dict[str, Any]] = field(default_factory=dict)
+    ready_clusters: set[str] = field(default_factory=set)
+    next_deletion_in: float | None = None
+
+    @classmethod
+    def of(cls, request: Request, deps: RayServiceDeps, cached: Obj) -> ServiceContext:
+        """Returns the context of a pass over ``cached``."""
+        status = copy.deepcopy(dict(cached.get("status") or {}))
+        return cls(request=request, deps=deps, cached=cached, status=status)
+
+    @property
+    def namespace(self) -> str:
+        """The RayService's namespace."""
+        return str(self.cached["metadata"].get("namespace") or "")
+
+    @property
+    def name(self) -> str:
+        """The RayService's name."""
+        return str(self.cached["metadata"]["name"])
+
+    @property
+    def spec(self) -> Obj:
+        """The RayService's spec."""
+        return self.cached.get("spec") or {}
+
+    @property
+    def active_name(self) -> str:
+        """The active cluster's name from the working status ("" when none)."""
+        return str((self.status.get("activeServiceStatus") or {}).get("rayClusterName") or "")
+
+    @property
+    def pending_name(self) -> str:
+        """The pending cluster's name from the working status ("" when none)."""
+        return str((self.status.get("pendingServiceStatus") or {}).get("rayClusterName") or "")
+
+    def set_cluster_name(self, which: str, cluster_name: str) -> None:
+        """Sets ``activeServiceStatus``/``pendingServiceStatus`` to a bare entry for a cluster.
+
+        Args:
+            which: ``"activeServiceStatus"`` or ``"pendingServiceStatus"``.
+            cluster_name: The cluster's name; "" clears the entry.
+        """
+        self.status[which] = {"rayClusterName": cluster_name} if cluster_name else {}
+
+    def owned_clusters(self) -> list[Obj]:
+        """Returns the cached RayClusters created for this RayService (by label)."""
+        from rayop.controllers.rayservice.settings import (
+            ORIGINATED_FROM_CR_NAME,
+            ORIGINATED_FROM_CRD,
+        )
+
+        selector = {ORIGINATED_FROM_CR_NAME: self.name, ORIGINATED_FROM_CRD: "RayService"}
+        return self.deps.clusters.list(self.namespace, label_selector=selector)
+
+    def cluster(self, cluster_name: str) -> Obj | None:
+        """Returns a cached RayCluster of this namespace, or None."""
+        if not cluster_name:
+            return None
+        return self.deps.clusters.get(self.namespace, cluster_name)
+
+    def event(self, event_type: str, reason: str, note: str) -> None:
+        """Records an Event about the RayService; never blocks."""
+        self.deps.recorder.event(self.cached, event_type, reason, note)  # type: ignore[arg-type]
