@@ -4,7 +4,8 @@ The embedded control plane runs in a child process (so its own copy of the pods 
 this process lists+watches the pods through the real client into a SharedInformer, then reports
 its resident set size. Target: under 150 MB for the whole process.
 
-The pods belong to RayClusters of 10 workers, each cluster in a namespace of its own (1,000
+The pods are Running and Ready (IPs, conditions and container statuses set), as KubeRay's worker
+pods look once started. They belong to RayClusters of 10 workers, each cluster in a namespace of its own (1,000
 namespaces for 10,000 pods). The benchmark also times the reads a reconcile makes: ``get()`` of one
 pod and ``list(namespace)`` of a cluster's 10 pods, both for objects not read recently (decoded
 from the compact store) and for objects read just before (served from the decoded-object LRU).
@@ -19,6 +20,7 @@ import asyncio
 import ctypes
 import gc
 import json
+import resource
 import subprocess
 import sys
 import time
@@ -26,6 +28,7 @@ import timeit
 from collections.abc import Callable
 from pathlib import Path
 
+import orjson
 import psutil
 
 from rayop.kube.client import KubeClient
@@ -52,7 +55,11 @@ async def main() -> None:
                 await cp.store.create(ns_info, None, ns)
             pod = kuberay_worker_pod(f"c{i // 10}", i, namespace=namespace)
             del pod["metadata"]["ownerReferences"]  # no RayCluster exists: keep the GC away
-            await cp.store.create(info, namespace, pod, copy=False)
+            status = pod.pop("status")
+            made = await cp.store.create(info, namespace, pod, copy=False)
+            # Running and Ready, with IPs and container statuses, as a kubelet would report.
+            await cp.store.update(info, namespace, made["metadata"]["name"],
+                                  {**made, "status": status}, subresource="status", copy=False)
         print(json.dumps({"url": cp.url, "token": cp.token}), flush=True)
         await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
 
@@ -88,7 +95,7 @@ def read_costs(informer: SharedInformer, pods: int) -> None:
     def warm_list() -> object:
         return informer.list("ns-0001")
 
-    size = len(warm_list())
+    size = len(informer.list("ns-0001"))
     assert cold_get() is not None and warm_get() is not None
     print(f"get(), not read recently:           {micros(cold_get):8.1f} µs")
     print(f"get(), read just before (LRU):      {micros(warm_get):8.1f} µs")
@@ -114,8 +121,19 @@ async def measure(url: str, token: str, expected: int) -> None:
         print(f"sync time:              {synced:.2f} s")
         print(f"RSS before informers:   {baseline:.1f} MB")
         print(f"RSS with pods cached:   {cached:.1f} MB  (target < 150 MB)")
-        print(f"per cached pod:         {(cached - baseline) * 1e6 / max(1, count):.0f} bytes")
+        print(
+            f"per cached pod:         {(cached - baseline) * 1e6 / max(1, count):.0f} bytes of RSS"
+        )
+        sample = informer.get("ns-0000", "raycluster-c0-workergroup-worker-00000")
+        assert sample is not None and sample["status"]["phase"] == "Running"
+        print(
+            f"compact encoding:       {informer.stored_bytes() / max(1, count):.0f} bytes per pod "
+            f"(JSON {len(orjson.dumps(sample))} bytes)"
+        )
         ctypes.CDLL("libc.so.6").malloc_trim(0)
+        print(
+            f"peak RSS so far:        {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / 1e6:.1f} MB"
+        )
         print(f"RSS after malloc_trim:  {rss_mb():.1f} MB")
         read_costs(informer, expected)
         print(f"RSS after the reads:    {rss_mb():.1f} MB")

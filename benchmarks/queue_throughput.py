@@ -31,7 +31,9 @@ class _Queue(Protocol):
     def shut_down(self) -> None: ...
 
 
-async def _run(queue: _Queue, *, items: int, keys: int, workers: int, yield_per_item: bool) -> float:
+async def _run(
+    queue: _Queue, *, items: int, keys: int, workers: int, yield_per_item: bool
+) -> float:
     processed = 0
     target = 0
     round_done = asyncio.Event()

@@ -93,9 +93,18 @@ class OperatorEnv:
         return self.cp.store.peek(self._info("ray.io", "v1", "rayclusters"), namespace, name)
 
     def events(self, namespace: str, reason: str | None = None) -> list[Obj]:
-        """Returns the stored events.k8s.io Events of a namespace (optionally of one reason)."""
-        found = self.objects("events", namespace, group="events.k8s.io")
-        return [e for e in found if reason is None or e.get("reason") == reason]
+        """Returns the stored Events of a namespace (optionally of one reason) in events.k8s.io
+        form (``regarding``, ``note``), whichever form the store keeps them in."""
+        found = []
+        for e in self.objects("events", namespace, group="events.k8s.io"):
+            if reason is not None and e.get("reason") != reason:
+                continue
+            event = dict(e)
+            event.setdefault("regarding", e.get("involvedObject"))
+            event["regarding"] = event["regarding"] or e.get("involvedObject") or {}
+            event["note"] = e.get("note") or e.get("message")
+            found.append(event)
+        return found
 
     def converged(self, namespace: str, name: str) -> bool:
         """Tells whether the RayCluster is ready as KubeRay reports it (state, conditions, pods)."""

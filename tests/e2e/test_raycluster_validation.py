@@ -54,11 +54,11 @@ async def test_invalid_raycluster_is_refused_or_reported(env: OperatorEnv, case:
         await eventually(
             lambda: (
                 any(
-                    (e.get("regarding") or {}).get("name") == name
+                    e["regarding"].get("name") == name
                     for e in env.events(NS, "InvalidRayClusterSpec")
                 )
                 or any(
-                    (e.get("regarding") or {}).get("name") == name
+                    e["regarding"].get("name") == name
                     for e in env.events(NS, "InvalidRayClusterMetadata")
                 )
             ),
@@ -70,7 +70,7 @@ async def test_invalid_raycluster_is_refused_or_reported(env: OperatorEnv, case:
             ),
             what="a status reason naming the field",
         )
-        warning = [e for e in env.events(NS) if (e.get("regarding") or {}).get("name") == name]
+        warning = [e for e in env.events(NS) if e["regarding"].get("name") == name]
         assert all(e["type"] == "Warning" for e in warning)
     # The operator keeps serving other clusters, and never made a pod for the invalid one.
     await env.apply(simple_cluster(f"good-{case}", workers=1), NS)

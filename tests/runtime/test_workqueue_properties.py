@@ -243,7 +243,7 @@ def replay(log: list[Event]) -> ClassicModel:
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(op_st, min_size=15, min_size=15, max_size=80))
+@given(st.lists(op_st, min_size=15, max_size=80))
 def test_classic_queue_matches_the_model(ops: list[tuple[object, ...]]) -> None:
     harness = Harness()
     asyncio.run(harness.run(ops))
@@ -253,7 +253,13 @@ def test_classic_queue_matches_the_model(ops: list[tuple[object, ...]]) -> None:
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from(["add", "release", "yield"]), st.integers(0, 3)), min_size=15, max_size=80))
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["add", "release", "yield"]), st.integers(0, 3)),
+        min_size=15,
+        max_size=80,
+    )
+)
 def test_busy_schedule_without_delays_matches_the_model(ops: list[tuple[str, int]]) -> None:
     translated: list[tuple[object, ...]] = []
     for kind, n in ops:

@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from rayop.controllers.raycluster.options import OperatorOptions
+from rayop.controllers.raycluster.reconcile_context import POD_CALL_CONCURRENCY
 from rayop.controllers.raycluster.setup import setup_raycluster_controller
 from rayop.kube.client import KubeClient
 from rayop.kube.config import KubeConfig
@@ -52,6 +53,8 @@ class OperatorSettings:
     """Client-side token bucket capacity."""
     options: OperatorOptions = field(default_factory=OperatorOptions.from_env)
     """KubeRay's environment options and feature gates."""
+    pod_create_concurrency: int = POD_CALL_CONCURRENCY
+    """Pod create/delete calls of one worker group in flight at once (1: one by one, as KubeRay)."""
 
 
 def build_manager(
@@ -73,6 +76,7 @@ def build_manager(
         options=settings.options,
         max_concurrent_reconciles=settings.reconcile_concurrency,
         use_priority_queue=settings.use_priority_queue,
+        pod_call_concurrency=settings.pod_create_concurrency,
     )
     return manager
 

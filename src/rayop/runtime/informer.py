@@ -106,7 +106,7 @@ class SharedInformer:
     """Caches one resource (optionally one namespace and label selector) via list+watch.
 
     ``decoded_cache_size`` is how many decoded objects the cache keeps for repeated reads; every
-    other object is decoded (about 0.1 ms for a pod) each time it is read.
+    other object is decoded each time it is read (about 70 µs for a KubeRay worker pod).
     """
 
     def __init__(
@@ -212,9 +212,11 @@ class SharedInformer:
 
         Labels are matched before decoding: only the objects returned are decoded.
         """
-        keys = None if namespace is None else self._indexer.index_keys(NAMESPACE_INDEX, namespace)
         selector = None if label_selector is None else parse_selector(label_selector)
-        return self._indexer.select(keys, None if selector is None else selector.matches)
+        labels = None if selector is None else selector.matches
+        if namespace is None:
+            return self._indexer.select(None, labels)
+        return self._indexer.by_index(NAMESPACE_INDEX, namespace, labels)
 
     def by_index(self, index: str, value: str) -> builtins.list[Obj]:
         """Returns the cached objects filed under ``value`` in the named index.
@@ -226,6 +228,10 @@ class SharedInformer:
 
     def __len__(self) -> int:
         return len(self._indexer)
+
+    def stored_bytes(self) -> int:
+        """Returns the total size of the compact encodings in the cache (for diagnostics)."""
+        return self._indexer.stored_bytes()
 
     # -- lifecycle --------------------------------------------------------------------------
 
@@ -292,11 +298,8 @@ class SharedInformer:
     def _prepare(self, obj: dict[str, Any]) -> dict[str, Any]:
         return self._transform(obj) if self._transform is not None else obj
 
-    def _begin_replace(self) -> _Replacement:
-        return _Replacement(self)
-
     def _replace(self, items: builtins.list[dict[str, Any]], list_rv: str) -> None:
-        replacement = self._begin_replace()
+        replacement = _Replacement(self)
         replacement.add_page(items)
         replacement.finish(list_rv)
 
@@ -385,7 +388,7 @@ class _Feed:
         self._informer._replace(items, resource_version)
 
     def begin_replace(self) -> _Replacement:
-        return self._informer._begin_replace()
+        return _Replacement(self._informer)
 
     def add(self, obj: dict[str, Any]) -> None:
         self._informer._upsert(obj)

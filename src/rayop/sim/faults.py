@@ -30,6 +30,8 @@ class Faults:
         watch_delay: Seconds each watch event is held before it is sent (informer lag).
         conflict_rate: Fraction of update/patch requests answered 409 Conflict.
         max_in_flight: Cap on concurrent non-watch requests; excess ones get 429 (None: no cap).
+        conflict_first_status_write_per_object: The first /status update or patch of each
+            object (by resource, namespace and name) is answered 409 Conflict.
         seed: Seed of the fault dice (None: random).
     """
 
@@ -42,6 +44,7 @@ class Faults:
     watch_delay: float = 0.0
     conflict_rate: float = 0.0
     max_in_flight: int | None = None
+    conflict_first_status_write_per_object: bool = False
     seed: int | None = None
 
 
@@ -52,6 +55,7 @@ class FaultInjector:
         self.faults = faults
         self._rng = random.Random(faults.seed)
         self.in_flight = 0
+        self._status_written: set[tuple[str, str, str, str]] = set()
 
     def latency(self, verb: str) -> float:
         """Returns the seconds to delay a request of ``verb`` (0 when none is configured)."""
@@ -78,8 +82,22 @@ class FaultInjector:
         if f.error_500_rate and self._rng.random() < f.error_500_rate:
             raise se.internal_error("injected fault")
 
-    def check_conflict(self, plural: str, group: str, name: str) -> None:
-        """Raises an injected 409 Conflict for an update or patch, if the dice say so."""
+    def check_conflict(
+        self,
+        plural: str,
+        group: str,
+        name: str,
+        *,
+        namespace: str = "",
+        subresource: str | None = None,
+    ) -> None:
+        """Raises an injected 409 Conflict for an update or patch, if the dice (or the
+        first-status-write rule) say so."""
+        if self.faults.conflict_first_status_write_per_object and subresource == "status":
+            key = (group, plural, namespace, name)
+            if key not in self._status_written:
+                self._status_written.add(key)
+                raise se.conflict(plural, group, name)
         rate = self.faults.conflict_rate
         if rate and self._rng.random() < rate:
             raise se.conflict(plural, group, name)

@@ -175,7 +175,13 @@ async def _update(ctx: ServerContext, request: web.Request, req: ApiRequest) -> 
     body = await _body(request)
     if not isinstance(body, dict):
         raise se.bad_request("the body of the request must be an object")
-    ctx.faults.check_conflict(req.info.plural, req.info.group, req.name or "")
+    ctx.faults.check_conflict(
+        req.info.plural,
+        req.info.group,
+        req.name or "",
+        namespace=req.namespace or "",
+        subresource=req.subresource or None,
+    )
     obj = await ctx.store.update(
         req.info,
         req.namespace,
@@ -198,7 +204,13 @@ async def _patch(ctx: ServerContext, request: web.Request, req: ApiRequest) -> w
         return await _apply(ctx, request, req, current, raw)
     if current is None:
         raise se.not_found(info.plural, info.group, name)
-    ctx.faults.check_conflict(info.plural, info.group, name)
+    ctx.faults.check_conflict(
+        info.plural,
+        info.group,
+        name,
+        namespace=req.namespace or "",
+        subresource=req.subresource or None,
+    )
     patched = apply_patch(ctype, clone(current), raw, custom=info.is_custom)
     if not isinstance(patched, dict) or not isinstance(patched.get("metadata"), dict):
         raise se.bad_request("the patch produced an invalid object")

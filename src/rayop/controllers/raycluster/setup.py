@@ -12,7 +12,11 @@ from typing import cast
 
 from rayop.controllers.raycluster.events import REPORTING_CONTROLLER
 from rayop.controllers.raycluster.options import OperatorOptions
-from rayop.controllers.raycluster.reconcile_context import ClusterClient, ReconcilerDeps
+from rayop.controllers.raycluster.reconcile_context import (
+    POD_CALL_CONCURRENCY,
+    ClusterClient,
+    ReconcilerDeps,
+)
 from rayop.controllers.raycluster.reconciler import RayClusterReconciler
 from rayop.kube.resources import PODS, RAY_CLUSTERS, SECRETS, SERVICES
 from rayop.runtime.controller import Controller
@@ -33,6 +37,7 @@ def setup_raycluster_controller(
     options: OperatorOptions,
     max_concurrent_reconciles: int,
     use_priority_queue: bool = True,
+    pod_call_concurrency: int = POD_CALL_CONCURRENCY,
 ) -> Controller:
     """Builds the ``raycluster`` controller, registers it on ``manager`` and returns it.
 
@@ -41,6 +46,7 @@ def setup_raycluster_controller(
         options: Operator settings (``OperatorOptions.from_env()`` in production).
         max_concurrent_reconciles: Worker count (``--reconcile-concurrency``).
         use_priority_queue: Use controller-runtime's priority queue (the default).
+        pod_call_concurrency: Pod create/delete calls of one group in flight at once.
     """
     informers = manager.informers
     clusters = informers.informer(RAY_CLUSTERS)
@@ -61,6 +67,7 @@ def setup_raycluster_controller(
         expectations=ScaleExpectations(pod_lookup, clock=manager.clock),
         options=options,
         clock=manager.clock,
+        pod_call_concurrency=pod_call_concurrency,
     )
     reconciler = RayClusterReconciler(deps)
     controller = Controller(

@@ -19,9 +19,10 @@ from typing import Any
 from rayop.controllers.dashboard_client import DashboardClient
 from rayop.controllers.raycluster.options import OperatorOptions
 from rayop.controllers.rayservice.serve_cache import ServeConfigCache
+from rayop.controllers.rayservice.settings import ORIGINATED_FROM_CR_NAME, ORIGINATED_FROM_CRD
 from rayop.kube.client import KubeClient
 from rayop.runtime.clock import Clock
-from rayop.runtime.events import EventRecorder
+from rayop.runtime.events import EventRecorder, EventType
 from rayop.runtime.informer_factory import Informer
 from rayop.runtime.reconcile import Request
 
@@ -131,6 +132,7 @@ class ServiceContext:
         apps: Serve applications read this pass, by cluster name (wire ``applicationStatuses``).
         ready_clusters: Clusters whose head is ready and whose applications are all RUNNING.
         next_deletion_in: Seconds until the next retired cluster is due, if any.
+        serving_cluster: The cluster the serve service selects after this pass ("" if none).
     """
 
     request: Request
@@ -140,6 +142,7 @@ class ServiceContext:
     apps: dict[str, dict[str, Any]] = field(default_factory=dict)
     ready_clusters: set[str] = field(default_factory=set)
     next_deletion_in: float | None = None
+    serving_cluster: str = ""
 
     @classmethod
     def of(cls, request: Request, deps: RayServiceDeps, cached: Obj) -> ServiceContext:
@@ -183,11 +186,6 @@ class ServiceContext:
 
     def owned_clusters(self) -> list[Obj]:
         """Returns the cached RayClusters created for this RayService (by label)."""
-        from rayop.controllers.rayservice.settings import (
-            ORIGINATED_FROM_CR_NAME,
-            ORIGINATED_FROM_CRD,
-        )
-
         selector = {ORIGINATED_FROM_CR_NAME: self.name, ORIGINATED_FROM_CRD: "RayService"}
         return self.deps.clusters.list(self.namespace, label_selector=selector)
 
@@ -197,6 +195,6 @@ class ServiceContext:
             return None
         return self.deps.clusters.get(self.namespace, cluster_name)
 
-    def event(self, event_type: str, reason: str, note: str) -> None:
+    def event(self, event_type: EventType, reason: str, note: str) -> None:
         """Records an Event about the RayService; never blocks."""
-        self.deps.recorder.event(self.cached, event_type, reason, note)  # type: ignore[arg-type]
+        self.deps.recorder.event(self.cached, event_type, reason, note)

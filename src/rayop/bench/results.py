@@ -1,0 +1,85 @@
+"""The figures one bench run produces for one ``--concurrency`` value (and their JSON form)."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True, kw_only=True)
+class LatencyStats:
+    """Per-cluster ready latency in seconds (None when no cluster became ready)."""
+
+    count: int = 0
+    p50: float | None = None
+    p95: float | None = None
+    max: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ConcurrencyResult:
+    """What was measured at one ``--reconcile-concurrency`` value.
+
+    Times are seconds of the measured phase; "per minute" rates divide by its length.
+    """
+
+    concurrency: int
+    scenario: str = "create"
+    clusters: int = 0
+    workers: int = 0
+    timed_out: bool = False
+    seconds_until_all_ready: float = 0.0
+    ready_latency: LatencyStats = field(default_factory=LatencyStats)
+    ready_latency_by_group: dict[str, LatencyStats] = field(default_factory=dict)
+    queue_wait_p50: float | None = None
+    queue_wait_p99: float | None = None
+    queue_wait_mean: float | None = None
+    reconcile_time_p50: float | None = None
+    reconcile_time_p99: float | None = None
+    reconciles: int = 0
+    busy_fraction: float = 0.0
+    """Fraction of 0.5 s samples with active_workers == max_concurrent_reconciles."""
+    mean_active_workers: float = 0.0
+    queue_depth_max: float = 0.0
+    queue_depth_mean: float = 0.0
+    reconcile_errors: int = 0
+    reconcile_errors_per_minute: float = 0.0
+    conflicts: int = 0
+    """HTTP 409 answers to the operator's requests."""
+    conflicts_per_minute: float = 0.0
+    user_conflicts: int = 0
+    api_latency_mean: float | None = None
+    """rest_client_request_duration_seconds mean (throttling wait included, as client-go does)."""
+    api_latency_p50: float | None = None
+    api_latency_p99: float | None = None
+    operator_requests: int = 0
+    throttle_wait_seconds: float = 0.0
+    """Sum of rest_client_rate_limiter_duration_seconds."""
+    throttle_wait_mean: float | None = None
+    throttle_wait_p99: float | None = None
+    api_requests_by_verb: dict[str, int] = field(default_factory=dict)
+    """What the API server served during the measured phase (all clients)."""
+    pod_creates: int = 0
+    expected_pod_creates: int = 0
+    duplicate_pod_creates: int = 0
+    operator_cpu_seconds: float | None = None
+    operator_peak_rss_mb: float | None = None
+    samples: list[tuple[float, float, float, float]] = field(default_factory=list)
+    """(t, active workers, max workers, queue depth) every 0.5 s."""
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        """Returns a JSON-ready dict (every field, latency stats as nested objects)."""
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ConcurrencyResult:
+        """Rebuilds a result from :meth:`to_json` output."""
+        values = dict(data)
+        values["ready_latency"] = LatencyStats(**values.get("ready_latency") or {})
+        values["ready_latency_by_group"] = {
+            k: LatencyStats(**v) for k, v in (values.get("ready_latency_by_group") or {}).items()
+        }
+        values["samples"] = [tuple(s) for s in values.get("samples") or []]
+        return cls(**values)

@@ -1,0 +1,241 @@
+"""The RayJob controller's side effects on the API server, each idempotent.
+
+Reads go to the informer caches; a create that finds the object already there (a cache that
+lags) reads it from the API instead of failing. Deletions report "gone" only once the cache no
+longer holds the object, so a later pass never mistakes a deleted object for a live one.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import copy
+import logging
+from typing import Any
+
+from rayop.api.raycluster import RayClusterStatus
+from rayop.api.rayjob import DeletionPolicyType, JobSubmissionMode
+from rayop.controllers.dashboard_client import DashboardClient
+from rayop.controllers.raycluster import cluster_spec as cs
+from rayop.controllers.raycluster import labels, names
+from rayop.controllers.raycluster.env import AUTH_TOKEN_SECRET_KEY
+from rayop.controllers.rayjob import cluster as rc
+from rayop.controllers.rayjob.context import Obj, PassContext
+from rayop.controllers.rayjob.submitter import build_sidecar_container, build_submitter_job
+from rayop.kube.errors import AlreadyExists, NotFound
+from rayop.kube.resources import JOBS, RAY_CLUSTERS, RAY_JOBS, SECRETS, SERVICES
+
+log = logging.getLogger(__name__)
+
+FINALIZER = "ray.io/rayjob-finalizer"
+
+
+class ClusterNotFoundError(Exception):
+    """The cluster named by ``clusterSelector`` does not exist."""
+
+
+async def ensure_finalizer(ctx: PassContext) -> None:
+    """Adds ``ray.io/rayjob-finalizer`` (an update of the RayJob) unless present."""
+    finalizers = ctx.rayjob["metadata"].setdefault("finalizers", [])
+    if FINALIZER in finalizers:
+        return
+    finalizers.append(FINALIZER)
+    ctx.rayjob = await ctx.deps.client.update(RAY_JOBS, ctx.rayjob)
+
+
+async def remove_finalizer(ctx: PassContext) -> None:
+    """Removes ``ray.io/rayjob-finalizer`` (an update of the RayJob) if present."""
+    finalizers = ctx.rayjob["metadata"].get("finalizers") or []
+    if FINALIZER not in finalizers:
+        return
+    ctx.rayjob["metadata"]["finalizers"] = [f for f in finalizers if f != FINALIZER]
+    ctx.rayjob = await ctx.deps.client.update(RAY_JOBS, ctx.rayjob)
+
+
+async def write_status(ctx: PassContext) -> None:
+    """Writes ``ctx.status`` through ``/status`` (a 409 propagates: the pass is retried)."""
+    body = dict(ctx.rayjob)
+    body["status"] = ctx.status.model_dump(by_alias=True, exclude_none=True)
+    ctx.rayjob = await ctx.deps.client.update_status(RAY_JOBS, body)
+
+
+def cached_cluster(ctx: PassContext) -> Obj | None:
+    """Returns the RayJob's cluster (``status.rayClusterName``) from the cache, or None."""
+    name = ctx.status.ray_cluster_name
+    return ctx.deps.clusters.get(ctx.namespace, name) if name else None
+
+
+def cluster_status(cluster: Obj) -> RayClusterStatus | None:
+    """Returns a copy of a cluster's status (None when it has none)."""
+    status = cluster.get("status")
+    return RayClusterStatus.model_validate(copy.deepcopy(dict(status))) if status else None
+
+
+async def get_or_create_cluster(ctx: PassContext) -> Obj:
+    """Returns the RayJob's cluster, creating it from ``rayClusterSpec`` when absent.
+
+    Later ``rayClusterSpec`` changes are ignored, as in KubeRay.
+
+    Raises:
+        ClusterNotFoundError: the ``clusterSelector`` cluster does not exist.
+        ApiError: the create failed.
+    """
+    found = cached_cluster(ctx)
+    if found is not None:
+        return found
+    name = ctx.status.ray_cluster_name or ""
+    if ctx.job.spec.cluster_selector:
+        raise ClusterNotFoundError(f"the cluster selector names {name!r}, which does not exist")
+    mode = ctx.job.spec.submission_mode
+    desired = rc.build_raycluster(ctx.rayjob, name, submission_mode=mode)
+    if mode == JobSubmissionMode.SIDECAR_MODE:
+        sidecar = build_sidecar_container(
+            ctx.job, desired, job_id=ctx.status.job_id or "", options=ctx.deps.options
+        )
+        desired = rc.build_raycluster(ctx.rayjob, name, submission_mode=mode, sidecar=sidecar)
+    try:
+        created = await ctx.deps.client.create(RAY_CLUSTERS, desired, namespace=ctx.namespace)
+    except AlreadyExists:
+        return await ctx.deps.client.get(RAY_CLUSTERS, name, namespace=ctx.namespace)
+    except Exception as err:
+        ctx.event(
+            "Warning", "FailedToCreateRayCluster", f"Failed to create RayCluster {name}: {err}"
+        )
+        raise
+    ctx.event("Normal", "CreatedRayCluster", f"Created RayCluster {ctx.namespace}/{name}")
+    return created
+
+
+async def create_submitter_job_if_needed(ctx: PassContext, cluster: Obj) -> None:
+    """Creates the K8sJobMode submitter Job (named as the RayJob) unless it exists."""
+    if ctx.deps.jobs.get(ctx.namespace, ctx.name) is not None:
+        return
+    desired = build_submitter_job(
+        ctx.rayjob,
+        ctx.job,
+        cluster,
+        job_id=ctx.status.job_id or "",
+        dashboard_url=ctx.status.dashboard_url or "",
+        options=ctx.deps.options,
+    )
+    try:
+        await ctx.deps.client.create(JOBS, desired, namespace=ctx.namespace)
+    except AlreadyExists:
+        return
+    except Exception as err:
+        ctx.event("Warning", "FailedToCreateRayJobSubmitter", f"Failed to create Job: {err}")
+        raise
+    ctx.event(
+        "Normal", "CreatedRayJobSubmitter", f"Created Kubernetes Job {ctx.namespace}/{ctx.name}"
+    )
+
+
+async def reconcile_head_service(ctx: PassContext, cluster: Obj) -> None:
+    """Keeps ``<rayjob>-head-svc`` selecting the cluster's head (ClusterIP preserved)."""
+    desired = rc.build_rayjob_head_service(ctx.rayjob, cluster, options=ctx.deps.options)
+    current = ctx.deps.services.get(ctx.namespace, desired["metadata"]["name"])
+    if current is None:
+        with contextlib.suppress(AlreadyExists):
+            await ctx.deps.client.create(SERVICES, desired, namespace=ctx.namespace)
+        return
+    if rc.head_service_needs_update(current, desired):
+        await ctx.deps.client.update(SERVICES, rc.updated_head_service(current, desired))
+
+
+def head_pod(ctx: PassContext, cluster_name: str) -> Obj | None:
+    """Returns the cluster's live head pod from the cache, or None."""
+    selector = labels.head_pods_selector(cluster_name)
+    for pod in ctx.deps.pods.list(ctx.namespace, label_selector=selector):
+        if not (pod.get("metadata") or {}).get("deletionTimestamp"):
+            return pod
+    return None
+
+
+async def auth_token(ctx: PassContext, cluster: Obj) -> str | None:
+    """Returns the cluster's Ray auth token (token mode without K8s token auth), else None."""
+    if not cs.is_auth_enabled(cluster) or cs.is_k8s_token_auth(cluster):
+        return None
+    secret = ctx.deps.secrets.get(ctx.namespace, names.auth_secret_name(cluster))
+    if secret is None:
+        try:
+            secret = await ctx.deps.client.get(
+                SECRETS, names.auth_secret_name(cluster), namespace=ctx.namespace
+            )
+        except NotFound:
+            return None
+    encoded = (secret.get("data") or {}).get(AUTH_TOKEN_SECRET_KEY)
+    return base64.b64decode(encoded).decode() if encoded else None
+
+
+async def open_dashboard(ctx: PassContext, cluster: Obj) -> DashboardClient:
+    """Returns a dashboard client for the cluster's head (close it after use)."""
+    token = await auth_token(ctx, cluster)
+    return ctx.deps.dashboards(cluster, ctx.status.dashboard_url or "", token)
+
+
+async def _delete(ctx: PassContext, res: Any, obj: Obj | None, what: str, reason: str) -> bool:
+    if obj is None:
+        return True
+    meta = obj.get("metadata") or {}
+    if meta.get("deletionTimestamp"):
+        return False
+    try:
+        await ctx.deps.client.delete(
+            res, str(meta.get("name", "")), namespace=ctx.namespace, propagation_policy="Background"
+        )
+    except NotFound:
+        return False
+    ctx.event("Normal", reason, f"Deleted {what} {ctx.namespace}/{meta.get('name', '')}")
+    return False
+
+
+async def delete_cluster(ctx: PassContext) -> bool:
+    """Deletes the RayJob's cluster (never a ``clusterSelector`` one); True once it is gone."""
+    if ctx.job.spec.cluster_selector:
+        return True
+    return await _delete(ctx, RAY_CLUSTERS, cached_cluster(ctx), "RayCluster", "DeletedRayCluster")
+
+
+async def delete_submitter_job(ctx: PassContext) -> bool:
+    """Deletes the K8sJobMode submitter Job (background propagation); True once it is gone."""
+    if ctx.job.spec.submission_mode != JobSubmissionMode.K8S_JOB_MODE:
+        return True
+    batch_job = ctx.deps.jobs.get(ctx.namespace, ctx.name)
+    return await _delete(ctx, JOBS, batch_job, "Kubernetes Job", "DeletedRayJobSubmitter")
+
+
+async def suspend_worker_groups(ctx: PassContext) -> None:
+    """Sets ``suspend: true`` on every worker group of the cluster (policy DeleteWorkers)."""
+    cluster = cached_cluster(ctx)
+    if cluster is None:
+        return
+    updated = copy.deepcopy(dict(cluster))
+    for group in updated.get("spec", {}).get("workerGroupSpecs") or []:
+        group["suspend"] = True
+    await ctx.deps.client.update(RAY_CLUSTERS, updated)
+    ctx.event(
+        "Normal", "SuspendedWorkerGroups", f"Suspended the worker groups of {cs.name(cluster)}"
+    )
+
+
+def deletion_done(ctx: PassContext, policy: DeletionPolicyType) -> bool:
+    """Tells whether a deletion policy's effect is already in place (from the caches)."""
+    cluster = cached_cluster(ctx)
+    gone = cluster is None or bool((cluster.get("metadata") or {}).get("deletionTimestamp"))
+    if policy == DeletionPolicyType.DELETE_CLUSTER:
+        return gone
+    if policy == DeletionPolicyType.DELETE_WORKERS:
+        return gone or all(cs.is_group_suspended(g) for g in cs.worker_groups(cluster or {}))
+    return policy == DeletionPolicyType.DELETE_NONE
+
+
+async def execute_deletion(ctx: PassContext, policy: DeletionPolicyType) -> None:
+    """Carries out one deletion policy."""
+    if policy == DeletionPolicyType.DELETE_SELF:
+        await ctx.deps.client.delete(
+            RAY_JOBS, ctx.name, namespace=ctx.namespace, propagation_policy="Background"
+        )
+    elif policy == DeletionPolicyType.DELETE_CLUSTER:
+        await delete_cluster(ctx)
+    elif policy == DeletionPolicyType.DELETE_WORKERS:
+        await suspend_worker_groups(ctx)

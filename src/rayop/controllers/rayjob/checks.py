@@ -1,0 +1,118 @@
+"""Transition checks the phases run first: suspend, deadlines and grace periods (kuberay-v1.md §5).
+
+Each check looks at the spec, the status and the wall-clock time; when it fires it edits the
+status (the new deployment status, reason and message) and returns True, and the phase ends its
+pass there. Nothing here does I/O.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from rayop.api.common import parse_time
+from rayop.api.rayjob import JobDeploymentStatus, JobFailedReason, JobStatus, RayJob, RayJobStatus
+from rayop.controllers.dashboard_models import is_terminal
+from rayop.controllers.raycluster.options import OperatorOptions
+from rayop.controllers.rayjob.status import mark_failed
+
+SUBMITTER_FINISHED_TIMEOUT = timedelta(seconds=30)
+"""``DefaultSubmitterFinishedTimeout``: a finished submitter whose job is not terminal fails."""
+_SUSPENDABLE = frozenset({JobDeploymentStatus.INITIALIZING, JobDeploymentStatus.RUNNING})
+
+
+def _start(status: RayJobStatus, now: datetime) -> datetime:
+    return parse_time(status.start_time) if status.start_time else now
+
+
+def suspend_if_requested(job: RayJob, status: RayJobStatus) -> bool:
+    """Moves Initializing/Running to Suspending when ``spec.suspend`` is set."""
+    if not job.spec.suspend or status.job_deployment_status not in _SUSPENDABLE:
+        return False
+    status.job_deployment_status = JobDeploymentStatus.SUSPENDING
+    return True
+
+
+def active_deadline_exceeded(job: RayJob, status: RayJobStatus, now: datetime) -> bool:
+    """Fails with DeadlineExceeded once ``startTime + activeDeadlineSeconds`` has passed."""
+    limit = job.spec.active_deadline_seconds
+    if limit is None or now < _start(status, now) + timedelta(seconds=limit):
+        return False
+    mark_failed(
+        status,
+        JobFailedReason.DEADLINE_EXCEEDED,
+        f"The RayJob has passed the activeDeadlineSeconds. StartTime: {status.start_time}. "
+        f"ActiveDeadlineSeconds: {limit}",
+    )
+    return True
+
+
+def pre_running_deadline_exceeded(job: RayJob, status: RayJobStatus, now: datetime) -> bool:
+    """Fails with PreRunningDeadlineExceeded once ``startTime + preRunningDeadlineSeconds`` has
+    passed before the job reached Running."""
+    limit = job.spec.pre_running_deadline_seconds
+    if limit is None or now < _start(status, now) + timedelta(seconds=limit):
+        return False
+    mark_failed(
+        status,
+        JobFailedReason.PRE_RUNNING_DEADLINE_EXCEEDED,
+        f"The RayJob has passed the preRunningDeadlineSeconds. StartTime: {status.start_time}. "
+        f"PreRunningDeadlineSeconds: {limit}",
+    )
+    return True
+
+
+def transition_grace_exceeded(
+    status: RayJobStatus, now: datetime, *, options: OperatorOptions
+) -> bool:
+    """Forces Complete/Failed when the Ray job has been terminal for longer than the grace period
+    (``RAYJOB_DEPLOYMENT_STATUS_TRANSITION_GRACE_PERIOD_SECONDS``) while the deployment still Runs."""
+    end = status.ray_job_info.end_time if status.ray_job_info is not None else None
+    if not is_terminal(status.job_status or "") or end is None:
+        return False
+    grace = options.rayjob_deployment_status_transition_grace_period_seconds
+    if now < parse_time(end) + timedelta(seconds=grace):
+        return False
+    failed = status.job_status == JobStatus.FAILED
+    status.job_deployment_status = (
+        JobDeploymentStatus.FAILED if failed else JobDeploymentStatus.COMPLETE
+    )
+    status.reason = JobFailedReason.TRANSITION_GRACE_PERIOD_EXCEEDED
+    status.message = (
+        f"The RayJob submitter has been in a terminal state for more than {grace} seconds, "
+        "but the deployment status did not follow"
+    )
+    return True
+
+
+def status_check_timed_out(
+    status: RayJobStatus, now: datetime, *, options: OperatorOptions
+) -> bool:
+    """Fails with JobStatusCheckTimeoutExceeded when dashboard checks have failed continuously
+    for ``RAYJOB_STATUS_CHECK_TIMEOUT_SECONDS``."""
+    since = status.job_status_check_failure_start_time
+    timeout = options.rayjob_status_check_timeout_seconds
+    if since is None or now < parse_time(since) + timedelta(seconds=timeout):
+        return False
+    mark_failed(
+        status,
+        JobFailedReason.JOB_STATUS_CHECK_TIMEOUT_EXCEEDED,
+        f"Job status checks have been failing since {since}; exceeded timeout of {timeout}s",
+    )
+    return True
+
+
+def submitter_finished_timed_out(
+    status: RayJobStatus, finished_at: datetime | None, now: datetime
+) -> bool:
+    """Fails when the submitter finished more than 30 s ago but the Ray job is not terminal."""
+    if finished_at is None or is_terminal(status.job_status or ""):
+        return False
+    if now < finished_at + SUBMITTER_FINISHED_TIMEOUT:
+        return False
+    mark_failed(
+        status,
+        JobFailedReason.TRANSITION_GRACE_PERIOD_EXCEEDED,
+        f"The RayJob submitter finished at {finished_at.isoformat()} but the Ray job did not "
+        f"reach a terminal state within {int(SUBMITTER_FINISHED_TIMEOUT.total_seconds())}s",
+    )
+    return True

@@ -1,0 +1,96 @@
+"""Wires the RayJob controller into a manager (KubeRay's ``SetupWithManager``, §1.3).
+
+The controller is named ``rayjob``. It watches RayJobs with no predicate (so its own status
+writes trigger the next pass, which moves the state machine along at once) and the RayClusters,
+Services and batch Jobs it owns (their controlling RayJob is enqueued).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from datetime import datetime
+from typing import cast
+
+from rayop.controllers.raycluster.options import OperatorOptions
+from rayop.controllers.rayjob.context import (
+    Cache,
+    DashboardFactory,
+    RayJobDeps,
+    dashboard_factory,
+    utc_now,
+)
+from rayop.controllers.rayjob.reconciler import RayJobReconciler
+from rayop.kube.client import KubeClient
+from rayop.kube.resources import JOBS, PODS, RAY_CLUSTERS, RAY_JOBS, SECRETS, SERVICES
+from rayop.runtime.controller import Controller
+from rayop.runtime.informer_source import for_, owns
+from rayop.runtime.manager import Manager
+
+CONTROLLER_NAME = "rayjob"
+REPORTING_CONTROLLER = "rayjob-controller"
+OWNER_KIND = "RayJob"
+OWNER_GROUP = "ray.io"
+
+
+def setup_rayjob_controller(
+    manager: Manager,
+    *,
+    options: OperatorOptions,
+    max_concurrent_reconciles: int,
+    use_priority_queue: bool = True,
+    use_kubernetes_proxy: bool = True,
+    dashboards: DashboardFactory | None = None,
+    wall_clock: Callable[[], datetime] = utc_now,
+    rng: random.Random | None = None,
+) -> Controller:
+    """Builds the ``rayjob`` controller, registers it on ``manager`` and returns it.
+
+    Args:
+        manager: The manager whose client, shared informers, metrics and clock are used.
+        options: Operator settings (``OperatorOptions.from_env()`` in production).
+        max_concurrent_reconciles: Worker count (``--reconcile-concurrency``).
+        use_priority_queue: Use controller-runtime's priority queue (the default).
+        use_kubernetes_proxy: Reach dashboards through the API server's services proxy
+            (KubeRay's ``--use-kubernetes-proxy``); otherwise directly at ``dashboardURL``.
+        dashboards: Overrides the dashboard client factory (tests).
+        wall_clock: Wall-clock time of status timestamps, deadlines and TTLs.
+        rng: Random source of generated job ids and cluster names.
+    """
+    informers = manager.informers
+    rayjobs = informers.informer(RAY_JOBS)
+    clusters = informers.informer(RAY_CLUSTERS)
+    services = informers.informer(SERVICES)
+    jobs = informers.informer(JOBS)
+    client = cast(KubeClient, manager.client)
+    deps = RayJobDeps(
+        client=client,
+        rayjobs=cast(Cache, rayjobs),
+        clusters=cast(Cache, clusters),
+        jobs=cast(Cache, jobs),
+        services=cast(Cache, services),
+        pods=cast(Cache, informers.informer(PODS)),
+        secrets=cast(Cache, informers.informer(SECRETS)),
+        recorder=manager.event_recorder(REPORTING_CONTROLLER),
+        options=options,
+        dashboards=dashboards
+        or dashboard_factory(client, use_kubernetes_proxy=use_kubernetes_proxy),
+        wall_clock=wall_clock,
+        rng=rng or random.Random(),
+    )
+    controller = Controller(
+        CONTROLLER_NAME,
+        RayJobReconciler(deps).reconcile,
+        sources=[
+            for_(rayjobs),
+            owns(clusters, OWNER_KIND, OWNER_GROUP),
+            owns(services, OWNER_KIND, OWNER_GROUP),
+            owns(jobs, OWNER_KIND, OWNER_GROUP),
+        ],
+        max_concurrent_reconciles=max_concurrent_reconciles,
+        use_priority_queue=use_priority_queue,
+        metrics=manager.metrics,
+        clock=manager.clock,
+    )
+    manager.add_controller(controller)
+    return controller

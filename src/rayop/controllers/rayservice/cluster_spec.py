@@ -1,0 +1,146 @@
+"""Pure builders for the RayClusters of a RayService: names, the spec hash, the object itself.
+
+A RayService's cluster is ``<rayservice>-<5 random chars>``, carries the RayService's labels and
+annotations plus KubeRay's (``ray.io/originated-from-cr-name``, ``ray.io/originated-from-crd=
+RayService``; the spec hash, the worker group count, the KubeRay version, and
+``ray.io/enable-serve-service=true``), and is controlled by the RayService. The hash covers
+``rayClusterConfig`` without what scaling changes (worker ``replicas`` and ``workersToDelete``),
+so the autoscaler never triggers an upgrade; a different hash means a new cluster is needed,
+unless the only difference is worker groups appended at the end (then the cluster is updated).
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import hashlib
+import json
+import random
+from collections.abc import Mapping
+from typing import Any
+
+from rayop.api.rayservice import RayServiceUpgradeType
+from rayop.controllers.raycluster import names
+from rayop.controllers.raycluster.options import KUBERAY_VERSION, OperatorOptions
+from rayop.controllers.rayservice import settings
+
+Obj = Mapping[str, Any]
+
+
+def spec_hash(cluster_spec: Obj) -> str:
+    """Returns the hash of a RayClusterSpec without worker replicas and workersToDelete."""
+    spec: dict[str, Any] = copy.deepcopy(dict(cluster_spec))
+    for group in spec.get("workerGroupSpecs") or []:
+        group.pop("replicas", None)
+        (group.get("scaleStrategy") or {}).pop("workersToDelete", None)
+    payload = json.dumps(spec, sort_keys=True, separators=(",", ":")).encode()
+    return base64.b32hexencode(hashlib.sha1(payload, usedforsecurity=False).digest()).decode()
+
+
+def goal_spec(rayservice: Obj) -> Obj:
+    """Returns ``spec.rayClusterConfig`` of a RayService."""
+    return (rayservice.get("spec") or {}).get("rayClusterConfig") or {}
+
+
+def cluster_hash(cluster: Obj) -> str:
+    """Returns the spec hash a cluster was built from (its annotation; "" when absent)."""
+    annotations = (cluster.get("metadata") or {}).get("annotations") or {}
+    return str(annotations.get(settings.HASH_ANNOTATION) or "")
+
+
+def num_worker_groups(cluster: Obj) -> int:
+    """Returns the worker group count a cluster was built with (its annotation)."""
+    annotations = (cluster.get("metadata") or {}).get("annotations") or {}
+    try:
+        return int(annotations.get(settings.NUM_WORKER_GROUPS_ANNOTATION) or -1)
+    except ValueError:
+        return -1
+
+
+def matches_goal(cluster: Obj, goal: Obj) -> bool:
+    """Tells whether the cluster was built from a spec equal to ``goal`` (up to scaling)."""
+    return cluster_hash(cluster) == spec_hash(goal)
+
+
+def only_appended_worker_groups(cluster: Obj, goal: Obj) -> bool:
+    """Tells whether ``goal`` equals the cluster's spec plus worker groups appended at the end."""
+    count = num_worker_groups(cluster)
+    groups = list(goal.get("workerGroupSpecs") or [])
+    if count < 0 or len(groups) <= count:
+        return False
+    truncated = {**dict(goal), "workerGroupSpecs": groups[:count]}
+    return cluster_hash(cluster) == spec_hash(truncated)
+
+
+def zero_downtime_enabled(rayservice: Obj, options: OperatorOptions) -> bool:
+    """Tells whether a spec change prepares a new cluster (upgradeStrategy, else the env gate)."""
+    strategy = ((rayservice.get("spec") or {}).get("upgradeStrategy") or {}).get("type")
+    if strategy:
+        return bool(strategy != RayServiceUpgradeType.NONE)
+    return options.enable_zero_downtime
+
+
+def new_cluster_name(service_name: str, rng: random.Random) -> str:
+    """Returns ``<rayservice>-<5 random chars>``."""
+    return f"{service_name}-{names.random_suffix(rng)}"
+
+
+def owner_reference(rayservice: Obj) -> dict[str, Any]:
+    """Returns the controller ownerReference pointing at the RayService."""
+    meta = rayservice["metadata"]
+    return {
+        "apiVersion": settings.OWNER_API_VERSION,
+        "kind": settings.OWNER_KIND,
+        "name": meta["name"],
+        "uid": meta.get("uid", ""),
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+
+
+def cluster_annotations(rayservice: Obj, goal: Obj) -> dict[str, str]:
+    """Returns the annotations of a cluster built from ``goal``: the RayService's plus KubeRay's."""
+    result = dict(rayservice["metadata"].get("annotations") or {})
+    result.update(
+        {
+            settings.HASH_ANNOTATION: spec_hash(goal),
+            settings.NUM_WORKER_GROUPS_ANNOTATION: str(len(goal.get("workerGroupSpecs") or [])),
+            settings.KUBERAY_VERSION_ANNOTATION: KUBERAY_VERSION,
+            settings.ENABLE_SERVE_SERVICE_ANNOTATION: "true",
+        }
+    )
+    return result
+
+
+def build_ray_cluster(rayservice: Obj, cluster_name: str) -> dict[str, Any]:
+    """Returns the RayCluster ``cluster_name`` for the RayService's current spec."""
+    meta = rayservice["metadata"]
+    goal = goal_spec(rayservice)
+    cluster_labels = dict(meta.get("labels") or {})
+    cluster_labels[settings.ORIGINATED_FROM_CR_NAME] = names.check_label(meta["name"])
+    cluster_labels[settings.ORIGINATED_FROM_CRD] = settings.OWNER_KIND
+    return {
+        "apiVersion": "ray.io/v1",
+        "kind": "RayCluster",
+        "metadata": {
+            "name": cluster_name,
+            "namespace": meta.get("namespace") or "",
+            "labels": cluster_labels,
+            "annotations": cluster_annotations(rayservice, goal),
+            "ownerReferences": [owner_reference(rayservice)],
+        },
+        "spec": copy.deepcopy(dict(goal)),
+    }
+
+
+def updated_in_place(cluster: Obj, rayservice: Obj) -> dict[str, Any]:
+    """Returns ``cluster`` with the RayService's spec and annotations, its ``suspend`` kept."""
+    goal = goal_spec(rayservice)
+    result = copy.deepcopy(dict(cluster))
+    suspend = (result.get("spec") or {}).get("suspend")
+    result["spec"] = copy.deepcopy(dict(goal))
+    if suspend is not None:
+        result["spec"]["suspend"] = suspend
+    annotations = result["metadata"].setdefault("annotations", {})
+    annotations.update(cluster_annotations(rayservice, goal))
+    return result

@@ -1,0 +1,106 @@
+"""Steps that choose, create and update the active and pending RayClusters of a RayService.
+
+``status.activeServiceStatus.rayClusterName`` serves traffic; ``pendingServiceStatus`` names
+the cluster being prepared. A new pending name is written to status *before* the cluster is
+created, so a failed status write (409) never leaves an unrecorded cluster behind, and a retry
+creates the recorded one rather than another (kuberay-v1.md §6 steps 8 and 14).
+
+A new pending cluster is prepared when there is no cluster at all, or when zero-downtime
+upgrades are on and ``rayClusterConfig`` no longer matches the newest cluster (the pending one if
+any, else the active one) by more than worker groups appended at the end; appended groups are
+added to that cluster in place. If the spec goes back to the active cluster's during an upgrade,
+the pending cluster is dropped (it is then retired like any other).
+"""
+
+from __future__ import annotations
+
+import logging
+
+from rayop.controllers.rayservice import cluster_spec as rs_cluster
+from rayop.controllers.rayservice import settings
+from rayop.controllers.rayservice.context import ServiceContext
+from rayop.controllers.rayservice.status import write_status
+from rayop.kube.errors import AlreadyExists, NotFound
+from rayop.kube.resources import RAY_CLUSTERS
+from rayop.runtime.reconcile import Result
+
+log = logging.getLogger(__name__)
+
+ACTIVE = "activeServiceStatus"
+PENDING = "pendingServiceStatus"
+
+
+async def plan_clusters(ctx: ServiceContext) -> Result | None:
+    """Decides the pending cluster's name and writes it to status before anything is created.
+
+    Raises:
+        rayop.kube.errors.ApiError: the status write failed (the pass is retried).
+    """
+    await _forget_missing_active(ctx)
+    goal = rs_cluster.goal_spec(ctx.cached)
+    active, pending = ctx.cluster(ctx.active_name), ctx.cluster(ctx.pending_name)
+    new_name = ""
+    if not ctx.active_name and not ctx.pending_name:
+        new_name = rs_cluster.new_cluster_name(ctx.name, ctx.deps.rng)
+    elif ctx.pending_name and active is not None and rs_cluster.matches_goal(active, goal):
+        log.info("RayService %s: spec is the active cluster's again; dropping pending", ctx.request)
+        ctx.set_cluster_name(PENDING, "")
+    elif rs_cluster.zero_downtime_enabled(ctx.cached, ctx.deps.options):
+        newest = pending if ctx.pending_name else active
+        if (
+            newest is not None
+            and not rs_cluster.matches_goal(newest, goal)
+            and not rs_cluster.only_appended_worker_groups(newest, goal)
+        ):
+            new_name = rs_cluster.new_cluster_name(ctx.name, ctx.deps.rng)
+    if new_name:
+        log.info("RayService %s: preparing new cluster %s", ctx.request, new_name)
+        ctx.set_cluster_name(PENDING, new_name)
+    if ctx.status != (ctx.cached.get("status") or {}):
+        await write_status(ctx)
+    return None
+
+
+async def _forget_missing_active(ctx: ServiceContext) -> None:
+    """Clears the active name when that cluster is gone from the API server (not just the cache)."""
+    if not ctx.active_name or ctx.cluster(ctx.active_name) is not None:
+        return
+    try:
+        await ctx.deps.client.get(RAY_CLUSTERS, ctx.active_name, namespace=ctx.namespace)
+    except NotFound:
+        log.info("RayService %s: active cluster %s is gone", ctx.request, ctx.active_name)
+        ctx.set_cluster_name(ACTIVE, "")
+
+
+async def ensure_clusters(ctx: ServiceContext) -> Result | None:
+    """Creates the pending cluster when missing; adds appended worker groups in place.
+
+    Raises:
+        rayop.kube.errors.ApiError: a create or update failed.
+    """
+    goal = rs_cluster.goal_spec(ctx.cached)
+    if ctx.pending_name and ctx.cluster(ctx.pending_name) is None:
+        await _create(ctx, ctx.pending_name)
+    upgrading = bool(ctx.pending_name)
+    for cluster_name in (ctx.pending_name, "" if upgrading else ctx.active_name):
+        cluster = ctx.cluster(cluster_name)
+        if cluster is not None and rs_cluster.only_appended_worker_groups(cluster, goal):
+            updated = rs_cluster.updated_in_place(cluster, ctx.cached)
+            await ctx.deps.client.update(RAY_CLUSTERS, updated)
+            ctx.event("Normal", settings.UPDATED_RAY_CLUSTER, f"Updated RayCluster {cluster_name}")
+    return None
+
+
+async def _create(ctx: ServiceContext, cluster_name: str) -> None:
+    body = rs_cluster.build_ray_cluster(ctx.cached, cluster_name)
+    try:
+        await ctx.deps.client.create(RAY_CLUSTERS, body, namespace=ctx.namespace)
+    except AlreadyExists:
+        return
+    except Exception as exc:
+        note = f"Failed to create RayCluster {ctx.namespace}/{cluster_name}: {exc}"
+        ctx.event("Warning", settings.FAILED_TO_CREATE_RAY_CLUSTER, note)
+        raise
+    ctx.event(
+        "Normal", settings.CREATED_RAY_CLUSTER, f"Created RayCluster {ctx.namespace}/{cluster_name}"
+    )

@@ -1,0 +1,48 @@
+"""Reads a RayCluster's head pod from the cache and talks to its dashboard or Serve proxy."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from rayop.controllers.dashboard_client import DashboardClient
+from rayop.controllers.raycluster import labels as rc_labels
+from rayop.controllers.raycluster import names
+from rayop.controllers.raycluster.services import DEFAULT_PORTS, service_ports
+from rayop.controllers.rayservice.context import ServiceContext
+
+Obj = Mapping[str, Any]
+
+
+def head_pod(ctx: ServiceContext, cluster_name: str) -> Obj | None:
+    """Returns the cluster's live head pod from the pod cache, or None."""
+    selector = rc_labels.head_pods_selector(cluster_name)
+    pods = [
+        p
+        for p in ctx.deps.pods.list(ctx.namespace, label_selector=selector)
+        if not (p.get("metadata") or {}).get("deletionTimestamp")
+    ]
+    return pods[0] if pods else None
+
+
+def is_pod_ready(pod: Obj | None) -> bool:
+    """Tells whether a pod is Running with condition Ready=True."""
+    if pod is None:
+        return False
+    status = pod.get("status") or {}
+    ready = any(
+        c.get("type") == "Ready" and c.get("status") == "True"
+        for c in status.get("conditions") or []
+    )
+    return status.get("phase") == "Running" and ready
+
+
+def dashboard(ctx: ServiceContext, cluster: Obj, port_name: str = "dashboard") -> DashboardClient:
+    """Returns a client for the cluster's head service port ("dashboard" or "serve")."""
+    port = service_ports(cluster).get(port_name, DEFAULT_PORTS.get(port_name, 0))
+    return ctx.deps.dashboards.client(
+        namespace=ctx.namespace,
+        service=names.head_service_name(cluster),
+        port_name=port_name,
+        port=port,
+    )

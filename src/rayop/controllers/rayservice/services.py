@@ -1,0 +1,72 @@
+"""Points the RayService's head and serve Services at the cluster that is ready to serve.
+
+The target is the pending cluster once its applications are all RUNNING, else the active
+cluster if its applications are (kuberay-v1.md §6 step 13); with neither ready, nothing is
+created or changed, so the serve service never selects a cluster whose applications were not
+seen RUNNING in this pass. A missing Service is created; an existing one is updated only when it
+selects another cluster (selector, and ports if they differ; ClusterIP kept).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from rayop.controllers.rayservice import service_builders as builders
+from rayop.controllers.rayservice import settings
+from rayop.controllers.rayservice.context import ServiceContext
+from rayop.kube.errors import AlreadyExists
+from rayop.kube.resources import SERVICES
+from rayop.runtime.reconcile import Result
+
+log = logging.getLogger(__name__)
+
+
+def target_cluster(ctx: ServiceContext) -> str:
+    """Returns the cluster the services should select now ("" when none is ready)."""
+    for cluster_name in (ctx.pending_name, ctx.active_name):
+        if cluster_name and cluster_name in ctx.ready_clusters:
+            return cluster_name
+    return ""
+
+
+async def reconcile_services(ctx: ServiceContext) -> Result | None:
+    """Creates or retargets ``<svc>-head-svc`` and the serve service.
+
+    Raises:
+        ServiceBuildError: the head container has no serve port.
+        rayop.kube.errors.ApiError: a create or update failed.
+    """
+    serve_name = builders.serve_service_name(ctx.cached)
+    current = ctx.deps.services.get(ctx.namespace, serve_name)
+    ctx.serving_cluster = builders.selected_cluster(current)
+    target = target_cluster(ctx)
+    cluster = ctx.cluster(target)
+    if cluster is None:
+        return None
+    options = ctx.deps.options
+    head = builders.build_rayservice_head_service(ctx.cached, cluster, options=options)
+    await _apply(ctx, head, target)
+    serve = builders.build_rayservice_serve_service(ctx.cached, cluster)
+    await _apply(ctx, serve, target)
+    ctx.serving_cluster = target
+    return None
+
+
+async def _apply(ctx: ServiceContext, desired: Mapping[str, Any], target: str) -> None:
+    name = desired["metadata"]["name"]
+    existing = ctx.deps.services.get(ctx.namespace, name)
+    if existing is None:
+        try:
+            await ctx.deps.client.create(SERVICES, desired, namespace=ctx.namespace)
+        except AlreadyExists:
+            existing = await ctx.deps.client.get(SERVICES, name, namespace=ctx.namespace)
+        else:
+            ctx.event("Normal", settings.CREATED_SERVICE, f"Created service {ctx.namespace}/{name}")
+            return
+    if builders.selected_cluster(existing) == target:
+        return
+    await ctx.deps.client.update(SERVICES, builders.retargeted(existing, desired))
+    log.info("RayService %s: service %s now selects cluster %s", ctx.request, name, target)
+    ctx.event("Normal", settings.UPDATED_SERVICE, f"Service {name} now selects RayCluster {target}")

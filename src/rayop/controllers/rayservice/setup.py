@@ -1,0 +1,93 @@
+"""Wires the RayService controller into a manager (KubeRay's ``SetupWithManager``, §1.3).
+
+The controller is named ``rayservice``. It watches RayServices with the predicates
+``generation_changed | labels_changed | annotations_changed`` (its own status writes do not
+trigger it), and the RayClusters and Services it controls (their owner is enqueued). It reads
+pods and EndpointSlices from the shared cache.
+"""
+
+from __future__ import annotations
+
+import random
+
+from rayop.controllers.raycluster.options import OperatorOptions
+from rayop.controllers.rayservice.context import DashboardFactory, RayServiceDeps, WallClock
+from rayop.controllers.rayservice.reconciler import RayServiceReconciler
+from rayop.controllers.rayservice.serve_cache import ServeConfigCache
+from rayop.controllers.rayservice.settings import (
+    CONTROLLER_NAME,
+    OWNER_GROUP,
+    OWNER_KIND,
+    REPORTING_CONTROLLER,
+)
+from rayop.kube.client import KubeClient
+from rayop.kube.resources import ENDPOINT_SLICES, PODS, RAY_CLUSTERS, RAY_SERVICES, SERVICES
+from rayop.runtime.clock import MONOTONIC, Clock
+from rayop.runtime.controller import Controller
+from rayop.runtime.informer_source import for_, owns
+from rayop.runtime.manager import Manager
+from rayop.runtime.predicate import annotations_changed, generation_changed, labels_changed, or_
+
+
+def setup_rayservice_controller(
+    manager: Manager,
+    *,
+    options: OperatorOptions,
+    max_concurrent_reconciles: int,
+    use_priority_queue: bool = True,
+    use_kubernetes_proxy: bool = True,
+    clock: Clock = MONOTONIC,
+) -> Controller:
+    """Builds the ``rayservice`` controller, registers it on ``manager`` and returns it.
+
+    Args:
+        manager: The manager whose client (a KubeClient), shared informers and metrics are used.
+        options: Operator settings (``OperatorOptions.from_env()`` in production).
+        max_concurrent_reconciles: Worker count (``--reconcile-concurrency``).
+        use_priority_queue: Use controller-runtime's priority queue (the default).
+        use_kubernetes_proxy: Reach dashboards through the API server's services proxy
+            (KubeRay's ``--use-kubernetes-proxy``); otherwise by the head service's DNS name.
+        clock: Time source of deletion delays and requeues (the wall time written in the
+            deletion annotation advances with it).
+    """
+    informers = manager.informers
+    rayservices = informers.informer(RAY_SERVICES)
+    clusters = informers.informer(RAY_CLUSTERS)
+    services = informers.informer(SERVICES)
+    client = manager.client
+    if not isinstance(client, KubeClient):
+        raise TypeError("the RayService controller needs a rayop.kube.client.KubeClient")
+    deps = RayServiceDeps(
+        client=client,
+        rayservices=rayservices,
+        clusters=clusters,
+        services=services,
+        pods=informers.informer(PODS),
+        endpoint_slices=informers.informer(ENDPOINT_SLICES),
+        recorder=manager.event_recorder(REPORTING_CONTROLLER),
+        options=options,
+        dashboards=DashboardFactory(
+            client,
+            use_kubernetes_proxy=use_kubernetes_proxy,
+            cluster_domain=options.cluster_domain,
+        ),
+        serve_cache=ServeConfigCache(),
+        wall=WallClock(clock),
+        rng=random.Random(),
+    )
+    reconciler = RayServiceReconciler(deps)
+    controller = Controller(
+        CONTROLLER_NAME,
+        reconciler.reconcile,
+        sources=[
+            for_(rayservices, or_(generation_changed, labels_changed, annotations_changed)),
+            owns(clusters, OWNER_KIND, OWNER_GROUP),
+            owns(services, OWNER_KIND, OWNER_GROUP),
+        ],
+        max_concurrent_reconciles=max_concurrent_reconciles,
+        use_priority_queue=use_priority_queue,
+        metrics=manager.metrics,
+        clock=clock,
+    )
+    manager.add_controller(controller)
+    return controller

@@ -1,0 +1,212 @@
+"""The RayService status: application statuses, endpoints, conditions, and writing it.
+
+What the pass learned is folded into ``ctx.status`` by :func:`finish_status`
+(kuberay-v1.md §4.6, §6 step 14; dashboard §6.6):
+
+* **promotion**: once the serve service selects the pending cluster, it becomes the active one
+  and the pending entry is cleared;
+* each entry gets ``applicationStatuses`` (when the dashboard was read this pass; an
+  application named "" is stored as ``default``) and ``rayClusterStatus``;
+* ``numServeEndpoints`` counts ready pods (unique ``targetRef.uid``) across the EndpointSlices
+  of the serve service;
+* ``Ready`` is True (``NonZeroServeEndpoints``) with endpoints, False (``ZeroServeEndpoints``)
+  when it was True before, else ``Initializing``; ``serviceStatus`` mirrors it;
+  ``UpgradeInProgress`` is True while both clusters exist.
+
+The status is written only when something other than ``lastUpdateTime`` and
+``rayClusterStatus`` changed, as KubeRay does.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from rayop.api.rayservice import RayServiceConditionReason as Reason
+from rayop.api.rayservice import RayServiceConditionType as CondType
+from rayop.api.rayservice import ServiceStatus
+from rayop.controllers.dashboard_models import ServeApplicationDetails
+from rayop.controllers.raycluster.conditions import find_condition, set_condition
+from rayop.controllers.rayservice.context import ServiceContext, rfc3339
+from rayop.controllers.rayservice.service_builders import serve_service_name
+from rayop.kube.resources import RAY_SERVICES
+
+Obj = Mapping[str, Any]
+ACTIVE = "activeServiceStatus"
+PENDING = "pendingServiceStatus"
+_VOLATILE = ("lastUpdateTime",)
+
+
+def application_statuses(apps: Mapping[str, ServeApplicationDetails]) -> dict[str, Any]:
+    """Returns wire ``applicationStatuses`` for the applications a dashboard reported."""
+    result: dict[str, Any] = {}
+    for name, app in apps.items():
+        entry: dict[str, Any] = {"status": app.status}
+        if app.message:
+            entry["message"] = app.message
+        deployments = {
+            dep_name: {k: v for k, v in (("status", d.status), ("message", d.message)) if v}
+            for dep_name, d in app.deployments.items()
+        }
+        if deployments:
+            entry["serveDeploymentStatuses"] = deployments
+        result[name or "default"] = entry
+    return result
+
+
+def count_ready_endpoints(slices: Iterable[Obj]) -> int:
+    """Returns how many distinct pods are ready across EndpointSlices (nil ready means ready)."""
+    ready: set[str] = set()
+    for endpoint_slice in slices:
+        for endpoint in endpoint_slice.get("endpoints") or []:
+            if (endpoint.get("conditions") or {}).get("ready") is False:
+                continue
+            ref = endpoint.get("targetRef") or {}
+            uid = ref.get("uid") or ref.get("name") or ",".join(endpoint.get("addresses") or [])
+            ready.add(str(uid))
+    return len(ready)
+
+
+def promote(status: dict[str, Any], serving_cluster: str) -> bool:
+    """Makes the pending cluster active when the services select it; returns whether it did."""
+    pending = status.get(PENDING) or {}
+    if not serving_cluster or pending.get("rayClusterName") != serving_cluster:
+        return False
+    status[ACTIVE] = pending
+    status[PENDING] = {}
+    return True
+
+
+def set_conditions(status: dict[str, Any], *, generation: int, now: str) -> None:
+    """Sets ``Ready``, ``serviceStatus`` and ``UpgradeInProgress`` from the rest of ``status``."""
+    conditions: list[dict[str, Any]] = status.setdefault("conditions", [])
+    ready = find_condition(conditions, CondType.READY)
+    if int(status.get("numServeEndpoints") or 0) > 0:
+        new = (
+            "True",
+            Reason.NON_ZERO_SERVE_ENDPOINTS,
+            "Number of serve endpoints is greater than 0",
+        )
+    elif ready is not None and ready.get("status") == "True":
+        new = ("False", Reason.ZERO_SERVE_ENDPOINTS, "No ready Serve endpoints")
+    elif ready is None or ready.get("reason") != Reason.ZERO_SERVE_ENDPOINTS:
+        new = ("False", Reason.INITIALIZING, "RayService is initializing")
+    else:
+        new = ("False", Reason.ZERO_SERVE_ENDPOINTS, "No ready Serve endpoints")
+    _set(conditions, CondType.READY, new, generation, now)
+    status["serviceStatus"] = ServiceStatus.RUNNING if new[0] == "True" else ""
+    active = (status.get(ACTIVE) or {}).get("rayClusterName")
+    pending = (status.get(PENDING) or {}).get("rayClusterName")
+    if active and pending:
+        upgrade = ("True", Reason.BOTH_ACTIVE_PENDING_CLUSTERS_EXIST, "Both clusters exist")
+    elif active:
+        upgrade = ("False", Reason.NO_PENDING_CLUSTER, "Active Ray cluster exists and no pending")
+    else:
+        upgrade = ("Unknown", Reason.NO_ACTIVE_CLUSTER, "No active Ray cluster exists")
+    _set(conditions, CondType.UPGRADE_IN_PROGRESS, upgrade, generation, now)
+
+
+def _set(
+    conditions: list[dict[str, Any]],
+    condition_type: str,
+    value: tuple[str, str, str],
+    generation: int,
+    now: str,
+) -> None:
+    status, reason, message = value
+    new = {
+        "type": condition_type,
+        "status": status,
+        "reason": str(reason),
+        "message": message,
+        "observedGeneration": generation,
+    }
+    set_condition(conditions, new, now=now)
+
+
+def set_ready_false(
+    status: dict[str, Any], reason: str, message: str, *, generation: int, now: str
+) -> None:
+    """Sets ``Ready=False`` with ``reason`` (validation, suspend) and clears ``serviceStatus``."""
+    _set(
+        status.setdefault("conditions", []),
+        CondType.READY,
+        ("False", reason, message),
+        generation,
+        now,
+    )
+    status["serviceStatus"] = ""
+
+
+def comparable(status: Obj) -> dict[str, Any]:
+    """Returns ``status`` without the fields whose change alone does not warrant a write."""
+    result = {k: copy.deepcopy(v) for k, v in status.items() if k not in _VOLATILE}
+    for key in (ACTIVE, PENDING):
+        entry = result.get(key)
+        if isinstance(entry, dict):
+            entry.pop("rayClusterStatus", None)
+            entry.pop("lastTrafficMigratedTime", None)
+        if not entry:
+            result.pop(key, None)
+    for condition in result.get("conditions") or []:
+        condition.pop("lastTransitionTime", None)
+    return result
+
+
+def status_changed(old: Obj, new: Obj) -> bool:
+    """Tells whether ``new`` differs from ``old`` in anything worth writing."""
+    return comparable(old) != comparable(new)
+
+
+async def write_status(ctx: ServiceContext) -> None:
+    """Writes ``ctx.status`` (with a new ``lastUpdateTime``); blocks on the API call.
+
+    The written object replaces ``ctx.cached``, so later writes in the pass use its
+    resourceVersion.
+
+    Raises:
+        rayop.kube.errors.Conflict: the RayService changed since it was read.
+    """
+    ctx.status["lastUpdateTime"] = rfc3339(ctx.deps.wall.now())
+    body = {**copy.deepcopy(dict(ctx.cached)), "status": copy.deepcopy(ctx.status)}
+    written = await ctx.deps.client.update_status(RAY_SERVICES, body)
+    ctx.cached = written
+    ctx.status = copy.deepcopy(dict(written.get("status") or {}))
+
+
+async def finish_status(ctx: ServiceContext) -> None:
+    """Folds the pass into ``ctx.status`` and writes it when it changed (see the module doc).
+
+    Raises:
+        rayop.kube.errors.ApiError: the status write failed.
+    """
+    old = ctx.cached.get("status") or {}
+    status = ctx.status
+    promote(status, ctx.serving_cluster)
+    for key in (ACTIVE, PENDING):
+        entry = status.get(key) or {}
+        cluster_name = entry.get("rayClusterName")
+        if not cluster_name:
+            status[key] = {}
+            continue
+        if cluster_name in ctx.apps:
+            entry["applicationStatuses"] = ctx.apps[cluster_name]
+        cluster = ctx.cluster(cluster_name)
+        if cluster is not None and cluster.get("status"):
+            entry["rayClusterStatus"] = copy.deepcopy(dict(cluster["status"]))
+        status[key] = entry
+    status["numServeEndpoints"] = serve_endpoints(ctx)
+    generation = int(ctx.cached["metadata"].get("generation") or 0)
+    set_conditions(status, generation=generation, now=rfc3339(ctx.deps.wall.now()))
+    status["observedGeneration"] = generation
+    if status_changed(old, status):
+        await write_status(ctx)
+
+
+def serve_endpoints(ctx: ServiceContext) -> int:
+    """Returns the ready pods behind the serve service, from the EndpointSlice cache."""
+    selector = {"kubernetes.io/service-name": serve_service_name(ctx.cached)}
+    return count_ready_endpoints(
+        ctx.deps.endpoint_slices.list(ctx.namespace, label_selector=selector)
+    )
