@@ -2,7 +2,7 @@
 
 A driver task performs a generated schedule of adds (with random delay, rate limiting and
 priority) / forget / release (the worker holding an item calls done) / clock steps / cancelling a
-blocked worker / shut_down, while three worker tasks loop on get_with_priority and wait for their
+blocked worker / shut_down, while two worker tasks loop on get_with_priority and wait for their
 release. Every call and every item a worker receives is appended to one log in the order it
 happened, and the log is replayed through a plain model: each get must return the model's best
 ready, unlocked entry with its priority (so never two holders of one key, and adds during

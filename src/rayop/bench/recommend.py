@@ -48,14 +48,18 @@ class Recommendation:
     """One sentence per step examined, citing the numbers."""
 
     @property
-    def text(self) -> str:
-        """The advice and its reasons as one paragraph."""
-        head = {
+    def headline(self) -> str:
+        """The advice in one sentence."""
+        return {
             "raise": f"Raise --reconcile-concurrency to {self.concurrency}.",
             "keep": f"Keep --reconcile-concurrency at {self.concurrency}.",
             "raise-further": f"Use at least {self.concurrency}; higher values may help further.",
         }[self.action]
-        return " ".join([head, *(r[0].upper() + r[1:] + "." for r in self.reasons)])
+
+    @property
+    def text(self) -> str:
+        """The advice and its reasons as one paragraph."""
+        return " ".join([self.headline, *(r[0].upper() + r[1:] + "." for r in self.reasons)])
 
 
 def fmt_seconds(value: float | None) -> str:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -116,7 +117,7 @@ def cluster_names(count: int, prefix: str = "rc") -> list[str]:
 
 async def create_cluster(ctx: ScenarioContext, name: str, workers: int, *, group: str = "") -> None:
     """Creates one RayCluster and registers its target (latency clock starts at the request)."""
-    started = asyncio.get_running_loop().time()
+    started = time.monotonic()
     created = await ctx.client.create(
         RAY_CLUSTERS, raycluster(name, workers, namespace=ctx.namespace), namespace=ctx.namespace
     )
@@ -167,7 +168,7 @@ class ScaleStormScenario:
 
         async def scale(name: str) -> None:
             new = ctx.rng.choice(sizes)
-            started = asyncio.get_running_loop().time()
+            started = time.monotonic()
             patched = await ctx.client.patch(
                 RAY_CLUSTERS,
                 name,

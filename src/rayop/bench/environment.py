@@ -1,0 +1,322 @@
+"""Where a bench run happens: the API server (fresh embedded, or an existing cluster) and the
+operator under test (rayop in this process, or an external one read through its metrics URL).
+
+- :class:`SubprocessControlPlane` runs ``rayop apiserver`` as a child process, so this process's
+  CPU time and memory are the operator's (plus the bench driver's), not the API server's.
+- :class:`InProcessControlPlane` runs :class:`~rayop.sim.controlplane.EmbeddedControlPlane` in
+  this event loop (quicker to start; the operator's CPU figure then includes the server).
+- :class:`ExistingCluster` uses a kubeconfig (a kwok cluster, say).
+
+Each reports the requests it served by (verb, resource, subresource, code): the embedded
+server's audit in process, the ``apiserver_request_total`` series of ``/metrics`` otherwise.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol, Self
+
+import aiohttp
+import yaml
+
+from rayop.bench.metrics import Snapshot
+from rayop.controllers.operator import OperatorSettings, build_manager, new_client
+from rayop.kube.client import KubeClient
+from rayop.kube.config import KubeConfig, load_kubeconfig
+from rayop.runtime.manager import Manager
+from rayop.runtime.metrics import OperatorMetrics
+
+RequestCounts = Counter[tuple[str, str, str, str]]
+"""(verb, resource, subresource, code) -> requests served."""
+
+_HTTP_VERBS = {"POST": "create", "PUT": "update"}
+AUDIT_VERBS = ("get", "list", "watch", "create", "update", "patch", "delete", "deletecollection")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ServerSettings:
+    """The simulated cluster's behaviour (embedded control planes only)."""
+
+    pod_start_delay: float = 1.0
+    """Seconds from a pod's creation until it is Running and Ready."""
+    api_latency: float = 0.0
+    """Seconds added to every non-watch request."""
+    watch_lag: float = 0.0
+    """Seconds each watch event is held back."""
+    seed: int = 0
+
+
+def normalize_verb(verb: str) -> str:
+    """Maps apiserver_request_total's verb label (POST, PUT, LIST...) to the audit verb."""
+    return _HTTP_VERBS.get(verb.upper(), verb.lower())
+
+
+def counts_from_metrics(text: str) -> RequestCounts:
+    """Reads apiserver_request_total out of an API server's /metrics page."""
+    counts: RequestCounts = Counter()
+    for labels, value in Snapshot.from_text(text).select("apiserver_request_total"):
+        key = (
+            normalize_verb(labels.get("verb", "")),
+            labels.get("resource", ""),
+            labels.get("subresource", ""),
+            labels.get("code", ""),
+        )
+        counts[key] += int(value)
+    return counts
+
+
+class ControlPlane(Protocol):
+    """A running API server the bench talks to."""
+
+    config: KubeConfig
+    fresh: bool
+    """True for an embedded server started for this run (its namespace is empty)."""
+
+    async def __aenter__(self) -> Self:
+        """Starts (or connects to) the server; blocks until it serves requests."""
+
+    async def __aexit__(self, *exc: object) -> None:
+        """Stops what was started."""
+
+    async def request_counts(self, client: KubeClient) -> RequestCounts:
+        """Returns the requests served so far (empty when the server does not say)."""
+
+
+class InProcessControlPlane:
+    """The embedded control plane in this event loop."""
+
+    fresh = True
+
+    def __init__(self, settings: ServerSettings) -> None:
+        from rayop.sim.controlplane import EmbeddedControlPlane
+        from rayop.sim.faults import Faults
+        from rayop.sim.kubelet import KubeletConfig
+
+        latency = {v: (settings.api_latency, 0.0) for v in AUDIT_VERBS if v != "watch"}
+        self._cp = EmbeddedControlPlane(
+            kubelet=KubeletConfig(
+                pending_delay=0.0,
+                running_delay=settings.pod_start_delay,
+                ready_delay=0.0,
+                seed=settings.seed,
+            ),
+            faults=Faults(
+                latency=latency if settings.api_latency else {},
+                watch_delay=settings.watch_lag,
+                seed=settings.seed,
+            ),
+        )
+        self.config = KubeConfig.for_server("http://127.0.0.1", token="")
+
+    async def __aenter__(self) -> InProcessControlPlane:
+        await self._cp.start()
+        self.config = KubeConfig.for_server(self._cp.url, token=self._cp.token)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self._cp.stop()
+
+    async def request_counts(self, client: KubeClient) -> RequestCounts:
+        """Reads the audit (no request is made)."""
+        del client
+        counts: RequestCounts = Counter()
+        for verb in AUDIT_VERBS:
+            for resource in ("pods", "services", "rayclusters", "events", "secrets", "leases"):
+                n = self._cp.audit.count(verb=verb, resource=resource)
+                if n:
+                    created = self._cp.audit.count(verb=verb, resource=resource, code=201)
+                    counts[(verb, resource, "", "201")] += created
+                    counts[(verb, resource, "", "other")] += n - created
+            rest = self._cp.audit.count(verb=verb) - sum(
+                v for k, v in counts.items() if k[0] == verb
+            )
+            if rest:
+                counts[(verb, "other", "", "other")] += rest
+        return counts
+
+
+class SubprocessControlPlane:
+    """``rayop apiserver`` in a child process (plain HTTP)."""
+
+    fresh = True
+
+    def __init__(self, settings: ServerSettings) -> None:
+        self._settings = settings
+        self._proc: subprocess.Popen[str] | None = None
+        self._tmp: tempfile.TemporaryDirectory[str] | None = None
+        self.config = KubeConfig.for_server("http://127.0.0.1", token="")
+
+    def _command(self, kubeconfig: Path) -> list[str]:
+        s = self._settings
+        cmd = [
+            sys.executable, "-m", "rayop", "apiserver", "--no-tls",
+            "--kubeconfig-out", str(kubeconfig), "--seed", str(s.seed),
+            "--pod-pending-delay", "0", "--pod-running-delay", str(s.pod_start_delay),
+            "--pod-ready-delay", "0", "--watch-delay", str(s.watch_lag),
+        ]  # fmt: skip
+        if s.api_latency:
+            for verb in AUDIT_VERBS:
+                if verb != "watch":
+                    cmd += ["--latency", f"{verb}={s.api_latency}"]
+        return cmd
+
+    async def __aenter__(self) -> SubprocessControlPlane:
+        self._tmp = tempfile.TemporaryDirectory(prefix="rayop-bench-")
+        kubeconfig = Path(self._tmp.name) / "kubeconfig.yaml"
+        self._proc = subprocess.Popen(
+            self._command(kubeconfig),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        assert self._proc.stdout is not None
+        line = await asyncio.to_thread(self._proc.stdout.readline)
+        if not line:
+            raise RuntimeError("rayop apiserver exited before it was ready")
+        doc = yaml.safe_load(kubeconfig.read_text())
+        self.config = KubeConfig.for_server(
+            doc["clusters"][0]["cluster"]["server"], token=doc["users"][0]["user"]["token"]
+        )
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._proc is not None:
+            self._proc.terminate()
+            try:
+                await asyncio.to_thread(self._proc.wait, 10)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+            self._proc = None
+        if self._tmp is not None:
+            self._tmp.cleanup()
+
+    @property
+    def pid(self) -> int | None:
+        """The API server's process id (while running)."""
+        return self._proc.pid if self._proc is not None else None
+
+    async def request_counts(self, client: KubeClient) -> RequestCounts:
+        """Reads the child's /metrics."""
+        _, body = await client.request("GET", "/metrics")
+        return counts_from_metrics(body.decode())
+
+
+class ExistingCluster:
+    """An API server named by a kubeconfig."""
+
+    fresh = False
+
+    def __init__(self, kubeconfig: str) -> None:
+        self._path = kubeconfig
+        self.config = KubeConfig.for_server("http://127.0.0.1", token="")
+
+    async def __aenter__(self) -> ExistingCluster:
+        self.config = await load_kubeconfig(self._path)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        return None
+
+    async def request_counts(self, client: KubeClient) -> RequestCounts:
+        """Reads /metrics when allowed (empty otherwise)."""
+        try:
+            code, body = await client.request("GET", "/metrics")
+        except Exception:
+            return Counter()
+        return counts_from_metrics(body.decode()) if code == 200 else Counter()
+
+
+class OperatorUnderTest(Protocol):
+    """The operator whose metrics the bench reads."""
+
+    controller: str
+    in_process: bool
+
+    async def __aenter__(self) -> Self:
+        """Starts (or connects to) the operator; blocks until it is ready."""
+
+    async def __aexit__(self, *exc: object) -> None:
+        """Stops what was started."""
+
+    async def snapshot(self) -> Snapshot:
+        """Returns its metrics now."""
+
+
+class InProcessOperator:
+    """rayop's operator (manager + RayCluster controller) in this event loop."""
+
+    controller = "raycluster"
+    in_process = True
+
+    def __init__(self, config: KubeConfig, settings: OperatorSettings) -> None:
+        self.metrics = OperatorMetrics()
+        self._config = config
+        self._settings = settings
+        self._client: KubeClient | None = None
+        self.manager: Manager | None = None
+        self._task: asyncio.Task[None] | None = None
+
+    async def __aenter__(self) -> InProcessOperator:
+        self._client = new_client(self._config, self._settings, self.metrics)
+        self.manager = build_manager(self._client, self._settings, self.metrics)
+        self._task = asyncio.create_task(self.manager.run(), name="bench-operator")
+        while not self.manager.is_ready():
+            if self._task.done():
+                self._task.result()
+            await asyncio.sleep(0.05)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self.manager is not None:
+            await self.manager.stop()
+        if self._task is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._task, 15)
+        if self._client is not None:
+            await self._client.close()
+
+    async def snapshot(self) -> Snapshot:
+        """Collects the operator's registry (controller, workqueue and REST client series)."""
+        return Snapshot.from_registry(self.metrics.registry)
+
+
+class ExternalOperator:
+    """An operator running elsewhere (KubeRay, say), observed through its /metrics URL."""
+
+    in_process = False
+
+    def __init__(self, metrics_url: str) -> None:
+        self._url = metrics_url
+        self._session: aiohttp.ClientSession | None = None
+        self.controller = "raycluster"
+
+    async def __aenter__(self) -> ExternalOperator:
+        self._session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=5))
+        snap = await self.snapshot()
+        names = [
+            labels.get("controller", "")
+            for labels, _ in snap.select("controller_runtime_max_concurrent_reconciles")
+        ]
+        self.controller = next((n for n in names if "raycluster" in n.lower()), self.controller)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._session is not None:
+            await self._session.close()
+
+    async def snapshot(self) -> Snapshot:
+        """Scrapes the metrics URL (an empty snapshot when it cannot be read)."""
+        assert self._session is not None
+        try:
+            async with self._session.get(self._url) as resp:
+                return Snapshot.from_text(await resp.text())
+        except (aiohttp.ClientError, TimeoutError):
+            return Snapshot()
+

@@ -1,0 +1,217 @@
+"""Shows and saves bench results: live progress, the end table, JSON and an HTML page.
+
+The HTML page is self-contained: its charts (ready latency and queue wait against concurrency)
+are matplotlib PNGs embedded as base64.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import json
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from rayop.bench.recommend import Recommendation
+from rayop.bench.results import ConcurrencyResult
+
+
+class LiveProgress:
+    """A rich progress display with one bar per concurrency value (context manager)."""
+
+    def __init__(self, console: Console | None = None) -> None:
+        self._progress = Progress(
+            TextColumn("[bold]concurrency {task.fields[concurrency]:>3}"),
+            TextColumn("{task.fields[phase]:<9}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("clusters ready"),
+            TimeElapsedColumn(),
+            console=console,
+            transient=False,
+        )
+        self._tasks: dict[int, Any] = {}
+
+    def __enter__(self) -> LiveProgress:
+        self._progress.__enter__()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._progress.__exit__(exc_type, exc, tb)
+
+    def update(self, concurrency: int, phase: str, ready: int, total: int) -> None:
+        """Shows how far the run at ``concurrency`` is (the runner's progress callback)."""
+        task = self._tasks.get(concurrency)
+        if task is None:
+            task = self._progress.add_task("", total=None, concurrency=concurrency, phase=phase)
+            self._tasks[concurrency] = task
+        self._progress.update(task, completed=ready, total=total or None, phase=phase)
+
+
+def _n(value: float | None, digits: int = 2) -> str:
+    return "n/a" if value is None else f"{value:.{digits}f}"
+
+
+ROWS: list[tuple[str, Callable[[ConcurrencyResult], str]]] = [
+    ("time until all ready (s)", lambda r: _n(r.seconds_until_all_ready, 1) + (" TIMEOUT" if r.timed_out else "")),
+    ("ready latency p50 / p95 / max (s)", lambda r: " / ".join(_n(v, 1) for v in (r.ready_latency.p50, r.ready_latency.p95, r.ready_latency.max))),
+    ("queue wait p50 / p99 (s)", lambda r: f"{_n(r.queue_wait_p50, 3)} / {_n(r.queue_wait_p99, 2)}"),
+    ("queue wait mean (s)", lambda r: _n(r.queue_wait_mean, 3)),
+    ("queue depth mean / max", lambda r: f"{r.queue_depth_mean:.1f} / {r.queue_depth_max:.0f}"),
+    ("reconcile time p50 / p99 (s)", lambda r: f"{_n(r.reconcile_time_p50, 3)} / {_n(r.reconcile_time_p99, 2)}"),
+    ("workers all busy (% of time)", lambda r: f"{r.busy_fraction:.0%}"),
+    ("mean busy workers", lambda r: f"{r.mean_active_workers:.2f}"),
+    ("reconciles", lambda r: str(r.reconciles)),
+    ("reconcile errors (/min)", lambda r: f"{r.reconcile_errors} ({r.reconcile_errors_per_minute:.1f})"),
+    ("409 conflicts (/min)", lambda r: f"{r.conflicts} ({r.conflicts_per_minute:.1f})"),
+    ("API latency mean / p99 (s)", lambda r: f"{_n(r.api_latency_mean, 3)} / {_n(r.api_latency_p99, 2)}"),
+    ("throttling wait total / mean (s)", lambda r: f"{r.throttle_wait_seconds:.1f} / {_n(r.throttle_wait_mean, 3)}"),
+    ("operator requests", lambda r: str(r.operator_requests)),
+    ("pod creates (expected)", lambda r: f"{r.pod_creates} ({r.expected_pod_creates})"),
+    ("duplicate pod creates", lambda r: str(r.duplicate_pod_creates)),
+    ("operator CPU (s)", lambda r: _n(r.operator_cpu_seconds, 1)),
+    ("operator peak RSS (MiB)", lambda r: _n(r.operator_peak_rss_mb, 0)),
+]  # fmt: skip
+
+
+def table_rows(results: Sequence[ConcurrencyResult]) -> list[tuple[str, list[str]]]:
+    """Returns the end table as (label, one cell per concurrency value) rows."""
+    rows = [(label, [cell(r) for r in results]) for label, cell in ROWS]
+    groups = sorted({g for r in results for g in r.ready_latency_by_group})
+    for g in groups:
+        cells = []
+        for r in results:
+            s = r.ready_latency_by_group.get(g)
+            cells.append("n/a" if s is None else f"{_n(s.p50, 1)} / {_n(s.p95, 1)} / {_n(s.max, 1)}")
+        rows.insert(2, (f"  {g}: p50 / p95 / max (s)", cells))
+    verbs = sorted({v for r in results for v in r.api_requests_by_verb})
+    for v in verbs:
+        rows.append((f"API requests: {v}", [str(r.api_requests_by_verb.get(v, 0)) for r in results]))
+    return rows
+
+
+def render_table(results: Sequence[ConcurrencyResult], *, title: str = "") -> Table:
+    """Returns the end table (one column per concurrency value)."""
+    table = Table(title=title or None)
+    table.add_column("")
+    for r in results:
+        table.add_column(f"concurrency {r.concurrency}", justify="right")
+    for label, cells in table_rows(results):
+        table.add_row(label, *cells)
+    return table
+
+
+def plain_table(results: Sequence[ConcurrencyResult]) -> str:
+    """Returns the end table as fixed-width text."""
+    rows = table_rows(results)
+    width = max(len(label) for label, _ in rows) + 2
+    header = "".join(f"{'c=' + str(r.concurrency):>20}" for r in results)
+    lines = [f"{'':{width}}{header}"]
+    lines += [f"{label:{width}}" + "".join(f"{c:>20}" for c in cells) for label, cells in rows]
+    return "\n".join(lines)
+
+
+def write_json(
+    path: Path, results: Sequence[ConcurrencyResult], advice: Recommendation, meta: dict[str, Any]
+) -> None:
+    """Writes the results, the advice and the run settings as JSON."""
+    doc = {
+        "settings": meta,
+        "results": [r.to_json() for r in results],
+        "recommendation": {
+            "concurrency": advice.concurrency,
+            "action": advice.action,
+            "reasons": list(advice.reasons),
+            "text": advice.text,
+        },
+    }
+    path.write_text(json.dumps(doc, indent=2, default=str))
+
+
+def _chart(results: Sequence[ConcurrencyResult], *, kind: str) -> str:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    xs = [r.concurrency for r in results]
+    fig, ax = plt.subplots(figsize=(6, 3.5), dpi=100)
+    if kind == "ready":
+        for label, pick in (
+            ("p50", lambda r: r.ready_latency.p50),
+            ("p95", lambda r: r.ready_latency.p95),
+            ("max", lambda r: r.ready_latency.max),
+        ):
+            ax.plot(xs, [pick(r) or 0 for r in results], marker="o", label=f"ready latency {label}")
+        ax.plot(xs, [r.seconds_until_all_ready for r in results], marker="s", ls="--", label="all ready")
+        ax.set_ylabel("seconds")
+        ax.set_title("Time to ready vs concurrency")
+    else:
+        ax.plot(xs, [r.queue_wait_p50 or 0 for r in results], marker="o", label="queue wait p50")
+        ax.plot(xs, [r.queue_wait_p99 or 0 for r in results], marker="o", label="queue wait p99")
+        ax.plot(xs, [r.queue_wait_mean or 0 for r in results], marker="^", label="queue wait mean")
+        ax.set_ylabel("seconds")
+        ax.set_title("Workqueue wait vs concurrency")
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(xs, [str(x) for x in xs])
+    ax.set_xlabel("--reconcile-concurrency")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    plt.close(fig)
+    return base64.b64encode(buf.getvalue()).decode()
+
+
+def write_html(
+    path: Path, results: Sequence[ConcurrencyResult], advice: Recommendation, meta: dict[str, Any]
+) -> None:
+    """Writes a self-contained HTML page: settings, advice, table and two charts."""
+    rows = table_rows(results)
+    head = "".join(f"<th>concurrency {r.concurrency}</th>" for r in results)
+    body = "".join(
+        f"<tr><th>{html.escape(label)}</th>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>"
+        for label, cells in rows
+    )
+    settings = "".join(f"<li>{html.escape(str(k))}: {html.escape(str(v))}</li>" for k, v in meta.items())
+    reasons = "".join(f"<li>{html.escape(r)}</li>" for r in advice.reasons)
+    charts = "".join(
+        f'<img alt="{kind}" src="data:image/png;base64,{_chart(results, kind=kind)}">'
+        for kind in ("ready", "queue")
+    )
+    page = f"""<!doctype html>
+<html><head><meta charset="utf-8"><title>rayop bench</title>
+<style>body{{font-family:sans-serif;margin:2em}}table{{border-collapse:collapse}}
+td,th{{border:1px solid #ccc;padding:4px 8px;text-align:right}}th:first-child{{text-align:left}}</style>
+</head><body>
+<h1>rayop bench: {html.escape(str(meta.get("scenario", "")))}</h1>
+<h2>Recommendation</h2><p><b>{html.escape(advice.headline)}</b></p><ul>{reasons}</ul>
+<h2>Results</h2><table><tr><th></th>{head}</tr>{body}</table>
+<h2>Charts</h2>{charts}
+<h2>Settings</h2><ul>{settings}</ul>
+</body></html>
+"""
+    path.write_text(page)
+
+
+def print_summary(
+    console: Console, results: Sequence[ConcurrencyResult], advice: Recommendation, title: str
+) -> None:
+    """Prints the table and the advice with its reasons."""
+    console.print(render_table(results, title=title))
+    console.print(f"[bold]{advice.headline}[/bold]")
+    for reason in advice.reasons:
+        console.print(f"  - {reason}")

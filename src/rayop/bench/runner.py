@@ -1,0 +1,345 @@
+"""Runs a scenario once per concurrency value and measures it (:func:`run_bench`).
+
+For each value: a fresh API server (see :mod:`rayop.bench.environment`), the CRDs, the operator
+with ``--reconcile-concurrency`` set to the value, the scenario's unmeasured ``prepare``, then
+the measured phase: the scenario's load until every cluster is ready. Meanwhile the operator's
+registry is sampled every 0.5 s (active workers against the maximum, queue depth, RSS). At the
+end the histograms are read as differences over the measured phase, and the API server's
+request counts give the requests by verb and the pod creations.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+
+import psutil
+
+from rayop.bench.environment import (
+    ControlPlane,
+    ExistingCluster,
+    ExternalOperator,
+    InProcessControlPlane,
+    InProcessOperator,
+    OperatorUnderTest,
+    RequestCounts,
+    ServerSettings,
+    SubprocessControlPlane,
+)
+from rayop.bench.metrics import Snapshot, WorkerSample, busy_fraction, mean_active, percentile
+from rayop.bench.metrics import sample_workers as read_sample
+from rayop.bench.readiness import ReadinessTracker, Target
+from rayop.bench.results import ConcurrencyResult, LatencyStats
+from rayop.bench.scenarios import ScenarioContext, ScenarioSpec, build_scenario
+from rayop.controllers.operator import OperatorSettings
+from rayop.controllers.raycluster.options import OperatorOptions
+from rayop.controllers.raycluster.reconcile_context import POD_CALL_CONCURRENCY
+from rayop.kube.client import KubeClient
+from rayop.kube.errors import AlreadyExists, NotFound
+from rayop.kube.resources import CRDS, NAMESPACES, RAY_CLUSTERS
+
+SAMPLE_INTERVAL = 0.5
+NAMESPACE = "rayop-bench"
+
+Progress = Callable[[int, str, int, int], None]
+"""progress(concurrency, phase, clusters ready, clusters expected)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class BenchConfig:
+    """Everything ``rayop bench`` was asked for."""
+
+    scenario: ScenarioSpec = ScenarioSpec()
+    concurrency: tuple[int, ...] = (1, 2, 4, 8)
+    server: ServerSettings = ServerSettings()
+    qps: float = 100.0
+    burst: int = 200
+    pod_create_concurrency: int = POD_CALL_CONCURRENCY
+    kubeconfig: str | None = None
+    in_process: bool = False
+    external_metrics_url: str | None = None
+    """Set to observe an external operator instead of running rayop's."""
+    timeout: float = 600.0
+    """Seconds one concurrency value may take before it is reported as timed out."""
+
+
+async def run_bench(
+    config: BenchConfig, *, progress: Progress | None = None
+) -> list[ConcurrencyResult]:
+    """Runs the scenario once per concurrency value; blocks until all are measured."""
+    return [await run_once(config, c, progress=progress) for c in config.concurrency]
+
+
+def _control_plane(config: BenchConfig) -> ControlPlane:
+    if config.kubeconfig:
+        return ExistingCluster(config.kubeconfig)
+    if config.in_process:
+        return InProcessControlPlane(config.server)
+    return SubprocessControlPlane(config.server)
+
+
+async def install_crds(client: KubeClient) -> None:
+    """Creates the ray.io CRDs (keeping existing ones); blocks until RayClusters are served."""
+    from rayop.api.crds import build_crds
+
+    for crd in build_crds():
+        with contextlib.suppress(AlreadyExists):
+            await client.create(CRDS, crd)
+    async with asyncio.timeout(30):
+        while True:
+            try:
+                await client.list(RAY_CLUSTERS, namespace="default", limit=1)
+                return
+            except NotFound:
+                await asyncio.sleep(0.05)
+
+
+async def run_once(
+    config: BenchConfig, concurrency: int, *, progress: Progress | None = None
+) -> ConcurrencyResult:
+    """Measures one concurrency value on a fresh control plane; blocks until done."""
+    notify = progress or (lambda *_: None)
+    notify(concurrency, "starting", 0, 0)
+    cp = _control_plane(config)
+    async with cp:
+        async with KubeClient(cp.config, qps=-1, user_agent="rayop-bench") as user:
+            await install_crds(user)
+            namespace = NAMESPACE if cp.fresh else f"{NAMESPACE}-{concurrency}-{config.scenario.seed}"
+            with contextlib.suppress(AlreadyExists):
+                await user.create(NAMESPACES, {"metadata": {"name": namespace}})
+            operator = _operator(config, cp, concurrency)
+            try:
+                async with operator:
+                    return await _measure(config, concurrency, cp, user, operator, namespace, notify)
+            finally:
+                if not cp.fresh:
+                    with contextlib.suppress(Exception):
+                        await user.delete(NAMESPACES, namespace)
+
+
+def _operator(config: BenchConfig, cp: ControlPlane, concurrency: int) -> OperatorUnderTest:
+    if config.external_metrics_url:
+        return ExternalOperator(config.external_metrics_url)
+    settings = OperatorSettings(
+        reconcile_concurrency=concurrency,
+        metrics_addr="0",
+        health_probe_bind_address="0",
+        enable_leader_election=False,
+        qps=config.qps,
+        burst=config.burst,
+        options=OperatorOptions(),
+    )
+    settings = replace(settings, pod_create_concurrency=config.pod_create_concurrency)
+    return InProcessOperator(cp.config, settings)
+
+
+class _Sampler:
+    """Samples the operator's gauges every 0.5 s in the background."""
+
+    def __init__(self, operator: OperatorUnderTest, tick: Callable[[], None]) -> None:
+        self.operator = operator
+        self.samples: list[WorkerSample] = []
+        self._tick = tick
+        self._proc = psutil.Process()
+        self._t0 = time.monotonic()
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self._t0 = time.monotonic()
+        self._task = asyncio.create_task(self._run(), name="bench-sampler")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    async def _run(self) -> None:
+        while True:
+            snap = await self.operator.snapshot()
+            rss = float(self._proc.memory_info().rss) if self.operator.in_process else 0.0
+            t = time.monotonic() - self._t0
+            self.samples.append(read_sample(snap, self.operator.controller, t, rss))
+            self._tick()
+            await asyncio.sleep(SAMPLE_INTERVAL)
+
+
+async def _measure(
+    config: BenchConfig,
+    concurrency: int,
+    cp: ControlPlane,
+    user: KubeClient,
+    operator: OperatorUnderTest,
+    namespace: str,
+    notify: Callable[[int, str, int, int], None],
+) -> ConcurrencyResult:
+    spec = config.scenario
+    scenario = build_scenario(spec)
+    tracker = ReadinessTracker(user, namespace)
+    ctx = ScenarioContext(user, namespace, tracker, random.Random(spec.seed))
+    await tracker.start()
+
+    def tick(phase: str) -> Callable[[], None]:
+        return lambda: notify(concurrency, phase, len(tracker.met), len(tracker.met) + tracker.pending)
+
+    counts_start = await cp.request_counts(user)
+    prepare_sampler = _Sampler(operator, tick("prepare"))
+    prepare_sampler.start()
+    timed_out = False
+    try:
+        async with asyncio.timeout(config.timeout):
+            await scenario.prepare(ctx)
+    except TimeoutError:
+        timed_out = True
+    await prepare_sampler.stop()
+    tracker.finished.clear()
+
+    before = await operator.snapshot()
+    counts_before = await cp.request_counts(user)
+    cpu0, t0 = time.process_time(), time.monotonic()
+    sampler = _Sampler(operator, tick("measure"))
+    sampler.start()
+    if not timed_out:
+        try:
+            async with asyncio.timeout(config.timeout):
+                await scenario.run(ctx)
+                await tracker.wait_all()
+        except TimeoutError:
+            timed_out = True
+    elapsed = time.monotonic() - t0
+    cpu = time.process_time() - cpu0
+    await sampler.stop()
+    after = await operator.snapshot()
+    await asyncio.sleep(0.5)  # let late duplicate creates (if any) reach the server
+    counts_after = await cp.request_counts(user)
+    await tracker.stop()
+    notify(concurrency, "done", len(tracker.met), len(tracker.met) + tracker.pending)
+
+    measured = [t for t in tracker.met if t.started >= t0]  # prepare's targets are not timed
+    return _result(
+        config=config,
+        concurrency=concurrency,
+        operator=operator,
+        before=before,
+        after=after,
+        requests=counts_after - counts_before,
+        all_requests=counts_after - counts_start,
+        samples=sampler.samples,
+        measured=measured,
+        elapsed=elapsed,
+        cpu=cpu,
+        ctx=ctx,
+        timed_out=timed_out,
+    )
+
+
+def latency_stats(values: Sequence[float]) -> LatencyStats:
+    """Returns count, p50, p95 and max of exact latencies."""
+    return LatencyStats(
+        count=len(values),
+        p50=percentile(values, 0.5),
+        p95=percentile(values, 0.95),
+        max=max(values) if values else None,
+    )
+
+
+def pod_creates(counts: RequestCounts) -> int:
+    """Returns the successful pod creations in ``counts``."""
+    return sum(
+        n for (verb, res, sub, code), n in counts.items()
+        if verb == "create" and res == "pods" and not sub and code == "201"
+    )  # fmt: skip
+
+
+def _result(
+    *,
+    config: BenchConfig,
+    concurrency: int,
+    operator: OperatorUnderTest,
+    before: Snapshot,
+    after: Snapshot,
+    requests: RequestCounts,
+    all_requests: RequestCounts,
+    samples: list[WorkerSample],
+    measured: list[Target],
+    elapsed: float,
+    cpu: float,
+    ctx: ScenarioContext,
+    timed_out: bool,
+) -> ConcurrencyResult:
+    name = operator.controller
+    minutes = max(elapsed, 1e-9) / 60
+    queue = after.histogram("workqueue_queue_duration_seconds", name=name) - before.histogram(
+        "workqueue_queue_duration_seconds", name=name
+    )
+    recon = after.histogram(
+        "controller_runtime_reconcile_time_seconds", controller=name
+    ) - before.histogram("controller_runtime_reconcile_time_seconds", controller=name)
+    api = after.histogram("rest_client_request_duration_seconds") - before.histogram(
+        "rest_client_request_duration_seconds"
+    )
+    throttle = after.histogram("rest_client_rate_limiter_duration_seconds") - before.histogram(
+        "rest_client_rate_limiter_duration_seconds"
+    )
+
+    def delta(metric: str, **match: str) -> int:
+        return int(after.total(metric, **match) - before.total(metric, **match))
+
+    errors = delta("controller_runtime_reconcile_errors_total", controller=name)
+    conflicts = delta("rest_client_requests_total", code="409")
+    by_verb: Counter[str] = Counter()
+    for (verb, _res, _sub, _code), n in requests.items():
+        by_verb[verb] += n
+    creates = pod_creates(all_requests)
+    latencies = [t.latency for t in measured if t.latency is not None]
+    groups = sorted({t.group for t in measured if t.group})
+    rss = max((s.rss_bytes for s in samples), default=0.0)
+    spec = config.scenario
+    return ConcurrencyResult(
+        concurrency=concurrency,
+        scenario=spec.kind,
+        clusters=spec.clusters,
+        workers=spec.workers,
+        timed_out=timed_out,
+        seconds_until_all_ready=round(elapsed, 3),
+        ready_latency=latency_stats(latencies),
+        ready_latency_by_group={
+            g: latency_stats([t.latency for t in measured if t.group == g and t.latency is not None])
+            for g in groups
+        },
+        queue_wait_p50=queue.quantile(0.5),
+        queue_wait_p99=queue.quantile(0.99),
+        queue_wait_mean=queue.mean,
+        reconcile_time_p50=recon.quantile(0.5),
+        reconcile_time_p99=recon.quantile(0.99),
+        reconciles=int(recon.count),
+        busy_fraction=busy_fraction(samples),
+        mean_active_workers=mean_active(samples),
+        queue_depth_max=max((s.queue_depth for s in samples), default=0.0),
+        queue_depth_mean=sum(s.queue_depth for s in samples) / len(samples) if samples else 0.0,
+        reconcile_errors=errors,
+        reconcile_errors_per_minute=errors / minutes,
+        conflicts=conflicts,
+        conflicts_per_minute=conflicts / minutes,
+        user_conflicts=ctx.user_conflicts,
+        api_latency_mean=api.mean,
+        api_latency_p50=api.quantile(0.5),
+        api_latency_p99=api.quantile(0.99),
+        operator_requests=int(api.count),
+        throttle_wait_seconds=throttle.sum,
+        throttle_wait_mean=throttle.mean,
+        throttle_wait_p99=throttle.quantile(0.99),
+        api_requests_by_verb=dict(sorted(by_verb.items())),
+        pod_creates=creates,
+        expected_pod_creates=ctx.expected_pod_creates,
+        duplicate_pod_creates=max(0, creates - ctx.expected_pod_creates),
+        operator_cpu_seconds=cpu if operator.in_process else None,
+        operator_peak_rss_mb=rss / 2**20 if operator.in_process else None,
+        samples=[(s.t, s.active_workers, s.max_workers, s.queue_depth) for s in samples],
+        notes=list(ctx.log),
+    )

@@ -1,0 +1,251 @@
+"""End-to-end support for RayJob tests: a control plane with the RayCluster AND RayJob controllers.
+
+:func:`running_rayjob_operator` starts an :class:`EmbeddedControlPlane` (fast kubelet, short
+simulated job runs), installs the CRDs, and runs one :class:`Manager` (leader election off, no
+HTTP endpoints) with both controllers over HTTP. Tests act as users through the API and observe
+the store, the audit and the simulated dashboards.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import copy
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import yaml
+from prometheus_client import CollectorRegistry
+from raycluster_env import FAST_KUBELET, SAMPLES, eventually, install_crds
+
+from rayop.controllers.raycluster.options import OperatorOptions
+from rayop.controllers.raycluster.setup import setup_raycluster_controller
+from rayop.controllers.rayjob.setup import setup_rayjob_controller
+from rayop.kube.client import KubeClient
+from rayop.kube.config import KubeConfig
+from rayop.kube.resources import NAMESPACES, PODS, RAY_CLUSTERS, RAY_JOBS
+from rayop.runtime.manager import Manager
+from rayop.runtime.metrics import OperatorMetrics
+from rayop.sim.controlplane import EmbeddedControlPlane
+from rayop.sim.dashboard import DashboardConfig
+from rayop.sim.faults import Faults
+from rayop.sim.kubelet import KubeletConfig
+
+__all__ = ["SAMPLES", "RayJobEnv", "eventually", "running_rayjob_operator"]
+
+Obj = dict[str, Any]
+FAST_DASHBOARD = DashboardConfig(
+    job_pending_seconds=0.1, job_run_seconds=0.5, job_stop_seconds=0.1, submitter_poll_seconds=0.1
+)
+FAILING_ENTRYPOINT = 'python -c "import sys; sys.exit(1)"'
+
+
+@dataclass
+class RayJobEnv:
+    """A running control plane, a user client, and the operator under test."""
+
+    cp: EmbeddedControlPlane
+    client: KubeClient
+    manager: Manager
+    namespaces: set[str] = field(default_factory=set)
+
+    # -- store views (no API traffic) --------------------------------------------------------
+
+    def _info(self, group: str, version: str, plural: str) -> Any:
+        info = self.cp.store.resources.get(group, version, plural)
+        assert info is not None, plural
+        return info
+
+    def rayjob(self, namespace: str, name: str) -> Obj | None:
+        """Returns the stored RayJob, or None."""
+        return self.cp.store.peek(self._info("ray.io", "v1", "rayjobs"), namespace, name)
+
+    def status(self, namespace: str, name: str) -> Obj:
+        """Returns the stored RayJob's status ({} when it has none or is gone)."""
+        return (self.rayjob(namespace, name) or {}).get("status") or {}
+
+    def raycluster(self, namespace: str, name: str) -> Obj | None:
+        """Returns the stored RayCluster, or None."""
+        return self.cp.store.peek(self._info("ray.io", "v1", "rayclusters"), namespace, name)
+
+    def batch_job(self, namespace: str, name: str) -> Obj | None:
+        """Returns the stored batch Job, or None."""
+        return self.cp.store.peek(self._info("batch", "v1", "jobs"), namespace, name)
+
+    def objects(self, plural: str, namespace: str, *, group: str = "") -> list[Obj]:
+        """Returns the stored objects of a kind in a namespace."""
+        return list(self.cp.store.iter_objects(self._info(group, "v1", plural), namespace))
+
+    def cluster_creates(self, namespace: str) -> list[str]:
+        """Returns the names of the RayClusters successfully created in ``namespace``."""
+        return [
+            w.name
+            for w in self.cp.audit.writes
+            if w.verb == "create" and w.resource == "rayclusters" and w.namespace == namespace
+            and w.code == 201
+        ]  # fmt: skip
+
+    def submissions(self, namespace: str) -> list[str]:
+        """Returns the submission ids accepted by the simulated dashboards in ``namespace``."""
+        return [s.submission_id for s in self.cp.dashboards.submissions if s.namespace == namespace]
+
+    def deployment_status(self, namespace: str, name: str) -> str:
+        """Returns ``status.jobDeploymentStatus`` ("" when unset)."""
+        return str(self.status(namespace, name).get("jobDeploymentStatus") or "")
+
+    async def wait_for_status(
+        self, namespace: str, name: str, *wanted: str, timeout: float = 25.0
+    ) -> Obj:
+        """Blocks until the RayJob's deployment status is one of ``wanted``; returns the status."""
+        await eventually(
+            lambda: self.deployment_status(namespace, name) in wanted,
+            timeout=timeout,
+            what=f"RayJob {namespace}/{name} in {wanted} (now {self.status(namespace, name)})",
+        )
+        return self.status(namespace, name)
+
+    # -- user actions over HTTP --------------------------------------------------------------
+
+    async def namespace(self, name: str) -> str:
+        """Creates a namespace (once) and returns its name."""
+        if name not in self.namespaces and name != "default":
+            await self.client.create(NAMESPACES, {"metadata": {"name": name}})
+            self.namespaces.add(name)
+        return name
+
+    async def apply(self, rayjob: Obj, namespace: str) -> Obj:
+        """Creates a RayJob in ``namespace``."""
+        await self.namespace(namespace)
+        obj = copy.deepcopy(rayjob)
+        obj["metadata"]["namespace"] = namespace
+        return await self.client.create(RAY_JOBS, obj, namespace=namespace)
+
+    async def apply_cluster(self, raycluster: Obj, namespace: str) -> Obj:
+        """Creates a RayCluster in ``namespace``."""
+        await self.namespace(namespace)
+        obj = copy.deepcopy(raycluster)
+        obj["metadata"]["namespace"] = namespace
+        return await self.client.create(RAY_CLUSTERS, obj, namespace=namespace)
+
+    async def edit(self, namespace: str, name: str, mutate: Callable[[Obj], None]) -> Obj:
+        """Read-modify-writes a RayJob's spec/metadata, retrying on 409."""
+        for _ in range(50):
+            obj = await self.client.get(RAY_JOBS, name, namespace=namespace)
+            mutate(obj)
+            with contextlib.suppress(Exception):
+                return await self.client.update(RAY_JOBS, obj)
+            await asyncio.sleep(0.02)
+        raise AssertionError("could not update the RayJob")
+
+
+def load_docs(file_name: str, kind: str) -> list[Obj]:
+    """Returns the documents of one kind in a KubeRay sample file."""
+    with (SAMPLES / file_name).open() as f:
+        return [d for d in yaml.safe_load_all(f) if d and d.get("kind") == kind]
+
+
+def rayjob_sample_files() -> list[str]:
+    """Returns the KubeRay sample files that contain a RayJob."""
+    return sorted(p.name for p in Path(SAMPLES).glob("ray-job*.yaml") if load_docs(p.name, "RayJob"))
+
+
+def small_rayjob(name: str, *, entrypoint: str = "python -c 'print(1)'", **spec: Any) -> Obj:
+    """Returns a RayJob with a one-worker cluster."""
+    image = "rayproject/ray:2.52.0"
+    return {
+        "apiVersion": "ray.io/v1",
+        "kind": "RayJob",
+        "metadata": {"name": name},
+        "spec": {
+            "entrypoint": entrypoint,
+            "rayClusterSpec": {
+                "rayVersion": "2.52.0",
+                "headGroupSpec": {
+                    "rayStartParams": {},
+                    "template": {"spec": {"containers": [{"name": "ray-head", "image": image}]}},
+                },
+                "workerGroupSpecs": [
+                    {
+                        "groupName": "workers",
+                        "replicas": 1,
+                        "minReplicas": 0,
+                        "maxReplicas": 4,
+                        "rayStartParams": {},
+                        "template": {
+                            "spec": {"containers": [{"name": "ray-worker", "image": image}]}
+                        },
+                    }
+                ],
+            },
+            **spec,
+        },
+    }
+
+
+@contextlib.asynccontextmanager
+async def running_rayjob_operator(
+    *,
+    kubelet: KubeletConfig = FAST_KUBELET,
+    dashboard: DashboardConfig = FAST_DASHBOARD,
+    faults: Faults | None = None,
+    concurrency: int = 4,
+    options: OperatorOptions | None = None,
+) -> AsyncIterator[RayJobEnv]:
+    """Starts a control plane with CRDs and both controllers; stops everything on exit."""
+    async with EmbeddedControlPlane(kubelet=kubelet, dashboard=dashboard, faults=faults) as cp:
+        config = KubeConfig.for_server(cp.url, token=cp.token)
+        async with KubeClient(config, qps=-1) as user, KubeClient(config) as operator_client:
+            await install_crds(user)
+            manager = Manager(
+                operator_client,
+                metrics=OperatorMetrics(CollectorRegistry()),
+                metrics_bind_address="0",
+                health_probe_bind_address="0",
+                leader_election=False,
+            )
+            opts = options or OperatorOptions()
+            setup_raycluster_controller(manager, options=opts, max_concurrent_reconciles=concurrency)
+            setup_rayjob_controller(manager, options=opts, max_concurrent_reconciles=concurrency)
+            task = asyncio.create_task(manager.run())
+            try:
+                yield RayJobEnv(cp, user, manager)
+            finally:
+                await manager.stop()
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(task, 10)
+
+
+async def play_sidecar(env: RayJobEnv, namespace: str, name: str, *, timeout: float = 25.0) -> None:
+    """Plays the SidecarMode ``ray-job-submitter`` container, which the simulated kubelet does
+    not run: once the head's dashboard is up it submits the RayJob's job, waits until the job is
+    terminal, then marks the container terminated (exit 1 when the job FAILED, as
+    ``ray job submit`` does when it streams the logs)."""
+
+    def dashboard() -> Any:
+        cluster = env.status(namespace, name).get("rayClusterName")
+        return env.cp.dashboards.for_cluster(namespace, cluster) if cluster else None
+
+    await eventually(lambda: dashboard() is not None, timeout=timeout, what="the head's dashboard")
+    job_id = env.status(namespace, name)["jobId"]
+    cluster = env.status(namespace, name)["rayClusterName"]
+    spec = (env.rayjob(namespace, name) or {})["spec"]
+    dash = dashboard()
+    dash.submit_job({"entrypoint": spec["entrypoint"], "submission_id": job_id, "metadata": {}})
+    await eventually(
+        lambda: dash.job_status(job_id) in ("SUCCEEDED", "FAILED", "STOPPED"), timeout=timeout
+    )
+    code = 1 if dash.job_status(job_id) == "FAILED" else 0
+    pods = await env.client.list(
+        PODS, namespace=namespace, label_selector=f"ray.io/cluster={cluster},ray.io/node-type=head"
+    )
+    pod = pods["items"][0]
+    for status in pod["status"]["containerStatuses"]:
+        if status["name"] == "ray-job-submitter":
+            now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+            reason = "Completed" if code == 0 else "Error"
+            terminated = {"exitCode": code, "reason": reason, "startedAt": now, "finishedAt": now}
+            status.update(state={"terminated": terminated}, ready=False, started=False)
+    await env.client.update_status(PODS, pod)
