@@ -67,7 +67,8 @@ def test_values_named_like_kuberays_chart_reach_the_operator_flags() -> None:
     container = operator_container(find(docs, "Deployment"))
     assert container["image"] == "registry.example/rayop:v9"
     assert container["imagePullPolicy"] == "Always"
-    assert container["env"] == [{"name": "ENABLE_INIT_CONTAINER_INJECTION", "value": "false"}]
+    assert container["env"][1:] == [{"name": "ENABLE_INIT_CONTAINER_INJECTION", "value": "false"}]
+    assert container["env"][0]["name"] == "POD_NAMESPACE"
     flags = flag_values(container["args"])
     assert flags["reconcile-concurrency"] == "16"
     assert (flags["qps"], flags["burst"]) == ("50", "75")

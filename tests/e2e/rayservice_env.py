@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,7 +26,7 @@ from rayop.controllers.rayservice.setup import setup_rayservice_controller
 from rayop.kube.client import KubeClient
 from rayop.kube.config import KubeConfig
 from rayop.kube.resource import Resource
-from rayop.kube.resources import NAMESPACES, RAY_SERVICES, SECRETS
+from rayop.kube.resources import NAMESPACES, RAY_SERVICES, SECRETS, SERVICES
 from rayop.runtime.manager import Manager
 from rayop.runtime.metrics import OperatorMetrics
 from rayop.sim.controlplane import EmbeddedControlPlane
@@ -99,6 +100,38 @@ class RayServiceEnv:
         obj = self.stored(RAY_SERVICES, namespace, name)
         assert obj is not None, name
         return obj
+
+    def status(self, namespace: str, name: str) -> Obj:
+        """Returns the stored RayService's status ({} when none)."""
+        return dict(self.rayservice(namespace, name).get("status") or {})
+
+    def cluster_name(self, namespace: str, name: str, which: str = "active") -> str:
+        """Returns the active (or "pending") cluster's name from the status ("" when none)."""
+        entry = self.status(namespace, name).get(f"{which}ServiceStatus") or {}
+        return str(entry.get("rayClusterName") or "")
+
+    def condition(self, namespace: str, name: str, kind: str) -> tuple[str, str]:
+        """Returns (status, reason) of a RayService condition, ("", "") when absent."""
+        for c in self.status(namespace, name).get("conditions") or []:
+            if c["type"] == kind:
+                return str(c["status"]), str(c.get("reason") or "")
+        return "", ""
+
+    def app_statuses(self, namespace: str, name: str, which: str = "active") -> dict[str, str]:
+        """Returns application name -> status from the active (or "pending") entry."""
+        entry = self.status(namespace, name).get(f"{which}ServiceStatus") or {}
+        apps = entry.get("applicationStatuses") or {}
+        return {str(k): str(v.get("status")) for k, v in apps.items()}
+
+    def selected_cluster(self, namespace: str, service: str) -> str:
+        """Returns the ray.io/cluster a stored Service selects ("" when none or absent)."""
+        svc = self.stored(SERVICES, namespace, service) or {}
+        return str(((svc.get("spec") or {}).get("selector") or {}).get("ray.io/cluster") or "")
+
+    def annotations(self, resource: Resource, namespace: str, name: str) -> dict[str, str]:
+        """Returns a stored object's annotations ({} when absent)."""
+        obj = self.stored(resource, namespace, name) or {}
+        return dict((obj.get("metadata") or {}).get("annotations") or {})
 
     def is_ready(self, namespace: str, name: str) -> bool:
         """Tells whether the RayService reports Ready=True, serviceStatus Running, endpoints."""
@@ -203,3 +236,64 @@ def small_rayservice(name: str, *, delay: int = 60, workers: int = 1, apps: int 
             },
         },
     }
+
+
+@dataclass(frozen=True)
+class SelectorSample:
+    """One observed state of the serve service: when, which cluster, and its apps then."""
+
+    time: float
+    cluster: str
+    apps_running: bool
+
+
+class SelectorSampler:
+    """Watches one Service and records, for every version seen, the cluster it selects and
+    whether that cluster's simulated applications were all RUNNING at that moment.
+
+    Use as an async context manager; :attr:`samples` fills while it is open.
+    """
+
+    def __init__(self, env: RayServiceEnv, namespace: str, service: str) -> None:
+        self.env = env
+        self.namespace = namespace
+        self.service = service
+        self.samples: list[SelectorSample] = []
+        self._task: asyncio.Task[None] | None = None
+        self._watching = asyncio.Event()
+
+    async def __aenter__(self) -> SelectorSampler:
+        self._task = asyncio.create_task(self._run())
+        async with asyncio.timeout(5):
+            await self._watching.wait()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self._task is not None
+        self._task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._task
+
+    def clusters(self) -> list[str]:
+        """Returns the distinct clusters selected, in order of first appearance."""
+        seen: list[str] = []
+        for sample in self.samples:
+            if sample.cluster and sample.cluster not in seen:
+                seen.append(sample.cluster)
+        return seen
+
+    async def _run(self) -> None:
+        selector = f"metadata.name={self.service}"
+        while True:
+            async with self.env.client.watch(
+                SERVICES, namespace=self.namespace, field_selector=selector
+            ) as events:
+                self._watching.set()
+                async for event in events:
+                    if event.type not in ("ADDED", "MODIFIED"):
+                        continue
+                    chosen = ((event.object.get("spec") or {}).get("selector") or {}).get(
+                        "ray.io/cluster", ""
+                    )
+                    running = self.env.apps_running(self.namespace, chosen)
+                    self.samples.append(SelectorSample(time.time(), chosen, running))

@@ -10,7 +10,7 @@ import yaml
 from raycluster_env import SAMPLES, eventually
 from rayservice_env import RayServiceEnv, running_rayservice_operator
 
-from rayop.kube.resources import RAY_CLUSTERS, SERVICES
+from rayop.kube.resources import PODS, RAY_CLUSTERS, SERVICES
 
 
 def _sample_files() -> list[str]:
@@ -23,7 +23,6 @@ def _sample_files() -> list[str]:
 
 
 SAMPLE_FILES = _sample_files()
-pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
@@ -37,6 +36,7 @@ def test_samples_found() -> None:
     assert len(SAMPLE_FILES) >= 10
 
 
+@pytest.mark.asyncio(loop_scope="module")
 @pytest.mark.parametrize("file_name", SAMPLE_FILES)
 async def test_sample_reaches_ready(shared_env: RayServiceEnv, file_name: str) -> None:
     env = shared_env
@@ -66,3 +66,22 @@ async def test_sample_reaches_ready(shared_env: RayServiceEnv, file_name: str) -
     head = env.stored(SERVICES, namespace, f"{name}-head-svc")
     assert head is not None and head["spec"]["selector"]["ray.io/cluster"] == cluster
     assert env.apps_running(namespace, cluster)
+    heads = [
+        p
+        for p in env.objects(PODS, namespace)
+        if p["metadata"]["labels"].get("ray.io/cluster") == cluster
+        and p["metadata"]["labels"].get("ray.io/node-type") == "head"
+    ]
+    assert len(heads) == 1
+    await eventually(
+        lambda: (
+            env.objects(PODS, namespace)
+            and any(
+                p["metadata"]["labels"].get("ray.io/serve") == "true"
+                and p["metadata"]["labels"].get("ray.io/node-type") == "head"
+                for p in env.objects(PODS, namespace)
+            )
+        ),
+        timeout=5,
+        what="head pod labelled ray.io/serve=true after its Serve health check",
+    )

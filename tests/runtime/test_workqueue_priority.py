@@ -179,6 +179,17 @@ async def test_locked_key_is_skipped_until_done() -> None:
     assert await asyncio.wait_for(blocked, 1) == ("a", False)
 
 
+async def test_cancelled_waiter_passes_its_wake_up_on() -> None:
+    q = make_queue()
+    first = asyncio.create_task(q.get())
+    second = asyncio.create_task(q.get())
+    await settle()
+    q.add("a")  # wakes `first`
+    first.cancel()  # ... which is cancelled before it runs
+    assert await asyncio.wait_for(second, 1) == ("a", False)
+    assert first.cancelled()
+
+
 async def test_adds_during_processing_collapse_into_one_more() -> None:
     q = make_queue()
     q.add("a")
@@ -199,9 +210,9 @@ async def test_shutdown_is_immediate_even_with_ready_items() -> None:
     q.shut_down()
     waiter_q.shut_down()
     assert q.shutting_down()
-    assert await q.get() == (None, True)
-    assert await q.get_with_priority() == (None, 0, True)
-    assert await blocked == (None, True)
+    assert (await q.get())[1]
+    assert (await q.get_with_priority())[1:] == (0, True)
+    assert (await blocked)[1]
     q.add("c")
     assert len(q) == 2  # adds after shutdown are ignored
 
@@ -211,7 +222,7 @@ async def test_shut_down_with_drain_is_immediate() -> None:
     q.add("a")
     await q.get()
     await asyncio.wait_for(q.shut_down_with_drain(), 1)
-    assert await q.get() == (None, True)
+    assert (await q.get())[1]
 
 
 async def test_len_counts_ready_items_only() -> None:
@@ -256,8 +267,8 @@ async def test_retries_counted_only_for_positive_delays() -> None:
     clock.step(2.0)
     await settle()
     assert metrics.events[3:] == [("add", "c", -100)]
-    item, prio, _ = await q.get_with_priority()
-    q.done(item)
+    assert await q.get_with_priority() == ("a", 3, False)
+    q.done("a")
     assert metrics.events[4:] == [("get", "a", 3), ("done", "a")]
 
 

@@ -84,7 +84,7 @@ class PriorityModel:
             if e.ready_at is None and k not in self.locked
         )
 
-    def apply(self, event: Event) -> None:  # noqa: C901 - one branch per event kind
+    def apply(self, event: Event) -> None:
         kind = event[0]
         if kind == "add":
             _, key, after, rate_limited, priority = event

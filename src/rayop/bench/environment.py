@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import subprocess
 import sys
 import tempfile
 from collections import Counter
@@ -149,7 +148,7 @@ class SubprocessControlPlane:
 
     def __init__(self, settings: ServerSettings) -> None:
         self._settings = settings
-        self._proc: subprocess.Popen[str] | None = None
+        self._proc: asyncio.subprocess.Process | None = None
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
         self.config = KubeConfig.for_server("http://127.0.0.1", token="")
 
@@ -170,15 +169,13 @@ class SubprocessControlPlane:
     async def __aenter__(self) -> SubprocessControlPlane:
         self._tmp = tempfile.TemporaryDirectory(prefix="rayop-bench-")
         kubeconfig = Path(self._tmp.name) / "kubeconfig.yaml"
-        self._proc = subprocess.Popen(
-            self._command(kubeconfig),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
+        self._proc = await asyncio.create_subprocess_exec(
+            *self._command(kubeconfig),
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL,
         )
         assert self._proc.stdout is not None
-        line = await asyncio.to_thread(self._proc.stdout.readline)
-        if not line:
+        if not await self._proc.stdout.readline():
             raise RuntimeError("rayop apiserver exited before it was ready")
         doc = yaml.safe_load(kubeconfig.read_text())
         self.config = KubeConfig.for_server(
@@ -188,11 +185,14 @@ class SubprocessControlPlane:
 
     async def __aexit__(self, *exc: object) -> None:
         if self._proc is not None:
-            self._proc.terminate()
+            if self._proc.returncode is None:
+                self._proc.terminate()
             try:
-                await asyncio.to_thread(self._proc.wait, 10)
-            except subprocess.TimeoutExpired:
+                async with asyncio.timeout(10):
+                    await self._proc.wait()
+            except TimeoutError:
                 self._proc.kill()
+                await self._proc.wait()
             self._proc = None
         if self._tmp is not None:
             self._tmp.cleanup()
@@ -319,4 +319,3 @@ class ExternalOperator:
                 return Snapshot.from_text(await resp.text())
         except (aiohttp.ClientError, TimeoutError):
             return Snapshot()
-

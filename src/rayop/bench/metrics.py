@@ -44,37 +44,37 @@ class Snapshot:
                 out[(s.name, frozenset(s.labels.items()))] = float(s.value)
         return cls(out)
 
-    def select(self, name: str, **match: str) -> Iterable[tuple[dict[str, str], float]]:
-        """Yields ``(labels, value)`` of the samples named ``name`` whose labels include ``match``."""
+    def select(self, metric: str, /, **match: str) -> Iterable[tuple[dict[str, str], float]]:
+        """Yields ``(labels, value)`` of the samples named ``metric`` whose labels include ``match``."""
         for (n, labels), value in self.samples.items():
-            if n != name:
+            if n != metric:
                 continue
             as_dict = dict(labels)
             if all(as_dict.get(k) == v for k, v in match.items()):
                 yield as_dict, value
 
-    def total(self, name: str, **match: str) -> float:
+    def total(self, metric: str, /, **match: str) -> float:
         """Returns the sum of the matching samples (0 when there are none)."""
-        return sum(v for _, v in self.select(name, **match))
+        return sum(v for _, v in self.select(metric, **match))
 
-    def by_label(self, name: str, label: str, **match: str) -> dict[str, float]:
+    def by_label(self, metric: str, /, label: str, **match: str) -> dict[str, float]:
         """Returns the matching samples summed per value of ``label``."""
         out: dict[str, float] = {}
-        for labels, value in self.select(name, **match):
+        for labels, value in self.select(metric, **match):
             key = labels.get(label, "")
             out[key] = out.get(key, 0.0) + value
         return out
 
-    def histogram(self, name: str, **match: str) -> Histogram:
-        """Returns histogram ``name`` (all matching series merged bucket by bucket)."""
+    def histogram(self, metric: str, /, **match: str) -> Histogram:
+        """Returns histogram ``metric`` (all matching series merged bucket by bucket)."""
         buckets: dict[float, float] = {}
-        for labels, value in self.select(f"{name}_bucket", **match):
+        for labels, value in self.select(f"{metric}_bucket", **match):
             bound = float(labels["le"])
             buckets[bound] = buckets.get(bound, 0.0) + value
         return Histogram(
             buckets=tuple(sorted(buckets.items())),
-            count=self.total(f"{name}_count", **match),
-            sum=self.total(f"{name}_sum", **match),
+            count=self.total(f"{metric}_count", **match),
+            sum=self.total(f"{metric}_sum", **match),
         )
 
 

@@ -13,6 +13,7 @@ rule does not justify. It is a pure function of the results.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -95,7 +96,9 @@ def contention(cur: ConcurrencyResult, nxt: ConcurrencyResult) -> list[str]:
             f"API latency rose from {fmt_seconds(cur.api_latency_mean)} to "
             f"{fmt_seconds(nxt.api_latency_mean)} (mean)"
         )
-    if _rose(cur.throttle_wait_mean, nxt.throttle_wait_mean, THROTTLE_RISE_RATIO, THROTTLE_RISE_FLOOR):
+    if _rose(
+        cur.throttle_wait_mean, nxt.throttle_wait_mean, THROTTLE_RISE_RATIO, THROTTLE_RISE_FLOOR
+    ):
         found.append(
             f"client throttling wait rose from {fmt_seconds(cur.throttle_wait_mean)} to "
             f"{fmt_seconds(nxt.throttle_wait_mean)} per request"
@@ -137,7 +140,7 @@ def recommend(results: Sequence[ConcurrencyResult]) -> Recommendation:
     ordered = sorted(results, key=lambda r: r.concurrency)
     chosen = ordered[0]
     reasons: list[str] = []
-    for cur, nxt in zip(ordered, ordered[1:], strict=False):
+    for cur, nxt in itertools.pairwise(ordered):
         if not saturated(cur):
             reasons.append(f"{_state(cur)}: concurrency is not the bottleneck")
             return _done(ordered[0], chosen, reasons)

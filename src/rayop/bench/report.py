@@ -94,11 +94,15 @@ def table_rows(results: Sequence[ConcurrencyResult]) -> list[tuple[str, list[str
         cells = []
         for r in results:
             s = r.ready_latency_by_group.get(g)
-            cells.append("n/a" if s is None else f"{_n(s.p50, 1)} / {_n(s.p95, 1)} / {_n(s.max, 1)}")
+            cells.append(
+                "n/a" if s is None else f"{_n(s.p50, 1)} / {_n(s.p95, 1)} / {_n(s.max, 1)}"
+            )
         rows.insert(2, (f"  {g}: p50 / p95 / max (s)", cells))
     verbs = sorted({v for r in results for v in r.api_requests_by_verb})
     for v in verbs:
-        rows.append((f"API requests: {v}", [str(r.api_requests_by_verb.get(v, 0)) for r in results]))
+        rows.append(
+            (f"API requests: {v}", [str(r.api_requests_by_verb.get(v, 0)) for r in results])
+        )
     return rows
 
 
@@ -149,13 +153,12 @@ def _chart(results: Sequence[ConcurrencyResult], *, kind: str) -> str:
     xs = [r.concurrency for r in results]
     fig, ax = plt.subplots(figsize=(6, 3.5), dpi=100)
     if kind == "ready":
-        for label, pick in (
-            ("p50", lambda r: r.ready_latency.p50),
-            ("p95", lambda r: r.ready_latency.p95),
-            ("max", lambda r: r.ready_latency.max),
-        ):
-            ax.plot(xs, [pick(r) or 0 for r in results], marker="o", label=f"ready latency {label}")
-        ax.plot(xs, [r.seconds_until_all_ready for r in results], marker="s", ls="--", label="all ready")
+        for label in ("p50", "p95", "max"):
+            ys = [getattr(r.ready_latency, label) or 0 for r in results]
+            ax.plot(xs, ys, marker="o", label=f"ready latency {label}")
+        ax.plot(
+            xs, [r.seconds_until_all_ready for r in results], marker="s", ls="--", label="all ready"
+        )
         ax.set_ylabel("seconds")
         ax.set_title("Time to ready vs concurrency")
     else:
@@ -183,10 +186,14 @@ def write_html(
     rows = table_rows(results)
     head = "".join(f"<th>concurrency {r.concurrency}</th>" for r in results)
     body = "".join(
-        f"<tr><th>{html.escape(label)}</th>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>"
+        f"<tr><th>{html.escape(label)}</th>"
+        + "".join(f"<td>{html.escape(c)}</td>" for c in cells)
+        + "</tr>"
         for label, cells in rows
     )
-    settings = "".join(f"<li>{html.escape(str(k))}: {html.escape(str(v))}</li>" for k, v in meta.items())
+    settings = "".join(
+        f"<li>{html.escape(str(k))}: {html.escape(str(v))}</li>" for k, v in meta.items()
+    )
     reasons = "".join(f"<li>{html.escape(r)}</li>" for r in advice.reasons)
     charts = "".join(
         f'<img alt="{kind}" src="data:image/png;base64,{_chart(results, kind=kind)}">'

@@ -16,7 +16,7 @@ import random
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import psutil
 
@@ -54,9 +54,9 @@ Progress = Callable[[int, str, int, int], None]
 class BenchConfig:
     """Everything ``rayop bench`` was asked for."""
 
-    scenario: ScenarioSpec = ScenarioSpec()
+    scenario: ScenarioSpec = field(default_factory=ScenarioSpec)
     concurrency: tuple[int, ...] = (1, 2, 4, 8)
-    server: ServerSettings = ServerSettings()
+    server: ServerSettings = field(default_factory=ServerSettings)
     qps: float = 100.0
     burst: int = 200
     pod_create_concurrency: int = POD_CALL_CONCURRENCY
@@ -106,20 +106,19 @@ async def run_once(
     notify = progress or (lambda *_: None)
     notify(concurrency, "starting", 0, 0)
     cp = _control_plane(config)
-    async with cp:
-        async with KubeClient(cp.config, qps=-1, user_agent="rayop-bench") as user:
-            await install_crds(user)
-            namespace = NAMESPACE if cp.fresh else f"{NAMESPACE}-{concurrency}-{config.scenario.seed}"
-            with contextlib.suppress(AlreadyExists):
-                await user.create(NAMESPACES, {"metadata": {"name": namespace}})
-            operator = _operator(config, cp, concurrency)
-            try:
-                async with operator:
-                    return await _measure(config, concurrency, cp, user, operator, namespace, notify)
-            finally:
-                if not cp.fresh:
-                    with contextlib.suppress(Exception):
-                        await user.delete(NAMESPACES, namespace)
+    async with cp, KubeClient(cp.config, qps=-1, user_agent="rayop-bench") as user:
+        await install_crds(user)
+        namespace = NAMESPACE if cp.fresh else f"{NAMESPACE}-{concurrency}-{config.scenario.seed}"
+        with contextlib.suppress(AlreadyExists):
+            await user.create(NAMESPACES, {"metadata": {"name": namespace}})
+        operator = _operator(config, cp, concurrency)
+        try:
+            async with operator:
+                return await _measure(config, concurrency, cp, user, operator, namespace, notify)
+        finally:
+            if not cp.fresh:
+                with contextlib.suppress(Exception):
+                    await user.delete(NAMESPACES, namespace)
 
 
 def _operator(config: BenchConfig, cp: ControlPlane, concurrency: int) -> OperatorUnderTest:
@@ -185,7 +184,9 @@ async def _measure(
     await tracker.start()
 
     def tick(phase: str) -> Callable[[], None]:
-        return lambda: notify(concurrency, phase, len(tracker.met), len(tracker.met) + tracker.pending)
+        return lambda: notify(
+            concurrency, phase, len(tracker.met), len(tracker.met) + tracker.pending
+        )
 
     counts_start = await cp.request_counts(user)
     prepare_sampler = _Sampler(operator, tick("prepare"))
@@ -309,7 +310,9 @@ def _result(
         seconds_until_all_ready=round(elapsed, 3),
         ready_latency=latency_stats(latencies),
         ready_latency_by_group={
-            g: latency_stats([t.latency for t in measured if t.group == g and t.latency is not None])
+            g: latency_stats(
+                [t.latency for t in measured if t.group == g and t.latency is not None]
+            )
             for g in groups
         },
         queue_wait_p50=queue.quantile(0.5),

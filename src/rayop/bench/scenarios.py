@@ -20,6 +20,7 @@ creation beyond them counts as a duplicate.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
 import time
 from collections.abc import Callable
@@ -224,10 +225,8 @@ class ChurnScenario:
     @staticmethod
     async def _delete(ctx: ScenarioContext, name: str) -> None:
         ctx.tracker.retire(name)
-        try:
+        with contextlib.suppress(NotFound):
             await ctx.client.delete(RAY_CLUSTERS, name, namespace=ctx.namespace)
-        except NotFound:
-            pass
 
 
 class HeadOfLineScenario:

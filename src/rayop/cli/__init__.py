@@ -6,6 +6,7 @@ from __future__ import annotations
 import sys
 
 from rayop.cli import apiserver as _apiserver  # noqa: F401  (registers `rayop apiserver`)
+from rayop.cli import bench as _bench  # noqa: F401  (registers `rayop bench`)
 from rayop.cli import crds as _crds  # noqa: F401  (registers `rayop crds`)
 from rayop.cli import dev as _dev  # noqa: F401  (registers `rayop dev real-cluster`)
 from rayop.cli import run as _run  # noqa: F401  (registers `rayop run`)

@@ -2,7 +2,7 @@
 
 An informer may hold tens of thousands of objects that are nearly identical (the pods of one
 RayCluster differ in a few names, IPs and timestamps). Kept decoded, a KubeRay worker pod costs
-about 14 KB of Python objects; its JSON is about 6 KB; deflated on its own about 2 KB. Deflated
+14 to 23 KB of Python objects; its JSON is about 6 KB; deflated on its own about 2 KB. Deflated
 against a *preset dictionary* made of earlier objects of the same kind it costs about 200 bytes,
 because almost everything in it has been seen before.
 

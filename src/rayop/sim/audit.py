@@ -1,30 +1,38 @@
-"""The API server's audit: request counts by verb/resource/code, a log of writes, /metrics text."""
+"""The API server's audit: request counts, a log of every request, /metrics text.
+
+Every resource request (reads and watches too) is logged with its API group and the user
+that made it, so tests can tell ``events`` from ``events.k8s.io`` events and can collect the
+exact permissions an operator's service account used.
+"""
 
 from __future__ import annotations
 
 import time
-from collections import Counter
+from collections import Counter, deque
 from dataclasses import dataclass
 
 __all__ = ["WRITE_VERBS", "Audit", "AuditRecord"]
 
 WRITE_VERBS = frozenset({"create", "update", "patch", "delete", "deletecollection"})
 _METRIC_VERB = {"create": "POST", "update": "PUT"}
+_MAX_REQUESTS = 1_000_000
 
 
 @dataclass(frozen=True, slots=True)
 class AuditRecord:
-    """One write request as the audit saw it.
+    """One request as the audit saw it.
 
     Attributes:
         time: Unix time of the response.
-        verb: Kubernetes audit verb (create, update, patch, delete, deletecollection).
+        verb: Kubernetes audit verb (get, list, watch, create, update, patch, delete,
+            deletecollection).
         resource: Plural resource name ("pods", "rayclusters").
         subresource: "status", "proxy"... or "".
         namespace: Namespace or "".
         name: Object name ("" for collections; the generated name for generateName creates).
         code: HTTP status code sent.
-        user: The authenticated user.
+        user: The authenticated user ("admin" or "system:serviceaccount:<ns>:<name>").
+        group: API group ("" for the core group).
     """
 
     time: float
@@ -35,14 +43,21 @@ class AuditRecord:
     name: str
     code: int
     user: str
+    group: str = ""
 
 
 class Audit:
-    """Counts every request and logs every write; single-threaded."""
+    """Counts and logs every request; single-threaded.
 
-    def __init__(self) -> None:
-        self._counts: Counter[tuple[str, str, str, str, int]] = Counter()
+    Args:
+        max_requests: How many of the most recent requests :attr:`requests` keeps (writes are
+            all kept in :attr:`writes`).
+    """
+
+    def __init__(self, *, max_requests: int = _MAX_REQUESTS) -> None:
+        self._counts: Counter[tuple[str, str, str, str, str, int, str]] = Counter()
         self._writes: list[AuditRecord] = []
+        self._requests: deque[AuditRecord] = deque(maxlen=max_requests)
 
     def record(
         self,
@@ -54,13 +69,16 @@ class Audit:
         namespace: str = "",
         name: str = "",
         user: str = "admin",
+        group: str = "",
     ) -> None:
         """Records one finished request."""
-        self._counts[(verb, resource, subresource, namespace, code)] += 1
+        self._counts[(verb, group, resource, subresource, namespace, code, user)] += 1
+        rec = AuditRecord(
+            time.time(), verb, resource, subresource, namespace, name, code, user, group
+        )
+        self._requests.append(rec)
         if verb in WRITE_VERBS:
-            self._writes.append(
-                AuditRecord(time.time(), verb, resource, subresource, namespace, name, code, user)
-            )
+            self._writes.append(rec)
 
     def count(
         self,
@@ -70,37 +88,37 @@ class Audit:
         code: int | None = None,
         subresource: str | None = None,
         namespace: str | None = None,
+        group: str | None = None,
+        user: str | None = None,
     ) -> int:
         """Returns how many requests matched every given filter (None matches anything)."""
-        total = 0
-        for (v, r, s, n, c), k in self._counts.items():
-            if verb is not None and v != verb:
-                continue
-            if resource is not None and r != resource:
-                continue
-            if subresource is not None and s != subresource:
-                continue
-            if namespace is not None and n != namespace:
-                continue
-            if code is not None and c != code:
-                continue
-            total += k
-        return total
+        wanted = (verb, group, resource, subresource, namespace, code, user)
+        return sum(
+            k
+            for key, k in self._counts.items()
+            if all(w is None or w == v for w, v in zip(wanted, key, strict=True))
+        )
 
     @property
     def writes(self) -> list[AuditRecord]:
         """Every write request so far, oldest first (a copy)."""
         return list(self._writes)
 
+    @property
+    def requests(self) -> list[AuditRecord]:
+        """The most recent requests of every verb (reads included), oldest first (a copy)."""
+        return list(self._requests)
+
     def reset(self) -> None:
-        """Forgets every count and write."""
+        """Forgets every count, request and write."""
         self._counts.clear()
         self._writes.clear()
+        self._requests.clear()
 
     def render_metrics(self) -> bytes:
         """Returns apiserver_request_total{verb,resource,code} in Prometheus text format."""
         agg: Counter[tuple[str, str, str, int]] = Counter()
-        for (v, r, s, _n, c), k in self._counts.items():
+        for (v, _g, r, s, _n, c, _u), k in self._counts.items():
             agg[(v, r, s, c)] += k
         lines = [
             "# HELP apiserver_request_total Counter of apiserver requests by verb, resource and code.",

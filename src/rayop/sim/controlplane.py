@@ -31,6 +31,7 @@ from rayop.sim.faults import Faults
 from rayop.sim.gc import GarbageCollector
 from rayop.sim.jobs import JobController
 from rayop.sim.kubelet import Kubelet, KubeletConfig
+from rayop.sim.rbac import Rbac
 from rayop.sim.server import build_app
 from rayop.sim.serviceaccounts import ServiceAccountController
 from rayop.sim.store import Store
@@ -181,6 +182,7 @@ class EmbeddedControlPlane:
         self._services: ServiceRegistry | None = None
         self.dashboard_config = dashboard or DashboardConfig()
         self._dashboards: DashboardRegistry | None = None
+        self._rbac: Rbac | None = None
         self._temp_kubeconfig = False
 
     @property
@@ -223,6 +225,22 @@ class EmbeddedControlPlane:
         if self._services is not None:
             self._services.unregister(namespace, service, port)
 
+    def issue_service_account_token(self, namespace: str, name: str) -> str:
+        """Returns a bearer token authenticating as the ServiceAccount (RBAC applies to it).
+
+        Raises:
+            StatusError: 404 when the ServiceAccount does not exist.
+        """
+        if self._rbac is None:
+            raise RuntimeError("the control plane is not running")
+        return self._rbac.issue_token(namespace, name)
+
+    def kubeconfig_text(self, token: str, *, namespace: str = "default") -> str:
+        """Returns a kubeconfig (YAML) for this server that authenticates with ``token``."""
+        ca_data = self._tls_material.ca_data if self._tls_material is not None else None
+        doc = kubeconfig_document(self.url, token, ca_data=ca_data, namespace=namespace)
+        return yaml.safe_dump(doc, sort_keys=False)
+
     async def __aenter__(self) -> EmbeddedControlPlane:
         await self.start()
         return self
@@ -262,6 +280,7 @@ class EmbeddedControlPlane:
         ]
         for controller in self._controllers:
             await controller.start()
+        self._rbac = Rbac(self._store, self.token)
         app = build_app(
             self._store,
             token=self.token,
@@ -269,6 +288,7 @@ class EmbeddedControlPlane:
             audit=self.audit,
             proxy_resolver=self._resolve_proxy,
             bookmark_interval=self.bookmark_interval,
+            rbac=self._rbac,
         )
         self._runner = web.AppRunner(
             app, handle_signals=False, access_log=None, shutdown_timeout=0.5
@@ -303,6 +323,7 @@ class EmbeddedControlPlane:
             self._tls_dir.cleanup()
             self._tls_dir = None
         self._store = None
+        self._rbac = None
 
     def client_ssl_context(self) -> ssl.SSLContext | None:
         """Returns an SSL context trusting this server (None when it serves plain HTTP)."""
@@ -335,10 +356,7 @@ class EmbeddedControlPlane:
         return Store(persistence=self._persistence, history_size=self.history_size)
 
     def _write_kubeconfig(self) -> None:
-        ca_data = self._tls_material.ca_data if self._tls_material is not None else None
-        text = yaml.safe_dump(
-            kubeconfig_document(self.url, self.token, ca_data=ca_data), sort_keys=False
-        )
+        text = self.kubeconfig_text(self.token)
         if self._requested_kubeconfig is not None:
             path = self._requested_kubeconfig
             path.parent.mkdir(parents=True, exist_ok=True)

@@ -123,6 +123,8 @@ BUILTIN_RESOURCES: tuple[ResourceInfo, ...] = (
     ),
     _r("rbac.authorization.k8s.io", "v1", "roles", "Role", True),
     _r("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding", True),
+    _r("rbac.authorization.k8s.io", "v1", "clusterroles", "ClusterRole", False),
+    _r("rbac.authorization.k8s.io", "v1", "clusterrolebindings", "ClusterRoleBinding", False),
     _r("batch", "v1", "jobs", "Job", True, (), status=True, categories=("all",)),
     _r("coordination.k8s.io", "v1", "leases", "Lease", True),
     _r("networking.k8s.io", "v1", "ingresses", "Ingress", True, ("ing",), status=True),

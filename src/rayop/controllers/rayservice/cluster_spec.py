@@ -32,7 +32,11 @@ def spec_hash(cluster_spec: Obj) -> str:
     spec: dict[str, Any] = copy.deepcopy(dict(cluster_spec))
     for group in spec.get("workerGroupSpecs") or []:
         group.pop("replicas", None)
-        (group.get("scaleStrategy") or {}).pop("workersToDelete", None)
+        strategy = group.get("scaleStrategy")
+        if isinstance(strategy, dict):
+            strategy.pop("workersToDelete", None)
+            if not strategy:
+                del group["scaleStrategy"]
     payload = json.dumps(spec, sort_keys=True, separators=(",", ":")).encode()
     return base64.b32hexencode(hashlib.sha1(payload, usedforsecurity=False).digest()).decode()
 

@@ -1,0 +1,151 @@
+"""``rayop bench``: should --reconcile-concurrency be raised? Measure it.
+
+Runs a seeded scenario once per ``--concurrency`` value on a fresh embedded control plane (or
+an existing cluster), reads the operator's Prometheus metrics and the API server's request
+counts, prints a table and a recommendation with its reasons.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from rayop.cli.app import app
+
+
+def parse_concurrency(value: str) -> tuple[int, ...]:
+    """Parses ``1,2,4,8`` into sorted distinct positive integers.
+
+    Raises:
+        typer.BadParameter: an entry is not a positive integer.
+    """
+    try:
+        values = sorted({int(v) for v in value.split(",") if v.strip()})
+    except ValueError as exc:
+        raise typer.BadParameter(f"--concurrency expects integers like 1,2,4,8: {value!r}") from exc
+    if not values or values[0] < 1:
+        raise typer.BadParameter("--concurrency values must be >= 1")
+    return tuple(values)
+
+
+@app.command("bench")
+def bench(
+    scenario: Annotated[
+        str,
+        typer.Option(help="create, scale-storm, churn, head-of-line or conflict-storm."),
+    ] = "create",
+    clusters: Annotated[int, typer.Option(min=1, help="RayClusters in the scenario.")] = 100,
+    workers: Annotated[int, typer.Option(min=0, help="Workers per RayCluster.")] = 10,
+    concurrency: Annotated[
+        str, typer.Option(help="Comma-separated --reconcile-concurrency values to compare.")
+    ] = "1,2,4,8",
+    seed: Annotated[int, typer.Option(help="Seed of every random choice.")] = 0,
+    big_workers: Annotated[
+        int, typer.Option(help="head-of-line: workers of the big cluster.")
+    ] = 500,
+    pod_start_delay: Annotated[
+        float, typer.Option(help="Seconds from pod creation to Running and Ready.")
+    ] = 1.0,
+    api_latency: Annotated[
+        float, typer.Option(help="Seconds added to every non-watch API request.")
+    ] = 0.0,
+    watch_lag: Annotated[float, typer.Option(help="Seconds each watch event is held.")] = 0.0,
+    qps: Annotated[
+        float, typer.Option(help="Operator client qps (negative: unthrottled).")
+    ] = 100.0,
+    burst: Annotated[int, typer.Option(help="Operator client burst.")] = 200,
+    pod_create_concurrency: Annotated[
+        int,
+        typer.Option(min=1, help="Pod creates of one group in flight at once (1: like KubeRay)."),
+    ] = 16,
+    json_path: Annotated[
+        Path | None, typer.Option("--json", help="Write the results as JSON here.")
+    ] = None,
+    report: Annotated[
+        Path | None, typer.Option(help="Write an HTML report with charts here.")
+    ] = None,
+    kubeconfig: Annotated[
+        str | None, typer.Option(help="Use this cluster instead of an embedded control plane.")
+    ] = None,
+    in_process: Annotated[
+        bool, typer.Option(help="Run the embedded control plane in this process.")
+    ] = False,
+    external_operator: Annotated[
+        bool, typer.Option(help="Do not run rayop; observe an operator already running.")
+    ] = False,
+    external_metrics_url: Annotated[
+        str | None, typer.Option(help="The external operator's /metrics URL.")
+    ] = None,
+    timeout: Annotated[float, typer.Option(help="Seconds allowed per concurrency value.")] = 600.0,
+) -> None:
+    """Compare --reconcile-concurrency values on a seeded scenario and recommend one."""
+    from rich.console import Console
+
+    from rayop.bench.environment import ServerSettings
+    from rayop.bench.recommend import recommend
+    from rayop.bench.report import LiveProgress, print_summary, write_html, write_json
+    from rayop.bench.runner import BenchConfig, run_bench
+    from rayop.bench.scenarios import SCENARIOS, ScenarioSpec
+
+    if scenario not in SCENARIOS:
+        raise typer.BadParameter(f"--scenario must be one of {', '.join(SCENARIOS)}")
+    if external_operator and not external_metrics_url:
+        raise typer.BadParameter("--external-operator needs --external-metrics-url")
+    if external_operator and not kubeconfig:
+        raise typer.BadParameter("--external-operator needs --kubeconfig (the operator's cluster)")
+    values = parse_concurrency(concurrency)
+    if external_operator:
+        values = values[:1]
+    config = BenchConfig(
+        scenario=ScenarioSpec(
+            kind=scenario, clusters=clusters, workers=workers, seed=seed, big_workers=big_workers
+        ),
+        concurrency=values,
+        server=ServerSettings(
+            pod_start_delay=pod_start_delay, api_latency=api_latency, watch_lag=watch_lag, seed=seed
+        ),
+        qps=qps,
+        burst=burst,
+        pod_create_concurrency=pod_create_concurrency,
+        kubeconfig=kubeconfig,
+        in_process=in_process,
+        external_metrics_url=external_metrics_url if external_operator else None,
+        timeout=timeout,
+    )
+    logging.basicConfig(level=logging.CRITICAL)  # expected 409s are logged as reconcile errors
+    console = Console(stderr=True)
+    started = time.monotonic()
+    with LiveProgress(console) as live:
+        results = asyncio.run(run_bench(config, progress=live.update))
+    wall = time.monotonic() - started
+    advice = recommend(results)
+    meta = {
+        "scenario": scenario,
+        "clusters": clusters,
+        "workers": workers,
+        "big_workers": big_workers if scenario == "head-of-line" else None,
+        "concurrency": list(values),
+        "seed": seed,
+        "pod_start_delay": pod_start_delay,
+        "api_latency": api_latency,
+        "watch_lag": watch_lag,
+        "qps": qps,
+        "burst": burst,
+        "pod_create_concurrency": pod_create_concurrency,
+        "control_plane": kubeconfig or ("in-process" if in_process else "subprocess"),
+        "operator": external_metrics_url if external_operator else "rayop (in-process)",
+        "wall_seconds": round(wall, 1),
+    }
+    title = f"rayop bench {scenario}: {clusters} clusters x {workers} workers ({wall:.0f} s)"
+    print_summary(Console(), results, advice, title)
+    if json_path is not None:
+        write_json(json_path, results, advice, meta)
+    if report is not None:
+        write_html(report, results, advice, meta)
+    if any(r.duplicate_pod_creates for r in results):
+        raise typer.Exit(1)

@@ -1,0 +1,92 @@
+"""RayService status folding: promotion, endpoints, conditions, and what counts as a change."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rayop.controllers.dashboard_models import ServeApplicationDetails, ServeDeploymentDetails
+from rayop.controllers.rayservice import status as st
+
+NOW = "2025-01-01T00:00:00Z"
+
+
+def _conditions(status: dict[str, Any]) -> dict[str, tuple[str, str]]:
+    return {c["type"]: (c["status"], c["reason"]) for c in status["conditions"]}
+
+
+def test_promotion_happens_only_when_services_select_the_pending_cluster() -> None:
+    status = {
+        "activeServiceStatus": {"rayClusterName": "old"},
+        "pendingServiceStatus": {"rayClusterName": "new"},
+    }
+    assert not st.promote(status, "old")
+    assert status["pendingServiceStatus"]["rayClusterName"] == "new"
+    assert st.promote(status, "new")
+    assert status["activeServiceStatus"]["rayClusterName"] == "new"
+    assert status["pendingServiceStatus"] == {}
+
+
+def test_endpoints_count_distinct_ready_pods_across_slices() -> None:
+    slices: list[dict[str, Any]] = [
+        {
+            "endpoints": [
+                {"targetRef": {"uid": "a"}, "conditions": {"ready": True}},
+                {"targetRef": {"uid": "b"}, "conditions": {"ready": False}},
+                {"targetRef": {"uid": "c"}},
+            ]
+        },
+        {"endpoints": [{"targetRef": {"uid": "a"}, "conditions": {"ready": True}}]},
+    ]
+    assert st.count_ready_endpoints(slices) == 2
+    assert st.count_ready_endpoints([]) == 0
+
+
+def test_ready_condition_sequence() -> None:
+    status: dict[str, Any] = {"numServeEndpoints": 0}
+    st.set_conditions(status, generation=1, now=NOW)
+    assert _conditions(status)["Ready"] == ("False", "Initializing")
+    assert _conditions(status)["UpgradeInProgress"] == ("Unknown", "NoActiveCluster")
+    status.update(numServeEndpoints=2, activeServiceStatus={"rayClusterName": "a"})
+    st.set_conditions(status, generation=1, now=NOW)
+    assert _conditions(status)["Ready"] == ("True", "NonZeroServeEndpoints")
+    assert status["serviceStatus"] == "Running"
+    assert _conditions(status)["UpgradeInProgress"] == ("False", "NoPendingCluster")
+    status.update(numServeEndpoints=0, pendingServiceStatus={"rayClusterName": "b"})
+    st.set_conditions(status, generation=2, now=NOW)
+    assert _conditions(status)["Ready"] == ("False", "ZeroServeEndpoints")
+    assert status["serviceStatus"] == ""
+    assert _conditions(status)["UpgradeInProgress"] == ("True", "BothActivePendingClustersExist")
+
+
+def test_application_statuses_use_wire_names_and_default_for_unnamed() -> None:
+    apps = {
+        "": ServeApplicationDetails(
+            name="",
+            status="DEPLOY_FAILED",
+            message="boom",
+            deployments={"D": ServeDeploymentDetails(name="D", status="UNHEALTHY", message="x")},
+        ),
+        "ok": ServeApplicationDetails(name="ok", status="RUNNING"),
+    }
+    assert st.application_statuses(apps) == {
+        "default": {
+            "status": "DEPLOY_FAILED",
+            "message": "boom",
+            "serveDeploymentStatuses": {"D": {"status": "UNHEALTHY", "message": "x"}},
+        },
+        "ok": {"status": "RUNNING"},
+    }
+
+
+def test_cluster_status_and_update_time_alone_are_not_a_change() -> None:
+    old: dict[str, Any] = {
+        "lastUpdateTime": "a",
+        "activeServiceStatus": {"rayClusterName": "c", "rayClusterStatus": {"state": "x"}},
+    }
+    new: dict[str, Any] = {
+        "lastUpdateTime": "b",
+        "activeServiceStatus": {"rayClusterName": "c", "rayClusterStatus": {"state": "y"}},
+    }
+    assert not st.status_changed(old, new)
+    new["activeServiceStatus"]["applicationStatuses"] = {"a": {"status": "RUNNING"}}
+    assert st.status_changed(old, new)
