@@ -207,3 +207,27 @@ def test_rayservice_rules() -> None:
     service["spec"]["upgradeStrategy"] = None
     service["spec"]["serveConfigV2"] = "- not a mapping"
     assert validate_rayservice(service) == ["spec.serveConfigV2: not a YAML mapping"]
+
+
+def test_escaped_resources_param_is_accepted_and_garbage_is_named() -> None:
+    cluster = {
+        "apiVersion": "ray.io/v1",
+        "kind": "RayCluster",
+        "metadata": {"name": "rc"},
+        "spec": {
+            "headGroupSpec": {
+                "rayStartParams": {"resources": '"{\\"TPU\\": 4}"'},
+                "template": {"spec": {"containers": [{"name": "ray-head", "image": "ray"}]}},
+            },
+            "workerGroupSpecs": [
+                {
+                    "groupName": "g",
+                    "rayStartParams": {"resources": "{TPU: four}"},
+                    "template": {"spec": {"containers": [{"name": "w", "image": "ray"}]}},
+                }
+            ],
+        },
+    }
+    assert validate_raycluster(cluster) == [
+        "spec.workerGroupSpecs[0].rayStartParams.resources: '{TPU: four}' is not a JSON object"
+    ]

@@ -185,6 +185,7 @@ def _cluster_spec_problems(
         problems.append(f"{at}.headGroupSpec.template.spec.containers: no container")
     if head.service_type and head.service_type not in SERVICE_TYPES:
         problems.append(f"{at}.headGroupSpec.serviceType: {head.service_type!r} is unknown")
+    problems += _ray_start_params_problems(head.ray_start_params, f"{at}.headGroupSpec")
     problems += _worker_group_problems(spec, at)
     if spec.managed_by is not None and spec.managed_by not in (
         MANAGED_BY_KUBERAY,
@@ -225,7 +226,16 @@ def _worker_group_problems(spec: RayClusterSpec, at: str) -> list[str]:
             )
         if group.num_of_hosts < 1:
             problems.append(f"{where}.numOfHosts: {group.num_of_hosts} is less than 1")
+        problems += _ray_start_params_problems(group.ray_start_params, where)
     return problems
+
+
+def _ray_start_params_problems(params: Mapping[str, str] | None, where: str) -> list[str]:
+    """``resources`` must decode to a JSON object once shell quoting and escapes are removed."""
+    raw = (params or {}).get("resources")
+    if raw is None or _is_json_object(raw.strip("'\"` ").replace("\\", "")):
+        return []
+    return [f"{where}.rayStartParams.resources: {raw!r} is not a JSON object"]
 
 
 def _autoscaler_problems(spec: RayClusterSpec, at: str) -> list[str]:

@@ -126,6 +126,17 @@ BUILTIN_RESOURCES: tuple[ResourceInfo, ...] = (
     _r("rbac.authorization.k8s.io", "v1", "clusterroles", "ClusterRole", False),
     _r("rbac.authorization.k8s.io", "v1", "clusterrolebindings", "ClusterRoleBinding", False),
     _r("batch", "v1", "jobs", "Job", True, (), status=True, categories=("all",)),
+    # Stored only (no controller runs them): the operator's own Deployment can be applied.
+    _r(
+        "apps",
+        "v1",
+        "deployments",
+        "Deployment",
+        True,
+        ("deploy",),
+        status=True,
+        categories=("all",),
+    ),
     _r("coordination.k8s.io", "v1", "leases", "Lease", True),
     _r("networking.k8s.io", "v1", "ingresses", "Ingress", True, ("ing",), status=True),
     _r(

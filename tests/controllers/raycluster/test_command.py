@@ -45,6 +45,16 @@ def test_group_resources_override_container_resources() -> None:
     assert ' --resources=\'{"Custom":0.5,"TPU":4}\' ' in cmd
 
 
+def test_shell_escaped_resources_param_keeps_user_resources() -> None:
+    """Samples write resources as '"{\\"TPU\\": 4}"' (ray-job.tpu-v6e-256-multihost.yaml)."""
+    cluster = minimal_cluster()
+    group = cluster["spec"]["workerGroupSpecs"][0]
+    group["rayStartParams"] = {"resources": '"{\\"TPU\\": 4}"'}
+    params = ray_start_params(cluster, group, node_type="worker", fqdn="f")
+    cmd = ray_start_command("worker", params, {"resources": {"limits": {"google.com/tpu": "4"}}})
+    assert "TPU" in cmd
+
+
 @pytest.mark.parametrize(
     ("text", "value", "canonical"),
     [

@@ -40,7 +40,15 @@ def _parse_resources_param(params: Mapping[str, str]) -> dict[str, float]:
     raw = params.get("resources")
     if raw is None:
         return {}
-    parsed = json.loads(raw.strip("'\"` "))
+    # Users write the value quoted and escaped for the shell ('"{\"TPU\": 4}"'): drop the outer
+    # quotes and the backslashes before decoding, as KubeRay does.
+    text = raw.strip("'\"` ").replace("\\", "")
+    try:
+        parsed = json.loads(text)
+    except ValueError as exc:
+        raise ValueError(f"rayStartParams.resources is not a JSON object: {raw!r}") from exc
+    if not isinstance(parsed, dict):
+        raise ValueError(f"rayStartParams.resources is not a JSON object: {raw!r}")
     return {str(k): float(v) for k, v in parsed.items()}
 
 
