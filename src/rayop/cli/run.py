@@ -93,10 +93,19 @@ def operator_options(feature_gates: str) -> OperatorOptions:
 
 
 def configure_logging(level: str, fmt: str) -> None:
-    """Sets up the root logger; structured JSON by default."""
+    """Sets up the root logger (structured JSON by default).
+
+    Raises:
+        typer.BadParameter: an unknown level or format.
+    """
     from rayop.runtime.logsetup import configure_logging as configure
 
-    configure(level, fmt)
+    if fmt not in ("json", "console"):
+        raise typer.BadParameter(f"--log-format expects json or console, got {fmt!r}")
+    try:
+        configure(level, "json" if fmt == "json" else "console")
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from exc
 
 
 @app.command("run")

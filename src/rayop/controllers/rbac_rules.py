@@ -20,6 +20,8 @@ __all__ = [
     "CONTROLLER_RULES",
     "LEADER_ELECTION_RULES",
     "RAYCLUSTER_RULES",
+    "RAYJOB_RULES",
+    "RAYSERVICE_RULES",
     "VERB_ORDER",
     "PolicyRule",
     "cluster_role_rules",
@@ -90,8 +92,43 @@ The API server refuses to create a Role granting permissions its creator lacks (
 privilege-escalation prevention), so these come from the Role's own rules.
 """
 
+RAYJOB_RULES: Final[tuple[PolicyRule, ...]] = (
+    PolicyRule("ray.io", ("rayjobs",), (*_READ, "update", "delete")),
+    PolicyRule("ray.io", ("rayjobs/status",), ("update",)),
+    PolicyRule("ray.io", ("rayjobs/finalizers",), ("update",)),
+    PolicyRule("ray.io", ("rayclusters",), (*_READ, "create", "update", "delete")),
+    # The K8sJobMode submitter Job.
+    PolicyRule("batch", ("jobs",), (*_READ, "create", "delete")),
+    PolicyRule("", ("pods",), _READ),
+    # The head service the job's dashboard is reached through.
+    PolicyRule("", ("services",), (*_READ, "create", "update")),
+    PolicyRule("", ("secrets",), _READ),
+    # The Ray dashboard through the API server's services proxy (--use-kubernetes-proxy).
+    PolicyRule("", ("services/proxy",), ("get", "create", "update", "delete")),
+    PolicyRule("events.k8s.io", ("events",), ("create", "patch")),
+)
+"""What the RayJob controller calls."""
+
+RAYSERVICE_RULES: Final[tuple[PolicyRule, ...]] = (
+    PolicyRule("ray.io", ("rayservices",), (*_READ, "update", "patch")),
+    PolicyRule("ray.io", ("rayservices/status",), ("update",)),
+    PolicyRule("ray.io", ("rayservices/finalizers",), ("update",)),
+    PolicyRule("ray.io", ("rayclusters",), (*_READ, "create", "update", "patch", "delete")),
+    # patch: the ray.io/serve label of head pods.
+    PolicyRule("", ("pods",), (*_READ, "patch")),
+    # The head and serve services switched between clusters.
+    PolicyRule("", ("services",), (*_READ, "create", "update", "delete")),
+    PolicyRule("", ("services/proxy",), ("get", "create", "update")),
+    # numServeEndpoints.
+    PolicyRule("discovery.k8s.io", ("endpointslices",), _READ),
+    PolicyRule("events.k8s.io", ("events",), ("create", "patch")),
+)
+"""What the RayService controller calls."""
+
 CONTROLLER_RULES: Final[Mapping[str, tuple[PolicyRule, ...]]] = {
     "raycluster": RAYCLUSTER_RULES + AUTOSCALER_DELEGATED_RULES,
+    "rayjob": RAYJOB_RULES,
+    "rayservice": RAYSERVICE_RULES,
 }
 """Every controller's rules, by controller name; the ClusterRole is their union."""
 
