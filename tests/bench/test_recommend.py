@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from rayop.bench.metrics import WorkerSample, busy_fraction
@@ -57,8 +59,11 @@ def test_saturated_workers_with_flat_api_latency_raise_until_no_longer_saturated
         ]
     )
     assert (advice.concurrency, advice.action) == (4, "raise")
-    assert advice.reasons[0].startswith("at 1: workers busy 97% of the time, queue wait p99 12 s")
+    assert advice.reasons[0].startswith(
+        "at 1: workers busy 97% of the time, queue wait p99 12 s (mean 4.00 s)"
+    )
     assert "API latency flat (20 ms -> 20 ms mean)" in advice.reasons[0]
+    assert "all ready in 120 s -> 62 s" in advice.reasons[0]
     assert advice.reasons[0].endswith("raise to 2")
     assert advice.reasons[1].endswith("raise to 4")
     assert "at 4: workers busy 40% of the time" in advice.reasons[2]
@@ -111,7 +116,8 @@ def test_workers_rarely_busy_means_concurrency_is_not_the_bottleneck() -> None:
     )
     assert (advice.concurrency, advice.action) == (1, "keep")
     assert advice.reasons == (
-        "at 1: workers busy 10% of the time, queue wait p99 50 ms: concurrency is not the bottleneck",
+        "at 1: workers busy 10% of the time, queue wait p99 50 ms (mean 17 ms): "
+        "concurrency is not the bottleneck",
     )
 
 
@@ -123,7 +129,9 @@ def test_busy_workers_without_a_queue_backlog_are_not_a_reason_to_raise() -> Non
         ]
     )
     assert advice.concurrency == 1
-    assert "queue wait p99 0.20 s: concurrency is not the bottleneck" in advice.reasons[0]
+    assert (
+        "queue wait p99 0.20 s (mean 67 ms): concurrency is not the bottleneck" in advice.reasons[0]
+    )
 
 
 def test_a_raise_that_does_not_shorten_time_to_ready_is_not_taken() -> None:
@@ -148,7 +156,7 @@ def test_still_saturated_at_the_highest_value_asks_for_more_measurements() -> No
     )
     assert (advice.concurrency, advice.action) == (2, "raise-further")
     assert (
-        "at 2: workers busy 98% of the time, queue wait p99 15 s: still saturated"
+        "at 2: workers busy 98% of the time, queue wait p99 15 s (mean 5.00 s): still saturated"
         in advice.reasons[-1]
     )
 
@@ -158,3 +166,20 @@ def test_a_single_measurement_is_judged_on_saturation_alone() -> None:
     assert recommend([measured(4, busy=0.9, queue_p99=3.0, ready=10.0)]).action == "raise-further"
     with pytest.raises(ValueError, match="no results"):
         recommend([])
+
+
+def test_api_latency_is_judged_without_the_client_throttling_wait() -> None:
+    # Request durations (which include the token-bucket wait) double, but the server's share is
+    # flat and the throttling wait grows by less than 50 ms per request: the raise is justified.
+    low = replace(
+        measured(1, busy=0.97, queue_p99=10.0, ready=17.5, api=0.041, throttle=0.024),
+        api_server_latency_mean=0.017,
+    )
+    high = replace(
+        measured(2, busy=0.97, queue_p99=9.0, ready=14.7, api=0.067, throttle=0.049),
+        api_server_latency_mean=0.018,
+    )
+    advice = recommend([low, high])
+    assert advice.concurrency == 2
+    assert "API latency flat (17 ms -> 18 ms mean)" in advice.reasons[0]
+    assert "throttling flat (24 ms -> 49 ms per request)" in advice.reasons[0]

@@ -88,7 +88,7 @@ async def samples() -> AsyncIterator[Samples]:
             task.cancel()
 
 
-def test_every_rayjob_sample_is_covered() -> None:
+async def test_every_rayjob_sample_is_covered() -> None:
     assert len(SAMPLE_FILES) >= 15
 
 

@@ -66,22 +66,13 @@ async def test_sample_reaches_ready(shared_env: RayServiceEnv, file_name: str) -
     head = env.stored(SERVICES, namespace, f"{name}-head-svc")
     assert head is not None and head["spec"]["selector"]["ray.io/cluster"] == cluster
     assert env.apps_running(namespace, cluster)
-    heads = [
-        p
-        for p in env.objects(PODS, namespace)
-        if p["metadata"]["labels"].get("ray.io/cluster") == cluster
-        and p["metadata"]["labels"].get("ray.io/node-type") == "head"
-    ]
-    assert len(heads) == 1
-    await eventually(
-        lambda: (
-            env.objects(PODS, namespace)
-            and any(
-                p["metadata"]["labels"].get("ray.io/serve") == "true"
-                and p["metadata"]["labels"].get("ray.io/node-type") == "head"
-                for p in env.objects(PODS, namespace)
-            )
-        ),
-        timeout=5,
-        what="head pod labelled ray.io/serve=true after its Serve health check",
-    )
+
+    def head_serving() -> bool:
+        return any(
+            p["metadata"]["labels"].get("ray.io/cluster") == cluster
+            and p["metadata"]["labels"].get("ray.io/node-type") == "head"
+            and p["metadata"]["labels"].get("ray.io/serve") == "true"
+            for p in env.objects(PODS, namespace)
+        )
+
+    await eventually(head_serving, timeout=5, what="head pod labelled ray.io/serve=true")

@@ -22,7 +22,8 @@ from rayop.bench.results import ConcurrencyResult
 BUSY_SATURATED = 0.8
 """Workers count as saturated when all were busy in at least this fraction of samples."""
 QUEUE_BACKLOG_SECONDS = 1.0
-"""The queue counts as backed up when its wait p99 (or mean) reaches this."""
+"""The queue counts as backed up when its wait p99 (or mean) reaches this. The p99 comes from
+workqueue buckets that grow tenfold (0.1, 1, 10, 100 s), so it is coarse; the mean is exact."""
 LATENCY_RISE_RATIO = 1.5
 """API latency "rises" when the mean grows by this factor ..."""
 LATENCY_RISE_FLOOR = 0.02
@@ -88,13 +89,20 @@ def _rose(before: float | None, after: float | None, ratio: float, floor: float)
     return a - b >= floor and a >= b * ratio
 
 
+def api_latency(r: ConcurrencyResult) -> float | None:
+    """The mean API latency without client throttling (with it when that is unknown)."""
+    return (
+        r.api_server_latency_mean if r.api_server_latency_mean is not None else r.api_latency_mean
+    )
+
+
 def contention(cur: ConcurrencyResult, nxt: ConcurrencyResult) -> list[str]:
     """Returns, in words, what got worse from ``cur`` to ``nxt`` (empty: nothing did)."""
     found = []
-    if _rose(cur.api_latency_mean, nxt.api_latency_mean, LATENCY_RISE_RATIO, LATENCY_RISE_FLOOR):
+    if _rose(api_latency(cur), api_latency(nxt), LATENCY_RISE_RATIO, LATENCY_RISE_FLOOR):
         found.append(
-            f"API latency rose from {fmt_seconds(cur.api_latency_mean)} to "
-            f"{fmt_seconds(nxt.api_latency_mean)} (mean)"
+            f"API latency rose from {fmt_seconds(api_latency(cur))} to "
+            f"{fmt_seconds(api_latency(nxt))} (mean)"
         )
     if _rose(
         cur.throttle_wait_mean, nxt.throttle_wait_mean, THROTTLE_RISE_RATIO, THROTTLE_RISE_FLOOR
@@ -116,16 +124,20 @@ def contention(cur: ConcurrencyResult, nxt: ConcurrencyResult) -> list[str]:
     return found
 
 
+def _mean_wait(r: ConcurrencyResult) -> float:
+    return r.queue_wait_mean if r.queue_wait_mean is not None else (r.queue_wait_p99 or 0.0)
+
+
 def _improved(cur: ConcurrencyResult, nxt: ConcurrencyResult) -> bool:
     faster = nxt.seconds_until_all_ready < cur.seconds_until_all_ready * IMPROVEMENT
-    shorter_wait = _queue_wait(nxt) < _queue_wait(cur) * IMPROVEMENT
+    shorter_wait = _mean_wait(nxt) < _mean_wait(cur) * IMPROVEMENT
     return not nxt.timed_out and (faster or shorter_wait)
 
 
 def _state(r: ConcurrencyResult) -> str:
     return (
         f"at {r.concurrency}: workers busy {r.busy_fraction:.0%} of the time, "
-        f"queue wait p99 {fmt_seconds(r.queue_wait_p99)}"
+        f"queue wait p99 {fmt_seconds(r.queue_wait_p99)} (mean {fmt_seconds(r.queue_wait_mean)})"
     )
 
 
@@ -161,8 +173,10 @@ def recommend(results: Sequence[ConcurrencyResult]) -> Recommendation:
             )
             return _done(ordered[0], chosen, reasons)
         reasons.append(
-            f"{_state(cur)}, API latency flat ({fmt_seconds(cur.api_latency_mean)} -> "
-            f"{fmt_seconds(nxt.api_latency_mean)} mean), all ready in "
+            f"{_state(cur)}, API latency flat ({fmt_seconds(api_latency(cur))} -> "
+            f"{fmt_seconds(api_latency(nxt))} mean), throttling flat "
+            f"({fmt_seconds(cur.throttle_wait_mean)} -> {fmt_seconds(nxt.throttle_wait_mean)} "
+            "per request), all ready in "
             f"{fmt_seconds(cur.seconds_until_all_ready)} -> "
             f"{fmt_seconds(nxt.seconds_until_all_ready)}: raise to {nxt.concurrency}"
         )

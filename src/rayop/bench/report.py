@@ -77,6 +77,7 @@ ROWS: list[tuple[str, Callable[[ConcurrencyResult], str]]] = [
     ("reconcile errors (/min)", lambda r: f"{r.reconcile_errors} ({r.reconcile_errors_per_minute:.1f})"),
     ("409 conflicts (/min)", lambda r: f"{r.conflicts} ({r.conflicts_per_minute:.1f})"),
     ("API latency mean / p99 (s)", lambda r: f"{_n(r.api_latency_mean, 3)} / {_n(r.api_latency_p99, 2)}"),
+    ("API latency excl. throttling, mean (s)", lambda r: _n(r.api_server_latency_mean, 3)),
     ("throttling wait total / mean (s)", lambda r: f"{r.throttle_wait_seconds:.1f} / {_n(r.throttle_wait_mean, 3)}"),
     ("operator requests", lambda r: str(r.operator_requests)),
     ("pod creates (expected)", lambda r: f"{r.pod_creates} ({r.expected_pod_creates})"),

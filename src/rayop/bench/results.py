@@ -51,6 +51,8 @@ class ConcurrencyResult:
     user_conflicts: int = 0
     api_latency_mean: float | None = None
     """rest_client_request_duration_seconds mean (throttling wait included, as client-go does)."""
+    api_server_latency_mean: float | None = None
+    """The same minus the token-bucket wait: the time the API server and network took."""
     api_latency_p50: float | None = None
     api_latency_p99: float | None = None
     operator_requests: int = 0

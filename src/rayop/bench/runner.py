@@ -331,6 +331,7 @@ def _result(
         conflicts_per_minute=conflicts / minutes,
         user_conflicts=ctx.user_conflicts,
         api_latency_mean=api.mean,
+        api_server_latency_mean=(api.sum - throttle.sum) / api.count if api.count else None,
         api_latency_p50=api.quantile(0.5),
         api_latency_p99=api.quantile(0.99),
         operator_requests=int(api.count),

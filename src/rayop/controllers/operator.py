@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from rayop.controllers.raycluster.options import OperatorOptions
 from rayop.controllers.raycluster.reconcile_context import POD_CALL_CONCURRENCY
 from rayop.controllers.raycluster.setup import setup_raycluster_controller
+from rayop.controllers.rayservice.setup import setup_rayservice_controller
 from rayop.kube.client import KubeClient
 from rayop.kube.config import KubeConfig
 from rayop.kube.metrics import RestClientMetrics
@@ -77,6 +78,12 @@ def build_manager(
         max_concurrent_reconciles=settings.reconcile_concurrency,
         use_priority_queue=settings.use_priority_queue,
         pod_call_concurrency=settings.pod_create_concurrency,
+    )
+    setup_rayservice_controller(
+        manager,
+        options=settings.options,
+        max_concurrent_reconciles=settings.reconcile_concurrency,
+        use_priority_queue=settings.use_priority_queue,
     )
     return manager
 

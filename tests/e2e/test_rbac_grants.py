@@ -1,0 +1,237 @@
+"""Least privilege, measured: the chart's grants equal what the operator uses end to end.
+
+The chart (its ClusterRole and leader-election Role, generated from rbac_rules.py) is installed
+with kubectl; the operator (the RayCluster, RayJob and RayService controllers, leader election
+on) runs under a token of the chart's ServiceAccount, so the embedded API server enforces RBAC.
+The end-to-end scenarios then run: every KubeRay RayCluster sample converges, a cluster is
+scaled down, has a named worker deleted, is suspended and deleted, a GCS fault-tolerant cluster
+is deleted through its Redis cleanup Job, a RayJob runs to completion and its cluster is shut
+down, a RayService becomes ready, upgrades to a new cluster and is deleted.
+
+Every request the ServiceAccount made is in the audit as (API group, resource[/subresource],
+verb). The test fails on a 403 (a missing grant) and on a granted (group, resource, verb) that
+no request used (an unused grant), except those listed in :data:`NOT_EXERCISED` with the reason
+the embedded control plane or these scenarios cannot exercise them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+from chart_install import NAMESPACE, kubectl_install, render_release
+from prometheus_client import CollectorRegistry
+from raycluster_env import (
+    FAST_KUBELET,
+    OperatorEnv,
+    eventually,
+    load_sample,
+    sample_files,
+    simple_cluster,
+)
+from rayjob_env import FAST_DASHBOARD, small_rayjob
+from rayservice_env import small_rayservice
+
+from rayop.controllers.raycluster.options import OperatorOptions
+from rayop.controllers.raycluster.setup import setup_raycluster_controller
+from rayop.controllers.rayjob.setup import setup_rayjob_controller
+from rayop.controllers.rayservice.setup import setup_rayservice_controller
+from rayop.controllers.rbac_rules import cluster_role_rules, leader_election_rules
+from rayop.kube.client import KubeClient
+from rayop.kube.config import load_config
+from rayop.kube.resources import RAY_CLUSTERS, RAY_JOBS, RAY_SERVICES
+from rayop.runtime.manager import Manager
+from rayop.runtime.metrics import OperatorMetrics
+from rayop.sim.controlplane import EmbeddedControlPlane
+
+pytestmark = pytest.mark.slow
+
+Grant = tuple[str, str, str]  # (API group, resource[/subresource], verb)
+
+NOT_EXERCISED: Mapping[Grant, str] = {
+    **{
+        ("ray.io", f"{plural}/finalizers", "update"): (
+            "needed by the OwnerReferencesPermissionEnforcement admission plugin to set "
+            "blockOwnerDeletion on owner references; the embedded server has no admission plugins"
+        )
+        for plural in ("rayclusters", "rayjobs", "rayservices")
+    },
+    ("", "pods", "deletecollection"): (
+        "held so that the operator may create the autoscaler Role, which grants it "
+        "(privilege-escalation prevention); the operator itself deletes pods one by one"
+    ),
+}
+"""Grants the scenarios cannot exercise, with the reason."""
+
+
+def granted() -> set[Grant]:
+    """Every (group, resource, verb) the chart's ClusterRole and Role grant."""
+    return set(_expand([*cluster_role_rules(), *leader_election_rules()]))
+
+
+def _expand(rules: Iterable[Mapping[str, Any]]) -> Iterable[Grant]:
+    for rule in rules:
+        for group in rule["apiGroups"]:
+            for resource in rule["resources"]:
+                for verb in rule["verbs"]:
+                    yield (group, resource, verb)
+
+
+def namespace_for(file_name: str) -> str:
+    stem = re.sub(r"[^a-z0-9-]+", "-", file_name.removesuffix(".yaml").lower())
+    return stem.strip("-")[:63].rstrip("-")
+
+
+async def raycluster_scenarios(env: OperatorEnv) -> None:
+    """Every sample converges; scale down, workersToDelete, suspend, delete, Redis cleanup."""
+    files = sample_files()
+    for file_name in files:
+        for rc in load_sample(file_name):
+            await env.apply(rc, namespace_for(file_name))
+    for file_name in files:
+        ns = namespace_for(file_name)
+        for rc in load_sample(file_name):
+            name = rc["metadata"]["name"]
+            await eventually(lambda n=ns, c=name: env.converged(n, c), timeout=90, what=name)
+
+    await env.apply(simple_cluster("life", workers=3), "life")
+    await eventually(lambda: env.converged("life", "life"), what="life ready")
+
+    def scale(obj: dict[str, Any]) -> None:
+        obj["spec"]["workerGroupSpecs"][0]["replicas"] = 2
+
+    await env.edit("life", "life", scale)
+    await eventually(lambda: len(env.pods("life", "life")) == 3, what="scaled down")
+    victim = next(
+        p["metadata"]["name"]
+        for p in env.pods("life", "life")
+        if p["metadata"]["labels"]["ray.io/node-type"] == "worker"
+    )
+
+    def delete_worker(obj: dict[str, Any]) -> None:
+        group = obj["spec"]["workerGroupSpecs"][0]
+        group["replicas"] = 1
+        group["scaleStrategy"] = {"workersToDelete": [victim]}
+
+    await env.edit("life", "life", delete_worker)
+    await eventually(lambda: len(env.pods("life", "life")) == 2, what="named worker deleted")
+
+    def suspend(obj: dict[str, Any]) -> None:
+        obj["spec"]["suspend"] = True
+
+    await env.edit("life", "life", suspend)
+    await eventually(lambda: env.pods("life", "life") == [], what="suspended")
+    await env.client.delete(RAY_CLUSTERS, "life", namespace="life")
+    await eventually(lambda: env.raycluster("life", "life") is None, what="life deleted")
+
+    redis_ns = namespace_for("ray-cluster.external-redis.yaml")
+    for rc in load_sample("ray-cluster.external-redis.yaml"):
+        await env.client.delete(RAY_CLUSTERS, rc["metadata"]["name"], namespace=redis_ns)
+        await eventually(
+            lambda n=rc["metadata"]["name"]: env.raycluster(redis_ns, n) is None,
+            what="FT cluster deleted after its Redis cleanup",
+        )
+
+
+async def rayjob_scenario(env: OperatorEnv) -> None:
+    """A K8sJobMode RayJob completes, its cluster is shut down, then the RayJob is deleted."""
+    ns = await env.namespace("jobs")
+    job = small_rayjob("job", shutdownAfterJobFinishes=True, ttlSecondsAfterFinished=0)
+    job["metadata"]["namespace"] = ns
+    await env.client.create(RAY_JOBS, job, namespace=ns)
+    info = env._info("ray.io", "v1", "rayjobs")
+
+    def status() -> dict[str, Any]:
+        return dict((env.cp.store.peek(info, ns, "job") or {}).get("status") or {})
+
+    await eventually(lambda: status().get("jobDeploymentStatus") == "Complete", what="job done")
+    await eventually(
+        lambda: not env.objects("rayclusters", ns, group="ray.io"), what="job cluster deleted"
+    )
+    await env.client.delete(RAY_JOBS, "job", namespace=ns)
+    await eventually(lambda: env.cp.store.peek(info, ns, "job") is None, what="RayJob deleted")
+
+
+async def rayservice_scenario(env: OperatorEnv) -> None:
+    """A RayService becomes ready, upgrades to a new cluster (old one deleted), is deleted."""
+    ns = await env.namespace("serve")
+    svc = small_rayservice("svc", delay=1)
+    svc["metadata"]["namespace"] = ns
+    await env.client.create(RAY_SERVICES, svc, namespace=ns)
+    info = env._info("ray.io", "v1", "rayservices")
+
+    def status() -> dict[str, Any]:
+        return dict((env.cp.store.peek(info, ns, "svc") or {}).get("status") or {})
+
+    def active() -> str:
+        return str((status().get("activeServiceStatus") or {}).get("rayClusterName") or "")
+
+    def ready() -> bool:
+        conditions = {c["type"]: c["status"] for c in status().get("conditions") or []}
+        return conditions.get("Ready") == "True" and status().get("numServeEndpoints", 0) > 0
+
+    await eventually(ready, timeout=60, what="RayService ready")
+    first = active()
+    cluster_spec = svc["spec"]["rayClusterConfig"]
+    cluster_spec["workerGroupSpecs"][0]["replicas"] = 2
+    await env.client.patch(
+        RAY_SERVICES, "svc", {"spec": {"rayClusterConfig": cluster_spec}}, namespace=ns
+    )
+    await eventually(lambda: active() not in ("", first), timeout=60, what="upgraded")
+    await eventually(lambda: env.raycluster(ns, first) is None, timeout=30, what="old deleted")
+    await env.client.delete(RAY_SERVICES, "svc", namespace=ns)
+    await eventually(lambda: env.cp.store.peek(info, ns, "svc") is None, what="svc deleted")
+
+
+async def test_chart_grants_are_exactly_what_the_operator_uses(tmp_path: Path) -> None:
+    release = render_release(tmp_path)
+    user = f"system:serviceaccount:{NAMESPACE}:{release.service_account}"
+    async with EmbeddedControlPlane(tls=True, kubelet=FAST_KUBELET, dashboard=FAST_DASHBOARD) as cp:
+        await kubectl_install(cp, release, tmp_path)
+        token = cp.issue_service_account_token(NAMESPACE, release.service_account)
+        kubeconfig = tmp_path / "operator-kubeconfig.yaml"
+        kubeconfig.write_text(cp.kubeconfig_text(token, namespace=NAMESPACE))
+        admin_config = await load_config(kubeconfig=cp.kubeconfig_path)
+        operator_config = await load_config(kubeconfig=str(kubeconfig))
+        async with KubeClient(admin_config, qps=-1) as admin, KubeClient(operator_config) as op:
+            manager = Manager(
+                op,
+                metrics=OperatorMetrics(CollectorRegistry()),
+                metrics_bind_address="0",
+                health_probe_bind_address="0",
+                leader_election=True,
+                leader_election_namespace=NAMESPACE,
+            )
+            options = OperatorOptions()
+            controller = setup_raycluster_controller(
+                manager, options=options, max_concurrent_reconciles=4
+            )
+            setup_rayjob_controller(manager, options=options, max_concurrent_reconciles=2)
+            setup_rayservice_controller(manager, options=options, max_concurrent_reconciles=2)
+            task = asyncio.create_task(manager.run())
+            try:
+                env = OperatorEnv(cp, admin, manager, controller)
+                await raycluster_scenarios(env)
+                await rayjob_scenario(env)
+                await rayservice_scenario(env)
+            finally:
+                await manager.stop()
+                await asyncio.wait_for(task, 10)
+        records = [r for r in cp.audit.requests if r.user == user]
+
+    def grant(r: Any) -> Grant:
+        resource = f"{r.resource}/{r.subresource}" if r.subresource else r.resource
+        return (r.group, resource, r.verb)
+
+    missing = sorted({grant(r) for r in records if r.code == 403})
+    assert missing == [], f"the operator was refused (add to rbac_rules.py): {missing}"
+    used = {grant(r) for r in records}
+    unused = sorted(granted() - used - NOT_EXERCISED.keys())
+    assert unused == [], f"granted but never used (remove from rbac_rules.py): {unused}"
+    stale = sorted(NOT_EXERCISED.keys() & used)
+    assert stale == [], f"listed as not exercised but used: {stale}"
+    assert NOT_EXERCISED.keys() <= granted()
