@@ -33,7 +33,8 @@ def measured(
     ready: float,
     api: float = 0.02,
     throttle: float = 0.0,
-    errors: float = 0.0,
+    errors: int = 0,
+    reconciles: int = 200,
 ) -> ConcurrencyResult:
     samples = series(concurrency, busy)
     return ConcurrencyResult(
@@ -44,7 +45,9 @@ def measured(
         seconds_until_all_ready=ready,
         api_latency_mean=api,
         throttle_wait_mean=throttle,
-        reconcile_errors_per_minute=errors,
+        reconcile_errors=errors,
+        reconciles=reconciles,
+        reconcile_errors_per_minute=errors / (ready / 60),
         samples=[(s.t, s.active_workers, s.max_workers, s.queue_depth) for s in samples],
     )
 
@@ -96,15 +99,29 @@ def test_rising_client_throttling_means_do_not_raise() -> None:
     assert "client throttling wait rose from 10 ms to 0.50 s per request" in advice.reasons[0]
 
 
-def test_rising_reconcile_errors_mean_do_not_raise() -> None:
+def test_rising_reconcile_error_rate_means_do_not_raise() -> None:
     advice = recommend(
         [
-            measured(1, busy=0.99, queue_p99=20.0, ready=100.0, errors=5.0),
-            measured(2, busy=0.99, queue_p99=10.0, ready=60.0, errors=40.0),
+            measured(1, busy=0.99, queue_p99=20.0, ready=100.0, errors=4),
+            measured(2, busy=0.99, queue_p99=10.0, ready=60.0, errors=40),
         ]
     )
     assert advice.concurrency == 1
-    assert "reconcile errors rose from 5/min to 40/min" in advice.reasons[0]
+    assert (
+        "reconcile errors rose from 2% to 20% of reconciles (2/min -> 40/min)"
+        in (advice.reasons[0])
+    )
+
+
+def test_a_few_routine_conflicts_do_not_veto_a_raise() -> None:
+    advice = recommend(
+        [
+            measured(1, busy=0.98, queue_p99=98.0, ready=31.2, errors=0, reconciles=265),
+            measured(8, busy=0.85, queue_p99=9.9, ready=6.7, errors=5, reconciles=220),
+        ]
+    )
+    assert advice.concurrency == 8
+    assert "all ready in 31 s -> 6.70 s: raise to 8" in advice.reasons[0]
 
 
 def test_workers_rarely_busy_means_concurrency_is_not_the_bottleneck() -> None:
@@ -182,4 +199,4 @@ def test_api_latency_is_judged_without_the_client_throttling_wait() -> None:
     advice = recommend([low, high])
     assert advice.concurrency == 2
     assert "API latency flat (17 ms -> 18 ms mean)" in advice.reasons[0]
-    assert "throttling flat (24 ms -> 49 ms per request)" in advice.reasons[0]
+    assert "throttling wait 24 ms -> 49 ms per request" in advice.reasons[0]

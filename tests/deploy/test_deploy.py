@@ -60,7 +60,7 @@ def test_cluster_role_grants_exactly_the_rules_source() -> None:
         for verb in rule["verbs"]
     }
     # Spot checks of what the RayCluster controller needs, and of what it must not get.
-    assert ("", "pods", "deletecollection") in granted
+    assert ("", "pods", "deletecollection") not in granted
     assert ("ray.io", "rayclusters/status", "update") in granted
     assert ("events.k8s.io", "events", "patch") in granted
     assert ("coordination.k8s.io", "leases", "update") not in granted  # namespaced Role only

@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from prometheus_client import CollectorRegistry
 from raycluster_env import FAST_KUBELET, SAMPLES, eventually, install_crds
@@ -100,11 +101,15 @@ class RayJobEnv:
         self, namespace: str, name: str, *wanted: str, timeout: float = 25.0
     ) -> Obj:
         """Blocks until the RayJob's deployment status is one of ``wanted``; returns the status."""
-        await eventually(
-            lambda: self.deployment_status(namespace, name) in wanted,
-            timeout=timeout,
-            what=f"RayJob {namespace}/{name} in {wanted} (now {self.status(namespace, name)})",
-        )
+        try:
+            async with asyncio.timeout(timeout):
+                while self.deployment_status(namespace, name) not in wanted:
+                    await asyncio.sleep(0.02)
+        except TimeoutError:
+            pytest.fail(
+                f"RayJob {namespace}/{name} not in {wanted} after {timeout} s: "
+                f"{self.status(namespace, name)}"
+            )
         return self.status(namespace, name)
 
     # -- user actions over HTTP --------------------------------------------------------------
@@ -149,7 +154,9 @@ def load_docs(file_name: str, kind: str) -> list[Obj]:
 
 def rayjob_sample_files() -> list[str]:
     """Returns the KubeRay sample files that contain a RayJob."""
-    return sorted(p.name for p in Path(SAMPLES).glob("ray-job*.yaml") if load_docs(p.name, "RayJob"))
+    return sorted(
+        p.name for p in Path(SAMPLES).glob("ray-job*.yaml") if load_docs(p.name, "RayJob")
+    )
 
 
 def small_rayjob(name: str, *, entrypoint: str = "python -c 'print(1)'", **spec: Any) -> Obj:
@@ -207,7 +214,9 @@ async def running_rayjob_operator(
                 leader_election=False,
             )
             opts = options or OperatorOptions()
-            setup_raycluster_controller(manager, options=opts, max_concurrent_reconciles=concurrency)
+            setup_raycluster_controller(
+                manager, options=opts, max_concurrent_reconciles=concurrency
+            )
             setup_rayjob_controller(manager, options=opts, max_concurrent_reconciles=concurrency)
             task = asyncio.create_task(manager.run())
             try:

@@ -42,6 +42,11 @@ pytestmark = pytest.mark.slow
 SAMPLE = SAMPLES / "ray-cluster.sample.yaml"
 
 
+def tail(log: Path) -> str:
+    """Returns the end of the operator's log (for failure messages)."""
+    return log.read_text()[-3000:]
+
+
 @contextlib.asynccontextmanager
 async def operator_process(
     command: OperatorCommand, kubeconfig: Path, log: Path
@@ -71,13 +76,13 @@ async def wait_ready(proc: asyncio.subprocess.Process, port: int, log: Path) -> 
     async with aiohttp.ClientSession() as session:
         for _ in range(600):
             if proc.returncode is not None:
-                pytest.fail(f"rayop run exited {proc.returncode}:\n{log.read_text()[-3000:]}")
+                pytest.fail(f"rayop run exited {proc.returncode}:\n{tail(log)}")
             with contextlib.suppress(aiohttp.ClientError):
                 async with session.get(url) as resp:
                     if resp.status == 200:
                         return
             await asyncio.sleep(0.05)
-    pytest.fail(f"rayop run never became ready:\n{log.read_text()[-3000:]}")
+    pytest.fail(f"rayop run never became ready:\n{tail(log)}")
 
 
 def cluster_ready(cp: EmbeddedControlPlane, name: str) -> bool:
@@ -113,7 +118,7 @@ async def test_chart_installs_an_operator_that_reconciles_with_only_its_grants(
                         await resp.text()
                     )
             proc.send_signal(signal.SIGTERM)
-            assert await asyncio.wait_for(proc.wait(), 20) == 0, log.read_text()[-3000:]
+            assert await asyncio.wait_for(proc.wait(), 20) == 0, tail(log)
 
         mine = [r for r in cp.audit.requests if r.user == user]
         denied = sorted(

@@ -36,7 +36,9 @@ async def env() -> AsyncIterator[RayJobEnv]:
         yield running
 
 
-async def finish(env: RayJobEnv, namespace: str, name: str, *states: str) -> tuple[dict[str, Any], float]:
+async def finish(
+    env: RayJobEnv, namespace: str, name: str, *states: str
+) -> tuple[dict[str, Any], float]:
     """Waits until the RayJob is finished; returns its status and when the test saw it."""
     status = await env.wait_for_status(namespace, name, *(states or ("Complete",)))
     return status, time.monotonic()
@@ -62,7 +64,9 @@ def worker_pods(env: RayJobEnv, namespace: str, cluster: str) -> list[dict[str, 
 
 async def test_shutdown_after_job_finishes_deletes_cluster_after_ttl(env: RayJobEnv) -> None:
     ns = await env.namespace("shutdown-ttl")
-    await env.apply(small_rayjob("job", shutdownAfterJobFinishes=True, ttlSecondsAfterFinished=2), ns)
+    await env.apply(
+        small_rayjob("job", shutdownAfterJobFinishes=True, ttlSecondsAfterFinished=2), ns
+    )
     status, done = await finish(env, ns, "job")
     cluster = status["rayClusterName"]
     assert env.raycluster(ns, cluster) is not None
@@ -93,9 +97,8 @@ async def test_deletion_rules_fire_in_turn(env: RayJobEnv) -> None:
 
     suspended = await wait_gone(workers_suspended, "worker groups suspended")
     assert_due(suspended - done, 0)
-    workers_gone = await wait_gone(lambda: not worker_pods(env, ns, cluster), "worker pods gone")
-    print("workers", suspended - done, workers_gone - done)
     assert env.raycluster(ns, cluster) is not None
+    await eventually(lambda: not worker_pods(env, ns, cluster), what="worker pods gone")
     cluster_gone = await wait_gone(lambda: env.raycluster(ns, cluster) is None, "cluster gone")
     assert_due(cluster_gone - done, 3)
     assert env.rayjob(ns, "job") is not None
@@ -106,10 +109,15 @@ async def test_deletion_rules_fire_in_turn(env: RayJobEnv) -> None:
 async def test_failed_deployment_rule_deletes_cluster(env: RayJobEnv) -> None:
     ns = await env.namespace("deletion-failed")
     rules = [
-        {"policy": "DeleteCluster", "condition": {"jobDeploymentStatus": "Failed", "ttlSeconds": 1}},
+        {
+            "policy": "DeleteCluster",
+            "condition": {"jobDeploymentStatus": "Failed", "ttlSeconds": 1},
+        },
         {"policy": "DeleteSelf", "condition": {"jobStatus": "SUCCEEDED", "ttlSeconds": 0}},
     ]
-    job = small_rayjob("job", entrypoint=FAILING_ENTRYPOINT, deletionStrategy={"deletionRules": rules})
+    job = small_rayjob(
+        "job", entrypoint=FAILING_ENTRYPOINT, deletionStrategy={"deletionRules": rules}
+    )
     await env.apply(job, ns)
     status, done = await finish(env, ns, "job", "Failed")
     cluster = status["rayClusterName"]

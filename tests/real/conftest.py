@@ -4,7 +4,7 @@ controller-manager, the scheduler and kwok) for the whole session.
 The binaries come from ``scripts/controlplane-build`` (run here; a no-op when cached). If it
 fails, every test of the tier is skipped with the step that failed. ``RAYOP_REAL_KUBECONFIG``
 points the tier at an already running cluster instead (for example one from
-``rayop dev real-cluster up``), which must have rayop's CRDs installed.
+``rayop dev real-cluster up``; a token kubeconfig), where rayop's CRDs are installed too.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from real_support import build, install_rayop_crds
+from real_support import build, install_rayop_crds, server_and_token
 
 from rayop.cli.realcluster import RealCluster, RealClusterSettings, default_binaries_dir
 
@@ -37,6 +37,7 @@ def real_kubeconfig(
     """Starts the real control plane for the session; yields its admin kubeconfig path."""
     external = os.environ.get("RAYOP_REAL_KUBECONFIG")
     if external:
+        install_rayop_crds(*server_and_token(external))
         yield external
         return
     workdir = tmp_path_factory.mktemp("real-cluster")

@@ -64,6 +64,15 @@ def install_rayop_crds(server: str, token: str) -> None:
         )
 
 
+def server_and_token(kubeconfig: str) -> tuple[str, str]:
+    """Returns the server URL and bearer token of a kubeconfig's current context."""
+    doc = yaml.safe_load(Path(kubeconfig).read_text())
+    ctx = next(c["context"] for c in doc["contexts"] if c["name"] == doc["current-context"])
+    cluster = next(c["cluster"] for c in doc["clusters"] if c["name"] == ctx["cluster"])
+    user = next(u["user"] for u in doc["users"] if u["name"] == ctx["user"])
+    return str(cluster["server"]), str(user.get("token") or "")
+
+
 def load_sample(file_name: str) -> list[Obj]:
     """Returns the RayCluster documents of a KubeRay sample file."""
     with (SAMPLES / file_name).open() as f:

@@ -228,3 +228,27 @@ def test_codec_round_trips_and_learns_a_dictionary_per_shape() -> None:
         assert orjson.loads(codec.decode_json(blob)) == obj
     with pytest.raises(TypeError):
         codec.decode(blobs[0])["kind"] = "x"
+
+
+async def test_a_handler_added_during_the_initial_list_still_gets_every_object() -> None:
+    api = PagedFakeApi()
+    for i in range(1234):
+        api.put(pod(f"p{i:04d}"))
+    informer = SharedInformer(api, PODS)
+    late: list[tuple[str, bool]] = []
+    registrations = []
+
+    def register_after_first_page() -> None:
+        if not registrations:
+            handler = EventHandlerFuncs(add=lambda o, i: late.append((o["metadata"]["name"], i)))
+            registrations.append(informer.add_event_handler(handler))
+            assert not registrations[0].has_synced()
+
+    api.between_pages = register_after_first_page
+    informer.start()
+    try:
+        assert await informer.wait_for_sync(5)
+        assert registrations[0].has_synced()
+        assert sorted(late) == [(f"p{i:04d}", True) for i in range(1234)]
+    finally:
+        await informer.stop()

@@ -9,6 +9,7 @@ from typing import Any
 
 import aiohttp
 import pytest
+from informer_fakes import FakeLeases
 from prometheus_client import CollectorRegistry
 
 from rayop.kube.client import KubeClient
@@ -18,9 +19,10 @@ from rayop.kube.resources import CONFIGMAPS
 from rayop.runtime.controller import Controller
 from rayop.runtime.informer_source import for_
 from rayop.runtime.leaderelection import LeaderElectionSettings
-from rayop.runtime.manager import Manager
+from rayop.runtime.manager import LeadershipLost, Manager
 from rayop.runtime.metrics import OperatorMetrics
 from rayop.runtime.reconcile import Request, Result
+from rayop.runtime.testing import InMemorySource
 from rayop.sim.controlplane import EmbeddedControlPlane
 
 FAST_LEASE = LeaderElectionSettings(lease_duration=3.0, renew_deadline=2.0, retry_period=0.5, release_on_cancel=False)
@@ -143,3 +145,29 @@ async def test_one_leader_reconciles_and_a_killed_leader_is_replaced_without_ove
     finally:
         await b.close()
         await a.close()
+
+
+@pytest.mark.looptime
+async def test_lost_leadership_stops_reconciling_at_once_even_with_the_classic_queue() -> None:
+    leases = FakeLeases()
+    metrics = OperatorMetrics()
+    manager = Manager(leases.client("a"), metrics=metrics, metrics_bind_address="0",  # type: ignore[arg-type]
+                      health_probe_bind_address="0", leader_election_namespace="ops")
+    leading_at_start: list[bool] = []
+
+    async def reconcile(request: Request) -> Result:
+        leading_at_start.append(manager.is_leader())
+        await asyncio.sleep(1.0)
+        return Result()
+
+    requests = [Request("ns", f"r{i}") for i in range(60)]
+    manager.add_controller(Controller("c", reconcile, sources=[InMemorySource(requests)],
+                                      use_priority_queue=False, metrics=metrics))
+    task = asyncio.get_running_loop().create_task(manager.run())
+    await eventually(lambda: len(leading_at_start) >= 3)
+    leases.down.add("a")  # the API server is unreachable: renewals fail, leadership is lost
+    with pytest.raises(LeadershipLost):
+        await task
+    # L6: nothing is reconciled once leadership is gone (the classic queue is not drained).
+    assert all(leading_at_start)
+    assert len(leading_at_start) < len(requests)

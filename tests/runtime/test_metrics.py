@@ -9,6 +9,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from rayop.runtime.clock import FakeClock
 from rayop.runtime.metrics import OperatorMetrics
 from rayop.runtime.workqueue_metrics import NOOP_QUEUE_METRICS
+from rayop.runtime.workqueue_priority import PriorityQueue
 
 
 def _text(metrics: OperatorMetrics) -> str:
@@ -154,3 +155,27 @@ def test_priority_depth_labels_and_cardinality_limit() -> None:
 def test_unnamed_queue_records_nothing() -> None:
     metrics = OperatorMetrics()
     assert metrics.queue_metrics("", FakeClock()) is NOOP_QUEUE_METRICS
+
+
+def _depth(metrics: OperatorMetrics, priority: str) -> float | None:
+    labels = {"name": "q", "controller": "q", "priority": priority}
+    return metrics.registry.get_sample_value("workqueue_depth", labels)
+
+
+async def test_depth_follows_a_raised_priority_in_the_priority_queue() -> None:
+    clock = FakeClock()
+    metrics = OperatorMetrics()
+    queue: PriorityQueue[str] = PriorityQueue(
+        name="q", clock=clock, metrics=metrics.queue_metrics("q", clock)
+    )
+    queue.add("a", priority=-100)  # as from the initial list
+    queue.add("a", priority=0)  # then a watch event for the same key
+    assert (_depth(metrics, "-100"), _depth(metrics, "0")) == (0, 1)
+    assert await queue.get_with_priority() == ("a", 0, False)
+    queue.add("a", priority=-100)  # re-added while processing...
+    queue.add("a", priority=5)  # ...and raised before done
+    assert (_depth(metrics, "-100"), _depth(metrics, "5")) == (0, 1)
+    queue.done("a")
+    assert await queue.get_with_priority() == ("a", 5, False)
+    queue.done("a")
+    assert {_depth(metrics, p) for p in ("-100", "0", "5")} == {0}

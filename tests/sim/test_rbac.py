@@ -317,3 +317,15 @@ async def test_control_plane_issues_tokens_and_kubeconfigs() -> None:
             async with session.get(f"{cp.url}/api", headers=headers) as r:
                 assert r.status == 200  # discovery is open to every authenticated user
         assert cp.audit.count(user="system:serviceaccount:default:default", code=403) == 1
+
+
+async def test_a_watch_is_audited_when_its_stream_starts(h: Harness) -> None:
+    await grant(h, [{"apiGroups": [""], "resources": ["pods"], "verbs": ["watch"]}])
+    token = await token_for(h)
+    headers = {"Authorization": f"Bearer {token}"}
+    url = "/api/v1/namespaces/default/pods?watch=true&timeoutSeconds=30"
+    async with h.client.get(url, headers=headers) as resp:
+        assert resp.status == 200
+        # Still streaming, and already in the audit (a real API server's ResponseStarted).
+        assert h.audit.count(verb="watch", user=SA_USER, code=200) == 1
+    assert h.audit.count(verb="watch", user=SA_USER) == 1

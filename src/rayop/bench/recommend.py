@@ -32,8 +32,9 @@ THROTTLE_RISE_RATIO = 1.5
 THROTTLE_RISE_FLOOR = 0.05
 """Throttling "rises" when the mean token-bucket wait grows by 1.5x and 50 ms."""
 ERRORS_RISE_RATIO = 2.0
-ERRORS_RISE_FLOOR = 10.0
-"""Reconcile errors "rise" when errors per minute double and grow by 10/min."""
+ERRORS_RISE_FLOOR = 0.05
+"""Reconcile errors "rise" when their share of reconciles doubles and grows by 5 points (a few
+routine 409s on status writes, KubeRay #745, do not veto a raise)."""
 IMPROVEMENT = 0.9
 """A raise pays off when time to all-ready or queue wait falls below 90 % of before."""
 
@@ -96,6 +97,11 @@ def api_latency(r: ConcurrencyResult) -> float | None:
     )
 
 
+def error_share(r: ConcurrencyResult) -> float:
+    """Reconcile errors per reconcile (0 when nothing was reconciled)."""
+    return r.reconcile_errors / r.reconciles if r.reconciles else 0.0
+
+
 def contention(cur: ConcurrencyResult, nxt: ConcurrencyResult) -> list[str]:
     """Returns, in words, what got worse from ``cur`` to ``nxt`` (empty: nothing did)."""
     found = []
@@ -111,15 +117,11 @@ def contention(cur: ConcurrencyResult, nxt: ConcurrencyResult) -> list[str]:
             f"client throttling wait rose from {fmt_seconds(cur.throttle_wait_mean)} to "
             f"{fmt_seconds(nxt.throttle_wait_mean)} per request"
         )
-    if _rose(
-        cur.reconcile_errors_per_minute,
-        nxt.reconcile_errors_per_minute,
-        ERRORS_RISE_RATIO,
-        ERRORS_RISE_FLOOR,
-    ):
+    if _rose(error_share(cur), error_share(nxt), ERRORS_RISE_RATIO, ERRORS_RISE_FLOOR):
         found.append(
-            f"reconcile errors rose from {cur.reconcile_errors_per_minute:.0f}/min to "
-            f"{nxt.reconcile_errors_per_minute:.0f}/min"
+            f"reconcile errors rose from {error_share(cur):.0%} to {error_share(nxt):.0%} of "
+            f"reconciles ({cur.reconcile_errors_per_minute:.0f}/min -> "
+            f"{nxt.reconcile_errors_per_minute:.0f}/min)"
         )
     return found
 
@@ -174,9 +176,9 @@ def recommend(results: Sequence[ConcurrencyResult]) -> Recommendation:
             return _done(ordered[0], chosen, reasons)
         reasons.append(
             f"{_state(cur)}, API latency flat ({fmt_seconds(api_latency(cur))} -> "
-            f"{fmt_seconds(api_latency(nxt))} mean), throttling flat "
-            f"({fmt_seconds(cur.throttle_wait_mean)} -> {fmt_seconds(nxt.throttle_wait_mean)} "
-            "per request), all ready in "
+            f"{fmt_seconds(api_latency(nxt))} mean), throttling wait "
+            f"{fmt_seconds(cur.throttle_wait_mean)} -> {fmt_seconds(nxt.throttle_wait_mean)} "
+            "per request, all ready in "
             f"{fmt_seconds(cur.seconds_until_all_ready)} -> "
             f"{fmt_seconds(nxt.seconds_until_all_ready)}: raise to {nxt.concurrency}"
         )

@@ -67,7 +67,7 @@ def _n(value: float | None, digits: int = 2) -> str:
 ROWS: list[tuple[str, Callable[[ConcurrencyResult], str]]] = [
     ("time until all ready (s)", lambda r: _n(r.seconds_until_all_ready, 1) + (" TIMEOUT" if r.timed_out else "")),
     ("ready latency p50 / p95 / max (s)", lambda r: " / ".join(_n(v, 1) for v in (r.ready_latency.p50, r.ready_latency.p95, r.ready_latency.max))),
-    ("queue wait p50 / p99 (s)", lambda r: f"{_n(r.queue_wait_p50, 3)} / {_n(r.queue_wait_p99, 2)}"),
+    ("queue wait p50 / p99 (s, x10 buckets)", lambda r: f"{_n(r.queue_wait_p50, 3)} / {_n(r.queue_wait_p99, 2)}"),
     ("queue wait mean (s)", lambda r: _n(r.queue_wait_mean, 3)),
     ("queue depth mean / max", lambda r: f"{r.queue_depth_mean:.1f} / {r.queue_depth_max:.0f}"),
     ("reconcile time p50 / p99 (s)", lambda r: f"{_n(r.reconcile_time_p50, 3)} / {_n(r.reconcile_time_p99, 2)}"),
@@ -76,6 +76,7 @@ ROWS: list[tuple[str, Callable[[ConcurrencyResult], str]]] = [
     ("reconciles", lambda r: str(r.reconciles)),
     ("reconcile errors (/min)", lambda r: f"{r.reconcile_errors} ({r.reconcile_errors_per_minute:.1f})"),
     ("409 conflicts (/min)", lambda r: f"{r.conflicts} ({r.conflicts_per_minute:.1f})"),
+    ("user edits answered 409", lambda r: str(r.user_conflicts)),
     ("API latency mean / p99 (s)", lambda r: f"{_n(r.api_latency_mean, 3)} / {_n(r.api_latency_p99, 2)}"),
     ("API latency excl. throttling, mean (s)", lambda r: _n(r.api_server_latency_mean, 3)),
     ("throttling wait total / mean (s)", lambda r: f"{r.throttle_wait_seconds:.1f} / {_n(r.throttle_wait_mean, 3)}"),

@@ -3,7 +3,7 @@
 The binaries come from ``scripts/controlplane-build`` (cached under
 ``~/.cache/rayop/controlplane/<version>/``). :class:`RealCluster` starts them as detached
 processes whose pids, ports and logs live in one working directory, writes an admin kubeconfig
-there (bearer token, ``insecure-skip-tls-verify`` on 127.0.0.1), creates fake kwok nodes and
+there (bearer token; the CA is the apiserver's self-signed certificate), creates kwok nodes and
 blocks until the cluster serves. :func:`stop_cluster` stops them again from the pid file alone,
 so ``rayop dev real-cluster down`` and a pytest fixture share the same code.
 
@@ -160,6 +160,7 @@ class RealCluster:
             what="namespace default",
             alive=self._check_alive,
         )
+        self._write_kubeconfig(ca=self.workdir / "pki" / "apiserver.crt")  # self-signed at start
         self._start_controller_manager()
         self._start_scheduler()
         self._start_kwok()
@@ -192,15 +193,19 @@ class RealCluster:
                 [openssl, "genrsa", "-out", str(key), "2048"], check=True, capture_output=True
             )
 
-    def _write_kubeconfig(self) -> None:
+    def _write_kubeconfig(self, *, ca: Path | None = None) -> None:
+        """Writes the admin kubeconfig; without ``ca`` the server certificate is not verified
+        (only used until the apiserver has generated its self-signed certificate)."""
+        cluster: dict[str, object] = {"server": self.server}
+        if ca is not None:
+            cluster["certificate-authority"] = str(ca)
+        else:
+            cluster["insecure-skip-tls-verify"] = True
         doc = {
             "apiVersion": "v1",
             "kind": "Config",
             "clusters": [
-                {
-                    "name": "rayop-real",
-                    "cluster": {"server": self.server, "insecure-skip-tls-verify": True},
-                }
+                {"name": "rayop-real", "cluster": cluster}
             ],
             "users": [{"name": "rayop-admin", "user": {"token": self.token}}],
             "contexts": [

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from rayop.controllers.raycluster.options import OperatorOptions
 from rayop.controllers.raycluster.reconcile_context import POD_CALL_CONCURRENCY
 from rayop.controllers.raycluster.setup import setup_raycluster_controller
+from rayop.controllers.rayjob.setup import setup_rayjob_controller
 from rayop.controllers.rayservice.setup import setup_rayservice_controller
 from rayop.kube.client import KubeClient
 from rayop.kube.config import KubeConfig
@@ -80,6 +81,12 @@ def build_manager(
         pod_call_concurrency=settings.pod_create_concurrency,
     )
     setup_rayservice_controller(
+        manager,
+        options=settings.options,
+        max_concurrent_reconciles=settings.reconcile_concurrency,
+        use_priority_queue=settings.use_priority_queue,
+    )
+    setup_rayjob_controller(
         manager,
         options=settings.options,
         max_concurrent_reconciles=settings.reconcile_concurrency,

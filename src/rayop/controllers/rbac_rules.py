@@ -64,20 +64,23 @@ class PolicyRule:
 _READ: Final = ("get", "list", "watch")
 
 RAYCLUSTER_RULES: Final[tuple[PolicyRule, ...]] = (
-    PolicyRule("ray.io", ("rayclusters",), (*_READ, "update")),
+    # Reads come from informer caches (list+watch); get is for the autoscaler Role below.
+    PolicyRule("ray.io", ("rayclusters",), ("list", "watch", "update")),
     PolicyRule("ray.io", ("rayclusters/status",), ("update",)),
     PolicyRule("ray.io", ("rayclusters/finalizers",), ("update",)),
     # patch: the Recreate upgrade strategy annotates the head pod.
-    PolicyRule("", ("pods",), (*_READ, "create", "patch", "delete", "deletecollection")),
-    PolicyRule("", ("services",), (*_READ, "create")),
+    PolicyRule("", ("pods",), ("list", "watch", "create", "patch", "delete")),
+    PolicyRule("", ("services",), ("list", "watch", "create")),
     PolicyRule("events.k8s.io", ("events",), ("create", "patch")),
-    # The autoscaler sidecar's ServiceAccount, Role and RoleBinding.
+    # The autoscaler sidecar's ServiceAccount, Role and RoleBinding; get: a ServiceAccount the
+    # head template names is looked up when the cache does not have it yet.
     PolicyRule("", ("serviceaccounts",), (*_READ, "create")),
-    PolicyRule("rbac.authorization.k8s.io", ("roles", "rolebindings"), (*_READ, "create")),
-    PolicyRule("networking.k8s.io", ("ingresses",), (*_READ, "create", "update")),
-    PolicyRule("", ("secrets",), (*_READ, "create")),
+    PolicyRule("rbac.authorization.k8s.io", ("roles", "rolebindings"), ("list", "watch", "create")),
+    PolicyRule("networking.k8s.io", ("ingresses",), ("list", "watch", "create")),
+    # The Ray auth token Secret.
+    PolicyRule("", ("secrets",), ("list", "watch", "create")),
     # The GCS fault-tolerance Redis cleanup Job.
-    PolicyRule("batch", ("jobs",), (*_READ, "create", "delete")),
+    PolicyRule("batch", ("jobs",), ("list", "watch", "create")),
 )
 """What the RayCluster controller calls."""
 
@@ -93,34 +96,41 @@ privilege-escalation prevention), so these come from the Role's own rules.
 """
 
 RAYJOB_RULES: Final[tuple[PolicyRule, ...]] = (
-    PolicyRule("ray.io", ("rayjobs",), (*_READ, "update", "delete")),
+    # delete: deletionStrategy DeleteSelf.
+    PolicyRule("ray.io", ("rayjobs",), ("list", "watch", "update", "delete")),
     PolicyRule("ray.io", ("rayjobs/status",), ("update",)),
     PolicyRule("ray.io", ("rayjobs/finalizers",), ("update",)),
+    # get: the cluster a create raced with (AlreadyExists).
     PolicyRule("ray.io", ("rayclusters",), (*_READ, "create", "update", "delete")),
-    # The K8sJobMode submitter Job.
-    PolicyRule("batch", ("jobs",), (*_READ, "create", "delete")),
-    PolicyRule("", ("pods",), _READ),
+    # The K8sJobMode submitter Job (deleted by the deletion rules).
+    PolicyRule("batch", ("jobs",), ("list", "watch", "create", "delete")),
+    PolicyRule("", ("pods",), ("list", "watch")),
     # The head service the job's dashboard is reached through.
-    PolicyRule("", ("services",), (*_READ, "create", "update")),
+    PolicyRule("", ("services",), ("list", "watch", "create", "update")),
+    # get: the cluster's auth token Secret when the cache does not have it yet.
     PolicyRule("", ("secrets",), _READ),
-    # The Ray dashboard through the API server's services proxy (--use-kubernetes-proxy).
-    PolicyRule("", ("services/proxy",), ("get", "create", "update", "delete")),
+    # The Ray dashboard through the API server's services proxy (--use-kubernetes-proxy):
+    # job status (get), HTTPMode submission and stop (create).
+    PolicyRule("", ("services/proxy",), ("get", "create")),
     PolicyRule("events.k8s.io", ("events",), ("create", "patch")),
 )
 """What the RayJob controller calls."""
 
 RAYSERVICE_RULES: Final[tuple[PolicyRule, ...]] = (
-    PolicyRule("ray.io", ("rayservices",), (*_READ, "update", "patch")),
+    # get: a fresh read when the cache lags behind the controller's own status write.
+    PolicyRule("ray.io", ("rayservices",), (*_READ, "patch")),
     PolicyRule("ray.io", ("rayservices/status",), ("update",)),
     PolicyRule("ray.io", ("rayservices/finalizers",), ("update",)),
     PolicyRule("ray.io", ("rayclusters",), (*_READ, "create", "update", "patch", "delete")),
     # patch: the ray.io/serve label of head pods.
-    PolicyRule("", ("pods",), (*_READ, "patch")),
-    # The head and serve services switched between clusters.
+    PolicyRule("", ("pods",), ("list", "watch", "patch")),
+    # The head and serve services, switched between clusters; delete: suspend; get: the
+    # service a create raced with.
     PolicyRule("", ("services",), (*_READ, "create", "update", "delete")),
-    PolicyRule("", ("services/proxy",), ("get", "create", "update")),
+    # Serve applications: get, and put (update) of serveConfigV2.
+    PolicyRule("", ("services/proxy",), ("get", "update")),
     # numServeEndpoints.
-    PolicyRule("discovery.k8s.io", ("endpointslices",), _READ),
+    PolicyRule("discovery.k8s.io", ("endpointslices",), ("list", "watch")),
     PolicyRule("events.k8s.io", ("events",), ("create", "patch")),
 )
 """What the RayService controller calls."""

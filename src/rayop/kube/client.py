@@ -10,6 +10,7 @@ decoded with orjson into plain dicts; nothing is converted to generated models.
 from __future__ import annotations
 
 import builtins
+import functools
 from collections.abc import AsyncIterator, Mapping
 from types import TracebackType
 from typing import Any, Literal
@@ -18,10 +19,12 @@ import orjson
 
 from rayop import __version__
 from rayop.kube.config import KubeConfig
-from rayop.kube.errors import ApiError, Gone, error_from_response, failure_status
+from rayop.kube.codec import decode_object
+from rayop.kube.errors import Gone, error_from_response
 from rayop.kube.metrics import RestClientMetrics
 from rayop.kube.resource import Resource
-from rayop.kube.throttle import LOOP_TIME, TimeSource, TokenBucket
+from rayop.kube.clock import MONOTONIC, Clock
+from rayop.kube.throttle import TokenBucket
 from rayop.kube.transport import MAX_RETRIES, Transport, retry_after
 from rayop.kube.watch import WatchEvent, WatchStream
 
@@ -46,18 +49,6 @@ PATCH_CONTENT_TYPES: dict[str, str] = {
 _JSON = "application/json"
 
 
-def _decode(body: bytes) -> dict[str, Any]:
-    try:
-        decoded = orjson.loads(body)
-    except orjson.JSONDecodeError as exc:
-        raise ApiError(
-            failure_status(500, "InternalError", f"undecodable response: {exc}")
-        ) from exc
-    if not isinstance(decoded, dict):
-        raise ApiError(failure_status(500, "InternalError", "response is not a JSON object"))
-    return decoded
-
-
 class KubeClient:
     """Talks to one API server; use as ``async with KubeClient(config) as client:``.
 
@@ -71,8 +62,7 @@ class KubeClient:
         timeout: Seconds one attempt may take (connect to last byte); None for no limit.
             The rate-limiter wait is not included (T3). Watches apply it to connecting only.
         max_connections: Size of the connection pool.
-        clock: Time source for throttling, Retry-After sleeps and durations
-            (a ``rayop.runtime.clock.Clock`` fits).
+        clock: Time source for throttling, Retry-After sleeps and durations.
     """
 
     def __init__(
@@ -85,7 +75,7 @@ class KubeClient:
         user_agent: str = DEFAULT_USER_AGENT,
         timeout: float | None = 60.0,
         max_connections: int = 512,
-        clock: TimeSource = LOOP_TIME,
+        clock: Clock = MONOTONIC,
     ) -> None:
         self.config = config
         self.metrics = metrics
@@ -131,7 +121,7 @@ class KubeClient:
             raise error_from_response(
                 reply.status, reply.body, method=method, retry_after=retry_after(reply.headers)
             )
-        return _decode(reply.body) if reply.body else {}
+        return decode_object(reply.body, what="response") if reply.body else {}
 
     # ---- verbs ------------------------------------------------------------------------
 
@@ -174,33 +164,32 @@ class KubeClient:
         Returns:
             ``{"apiVersion", "kind", "metadata": {"resourceVersion"}, "items": [...]}``.
         """
-        path = res.path(_ns(res, namespace, None, required=False))
-        selectors = _drop_none({"labelSelector": label_selector, "fieldSelector": field_selector})
-        params = {**selectors, **_drop_none({"resourceVersion": resource_version})}
-        if limit:
-            params["limit"] = str(limit)
-        page = await self._call_json("GET", path, params=params)
-        first, items = page, builtins.list(page.get("items") or [])
-        while token := (page.get("metadata") or {}).get("continue"):
-            try:
-                page = await self._call_json(
-                    "GET", path, params={**selectors, "limit": str(limit), "continue": token}
-                )
-            except Gone:
-                full = {**selectors, **_drop_none({"resourceVersion": resource_version})}
-                first = await self._call_json("GET", path, params=full)
-                items = builtins.list(first.get("items") or [])
-                break
-            items.extend(page.get("items") or [])
-        for item in items:
-            item.setdefault("apiVersion", res.api_version)
-            item.setdefault("kind", res.kind)
+        pages = functools.partial(
+            self.list_pages,
+            res,
+            namespace=namespace,
+            label_selector=label_selector,
+            field_selector=field_selector,
+            resource_version=resource_version,
+        )
+        first: dict[str, Any] | None = None
+        items: builtins.list[dict[str, Any]] = []
+        try:
+            async for page in pages(limit=limit):
+                first = first or page
+                items.extend(page["items"])
+        except Gone:
+            if first is None:
+                raise
+            items = []
+            async for page in pages(limit=None):
+                first = page
+                items.extend(page["items"])
+        assert first is not None
         return {
-            "apiVersion": first.get("apiVersion", res.api_version),
-            "kind": first.get("kind", f"{res.kind}List"),
-            "metadata": {
-                "resourceVersion": (first.get("metadata") or {}).get("resourceVersion", "")
-            },
+            "apiVersion": first["apiVersion"],
+            "kind": first["kind"],
+            "metadata": {"resourceVersion": first["metadata"]["resourceVersion"]},
             "items": items,
         }
 

@@ -5,46 +5,16 @@ tokens, starts full, refills continuously at ``qps`` tokens per second, and hand
 reservations in arrival order, so a waiter never overtakes an earlier one. A negative ``qps``
 disables throttling.
 
-Time comes from a :class:`TimeSource` (``now()`` and ``async sleep()``); the default reads the
-event loop's clock, so looptime can virtualise it. ``rayop.runtime.clock.Clock`` objects satisfy
-the protocol, but this module does not import the runtime layer, which sits above ``kube``.
+Time comes from an injected :class:`~rayop.kube.clock.Clock`; the default reads the event
+loop's clock, so looptime can virtualise it. The workqueue's global
+``rayop.runtime.ratelimit.BucketRateLimiter`` is built on the same bucket.
 """
 
 from __future__ import annotations
 
 import asyncio
-import time
-from typing import Protocol, runtime_checkable
 
-
-@runtime_checkable
-class TimeSource(Protocol):
-    """Monotonic time in seconds and a way to sleep on it."""
-
-    def now(self) -> float:
-        """Returns the current monotonic time in seconds; never blocks."""
-        ...
-
-    async def sleep(self, seconds: float) -> None:
-        """Blocks the calling task for ``seconds``."""
-        ...
-
-
-class LoopTime:
-    """The event loop's monotonic clock (time.monotonic outside a running loop)."""
-
-    def now(self) -> float:
-        try:
-            return asyncio.get_running_loop().time()
-        except RuntimeError:
-            return time.monotonic()
-
-    async def sleep(self, seconds: float) -> None:
-        await asyncio.sleep(max(0.0, seconds))
-
-
-LOOP_TIME: TimeSource = LoopTime()
-"""The shared event-loop clock."""
+from rayop.kube.clock import MONOTONIC, Clock
 
 
 class TokenBucket:
@@ -59,7 +29,7 @@ class TokenBucket:
         ValueError: ``qps`` is 0, or ``burst`` < 1 while enabled.
     """
 
-    def __init__(self, qps: float, burst: int, *, clock: TimeSource = LOOP_TIME) -> None:
+    def __init__(self, qps: float, burst: int, *, clock: Clock = MONOTONIC) -> None:
         if qps == 0:
             raise ValueError("qps must be positive, or negative to disable throttling")
         if qps > 0 and burst < 1:

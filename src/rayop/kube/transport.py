@@ -29,7 +29,8 @@ from multidict import CIMultiDictProxy
 from rayop.kube.config import ConfigError, KubeConfig
 from rayop.kube.errors import transport_error
 from rayop.kube.metrics import RestClientMetrics
-from rayop.kube.throttle import TimeSource, TokenBucket
+from rayop.kube.clock import Clock
+from rayop.kube.throttle import TokenBucket
 
 MAX_RETRIES = 10
 """Retries per call after a 429 (or a 5xx with Retry-After), as client-go's maxRetries."""
@@ -84,7 +85,7 @@ class Transport:
         config: KubeConfig,
         *,
         bucket: TokenBucket,
-        clock: TimeSource,
+        clock: Clock,
         metrics: RestClientMetrics | None,
         headers: Mapping[str, str],
         timeout: float | None,

@@ -13,8 +13,8 @@ from types import TracebackType
 from typing import Any
 
 import aiohttp
-import orjson
 
+from rayop.kube.codec import decode_object
 from rayop.kube.errors import ApiError, error_from_response, failure_status, transport_error
 from rayop.kube.transport import Transport, retry_after
 
@@ -68,15 +68,7 @@ class WatchDecoder:
 
 
 def _decode_line(line: bytes) -> dict[str, Any]:
-    try:
-        decoded = orjson.loads(line)
-    except orjson.JSONDecodeError as exc:
-        raise ApiError(
-            failure_status(500, "InternalError", f"cannot decode watch event: {exc}")
-        ) from exc
-    if not isinstance(decoded, dict):
-        raise ApiError(failure_status(500, "InternalError", "watch event is not a JSON object"))
-    return decoded
+    return decode_object(line, what="watch event")
 
 
 def to_event(raw: dict[str, Any]) -> WatchEvent:

@@ -1,9 +1,10 @@
-"""Time as an injected dependency.
+"""Time as an injected dependency for the controller machinery, and a clock for tests.
 
 Everything in :mod:`rayop.runtime` that reads the time, sleeps, backs off or expires something
-takes a :class:`Clock`. Production code uses :class:`MonotonicClock`; tests use
-:class:`FakeClock`, whose time only moves when the test calls :meth:`FakeClock.step`, or run on
-the real clock under looptime's virtual event-loop time.
+takes a :class:`Clock` (defined in :mod:`rayop.kube.clock`, the layer below, and re-exported
+here). Production code uses :class:`MonotonicClock`; tests use :class:`FakeClock`, whose time
+only moves when the test calls :meth:`FakeClock.step`, or run on the real clock under
+looptime's virtual event-loop time.
 """
 
 from __future__ import annotations
@@ -11,35 +12,10 @@ from __future__ import annotations
 import asyncio
 import heapq
 import itertools
-import time
-from typing import Protocol, runtime_checkable
 
+from rayop.kube.clock import MONOTONIC, Clock, MonotonicClock
 
-@runtime_checkable
-class Clock(Protocol):
-    """A source of monotonic time in seconds and a way to sleep on it."""
-
-    def now(self) -> float:
-        """Returns the current monotonic time in seconds; never blocks."""
-        ...
-
-    async def sleep(self, seconds: float) -> None:
-        """Blocks the calling task until ``now()`` has advanced by ``seconds``."""
-        ...
-
-
-class MonotonicClock:
-    """The real clock: the event loop's monotonic time (so looptime can virtualise it)."""
-
-    def now(self) -> float:
-        try:
-            return asyncio.get_running_loop().time()
-        except RuntimeError:
-            return time.monotonic()
-
-    async def sleep(self, seconds: float) -> None:
-        await asyncio.sleep(max(0.0, seconds))
-
+__all__ = ["MONOTONIC", "Clock", "FakeClock", "MonotonicClock"]
 
 class FakeClock:
     """A clock that stands still until :meth:`step` or :meth:`set` moves it.
@@ -85,8 +61,4 @@ class FakeClock:
         return min(live) if live else None
 
 
-MONOTONIC: Clock = MonotonicClock()
-"""The shared real clock."""
-
-_: type[Clock] = MonotonicClock
-__: type[Clock] = FakeClock
+_: type[Clock] = FakeClock

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal, Protocol
 
+from rayop.kube.clock import micro_time
 from rayop.kube.resources import EVENTS
 from rayop.runtime.clock import MONOTONIC, Clock
-from rayop.runtime.leaderelection import micro_time
 
 log = logging.getLogger(__name__)
 

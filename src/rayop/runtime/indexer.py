@@ -48,6 +48,11 @@ def object_key(obj: Obj) -> str:
     return f"{namespace}/{name}" if namespace else str(name)
 
 
+def resource_version(obj: Obj) -> str:
+    """Returns ``metadata.resourceVersion`` ("" if unset)."""
+    return str((obj.get("metadata") or {}).get("resourceVersion") or "")
+
+
 def make_key(namespace: str | None, name: str) -> str:
     """Returns the store key of the object ``name`` in ``namespace`` (None for cluster scope)."""
     return f"{namespace}/{name}" if namespace else name
@@ -191,10 +196,6 @@ class Indexer:
             KeyError: there is no index of that name.
         """
         return self.select(self._indices[index].get(value, ()), labels)
-
-    def index_keys(self, index: str, value: str) -> set[str]:
-        """Returns a copy of the keys filed under ``value`` in ``index``."""
-        return set(self._indices[index].get(value, ()))
 
     def put(self, obj: Obj) -> tuple[Obj, Obj | None]:
         """Stores a read-only copy of ``obj`` under its key; returns (stored copy, previous)."""

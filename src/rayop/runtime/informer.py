@@ -33,6 +33,7 @@ from rayop.runtime.indexer import (
     Obj,
     make_key,
     object_key,
+    resource_version,
 )
 from rayop.runtime.labelselector import LabelSelector, format_selector, parse_selector
 from rayop.runtime.reflector import ListWatchClient, Reflector
@@ -95,11 +96,6 @@ class HandlerRegistration:
     def has_synced(self) -> bool:
         """Tells whether this handler has received every object of the initial list."""
         return self._synced
-
-
-def resource_version(obj: Mapping[str, Any]) -> str:
-    """Returns ``metadata.resourceVersion`` ("" if unset)."""
-    return str((obj.get("metadata") or {}).get("resourceVersion") or "")
 
 
 class SharedInformer:

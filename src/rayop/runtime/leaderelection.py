@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
+from rayop.kube.clock import micro_time
 from rayop.kube.errors import NotFound
 from rayop.kube.resources import LEASES
 from rayop.runtime.clock import MONOTONIC, Clock
@@ -34,11 +35,6 @@ log = logging.getLogger(__name__)
 def default_identity() -> str:
     """Returns ``<hostname>_<uuid>``, controller-runtime's default candidate identity."""
     return f"{socket.gethostname()}_{uuid.uuid4()}"
-
-
-def micro_time(moment: datetime) -> str:
-    """Formats a Kubernetes MicroTime (RFC 3339 with microseconds, UTC)."""
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,11 +7,11 @@ only: creates, deletes and generic events always pass.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-Obj = Mapping[str, Any]
+from rayop.runtime.indexer import Obj
 
 
 class Predicate(Protocol):

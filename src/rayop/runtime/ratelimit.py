@@ -7,8 +7,9 @@ per-item history it needs; :meth:`RateLimiter.forget` clears that history and
 
 - :class:`ItemExponentialFailureRateLimiter`: ``min(base * 2**n, max_delay)`` for the n-th
   failure (counted from 0) since the last forget.
-- :class:`BucketRateLimiter`: a global token bucket; it starts full, refills at ``qps`` and
-  lets reservations run the balance negative, so later callers queue behind earlier ones.
+- :class:`BucketRateLimiter`: a global token bucket (the client's
+  :class:`~rayop.kube.throttle.TokenBucket`); it starts full, refills at ``qps`` and lets
+  reservations run the balance negative, so later callers queue behind earlier ones.
 - :class:`MaxOfRateLimiter`: asks every child (all side effects happen) and returns the maximum.
 - :class:`ItemFastSlowRateLimiter`: ``fast`` for the first ``max_fast`` attempts, then ``slow``.
 
@@ -20,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Hashable
 from typing import Protocol, TypeVar
 
+from rayop.kube.throttle import TokenBucket
 from rayop.runtime.clock import MONOTONIC, Clock
 
 T_contra = TypeVar("T_contra", bound=Hashable, contravariant=True)
@@ -94,22 +96,11 @@ class BucketRateLimiter:
             raise ValueError("qps must be positive")
         if burst < 1:
             raise ValueError("burst must be at least 1")
-        self._qps = qps
-        self._burst = float(burst)
-        self._clock = clock
-        self._tokens = float(burst)
-        self._last: float | None = None  # set at the first reservation (the clock may be virtual)
+        self._bucket = TokenBucket(qps, burst, clock=clock)
 
     def when(self, item: Hashable) -> float:
         """Reserves one token and returns the seconds until it is available (0 if at once)."""
-        now = self._clock.now()
-        last = now if self._last is None else self._last
-        elapsed = max(0.0, now - last)
-        self._last = max(last, now)
-        self._tokens = min(self._burst, self._tokens + elapsed * self._qps) - 1.0
-        if self._tokens >= 0:
-            return 0.0
-        return -self._tokens / self._qps
+        return self._bucket.reserve()
 
     def forget(self, item: Hashable) -> None:
         """Does nothing: the bucket keeps no per-item history."""

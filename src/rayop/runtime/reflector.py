@@ -24,12 +24,13 @@ import logging
 import random
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AbstractAsyncContextManager
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from rayop.kube.errors import Gone
 from rayop.kube.resource import Resource
 from rayop.runtime.backoff import DEFAULT_BACKOFF, Backoff, BackoffSettings
 from rayop.runtime.clock import MONOTONIC, Clock
+from rayop.runtime.indexer import resource_version
 
 log = logging.getLogger(__name__)
 
@@ -74,6 +75,7 @@ class ListWatchClient(Protocol):
     ) -> AbstractAsyncContextManager[AsyncIterator[WatchEventLike]]: ...
 
 
+@runtime_checkable
 class PagedListClient(Protocol):
     """A client that can also list page by page (:meth:`rayop.kube.client.KubeClient.list_pages`)."""
 
@@ -135,10 +137,6 @@ def _page_size(rv: str) -> int:
     return PAGE_SIZE if rv in ("", "0") else 0
 
 
-def _resource_version(obj: Mapping[str, Any]) -> str:
-    return str((obj.get("metadata") or {}).get("resourceVersion") or "")
-
-
 class Reflector:
     """Feeds a :class:`ReflectorStore` from list+watch of one resource until cancelled."""
 
@@ -174,7 +172,7 @@ class Reflector:
         """How many WATCHes were opened."""
 
     @property
-    def last_sync_resource_version(self) -> str:
+    def last_syncresource_version(self) -> str:
         """The resourceVersion the next watch will start from ("" before the first list)."""
         return self._last_sync_rv
 
@@ -224,11 +222,10 @@ class Reflector:
     async def _list_into_store(self, rv: str) -> str:
         """Lists at ``rv`` and replaces the store's content; returns the list's resourceVersion."""
         begin = getattr(self._store, "begin_replace", None)
-        list_pages = getattr(self._client, "list_pages", None)
-        if begin is not None and list_pages is not None:
-            return await self._list_pages_into_store(rv, begin, list_pages)
+        if begin is not None and isinstance(self._client, PagedListClient):
+            return await self._list_pages_into_store(rv, begin, self._client)
         result = await self._do_list(rv, paged=True)
-        list_rv = _resource_version(result)
+        list_rv = resource_version(result)
         self._store.replace(result.get("items") or [], list_rv)
         return list_rv
 
@@ -236,13 +233,13 @@ class Reflector:
         self,
         rv: str,
         begin: Callable[[], ReplaceSession],
-        list_pages: Callable[..., AsyncIterator[dict[str, Any]]],
+        client: PagedListClient,
     ) -> str:
         session = begin()
         list_rv = ""
         pages = 0
         try:
-            async for page in list_pages(
+            async for page in client.list_pages(
                 self._resource,
                 namespace=self._namespace,
                 label_selector=self._label_selector,
@@ -251,7 +248,7 @@ class Reflector:
                 resource_version=rv or None,
             ):
                 pages += 1
-                list_rv = list_rv or _resource_version(page)
+                list_rv = list_rv or resource_version(page)
                 session.add_page(page.get("items") or [])
         except Gone:
             if pages == 0:
@@ -260,7 +257,7 @@ class Reflector:
             result = await self._do_list(rv, paged=False)
             session = begin()
             session.add_page(result.get("items") or [])
-            list_rv = _resource_version(result)
+            list_rv = resource_version(result)
         session.finish(list_rv)
         return list_rv
 
@@ -307,7 +304,7 @@ class Reflector:
                     continue
                 if kind != "ADDED":
                     follow_rv = True
-                rv = _resource_version(obj)
+                rv = resource_version(obj)
                 if follow_rv and rv:
                     self._last_sync_rv = rv
         if delivered == 0 and self._clock.now() - started < SHORT_WATCH_SECONDS:

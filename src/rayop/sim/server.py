@@ -139,6 +139,8 @@ async def _resource(
                 await asyncio.sleep(delay)
             faults.check_errors(req.verb, resource_request=True)
             await _authorize(request, user, req)
+            if req.verb == "watch":
+                request[_AUDIT_ON_START] = lambda status: _audit(request, req, user, status)
             if req.subresource == "token" and req.info.key == "/serviceaccounts":
                 resp = await handle_token_request(ctx, request, req, request.app[RBAC_KEY])
             elif req.subresource == "proxy" and req.info.key == "/services":
@@ -156,16 +158,37 @@ async def _resource(
         code = err.code
         return error_response(err)
     finally:
-        ctx.audit.record(
-            verb=req.verb,
-            resource=req.info.plural,
-            code=code,
-            subresource=req.subresource,
-            namespace=req.namespace or "",
-            name=req.name or req.audit_name,
-            user=user.name,
-            group=req.info.group,
-        )
+        _audit(request, req, user, code)
+
+
+_AUDITED: web.RequestKey[bool] = web.RequestKey("rayop_audited", bool)
+_AUDIT_ON_START: web.RequestKey[Callable[[int], None]] = web.RequestKey(
+    "rayop_audit_on_start", Callable[[int], None]  # type: ignore[arg-type]
+)
+
+
+def _audit(request: web.Request, req: ApiRequest, user: UserInfo, code: int) -> None:
+    """Records the request in the audit once (a watch when its stream starts, as a real
+    API server's ResponseStarted stage; anything else when it finishes)."""
+    if request.get(_AUDITED):
+        return
+    request[_AUDITED] = True
+    request.app[CTX_KEY].audit.record(
+        verb=req.verb,
+        resource=req.info.plural,
+        code=code,
+        subresource=req.subresource,
+        namespace=req.namespace or "",
+        name=req.name or req.audit_name,
+        user=user.name,
+        group=req.info.group,
+    )
+
+
+async def _on_response_prepare(request: web.Request, response: web.StreamResponse) -> None:
+    record = request.get(_AUDIT_ON_START)
+    if record is not None:
+        record(response.status)
 
 
 async def _core(request: web.Request) -> web.StreamResponse:
@@ -293,6 +316,7 @@ def build_app(
             await ctx.session.close()
 
     app.on_cleanup.append(close_session)
+    app.on_response_prepare.append(_on_response_prepare)
     _register_routes(app)
     return app
 

@@ -1,0 +1,134 @@
+"""The README quick start works as written: every command in it is run here.
+
+``./scripts/up ...`` is started as the user would (from the checkout), the test waits for its
+banner, then runs the "second terminal" commands with bash in a directory holding KubeRay's
+``ray-cluster.sample.yaml`` (copied from ../shared, never into the repo), re-running
+``kubectl get rayclusters`` until the cluster shows ready, and finally sends SIGINT (Ctrl-C) and
+checks a clean exit. HOME is a temporary directory, so ``~/.kube/rayop.yaml`` lands there.
+
+``./scripts/test`` is not run: it is the command that runs this very test (pytest over the
+whole suite, after ruff and mypy over the whole tree, minutes of work), so running it here would
+recurse. Instead the test checks that it exists, is executable, is valid bash, and runs each
+step the README promises (ruff, mypy --strict, import-linter, pytest) with tools that exist.
+
+If :8080 or :8082 (``rayop up``'s metrics and health defaults) are taken on this machine, free
+ports are appended to the ``./scripts/up`` command; otherwise it runs verbatim.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SAMPLE = (
+    REPO.parent / "shared" / "compat" / "kuberay-v1.7.0" / "samples" / "ray-cluster.sample.yaml"
+)
+
+pytestmark = pytest.mark.slow
+
+
+def quick_start_commands() -> list[str]:
+    """Returns the indented command lines of the README's "Quick start" section, in order."""
+    text = (REPO / "README.md").read_text()
+    section = re.search(r"^## Quick start.*?$(.*?)^## ", text, re.S | re.M)
+    assert section is not None, "README has no Quick start section"
+    return [line[4:] for line in section.group(1).splitlines() if line.startswith("    ")]
+
+
+def port_free(port: int) -> bool:
+    with socket.socket() as s:
+        try:
+            s.bind(("0.0.0.0", port))
+        except OSError:
+            return False
+        return True
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def bash(command: str, *, cwd: Path, env: dict[str, str], prelude: str = "") -> str:
+    proc = subprocess.run(
+        ["bash", "-c", f"set -e\n{prelude}\n{command}"],
+        cwd=cwd, env=env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert proc.returncode == 0, f"{command}: {proc.stdout}{proc.stderr}"
+    return proc.stdout
+
+
+def test_quick_start_lists_the_two_commands_and_the_kubectl_steps() -> None:
+    commands = quick_start_commands()
+    assert commands[0].startswith("./scripts/up")
+    assert commands[-1] == "./scripts/test"
+    assert any(c.startswith("kubectl apply -f ray-cluster.sample.yaml") for c in commands)
+    assert "kubectl get rayclusters" in commands
+
+
+def test_every_quick_start_command_runs(tmp_path: Path) -> None:
+    commands = quick_start_commands()
+    up, user_steps = commands[0], [c for c in commands[1:] if c != "./scripts/test"]
+    home = tmp_path / "home"
+    (home / ".kube").mkdir(parents=True)
+    work = tmp_path / "work"
+    work.mkdir()
+    shutil.copy(SAMPLE, work / SAMPLE.name)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KUBE")}
+    env.update(HOME=str(home), PYTHONUNBUFFERED="1")
+    if not (port_free(8080) and port_free(8082)):
+        up += f" --metrics-addr=127.0.0.1:{free_port()}"
+        up += f" --health-probe-bind-address=127.0.0.1:{free_port()}"
+    log = (tmp_path / "up.log").open("w+")
+    proc = subprocess.Popen(
+        ["bash", "-c", f"exec {up}"], cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT
+    )
+    try:
+        deadline = time.monotonic() + 90
+        while "rayop is up" not in Path(log.name).read_text():
+            assert proc.poll() is None, Path(log.name).read_text()
+            assert time.monotonic() < deadline, "no banner from ./scripts/up"
+            time.sleep(0.1)
+        exports = "\n".join(c for c in user_steps if c.startswith("export "))
+        for command in user_steps:
+            if command.startswith("export "):
+                continue
+            out = bash(command, cwd=work, env=env, prelude=exports)
+            if command == "kubectl get rayclusters":
+                deadline = time.monotonic() + 60
+                while not re.search(r"raycluster-kuberay\s.*\bready\b", out):
+                    assert time.monotonic() < deadline, f"never ready:\n{out}"
+                    time.sleep(0.5)
+                    out = bash(command, cwd=work, env=env, prelude=exports)
+        pods = bash("kubectl get pods -o name", cwd=work, env=env, prelude=exports)
+        assert pods.count("pod/") == 2, pods  # the head and one worker
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            code = proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            raise
+        log.close()
+    assert code == 0, Path(log.name).read_text()[-3000:]
+
+
+def test_scripts_test_exists_and_runs_the_promised_steps() -> None:
+    script = REPO / "scripts" / "test"
+    assert os.access(script, os.X_OK)
+    assert subprocess.run(["bash", "-n", str(script)], timeout=10).returncode == 0
+    body = script.read_text()
+    assert body.index("scripts/bootstrap") < body.index("ruff check")  # installs .venv first
+    for tool in ("ruff check", "mypy", "lint-imports", "pytest"):
+        assert tool in body, tool
+        assert (REPO / ".venv" / "bin" / tool.split()[0]).exists(), tool
