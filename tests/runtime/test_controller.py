@@ -492,3 +492,26 @@ async def test_metrics_in_exposition(
     assert 'controller_runtime_reconcile_total{controller="c",result="success"} 1.0' in text
     assert 'workqueue_work_duration_seconds_count{controller="c",name="c"} 1.0' in text
     assert 'controller_runtime_reconcile_time_seconds_sum{controller="c"} 0.5' in text
+
+
+async def test_abort_cancels_running_reconciles_and_hands_out_nothing_more(
+    make: Callable[..., Controller],
+) -> None:
+    cancelled: list[str] = []
+    seen: list[str] = []
+
+    async def reconcile(request: Request) -> Result:
+        seen.append(request.name)
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            cancelled.append(request.name)
+            raise
+        return Result()
+
+    controller = make(reconcile, A, B, C)
+    await controller.start()
+    await settle()
+    controller.abort()
+    await asyncio.wait_for(controller.wait(), 1)
+    assert seen == cancelled == ["a"]  # for either queue: no drain of b and c

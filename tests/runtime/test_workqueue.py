@@ -3,31 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Hashable
+
+from recording_metrics import RecordingMetrics
 
 from rayop.runtime.workqueue import WorkQueue
-
-
-class RecordingMetrics:
-    """Records every metrics hook call as a tuple."""
-
-    def __init__(self) -> None:
-        self.events: list[tuple[object, ...]] = []
-
-    def on_add(self, item: Hashable, priority: int | None) -> None:
-        self.events.append(("add", item, priority))
-
-    def on_get(self, item: Hashable, priority: int | None) -> None:
-        self.events.append(("get", item, priority))
-
-    def on_done(self, item: Hashable) -> None:
-        self.events.append(("done", item))
-
-    def on_retry(self) -> None:
-        self.events.append(("retry",))
-
-    def update_unfinished_work(self) -> None:
-        self.events.append(("unfinished",))
 
 
 async def settle() -> None:

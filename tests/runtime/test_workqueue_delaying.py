@@ -3,35 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Hashable
 
 import pytest
+from recording_metrics import RecordingMetrics
 
 from rayop.runtime.clock import FakeClock
 from rayop.runtime.ratelimit import ItemExponentialFailureRateLimiter
 from rayop.runtime.workqueue_ratelimiting import RateLimitingQueue
-
-
-class RecordingMetrics:
-    """Records every metrics hook call as a tuple."""
-
-    def __init__(self) -> None:
-        self.events: list[tuple[object, ...]] = []
-
-    def on_add(self, item: Hashable, priority: int | None) -> None:
-        self.events.append(("add", item))
-
-    def on_get(self, item: Hashable, priority: int | None) -> None:
-        self.events.append(("get", item))
-
-    def on_done(self, item: Hashable) -> None:
-        self.events.append(("done", item))
-
-    def on_retry(self) -> None:
-        self.events.append(("retry",))
-
-    def update_unfinished_work(self) -> None:
-        pass
 
 
 async def settle() -> None:
@@ -70,7 +48,7 @@ async def test_add_after_non_positive_adds_at_once_and_counts_a_retry(delay: flo
     q = make_queue(FakeClock(), metrics=metrics)
     q.add_after("a", delay)
     assert len(q) == 1
-    assert metrics.events == [("retry",), ("add", "a")]
+    assert metrics.events == [("retry",), ("add", "a", None)]
 
 
 async def test_every_add_after_counts_a_retry_and_the_add_happens_when_due() -> None:
@@ -83,7 +61,7 @@ async def test_every_add_after_counts_a_retry_and_the_add_happens_when_due() -> 
     assert metrics.events == [("retry",)] * 3
     clock.step(1.0)
     await settle()
-    assert metrics.events[3:] == [("add", "a")]
+    assert metrics.events[3:] == [("add", "a", None)]
 
 
 async def test_earlier_time_wins_and_nothing_is_postponed() -> None:

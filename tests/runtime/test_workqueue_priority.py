@@ -3,33 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Hashable
+
+from recording_metrics import RecordingMetrics
 
 from rayop.runtime.clock import FakeClock
 from rayop.runtime.ratelimit import ItemExponentialFailureRateLimiter
 from rayop.runtime.workqueue_priority import PriorityQueue
-
-
-class RecordingMetrics:
-    """Records every metrics hook call as a tuple."""
-
-    def __init__(self) -> None:
-        self.events: list[tuple[object, ...]] = []
-
-    def on_add(self, item: Hashable, priority: int | None) -> None:
-        self.events.append(("add", item, priority))
-
-    def on_get(self, item: Hashable, priority: int | None) -> None:
-        self.events.append(("get", item, priority))
-
-    def on_done(self, item: Hashable) -> None:
-        self.events.append(("done", item))
-
-    def on_retry(self) -> None:
-        self.events.append(("retry",))
-
-    def update_unfinished_work(self) -> None:
-        pass
 
 
 async def settle() -> None:
@@ -285,3 +264,18 @@ async def test_delays_work_on_the_real_clock() -> None:
     q: PriorityQueue[str] = PriorityQueue()
     q.add_after("a", 0.01)
     assert await asyncio.wait_for(q.get(), 5) == ("a", False)
+
+
+async def test_a_raised_priority_of_a_ready_item_is_reported_to_the_metrics() -> None:
+    clock = FakeClock()
+    metrics = RecordingMetrics()
+    q = make_queue(clock, metrics=metrics)
+    q.add("a", priority=-100)
+    q.add("a", priority=-100)  # unchanged: nothing to report
+    q.add("a", priority=0)
+    q.add_after("w", 1.0, priority=-100)
+    q.add("w", after=1.0, priority=3)  # still waiting: counted when it becomes ready
+    assert metrics.events == [("add", "a", -100), ("priority", "a", -100, 0), ("retry",), ("retry",)]
+    clock.step(1.0)
+    assert len(q) == 2
+    assert metrics.events[4:] == [("add", "w", 3)]

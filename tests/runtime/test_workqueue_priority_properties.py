@@ -6,7 +6,8 @@ blocked worker / shut_down, while two worker tasks loop on get_with_priority and
 release. Every call and every item a worker receives is appended to one log in the order it
 happened, and the log is replayed through a plain model: each get must return the model's best
 ready, unlocked entry with its priority (so never two holders of one key, and adds during
-processing collapse into one more processing), ``len`` must match, no worker may sit idle while
+processing collapse into one more processing), ``len`` and ``workqueue_depth`` per priority must
+match, no worker may sit idle while
 an entry is available, nothing is handed out after shutdown, and, when the schedule did not shut
 the queue down, everything added is handed out once the clock has moved past every delay.
 """
@@ -20,6 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rayop.runtime.clock import FakeClock
+from rayop.runtime.metrics import OperatorMetrics
 from rayop.runtime.ratelimit import ItemExponentialFailureRateLimiter
 from rayop.runtime.workqueue_priority import PriorityQueue
 
@@ -126,8 +128,11 @@ class PriorityModel:
         elif kind == "resumed":
             self.paused.discard(int(event[1]))  # type: ignore[call-overload]
         elif kind == "len":
-            ready = sum(1 for e in self.entries.values() if e.ready_at is None)
-            assert event[1] == ready, f"len {event[1]} != model {ready}"
+            ready = [e.priority for e in self.entries.values() if e.ready_at is None]
+            assert event[1] == len(ready), f"len {event[1]} != model {len(ready)}"
+            depth = {str(p): float(ready.count(p)) for p in set(ready)}
+            reported = {p: d for p, d in dict(event[2]).items() if d}  # type: ignore[call-overload]
+            assert reported == depth, f"workqueue_depth {reported} != model {depth}"
         elif kind == "quiet" and not self.shutting_down:
             busy = self.holding.keys() | self.exited | self.paused
             idle = [w for w in range(WORKERS) if w not in busy]
@@ -161,7 +166,12 @@ class Harness:
 
     def __init__(self) -> None:
         self.clock = FakeClock()
-        self.queue: PriorityQueue[str] = PriorityQueue(clock=self.clock, rate_limiter=limiter())
+        self.metrics = OperatorMetrics()
+        self.queue: PriorityQueue[str] = PriorityQueue(
+            clock=self.clock,
+            rate_limiter=limiter(),
+            metrics=self.metrics.queue_metrics("prop", self.clock),
+        )
         self.log: list[Event] = []
         self.in_get = [False] * WORKERS
         self.release: list[asyncio.Future[None] | None] = [None] * WORKERS
@@ -229,7 +239,15 @@ class Harness:
         elif kind == "shutdown":
             self.log.append(op)
             q.shut_down()
-        self.log.append(("len", len(q)))
+        self.log.append(("len", len(q), self.depth()))
+
+    def depth(self) -> tuple[tuple[str, float], ...]:
+        """The workqueue_depth gauge per priority label, as a scraper would read it."""
+        return tuple(
+            (sample.labels["priority"], sample.value)
+            for family in self.metrics.workqueue_depth.collect()
+            for sample in family.samples
+        )
 
     async def run(self, ops: list[tuple[object, ...]], *, shutdown_at: int | None) -> None:
         self.tasks = [asyncio.create_task(self.worker(w)) for w in range(WORKERS)]

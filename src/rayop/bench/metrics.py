@@ -149,6 +149,8 @@ class WorkerSample:
     max_workers: float
     queue_depth: float
     rss_bytes: float = 0.0
+    longest_running: float = 0.0
+    """workqueue_longest_running_processor_seconds: how long the oldest running reconcile has run."""
 
 
 def busy_fraction(series: Sequence[WorkerSample]) -> float:
@@ -174,6 +176,9 @@ def sample_workers(snapshot: Snapshot, controller: str, t: float, rss: float) ->
         ),
         queue_depth=snapshot.total("workqueue_depth", name=controller),
         rss_bytes=rss,
+        longest_running=snapshot.total(
+            "workqueue_longest_running_processor_seconds", name=controller
+        ),
     )
 
 

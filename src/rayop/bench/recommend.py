@@ -161,7 +161,9 @@ def recommend(results: Sequence[ConcurrencyResult]) -> Recommendation:
         worse = contention(cur, nxt)
         if worse:
             reasons.append(
-                f"{_state(cur)}, but at {nxt.concurrency} {' and '.join(worse)}: more workers "
+                f"{_state(cur)}, but at {nxt.concurrency} {' and '.join(worse)} (all ready in "
+                f"{fmt_seconds(cur.seconds_until_all_ready)} -> "
+                f"{fmt_seconds(nxt.seconds_until_all_ready)}): more workers "
                 f"add contention; do not raise beyond {cur.concurrency} (look at qps/burst or "
                 "API server capacity instead)"
             )

@@ -71,6 +71,7 @@ ROWS: list[tuple[str, Callable[[ConcurrencyResult], str]]] = [
     ("queue wait mean (s)", lambda r: _n(r.queue_wait_mean, 3)),
     ("queue depth mean / max", lambda r: f"{r.queue_depth_mean:.1f} / {r.queue_depth_max:.0f}"),
     ("reconcile time p50 / p99 (s)", lambda r: f"{_n(r.reconcile_time_p50, 3)} / {_n(r.reconcile_time_p99, 2)}"),
+    ("longest single reconcile (s)", lambda r: _n(r.longest_reconcile_seconds, 1)),
     ("workers all busy (% of time)", lambda r: f"{r.busy_fraction:.0%}"),
     ("mean busy workers", lambda r: f"{r.mean_active_workers:.2f}"),
     ("reconciles", lambda r: str(r.reconciles)),

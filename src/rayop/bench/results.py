@@ -38,6 +38,8 @@ class ConcurrencyResult:
     reconcile_time_p50: float | None = None
     reconcile_time_p99: float | None = None
     reconciles: int = 0
+    longest_reconcile_seconds: float = 0.0
+    """The longest single reconcile seen in the 0.5 s samples (a worker held that long)."""
     busy_fraction: float = 0.0
     """Fraction of 0.5 s samples with active_workers == max_concurrent_reconciles."""
     mean_active_workers: float = 0.0

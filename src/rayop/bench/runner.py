@@ -16,7 +16,7 @@ import random
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import psutil
 
@@ -132,8 +132,8 @@ def _operator(config: BenchConfig, cp: ControlPlane, concurrency: int) -> Operat
         qps=config.qps,
         burst=config.burst,
         options=OperatorOptions(),
+        pod_create_concurrency=config.pod_create_concurrency,
     )
-    settings = replace(settings, pod_create_concurrency=config.pod_create_concurrency)
     return InProcessOperator(cp.config, settings)
 
 
@@ -321,6 +321,7 @@ def _result(
         reconcile_time_p50=recon.quantile(0.5),
         reconcile_time_p99=recon.quantile(0.99),
         reconciles=int(recon.count),
+        longest_reconcile_seconds=max((s.longest_running for s in samples), default=0.0),
         busy_fraction=busy_fraction(samples),
         mean_active_workers=mean_active(samples),
         queue_depth_max=max((s.queue_depth for s in samples), default=0.0),

@@ -275,7 +275,9 @@ class RealCluster:
         flags = self._component_flags(free_port())
         flags += [
             f"--service-account-private-key-file={self.workdir / 'sa.key'}",
-            "--controllers=*",
+            # kube-root-ca.crt ConfigMaps in every namespace would break "list everything in a
+            # fresh namespace" expectations; nothing here mounts service-account tokens.
+            "--controllers=*,-root-ca-cert-publisher",
             "--concurrent-gc-syncs=5",
         ]
         self._spawn("kube-controller-manager", flags)

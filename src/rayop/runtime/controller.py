@@ -180,6 +180,7 @@ class Controller:
         self._stopping = False
         self._running = asyncio.Event()
         self._supervisor: asyncio.Task[None] | None = None
+        self._workers: list[asyncio.Task[None]] = []
 
     def enqueue(self, request: Request, priority: int | None = None) -> None:
         """Queues ``request`` for reconciliation (the callback given to sources); never blocks."""
@@ -212,18 +213,33 @@ class Controller:
         )
         await self._running.wait()
 
-    async def stop(self) -> None:
+    async def stop(self, *, graceful: bool = True) -> None:
         """Shuts the queue down and blocks until every worker has exited.
 
-        With the classic queue the workers first reconcile every request already queued; with
-        the priority queue they stop after their current reconcile (C8).
+        Gracefully, with the classic queue the workers first reconcile every request already
+        queued; with the priority queue they stop after their current reconcile (C8). Not
+        gracefully, it is :meth:`abort` and then :meth:`wait`.
 
         Raises:
             ExceptionGroup: A worker crashed (an unrecovered :class:`ReconcilePanic`).
         """
         self._stopping = True
-        await self._ops.shut_down()
+        if graceful:
+            await self._ops.shut_down()
+        else:
+            self.abort()
         await self.wait()
+
+    def abort(self) -> None:
+        """Stops reconciling at once, for a lost leadership (L6); never blocks.
+
+        No request is handed out any more, whichever the queue, and every running reconcile is
+        cancelled. Await :meth:`wait` for the workers to exit.
+        """
+        self._stopping = True
+        self.queue.shut_down()
+        for worker in self._workers:
+            worker.cancel()
 
     async def wait(self) -> None:
         """Blocks until the workers have exited (after :meth:`stop` or a crash).
@@ -255,13 +271,13 @@ class Controller:
     async def _run_workers(self) -> None:
         try:
             async with asyncio.TaskGroup() as group:
-                workers = [
+                self._workers = [
                     group.create_task(self._worker(), name=f"controller:{self.name}:worker-{i}")
                     for i in range(self.max_concurrent_reconciles)
                 ]
                 ticker = group.create_task(self._update_unfinished_work())
                 self._running.set()
-                await asyncio.wait(workers)
+                await asyncio.wait(self._workers)
                 ticker.cancel()
         except Exception:
             logger.exception("controller %s crashed", self.name)

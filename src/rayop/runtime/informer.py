@@ -149,15 +149,15 @@ class SharedInformer:
     def add_event_handler(self, handler: EventHandler) -> HandlerRegistration:
         """Registers ``handler``; returns its registration. Never blocks.
 
-        If the cache has already synced, the handler is given ``on_add(obj, True)`` for every
-        cached object before this returns, and its registration is synced at once.
+        The handler is given ``on_add(obj, True)`` for every object already cached (also midway
+        through the initial list) before this returns, and then every later change. Its
+        registration is synced at once if the informer is, else when the informer syncs.
         """
         registration = HandlerRegistration(handler)
         self._registrations.append(registration)
-        if self._synced:
-            for obj in self._indexer.values():  # decoded one at a time: no spike
-                _call(handler.on_add, obj, True)
-            registration._synced = True
+        for obj in self._indexer.values():  # decoded one at a time: no spike
+            _call(handler.on_add, obj, True)
+        registration._synced = self._synced
         return registration
 
     def remove_event_handler(self, registration: HandlerRegistration) -> None:

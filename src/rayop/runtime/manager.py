@@ -118,6 +118,7 @@ class Manager:
                 settings,
                 metrics=metrics,
                 on_started_leading=self._on_started_leading,
+                on_stopped_leading=self._on_stopped_leading,
                 clock=clock,
             )
         self._entries: list[_Entry] = []
@@ -245,6 +246,14 @@ class Manager:
             if isinstance(exc, asyncio.CancelledError):
                 raise
 
+    def _on_stopped_leading(self) -> None:
+        # Runs in the very step in which renewal failed: once leadership is lost, no worker may
+        # start another reconcile, not even while run() is still unwinding (L6).
+        if not self._stop_requested.is_set():
+            for entry in self._entries:
+                if entry.need_leader_election:
+                    entry.controller.abort()
+
     async def _start_controllers(self, *, need_leader_election: bool) -> None:
         for entry in self._entries:
             if entry.need_leader_election != need_leader_election:
@@ -290,7 +299,7 @@ class Manager:
             watcher.cancel()
         for controller in reversed(self._running_controllers):
             with contextlib.suppress(Exception):
-                await controller.stop()
+                await controller.stop(graceful=graceful)
         if elector_task is not None:
             if self.elector is not None and graceful:
                 await self.elector.stop()

@@ -259,18 +259,25 @@ class QueueMetricsRecorder:
 
     def on_add(self, item: Hashable, priority: int | None) -> None:
         label = self._priority_label(priority)
-        old = self._depth_labels.get(item)
-        if old is not None:
-            # Already counted and not yet handed out: only its priority can have changed.
-            if old != label:
-                self._depth(old).dec()
-                self._depth(label).inc()
-                self._depth_labels[item] = label
+        if item in self._depth_labels:
+            # Already counted and not yet handed out: at most its priority changed.
+            self._move_depth(item, label)
             return
         self._adds.inc()
         self._depth(label).inc()
         self._depth_labels[item] = label
         self._add_times.setdefault(item, self._clock.now())
+
+    def on_priority_change(self, item: Hashable, old: int, new: int) -> None:
+        if item in self._depth_labels:
+            self._move_depth(item, self._priority_label(new))
+
+    def _move_depth(self, item: Hashable, label: str) -> None:
+        old = self._depth_labels[item]
+        if old != label:
+            self._depth(old).dec()
+            self._depth(label).inc()
+            self._depth_labels[item] = label
 
     def on_get(self, item: Hashable, priority: int | None) -> None:
         now = self._clock.now()

@@ -2,9 +2,11 @@
 
 A queue calls these at the moments client-go's queues record their metrics
 (controller-machinery.md §3.2): ``on_add`` for an add of an item that is not already dirty
-(classic queue) or that becomes ready (priority queue), ``on_get`` when an item is handed to a
-worker, ``on_done`` when the worker finishes, ``on_retry`` for each counted retry. The queue's
-owner calls ``update_unfinished_work`` periodically (every 500 ms under a controller).
+(classic queue) or that becomes ready (priority queue), ``on_priority_change`` when the
+priority queue raises the priority of an item already counted by ``on_add`` and not yet handed
+out (so ``workqueue_depth{priority}`` follows it), ``on_get`` when an item is handed to a worker,
+``on_done`` when the worker finishes, ``on_retry`` for each counted retry. The queue's owner
+calls ``update_unfinished_work`` periodically (every 500 ms under a controller).
 """
 
 from __future__ import annotations
@@ -20,6 +22,10 @@ class QueueMetrics(Protocol[T_contra]):
 
     def on_add(self, item: T_contra, priority: int | None) -> None:
         """An item entered the queue (not a deduplicated add); ``priority`` is None for the classic queue."""
+        ...
+
+    def on_priority_change(self, item: T_contra, old: int, new: int) -> None:
+        """A ready item (counted by ``on_add``, not yet handed out) changed priority."""
         ...
 
     def on_get(self, item: T_contra, priority: int | None) -> None:
@@ -45,6 +51,9 @@ class NoopQueueMetrics:
     def on_add(self, item: Hashable, priority: int | None) -> None:
         pass
 
+    def on_priority_change(self, item: Hashable, old: int, new: int) -> None:
+        pass
+
     def on_get(self, item: Hashable, priority: int | None) -> None:
         pass
 
@@ -59,3 +68,4 @@ class NoopQueueMetrics:
 
 
 NOOP_QUEUE_METRICS: QueueMetrics[Hashable] = NoopQueueMetrics()
+"""The shared no-op hooks."""

@@ -10,7 +10,8 @@ Semantics follow controller-runtime's ``priorityqueue`` (controller-machinery.md
   > 0 makes the entry wait and counts a retry. For a key already queued, the entry is ready if
   either the old or the new add is (a plain add pulls a waiting item forward; a delayed add never
   delays a ready one), otherwise the earlier time wins. The priority becomes the maximum of old
-  and new (``None`` counts as 0); when it rises the counter is refreshed.
+  and new (``None`` counts as 0); when it rises the counter is refreshed (and a ready entry's
+  ``workqueue_depth`` moves to the new priority label).
 - P3: a waiting entry that becomes ready gets a fresh counter.
 - P4: ``get`` hands out the first ready entry whose key is not locked (handed out and not yet
   done) and removes it; a re-add during processing waits until ``done``.
@@ -128,12 +129,14 @@ class PriorityQueue(Generic[T]):
             else:
                 self._push_waiting(item, entry)
             return
-        raised = prio > entry.priority
+        old_priority = entry.priority
+        raised = prio > old_priority
         if raised:
             entry.priority = prio
             entry.counter = next(self._counter)
         if entry.ready_at is None:
             if raised:
+                self._metrics.on_priority_change(item, old_priority, prio)
                 self._push_ready(item, entry)
         elif ready_at is None:
             entry.ready_at = None
