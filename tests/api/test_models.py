@@ -10,13 +10,11 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from rayop.api import common, raycluster, rayjob, rayservice
-from rayop.api.common import (
-    Condition,
-    ConditionStatus,
+from rayop.api.common import format_time, parse_time
+from rayop.api.conditions import (
     find_condition,
-    format_time,
     is_condition_true,
-    parse_time,
+    object_conditions,
     remove_condition,
     set_condition,
 )
@@ -169,32 +167,35 @@ def test_a_full_status_parses_with_conditions() -> None:
             },
         }
     )
-    assert is_condition_true(status.conditions, "Ready")
+    assert is_condition_true(
+        object_conditions({"status": status.model_dump(by_alias=True)}), "Ready"
+    )
     active = status.active_service_status
     assert active is not None and active.application_statuses is not None
     assert active.application_statuses["app"].serve_deployment_statuses["d"].status == "HEALTHY"  # type: ignore[index]
 
 
-def _condition(status: ConditionStatus, reason: str, at: str) -> Condition:
-    return Condition(
-        type=RayClusterConditionType.HEAD_POD_READY,
-        status=status,
-        reason=reason,
-        message="",
-        last_transition_time=at,
-    )
+def _condition(status: str, reason: str, generation: int = 0) -> dict[str, object]:
+    return {
+        "type": RayClusterConditionType.HEAD_POD_READY,
+        "status": status,
+        "reason": reason,
+        "message": "",
+        "observedGeneration": generation,
+    }
 
 
 def test_set_condition_moves_the_transition_time_only_when_the_status_changes() -> None:
-    conditions: list[Condition] = []
-    assert set_condition(conditions, _condition(ConditionStatus.FALSE, "HeadPodNotFound", "t1"))
-    assert not set_condition(conditions, _condition(ConditionStatus.FALSE, "HeadPodNotFound", "t2"))
-    assert set_condition(conditions, _condition(ConditionStatus.FALSE, "Unknown", "t3"))
-    assert conditions[0].last_transition_time == "t1" and conditions[0].reason == "Unknown"
-    assert set_condition(
-        conditions, _condition(ConditionStatus.TRUE, "HeadPodRunningAndReady", "t4")
-    )
-    assert conditions[0].last_transition_time == "t4"
+    conditions: list[dict[str, object]] = []
+    assert set_condition(conditions, _condition("False", "HeadPodNotFound"), now="t1")
+    assert "observedGeneration" not in conditions[0]
+    assert not set_condition(conditions, _condition("False", "HeadPodNotFound"), now="t2")
+    assert set_condition(conditions, _condition("False", "Unknown", 3), now="t3")
+    assert conditions[0]["lastTransitionTime"] == "t1" and conditions[0]["reason"] == "Unknown"
+    assert conditions[0]["observedGeneration"] == 3
+    assert set_condition(conditions, _condition("True", "HeadPodRunningAndReady"), now="t4")
+    assert conditions[0]["lastTransitionTime"] == "t4"
+    assert "observedGeneration" not in conditions[0]
     assert is_condition_true(conditions, "HeadPodReady")
     assert find_condition(conditions, "ReplicaFailure") is None
     assert remove_condition(conditions, "HeadPodReady") and conditions == []

@@ -356,11 +356,12 @@ async def test_slow_dashboard_times_out(cp: EmbeddedControlPlane, kube: KubeClie
         started = loop.time()
         with pytest.raises(DashboardTimeout):
             await direct.get_job_info("x")
-        assert DIRECT_TIMEOUT <= loop.time() - started < DIRECT_TIMEOUT + 1.0
+        # Wide margins (a loaded machine): without the timeout the call would take 30 s.
+        assert DIRECT_TIMEOUT <= loop.time() - started < DIRECT_TIMEOUT + 5.0
     started = loop.time()
     with pytest.raises(DashboardTimeout):
         await proxy_client(kube, "rc", timeout=0.5).get_serve_details()
-    assert loop.time() - started < 1.5
+    assert loop.time() - started < PROXY_TIMEOUT / 2  # the 0.5 s given, not the 10 s default
 
 
 async def test_service_without_ready_head_is_unavailable(

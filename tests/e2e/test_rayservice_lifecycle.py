@@ -87,3 +87,30 @@ async def test_invalid_rayservice_reports_validation_failed() -> None:
             what="ValidationFailed",
         )
         assert _clusters(env) == []
+
+
+async def test_a_cluster_it_did_not_create_is_never_retired_even_with_its_labels() -> None:
+    async with running_rayservice_operator() as env:
+        await env.namespace(NS)
+        stray = {
+            "apiVersion": "ray.io/v1",
+            "kind": "RayCluster",
+            "metadata": {
+                "name": "someone-elses",
+                "labels": {
+                    "ray.io/originated-from-cr-name": NAME,
+                    "ray.io/originated-from-crd": "RayService",
+                },
+            },
+            "spec": small_rayservice(NAME)["spec"]["rayClusterConfig"],
+        }
+        await env.client.create(RAY_CLUSTERS, stray, namespace=NS)
+        # Created before the RayService, the stray is in the cluster cache before the
+        # RayService's own cluster, so every pass that sees that cluster ready has seen it too.
+        await env.create(small_rayservice(NAME, delay=0), NS)
+        await eventually(lambda: env.is_ready(NS, NAME), timeout=15, what="Ready")
+        kept = env.stored(RAY_CLUSTERS, NS, "someone-elses")
+        assert kept is not None and not kept["metadata"].get("deletionTimestamp")
+        assert "ray.io/rayservice-deletion-timestamp" not in env.annotations(
+            RAY_CLUSTERS, NS, "someone-elses"
+        )

@@ -18,6 +18,7 @@ from rayservice_env import (
 from rayop.controllers.rayservice.cleanup import scheduled_deletion
 from rayop.controllers.rayservice.settings import DELETION_TIMESTAMP_ANNOTATION
 from rayop.kube.resources import RAY_CLUSTERS
+from rayop.sim.audit import AuditRecord
 
 NS = "upgrade"
 NAME = "svc"
@@ -39,6 +40,19 @@ def _release(env: RayServiceEnv, cluster: str) -> None:
     dash.serve.deploy_seconds = 0.0
     for app in dash.serve.apps.values():
         app.forced_status = None
+
+
+def _cluster_writes(env: RayServiceEnv, verb: str, cluster: str) -> list[AuditRecord]:
+    """Returns the successful ``verb`` requests on the RayCluster ``cluster`` (not /status)."""
+    return [
+        w
+        for w in env.cp.audit.writes
+        if w.resource == "rayclusters"
+        and w.verb == verb
+        and w.name == cluster
+        and not w.subresource
+        and w.code < 300
+    ]
 
 
 def _has_apps(env: RayServiceEnv, cluster: str) -> bool:
@@ -83,7 +97,6 @@ async def test_spec_change_moves_traffic_only_to_running_apps_then_deletes_old()
                 ),
                 what="promotion",
             )
-            switched = time.time()
             assert env.selected_cluster(NS, SERVE) == new == env.selected_cluster(NS, HEAD)
             await eventually(
                 lambda: DELETION_TIMESTAMP_ANNOTATION in env.annotations(RAY_CLUSTERS, NS, old),
@@ -92,7 +105,10 @@ async def test_spec_change_moves_traffic_only_to_running_apps_then_deletes_old()
             await eventually(
                 lambda: env.stored(RAY_CLUSTERS, NS, old) is None, timeout=10, what="old deleted"
             )
-            assert time.time() - switched >= 2 - 0.3, "deleted before the delay"
+            # Server-side times of the schedule patch and the delete, not when the test saw them.
+            [scheduled] = _cluster_writes(env, "patch", old)
+            [deleted] = _cluster_writes(env, "delete", old)
+            assert deleted.time - scheduled.time >= 2 - 0.05, "deleted before the delay"
             assert env.condition(NS, NAME, "UpgradeInProgress")[0] == "False"
             assert env.is_ready(NS, NAME)
         assert sampler.clusters() == [old, new]
@@ -120,11 +136,14 @@ async def test_old_cluster_deleted_on_schedule_across_operator_restart() -> None
         down_for = 2.0  # the operator stays down this long after scheduling (the scenario)
         await asyncio.sleep(max(0.0, due_at - delay + down_for - time.time()))
         assert env.stored(RAY_CLUSTERS, NS, old) is not None
+        restarted = time.time()
         await env.start_operator()
         await eventually(
             lambda: env.stored(RAY_CLUSTERS, NS, old) is None, timeout=10, what="old deleted"
         )
-        deleted = time.time()
-        assert deleted >= due_at - 0.1, "deleted before the scheduled time"
-        assert deleted < due_at + 1.0, "the restart forgot the schedule or restarted the delay"
+        [deleted] = _cluster_writes(env, "delete", old)
+        assert deleted.time >= due_at - 0.1, "deleted before the scheduled time"
+        assert len(_cluster_writes(env, "patch", old)) == 1, "the restart rescheduled the deletion"
+        # A delay restarted by the new process could not end before restarted + delay.
+        assert deleted.time < restarted + delay, "the restart restarted the delay"
         assert env.is_ready(NS, NAME)

@@ -242,28 +242,44 @@ async def test_error_ignores_carried_requeue_after_with_warning(
 async def test_priority_is_kept_or_overridden_on_requeue(
     clock: FakeClock, metrics: OperatorMetrics
 ) -> None:
-    script = Script(RuntimeError("boom"), Result(requeue_after=1.0, priority=7), Result())
+    gate = asyncio.Event()
+    outcomes: list[Result | Exception] = [
+        RuntimeError("boom"),
+        Result(requeue_after=1.0, priority=7),
+    ]
+
+    async def reconcile(request: Request) -> Result:
+        if request == B:  # a blocker that keeps the only worker busy while A waits in the queue
+            await gate.wait()
+            return Result()
+        outcome = outcomes.pop(0) if outcomes else Result()
+        if isinstance(outcome, Exception):
+            raise outcome
+        return outcome
+
+    def depth(priority: str) -> float:
+        return value(metrics, f'workqueue_depth{{controller="c",name="c",priority="{priority}"}}')
+
     source = InMemorySource()
-    controller = Controller("c", script, sources=[source], clock=clock, metrics=metrics)
-    adds: list[dict[str, Any]] = []
-    real_add = controller.queue.add
-
-    def spy(item: Request, **kwargs: Any) -> None:
-        adds.append(kwargs)
-        real_add(item, **kwargs)
-
-    controller.queue.add = spy  # type: ignore[method-assign]
-    source.add(A, priority=-100)
+    controller = Controller("c", reconcile, sources=[source], clock=clock, metrics=metrics)
+    source.add(A, priority=-100)  # as from the initial list
     await controller.start()
+    await settle()  # A fails: rate-limited retry in 5 ms
+    source.add(B)
     await settle()
     clock.step(0.005)
     await settle()
+    assert depth("-100") == 1  # the retry kept A's low priority
+    gate.set()
+    await settle()  # B done; A returns requeue_after=1 s with priority 7
+    gate.clear()
+    source.add(B)
+    await settle()
+    clock.step(1.0)
+    await settle()
+    assert (depth("-100"), depth("7")) == (0, 1)  # Result.priority overrode it
+    gate.set()
     await controller.stop()
-    assert adds == [
-        {"priority": -100},
-        {"rate_limited": True, "priority": -100},
-        {"after": 1.0, "priority": 7},
-    ]
 
 
 async def test_timeout_cancels_counts_and_requeues(

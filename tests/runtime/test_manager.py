@@ -125,7 +125,9 @@ async def test_one_leader_reconciles_and_a_killed_leader_is_replaced_without_ove
         for i in range(5):
             await cp.store.create(configmaps, "default", configmap(f"before-{i}"))
         await eventually(lambda: sum(1 for _, n, _, _ in log if n.startswith("before")) >= 5)
-        await asyncio.sleep(1.0)  # several renew periods: b stays a follower
+        lease_gets = cp.audit.count(verb="get", resource="leases")
+        await eventually(lambda: cp.audit.count(verb="get", resource="leases") >= lease_gets + 2)
+        # b has tried to acquire at least twice more (a renews without a get): still a follower
         assert {who for who, *_ in log} == {"a"}
         assert not b.manager.is_leader()
         assert a.metrics.registry.get_sample_value("leader_election_master_status", {"name": "ray-operator-leader"}) == 1

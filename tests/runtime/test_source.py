@@ -11,7 +11,8 @@ from informer_fakes import FakeApi, pod
 from rayop.kube.resources import PODS, RAY_CLUSTERS
 from rayop.runtime.clock import FakeClock
 from rayop.runtime.controller import Controller
-from rayop.runtime.informer import SharedInformer
+from rayop.runtime.indexer import Obj
+from rayop.runtime.informer import EventHandlerFuncs, SharedInformer
 from rayop.runtime.informer_source import LOW_PRIORITY, for_, owns
 from rayop.runtime.predicate import generation_changed
 from rayop.runtime.reconcile import Request, Result
@@ -60,8 +61,11 @@ async def test_for_enqueues_the_object_with_low_priority_for_initial_list_and_re
         await eventually(lambda: len(enqueue.calls) == 3)
         assert enqueue.calls[1:] == [(Request("default", "c1"), 0), (Request("default", "c2"), 0)]
         enqueue.calls.clear()
+        resyncs: list[Obj] = []
+        informer.add_event_handler(EventHandlerFuncs(update=lambda old, new: resyncs.append(new)))
+        await eventually(clock.has_sleepers)
         clock.step(60)  # a resync passes the predicate only if the generation changed: it does not
-        await asyncio.sleep(0.01)
+        await eventually(lambda: len(resyncs) == 2)
         assert enqueue.calls == []
     finally:
         await informer.stop()

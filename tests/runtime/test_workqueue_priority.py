@@ -275,7 +275,12 @@ async def test_a_raised_priority_of_a_ready_item_is_reported_to_the_metrics() ->
     q.add("a", priority=0)
     q.add_after("w", 1.0, priority=-100)
     q.add("w", after=1.0, priority=3)  # still waiting: counted when it becomes ready
-    assert metrics.events == [("add", "a", -100), ("priority", "a", -100, 0), ("retry",), ("retry",)]
+    assert metrics.events == [
+        ("add", "a", -100),
+        ("priority", "a", -100, 0),
+        ("retry",),
+        ("retry",),
+    ]
     clock.step(1.0)
     assert len(q) == 2
     assert metrics.events[4:] == [("add", "w", 3)]

@@ -1,5 +1,7 @@
 """Building blocks shared by the ray.io/v1 models: the base model, wire types, conditions, time.
 
+Condition helpers over wire JSON live in :mod:`rayop.api.conditions`.
+
 Every model derives from :class:`ApiModel`: Python attribute names are the snake_case of the wire
 name, the wire name is the alias (camelCase as KubeRay spells it), both are accepted on input, and
 ``model_dump(by_alias=True, exclude_none=True)`` gives the wire JSON.
@@ -45,12 +47,8 @@ __all__ = [
     "Quantity",
     "RayResource",
     "Time",
-    "find_condition",
     "format_time",
-    "is_condition_true",
     "parse_time",
-    "remove_condition",
-    "set_condition",
     "wire_name",
 ]
 
@@ -163,52 +161,6 @@ class Condition(ApiModel):
     message: Annotated[str, CrdField({"maxLength": 32768})]
     last_transition_time: Time
     observed_generation: Annotated[Int64, CrdField({"minimum": 0})] | None = None
-
-
-def find_condition(conditions: list[Condition] | None, type_: str) -> Condition | None:
-    """Returns the condition of type ``type_`` in ``conditions``, or ``None``."""
-    for condition in conditions or ():
-        if condition.type == type_:
-            return condition
-    return None
-
-
-def is_condition_true(conditions: list[Condition] | None, type_: str) -> bool:
-    """Tells whether the condition of type ``type_`` exists with status ``True``."""
-    condition = find_condition(conditions, type_)
-    return condition is not None and condition.status == ConditionStatus.TRUE
-
-
-def set_condition(conditions: list[Condition], new: Condition) -> bool:
-    """Adds or updates a condition in place, as ``meta.SetStatusCondition`` does.
-
-    ``lastTransitionTime`` moves only when the status changes; reason, message and
-    observedGeneration are always taken from ``new``.
-
-    Returns:
-        Whether ``conditions`` changed.
-    """
-    old = find_condition(conditions, new.type)
-    if old is None:
-        conditions.append(new.model_copy())
-        return True
-    changed = False
-    if old.status != new.status:
-        old.status = new.status
-        old.last_transition_time = new.last_transition_time
-        changed = True
-    for attr in ("reason", "message", "observed_generation"):
-        if getattr(old, attr) != getattr(new, attr):
-            setattr(old, attr, getattr(new, attr))
-            changed = True
-    return changed
-
-
-def remove_condition(conditions: list[Condition], type_: str) -> bool:
-    """Removes the condition of type ``type_`` in place; returns whether one was removed."""
-    before = len(conditions)
-    conditions[:] = [c for c in conditions if c.type != type_]
-    return len(conditions) != before
 
 
 def format_time(moment: datetime) -> str:

@@ -28,7 +28,8 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from rayop.api.common import MANAGED_BY_KUBERAY, MANAGED_BY_MULTIKUEUE, is_condition_true
+from rayop.api.common import MANAGED_BY_KUBERAY, MANAGED_BY_MULTIKUEUE
+from rayop.api.conditions import is_condition_true
 from rayop.api.raycluster import (
     AuthMode,
     AutoscalerVersion,
@@ -82,8 +83,9 @@ def validate_raycluster(rc: RayCluster | Mapping[str, Any]) -> list[str]:
 
 def validate_raycluster_status(status: RayClusterStatus) -> list[str]:
     """Returns the problems of a RayCluster status (contradictory conditions)."""
-    if is_condition_true(status.conditions, RayClusterConditionType.SUSPENDING) and (
-        is_condition_true(status.conditions, RayClusterConditionType.SUSPENDED)
+    conditions = [c.model_dump(by_alias=True) for c in status.conditions or ()]
+    if is_condition_true(conditions, RayClusterConditionType.SUSPENDING) and (
+        is_condition_true(conditions, RayClusterConditionType.SUSPENDED)
     ):
         return ["status.conditions: RayClusterSuspending and RayClusterSuspended are both True"]
     return []

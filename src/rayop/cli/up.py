@@ -12,6 +12,7 @@ shows a ready cluster within seconds. Ctrl-C stops everything; ``--state`` keeps
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -19,8 +20,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from rayop.cli.app import app
-from rayop.cli.flags import parse_bool
-from rayop.cli.run import (
+from rayop.cli.operator_flags import (
     BurstOpt,
     ConcurrencyOpt,
     FeatureGatesOpt,
@@ -31,7 +31,7 @@ from rayop.cli.run import (
     PriorityQueueOpt,
     QpsOpt,
     configure_logging,
-    operator_options,
+    shared_settings,
 )
 
 if TYPE_CHECKING:
@@ -143,19 +143,17 @@ def up(
     log_format: LogFormatOpt = "console",
 ) -> None:
     """Start an embedded control plane and the operator in one process."""
-    from rayop.controllers.operator import OperatorSettings
-
     configure_logging(log_level, log_format)
-    settings = OperatorSettings(
+    settings = shared_settings(
         reconcile_concurrency=reconcile_concurrency,
-        use_priority_queue=parse_bool(use_priority_queue, flag="--use-priority-queue"),
+        use_priority_queue=use_priority_queue,
         metrics_addr=metrics_addr,
         health_probe_bind_address=health_probe_bind_address,
-        enable_leader_election=False,
         qps=qps,
         burst=burst,
-        options=operator_options(feature_gates),
+        feature_gates=feature_gates,
     )
+    settings = dataclasses.replace(settings, enable_leader_election=False)  # one process only
     asyncio.run(
         _up(
             settings,

@@ -1,20 +1,11 @@
 """An asyncio client for the Ray dashboard endpoints KubeRay uses (jobs, Serve, health).
 
-It reaches the head either directly (``http://<head svc>:8265``, 2 s per call) or through the
-API server's services proxy (``/api/v1/namespaces/<ns>/services/<svc>:dashboard/proxy``, 10 s
-per call; KubeRay's ``--use-kubernetes-proxy``), so a slow dashboard never holds a reconcile
-worker for long (KubeRay #2646). Answers are decoded into the typed models of
-:mod:`rayop.controllers.dashboard_models`.
-
-Errors (no aiohttp or kube exception escapes)::
-
-    DashboardError                 any failed call (.status, .body)
-    +-- DashboardUnavailable       no answer from the dashboard (refused, proxy 503, ...)
-    |   +-- DashboardTimeout       the call's timeout expired
-    +-- DashboardAuthError         401 / 403 (token missing or wrong)
-    +-- DashboardDecodeError       the body is not the JSON KubeRay decodes
-    +-- JobNotFound                404 for a job (.job_id)
-    +-- SubmissionIdConflict       the submission id is already used (.submission_id)
+:class:`DashboardClient` holds the API methods; where its requests go is a transport
+(:mod:`rayop.controllers.dashboard_transport`): the head directly, 2 s per call, or the API
+server's services proxy, 10 s per call, so a slow dashboard never holds a reconcile worker for
+long (KubeRay #2646). Answers are decoded into the typed models of
+:mod:`rayop.controllers.dashboard_models`; failures raise the errors of
+:mod:`rayop.controllers.dashboard_errors` (re-exported here) and nothing else.
 """
 
 from __future__ import annotations
@@ -22,11 +13,22 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping
 from types import TracebackType
-from typing import Any, Protocol
+from typing import Any
 
 import aiohttp
 import orjson
 
+from rayop.controllers.dashboard_errors import (
+    DUPLICATE_SUBMISSION_MARK,
+    DashboardAuthError,
+    DashboardDecodeError,
+    DashboardError,
+    DashboardTimeout,
+    DashboardUnavailable,
+    JobNotFound,
+    SubmissionIdConflict,
+    body_text,
+)
 from rayop.controllers.dashboard_models import (
     DecodeError,
     JobInfo,
@@ -34,8 +36,14 @@ from rayop.controllers.dashboard_models import (
     ServeApplicationDetails,
     ServeDetails,
 )
+from rayop.controllers.dashboard_transport import (
+    DIRECT_TIMEOUT,
+    PROXY_TIMEOUT,
+    DashboardTransport,
+    DirectTransport,
+    ProxyTransport,
+)
 from rayop.kube.client import KubeClient
-from rayop.kube.errors import ApiError, RequestTimeout
 
 __all__ = [
     "AUTH_HEADER",
@@ -54,219 +62,14 @@ __all__ = [
     "SubmissionIdConflict",
 ]
 
-DIRECT_TIMEOUT = 2.0
-"""Seconds per call when talking to the head directly (KubeRay's 2 s)."""
-PROXY_TIMEOUT = 10.0
-"""Seconds per call through the API server's services proxy (KubeRay's 10 s)."""
 AUTH_HEADER = "x-ray-authorization"
-_DUPLICATE_MARK = "Please use a different submission_id"
-_ERROR_BODY_LIMIT = 4096
-
-
-class DashboardError(Exception):
-    """A dashboard call failed.
-
-    Attributes:
-        status: The HTTP status, or None when no answer arrived.
-        body: The answer's text (possibly truncated), "" when none.
-    """
-
-    def __init__(self, message: str, *, status: int | None = None, body: str = "") -> None:
-        super().__init__(message)
-        self.status = status
-        self.body = body
-
-
-class DashboardUnavailable(DashboardError):
-    """No answer from the dashboard itself (connection refused, no endpoints, proxy error)."""
-
-
-class DashboardTimeout(DashboardUnavailable):
-    """The call's timeout expired before the answer arrived."""
-
-
-class DashboardAuthError(DashboardError):
-    """The dashboard refused the token (401 missing, 403 invalid)."""
-
-
-class DashboardDecodeError(DashboardError):
-    """A 2xx answer whose body is not the expected JSON."""
-
-
-class JobNotFound(DashboardError):
-    """The dashboard has no job with this id (404)."""
-
-    def __init__(self, job_id: str, *, body: str = "") -> None:
-        super().__init__(f"Job {job_id} does not exist on the cluster", status=404, body=body)
-        self.job_id = job_id
-
-
-class SubmissionIdConflict(DashboardError):
-    """A job with this submission id already exists (the dashboard's 500 duplicate answer)."""
-
-    def __init__(self, submission_id: str, *, body: str = "") -> None:
-        super().__init__(
-            f"submission ID '{submission_id}' already used, {_DUPLICATE_MARK}",
-            status=500,
-            body=body,
-        )
-        self.submission_id = submission_id
-
-
-class DashboardTransport(Protocol):
-    """Sends one HTTP request to a dashboard port; raises DashboardUnavailable on no answer."""
-
-    timeout: float
-
-    async def send(
-        self,
-        method: str,
-        path: str,
-        *,
-        params: Mapping[str, str] | None = None,
-        json: Any = None,
-        headers: Mapping[str, str] | None = None,
-    ) -> tuple[int, bytes]:
-        """Sends the request; returns the status and body (error statuses are returned)."""
-        ...
-
-    async def close(self) -> None:
-        """Releases connections this transport owns."""
-        ...
-
-
-class DirectTransport:
-    """Talks HTTP to ``base_url`` (e.g. ``http://raycluster-head-svc.ns.svc.cluster.local:8265``).
-
-    Args:
-        base_url: Scheme, host and port (a path prefix is kept).
-        timeout: Seconds for each whole call.
-        session: A shared aiohttp session (not closed by :meth:`close`); one is made if None.
-    """
-
-    def __init__(
-        self,
-        base_url: str,
-        *,
-        timeout: float = DIRECT_TIMEOUT,
-        session: aiohttp.ClientSession | None = None,
-    ) -> None:
-        self.base_url = base_url.rstrip("/")
-        self.timeout = timeout
-        self._session = session
-        self._owned = session is None
-
-    async def send(
-        self,
-        method: str,
-        path: str,
-        *,
-        params: Mapping[str, str] | None = None,
-        json: Any = None,
-        headers: Mapping[str, str] | None = None,
-    ) -> tuple[int, bytes]:
-        """Sends one request; blocks at most ``timeout`` seconds."""
-        if self._session is None:
-            self._session = aiohttp.ClientSession()
-        data = None if json is None else orjson.dumps(json)
-        try:
-            async with self._session.request(
-                method,
-                self.base_url + path,
-                params=params,
-                data=data,
-                headers=headers,
-                timeout=aiohttp.ClientTimeout(total=self.timeout),
-                allow_redirects=False,
-            ) as resp:
-                return resp.status, await resp.read()
-        except TimeoutError as exc:
-            raise DashboardTimeout(f"{method} {path}: timed out after {self.timeout}s") from exc
-        except (aiohttp.ClientError, OSError, ValueError) as exc:
-            raise DashboardUnavailable(f"{method} {path}: {exc}") from exc
-
-    async def close(self) -> None:
-        """Closes the session if this transport made it."""
-        if self._owned and self._session is not None:
-            await self._session.close()
-            self._session = None
-
-
-class ProxyTransport:
-    """Talks to a Service port through the API server's services proxy.
-
-    Args:
-        kube: The operator's API client (its credentials and throttling apply).
-        namespace: The Service's namespace.
-        service: The head Service name (``<cluster>-head-svc``).
-        port: Port name or number ("dashboard" for 8265, "serve" for 8000).
-        timeout: Seconds for each whole call.
-    """
-
-    def __init__(
-        self,
-        kube: KubeClient,
-        *,
-        namespace: str,
-        service: str,
-        port: str | int = "dashboard",
-        timeout: float = PROXY_TIMEOUT,
-    ) -> None:
-        self.kube = kube
-        self.prefix = f"/api/v1/namespaces/{namespace}/services/{service}:{port}/proxy"
-        self.timeout = timeout
-
-    async def send(
-        self,
-        method: str,
-        path: str,
-        *,
-        params: Mapping[str, str] | None = None,
-        json: Any = None,
-        headers: Mapping[str, str] | None = None,
-    ) -> tuple[int, bytes]:
-        """Sends one request through the proxy; blocks at most ``timeout`` seconds."""
-        try:
-            status, body = await self.kube.request(
-                method,
-                self.prefix + path,
-                params=params,
-                json=json,
-                headers=headers,
-                timeout=self.timeout,
-            )
-        except RequestTimeout as exc:
-            raise DashboardTimeout(f"{method} {path}: timed out after {self.timeout}s") from exc
-        except ApiError as exc:
-            raise DashboardUnavailable(f"{method} {path}: {exc}") from exc
-        if status >= 400 and _is_kube_status(body):
-            # The API server answered for the proxy itself (no endpoints, service missing...).
-            raise DashboardUnavailable(
-                f"{method} {path}: proxy error {status}", status=status, body=_text(body)
-            )
-        return status, body
-
-    async def close(self) -> None:
-        """Nothing to release: the KubeClient belongs to the caller."""
-
-
-def _is_kube_status(body: bytes) -> bool:
-    try:
-        decoded = orjson.loads(body)
-    except orjson.JSONDecodeError:
-        return False
-    return isinstance(decoded, dict) and decoded.get("kind") == "Status"
-
-
-def _text(body: bytes) -> str:
-    return body[:_ERROR_BODY_LIMIT].decode("utf-8", errors="replace")
 
 
 def _decode(body: bytes, what: str) -> Any:
     try:
         return orjson.loads(body)
     except orjson.JSONDecodeError as exc:
-        raise DashboardDecodeError(f"{what} fail: {_text(body)}", body=_text(body)) from exc
+        raise DashboardDecodeError(f"{what} fail: {body_text(body)}", body=body_text(body)) from exc
 
 
 class DashboardClient:
@@ -354,14 +157,14 @@ class DashboardClient:
             raise DashboardTimeout(f"{method} {path}: timed out after {limit}s") from exc
         if auth and status in (401, 403):
             raise DashboardAuthError(
-                f"{method} {path}: {status} {_text(body)}", status=status, body=_text(body)
+                f"{method} {path}: {status} {body_text(body)}", status=status, body=body_text(body)
             )
         return status, body
 
     @staticmethod
     def _fail(what: str, status: int, body: bytes) -> DashboardError:
         cls = DashboardUnavailable if status in (502, 503, 504) else DashboardError
-        return cls(f"{what} fail: {status} {_text(body)}", status=status, body=_text(body))
+        return cls(f"{what} fail: {status} {body_text(body)}", status=status, body=body_text(body))
 
     # -- jobs ----------------------------------------------------------------------------
 
@@ -373,7 +176,7 @@ class DashboardClient:
         """
         status, body = await self._call("GET", f"/api/jobs/{job_id}")
         if status == 404:
-            raise JobNotFound(job_id, body=_text(body))
+            raise JobNotFound(job_id, body=body_text(body))
         if not 200 <= status < 300:
             raise self._fail("GetJobInfo", status, body)
         try:
@@ -405,8 +208,8 @@ class DashboardClient:
             DashboardError: any other refusal.
         """
         status, body = await self._call("POST", "/api/jobs/", json=request.to_json())
-        if status == 500 and _DUPLICATE_MARK in body.decode("utf-8", errors="replace"):
-            raise SubmissionIdConflict(request.submission_id, body=_text(body))
+        if status == 500 and DUPLICATE_SUBMISSION_MARK in body.decode("utf-8", errors="replace"):
+            raise SubmissionIdConflict(request.submission_id, body=body_text(body))
         if not 200 <= status < 300:
             raise self._fail("SubmitJob", status, body)
         decoded = _decode(body, "SubmitJob")
@@ -437,7 +240,7 @@ class DashboardClient:
         """
         status, body = await self._call("POST", f"/api/jobs/{job_id}/stop")
         if status == 404:
-            raise JobNotFound(job_id, body=_text(body))
+            raise JobNotFound(job_id, body=body_text(body))
         if not 200 <= status < 300:
             raise self._fail("StopJob", status, body)
         decoded = _decode(body, "StopJob")
@@ -458,7 +261,7 @@ class DashboardClient:
         """
         status, body = await self._call("DELETE", f"/api/jobs/{job_id}")
         if status == 404:
-            raise JobNotFound(job_id, body=_text(body))
+            raise JobNotFound(job_id, body=body_text(body))
         if not 200 <= status < 300:
             raise self._fail("DeleteJob", status, body)
 
@@ -515,5 +318,7 @@ class DashboardClient:
         status, body = await self._call("GET", "/-/healthz", auth=False)
         if status != 200:
             raise DashboardError(
-                f"serve proxy unhealthy: {status} {_text(body)}", status=status, body=_text(body)
+                f"serve proxy unhealthy: {status} {body_text(body)}",
+                status=status,
+                body=body_text(body),
             )

@@ -18,12 +18,12 @@ from typing import Any, Literal
 import orjson
 
 from rayop import __version__
-from rayop.kube.config import KubeConfig
+from rayop.kube.clock import MONOTONIC, Clock
 from rayop.kube.codec import decode_object
+from rayop.kube.config import KubeConfig
 from rayop.kube.errors import Gone, error_from_response
 from rayop.kube.metrics import RestClientMetrics
 from rayop.kube.resource import Resource
-from rayop.kube.clock import MONOTONIC, Clock
 from rayop.kube.throttle import TokenBucket
 from rayop.kube.transport import MAX_RETRIES, Transport, retry_after
 from rayop.kube.watch import WatchEvent, WatchStream

@@ -22,7 +22,9 @@ def decode_object(data: bytes, *, what: str) -> dict[str, Any]:
     try:
         decoded = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
-        raise ApiError(failure_status(500, "InternalError", f"cannot decode {what}: {exc}")) from exc
+        raise ApiError(
+            failure_status(500, "InternalError", f"cannot decode {what}: {exc}")
+        ) from exc
     if not isinstance(decoded, dict):
         raise ApiError(failure_status(500, "InternalError", f"{what} is not a JSON object"))
     return decoded

@@ -26,10 +26,10 @@ import aiohttp
 import yarl
 from multidict import CIMultiDictProxy
 
+from rayop.kube.clock import Clock
 from rayop.kube.config import ConfigError, KubeConfig
 from rayop.kube.errors import transport_error
 from rayop.kube.metrics import RestClientMetrics
-from rayop.kube.clock import Clock
 from rayop.kube.throttle import TokenBucket
 
 MAX_RETRIES = 10

@@ -17,6 +17,7 @@ from rayop.kube.clock import MONOTONIC, Clock, MonotonicClock
 
 __all__ = ["MONOTONIC", "Clock", "FakeClock", "MonotonicClock"]
 
+
 class FakeClock:
     """A clock that stands still until :meth:`step` or :meth:`set` moves it.
 

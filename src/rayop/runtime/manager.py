@@ -21,8 +21,8 @@ from typing import Any, Protocol
 
 from rayop.runtime.clock import MONOTONIC, Clock
 from rayop.runtime.controller import CacheSyncTimeoutError, Controller
+from rayop.runtime.endpoints import HttpServer, health_app, metrics_app, parse_bind_address
 from rayop.runtime.events import EventClient, EventRecorder
-from rayop.runtime.health import HttpServer, health_app, metrics_app, parse_bind_address
 from rayop.runtime.informer_factory import KUBERAY_CACHE_CONFIG, CacheConfig, InformerFactory
 from rayop.runtime.leaderelection import (
     DEFAULT_LEADER_ELECTION,

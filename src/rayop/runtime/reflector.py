@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Protocol, runtime_checkable
 
@@ -172,7 +172,7 @@ class Reflector:
         """How many WATCHes were opened."""
 
     @property
-    def last_syncresource_version(self) -> str:
+    def last_sync_resource_version(self) -> str:
         """The resourceVersion the next watch will start from ("" before the first list)."""
         return self._last_sync_rv
 

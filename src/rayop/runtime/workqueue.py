@@ -30,6 +30,46 @@ from rayop.runtime.workqueue_metrics import NOOP_QUEUE_METRICS, QueueMetrics
 T = TypeVar("T", bound=Hashable)
 
 
+class Waiters:
+    """Tasks blocked until an item may be available; each wake-up goes to exactly one of them."""
+
+    __slots__ = ("_futures",)
+
+    def __init__(self) -> None:
+        self._futures: deque[asyncio.Future[None]] = deque()
+
+    async def wait(self) -> None:
+        """Blocks until :meth:`wake_one` picks this task or :meth:`wake_all` is called.
+
+        A task cancelled after being picked passes its wake-up on to another waiter, so an item
+        never sits in the queue while a worker is blocked.
+        """
+        waiter = asyncio.get_running_loop().create_future()
+        self._futures.append(waiter)
+        try:
+            await waiter
+        except asyncio.CancelledError:
+            if waiter.done() and not waiter.cancelled():
+                self.wake_one()
+            raise
+
+    def wake_one(self) -> None:
+        """Wakes the longest-waiting task, if any; never blocks."""
+        futures = self._futures
+        while futures:
+            waiter = futures.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+                return
+
+    def wake_all(self) -> None:
+        """Wakes every waiting task; never blocks."""
+        futures, self._futures = self._futures, deque()
+        for waiter in futures:
+            if not waiter.done():
+                waiter.set_result(None)
+
+
 class WorkQueue(Generic[T]):
     """A FIFO queue of distinct items for a pool of workers.
 
@@ -52,7 +92,7 @@ class WorkQueue(Generic[T]):
         self._processing: set[T] = set()
         self._shutting_down = False
         self._drain = False
-        self._getters: deque[asyncio.Future[None]] = deque()
+        self._waiters = Waiters()
         self._drainers: list[asyncio.Future[None]] = []
 
     def add(self, item: T) -> None:
@@ -68,7 +108,7 @@ class WorkQueue(Generic[T]):
         if item in self._processing:
             return
         self._queue.append(item)
-        self._wake_one()
+        self._waiters.wake_one()
 
     async def get(self) -> tuple[T, bool]:
         """Blocks until an item is available and hands it to the caller, who must call ``done``.
@@ -78,14 +118,7 @@ class WorkQueue(Generic[T]):
             item is then ``None`` whatever ``T`` is, and must not be passed to ``done``).
         """
         while not self._queue and not self._shutting_down:
-            waiter = asyncio.get_running_loop().create_future()
-            self._getters.append(waiter)
-            try:
-                await waiter
-            except asyncio.CancelledError:
-                if waiter.done() and not waiter.cancelled():
-                    self._wake_one()  # pass the wake-up we were given to another worker
-                raise
+            await self._waiters.wait()
         if not self._queue:
             return cast(T, None), True
         item = self._queue.popleft()
@@ -100,7 +133,7 @@ class WorkQueue(Generic[T]):
         self._processing.discard(item)
         if item in self._dirty:
             self._queue.append(item)
-            self._wake_one()
+            self._waiters.wake_one()
         if self._drain and not self._processing:
             self._release_drainers()
 
@@ -141,18 +174,7 @@ class WorkQueue(Generic[T]):
 
     def _begin_shutdown(self) -> None:
         self._shutting_down = True
-        getters, self._getters = self._getters, deque()
-        for waiter in getters:
-            if not waiter.done():
-                waiter.set_result(None)
-
-    def _wake_one(self) -> None:
-        getters = self._getters
-        while getters:
-            waiter = getters.popleft()
-            if not waiter.done():
-                waiter.set_result(None)
-                return
+        self._waiters.wake_all()
 
     def _release_drainers(self) -> None:
         drainers, self._drainers = self._drainers, []

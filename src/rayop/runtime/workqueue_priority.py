@@ -29,16 +29,15 @@ pushes it back with its unchanged (priority, counter), so it keeps its place in 
 
 from __future__ import annotations
 
-import asyncio
 import heapq
 import itertools
-from collections import deque
 from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Generic, TypeVar, cast
 
 from rayop.runtime.clock import MONOTONIC, Clock
 from rayop.runtime.ratelimit import RateLimiter, default_controller_rate_limiter
+from rayop.runtime.workqueue import Waiters
 from rayop.runtime.workqueue_delaying import DeadlineTimer
 from rayop.runtime.workqueue_metrics import NOOP_QUEUE_METRICS, QueueMetrics
 
@@ -88,7 +87,7 @@ class PriorityQueue(Generic[T]):
         self._locked: set[T] = set()
         self._ready_count = 0
         self._counter = itertools.count()
-        self._getters: deque[asyncio.Future[None]] = deque()
+        self._waiters = Waiters()
         self._shutting_down = False
         self._timer = DeadlineTimer(clock, self._promote_due)
 
@@ -190,14 +189,7 @@ class PriorityQueue(Generic[T]):
                     self._locked.add(item)
                     self._metrics.on_get(item, entry.priority)
                     return item, entry.priority, False
-            waiter = asyncio.get_running_loop().create_future()
-            self._getters.append(waiter)
-            try:
-                await waiter
-            except asyncio.CancelledError:
-                if waiter.done() and not waiter.cancelled():
-                    self._wake_one()  # pass the wake-up we were given to another worker
-                raise
+            await self._waiters.wait()
 
     def done(self, item: T) -> None:
         """Unlocks ``item`` after processing; a re-add made meanwhile becomes available again."""
@@ -211,10 +203,7 @@ class PriorityQueue(Generic[T]):
         """Shuts the queue down at once: every ``get`` reports shutdown from now on."""
         self._shutting_down = True
         self._timer.stop()
-        getters, self._getters = self._getters, deque()
-        for waiter in getters:
-            if not waiter.done():
-                waiter.set_result(None)
+        self._waiters.wake_all()
 
     async def shut_down_with_drain(self) -> None:
         """Same as :meth:`shut_down` (the priority queue does not drain); does not block."""
@@ -239,15 +228,7 @@ class PriorityQueue(Generic[T]):
         if item in self._locked:
             return
         heapq.heappush(self._ready, (-entry.priority, entry.counter, item))
-        self._wake_one()
-
-    def _wake_one(self) -> None:
-        getters = self._getters
-        while getters:
-            waiter = getters.popleft()
-            if not waiter.done():
-                waiter.set_result(None)
-                return
+        self._waiters.wake_one()
 
     def _push_waiting(self, item: T, entry: _Entry) -> None:
         assert entry.ready_at is not None

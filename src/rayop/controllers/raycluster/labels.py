@@ -85,19 +85,9 @@ def head_service_list_selector(cluster_name: str) -> dict[str, str]:
     }
 
 
-def cluster_pods_selector(cluster_name: str) -> dict[str, str]:
-    """Returns the selector of every pod of a cluster."""
-    return {RAY_CLUSTER: cluster_name}
-
-
 def head_pods_selector(cluster_name: str) -> dict[str, str]:
     """Returns the selector of a cluster's head pods."""
     return {RAY_CLUSTER: cluster_name, RAY_NODE_TYPE: HEAD}
-
-
-def group_pods_selector(cluster_name: str, group_name: str) -> dict[str, str]:
-    """Returns the selector of one worker group's pods."""
-    return {RAY_CLUSTER: cluster_name, RAY_GROUP: group_name}
 
 
 def rbac_labels(cluster_name: str) -> dict[str, str]:

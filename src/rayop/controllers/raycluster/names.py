@@ -16,8 +16,6 @@ from rayop.controllers.raycluster.cluster_spec import Obj
 MAX_POD_PREFIX = 50
 MAX_CHECKED_NAME = 50
 MAX_LABEL_VALUE = 63
-MAX_RAYCLUSTER_NAME = 53
-MAX_RAYJOB_NAME = MAX_RAYSERVICE_NAME = MAX_RAYCLUSTER_NAME - 6
 HEAD_GROUP_LABEL_VALUE = "headgroup"
 _RANDOM_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 """The alphabet of apimachinery's ``rand.String`` (the API server's generateName suffix too)."""
@@ -112,11 +110,6 @@ def ingress_name(cluster: Obj) -> str:
     return check_name(f"{cs.name(cluster)}-head-ingress")
 
 
-def route_name(cluster: Obj) -> str:
-    """Returns ``<cluster>-head-route`` (OpenShift)."""
-    return f"{cs.name(cluster)}-head-route"
-
-
 def redis_cleanup_job_name(cluster: Obj) -> str:
     """Returns ``<cluster>-redis-cleanup``."""
     return f"{cs.name(cluster)}-redis-cleanup"
@@ -146,20 +139,3 @@ def random_suffix(rng: random.Random, length: int = 5) -> str:
 def replica_group_name(group_name: str, rng: random.Random) -> str:
     """Returns a new multi-host replica name, ``<group>-<5 random chars>``."""
     return f"{group_name}-{random_suffix(rng)}"
-
-
-def validate_cluster_name(cluster_name: str) -> str | None:
-    """Returns KubeRay's validation message for a bad RayCluster name, or None when it is fine."""
-    if len(cluster_name) > MAX_RAYCLUSTER_NAME:
-        return f"RayCluster name should be no more than {MAX_RAYCLUSTER_NAME} characters"
-    if not _is_dns1035_label(cluster_name):
-        return "RayCluster name should be a valid DNS1035 label"
-    return None
-
-
-def _is_dns1035_label(s: str) -> bool:
-    if not s or len(s) > 63 or not s[0].isalpha() or not s[0].islower():
-        return False
-    if not (s[-1].isdigit() or (s[-1].isalpha() and s[-1].islower())):
-        return False
-    return all(ch == "-" or ch.isdigit() or ("a" <= ch <= "z") for ch in s)

@@ -15,12 +15,13 @@ import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
+from rayop.api.conditions import is_condition_true, object_conditions
 from rayop.controllers.raycluster import cluster_spec as cs
 from rayop.controllers.raycluster import events as ev
 from rayop.controllers.raycluster import labels
 from rayop.controllers.raycluster.options import KUBERAY_VERSION
 from rayop.controllers.raycluster.pods import build_head_pod, build_worker_pod
-from rayop.controllers.raycluster.reconcile_context import Obj, ReconcileContext, condition_true
+from rayop.controllers.raycluster.reconcile_context import Obj, ReconcileContext
 from rayop.controllers.raycluster.scaling import (
     PodCreation,
     PodDeletion,
@@ -244,10 +245,11 @@ async def _suspend(ctx: ReconcileContext) -> bool:
     """Handles suspend; returns True when the pods step must stop here."""
     suspend = bool(cs.spec(ctx.cluster).get("suspend"))
     if ctx.deps.options.feature_gates.ray_cluster_status_conditions:
-        if condition_true(ctx.cluster, SUSPENDING):
+        conditions = object_conditions(ctx.cluster)
+        if is_condition_true(conditions, SUSPENDING):
             await delete_all_pods(ctx, ctx.cluster_pods(), group=HEAD_GROUP, reason="suspending")
             return True
-        return condition_true(ctx.cluster, SUSPENDED) or suspend
+        return is_condition_true(conditions, SUSPENDED) or suspend
     if suspend:
         await delete_all_pods(ctx, ctx.cluster_pods(), group=HEAD_GROUP, reason="suspend")
         return True

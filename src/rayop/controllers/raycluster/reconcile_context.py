@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import copy
 import random
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal, Protocol
@@ -89,19 +89,6 @@ class ReconcilerDeps:
     rng: random.Random = field(default_factory=random.Random)
     wall_clock: Callable[[], datetime] | None = None
     """Optional ``() -> datetime`` for status timestamps (UTC now when None)."""
-
-
-def rfc3339(moment: datetime) -> str:
-    """Formats a datetime as Kubernetes writes metav1.Time (second precision, ``Z``)."""
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def parse_rfc3339(text: str) -> datetime | None:
-    """Parses a metav1.Time; None when it cannot be parsed."""
-    try:
-        return datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
 
 
 @dataclass(kw_only=True)
@@ -201,9 +188,3 @@ class ReconcileContext:
         obj.setdefault("apiVersion", "ray.io/v1")
         obj.setdefault("kind", "RayCluster")
         return obj
-
-
-def condition_true(cluster: Obj, condition_type: str) -> bool:
-    """Tells whether the RayCluster's status has ``condition_type`` with status True."""
-    conditions: Sequence[Obj] = (cluster.get("status") or {}).get("conditions") or []
-    return any(c.get("type") == condition_type and c.get("status") == "True" for c in conditions)

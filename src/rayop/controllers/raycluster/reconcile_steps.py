@@ -14,6 +14,7 @@ import secrets
 from collections.abc import Callable
 from typing import Any
 
+from rayop.api.common import MANAGED_BY_KUBERAY
 from rayop.api.raycluster import RayClusterStatus
 from rayop.api.validation import validate_raycluster, validate_raycluster_status
 from rayop.controllers.raycluster import cluster_spec as cs
@@ -33,9 +34,6 @@ from rayop.kube.resources import (
     SERVICES,
 )
 from rayop.runtime.reconcile import Result
-
-MANAGED_BY_KUBERAY = "ray.io/kuberay-operator"
-STATUS_INVALID_REQUEUE_SECONDS = 2.0
 
 
 class InvalidStatusError(Exception):

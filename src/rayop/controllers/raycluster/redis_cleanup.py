@@ -13,13 +13,14 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from rayop.api.common import parse_time
 from rayop.controllers.raycluster import cluster_spec as cs
 from rayop.controllers.raycluster import events as ev
 from rayop.controllers.raycluster import labels, names
 from rayop.controllers.raycluster.options import STATUS_CHANGED_REQUEUE_SECONDS
 from rayop.controllers.raycluster.pod_sync import delete_all_pods
 from rayop.controllers.raycluster.pods import build_head_pod, owner_reference
-from rayop.controllers.raycluster.reconcile_context import ReconcileContext, parse_rfc3339
+from rayop.controllers.raycluster.reconcile_context import ReconcileContext
 from rayop.kube.errors import AlreadyExists
 from rayop.kube.resources import JOBS, RAY_CLUSTERS
 from rayop.runtime.reconcile import Result
@@ -125,7 +126,8 @@ async def _cleanup(ctx: ReconcileContext) -> Result:
     await delete_all_pods(ctx, workers, group="", reason="GCS FT Redis cleanup")
     if ctx.head_pods():
         return Result(requeue_after=HEAD_STILL_RUNNING_REQUEUE_SECONDS)
-    deleted_at = parse_rfc3339(str(cs.meta(ctx.cached).get("deletionTimestamp") or ""))
+    deletion_timestamp = cs.meta(ctx.cached).get("deletionTimestamp")
+    deleted_at = parse_time(str(deletion_timestamp)) if deletion_timestamp else None
     if deleted_at is not None and (ctx.now() - deleted_at).total_seconds() >= _deletion_timeout(
         ctx
     ):

@@ -14,6 +14,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from rayop.api.conditions import is_condition_true, object_conditions
 from rayop.controllers.raycluster import cluster_spec as cs
 from rayop.controllers.raycluster import labels, names
 from rayop.controllers.raycluster.cluster_spec import Obj
@@ -77,10 +78,7 @@ def plan_head(cluster: Obj, head_pods: Sequence[Obj]) -> HeadPlan:
     if len(head_pods) == 1:
         delete, reason = should_delete_pod(head_pods[0], labels.HEAD)
         return HeadPlan("delete" if delete else "none", _pod_name(head_pods[0]), reason)
-    provisioned = any(
-        c.get("type") == "RayClusterProvisioned" and c.get("status") == "True"
-        for c in (cluster.get("status") or {}).get("conditions") or []
-    )
+    provisioned = is_condition_true(object_conditions(cluster), "RayClusterProvisioned")
     if (
         provisioned
         and cs.annotations_of(cluster).get(labels.DISABLE_PROVISIONED_HEAD_RESTART) == "true"

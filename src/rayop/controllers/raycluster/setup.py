@@ -18,6 +18,7 @@ from rayop.controllers.raycluster.reconcile_context import (
     ReconcilerDeps,
 )
 from rayop.controllers.raycluster.reconciler import RayClusterReconciler
+from rayop.controllers.registration import register_controller
 from rayop.kube.resources import PODS, RAY_CLUSTERS, SECRETS, SERVICES
 from rayop.runtime.controller import Controller
 from rayop.runtime.expectations import ScaleExpectations
@@ -69,10 +70,10 @@ def setup_raycluster_controller(
         clock=manager.clock,
         pod_call_concurrency=pod_call_concurrency,
     )
-    reconciler = RayClusterReconciler(deps)
-    controller = Controller(
+    return register_controller(
+        manager,
         CONTROLLER_NAME,
-        reconciler.reconcile,
+        RayClusterReconciler(deps).reconcile,
         sources=[
             for_(clusters, or_(generation_changed, labels_changed, annotations_changed)),
             owns(pods, OWNER_KIND, OWNER_GROUP),
@@ -81,8 +82,4 @@ def setup_raycluster_controller(
         ],
         max_concurrent_reconciles=max_concurrent_reconciles,
         use_priority_queue=use_priority_queue,
-        metrics=manager.metrics,
-        clock=manager.clock,
     )
-    manager.add_controller(controller)
-    return controller

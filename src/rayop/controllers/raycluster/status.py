@@ -12,10 +12,10 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from rayop.api.conditions import is_condition_true, remove_condition, set_condition
 from rayop.controllers.raycluster import cluster_spec as cs
 from rayop.controllers.raycluster import labels
 from rayop.controllers.raycluster.cluster_spec import MAX_INT32, Obj
-from rayop.controllers.raycluster.conditions import find_condition, remove_condition, set_condition
 from rayop.controllers.raycluster.pod_health import all_pods_running, is_running_and_ready, phase
 from rayop.controllers.raycluster.resources import (
     ZERO,
@@ -171,8 +171,7 @@ def _update_conditions(
         new = head_pod_ready_condition(head_pod)
     set_condition(conditions, new, now=now)
     suspend = _suspend_status(conditions)
-    provisioned = find_condition(conditions, PROVISIONED)
-    if (provisioned is None or provisioned.get("status") != "True") and suspend != SUSPENDED:
+    if not is_condition_true(conditions, PROVISIONED) and suspend != SUSPENDED:
         if all_pods_running(list(pods)):
             new = {
                 "type": PROVISIONED,

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from rayop.controllers.raycluster.reconcile_context import ReconcileContext, rfc3339
+from rayop.api.common import format_time
+from rayop.controllers.raycluster.reconcile_context import ReconcileContext
 from rayop.controllers.raycluster.status import calculate_status, status_changed
 from rayop.kube.resources import RAY_CLUSTERS
 
@@ -42,7 +43,7 @@ async def sync_status(ctx: ReconcileContext, reconcile_error: BaseException | No
         ctx.cluster,
         ctx.cluster_pods(),
         ctx.owned_services(),
-        now=rfc3339(ctx.now()),
+        now=format_time(ctx.now()),
         reconcile_error=reconcile_error,
         status_conditions_gate=ctx.deps.options.feature_gates.ray_cluster_status_conditions,
     )
@@ -58,7 +59,7 @@ async def write_status_reason(ctx: ReconcileContext, reason: str) -> bool:
     old = dict(ctx.cached.get("status") or {})
     if old.get("reason") == reason:
         return False
-    status: dict[str, Any] = {**old, "reason": reason, "lastUpdateTime": rfc3339(ctx.now())}
+    status: dict[str, Any] = {**old, "reason": reason, "lastUpdateTime": format_time(ctx.now())}
     obj = ctx.copy_cached()
     obj["status"] = status
     await ctx.deps.client.update_status(RAY_CLUSTERS, obj)

@@ -23,6 +23,7 @@ from rayop.controllers.rayservice.settings import ORIGINATED_FROM_CR_NAME, ORIGI
 from rayop.kube.client import KubeClient
 from rayop.runtime.clock import Clock
 from rayop.runtime.events import EventRecorder, EventType
+from rayop.runtime.indexer import controller_owner
 from rayop.runtime.informer_factory import Informer
 from rayop.runtime.reconcile import Request
 
@@ -185,9 +186,19 @@ class ServiceContext:
         self.status[which] = {"rayClusterName": cluster_name} if cluster_name else {}
 
     def owned_clusters(self) -> list[Obj]:
-        """Returns the cached RayClusters created for this RayService (by label)."""
+        """Returns the cached RayClusters this RayService created.
+
+        KubeRay selects them by the originated-from labels alone; rayop also requires a
+        controller ownerReference to this RayService's uid, so a cluster someone else labelled
+        so is never retired or deleted.
+        """
         selector = {ORIGINATED_FROM_CR_NAME: self.name, ORIGINATED_FROM_CRD: "RayService"}
-        return self.deps.clusters.list(self.namespace, label_selector=selector)
+        uid = self.cached["metadata"].get("uid")
+        return [
+            cluster
+            for cluster in self.deps.clusters.list(self.namespace, label_selector=selector)
+            if uid and (controller_owner(cluster) or {}).get("uid") == uid
+        ]
 
     def cluster(self, cluster_name: str) -> Obj | None:
         """Returns a cached RayCluster of this namespace, or None."""

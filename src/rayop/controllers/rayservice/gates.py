@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 
+from rayop.api.common import MANAGED_BY_KUBERAY
 from rayop.api.rayservice import RayServiceConditionReason as Reason
 from rayop.api.validation import validate_rayservice
 from rayop.controllers.rayservice import settings
@@ -27,7 +28,7 @@ log = logging.getLogger(__name__)
 async def check_managed_by(ctx: ServiceContext) -> Result | None:
     """Ends the pass when another controller manages the RayService."""
     managed_by = ctx.spec.get("managedBy")
-    if managed_by and managed_by != settings.MANAGED_BY_KUBERAY:
+    if managed_by and managed_by != MANAGED_BY_KUBERAY:
         log.info("RayService %s is managed by %s; skipping", ctx.request, managed_by)
         return Result()
     return None

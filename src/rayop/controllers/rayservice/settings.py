@@ -20,7 +20,6 @@ OWNER_API_VERSION: Final = "ray.io/v1"
 REQUEUE_SECONDS: Final = 2.0
 """``ServiceDefaultRequeueDuration``: every pass requeues after this (seconds)."""
 FINALIZER: Final = "ray.io/rayservice-finalizer"
-MANAGED_BY_KUBERAY: Final = "ray.io/kuberay-operator"
 
 # Labels and annotations on the RayClusters a RayService creates.
 ORIGINATED_FROM_CR_NAME: Final = "ray.io/originated-from-cr-name"

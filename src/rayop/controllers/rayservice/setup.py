@@ -20,9 +20,10 @@ from rayop.controllers.rayservice.settings import (
     OWNER_KIND,
     REPORTING_CONTROLLER,
 )
+from rayop.controllers.registration import register_controller
 from rayop.kube.client import KubeClient
 from rayop.kube.resources import ENDPOINT_SLICES, PODS, RAY_CLUSTERS, RAY_SERVICES, SERVICES
-from rayop.runtime.clock import MONOTONIC, Clock
+from rayop.runtime.clock import Clock
 from rayop.runtime.controller import Controller
 from rayop.runtime.informer_source import for_, owns
 from rayop.runtime.manager import Manager
@@ -36,7 +37,7 @@ def setup_rayservice_controller(
     max_concurrent_reconciles: int,
     use_priority_queue: bool = True,
     use_kubernetes_proxy: bool = True,
-    clock: Clock = MONOTONIC,
+    clock: Clock | None = None,
 ) -> Controller:
     """Builds the ``rayservice`` controller, registers it on ``manager`` and returns it.
 
@@ -48,8 +49,9 @@ def setup_rayservice_controller(
         use_kubernetes_proxy: Reach dashboards through the API server's services proxy
             (KubeRay's ``--use-kubernetes-proxy``); otherwise by the head service's DNS name.
         clock: Time source of deletion delays and requeues (the wall time written in the
-            deletion annotation advances with it).
+            deletion annotation advances with it); the manager's when None.
     """
+    clock = manager.clock if clock is None else clock
     informers = manager.informers
     rayservices = informers.informer(RAY_SERVICES)
     clusters = informers.informer(RAY_CLUSTERS)
@@ -75,10 +77,10 @@ def setup_rayservice_controller(
         wall=WallClock(clock),
         rng=random.Random(),
     )
-    reconciler = RayServiceReconciler(deps)
-    controller = Controller(
+    return register_controller(
+        manager,
         CONTROLLER_NAME,
-        reconciler.reconcile,
+        RayServiceReconciler(deps).reconcile,
         sources=[
             for_(rayservices, or_(generation_changed, labels_changed, annotations_changed)),
             owns(clusters, OWNER_KIND, OWNER_GROUP),
@@ -86,8 +88,5 @@ def setup_rayservice_controller(
         ],
         max_concurrent_reconciles=max_concurrent_reconciles,
         use_priority_queue=use_priority_queue,
-        metrics=manager.metrics,
         clock=clock,
     )
-    manager.add_controller(controller)
-    return controller

@@ -18,9 +18,9 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Awaitable, Callable
 
+from rayop.api.conditions import is_condition_true, set_condition
 from rayop.api.rayservice import RayServiceConditionReason as Reason
 from rayop.api.rayservice import RayServiceConditionType as CondType
-from rayop.controllers.raycluster.conditions import find_condition, set_condition
 from rayop.controllers.rayservice import service_builders as builders
 from rayop.controllers.rayservice import settings
 from rayop.controllers.rayservice.cleanup import delete_cluster
@@ -34,8 +34,7 @@ Phase = Callable[[ServiceContext], Awaitable[Result | None]]
 
 
 def _is_true(ctx: ServiceContext, condition_type: str) -> bool:
-    condition = find_condition(ctx.status.get("conditions") or [], condition_type)
-    return condition is not None and condition.get("status") == "True"
+    return is_condition_true(ctx.status.get("conditions") or [], condition_type)
 
 
 def _set(ctx: ServiceContext, condition_type: str, status: str, reason: str, message: str) -> None:

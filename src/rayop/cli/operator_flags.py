@@ -1,0 +1,138 @@
+"""The options ``rayop run`` and ``rayop up`` share, and the settings they build.
+
+Each option is declared once here as an ``Annotated`` type (KubeRay's flag names and help), and
+:func:`shared_settings` turns their values into :class:`~rayop.controllers.operator.OperatorSettings`,
+so the two commands cannot drift apart. Heavy imports stay inside functions: ``rayop --help``
+must not load the controllers.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from rayop.cli.flags import parse_bool
+
+if TYPE_CHECKING:
+    from rayop.controllers.operator import OperatorSettings
+    from rayop.controllers.raycluster.options import OperatorOptions
+
+log = logging.getLogger("rayop.cli")
+
+ConcurrencyOpt = Annotated[
+    int,
+    typer.Option(
+        "--reconcile-concurrency",
+        min=1,
+        help="Workers per controller; the RayCluster, RayJob and RayService controllers each get "
+        "this many. It does not change Ray task concurrency.",
+    ),
+]
+MetricsAddrOpt = Annotated[
+    str, typer.Option("--metrics-addr", help='Address of /metrics ("0" disables it).')
+]
+HealthAddrOpt = Annotated[
+    str,
+    typer.Option(
+        "--health-probe-bind-address", help='Address of /healthz and /readyz ("0" disables it).'
+    ),
+]
+QpsOpt = Annotated[
+    float, typer.Option("--qps", help="Client-side API request rate; negative disables throttling.")
+]
+BurstOpt = Annotated[int, typer.Option("--burst", help="Client-side API request burst.")]
+PriorityQueueOpt = Annotated[
+    str,
+    typer.Option(
+        "--use-priority-queue",
+        help="Use controller-runtime's priority queue (true) or the classic rate-limited queue.",
+    ),
+]
+LogLevelOpt = Annotated[str, typer.Option("--log-level", help="debug, info, warning or error.")]
+LogFormatOpt = Annotated[str, typer.Option("--log-format", help="json or console.")]
+FeatureGatesOpt = Annotated[
+    str, typer.Option("--feature-gates", help="Comma-separated key=value feature gates.")
+]
+
+
+def parse_feature_gates(value: str) -> dict[str, bool]:
+    """Parses ``--feature-gates=A=true,B=false``.
+
+    Raises:
+        typer.BadParameter: an entry is not ``name=bool``.
+    """
+    gates: dict[str, bool] = {}
+    for entry in filter(None, (e.strip() for e in value.split(","))):
+        name, sep, raw = entry.partition("=")
+        if not sep or not name:
+            raise typer.BadParameter(f"--feature-gates expects name=bool entries, got {entry!r}")
+        gates[name.strip()] = parse_bool(raw, flag=f"--feature-gates {name}")
+    return gates
+
+
+def operator_options(feature_gates: str) -> OperatorOptions:
+    """Returns KubeRay's environment options with ``--feature-gates`` applied."""
+    from rayop.controllers.raycluster.options import OperatorOptions
+
+    options = OperatorOptions.from_env()
+    gates = parse_feature_gates(feature_gates)
+    if not gates:
+        return options
+    known = {f.name: f for f in dataclasses.fields(options.feature_gates)}
+    updates: dict[str, bool] = {}
+    for name, value in gates.items():
+        attr = "".join("_" + c.lower() if c.isupper() else c for c in name).lstrip("_")
+        if attr in known:
+            updates[attr] = value
+        else:
+            log.warning("feature gate %s is not implemented by rayop; ignored", name)
+    return dataclasses.replace(
+        options, feature_gates=dataclasses.replace(options.feature_gates, **updates)
+    )
+
+
+def configure_logging(level: str, fmt: str) -> None:
+    """Sets up the root logger (structured JSON by default).
+
+    Raises:
+        typer.BadParameter: an unknown level or format.
+    """
+    from rayop.runtime.logsetup import configure_logging as configure
+
+    if fmt not in ("json", "console"):
+        raise typer.BadParameter(f"--log-format expects json or console, got {fmt!r}")
+    try:
+        configure(level, "json" if fmt == "json" else "console")
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from exc
+
+
+def shared_settings(
+    *,
+    reconcile_concurrency: int,
+    use_priority_queue: str,
+    metrics_addr: str,
+    health_probe_bind_address: str,
+    qps: float,
+    burst: int,
+    feature_gates: str,
+) -> OperatorSettings:
+    """Returns the operator settings from the shared options (leader election on, all namespaces).
+
+    Raises:
+        typer.BadParameter: a boolean or a feature gate does not parse.
+    """
+    from rayop.controllers.operator import OperatorSettings
+
+    return OperatorSettings(
+        reconcile_concurrency=reconcile_concurrency,
+        use_priority_queue=parse_bool(use_priority_queue, flag="--use-priority-queue"),
+        metrics_addr=metrics_addr,
+        health_probe_bind_address=health_probe_bind_address,
+        qps=qps,
+        burst=burst,
+        options=operator_options(feature_gates),
+    )
