@@ -5,9 +5,10 @@ from __future__ import annotations
 import math
 
 import pytest
-from prometheus_client import CollectorRegistry, Histogram
+from prometheus_client import CollectorRegistry
+from prometheus_client import Histogram as PromHistogram
 
-from rayop.bench.metrics import Snapshot, histogram_quantile
+from rayop.bench.metrics import Histogram, Snapshot, histogram_quantile
 
 INF = math.inf
 
@@ -40,7 +41,9 @@ def test_quantile_outside_unit_interval_is_rejected() -> None:
 
 def test_snapshot_histograms_subtract_to_isolate_a_phase() -> None:
     registry = CollectorRegistry()
-    h = Histogram("wait_seconds", "w", ["controller"], buckets=(0.1, 1.0, 10.0), registry=registry)
+    h = PromHistogram(
+        "wait_seconds", "w", ["controller"], buckets=(0.1, 1.0, 10.0), registry=registry
+    )
     for _ in range(100):
         h.labels(controller="a").observe(0.05)  # before the measured phase
     before = Snapshot.from_registry(registry)
@@ -57,7 +60,7 @@ def test_snapshot_histograms_subtract_to_isolate_a_phase() -> None:
 
 def test_text_and_registry_snapshots_agree() -> None:
     registry = CollectorRegistry()
-    h = Histogram("x_seconds", "x", buckets=(0.5, 2.0), registry=registry)
+    h = PromHistogram("x_seconds", "x", buckets=(0.5, 2.0), registry=registry)
     for v in (0.1, 0.4, 1.0, 3.0):
         h.observe(v)
     from prometheus_client.exposition import generate_latest
@@ -66,3 +69,11 @@ def test_text_and_registry_snapshots_agree() -> None:
     direct = Snapshot.from_registry(registry).histogram("x_seconds")
     assert text.buckets == direct.buckets
     assert text.quantile(0.5) == direct.quantile(0.5) == pytest.approx(0.5)
+
+
+def test_a_known_upper_limit_caps_the_estimate_of_coarse_buckets() -> None:
+    # Waits of 11-17 s all land in (10, 100]: interpolation alone says p99 ~ 99 s.
+    h = Histogram(buckets=((1.0, 0.0), (10.0, 0.0), (100.0, 100.0), (INF, 100.0)), count=100)
+    assert h.quantile(0.99) == pytest.approx(99.1)
+    assert h.quantile(0.99, upper=18.0) == 18.0
+    assert h.quantile(0.05, upper=18.0) == pytest.approx(14.5)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -180,3 +181,23 @@ async def test_a_port_in_use_fails_start_cleanly() -> None:
             await second.start()
         with pytest.raises(RuntimeError):
             second.store  # noqa: B018  (stopped again: no store)
+
+
+async def test_a_watch_client_that_disconnects_is_dropped_quietly(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async with EmbeddedControlPlane(kubelet=FAST) as cp, aiohttp.ClientSession() as http:
+        base = f"{cp.url}/api/v1/namespaces/default/configmaps"
+        async with http.get(f"{base}?watch=1", headers=_auth(cp)) as resp:
+            assert resp.status == 200
+            made = await http.post(base, json={"metadata": {"name": "first"}}, headers=_auth(cp))
+            assert made.status == 201
+            assert b'"ADDED"' in await resp.content.readline()
+        # The client has gone. Later events must not make the server log a traceback when
+        # it finds the connection closed (each round trip gives the watch time to write).
+        for index in range(20):
+            body = {"metadata": {"name": f"after-{index}"}}
+            async with http.post(base, json=body, headers=_auth(cp)) as made:
+                assert made.status == 201
+    errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert errors == [], [r.getMessage() for r in errors]

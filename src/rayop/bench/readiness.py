@@ -1,9 +1,11 @@
-"""Watches RayClusters and times how long each takes to become ready (as a user would see it).
+"""Watches RayClusters (or RayJobs) and times how long each takes to become ready, as a user
+would see it.
 
 A :class:`Target` says what "ready" means for one cluster right now: ``status.state == ready``
 with ``desiredWorkerReplicas`` and ``readyWorkerReplicas`` equal to the wanted worker count and
 ``observedGeneration`` at least the generation of the user's last spec change. Its latency runs
 from ``started`` (the create, or the scale request) to the first watch event that satisfies it.
+For RayJobs, "ready" is ``status.jobDeploymentStatus == Complete`` (:func:`job_complete`).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rayop.kube.client import KubeClient
+from rayop.kube.resource import Resource
 from rayop.kube.resources import RAY_CLUSTERS
 
 log = logging.getLogger(__name__)
@@ -53,20 +56,36 @@ def satisfies(obj: Mapping[str, Any], target: Target) -> bool:
     )
 
 
+def job_complete(obj: Mapping[str, Any], target: Target) -> bool:
+    """Tells whether a RayJob has completed (its target's counts are not used)."""
+    del target
+    return (obj.get("status") or {}).get("jobDeploymentStatus") == "Complete"
+
+
 class ReadinessTracker:
-    """Lists and watches the RayClusters of one namespace, stamping targets as they are met.
+    """Lists and watches one kind in one namespace, stamping targets as they are met.
 
     Args:
         client: A user client (the bench's, not the operator's).
         namespace: The namespace the scenario works in.
+        resource: The kind watched (RayClusters by default).
+        check: Whether an object meets its target (:func:`satisfies` for RayClusters).
         clock: Monotonic seconds.
     """
 
     def __init__(
-        self, client: KubeClient, namespace: str, *, clock: Callable[[], float] = time.monotonic
+        self,
+        client: KubeClient,
+        namespace: str,
+        *,
+        resource: Resource = RAY_CLUSTERS,
+        check: Callable[[Mapping[str, Any], Target], bool] = satisfies,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._client = client
         self._namespace = namespace
+        self._resource = resource
+        self._satisfies = check
         self._clock = clock
         self._latest: dict[str, Mapping[str, Any]] = {}
         self.targets: dict[str, Target] = {}
@@ -161,7 +180,7 @@ class ReadinessTracker:
 
     def _check(self, name: str, obj: Mapping[str, Any]) -> None:
         target = self.targets.get(name)
-        if target is not None and target.ready_at is None and satisfies(obj, target):
+        if target is not None and target.ready_at is None and self._satisfies(obj, target):
             target.ready_at = self._clock()
             self._changed.set()
 
@@ -173,13 +192,13 @@ class ReadinessTracker:
     async def _run(self) -> None:
         while True:
             try:
-                listing = await self._client.list(RAY_CLUSTERS, namespace=self._namespace)
+                listing = await self._client.list(self._resource, namespace=self._namespace)
                 for item in listing.get("items") or []:
                     self._observe(item)
                 self._synced.set()
                 rv = (listing.get("metadata") or {}).get("resourceVersion")
                 async with self._client.watch(
-                    RAY_CLUSTERS, namespace=self._namespace, resource_version=rv
+                    self._resource, namespace=self._namespace, resource_version=rv
                 ) as events:
                     async for ev in events:
                         if ev.type in ("ADDED", "MODIFIED"):

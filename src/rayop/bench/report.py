@@ -67,7 +67,7 @@ def _n(value: float | None, digits: int = 2) -> str:
 ROWS: list[tuple[str, Callable[[ConcurrencyResult], str]]] = [
     ("time until all ready (s)", lambda r: _n(r.seconds_until_all_ready, 1) + (" TIMEOUT" if r.timed_out else "")),
     ("ready latency p50 / p95 / max (s)", lambda r: " / ".join(_n(v, 1) for v in (r.ready_latency.p50, r.ready_latency.p95, r.ready_latency.max))),
-    ("queue wait p50 / p99 (s, x10 buckets)", lambda r: f"{_n(r.queue_wait_p50, 3)} / {_n(r.queue_wait_p99, 2)}"),
+    ("queue wait p50 / p99 (s)", lambda r: f"{_n(r.queue_wait_p50, 3)} / {_n(r.queue_wait_p99, 2)}"),
     ("queue wait mean (s)", lambda r: _n(r.queue_wait_mean, 3)),
     ("queue depth mean / max", lambda r: f"{r.queue_depth_mean:.1f} / {r.queue_depth_max:.0f}"),
     ("reconcile time p50 / p99 (s)", lambda r: f"{_n(r.reconcile_time_p50, 3)} / {_n(r.reconcile_time_p99, 2)}"),

@@ -33,6 +33,8 @@ class ConcurrencyResult:
     ready_latency: LatencyStats = field(default_factory=LatencyStats)
     ready_latency_by_group: dict[str, LatencyStats] = field(default_factory=dict)
     queue_wait_p50: float | None = None
+    """workqueue_queue_duration_seconds quantiles from its buckets (1e-8 ... 1e3, tenfold apart),
+    capped at how long the operator had run."""
     queue_wait_p99: float | None = None
     queue_wait_mean: float | None = None
     reconcile_time_p50: float | None = None

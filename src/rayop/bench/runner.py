@@ -33,7 +33,7 @@ from rayop.bench.environment import (
 )
 from rayop.bench.metrics import Snapshot, WorkerSample, busy_fraction, mean_active, percentile
 from rayop.bench.metrics import sample_workers as read_sample
-from rayop.bench.readiness import ReadinessTracker, Target
+from rayop.bench.readiness import ReadinessTracker, Target, job_complete
 from rayop.bench.results import ConcurrencyResult, LatencyStats
 from rayop.bench.scenarios import ScenarioContext, ScenarioSpec, build_scenario
 from rayop.controllers.operator import OperatorSettings
@@ -41,7 +41,7 @@ from rayop.controllers.raycluster.options import OperatorOptions
 from rayop.controllers.raycluster.reconcile_context import POD_CALL_CONCURRENCY
 from rayop.kube.client import KubeClient
 from rayop.kube.errors import AlreadyExists, NotFound
-from rayop.kube.resources import CRDS, NAMESPACES, RAY_CLUSTERS
+from rayop.kube.resources import CRDS, NAMESPACES, RAY_CLUSTERS, RAY_JOBS
 
 SAMPLE_INTERVAL = 0.5
 NAMESPACE = "rayop-bench"
@@ -177,16 +177,23 @@ async def _measure(
     namespace: str,
     notify: Callable[[int, str, int, int], None],
 ) -> ConcurrencyResult:
+    operator_started = time.monotonic()  # no item can have waited longer than the operator ran
     spec = config.scenario
     scenario = build_scenario(spec)
     tracker = ReadinessTracker(user, namespace)
-    ctx = ScenarioContext(user, namespace, tracker, random.Random(spec.seed))
+    jobs = ReadinessTracker(user, namespace, resource=RAY_JOBS, check=job_complete)
+    ctx = ScenarioContext(user, namespace, tracker, random.Random(spec.seed), jobs=jobs)
     await tracker.start()
+    await jobs.start()
+
+    def met() -> list[Target]:
+        return [*tracker.met, *jobs.met]
+
+    def pending() -> int:
+        return tracker.pending + jobs.pending
 
     def tick(phase: str) -> Callable[[], None]:
-        return lambda: notify(
-            concurrency, phase, len(tracker.met), len(tracker.met) + tracker.pending
-        )
+        return lambda: notify(concurrency, phase, len(met()), len(met()) + pending())
 
     counts_start = await cp.request_counts(user)
     prepare_sampler = _Sampler(operator, tick("prepare"))
@@ -210,6 +217,7 @@ async def _measure(
             async with asyncio.timeout(config.timeout):
                 await scenario.run(ctx)
                 await tracker.wait_all()
+                await jobs.wait_all()
         except TimeoutError:
             timed_out = True
     elapsed = time.monotonic() - t0
@@ -219,9 +227,10 @@ async def _measure(
     await asyncio.sleep(0.5)  # let late duplicate creates (if any) reach the server
     counts_after = await cp.request_counts(user)
     await tracker.stop()
-    notify(concurrency, "done", len(tracker.met), len(tracker.met) + tracker.pending)
+    await jobs.stop()
+    notify(concurrency, "done", len(met()), len(met()) + pending())
 
-    measured = [t for t in tracker.met if t.started >= t0]  # prepare's targets are not timed
+    measured = [t for t in met() if t.started >= t0]  # prepare's targets are not timed
     return _result(
         config=config,
         concurrency=concurrency,
@@ -233,6 +242,7 @@ async def _measure(
         samples=sampler.samples,
         measured=measured,
         elapsed=elapsed,
+        max_wait=time.monotonic() - operator_started,
         cpu=cpu,
         ctx=ctx,
         timed_out=timed_out,
@@ -269,6 +279,7 @@ def _result(
     samples: list[WorkerSample],
     measured: list[Target],
     elapsed: float,
+    max_wait: float,
     cpu: float,
     ctx: ScenarioContext,
     timed_out: bool,
@@ -315,8 +326,8 @@ def _result(
             )
             for g in groups
         },
-        queue_wait_p50=queue.quantile(0.5),
-        queue_wait_p99=queue.quantile(0.99),
+        queue_wait_p50=queue.quantile(0.5, upper=max_wait),
+        queue_wait_p99=queue.quantile(0.99, upper=max_wait),
         queue_wait_mean=queue.mean,
         reconcile_time_p50=recon.quantile(0.5),
         reconcile_time_p99=recon.quantile(0.99),

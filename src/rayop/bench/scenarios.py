@@ -15,6 +15,9 @@ creation beyond them counts as a duplicate.
   #3909); their latencies are reported apart (groups ``big`` and ``small``).
 - ``conflict-storm``: N clusters created at once while users read-modify-write them (labels,
   annotations and +1 worker) with optimistic concurrency, racing the operator's status writes.
+- ``rayjob-mix``: N/2 RayClusters and N/2 RayJobs (K8sJobMode, each with its own cluster of W
+  workers, deleted when the job finishes) created at once; a RayJob counts as ready when
+  ``jobDeploymentStatus`` is ``Complete`` (group ``rayjob``; clusters are group ``raycluster``).
 """
 
 from __future__ import annotations
@@ -30,9 +33,9 @@ from typing import Any, Protocol
 from rayop.bench.readiness import ReadinessTracker
 from rayop.kube.client import KubeClient
 from rayop.kube.errors import Conflict, NotFound
-from rayop.kube.resources import RAY_CLUSTERS
+from rayop.kube.resources import RAY_CLUSTERS, RAY_JOBS
 
-SCENARIOS = ("create", "scale-storm", "churn", "head-of-line", "conflict-storm")
+SCENARIOS = ("create", "scale-storm", "churn", "head-of-line", "conflict-storm", "rayjob-mix")
 """Scenario names accepted by ``rayop bench --scenario``."""
 
 RAY_IMAGE = "rayproject/ray:2.46.0"
@@ -65,6 +68,8 @@ class ScenarioContext:
     namespace: str
     tracker: ReadinessTracker
     rng: random.Random
+    jobs: ReadinessTracker | None = None
+    """Times RayJobs (the runner provides it)."""
     expected_pod_creates: int = 0
     user_conflicts: int = 0
     log: list[str] = field(default_factory=list)
@@ -293,6 +298,52 @@ class ConflictStormScenario:
         ctx.log.append(f"gave up editing {name} after 100 conflicts")
 
 
+def rayjob(name: str, workers: int, *, namespace: str) -> dict[str, Any]:
+    """Returns a RayJob whose cluster (head + ``workers``) is deleted once the job finishes."""
+    return {
+        "apiVersion": "ray.io/v1",
+        "kind": "RayJob",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {
+            "entrypoint": "python -c 'print(1)'",
+            "shutdownAfterJobFinishes": True,
+            "rayClusterSpec": raycluster(name, workers, namespace=namespace)["spec"],
+        },
+    }
+
+
+class RayJobMixScenario:
+    """Half RayClusters, half RayJobs, created at once."""
+
+    def __init__(self, spec: ScenarioSpec) -> None:
+        self.spec = spec
+
+    async def prepare(self, ctx: ScenarioContext) -> None:
+        """Nothing to prepare."""
+
+    async def run(self, ctx: ScenarioContext) -> None:
+        """Creates every RayCluster and RayJob."""
+        jobs = ctx.jobs
+        if jobs is None:
+            raise RuntimeError("the rayjob-mix scenario needs a RayJob tracker")
+        n_jobs = self.spec.clusters // 2
+        clusters = cluster_names(self.spec.clusters - n_jobs)
+
+        async def create_job(name: str) -> None:
+            started = time.monotonic()
+            await ctx.client.create(
+                RAY_JOBS, rayjob(name, self.spec.workers, namespace=ctx.namespace),
+                namespace=ctx.namespace,
+            )  # fmt: skip
+            ctx.expected_pod_creates += self.spec.workers + 1
+            jobs.expect(name, workers=self.spec.workers, group="rayjob", started=started)
+
+        await asyncio.gather(
+            create_all(ctx, clusters, self.spec.workers, group="raycluster"),
+            *(create_job(n) for n in cluster_names(n_jobs, prefix="job")),
+        )
+
+
 def build_scenario(spec: ScenarioSpec) -> Scenario:
     """Returns the scenario named ``spec.kind``.
 
@@ -305,6 +356,7 @@ def build_scenario(spec: ScenarioSpec) -> Scenario:
         "churn": ChurnScenario,
         "head-of-line": HeadOfLineScenario,
         "conflict-storm": ConflictStormScenario,
+        "rayjob-mix": RayJobMixScenario,
     }
     try:
         factory = kinds[spec.kind]

@@ -37,7 +37,9 @@ def parse_concurrency(value: str) -> tuple[int, ...]:
 def bench(
     scenario: Annotated[
         str,
-        typer.Option(help="create, scale-storm, churn, head-of-line or conflict-storm."),
+        typer.Option(
+            help="create, scale-storm, churn, head-of-line, conflict-storm or rayjob-mix."
+        ),
     ] = "create",
     clusters: Annotated[int, typer.Option(min=1, help="RayClusters in the scenario.")] = 100,
     workers: Annotated[int, typer.Option(min=0, help="Workers per RayCluster.")] = 10,

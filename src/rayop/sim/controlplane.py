@@ -290,8 +290,15 @@ class EmbeddedControlPlane:
             bookmark_interval=self.bookmark_interval,
             rbac=self._rbac,
         )
+        # handler_cancellation: a watch whose client has gone ends at once (as a request's
+        # context is cancelled in kube-apiserver) instead of holding its watcher until the
+        # next event or its timeout. Store writes never await, so none is cut in half.
         self._runner = web.AppRunner(
-            app, handle_signals=False, access_log=None, shutdown_timeout=0.5
+            app,
+            handle_signals=False,
+            access_log=None,
+            shutdown_timeout=0.5,
+            handler_cancellation=True,
         )
         await self._runner.setup()
         ssl_context = self._server_ssl_context()

@@ -60,6 +60,13 @@ class GarbageCollector(StoreController):
         if not uid:
             return
         previous = self._nodes.get(uid)
+        if (
+            previous is not None
+            and event_type == "MODIFIED"
+            and old is not None
+            and md.get("ownerReferences") == meta(old).get("ownerReferences")
+        ):
+            return  # same owners: the graph is unchanged (most writes are status writes)
         if previous is not None:
             for owner, _ in previous.owners:
                 deps = self._dependents.get(owner)

@@ -8,7 +8,6 @@ resourceVersion is reported as an ERROR event carrying a 410 Expired Status.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from typing import Any
 
 import orjson
@@ -113,13 +112,11 @@ async def handle_watch(
         encode = _TableEncoder(req, q.get("includeObject", "Metadata"))
     try:
         await _pump(ctx, resp, stream, encode, timeout=timeout, bookmarks=bookmarks)
-    except (ConnectionResetError, asyncio.CancelledError):
-        stream.close()
-        raise
+        await resp.write_eof()
+    except ConnectionResetError:
+        pass  # the client went away: an ordinary end of a watch, not an error to log
     finally:
         stream.close()
-    with contextlib.suppress(ConnectionResetError):
-        await resp.write_eof()
     return resp
 
 

@@ -146,11 +146,15 @@ class Store(StoreCore):
         subresource: str | None = None,
         dry_run: bool = False,
         copy: bool = True,
+        with_status: bool = False,
     ) -> Obj:
         """Replaces an object (PUT), or only its status with ``subresource="status"``.
 
         A no-op update keeps the RV and emits nothing. Removing the last finalizer of an
-        object being deleted deletes it (the DELETED object is returned).
+        object being deleted deletes it (the DELETED object is returned). ``with_status``
+        (in-process controllers only; HTTP never sets it) makes a main-resource write take the
+        status from ``obj`` too, in one commit: the scheduler's binding and the kubelet's first
+        status report as one write.
 
         Raises:
             StatusError: 404, 409 Conflict on a stale RV, 422 Invalid, 400 on name mismatch.
@@ -165,6 +169,7 @@ class Store(StoreCore):
                 subresource=subresource,
                 dry_run=dry_run,
                 copy=copy,
+                with_status=with_status,
             )
             return alias[2](done)
         if copy:
@@ -200,10 +205,12 @@ class Store(StoreCore):
                     )
                 ],
             )
-        new = self._merge_update(info, old, obj, subresource)
+        new = self._merge_update(info, old, obj, subresource, with_status=with_status)
         return self._finish_write(info, ns, name, new, old, dry_run=dry_run, copy=copy)
 
-    def _merge_update(self, info: ResourceInfo, old: Obj, obj: Obj, subresource: str | None) -> Obj:
+    def _merge_update(
+        self, info: ResourceInfo, old: Obj, obj: Obj, subresource: str | None, *, with_status: bool
+    ) -> Obj:
         old_meta = old["metadata"]
         if subresource == "status":
             new = dict(old)
@@ -232,7 +239,7 @@ class Store(StoreCore):
         meta["name"] = old_meta["name"]
         new["apiVersion"] = old.get("apiVersion", info.api_version)
         new["kind"] = info.kind
-        if info.has_status:
+        if info.has_status and not with_status:
             if "status" in old:
                 new["status"] = old["status"]
             else:
@@ -253,7 +260,10 @@ class Store(StoreCore):
                         )
                     ],
                 )
-        validate_object_meta(info, new, check_name=False)
+        if meta.get("labels") != old_meta.get("labels") or meta.get("annotations") != old_meta.get(
+            "annotations"
+        ):
+            validate_object_meta(info, new, check_name=False)  # the old ones were valid
         if info.is_custom:
             crd_mod.admit_custom(info, new, old)
         elif info.key == CRD_KEY:

@@ -19,5 +19,5 @@ dicts and calls these modules to decide what to create, delete and write:
 - ``spec_hash``: the hash behind ``upgradeStrategy: Recreate``.
 - ``pod_health``: unhealthy-pod and readiness rules.
 - ``scaling``: per-pass plans for the head and each worker group.
-- ``conditions`` / ``status``: ``calculate_status`` and ``status_changed``.
+- ``status``: ``calculate_status`` and ``status_changed`` (condition helpers: ``rayop.api.conditions``).
 """
