@@ -173,6 +173,7 @@ class StoreController:
         *,
         subresource: str | None = None,
         uid: str | None = None,
+        with_status: bool = False,
     ) -> Obj | None:
         """Reads, changes and writes back an object, retrying on conflict.
 
@@ -181,8 +182,12 @@ class StoreController:
             namespace: the namespace ("" for cluster-scoped objects).
             name: the object's name.
             change: changes the object in place; returns False when there is nothing to write.
+                With ``subresource="status"`` only ``obj["status"]`` is a private copy (the
+                store ignores everything else): the change must modify nothing but the status.
             subresource: "status" to write the status subresource.
             uid: when given, an object with another uid is left alone.
+            with_status: write spec and status in one main-resource commit (see
+                :meth:`Store.update`).
 
         Returns:
             The written object as stored (shared: read-only), or None when the object is gone
@@ -192,12 +197,18 @@ class StoreController:
             stored = self.store.peek(info, namespace, name)
             if stored is None or (uid is not None and meta(stored).get("uid") != uid):
                 return None
-            obj: Obj = clone(stored)
+            obj: Obj = _status_copy(stored) if subresource == "status" else clone(stored)
             if not change(obj):
                 return None
             try:
                 result = await self.store.update(
-                    info, namespace, name, obj, subresource=subresource, copy=False
+                    info,
+                    namespace,
+                    name,
+                    obj,
+                    subresource=subresource,
+                    copy=False,
+                    with_status=with_status,
                 )
             except Exception as exc:
                 code = error_code(exc)
@@ -232,6 +243,15 @@ class StoreController:
         except Exception as exc:
             if error_code(exc) not in (404, 409):
                 raise
+
+
+def _status_copy(stored: Obj) -> Obj:
+    """Returns a shallow copy of ``stored`` whose metadata and status are private copies."""
+    obj = dict(stored)
+    obj["metadata"] = dict(stored["metadata"])
+    if "status" in stored:
+        obj["status"] = clone(stored["status"])
+    return obj
 
 
 def find_resource(store: Store, group: str, version: str, plural: str) -> ResourceInfo | None:

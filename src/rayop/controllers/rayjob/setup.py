@@ -21,6 +21,7 @@ from rayop.controllers.rayjob.context import (
     utc_now,
 )
 from rayop.controllers.rayjob.reconciler import RayJobReconciler
+from rayop.controllers.registration import register_controller
 from rayop.kube.client import KubeClient
 from rayop.kube.resources import JOBS, PODS, RAY_CLUSTERS, RAY_JOBS, SECRETS, SERVICES
 from rayop.runtime.controller import Controller
@@ -78,7 +79,8 @@ def setup_rayjob_controller(
         wall_clock=wall_clock,
         rng=rng or random.Random(),
     )
-    controller = Controller(
+    return register_controller(
+        manager,
         CONTROLLER_NAME,
         RayJobReconciler(deps).reconcile,
         sources=[
@@ -89,8 +91,4 @@ def setup_rayjob_controller(
         ],
         max_concurrent_reconciles=max_concurrent_reconciles,
         use_priority_queue=use_priority_queue,
-        metrics=manager.metrics,
-        clock=manager.clock,
     )
-    manager.add_controller(controller)
-    return controller
