@@ -188,11 +188,12 @@ async def test_a_watch_client_that_disconnects_is_dropped_quietly(
 ) -> None:
     async with EmbeddedControlPlane(kubelet=FAST) as cp, aiohttp.ClientSession() as http:
         base = f"{cp.url}/api/v1/namespaces/default/configmaps"
-        async with http.get(f"{base}?watch=1", headers=_auth(cp)) as resp:
-            assert resp.status == 200
-            made = await http.post(base, json={"metadata": {"name": "first"}}, headers=_auth(cp))
-            assert made.status == 201
-            assert b'"ADDED"' in await resp.content.readline()
+        resp = await http.get(f"{base}?watch=1", headers=_auth(cp))
+        assert resp.status == 200
+        async with http.post(base, json={"metadata": {"name": "first"}}, headers=_auth(cp)) as r:
+            assert r.status == 201
+        assert b'"ADDED"' in await resp.content.readline()
+        resp.close()  # drops the connection mid-stream
         # The client has gone. Later events must not make the server log a traceback when
         # it finds the connection closed (each round trip gives the watch time to write).
         for index in range(20):

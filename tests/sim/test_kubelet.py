@@ -261,3 +261,35 @@ async def test_failure_rate_is_a_seeded_fraction() -> None:
     assert 8 <= sum(phase == "Failed" for phase in first.values()) <= 32
     assert await _outcomes(seed=11) == first
     assert await _outcomes(seed=12) != first
+
+
+async def _writes_until_ready(config: KubeletConfig) -> list[dict[str, Any]]:
+    """Runs one pod to Ready; returns the pod after each of the kubelet's writes."""
+    store = Store(seed=5)
+    pods = info(store, "", "pods")
+    seen: list[dict[str, Any]] = []
+    store.subscribe(lambda t, i, obj, old: seen.append(obj) if t == "MODIFIED" else None)
+    k = await _kubelet(store, config)
+    await store.create(pods, "default", _pod("w"))
+    await wait_for(store, pods, "default", "w", is_ready)
+    await k.stop()
+    return seen
+
+
+@pytest.mark.looptime
+async def test_binding_and_the_first_status_are_one_write_and_zero_delays_fold() -> None:
+    staged = await _writes_until_ready(KubeletConfig(running_delay=1.0, ready_delay=1.0))
+    assert [(p["status"]["phase"], is_ready(p)) for p in staged] == [
+        ("Pending", False),
+        ("Running", False),
+        ("Running", True),
+    ]
+    first = staged[0]
+    assert first["spec"]["nodeName"].startswith("sim-node-") and first["status"]["podIP"]
+    assert (condition(first, "PodScheduled") or {}).get("status") == "True"
+    waiting = first["status"]["containerStatuses"][0]["state"]["waiting"]
+    assert waiting["reason"] == "ContainerCreating"
+
+    (only,) = await _writes_until_ready(KubeletConfig(running_delay=0.0, ready_delay=0.0))
+    assert only["spec"]["nodeName"] and only["status"]["phase"] == "Running" and is_ready(only)
+    assert only["status"]["containerStatuses"][0]["state"]["running"]["startedAt"]

@@ -169,14 +169,15 @@ class SubprocessControlPlane:
     async def __aenter__(self) -> SubprocessControlPlane:
         self._tmp = tempfile.TemporaryDirectory(prefix="rayop-bench-")
         kubeconfig = Path(self._tmp.name) / "kubeconfig.yaml"
-        self._proc = await asyncio.create_subprocess_exec(
-            *self._command(kubeconfig),
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.DEVNULL,
-        )
+        log_path = Path(self._tmp.name) / "apiserver.log"
+        with log_path.open("wb") as log_file:
+            self._proc = await asyncio.create_subprocess_exec(
+                *self._command(kubeconfig), stdout=asyncio.subprocess.PIPE, stderr=log_file
+            )
         assert self._proc.stdout is not None
         if not await self._proc.stdout.readline():
-            raise RuntimeError("rayop apiserver exited before it was ready")
+            tail = log_path.read_text(errors="replace").strip().splitlines()[-5:]
+            raise RuntimeError("rayop apiserver exited before it was ready:\n" + "\n".join(tail))
         doc = yaml.safe_load(kubeconfig.read_text())
         self.config = KubeConfig.for_server(
             doc["clusters"][0]["cluster"]["server"], token=doc["users"][0]["user"]["token"]

@@ -136,6 +136,15 @@ def _improved(cur: ConcurrencyResult, nxt: ConcurrencyResult) -> bool:
     return not nxt.timed_out and (faster or shorter_wait)
 
 
+def _throttling(cur: ConcurrencyResult, nxt: ConcurrencyResult) -> str:
+    if cur.throttle_wait_mean is None and nxt.throttle_wait_mean is None:
+        return ""  # no client-side limiter (qps < 0)
+    return (
+        f"throttling wait {fmt_seconds(cur.throttle_wait_mean)} -> "
+        f"{fmt_seconds(nxt.throttle_wait_mean)} per request, "
+    )
+
+
 def _state(r: ConcurrencyResult) -> str:
     return (
         f"at {r.concurrency}: workers busy {r.busy_fraction:.0%} of the time, "
@@ -178,9 +187,7 @@ def recommend(results: Sequence[ConcurrencyResult]) -> Recommendation:
             return _done(ordered[0], chosen, reasons)
         reasons.append(
             f"{_state(cur)}, API latency flat ({fmt_seconds(api_latency(cur))} -> "
-            f"{fmt_seconds(api_latency(nxt))} mean), throttling wait "
-            f"{fmt_seconds(cur.throttle_wait_mean)} -> {fmt_seconds(nxt.throttle_wait_mean)} "
-            "per request, all ready in "
+            f"{fmt_seconds(api_latency(nxt))} mean), {_throttling(cur, nxt)}all ready in "
             f"{fmt_seconds(cur.seconds_until_all_ready)} -> "
             f"{fmt_seconds(nxt.seconds_until_all_ready)}: raise to {nxt.concurrency}"
         )

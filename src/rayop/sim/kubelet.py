@@ -2,7 +2,9 @@
 
 The role kwok plays for real clusters. Each new pod gets a node, a pod IP, and goes
 Pending -> Running -> Ready after the configured delays (fixed plus jitter), with container
-statuses and conditions shaped like a kubelet's. A configured fraction of pods fail or
+statuses and conditions shaped like a kubelet's. The binding and the first (Pending) status
+are one write, and transitions whose delay is 0 are folded into the write before them, so a
+pod costs between one and three writes. A configured fraction of pods fail or
 crash-loop; pods of Jobs run to completion. A deleted pod (deletionTimestamp set) disappears
 after ``min(grace period, delete_delay)`` once it has no finalizers left.
 """
@@ -10,18 +12,19 @@ after ``min(grace period, delete_delay)`` once it has no finalizers left.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import inspect
 import logging
 import random
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 
 from rayop.sim import pod_status as ps
 from rayop.sim.resources import ResourceInfo
-from rayop.sim.store import Store, clone
+from rayop.sim.scheduler import Placement
+from rayop.sim.store import Store
 from rayop.sim.store_controller import Obj, StoreController, error_code, meta
+from rayop.sim.store_core import timestamp
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +73,7 @@ class KubeletConfig:
 
 def now_rfc3339() -> str:
     """Returns the wall-clock time as Kubernetes prints it (seconds, UTC, Z suffix)."""
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return timestamp(time.time())
 
 
 def _is_job_pod(pod: Obj) -> bool:
@@ -82,7 +85,8 @@ class Kubelet(StoreController):
 
     Attributes:
         config: the settings in force; replace it (``dataclasses.replace``) to change them.
-        on_pod_running: hooks called with the pod when it starts running (sync or async).
+        on_pod_running: hooks called with the pod when it starts running (sync or async); the
+            pod is the store's shared object: read it, never change it.
         completion_claims: predicates; a Job pod any of them claims is not completed after
             ``job_duration`` but left running until :meth:`complete_pod`.
     """
@@ -97,9 +101,7 @@ class Kubelet(StoreController):
         self._rng = random.Random(self.config.seed)
         self._lifecycles: dict[str, asyncio.Task[None]] = {}
         self._finalizing: set[str] = set()
-        self._used_ips: set[str] = set()
-        self._next_ip = 0
-        self._next_node = 0
+        self._placement = Placement(self.config.node_names())
         self._pods: ResourceInfo | None = None
 
     # -- StoreController hooks -------------------------------------------------------------
@@ -121,12 +123,12 @@ class Kubelet(StoreController):
 
     async def resync(self) -> None:
         self._pods = self.resource("", "v1", "pods")
-        await self._create_nodes()
+        await self._placement.create_nodes(self.store, time.time())
         if self._pods is None:
             return
         items, _ = self.store.list(self._pods)
         for pod in items:
-            self._used_ips.add(str((pod.get("status") or {}).get("podIP") or ""))
+            self._placement.note_ip(str((pod.get("status") or {}).get("podIP") or ""))
         for pod in items:
             await self.handle("ADDED", self._pods, pod, None)
 
@@ -204,21 +206,6 @@ class Kubelet(StoreController):
     def _roll(self, rate: float) -> bool:
         return rate > 0 and self._rng.random() < rate
 
-    def _allocate_ip(self) -> str:
-        while True:
-            self._next_ip += 1
-            n = self._next_ip + (1 << 16)  # 10.1.0.1 onwards
-            ip = f"10.{(n >> 16) & 255}.{(n >> 8) & 255}.{n & 255}"
-            if n & 255 not in (0, 255) and ip not in self._used_ips:
-                self._used_ips.add(ip)
-                return ip
-
-    def _pick_node(self) -> tuple[str, str]:
-        names = self.config.node_names()
-        index = self._next_node % len(names)
-        self._next_node += 1
-        return names[index], f"192.168.0.{10 + index % 240}"
-
     async def _lifecycle(self, pod: Obj) -> None:
         """Drives one pod from creation to Ready (or Failed / crash-looping / completed)."""
         cfg = self.config
@@ -236,48 +223,30 @@ class Kubelet(StoreController):
             + ps.readiness_initial_delay(pod) * cfg.readiness_probe_factor
         )
 
-        await asyncio.sleep(pending)
+        if pending > 0:
+            await asyncio.sleep(pending)
         if unschedulable:
-            nodes = len(cfg.node_names())
+            nodes = len(self._placement.node_names)
             await self._write_status(
                 info, ns, name, uid, lambda p: ps.mark_unschedulable(p, now_rfc3339(), nodes=nodes)
             )
             return
-        phase = (pod.get("status") or {}).get("phase")
-        if phase != "Running":
-            _node, host_ip = await self._bind(info, ns, name, uid, pod)
-            pod_ip = self._allocate_ip()
-            stages: list[Callable[[Obj], None]] = [
-                lambda p: ps.mark_scheduled(p, now_rfc3339(), host_ip=host_ip, pod_ip=pod_ip)
-            ]
-            if running > 0:
-                if await self._write_status(info, ns, name, uid, *stages) is None:
-                    return
-                stages = []
-                await asyncio.sleep(running)
-            if fails:
-                stages.append(lambda p: ps.mark_terminated(p, now_rfc3339(), succeeded=False))
-                await self._write_status(info, ns, name, uid, *stages)
-                return
-            ready_now = ready <= 0 and not crashes
-            stages.append(lambda p: ps.mark_running(p, now_rfc3339(), ready=ready_now))
-            written = await self._write_status(info, ns, name, uid, *stages)
-            if written is None:
-                return
-            await self._run_hooks(clone(written))
-        else:
+        if (pod.get("status") or {}).get("phase") == "Running":
             ready_now = ps.condition_true(pod, "Ready")
+        else:
+            ready_now = ready <= 0 and not crashes
+            if not await self._start(info, pod, running=running, fails=fails, ready=ready_now):
+                return
         if crashes:
             await self._crashloop(info, ns, name, uid)
             return
         if not ready_now:
-            await asyncio.sleep(ready)
-            if (
-                await self._write_status(
-                    info, ns, name, uid, lambda p: ps.mark_ready(p, now_rfc3339())
-                )
-                is None
-            ):
+            if ready > 0:
+                await asyncio.sleep(ready)
+            written = await self._write_status(
+                info, ns, name, uid, lambda p: ps.mark_ready(p, now_rfc3339())
+            )
+            if written is None:
                 return
         claimed = any(claim(pod) for claim in self.completion_claims)
         if _is_job_pod(pod) and cfg.job_duration is not None and not claimed:
@@ -290,39 +259,69 @@ class Kubelet(StoreController):
                 lambda p: ps.mark_terminated(p, now_rfc3339(), succeeded=not job_fails),
             )
 
-    async def _bind(
-        self, info: ResourceInfo, ns: str, name: str, uid: str, pod: Obj
-    ) -> tuple[str, str]:
-        """Sets spec.nodeName (the scheduler's binding); returns the node and its IP."""
-        existing = (pod.get("spec") or {}).get("nodeName")
-        names = self.config.node_names()
-        if existing:
-            index = names.index(existing) if existing in names else 0
-            return str(existing), f"192.168.0.{10 + index % 240}"
-        node, host_ip = self._pick_node()
+    async def _start(
+        self, info: ResourceInfo, pod: Obj, *, running: float, fails: bool, ready: bool
+    ) -> bool:
+        """Binds the pod and reports it Pending, then Running (Ready when ``ready``) or Failed.
 
-        def bind(p: Obj) -> bool:
-            spec = p.setdefault("spec", {})
-            if spec.get("nodeName"):
+        The binding and the Pending status are one write; the Running (or Failed) status
+        joins it when ``running`` is 0. Returns True once the pod runs, False when it failed
+        or went away.
+        """
+        md = meta(pod)
+        ns, name, uid = str(md.get("namespace") or ""), str(md["name"]), str(md.get("uid"))
+        node = str((pod.get("spec") or {}).get("nodeName") or self._placement.pick_node())
+        host_ip, pod_ip = self._placement.host_ip(node), self._placement.allocate_ip()
+        stages: list[Callable[[Obj], None]] = [
+            lambda p: ps.mark_scheduled(p, now_rfc3339(), host_ip=host_ip, pod_ip=pod_ip)
+        ]
+        if running > 0:
+            if await self._write_status(info, ns, name, uid, *stages, node=node) is None:
                 return False
-            spec["nodeName"] = node
-            return True
-
-        await self.mutate(info, ns, name, bind, uid=uid)
-        return node, host_ip
+            stages = []
+            await asyncio.sleep(running)
+        if fails:
+            stages.append(lambda p: ps.mark_terminated(p, now_rfc3339(), succeeded=False))
+            await self._write_status(info, ns, name, uid, *stages, node=node)
+            return False
+        stages.append(lambda p: ps.mark_running(p, now_rfc3339(), ready=ready))
+        written = await self._write_status(info, ns, name, uid, *stages, node=node)
+        if written is None:
+            return False
+        await self._run_hooks(written)
+        return True
 
     async def _write_status(
-        self, info: ResourceInfo, ns: str, name: str, uid: str, *stages: Callable[[Obj], None]
+        self,
+        info: ResourceInfo,
+        ns: str,
+        name: str,
+        uid: str,
+        *stages: Callable[[Obj], None],
+        node: str | None = None,
     ) -> Obj | None:
-        """Applies ``stages`` to the latest pod and writes its status; None if it went away."""
+        """Applies ``stages`` to the latest pod and writes its status; None if it went away.
+
+        With ``node``, a pod not yet bound gets ``spec.nodeName`` in the same write.
+        """
 
         def apply(p: Obj) -> bool:
             if meta(p).get("deletionTimestamp"):
                 return False
+            if binding:
+                p["spec"] = dict(p.get("spec") or {}, nodeName=node)
             for stage in stages:
                 stage(p)
             return True
 
+        stored = self.store.peek(info, ns, name)
+        binding = (
+            node is not None
+            and stored is not None
+            and not (stored.get("spec") or {}).get("nodeName")
+        )
+        if binding:
+            return await self.mutate(info, ns, name, apply, uid=uid, with_status=True)
         return await self.mutate(info, ns, name, apply, subresource="status", uid=uid)
 
     async def _crashloop(self, info: ResourceInfo, ns: str, name: str, uid: str) -> None:
@@ -377,54 +376,3 @@ class Kubelet(StoreController):
                     raise
         finally:
             self._finalizing.discard(str(uid))
-
-    async def _create_nodes(self) -> None:
-        nodes = self.resource("", "v1", "nodes")
-        if nodes is None:
-            return
-        for index, node in enumerate(self.config.node_names()):
-            obj = _node_object(node, f"192.168.0.{10 + index % 240}", now_rfc3339())
-            with contextlib.suppress(Exception):
-                await self.store.create(nodes, "", obj)
-
-
-def _node_object(name: str, ip: str, now: str) -> Obj:
-    capacity = {"cpu": "64", "memory": "256Gi", "pods": "1000", "ephemeral-storage": "1Ti"}
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {
-            "name": name,
-            "labels": {
-                "kubernetes.io/hostname": name,
-                "kubernetes.io/os": "linux",
-                "kubernetes.io/arch": "amd64",
-                "type": "sim",
-            },
-        },
-        "spec": {},
-        "status": {
-            "capacity": capacity,
-            "allocatable": capacity,
-            "addresses": [
-                {"type": "InternalIP", "address": ip},
-                {"type": "Hostname", "address": name},
-            ],
-            "conditions": [
-                {
-                    "type": "Ready",
-                    "status": "True",
-                    "reason": "KubeletReady",
-                    "message": "sim kubelet is posting ready status",
-                    "lastHeartbeatTime": now,
-                    "lastTransitionTime": now,
-                }
-            ],
-            "nodeInfo": {
-                "kubeletVersion": "v1.32.0-sim",
-                "operatingSystem": "linux",
-                "architecture": "amd64",
-                "containerRuntimeVersion": "sim://1.0",
-            },
-        },
-    }

@@ -17,6 +17,7 @@ CONDITION_TYPES = (
     "ContainersReady",
     "PodScheduled",
 )
+_RANK = {ctype: index for index, ctype in enumerate(CONDITION_TYPES)}
 
 
 def _containers(pod: Obj, key: str = "containers") -> list[Obj]:
@@ -57,9 +58,7 @@ def set_condition(
         cond = {"type": ctype, "status": value, "lastProbeTime": None, "lastTransitionTime": now}
         _set_reason(cond, reason, message)
         conditions.append(cond)
-    conditions.sort(
-        key=lambda c: CONDITION_TYPES.index(c["type"]) if c.get("type") in CONDITION_TYPES else 99
-    )
+        conditions.sort(key=lambda c: _RANK.get(c.get("type"), 99))
 
 
 def _set_reason(cond: Obj, reason: str | None, message: str | None) -> None:

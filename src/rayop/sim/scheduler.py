@@ -64,7 +64,9 @@ class Placement:
             return
         for name in self.node_names:
             with contextlib.suppress(Exception):
-                await store.create(nodes, "", _node_object(name, self.host_ip(name), timestamp(now)))
+                await store.create(
+                    nodes, "", _node_object(name, self.host_ip(name), timestamp(now))
+                )
 
 
 def _node_object(name: str, ip: str, now: str) -> Obj:
