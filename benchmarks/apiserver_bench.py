@@ -7,7 +7,8 @@ pod creates/s with concurrency, gets/s, the time to list 1,000 pods, and watch f
     .venv/bin/python benchmarks/apiserver_bench.py [--pods 5000] [--concurrency 64] [--kubelet]
 
 Without ``--kubelet`` the simulated kubelet holds pods Pending (so only the API server is
-measured); with it, every pod is also scheduled and run (3 more writes per pod).
+measured); with it, every pod is also scheduled and run in the server process (3 more writes
+per pod: binding with the Pending status, Running, Ready).
 """
 
 from __future__ import annotations

@@ -91,9 +91,10 @@ def _templates(raycluster: dict[str, Any]) -> list[dict[str, Any]]:
 
 def runs_on_plain_nodes(raycluster: dict[str, Any]) -> bool:
     """Tells whether every pod of a sample can be scheduled on a plain kwok node (no GPU/TPU,
-    node selector, affinity or custom scheduler)."""
+    node selector, affinity, custom scheduler, or PersistentVolumeClaim: with no volume
+    provisioner the real scheduler keeps such pods Pending)."""
     text = repr(raycluster)
-    if any(r in text for r in EXTENDED_RESOURCES):
+    if any(r in text for r in EXTENDED_RESOURCES) or "persistentVolumeClaim" in text:
         return False
     return not any(
         (t.get("spec") or {}).get(key) for t in _templates(raycluster) for key in SPECIAL_NODE_KEYS

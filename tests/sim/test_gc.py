@@ -131,3 +131,42 @@ async def test_namespace_deletion_removes_its_objects(store: Store) -> None:
     await store.delete(namespaces, None, "team")
     await wait_for(store, namespaces, "", "team", _gone)
     assert store.list(cms, "team")[0] == [] and store.list(pods, "team")[0] == []
+
+
+def _ref(owner: dict[str, Any], *, block: bool) -> dict[str, Any]:
+    return _owned("-", owner, block=block)["metadata"]["ownerReferences"][0]
+
+
+async def test_foreground_keeps_a_dependent_another_owner_still_holds(store: Store) -> None:
+    cms = info(store, "", "configmaps")
+    doomed = await store.create(cms, "default", {"metadata": {"name": "doomed"}})
+    keeper = await store.create(cms, "default", {"metadata": {"name": "keeper"}})
+    refs = [_ref(doomed, block=True), {**_ref(keeper, block=False), "controller": False}]
+    await store.create(cms, "default", {"metadata": {"name": "shared", "ownerReferences": refs}})
+    await store.delete(cms, "default", "doomed", propagation_policy="Foreground")
+    await wait_for(store, cms, "default", "doomed", _gone)
+    shared = await store.get(cms, "default", "shared")
+    assert [r["name"] for r in shared["metadata"]["ownerReferences"]] == ["keeper"]
+
+
+async def test_foreground_propagates_down_a_chain_of_blocking_dependents(store: Store) -> None:
+    cms = info(store, "", "configmaps")
+    top = await store.create(cms, "default", {"metadata": {"name": "top"}})
+    middle = await store.create(cms, "default", _owned("middle", top, block=True))
+    leaf = _owned("leaf", middle, block=True)
+    leaf["metadata"]["finalizers"] = ["test/hold"]
+    await store.create(cms, "default", leaf)
+    await store.delete(cms, "default", "top", propagation_policy="Foreground")
+    held = await wait_for(
+        store, cms, "default", "leaf", lambda o: bool(o and o["metadata"].get("deletionTimestamp"))
+    )
+    assert held is not None
+    # The middle object is deleted in the foreground too, so neither it nor the top goes
+    # while the leaf is held by its finalizer.
+    middle_now = await store.get(cms, "default", "middle")
+    assert "foregroundDeletion" in middle_now["metadata"]["finalizers"]
+    assert (await store.get(cms, "default", "top"))["metadata"]["deletionTimestamp"]
+    held["metadata"]["finalizers"] = []
+    await store.update(cms, "default", "leaf", held)
+    await wait_for(store, cms, "default", "top", _gone)
+    await wait_for(store, cms, "default", "middle", _gone)

@@ -4,7 +4,9 @@
   the dependent's namespace) is gone, the object is deleted; references to owners that are
   gone while others remain are stripped.
 - Foreground: an owner deleted with the ``foregroundDeletion`` finalizer has its dependents
-  deleted; the finalizer is removed once no dependent with ``blockOwnerDeletion: true`` is left.
+  deleted (in the foreground themselves when they have dependents; a dependent another live
+  owner holds only loses the reference); the finalizer is removed once no dependent with
+  ``blockOwnerDeletion: true`` is left.
 - Orphan: an owner with the ``orphan`` finalizer has its references stripped from every
   dependent, then the finalizer is removed.
 
@@ -161,6 +163,12 @@ class GarbageCollector(StoreController):
             await self._foreground(info, obj)
 
     async def _foreground(self, info: ResourceInfo, owner: Obj) -> None:
+        """Deletes the owner's dependents, then lets the owner go once none blocks it.
+
+        A dependent that another owner still holds only loses its reference to this owner.
+        A dependent with dependents of its own is deleted in the foreground too, so a chain
+        of blocking dependents goes bottom-up, as the Kubernetes garbage collector does it.
+        """
         md = meta(owner)
         uid = str(md.get("uid"))
         blocking = False
@@ -168,13 +176,28 @@ class GarbageCollector(StoreController):
             dep = self._nodes.get(dep_uid)
             if dep is None:
                 continue
+            if any(self._holds(o, dep) for o, _ in dep.owners if o != uid):
+                await self._strip_owner(dep_uid, dep, uid)
+                continue
             if any(o == uid and block for o, block in dep.owners):
                 blocking = True
+            policy = "Foreground" if self._dependents.get(dep_uid) else "Background"
             await self.delete(
-                dep.info, dep.namespace, dep.name, uid=dep_uid, propagation_policy="Background"
+                dep.info, dep.namespace, dep.name, uid=dep_uid, propagation_policy=policy
             )
         if not blocking:
             await self._remove_finalizer(info, owner, FOREGROUND)
+
+    def _holds(self, owner_uid: str, dependent: _Node) -> bool:
+        """Tells whether an owner exists and is not itself deleting its dependents."""
+        if not self._owner_alive(owner_uid, dependent):
+            return False
+        node = self._nodes[owner_uid]
+        obj = self.store.peek(node.info, node.namespace, node.name)
+        if obj is None:
+            return False
+        md = meta(obj)
+        return not (md.get("deletionTimestamp") and FOREGROUND in (md.get("finalizers") or ()))
 
     async def _recheck_owner(self, owner_uid: str) -> None:
         """After a dependent went away: finishes its owner's foreground deletion if unblocked."""
@@ -191,17 +214,20 @@ class GarbageCollector(StoreController):
         uid = str(meta(owner).get("uid"))
         for dep_uid in sorted(self._dependents.get(uid, ())):
             dep = self._nodes.get(dep_uid)
-            if dep is None:
-                continue
-
-            def strip(obj: Obj) -> bool:
-                refs = meta(obj).get("ownerReferences") or []
-                kept = [r for r in refs if str(r.get("uid")) != uid]
-                meta(obj)["ownerReferences"] = kept
-                return len(kept) != len(refs)
-
-            await self.mutate(dep.info, dep.namespace, dep.name, strip, uid=dep_uid)
+            if dep is not None:
+                await self._strip_owner(dep_uid, dep, uid)
         await self._remove_finalizer(info, owner, ORPHAN)
+
+    async def _strip_owner(self, dep_uid: str, dep: _Node, owner_uid: str) -> None:
+        """Removes the references to one owner from a dependent."""
+
+        def strip(obj: Obj) -> bool:
+            refs = meta(obj).get("ownerReferences") or []
+            kept = [r for r in refs if str(r.get("uid")) != owner_uid]
+            meta(obj)["ownerReferences"] = kept
+            return len(kept) != len(refs)
+
+        await self.mutate(dep.info, dep.namespace, dep.name, strip, uid=dep_uid)
 
     async def _remove_finalizer(self, info: ResourceInfo, obj: Obj, finalizer: str) -> None:
         md = meta(obj)

@@ -58,7 +58,7 @@ def set_condition(
         cond = {"type": ctype, "status": value, "lastProbeTime": None, "lastTransitionTime": now}
         _set_reason(cond, reason, message)
         conditions.append(cond)
-        conditions.sort(key=lambda c: _RANK.get(c.get("type"), 99))
+        conditions.sort(key=lambda c: _RANK.get(str(c.get("type")), 99))
 
 
 def _set_reason(cond: Obj, reason: str | None, message: str | None) -> None:

@@ -397,7 +397,7 @@ class StoreCore:
             if hist is not None:
                 for ev in hist.since(start):
                     watcher.offer(ev)
-                initial = list(_drain(watcher))
+                initial = watcher.take_all()
         self._watchers.setdefault(key, []).append(watcher)
 
         def unregister(w: Watcher) -> None:
@@ -456,12 +456,6 @@ class StoreCore:
                 stream.close()
 
         return gen()
-
-
-def _drain(w: Watcher) -> Iterator[Event]:
-    while w.pending():
-        ev = w._buffer.popleft()
-        yield ev
 
 
 def _loop_time() -> float:

@@ -124,6 +124,12 @@ class Watcher:
         """Returns how many events are buffered."""
         return len(self._buffer)
 
+    def take_all(self) -> list[Event]:
+        """Removes and returns every buffered event, oldest first (never blocks)."""
+        events = list(self._buffer)
+        self._buffer.clear()
+        return events
+
     async def get(self, timeout: float | None = None) -> Event | None:
         """Waits for the next event; returns None on timeout or when closed (blocks)."""
         while not self._buffer:
