@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import signal
 import sys
 from pathlib import Path
@@ -144,4 +145,7 @@ def apiserver(
         kubeconfig_path=kubeconfig_out,
         tls=tls,
     )
+    # The server allocates many short-lived dicts per request; the cyclic collector's default
+    # thresholds spend ~40% of the pod-create path rescanning them (measured with pyinstrument).
+    gc.set_threshold(50_000, 20, 20)
     asyncio.run(_serve(cp))
