@@ -75,7 +75,7 @@ async def test_pagination_is_a_consistent_snapshot(kube: Kube, ns: str) -> None:
     code, first = await kube.get(path, limit=3, labelSelector="page=yes")
     assert code == 200 and len(first["items"]) == 3
     token = first["metadata"]["continue"]
-    assert token and first["metadata"].get("remainingItemCount") == 4
+    assert token and "remainingItemCount" not in first["metadata"]  # unknown with a selector
     await _cms(kube, ns, {"p9": {"page": "yes"}})  # created after the first page
     names = [i["metadata"]["name"] for i in first["items"]]
     while token:

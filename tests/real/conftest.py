@@ -17,6 +17,7 @@ import pytest
 from real_support import build, install_rayop_crds, server_and_token
 
 from rayop.cli.realcluster import RealCluster, RealClusterSettings, default_binaries_dir
+from rayop.cli.realcluster_http import ApiCaller, wait_until
 
 
 @pytest.fixture(scope="session")
@@ -24,7 +25,7 @@ def controlplane_binaries() -> Path:
     """The directory of the control-plane binaries (built or reused)."""
     if os.environ.get("RAYOP_REAL_KUBECONFIG"):
         return default_binaries_dir()
-    ok, why = build("kubernetes", "kine", "kwok")
+    ok, why = build("kubernetes", "etcd", "kwok")
     if not ok:
         pytest.skip(f"real control plane cannot be built: {why}")
     return default_binaries_dir()
@@ -45,6 +46,16 @@ def real_kubeconfig(
     info = cluster.start()
     try:
         install_rayop_crds(info.server, info.token)
+        # The apiserver compacts etcd every 5 s here; wait for the first compaction so that
+        # "too old resourceVersion" (410) tests see a server with a bounded history.
+        api = ApiCaller(info.server, info.token)
+        wait_until(
+            lambda: (
+                api.status("/api/v1/namespaces?resourceVersion=1&resourceVersionMatch=Exact") == 410
+            ),
+            timeout=60,
+            what="the first etcd compaction",
+        )
         yield str(info.kubeconfig)
     finally:
         cluster.stop()

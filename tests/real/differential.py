@@ -1,8 +1,9 @@
 """Normalising and diffing the pods and services two operators created for the same RayCluster.
 
 What differs by nature is removed first: names the API server generates, uids, resource
-versions, timestamps, managed fields, owner-reference uids, the namespace (also inside values
-such as service DNS names), allocated cluster IPs and node ports, the node a pod landed on, and
+versions, timestamps, managed fields, owner-reference uids (also inside values, such as the
+RayCluster uid KubeRay uses as GCS external storage namespace), the namespace (also inside
+values such as service DNS names), allocated cluster IPs and node ports, the node a pod landed on, and
 pod status (written by the scheduler and kwok, not by the operator). Pods are then grouped by
 role (head, or worker group) and compared as sorted lists, since two workers of one group are
 interchangeable.
@@ -40,7 +41,10 @@ def _replace_strings(value: Any, old: str, new: str) -> Any:
 
 
 def _common_metadata(obj: Obj) -> Obj:
+    owner_uids = [r["uid"] for r in obj["metadata"].get("ownerReferences") or [] if r.get("uid")]
     out = copy.deepcopy(obj)
+    for uid in owner_uids:  # e.g. the RayCluster uid as the GCS external storage namespace
+        out = _replace_strings(out, uid, "<owner-uid>")
     meta = out.setdefault("metadata", {})
     for key in META_DROP:
         meta.pop(key, None)

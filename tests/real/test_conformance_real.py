@@ -50,10 +50,21 @@ kube = _suite_conftest.kube
 ns = _suite_conftest.ns
 gizmos = _suite_conftest.gizmos
 
+KNOWN_DIFFERENCES = {
+    "test_too_old_resource_version_is_expired": (
+        "a real watch cache keeps far more than the embedded server's 200 events and serves a "
+        "watch from an RV older than its first list as the current state (ADDED events); "
+        "see docs/known-differences.md"
+    ),
+}
+"""Suite tests that fail on a real kube-apiserver by nature; strict xfail, so a change shows."""
+
 for _name in SUITE:
     _module = _load(_name, _suite_conftest)
     for _attr, _value in vars(_module).items():
         if _attr.startswith("test_") and callable(_value):
+            if _attr in KNOWN_DIFFERENCES:
+                _value = pytest.mark.xfail(strict=True, reason=KNOWN_DIFFERENCES[_attr])(_value)
             globals()[f"{_attr}__{_name.removeprefix('test_')}"] = _value
 
 

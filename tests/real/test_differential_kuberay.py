@@ -46,7 +46,17 @@ CONVERGE_TIMEOUT = 150.0
 SAMPLE_FILES = eligible_samples()
 
 KNOWN_DIFFERENCES: dict[str, str] = {
-    # path regex (matched against each diff line) -> reason (see docs/known-differences.md)
+    # regex matched against each diff line -> reason (see docs/known-differences.md)
+    r"^pods\.head\[\w*\]\.metadata\.annotations\.ray\.io/upgrade-strategy-recreate-hash: ": (
+        "rayop hashes canonical JSON of the spec, KubeRay Go's struct encoding; the values "
+        "are only compared with earlier values written by the same operator"
+    ),
+}
+REFUSED_BY_KUBERAY: dict[str, str] = {
+    # sample -> feature gate KubeRay v1.7 requires (off by default); rayop has no such gate
+    "ray-cluster.historyserver.yaml": "RayClusterHistoryServer",
+    "ray-cluster.mtls.yaml": "RayClusterMTLS",
+    "ray-cluster.network-policy-deny-all.yaml": "RayClusterNetworkPolicy",
 }
 
 
@@ -149,6 +159,10 @@ async def test_same_pods_and_services_as_kuberay(
     outcomes: dict[str, tuple[Outcome, Outcome]], file_name: str
 ) -> None:
     kuberay, rayop = outcomes[file_name]
+    if file_name in REFUSED_BY_KUBERAY:  # a known difference: see docs/known-differences.md
+        assert not kuberay.converged and not kuberay.snapshot["pods"], file_name
+        assert rayop.converged, f"rayop did not converge on {file_name}"
+        return
     assert kuberay.converged, f"KubeRay did not converge on {file_name}"
     assert rayop.converged, f"rayop did not converge on {file_name}"
     lines = unexplained(diff(kuberay.snapshot, rayop.snapshot))

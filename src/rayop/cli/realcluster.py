@@ -1,7 +1,7 @@
-"""A real Kubernetes control plane on loopback: kine, kube-apiserver, controller-manager, kwok.
+"""A real Kubernetes control plane on loopback: etcd or kine, kube-apiserver, KCM, scheduler, kwok.
 
 The binaries come from ``scripts/controlplane-build`` (cached under
-``~/.cache/rayop/controlplane/<version>/``). :class:`RealCluster` starts them as detached
+``~/.cache/rayop/controlplane/<version>/``; etcd when built, else kine). :class:`RealCluster` starts them as detached
 processes whose pids, ports and logs live in one working directory, writes an admin kubeconfig
 there (bearer token; the CA is the apiserver's self-signed certificate), creates kwok nodes and
 blocks until the cluster serves. :func:`stop_cluster` stops them again from the pid file alone,
@@ -33,11 +33,13 @@ REQUIRED_FILES = (
     "kube-apiserver",
     "kube-controller-manager",
     "kube-scheduler",
-    "kine",
     "kwok",
     "kwok-stages.yaml",
 )
-"""What a binaries directory must hold."""
+"""What a binaries directory must hold, besides a store (``etcd``, else ``kine``)."""
+STORES = ("etcd", "kine")
+"""Storage back ends in order of preference: etcd delivers watch events promptly; kine
+(SQLite) was seen holding events back for a minute after a failed (conflicting) insert."""
 
 KWOK_NODE_ANNOTATION = "kwok.x-k8s.io/node"
 
@@ -59,8 +61,11 @@ def default_binaries_dir() -> Path:
 
 
 def missing_binaries(binaries: Path) -> list[str]:
-    """Returns the names of :data:`REQUIRED_FILES` absent from ``binaries``."""
-    return [name for name in REQUIRED_FILES if not (binaries / name).is_file()]
+    """Returns the names of :data:`REQUIRED_FILES` (and a store) absent from ``binaries``."""
+    missing = [name for name in REQUIRED_FILES if not (binaries / name).is_file()]
+    if not any((binaries / store).is_file() for store in STORES):
+        missing.append(" or ".join(STORES))
+    return missing
 
 
 @dataclass(frozen=True)
@@ -147,12 +152,15 @@ class RealCluster:
     # -- start-up steps ------------------------------------------------------------------------
 
     def _start_all(self) -> None:
-        kine_port, api_port = free_port(), free_port()
+        store_port, api_port = free_port(), free_port()
         self._write_credentials()
         self.server = f"https://127.0.0.1:{api_port}"
         self._write_kubeconfig()
-        self._start_kine(kine_port)
-        self._start_apiserver(kine_port, api_port)
+        if (self.settings.binaries / "etcd").is_file():
+            self._start_etcd(store_port)
+        else:
+            self._start_kine(store_port)
+        self._start_apiserver(store_port, api_port)
         api = ApiCaller(self.server, self.token)
         wait_until(
             lambda: api.status("/api/v1/namespaces/default") == 200,
@@ -204,9 +212,7 @@ class RealCluster:
         doc = {
             "apiVersion": "v1",
             "kind": "Config",
-            "clusters": [
-                {"name": "rayop-real", "cluster": cluster}
-            ],
+            "clusters": [{"name": "rayop-real", "cluster": cluster}],
             "users": [{"name": "rayop-admin", "user": {"token": self.token}}],
             "contexts": [
                 {
@@ -218,6 +224,29 @@ class RealCluster:
         }
         self.kubeconfig.write_text(yaml.safe_dump(doc, sort_keys=False))
         self.kubeconfig.chmod(0o600)
+
+    def _start_etcd(self, port: int) -> None:
+        peer = f"http://127.0.0.1:{free_port()}"
+        client = f"http://127.0.0.1:{port}"
+        self._spawn(
+            "etcd",
+            [
+                "--name=default",
+                f"--data-dir={self.workdir / 'etcd'}",
+                f"--listen-client-urls={client}",
+                f"--advertise-client-urls={client}",
+                f"--listen-peer-urls={peer}",
+                f"--initial-advertise-peer-urls={peer}",
+                f"--initial-cluster=default={peer}",
+                "--unsafe-no-fsync",
+            ],
+        )
+        wait_until(
+            lambda: _port_open(port),
+            timeout=self.settings.start_timeout,
+            what="etcd",
+            alive=self._check_alive,
+        )
 
     def _start_kine(self, port: int) -> None:
         db = self.workdir / "kine"
@@ -238,12 +267,12 @@ class RealCluster:
             alive=self._check_alive,
         )
 
-    def _start_apiserver(self, kine_port: int, port: int) -> None:
+    def _start_apiserver(self, store_port: int, port: int) -> None:
         d = self.workdir
         self._spawn(
             "kube-apiserver",
             [
-                f"--etcd-servers=http://127.0.0.1:{kine_port}",
+                f"--etcd-servers=http://127.0.0.1:{store_port}",
                 "--bind-address=127.0.0.1",
                 "--advertise-address=127.0.0.1",
                 f"--secure-port={port}",
@@ -257,6 +286,8 @@ class RealCluster:
                 f"--service-account-signing-key-file={d / 'sa.key'}",
                 "--disable-admission-plugins=ServiceAccount",
                 "--endpoint-reconciler-type=none",
+                # default 5m; short, so that old resourceVersions expire (410) within a test
+                "--etcd-compaction-interval=5s",
             ],
         )
 

@@ -118,7 +118,8 @@ def _list(ctx: ServerContext, request: web.Request, req: ApiRequest) -> web.Resp
     meta: Obj = {"resourceVersion": str(rv)}
     if cont:
         meta["continue"] = cont
-        meta["remainingItemCount"] = remaining
+        if not q.get("labelSelector") and not q.get("fieldSelector"):
+            meta["remainingItemCount"] = remaining  # unknown (omitted) when a selector filters
     return json_response(
         {"kind": info.list_kind, "apiVersion": info.api_version, "metadata": meta, "items": page}
     )
