@@ -43,3 +43,27 @@ def test_feature_gates_parse_go_style_booleans_and_refuse_garbage() -> None:
         parse_feature_gates("RayMultiHostIndexing")
     with pytest.raises(typer.BadParameter):
         _settings(use_priority_queue="maybe")
+
+
+def test_every_kuberay_gate_can_be_set_and_an_unknown_gate_stops_startup() -> None:
+    gates = _settings(
+        feature_gates="RayClusterNetworkPolicy=true,GCSFaultToleranceEmbeddedStorage=true,"
+        "RayClusterMTLS=true,RayClusterHistoryServer=true,RayJobDeletionPolicy=false"
+    ).options.feature_gates
+    assert gates.ray_cluster_network_policy and gates.gcs_fault_tolerance_embedded_storage
+    assert gates.ray_cluster_mtls and gates.ray_cluster_history_server
+    assert gates.ray_job_deletion_policy is False
+    assert gates.ray_cron_job is False  # not named: KubeRay's default
+    with pytest.raises(typer.BadParameter, match="unrecognized feature gate: NoSuchGate"):
+        _settings(feature_gates="RayClusterMTLS=true,NoSuchGate=true")
+
+
+def test_rayop_run_exits_with_a_usage_error_on_an_unknown_gate() -> None:
+    from typer.testing import CliRunner
+
+    from rayop.cli.app import app
+
+    result = CliRunner().invoke(app, ["run", "--feature-gates=RayClusterNetworkPolicyy=true"])
+    assert result.exit_code == 2
+    output = " ".join(result.output.replace("│", " ").split())
+    assert "unrecognized feature gate: RayClusterNetworkPolicyy" in output

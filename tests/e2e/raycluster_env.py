@@ -21,7 +21,7 @@ import yaml
 from prometheus_client import CollectorRegistry
 
 from rayop.api.crds import build_crds
-from rayop.controllers.raycluster.options import OperatorOptions
+from rayop.controllers.raycluster.options import FeatureGates, OperatorOptions
 from rayop.controllers.raycluster.setup import setup_raycluster_controller
 from rayop.kube.client import KubeClient
 from rayop.kube.config import KubeConfig
@@ -39,6 +39,14 @@ SAMPLES = (
 FAST_KUBELET = KubeletConfig(
     pending_delay=0.02, running_delay=0.05, ready_delay=0.05, delete_delay=0.05, seed=7
 )
+GATED_SAMPLES: dict[str, str] = {
+    "ray-cluster.historyserver.yaml": "RayClusterHistoryServer",
+    "ray-cluster.mtls.yaml": "RayClusterMTLS",
+    "ray-cluster.network-policy-deny-all.yaml": "RayClusterNetworkPolicy",
+}
+"""KubeRay samples that use a feature behind an alpha gate (off by default) -> that gate."""
+SAMPLE_GATES = FeatureGates().with_overrides(dict.fromkeys(GATED_SAMPLES.values(), True))
+"""Feature gates under which every RayCluster sample is accepted."""
 
 Obj = dict[str, Any]
 

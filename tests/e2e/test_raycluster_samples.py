@@ -1,4 +1,9 @@
-"""Every KubeRay v1.7 RayCluster sample converges on rayop (one control plane for all of them)."""
+"""Every KubeRay v1.7 RayCluster sample converges on rayop (one control plane for all of them).
+
+The samples that use a feature behind an alpha feature gate (``GATED_SAMPLES``) are refused
+under the default gates, as KubeRay refuses them (Warning event ``InvalidRayClusterSpec``, a
+status reason, no pods), and converge on an operator started with their gates on.
+"""
 
 from __future__ import annotations
 
@@ -7,11 +12,22 @@ from collections.abc import AsyncIterator
 
 import pytest
 import pytest_asyncio
-from raycluster_env import OperatorEnv, eventually, load_sample, running_operator, sample_files
+from raycluster_env import (
+    GATED_SAMPLES,
+    SAMPLE_GATES,
+    OperatorEnv,
+    eventually,
+    load_sample,
+    running_operator,
+    sample_files,
+)
+
+from rayop.controllers.raycluster.options import OperatorOptions
 
 pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.slow]
 
 SAMPLE_FILES = sample_files()
+UNGATED_FILES = [f for f in SAMPLE_FILES if f not in GATED_SAMPLES]
 
 
 def namespace_for(file_name: str) -> str:
@@ -32,12 +48,11 @@ async def samples_env() -> AsyncIterator[OperatorEnv]:
 
 async def test_samples_are_found() -> None:
     assert len(SAMPLE_FILES) >= 35
+    assert set(GATED_SAMPLES) <= set(SAMPLE_FILES)
 
 
-@pytest.mark.parametrize("file_name", SAMPLE_FILES)
-async def test_sample_converges(samples_env: OperatorEnv, file_name: str) -> None:
-    env = samples_env
-    ns = namespace_for(file_name)
+async def assert_converged(env: OperatorEnv, file_name: str, ns: str) -> None:
+    """Waits until every RayCluster of a sample is ready, then checks what was made for it."""
     for raycluster in load_sample(file_name):
         name = raycluster["metadata"]["name"]
         await eventually(
@@ -63,3 +78,43 @@ async def test_sample_converges(samples_env: OperatorEnv, file_name: str) -> Non
         if raycluster["spec"].get("enableInTreeAutoscaling"):
             assert any(sa["metadata"]["name"] for sa in env.objects("serviceaccounts", ns))
             assert env.objects("roles", ns, group="rbac.authorization.k8s.io")
+
+
+@pytest.mark.parametrize("file_name", UNGATED_FILES)
+async def test_sample_converges(samples_env: OperatorEnv, file_name: str) -> None:
+    await assert_converged(samples_env, file_name, namespace_for(file_name))
+
+
+@pytest.mark.parametrize("file_name", sorted(GATED_SAMPLES))
+async def test_gated_sample_is_refused_under_default_gates(
+    samples_env: OperatorEnv, file_name: str
+) -> None:
+    env = samples_env
+    ns = namespace_for(file_name)
+    gate = GATED_SAMPLES[file_name]
+    for raycluster in load_sample(file_name):
+        name = raycluster["metadata"]["name"]
+
+        def refused(name: str = name) -> bool:
+            return any(
+                e["regarding"].get("name") == name and e["type"] == "Warning" and gate in e["note"]
+                for e in env.events(ns, "InvalidRayClusterSpec")
+            )
+
+        await eventually(refused, what=f"{file_name}: InvalidRayClusterSpec naming {gate}")
+        reason = ((env.raycluster(ns, name) or {}).get("status") or {}).get("reason", "")
+        assert reason.startswith("InvalidRayClusterSpec: ") and gate in reason
+        assert env.pods(ns, name, live_only=False) == []
+    assert env.objects("services", ns) == []
+
+
+async def test_gated_samples_converge_with_their_gates_on() -> None:
+    options = OperatorOptions(feature_gates=SAMPLE_GATES)
+    async with running_operator(concurrency=4, options=options) as env:
+        for file_name in sorted(GATED_SAMPLES):
+            for raycluster in load_sample(file_name):
+                await env.apply(raycluster, namespace_for(file_name))
+        for file_name in sorted(GATED_SAMPLES):
+            ns = namespace_for(file_name)
+            await assert_converged(env, file_name, ns)
+            assert env.events(ns, "InvalidRayClusterSpec") == []

@@ -32,11 +32,21 @@ def _duplicate_group(obj: dict[str, Any]) -> None:
     groups.append(dict(groups[0]))
 
 
+def _embedded_gcs_ft(obj: dict[str, Any]) -> None:
+    obj["spec"]["gcsFaultToleranceOptions"] = {"backend": "rocksdb"}  # alpha gate, off by default
+
+
+def _network_policy(obj: dict[str, Any]) -> None:
+    obj["spec"]["networkPolicy"] = {"mode": "DenyAllIngress"}  # alpha gate, off by default
+
+
 CASES: dict[str, tuple[Callable[[dict[str, Any]], None], str]] = {
     "min-over-max": (_min_over_max, "minReplicas"),
     "long-name": (_long_name, "name"),
     "no-group-name": (_no_group_name, "groupName"),
     "duplicate-group": (_duplicate_group, "groupName"),
+    "gate-off-embedded-gcs-ft": (_embedded_gcs_ft, "GCSFaultToleranceEmbeddedStorage"),
+    "gate-off-network-policy": (_network_policy, "RayClusterNetworkPolicy"),
 }
 
 

@@ -27,6 +27,7 @@ from chart_install import NAMESPACE, kubectl_install, render_release
 from prometheus_client import CollectorRegistry
 from raycluster_env import (
     FAST_KUBELET,
+    SAMPLE_GATES,
     OperatorEnv,
     eventually,
     load_sample,
@@ -239,7 +240,7 @@ async def test_chart_grants_are_exactly_what_the_operator_uses(tmp_path: Path) -
                 leader_election=True,
                 leader_election_namespace=NAMESPACE,
             )
-            options = OperatorOptions()
+            options = OperatorOptions(feature_gates=SAMPLE_GATES)  # every sample is accepted
             controller = setup_raycluster_controller(
                 manager, options=options, max_concurrent_reconciles=4
             )

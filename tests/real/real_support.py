@@ -136,9 +136,14 @@ async def user_client(kubeconfig: str) -> AsyncIterator[KubeClient]:
 
 @contextlib.asynccontextmanager
 async def rayop_operator(
-    kubeconfig: str, *, watch_namespaces: Sequence[str] | None = None, concurrency: int = 4
+    kubeconfig: str,
+    *,
+    watch_namespaces: Sequence[str] | None = None,
+    concurrency: int = 4,
+    options: OperatorOptions | None = None,
 ) -> AsyncIterator[Manager]:
-    """Runs rayop's RayCluster controller against ``kubeconfig`` until the block exits."""
+    """Runs rayop's RayCluster controller against ``kubeconfig`` until the block exits
+    (``options``: KubeRay's defaults unless given)."""
     config = await load_config(kubeconfig=kubeconfig)
     async with KubeClient(config) as client:
         manager = Manager(
@@ -150,7 +155,7 @@ async def rayop_operator(
             watch_namespaces=watch_namespaces,
         )
         setup_raycluster_controller(
-            manager, options=OperatorOptions(), max_concurrent_reconciles=concurrency
+            manager, options=options or OperatorOptions(), max_concurrent_reconciles=concurrency
         )
         task = asyncio.create_task(manager.run())
         try:

@@ -53,7 +53,7 @@ KNOWN_DIFFERENCES: dict[str, str] = {
     ),
 }
 REFUSED_BY_KUBERAY: dict[str, str] = {
-    # sample -> feature gate KubeRay v1.7 requires (off by default); rayop has no such gate
+    # sample -> the alpha feature gate it needs (off by default): both operators refuse it
     "ray-cluster.historyserver.yaml": "RayClusterHistoryServer",
     "ray-cluster.mtls.yaml": "RayClusterMTLS",
     "ray-cluster.network-policy-deny-all.yaml": "RayClusterNetworkPolicy",
@@ -159,9 +159,9 @@ async def test_same_pods_and_services_as_kuberay(
     outcomes: dict[str, tuple[Outcome, Outcome]], file_name: str
 ) -> None:
     kuberay, rayop = outcomes[file_name]
-    if file_name in REFUSED_BY_KUBERAY:  # a known difference: see docs/known-differences.md
+    if file_name in REFUSED_BY_KUBERAY:  # gate off by default: both refuse, no pods
         assert not kuberay.converged and not kuberay.snapshot["pods"], file_name
-        assert rayop.converged, f"rayop did not converge on {file_name}"
+        assert not rayop.converged and not rayop.snapshot["pods"], file_name
         return
     assert kuberay.converged, f"KubeRay did not converge on {file_name}"
     assert rayop.converged, f"rayop did not converge on {file_name}"

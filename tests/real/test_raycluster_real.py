@@ -25,6 +25,7 @@ from real_support import (
     user_client,
 )
 
+from rayop.controllers.raycluster.options import FeatureGates, OperatorOptions
 from rayop.kube.client import KubeClient
 from rayop.kube.errors import NotFound
 from rayop.kube.resources import PODS, RAY_CLUSTERS, SERVICES
@@ -36,6 +37,12 @@ pytestmark = [
 ]
 
 SAMPLE_FILES = eligible_samples()
+SAMPLE_OPTIONS = OperatorOptions(
+    feature_gates=FeatureGates(
+        ray_cluster_history_server=True, ray_cluster_mtls=True, ray_cluster_network_policy=True
+    )
+)
+"""The alpha gates some samples need (off by default, as in KubeRay) turned on."""
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
@@ -43,7 +50,7 @@ async def operator(real_kubeconfig: str) -> AsyncIterator[KubeClient]:
     """rayop's RayCluster controller on the real control plane; yields a user client."""
     async with (
         user_client(real_kubeconfig) as client,
-        rayop_operator(real_kubeconfig, concurrency=4),
+        rayop_operator(real_kubeconfig, concurrency=4, options=SAMPLE_OPTIONS),
     ):
         yield client
 

@@ -239,6 +239,8 @@ class OperatorUnderTest(Protocol):
 
     controller: str
     in_process: bool
+    pid: int | None
+    """The external operator's process (for CPU and RSS), None when unknown or in process."""
 
     async def __aenter__(self) -> Self:
         """Starts (or connects to) the operator; blocks until it is ready."""
@@ -255,6 +257,7 @@ class InProcessOperator:
 
     controller = "raycluster"
     in_process = True
+    pid: int | None = None
 
     def __init__(self, config: KubeConfig, settings: OperatorSettings) -> None:
         self.metrics = OperatorMetrics()
@@ -289,24 +292,49 @@ class InProcessOperator:
 
 
 class ExternalOperator:
-    """An operator running elsewhere (KubeRay, say), observed through its /metrics URL."""
+    """An operator running elsewhere (KubeRay, say), observed through its /metrics URL.
+
+    Args:
+        metrics_url: The operator's Prometheus endpoint.
+        pid: Its process id on this machine, for CPU seconds and peak RSS (psutil).
+        ready_timeout: Seconds to wait for the endpoint to report its RayCluster controller.
+    """
 
     in_process = False
 
-    def __init__(self, metrics_url: str) -> None:
+    def __init__(
+        self, metrics_url: str, *, pid: int | None = None, ready_timeout: float = 60.0
+    ) -> None:
         self._url = metrics_url
         self._session: aiohttp.ClientSession | None = None
+        self._ready_timeout = ready_timeout
+        self.pid = pid
         self.controller = "raycluster"
 
     async def __aenter__(self) -> ExternalOperator:
+        """Blocks until the endpoint reports a RayCluster controller (KubeRay names it
+        ``raycluster-controller``, rayop ``raycluster``); an operator that is still starting
+        answers without controller series, and reading it then would mislabel every figure.
+
+        Raises:
+            RuntimeError: No RayCluster controller appeared within ``ready_timeout``.
+        """
         self._session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=5))
-        snap = await self.snapshot()
-        names = [
-            labels.get("controller", "")
-            for labels, _ in snap.select("controller_runtime_max_concurrent_reconciles")
-        ]
-        self.controller = next((n for n in names if "raycluster" in n.lower()), self.controller)
-        return self
+        deadline = asyncio.get_running_loop().time() + self._ready_timeout
+        while True:
+            snap = await self.snapshot()
+            names = [
+                labels.get("controller", "")
+                for labels, _ in snap.select("controller_runtime_max_concurrent_reconciles")
+            ]
+            found = next((n for n in names if "raycluster" in n.lower()), None)
+            if found is not None:
+                self.controller = found
+                return self
+            if asyncio.get_running_loop().time() > deadline:
+                await self._session.close()
+                raise RuntimeError(f"{self._url} reports no RayCluster controller")
+            await asyncio.sleep(0.5)
 
     async def __aexit__(self, *exc: object) -> None:
         if self._session is not None:

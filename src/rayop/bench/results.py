@@ -60,6 +60,8 @@ class ConcurrencyResult:
     api_latency_p50: float | None = None
     api_latency_p99: float | None = None
     operator_requests: int = 0
+    operator_requests_by_method: dict[str, int] = field(default_factory=dict)
+    """The operator's own requests (rest_client_requests_total) by HTTP method."""
     throttle_wait_seconds: float = 0.0
     """Sum of rest_client_rate_limiter_duration_seconds."""
     throttle_wait_mean: float | None = None

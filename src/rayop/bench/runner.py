@@ -64,6 +64,8 @@ class BenchConfig:
     in_process: bool = False
     external_metrics_url: str | None = None
     """Set to observe an external operator instead of running rayop's."""
+    external_operator_pid: int | None = None
+    """The external operator's process id, for its CPU seconds and peak RSS."""
     timeout: float = 600.0
     """Seconds one concurrency value may take before it is reported as timed out."""
 
@@ -123,7 +125,7 @@ async def run_once(
 
 def _operator(config: BenchConfig, cp: ControlPlane, concurrency: int) -> OperatorUnderTest:
     if config.external_metrics_url:
-        return ExternalOperator(config.external_metrics_url)
+        return ExternalOperator(config.external_metrics_url, pid=config.external_operator_pid)
     settings = OperatorSettings(
         reconcile_concurrency=concurrency,
         metrics_addr="0",
@@ -144,7 +146,7 @@ class _Sampler:
         self.operator = operator
         self.samples: list[WorkerSample] = []
         self._tick = tick
-        self._proc = psutil.Process()
+        self._proc = psutil.Process(operator.pid) if operator.pid else psutil.Process()
         self._t0 = time.monotonic()
         self._task: asyncio.Task[None] | None = None
 
@@ -161,7 +163,10 @@ class _Sampler:
     async def _run(self) -> None:
         while True:
             snap = await self.operator.snapshot()
-            rss = float(self._proc.memory_info().rss) if self.operator.in_process else 0.0
+            rss = 0.0
+            if self.operator.in_process or self.operator.pid:
+                with contextlib.suppress(psutil.Error):
+                    rss = float(self._proc.memory_info().rss)
             t = time.monotonic() - self._t0
             self.samples.append(read_sample(snap, self.operator.controller, t, rss))
             self._tick()
@@ -209,7 +214,7 @@ async def _measure(
 
     before = await operator.snapshot()
     counts_before = await cp.request_counts(user)
-    cpu0, t0 = time.process_time(), time.monotonic()
+    cpu0, t0 = operator_cpu_seconds(operator), time.monotonic()
     sampler = _Sampler(operator, tick("measure"))
     sampler.start()
     if not timed_out:
@@ -221,7 +226,8 @@ async def _measure(
         except TimeoutError:
             timed_out = True
     elapsed = time.monotonic() - t0
-    cpu = time.process_time() - cpu0
+    cpu_end = operator_cpu_seconds(operator)
+    cpu = None if cpu_end is None or cpu0 is None else cpu_end - cpu0
     await sampler.stop()
     after = await operator.snapshot()
     await asyncio.sleep(0.5)  # let late duplicate creates (if any) reach the server
@@ -247,6 +253,18 @@ async def _measure(
         ctx=ctx,
         timed_out=timed_out,
     )
+
+
+def operator_cpu_seconds(operator: OperatorUnderTest) -> float | None:
+    """Returns the operator's CPU seconds so far: this process's when it runs here, the
+    external process's (user + system, psutil) when its pid is known, else None."""
+    if operator.in_process:
+        return time.process_time()
+    if operator.pid:
+        with contextlib.suppress(psutil.Error):
+            times = psutil.Process(operator.pid).cpu_times()
+            return float(times.user + times.system)
+    return None
 
 
 def latency_stats(values: Sequence[float]) -> LatencyStats:
@@ -280,7 +298,7 @@ def _result(
     measured: list[Target],
     elapsed: float,
     max_wait: float,
-    cpu: float,
+    cpu: float | None,
     ctx: ScenarioContext,
     timed_out: bool,
 ) -> ConcurrencyResult:
@@ -303,6 +321,11 @@ def _result(
         return int(after.total(metric, **match) - before.total(metric, **match))
 
     errors = delta("controller_runtime_reconcile_errors_total", controller=name)
+    # Every attempt by HTTP method; controller-runtime (KubeRay) exports this counter but not
+    # the duration histogram, so it is the comparable request count of either operator.
+    methods = after.by_label("rest_client_requests_total", "method")
+    methods_before = before.by_label("rest_client_requests_total", "method")
+    by_method = {m: int(n - methods_before.get(m, 0.0)) for m, n in sorted(methods.items()) if m}
     conflicts = delta("rest_client_requests_total", code="409")
     by_verb: Counter[str] = Counter()
     for (verb, _res, _sub, _code), n in requests.items():
@@ -346,7 +369,8 @@ def _result(
         api_server_latency_mean=(api.sum - throttle.sum) / api.count if api.count else None,
         api_latency_p50=api.quantile(0.5),
         api_latency_p99=api.quantile(0.99),
-        operator_requests=int(api.count),
+        operator_requests=int(api.count) or sum(by_method.values()),
+        operator_requests_by_method={m: n for m, n in by_method.items() if n},
         throttle_wait_seconds=throttle.sum,
         throttle_wait_mean=throttle.mean,
         throttle_wait_p99=throttle.quantile(0.99),
@@ -354,8 +378,8 @@ def _result(
         pod_creates=creates,
         expected_pod_creates=ctx.expected_pod_creates,
         duplicate_pod_creates=max(0, creates - ctx.expected_pod_creates),
-        operator_cpu_seconds=cpu if operator.in_process else None,
-        operator_peak_rss_mb=rss / 2**20 if operator.in_process else None,
+        operator_cpu_seconds=cpu,
+        operator_peak_rss_mb=rss / 2**20 if operator.in_process or operator.pid else None,
         samples=[(s.t, s.active_workers, s.max_workers, s.queue_depth) for s in samples],
         notes=list(ctx.log),
     )

@@ -83,6 +83,10 @@ def bench(
     external_metrics_url: Annotated[
         str | None, typer.Option(help="The external operator's /metrics URL.")
     ] = None,
+    external_operator_pid: Annotated[
+        int | None,
+        typer.Option(help="The external operator's process id (for its CPU seconds and RSS)."),
+    ] = None,
     timeout: Annotated[float, typer.Option(help="Seconds allowed per concurrency value.")] = 600.0,
 ) -> None:
     """Compare --reconcile-concurrency values on a seeded scenario and recommend one."""
@@ -117,6 +121,7 @@ def bench(
         kubeconfig=kubeconfig,
         in_process=in_process,
         external_metrics_url=external_metrics_url if external_operator else None,
+        external_operator_pid=external_operator_pid if external_operator else None,
         timeout=timeout,
     )
     logging.basicConfig(level=logging.CRITICAL)  # expected 409s are logged as reconcile errors

@@ -54,7 +54,12 @@ PriorityQueueOpt = Annotated[
 LogLevelOpt = Annotated[str, typer.Option("--log-level", help="debug, info, warning or error.")]
 LogFormatOpt = Annotated[str, typer.Option("--log-format", help="json or console.")]
 FeatureGatesOpt = Annotated[
-    str, typer.Option("--feature-gates", help="Comma-separated key=value feature gates.")
+    str,
+    typer.Option(
+        "--feature-gates",
+        help="Comma-separated Name=bool KubeRay feature gates, for example "
+        "RayClusterNetworkPolicy=true; an unknown name is an error.",
+    ),
 ]
 
 
@@ -74,24 +79,20 @@ def parse_feature_gates(value: str) -> dict[str, bool]:
 
 
 def operator_options(feature_gates: str) -> OperatorOptions:
-    """Returns KubeRay's environment options with ``--feature-gates`` applied."""
+    """Returns KubeRay's environment options with ``--feature-gates`` applied.
+
+    Raises:
+        typer.BadParameter: an entry does not parse, or names a gate KubeRay v1.7 does not have.
+    """
     from rayop.controllers.raycluster.options import OperatorOptions
 
     options = OperatorOptions.from_env()
-    gates = parse_feature_gates(feature_gates)
-    if not gates:
-        return options
-    known = {f.name: f for f in dataclasses.fields(options.feature_gates)}
-    updates: dict[str, bool] = {}
-    for name, value in gates.items():
-        attr = "".join("_" + c.lower() if c.isupper() else c for c in name).lstrip("_")
-        if attr in known:
-            updates[attr] = value
-        else:
-            log.warning("feature gate %s is not implemented by rayop; ignored", name)
-    return dataclasses.replace(
-        options, feature_gates=dataclasses.replace(options.feature_gates, **updates)
-    )
+    try:
+        gates = options.feature_gates.with_overrides(parse_feature_gates(feature_gates))
+    except ValueError as err:
+        raise typer.BadParameter(f"--feature-gates: {err}") from err
+    log.info("feature gates: %s", gates.by_name())
+    return dataclasses.replace(options, feature_gates=gates)
 
 
 def configure_logging(level: str, fmt: str) -> None:

@@ -4,7 +4,9 @@ The binaries come from ``scripts/controlplane-build`` (cached under
 ``~/.cache/rayop/controlplane/<version>/``; etcd when built, else kine). :class:`RealCluster` starts them as detached
 processes whose pids, ports and logs live in one working directory, writes an admin kubeconfig
 there (bearer token; the CA is the apiserver's self-signed certificate), creates kwok nodes and
-blocks until the cluster serves. :func:`stop_cluster` stops them again from the pid file alone,
+blocks until the cluster serves. The apiserver tunnels its pod-network traffic (services proxy)
+to a Unix socket beside the kubeconfig (:data:`POD_NETWORK_SOCKET`), and kwok leaves K8sJobMode
+submitter pods running, so that a test can play the Ray heads and submitters kwok cannot run. :func:`stop_cluster` stops them again from the pid file alone,
 so ``rayop dev real-cluster down`` and a pytest fixture share the same code.
 
 Everything here is synchronous and uses only the standard library (plus PyYAML), so a pytest
@@ -23,6 +25,13 @@ from pathlib import Path
 
 import yaml
 
+from rayop.cli.realcluster_config import (
+    POD_NETWORK_SOCKET,
+    SUBMITTER_ENV,
+    egress_selector_config,
+    kwok_stages,
+    pod_network_socket,
+)
 from rayop.cli.realcluster_http import ApiCaller, wait_until
 from rayop.cli.realcluster_procs import running_pids, stop_cluster, tail_log, write_state
 
@@ -42,6 +51,20 @@ STORES = ("etcd", "kine")
 (SQLite) was seen holding events back for a minute after a failed (conflicting) insert."""
 
 KWOK_NODE_ANNOTATION = "kwok.x-k8s.io/node"
+
+__all__ = [
+    "POD_NETWORK_SOCKET",
+    "SUBMITTER_ENV",
+    "RealCluster",
+    "RealClusterError",
+    "RealClusterInfo",
+    "RealClusterSettings",
+    "default_binaries_dir",
+    "free_port",
+    "kwok_stages",
+    "missing_binaries",
+    "pod_network_socket",
+]
 
 
 class RealClusterError(RuntimeError):
@@ -288,8 +311,16 @@ class RealCluster:
                 "--endpoint-reconciler-type=none",
                 # default 5m; short, so that old resourceVersions expire (410) within a test
                 "--etcd-compaction-interval=5s",
+                f"--egress-selector-config-file={self._write_egress_config()}",
             ],
         )
+
+    def _write_egress_config(self) -> Path:
+        """Writes the egress selector config that tunnels "cluster" traffic to the socket."""
+        doc = egress_selector_config(pod_network_socket(self.kubeconfig))
+        path = self.workdir / "egress-selector.yaml"
+        path.write_text(yaml.safe_dump(doc, sort_keys=False))
+        return path
 
     def _component_flags(self, port: int) -> list[str]:
         kubeconfig = str(self.kubeconfig)
@@ -317,11 +348,13 @@ class RealCluster:
         self._spawn("kube-scheduler", self._component_flags(free_port()))
 
     def _start_kwok(self) -> None:
+        stages = self.workdir / "kwok-stages.yaml"
+        stages.write_text(kwok_stages((self.settings.binaries / "kwok-stages.yaml").read_text()))
         self._spawn(
             "kwok",
             [
                 f"--kubeconfig={self.kubeconfig}",
-                f"--config={self.settings.binaries / 'kwok-stages.yaml'}",
+                f"--config={stages}",
                 "--manage-all-nodes=false",
                 f"--manage-nodes-with-annotation-selector={KWOK_NODE_ANNOTATION}=fake",
                 "--cidr=10.244.0.0/16",

@@ -20,6 +20,7 @@ from rayop.api.validation import validate_raycluster, validate_raycluster_status
 from rayop.controllers.raycluster import cluster_spec as cs
 from rayop.controllers.raycluster import events as ev
 from rayop.controllers.raycluster import labels, names, rbac, services
+from rayop.controllers.raycluster.gate_checks import raycluster_gate_problems
 from rayop.controllers.raycluster.pods import owner_reference
 from rayop.controllers.raycluster.reconcile_context import ReconcileContext
 from rayop.controllers.raycluster.status_sync import write_status_reason
@@ -66,11 +67,15 @@ async def apply_defaults(ctx: ReconcileContext) -> Result | None:
 async def validate(ctx: ReconcileContext) -> Result | None:
     """Refuses a spec the controller cannot use: Warning event, ``status.reason``, no requeue.
 
+    A spec that uses a feature whose gate is off (``ctx.deps.options.feature_gates``) is
+    refused the same way.
+
     Raises:
         InvalidStatusError: the status is contradictory (requeued with backoff).
         Conflict: the status write lost a race.
     """
     problems = validate_raycluster(ctx.cached)
+    problems += raycluster_gate_problems(ctx.cached, ctx.deps.options.feature_gates)
     if problems:
         message = "; ".join(problems)
         metadata_problem = all(p.startswith("metadata.") for p in problems)

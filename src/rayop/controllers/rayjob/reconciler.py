@@ -3,7 +3,8 @@
 1. read the RayJob from the cache (gone: done); skip it when ``spec.managedBy`` names another
    controller;
 2. being deleted: stop a non-terminal Ray job (best effort), remove the finalizer, done;
-3. validation: problems give a Warning event and ``ValidationFailed`` (terminal);
+3. validation (including specs using a feature whose gate is off): problems give a Warning
+   event and ``ValidationFailed`` (terminal);
 4. the phase handler of ``status.jobDeploymentStatus`` (see :mod:`.phases`);
 5. unless the handler ended the pass: count retries (``backoffLimit``), write the status only
    when it changed where KubeRay looks, requeue in 3 s.
@@ -19,6 +20,7 @@ from rayop.api.rayjob import JobDeploymentStatus, JobFailedReason, RayJob, RayJo
 from rayop.api.validation import validate_rayjob
 from rayop.controllers.dashboard_client import DashboardError
 from rayop.controllers.dashboard_models import is_terminal
+from rayop.controllers.raycluster.gate_checks import rayjob_gate_problems
 from rayop.controllers.rayjob import actions
 from rayop.controllers.rayjob.context import PassContext, RayJobDeps
 from rayop.controllers.rayjob.phases import PHASES, REQUEUE_SECONDS
@@ -68,6 +70,7 @@ class RayJobReconciler:
         if managed_by and managed_by != MANAGED_BY_KUBERAY:
             return Result()
         problems = validate_rayjob(raw)
+        problems += rayjob_gate_problems(raw, self.deps.options.feature_gates)
         if raw["metadata"].get("deletionTimestamp"):
             return await self._finalize(request, raw, valid=not problems)
         if problems:

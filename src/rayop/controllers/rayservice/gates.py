@@ -4,7 +4,8 @@
   controller (MultiKueue);
 * a RayService being deleted gets every cluster it created deleted at once, then loses the
   ``ray.io/rayservice-finalizer``; otherwise the finalizer is added when missing;
-* an invalid spec gets a Warning event and ``Ready=False/ValidationFailed``, and no requeue:
+* an invalid spec (a feature whose gate is off included) gets a Warning event and
+  ``Ready=False/ValidationFailed``, and no requeue:
   the next spec change triggers a new pass (kuberay-v1.md §6 steps 1, 4 and 5).
 """
 
@@ -15,6 +16,7 @@ import logging
 from rayop.api.common import MANAGED_BY_KUBERAY
 from rayop.api.rayservice import RayServiceConditionReason as Reason
 from rayop.api.validation import validate_rayservice
+from rayop.controllers.raycluster.gate_checks import rayservice_gate_problems
 from rayop.controllers.rayservice import settings
 from rayop.controllers.rayservice.cleanup import delete_cluster
 from rayop.controllers.rayservice.context import ServiceContext, rfc3339
@@ -72,6 +74,7 @@ async def validate(ctx: ServiceContext) -> Result | None:
         rayop.kube.errors.ApiError: the status write failed.
     """
     problems = validate_rayservice(ctx.cached)
+    problems += rayservice_gate_problems(ctx.cached, ctx.deps.options.feature_gates)
     if not problems:
         return None
     message = "; ".join(problems)

@@ -1,0 +1,245 @@
+"""Benchmark: KubeRay v1.7.0 beside rayop on a real kube-apiserver with kwok nodes (not a test).
+
+For each ``--reconcile-concurrency`` value and each operator, one after the other on this
+machine, it starts a FRESH real control plane (``rayop dev real-cluster``'s etcd,
+kube-apiserver, controller-manager, scheduler and kwok; a few seconds), starts the operator as
+a child process with the same flags (``--reconcile-concurrency N --metrics-addr :PORT
+--enable-leader-election=false``, admin kubeconfig in ``KUBECONFIG``), and runs::
+
+    rayop bench --kubeconfig K --external-operator --external-metrics-url URL \
+        --external-operator-pid PID --concurrency N --clusters 100 --workers 10 --json ...
+
+which creates the RayClusters (simple CPU-only clusters: a head and one group of W workers) and
+waits until every one is ready. Then the operator and the control plane are stopped, so no run
+sees another's objects. Reported per run and as ratios rayop/KubeRay:
+
+- seconds until all clusters are ready, and per-cluster ready latency p50/p95;
+- API requests by verb that the apiserver served during the measured phase
+  (``apiserver_request_total`` deltas; ALL clients: kwok, the controller-manager, the scheduler
+  and the bench's own creates and watches are included, and are the same for both operators);
+- the operator's own requests by HTTP method (its ``rest_client_requests_total`` deltas);
+- operator CPU seconds (user + system) and peak RSS, read with psutil on the operator process.
+
+It runs by hand only, never in CI: the KubeRay operator cannot be built there (the Go module
+proxy answers ``github.com/ray-project/kuberay/ray-operator@v1.7.0``'s module zip with 403), so
+it needs a binary built from a source snapshot (``--kuberay`` / ``$RAYOP_KUBERAY_BINARY``). On
+2 shared cores the whole control plane competes with the operator for CPU; compare ratios from
+one invocation, not absolute figures across machines. Run::
+
+    .venv/bin/python benchmarks/side_by_side.py [--clusters 100] [--workers 10] \
+        [--concurrency 1,4] [--kuberay PATH] [--json out.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rayop.cli.realcluster import RealCluster, RealClusterSettings, free_port
+
+REPO = Path(__file__).resolve().parents[1]
+VERBS = ("create", "get", "list", "watch", "update", "patch", "delete")
+OPERATORS = ("kuberay", "rayop")
+
+
+@dataclass(frozen=True)
+class Run:
+    """One measured run: which operator, at which concurrency, and the bench's result."""
+
+    operator: str
+    concurrency: int
+    result: dict[str, Any]
+
+
+def default_kuberay() -> Path:
+    """Returns ``$RAYOP_KUBERAY_BINARY`` or the first cached KubeRay operator binary."""
+    explicit = os.environ.get("RAYOP_KUBERAY_BINARY")
+    if explicit:
+        return Path(explicit)
+    cache = Path(os.environ.get("RAYOP_CACHE_DIR") or Path.home() / ".cache" / "rayop")
+    for sub in ("kuberay", "kuberay-local"):
+        candidate = cache / sub / "v1.7.0" / "ray-operator"
+        if candidate.is_file():
+            return candidate
+    return cache / "kuberay" / "v1.7.0" / "ray-operator"
+
+
+def operator_command(
+    operator: str, kuberay: Path, kubeconfig: Path, concurrency: int, port: int
+) -> list[str]:
+    """Returns the operator's command line (the same flags for both)."""
+    flags = [
+        f"--reconcile-concurrency={concurrency}",
+        f"--metrics-addr=:{port}",
+        "--health-probe-bind-address=0",
+        "--enable-leader-election=false",
+    ]
+    if operator == "kuberay":
+        return [str(kuberay), *flags]
+    return [str(REPO / ".venv" / "bin" / "rayop"), "run", f"--kubeconfig={kubeconfig}", *flags]
+
+
+def wait_for_metrics(url: str, proc: subprocess.Popen[bytes], timeout: float = 60.0) -> None:
+    """Blocks until the operator's /metrics reports its RayCluster controller."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"the operator exited with code {proc.returncode}")
+        try:
+            with urllib.request.urlopen(url, timeout=2) as resp:
+                if b"controller_runtime_max_concurrent_reconciles" in resp.read():
+                    return
+        except OSError:
+            pass
+        time.sleep(0.3)
+    raise TimeoutError(f"{url} did not come up in {timeout} s")
+
+
+def run_one(
+    operator: str, concurrency: int, args: argparse.Namespace, workdir: Path
+) -> dict[str, Any]:
+    """Runs one operator at one concurrency on a fresh control plane; blocks; returns the
+    bench's result for it."""
+    cluster = RealCluster(RealClusterSettings(workdir=workdir, nodes=args.nodes))
+    info = cluster.start()
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/metrics"
+    env = {**os.environ, "KUBECONFIG": str(info.kubeconfig)}
+    out = workdir / "bench.json"
+    log = (workdir / f"{operator}.log").open("wb")
+    proc = subprocess.Popen(
+        operator_command(operator, args.kuberay, info.kubeconfig, concurrency, port),
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+    )
+    try:
+        wait_for_metrics(url, proc)
+        bench = [
+            sys.executable, "-m", "rayop", "bench",
+            "--kubeconfig", str(info.kubeconfig),
+            "--external-operator", "--external-metrics-url", url,
+            "--external-operator-pid", str(proc.pid),
+            "--concurrency", str(concurrency),
+            "--clusters", str(args.clusters), "--workers", str(args.workers),
+            "--timeout", str(args.timeout), "--json", str(out),
+        ]  # fmt: skip
+        subprocess.run(bench, env=env, check=True, stdout=subprocess.DEVNULL)
+        if proc.poll() is not None:
+            raise RuntimeError(f"{operator} exited during the run (see {log.name})")
+        return dict(json.loads(out.read_text())["results"][0])
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
+        cluster.stop()
+
+
+def _fmt(value: Any, digits: int = 1) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def _ratio(rayop: Any, kuberay: Any) -> str:
+    if not isinstance(rayop, int | float) or not isinstance(kuberay, int | float) or not kuberay:
+        return "-"
+    return f"{rayop / kuberay:.2f}"
+
+
+def rows(result: dict[str, Any]) -> list[tuple[str, Any]]:
+    """The reported figures of one run, in table order."""
+    served = result.get("api_requests_by_verb") or {}
+    own = result.get("operator_requests_by_method") or {}
+    latency = result.get("ready_latency") or {}
+    out: list[tuple[str, Any]] = [
+        ("time until all ready (s)", result.get("seconds_until_all_ready")),
+        ("ready latency p50 (s)", latency.get("p50")),
+        ("ready latency p95 (s)", latency.get("p95")),
+        ("timed out", result.get("timed_out")),
+        (
+            "pod creates (dup)",
+            f"{result.get('pod_creates')} ({result.get('duplicate_pod_creates')})",
+        ),
+    ]
+    out += [(f"apiserver {v} (all clients)", served.get(v, 0)) for v in VERBS]
+    out.append(("apiserver total (all clients)", sum(served.values())))
+    out += [(f"operator {m}", n) for m, n in sorted(own.items())]
+    out.append(("operator requests", result.get("operator_requests")))
+    out.append(("operator CPU (s)", result.get("operator_cpu_seconds")))
+    out.append(("operator peak RSS (MB)", result.get("operator_peak_rss_mb")))
+    return out
+
+
+def table(runs: list[Run]) -> str:
+    """Renders a Markdown table: per concurrency, KubeRay, rayop and rayop/KubeRay."""
+    values = sorted({r.concurrency for r in runs})
+    by = {(r.operator, r.concurrency): r.result for r in runs}
+    header = ["metric"]
+    for c in values:
+        header += [f"KubeRay c={c}", f"rayop c={c}", f"ratio c={c}"]
+    labels: list[str] = []
+    for r in runs:
+        labels += [name for name, _ in rows(r.result) if name not in labels]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for label in labels:
+        cells = [label]
+        for c in values:
+            k = dict(rows(by.get(("kuberay", c), {})))
+            o = dict(rows(by.get(("rayop", c), {})))
+            cells += [_fmt(k.get(label)), _fmt(o.get(label)), _ratio(o.get(label), k.get(label))]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    """Parses the options, runs every (concurrency, operator) pair and prints the table."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--clusters", type=int, default=100)
+    parser.add_argument("--workers", type=int, default=10)
+    parser.add_argument("--concurrency", default="1,4")
+    parser.add_argument("--nodes", type=int, default=3, help="kwok nodes")
+    parser.add_argument("--kuberay", type=Path, default=default_kuberay())
+    parser.add_argument("--operators", default=",".join(OPERATORS))
+    parser.add_argument("--timeout", type=float, default=900.0, help="seconds per run")
+    parser.add_argument("--json", type=Path, default=None)
+    args = parser.parse_args()
+    operators = [o for o in args.operators.split(",") if o]
+    if "kuberay" in operators and not args.kuberay.is_file():
+        parser.error(f"no KubeRay operator binary at {args.kuberay} (see the module docstring)")
+    runs: list[Run] = []
+    with tempfile.TemporaryDirectory(prefix="rayop-side-by-side-") as tmp:
+        for c in [int(v) for v in args.concurrency.split(",")]:
+            for operator in operators:
+                started = time.monotonic()
+                result = run_one(operator, c, args, Path(tmp) / f"{operator}-{c}")
+                runs.append(Run(operator, c, result))
+                print(
+                    f"{operator} c={c}: all ready in {result['seconds_until_all_ready']:.1f} s "
+                    f"(run took {time.monotonic() - started:.0f} s)",
+                    file=sys.stderr,
+                )
+    print(f"\n{args.clusters} RayClusters x {args.workers} workers, real kube-apiserver + kwok\n")
+    print(table(runs))
+    if args.json is not None:
+        args.json.write_text(json.dumps([r.__dict__ for r in runs], indent=2, default=str))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,124 @@
+"""KubeRay v1.7's feature gates: defaults, overrides by name, and the spec fields they guard."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import pytest
+
+from rayop.controllers.raycluster.gate_checks import (
+    raycluster_gate_problems,
+    rayjob_gate_problems,
+    rayservice_gate_problems,
+)
+from rayop.controllers.raycluster.options import FEATURE_GATE_FIELDS, FeatureGates
+
+from ._fixtures import load_sample, minimal_cluster
+
+DEFAULTS = FeatureGates()
+ALL_ON = FeatureGates().with_overrides(dict.fromkeys(FEATURE_GATE_FIELDS, True))
+
+
+def test_every_kuberay_gate_exists_with_kuberays_default() -> None:
+    assert DEFAULTS.by_name() == {
+        "RayClusterStatusConditions": True,
+        "RayJobDeletionPolicy": True,
+        "RayMultiHostIndexing": True,
+        "RayServiceIncrementalUpgrade": True,
+        "RayCronJob": False,
+        "SidecarSubmitterRestart": False,
+        "RayClusterNetworkPolicy": False,
+        "GCSFaultToleranceEmbeddedStorage": False,
+        "RayClusterMTLS": False,
+        "RayClusterHistoryServer": False,
+        "KubernetesWAS": False,
+    }
+    assert set(FEATURE_GATE_FIELDS.values()) == {f.name for f in dataclasses.fields(FeatureGates)}
+
+
+def test_overrides_by_kuberay_name_and_unknown_names_are_refused() -> None:
+    gates = DEFAULTS.with_overrides({"RayClusterMTLS": True, "RayJobDeletionPolicy": False})
+    assert gates.ray_cluster_mtls is True and gates.ray_job_deletion_policy is False
+    assert gates.ray_cluster_status_conditions is True  # untouched
+    with pytest.raises(ValueError, match="unrecognized feature gate: RayClusterMtls"):
+        DEFAULTS.with_overrides({"RayClusterMtls": True})
+
+
+@pytest.mark.parametrize(
+    ("sample", "gate", "field"),
+    [
+        ("ray-cluster.historyserver.yaml", "RayClusterHistoryServer", "spec.historyServerOptions"),
+        ("ray-cluster.mtls.yaml", "RayClusterMTLS", "spec.tlsOptions"),
+        (
+            "ray-cluster.network-policy-deny-all.yaml",
+            "RayClusterNetworkPolicy",
+            "spec.networkPolicy",
+        ),
+    ],
+)
+def test_gated_samples_are_refused_until_their_gate_is_on(
+    sample: str, gate: str, field: str
+) -> None:
+    cluster = load_sample(sample)
+    problems = raycluster_gate_problems(cluster, DEFAULTS)
+    assert len(problems) == 1
+    assert problems[0].startswith(f"{field}: ") and gate in problems[0]
+    assert raycluster_gate_problems(cluster, DEFAULTS.with_overrides({gate: True})) == []
+
+
+def test_ungated_sample_passes_with_default_gates() -> None:
+    assert raycluster_gate_problems(load_sample("ray-cluster.sample.yaml"), DEFAULTS) == []
+
+
+def test_tls_options_are_gated_even_when_disabled() -> None:
+    cluster = minimal_cluster(tlsOptions={"enabled": False})
+    assert "RayClusterMTLS" in raycluster_gate_problems(cluster, DEFAULTS)[0]
+
+
+def test_embedded_gcs_ft_needs_its_gate_but_redis_does_not() -> None:
+    rocksdb = minimal_cluster(gcsFaultToleranceOptions={"backend": "rocksdb"})
+    (problem,) = raycluster_gate_problems(rocksdb, DEFAULTS)
+    assert problem.startswith("spec.gcsFaultToleranceOptions.backend: ")
+    assert "GCSFaultToleranceEmbeddedStorage" in problem
+    assert raycluster_gate_problems(rocksdb, ALL_ON) == []
+    redis = minimal_cluster(gcsFaultToleranceOptions={"redisAddress": "redis:6379"})
+    assert raycluster_gate_problems(redis, DEFAULTS) == []
+
+
+def test_suspended_worker_group_needs_the_deletion_policy_gate() -> None:
+    cluster = minimal_cluster()
+    cluster["spec"]["workerGroupSpecs"][0]["suspend"] = True
+    assert raycluster_gate_problems(cluster, DEFAULTS) == []  # beta: on by default
+    off = DEFAULTS.with_overrides({"RayJobDeletionPolicy": False})
+    (problem,) = raycluster_gate_problems(cluster, off)
+    assert problem.startswith("spec.workerGroupSpecs[0].suspend: ")
+
+
+def _cluster_spec(**extra: Any) -> dict[str, Any]:
+    spec: dict[str, Any] = minimal_cluster(**extra)["spec"]
+    return spec
+
+
+def test_rayjob_deletion_strategy_and_embedded_cluster_spec_are_checked() -> None:
+    rayjob = {
+        "spec": {
+            "deletionStrategy": {"onSuccess": {"policy": "DeleteCluster"}},
+            "rayClusterSpec": _cluster_spec(networkPolicy={"mode": "DenyAll"}),
+        }
+    }
+    assert rayjob_gate_problems(rayjob, DEFAULTS) == [
+        "spec.rayClusterSpec.networkPolicy: needs the RayClusterNetworkPolicy feature gate, "
+        "which is off (--feature-gates=RayClusterNetworkPolicy=true)"
+    ]
+    off = ALL_ON.with_overrides({"RayJobDeletionPolicy": False})
+    (problem,) = rayjob_gate_problems(rayjob, off)
+    assert problem.startswith("spec.deletionStrategy: ") and "RayJobDeletionPolicy" in problem
+    assert rayjob_gate_problems({"spec": {"clusterSelector": {"ray.io/cluster": "c"}}}, off) == []
+
+
+def test_rayservice_cluster_config_is_checked() -> None:
+    rayservice = {"spec": {"rayClusterConfig": _cluster_spec(historyServerOptions={})}}
+    (problem,) = rayservice_gate_problems(rayservice, DEFAULTS)
+    assert problem.startswith("spec.rayClusterConfig.historyServerOptions: ")
+    assert rayservice_gate_problems(rayservice, ALL_ON) == []

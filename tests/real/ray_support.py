@@ -1,0 +1,89 @@
+"""Helpers of the RayJob and RayService tests on the real control plane: rayop's three
+controllers in-process, the pod network that plays Ray heads, and sample loading."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import copy
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pod_network import PodNetwork
+from prometheus_client import CollectorRegistry
+from real_support import SAMPLES, user_client
+
+from rayop.cli.realcluster import pod_network_socket
+from rayop.controllers.raycluster.options import OperatorOptions
+from rayop.controllers.raycluster.setup import setup_raycluster_controller
+from rayop.controllers.rayjob.setup import setup_rayjob_controller
+from rayop.controllers.rayservice.setup import setup_rayservice_controller
+from rayop.kube.client import KubeClient
+from rayop.kube.config import load_config
+from rayop.kube.resources import CONFIGMAPS, NAMESPACES
+from rayop.runtime.manager import Manager
+from rayop.runtime.metrics import OperatorMetrics
+
+Obj = dict[str, Any]
+
+
+def load_docs(file_name: str, kind: str) -> list[Obj]:
+    """Returns the documents of one kind in a KubeRay sample file."""
+    with (SAMPLES / file_name).open() as f:
+        return [d for d in yaml.safe_load_all(f) if d and d.get("kind") == kind]
+
+
+@contextlib.asynccontextmanager
+async def ray_world(kubeconfig: str, *, concurrency: int = 4) -> AsyncIterator[World]:
+    """Runs the pod network and rayop's RayCluster, RayJob and RayService controllers (through
+    the services proxy, as ``rayop run`` does) until the block exits; yields a user view."""
+    config = await load_config(kubeconfig=kubeconfig)
+    async with (
+        user_client(kubeconfig) as user,
+        PodNetwork(user, pod_network_socket(Path(kubeconfig))) as network,
+        KubeClient(config) as client,
+    ):
+        manager = Manager(
+            client,
+            metrics=OperatorMetrics(CollectorRegistry()),
+            metrics_bind_address="0",
+            health_probe_bind_address="0",
+            leader_election=False,
+        )
+        options = OperatorOptions()
+        setup_raycluster_controller(manager, options=options, max_concurrent_reconciles=concurrency)
+        setup_rayjob_controller(manager, options=options, max_concurrent_reconciles=concurrency)
+        setup_rayservice_controller(manager, options=options, max_concurrent_reconciles=concurrency)
+        task = asyncio.create_task(manager.run())
+        try:
+            yield World(user, network)
+        finally:
+            await manager.stop()
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(task, 10)
+
+
+class World:
+    """The user's client and the simulated pod network of a running :func:`ray_world`."""
+
+    def __init__(self, client: KubeClient, network: PodNetwork) -> None:
+        self.client = client
+        self.network = network
+
+    async def namespace(self, name: str) -> str:
+        """Creates a namespace and returns its name."""
+        await self.client.create(NAMESPACES, {"metadata": {"name": name}})
+        return name
+
+    async def apply_config_maps(self, file_name: str, namespace: str) -> None:
+        """Creates the ConfigMaps of a sample file (the scripts its pods mount)."""
+        for doc in load_docs(file_name, "ConfigMap"):
+            obj = copy.deepcopy(doc)
+            obj["metadata"]["namespace"] = namespace
+            await self.client.create(CONFIGMAPS, obj, namespace=namespace)
+
+    def submissions(self, namespace: str) -> list[str]:
+        """Submission ids the simulated heads of ``namespace`` accepted, in order."""
+        return [sid for ns, _, sid in self.network.submissions if ns == namespace]

@@ -1,0 +1,53 @@
+"""Fast checks (no control plane) of what the real tier configures for kwok and the apiserver."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from rayop.cli.realcluster import (
+    RealCluster,
+    RealClusterSettings,
+    kwok_stages,
+    pod_network_socket,
+)
+
+STAGES = """
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata: {name: pod-ready}
+spec: {selector: {matchExpressions: []}}
+---
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata: {name: pod-complete}
+spec:
+  selector:
+    matchExpressions:
+    - {key: '.metadata.ownerReferences.[].kind', operator: In, values: [Job]}
+"""
+
+
+def test_pod_complete_skips_submitter_pods_only() -> None:
+    docs = {d["metadata"]["name"]: d for d in yaml.safe_load_all(kwok_stages(STAGES))}
+    complete = docs["pod-complete"]["spec"]["selector"]["matchExpressions"]
+    assert complete[0]["key"] == ".metadata.ownerReferences.[].kind"
+    assert complete[1] == {
+        "key": ".spec.containers[]?.env[]?.name",
+        "operator": "NotIn",
+        "values": ["RAY_JOB_SUBMISSION_ID"],
+    }
+    assert docs["pod-ready"]["spec"]["selector"]["matchExpressions"] == []
+
+
+def test_apiserver_tunnels_cluster_traffic_to_the_socket(tmp_path: Path) -> None:
+    cluster = RealCluster(RealClusterSettings(workdir=tmp_path, binaries=tmp_path))
+    path = cluster._write_egress_config()
+    doc = yaml.safe_load(path.read_text())
+    (selection,) = doc["egressSelections"]
+    assert selection["name"] == "cluster"
+    assert selection["connection"]["proxyProtocol"] == "HTTPConnect"
+    socket = selection["connection"]["transport"]["uds"]["udsName"]
+    assert socket == str(pod_network_socket(tmp_path / "kubeconfig"))
+    assert socket == str(tmp_path.resolve() / "pod-network.sock")
