@@ -46,7 +46,8 @@ GATED_SAMPLES: dict[str, str] = {
 }
 """KubeRay samples that use a feature behind an alpha gate (off by default) -> that gate."""
 SAMPLE_GATES = FeatureGates().with_overrides(dict.fromkeys(GATED_SAMPLES.values(), True))
-"""Feature gates under which every RayCluster sample is accepted."""
+"""The alpha gates of ``GATED_SAMPLES`` turned on; rayop still refuses those samples under them,
+as it does not implement the features (see ``rayop.controllers.raycluster.gate_checks``)."""
 
 Obj = dict[str, Any]
 

@@ -2,7 +2,8 @@
 
 The same behaviours as tests/e2e, observed only through the API: KubeRay samples converge
 (the real scheduler binds the pods, kwok makes them Running and Ready), replicas scale both
-ways, and deleting a RayCluster lets the real garbage collector remove what it owned.
+ways, and deleting a RayCluster lets the real garbage collector remove what it owned. The
+samples of alpha features rayop does not implement are refused even with their gates on.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 from real_support import (
+    GATED_SAMPLES,
     apply_raycluster,
     cluster_pods,
     converged,
@@ -21,6 +23,7 @@ from real_support import (
     eventually,
     load_sample,
     rayop_operator,
+    status_reason,
     unique_namespace,
     user_client,
 )
@@ -36,13 +39,11 @@ pytestmark = [
     pytest.mark.asyncio(loop_scope="module"),
 ]
 
-SAMPLE_FILES = eligible_samples()
+SAMPLE_FILES = [f for f in eligible_samples() if f not in GATED_SAMPLES]
 SAMPLE_OPTIONS = OperatorOptions(
-    feature_gates=FeatureGates(
-        ray_cluster_history_server=True, ray_cluster_mtls=True, ray_cluster_network_policy=True
-    )
+    feature_gates=FeatureGates().with_overrides(dict.fromkeys(GATED_SAMPLES.values(), True))
 )
-"""The alpha gates some samples need (off by default, as in KubeRay) turned on."""
+"""The alpha gates of the gated samples (off by default, as in KubeRay) turned on."""
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
@@ -82,6 +83,28 @@ async def test_sample_converges(operator: KubeClient, file_name: str) -> None:
         for pod in await cluster_pods(client, ns, name):
             assert pod["spec"]["nodeName"].startswith("kwok-node-")
             assert pod["status"]["podIP"]
+
+
+@pytest.mark.parametrize("file_name", sorted(GATED_SAMPLES))
+async def test_gated_sample_is_refused_with_its_gate_on(
+    operator: KubeClient, file_name: str
+) -> None:
+    client = operator
+    ns = await create_namespace(client, unique_namespace("gated"))
+    gate = GATED_SAMPLES[file_name]
+    for raycluster in load_sample(file_name):
+        await apply_raycluster(client, raycluster, ns)
+    for raycluster in load_sample(file_name):
+        name = raycluster["metadata"]["name"]
+
+        async def refused(name: str = name) -> bool:
+            return (await status_reason(client, ns, name)).startswith("InvalidRayClusterSpec: ")
+
+        await eventually(refused, what=f"{file_name} refused")
+        reason = await status_reason(client, ns, name)
+        assert "rayop does not implement" in reason and f"({gate}) yet" in reason, reason
+        assert await cluster_pods(client, ns, name) == []
+        assert (await client.list(SERVICES, namespace=ns))["items"] == []
 
 
 def _replicas(n: int) -> dict[str, Any]:

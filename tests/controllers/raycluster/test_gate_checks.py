@@ -57,14 +57,15 @@ def test_overrides_by_kuberay_name_and_unknown_names_are_refused() -> None:
         ),
     ],
 )
-def test_gated_samples_are_refused_until_their_gate_is_on(
+def test_gated_samples_are_refused_with_their_gate_off_and_on(
     sample: str, gate: str, field: str
 ) -> None:
     cluster = load_sample(sample)
-    problems = raycluster_gate_problems(cluster, DEFAULTS)
-    assert len(problems) == 1
-    assert problems[0].startswith(f"{field}: ") and gate in problems[0]
-    assert raycluster_gate_problems(cluster, DEFAULTS.with_overrides({gate: True})) == []
+    (problem,) = raycluster_gate_problems(cluster, DEFAULTS)
+    assert problem.startswith(f"{field}: needs the {gate} feature gate, which is off")
+    (problem,) = raycluster_gate_problems(cluster, DEFAULTS.with_overrides({gate: True}))
+    assert problem.startswith(f"{field}: rayop does not implement ")
+    assert f"({gate}) yet; refusing rather than running the cluster without it" in problem
 
 
 def test_ungated_sample_passes_with_default_gates() -> None:
@@ -74,6 +75,22 @@ def test_ungated_sample_passes_with_default_gates() -> None:
 def test_tls_options_are_gated_even_when_disabled() -> None:
     cluster = minimal_cluster(tlsOptions={"enabled": False})
     assert "RayClusterMTLS" in raycluster_gate_problems(cluster, DEFAULTS)[0]
+
+
+def test_enabled_mtls_is_refused_with_its_gate_on() -> None:
+    cluster = minimal_cluster(tlsOptions={"enabled": True})
+    assert raycluster_gate_problems(cluster, ALL_ON) == [
+        "spec.tlsOptions: rayop does not implement mTLS (RayClusterMTLS) yet; "
+        "refusing rather than running the cluster without it"
+    ]
+
+
+@pytest.mark.parametrize("tls_options", [{"enabled": False}, {}])
+def test_tls_options_not_enabling_tls_are_accepted_with_the_gate_on(
+    tls_options: dict[str, Any],
+) -> None:
+    cluster = minimal_cluster(tlsOptions=tls_options)
+    assert raycluster_gate_problems(cluster, ALL_ON) == []
 
 
 def test_embedded_gcs_ft_needs_its_gate_but_redis_does_not() -> None:
@@ -112,13 +129,17 @@ def test_rayjob_deletion_strategy_and_embedded_cluster_spec_are_checked() -> Non
         "which is off (--feature-gates=RayClusterNetworkPolicy=true)"
     ]
     off = ALL_ON.with_overrides({"RayJobDeletionPolicy": False})
-    (problem,) = rayjob_gate_problems(rayjob, off)
-    assert problem.startswith("spec.deletionStrategy: ") and "RayJobDeletionPolicy" in problem
+    deletion, network = rayjob_gate_problems(rayjob, off)
+    assert deletion.startswith("spec.deletionStrategy: ") and "RayJobDeletionPolicy" in deletion
+    assert network.startswith("spec.rayClusterSpec.networkPolicy: rayop does not implement ")
     assert rayjob_gate_problems({"spec": {"clusterSelector": {"ray.io/cluster": "c"}}}, off) == []
 
 
 def test_rayservice_cluster_config_is_checked() -> None:
     rayservice = {"spec": {"rayClusterConfig": _cluster_spec(historyServerOptions={})}}
     (problem,) = rayservice_gate_problems(rayservice, DEFAULTS)
-    assert problem.startswith("spec.rayClusterConfig.historyServerOptions: ")
-    assert rayservice_gate_problems(rayservice, ALL_ON) == []
+    assert problem.startswith("spec.rayClusterConfig.historyServerOptions: needs the ")
+    (problem,) = rayservice_gate_problems(rayservice, ALL_ON)
+    assert problem.startswith("spec.rayClusterConfig.historyServerOptions: rayop does not ")
+    tls = {"spec": {"rayClusterConfig": _cluster_spec(tlsOptions={"enabled": False})}}
+    assert rayservice_gate_problems(tls, ALL_ON) == []
