@@ -49,8 +49,10 @@ def kuberay_worker_pod(cluster: str, index: int, namespace: str = "default") -> 
         "ray.io/identifier": f"raycluster-{cluster}-worker", "ray.io/is-ray-node": "yes",
         "ray.io/node-type": "worker", "ray.io/worker-group-replica-index": str(index),
     }
-    condition = lambda t: {"lastProbeTime": None, "lastTransitionTime": "2025-01-01T00:00:05Z",  # noqa: E731
-                           "status": "True", "type": t}
+
+    def condition(t: str) -> dict[str, Any]:
+        return {"lastProbeTime": None, "lastTransitionTime": "2025-01-01T00:00:05Z", "status": "True", "type": t}
+
     return {
         "apiVersion": "v1",
         "kind": "Pod",
