@@ -194,7 +194,8 @@ def test_set_condition_moves_the_transition_time_only_when_the_status_changes() 
     assert conditions[0]["lastTransitionTime"] == "t1" and conditions[0]["reason"] == "Unknown"
     assert conditions[0]["observedGeneration"] == 3
     assert set_condition(conditions, _condition("True", "HeadPodRunningAndReady"), now="t4")
-    assert conditions[0]["lastTransitionTime"] == "t4"
+    updated = conditions[0]  # a fresh name: mypy still holds the "t1" narrowed above
+    assert updated["lastTransitionTime"] == "t4"
     assert "observedGeneration" not in conditions[0]
     assert is_condition_true(conditions, "HeadPodReady")
     assert find_condition(conditions, "ReplicaFailure") is None

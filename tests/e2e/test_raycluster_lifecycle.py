@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
+from typing import Any
 
 from raycluster_env import OperatorEnv, eventually, load_sample, simple_cluster
 
@@ -11,7 +13,7 @@ from rayop.kube.resources import PODS, RAY_CLUSTERS
 NS = "lifecycle"
 
 
-def _workers(env: OperatorEnv, name: str) -> list[dict]:
+def _workers(env: OperatorEnv, name: str) -> list[dict[str, Any]]:
     return [
         p for p in env.pods(NS, name) if p["metadata"]["labels"]["ray.io/node-type"] == "worker"
     ]
@@ -45,8 +47,8 @@ async def test_scale_up_and_down_through_replicas(env: OperatorEnv) -> None:
     await env.apply(simple_cluster("scale", workers=1), NS)
     await eventually(lambda: env.converged(NS, "scale"), what="scale ready")
 
-    def set_replicas(n: int):
-        def mutate(obj: dict) -> None:
+    def set_replicas(n: int) -> Callable[[dict[str, Any]], None]:
+        def mutate(obj: dict[str, Any]) -> None:
             obj["spec"]["workerGroupSpecs"][0]["replicas"] = n
 
         return mutate
@@ -79,7 +81,7 @@ async def test_workers_to_delete_removes_named_pods_and_is_kept_in_spec(env: Ope
     await eventually(lambda: env.converged(NS, "wtd"), what="wtd ready")
     victims = sorted(p["metadata"]["name"] for p in _workers(env, "wtd"))[:2]
 
-    def mutate(obj: dict) -> None:
+    def mutate(obj: dict[str, Any]) -> None:
         group = obj["spec"]["workerGroupSpecs"][0]
         group["replicas"] = 1
         group["scaleStrategy"] = {"workersToDelete": victims}
@@ -98,8 +100,8 @@ async def test_suspend_deletes_all_pods_and_resume_recreates_them(env: OperatorE
     await env.apply(simple_cluster("susp", workers=2), NS)
     await eventually(lambda: env.converged(NS, "susp"), what="susp ready")
 
-    def suspend(value: bool):
-        def mutate(obj: dict) -> None:
+    def suspend(value: bool) -> Callable[[dict[str, Any]], None]:
+        def mutate(obj: dict[str, Any]) -> None:
             obj["spec"]["suspend"] = value
 
         return mutate
@@ -151,6 +153,7 @@ async def test_failed_worker_is_replaced(env: OperatorEnv) -> None:
     await eventually(lambda: env.converged(NS, "unhealthy"), what="unhealthy ready")
     victim = _workers(env, "unhealthy")[0]
     info = env.cp.store.resources.get("", "v1", "pods")
+    assert info is not None
     pod = copy.deepcopy(await env.cp.store.get(info, NS, victim["metadata"]["name"]))
     pod["status"]["phase"] = "Failed"
     await env.cp.store.update(info, NS, pod["metadata"]["name"], pod, subresource="status")
@@ -189,7 +192,7 @@ async def test_gcs_ft_cluster_is_deleted_after_the_redis_cleanup_job(env: Operat
         rc is not None and "ray.io/gcs-ft-redis-cleanup-finalizer" in rc["metadata"]["finalizers"]
     )
     await env.client.delete(RAY_CLUSTERS, name, namespace="redis")
-    seen: dict[str, dict] = {}
+    seen: dict[str, dict[str, Any]] = {}
 
     def cleanup_job_completed() -> bool:
         for job in env.objects("jobs", "redis", group="batch"):

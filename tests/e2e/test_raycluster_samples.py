@@ -9,6 +9,7 @@ feature the user asked for.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import AsyncIterator
 
@@ -58,7 +59,7 @@ async def assert_converged(env: OperatorEnv, file_name: str, ns: str) -> None:
     for raycluster in load_sample(file_name):
         name = raycluster["metadata"]["name"]
         await eventually(
-            lambda name=name: env.converged(ns, name), timeout=60, what=f"{file_name} ready"
+            functools.partial(env.converged, ns, name), timeout=60, what=f"{file_name} ready"
         )
         services = {s["metadata"]["name"] for s in env.objects("services", ns)}
         head_service = (

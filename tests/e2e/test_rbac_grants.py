@@ -18,6 +18,7 @@ the embedded control plane or these scenarios cannot exercise them.
 from __future__ import annotations
 
 import asyncio
+import functools
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -115,7 +116,7 @@ async def raycluster_scenarios(env: OperatorEnv) -> None:
         ns = namespace_for(file_name)
         for rc in load_sample(file_name):
             name = rc["metadata"]["name"]
-            await eventually(lambda n=ns, c=name: env.converged(n, c), timeout=90, what=name)
+            await eventually(functools.partial(env.converged, ns, name), timeout=90, what=name)
 
     ingress = simple_cluster("ingress", workers=0)
     ingress["spec"]["headGroupSpec"]["enableIngress"] = True
@@ -156,10 +157,11 @@ async def raycluster_scenarios(env: OperatorEnv) -> None:
     redis_ns = namespace_for("ray-cluster.external-redis.yaml")
     for rc in load_sample("ray-cluster.external-redis.yaml"):
         await env.client.delete(RAY_CLUSTERS, rc["metadata"]["name"], namespace=redis_ns)
-        await eventually(
-            lambda n=rc["metadata"]["name"]: env.raycluster(redis_ns, n) is None,
-            what="FT cluster deleted after its Redis cleanup",
-        )
+
+        def deleted(n: str = rc["metadata"]["name"]) -> bool:
+            return env.raycluster(redis_ns, n) is None
+
+        await eventually(deleted, what="FT cluster deleted after its Redis cleanup")
 
 
 async def rayjob_scenario(env: OperatorEnv) -> None:

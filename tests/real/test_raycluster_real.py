@@ -8,6 +8,7 @@ samples of alpha features rayop does not implement are refused even with their g
 
 from __future__ import annotations
 
+import functools
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -69,7 +70,7 @@ async def test_sample_converges(operator: KubeClient, file_name: str) -> None:
     for raycluster in load_sample(file_name):
         name = raycluster["metadata"]["name"]
         await eventually(
-            lambda n=name: converged(client, ns, n), timeout=120, what=f"{file_name} ready"
+            functools.partial(converged, client, ns, name), timeout=120, what=f"{file_name} ready"
         )
         services = {
             s["metadata"]["name"] for s in (await client.list(SERVICES, namespace=ns))["items"]

@@ -6,8 +6,8 @@ import asyncio
 import contextlib
 import copy
 import json
-from collections.abc import AsyncIterator, Callable
-from typing import Any
+from collections.abc import AsyncIterator, Callable, Iterable
+from typing import Any, cast
 
 import orjson
 import pytest
@@ -98,12 +98,13 @@ async def test_cached_objects_are_read_only_and_deep_copies_are_mutable() -> Non
         obj = informer.get("default", "a")
         assert obj is not None
         with pytest.raises(TypeError):
-            obj["metadata"]["labels"]["app"] = "y"  # type: ignore[index]
+            obj["metadata"]["labels"]["app"] = "y"
         with pytest.raises(TypeError):
-            obj["metadata"]["ownerReferences"].append({})  # type: ignore[attr-defined]
+            obj["metadata"]["ownerReferences"].append({})
         with pytest.raises(TypeError):
-            obj["metadata"].pop("name")  # type: ignore[attr-defined]
-        mine = copy.deepcopy(obj)
+            obj["metadata"].pop("name")
+        # A deep copy of a cached (frozen) object is a plain, mutable dict.
+        mine = cast("dict[str, Any]", copy.deepcopy(obj))
         mine["metadata"]["labels"]["app"] = "y"
         mine["metadata"]["ownerReferences"].append({})
         assert informer.get("default", "a")["metadata"]["labels"]["app"] == "x"  # type: ignore[index]
@@ -123,7 +124,10 @@ async def test_indexes_and_selectors() -> None:
         api, PODS, indexers={"group": lambda o: [o["metadata"].get("labels", {}).get("group", "")]}
     )
     async with running(informer):
-        names = lambda objs: sorted(o["metadata"]["name"] for o in objs)  # noqa: E731
+
+        def names(objs: Iterable[Obj]) -> list[str]:
+            return sorted(o["metadata"]["name"] for o in objs)
+
         assert names(informer.by_index(OWNER_UID_INDEX, "u1")) == ["a", "b"]
         assert names(informer.by_index("group", "g1")) == ["a", "c"]
         assert names(informer.list("other")) == ["d"]

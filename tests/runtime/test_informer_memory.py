@@ -20,7 +20,7 @@ from rayop.kube.resource import Resource
 from rayop.kube.resources import PODS
 from rayop.runtime.compact_store import ObjectCodec
 from rayop.runtime.indexer import Obj
-from rayop.runtime.informer import EventHandlerFuncs, SharedInformer
+from rayop.runtime.informer import EventHandlerFuncs, HandlerRegistration, SharedInformer
 from rayop.sim.controlplane import EmbeddedControlPlane
 from rayop.sim.kubelet import KubeletConfig
 
@@ -236,7 +236,7 @@ async def test_a_handler_added_during_the_initial_list_still_gets_every_object()
         api.put(pod(f"p{i:04d}"))
     informer = SharedInformer(api, PODS)
     late: list[tuple[str, bool]] = []
-    registrations = []
+    registrations: list[HandlerRegistration] = []
 
     def register_after_first_page() -> None:
         if not registrations:

@@ -16,12 +16,25 @@ def _core(kubeconfig: Path) -> client.CoreV1Api:
     return client.CoreV1Api(config.new_client_from_config(config_file=str(kubeconfig)))  # type: ignore[no-untyped-call]
 
 
+def _meta(obj: client.V1Namespace | client.V1ConfigMap) -> client.V1ObjectMeta:
+    """Returns the metadata of an object the server returned (the server always sets it)."""
+    assert obj.metadata is not None
+    return obj.metadata
+
+
+def _rv(obj: client.V1ConfigMap) -> int:
+    """Returns the resourceVersion of an object the server returned, as a number."""
+    rv = _meta(obj).resource_version
+    assert rv is not None
+    return int(rv)
+
+
 def test_sigterm_stops_the_server_cleanly(tmp_path: Path) -> None:
     proc, kubeconfig = start_apiserver(tmp_path, "--token", "fixed-token")
     doc = yaml.safe_load(kubeconfig.read_text())
     assert doc["users"][0]["user"]["token"] == "fixed-token"
     assert doc["clusters"][0]["cluster"]["server"].startswith("https://127.0.0.1:")
-    assert _core(kubeconfig).read_namespace("default").metadata.name == "default"
+    assert _meta(_core(kubeconfig).read_namespace("default")).name == "default"
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=15) == 0
 
@@ -41,12 +54,12 @@ def test_state_survives_sigkill(tmp_path: Path) -> None:
     try:
         core = _core(kubeconfig)
         got = core.read_namespaced_config_map("keep", "default")
-        assert got.metadata.uid == created.metadata.uid and got.data == {"a": "2"}
-        assert got.metadata.resource_version == patched.metadata.resource_version
+        assert _meta(got).uid == _meta(created).uid and got.data == {"a": "2"}
+        assert _meta(got).resource_version == _meta(patched).resource_version
         later = core.create_namespaced_config_map(
             "default", client.V1ConfigMap(metadata=client.V1ObjectMeta(name="later"))
         )
-        assert int(later.metadata.resource_version) > int(patched.metadata.resource_version)
+        assert _rv(later) > _rv(patched)
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=15)

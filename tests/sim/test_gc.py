@@ -134,7 +134,8 @@ async def test_namespace_deletion_removes_its_objects(store: Store) -> None:
 
 
 def _ref(owner: dict[str, Any], *, block: bool) -> dict[str, Any]:
-    return _owned("-", owner, block=block)["metadata"]["ownerReferences"][0]
+    ref: dict[str, Any] = _owned("-", owner, block=block)["metadata"]["ownerReferences"][0]
+    return ref
 
 
 async def test_foreground_keeps_a_dependent_another_owner_still_holds(store: Store) -> None:

@@ -16,7 +16,7 @@ from kubernetes.client.exceptions import ApiException
 def core(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     workdir: Path = tmp_path_factory.mktemp("pyclient")
     with running_apiserver(workdir) as kubeconfig:
-        api_client = config.new_client_from_config(config_file=str(kubeconfig))
+        api_client = config.new_client_from_config(config_file=str(kubeconfig))  # type: ignore[no-untyped-call]  # kubernetes.config is untyped
         yield client.CoreV1Api(api_client)
         api_client.close()
 
@@ -38,8 +38,8 @@ def test_list_and_watch_pods_with_a_label_selector(core: Any) -> None:
     core.create_namespaced_pod("default", _pod("b2", "b"))
     core.create_namespaced_pod("default", _pod("a2", "a"))
     seen: list[tuple[str, str]] = []
-    w = watch.Watch()
-    for event in w.stream(
+    w = watch.Watch()  # type: ignore[no-untyped-call]  # kubernetes.watch is untyped
+    for event in w.stream(  # type: ignore[no-untyped-call]  # kubernetes.watch is untyped
         core.list_namespaced_pod,
         "default",
         label_selector="app in (a)",
@@ -50,7 +50,7 @@ def test_list_and_watch_pods_with_a_label_selector(core: Any) -> None:
         seen.append((event["type"], pod.metadata.name))
         ready = any(c.type == "Ready" and c.status == "True" for c in pod.status.conditions or [])
         if pod.metadata.name == "a2" and ready:
-            w.stop()
+            w.stop()  # type: ignore[no-untyped-call]  # kubernetes.watch is untyped
     assert ("ADDED", "a2") in seen
     assert {name for _, name in seen} <= {"a1", "a2"}
     assert ("MODIFIED", "a2") in seen

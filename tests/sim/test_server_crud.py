@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from server_harness import CM, POD, open_harness, pod
 
 
@@ -81,7 +83,8 @@ async def test_list_selectors_pagination_and_rv_semantics() -> None:
             names += [i["metadata"]["name"] for i in page["items"]]
             token = page["metadata"].get("continue", "")
         assert names == [f"p{i}" for i in range(7)]
-        code, err = await h.call("GET", POD, **{"continue": "eyJzIjo5OTksIm8iOjEsInJ2IjoxfQ=="})
+        expired: dict[str, Any] = {"continue": "eyJzIjo5OTksIm8iOjEsInJ2IjoxfQ=="}
+        code, err = await h.call("GET", POD, **expired)
         assert code == 410 and err["reason"] == "Expired"
         current = int(rv) + 1
         code, _ = await h.call("GET", POD, resourceVersion=str(current + 100))
