@@ -25,6 +25,7 @@ from rayjob_env import (
 )
 
 from rayop.controllers.raycluster.options import OperatorOptions
+from rayop.kube.resources import RAY_CLUSTERS
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 SLACK = 1.5
@@ -167,3 +168,27 @@ async def test_delete_rayjob_cr_after_job_finishes() -> None:
         assert_due(gone - done, 1)
         # its cluster and submitter Job go with it (owner references)
         await eventually(lambda: not env.objects("rayclusters", ns, group="ray.io"))
+
+
+async def test_a_cluster_taken_out_of_the_rayjobs_control_is_never_deleted(
+    env: RayJobEnv,
+) -> None:
+    """A user who orphans the RayJob's cluster (drops its ownerReference) keeps it."""
+    ns = await env.namespace("orphaned-cluster")
+    await env.apply(
+        small_rayjob("job", shutdownAfterJobFinishes=True, ttlSecondsAfterFinished=1), ns
+    )
+    status, _ = await finish(env, ns, "job")
+    cluster = status["rayClusterName"]
+    await env.client.patch(
+        RAY_CLUSTERS, cluster, {"metadata": {"ownerReferences": None}}, namespace=ns
+    )
+
+    def warned() -> bool:
+        return any(
+            e.get("reason") == "SkippedDeletingUnownedObject" for e in env.objects("events", ns)
+        )
+
+    await eventually(warned, timeout=10.0, what="a Warning event about the unowned cluster")
+    assert env.raycluster(ns, cluster) is not None
+    assert env.deployment_status(ns, "job") == "Complete"

@@ -24,6 +24,7 @@ from rayop.controllers.rayjob.context import Obj, PassContext
 from rayop.controllers.rayjob.submitter import build_sidecar_container, build_submitter_job
 from rayop.kube.errors import AlreadyExists, NotFound
 from rayop.kube.resources import JOBS, RAY_CLUSTERS, RAY_JOBS, SECRETS, SERVICES
+from rayop.runtime.indexer import controller_owner
 
 log = logging.getLogger(__name__)
 
@@ -173,10 +174,29 @@ async def open_dashboard(ctx: PassContext, cluster: Obj) -> DashboardClient:
     return ctx.deps.dashboards(cluster, ctx.status.dashboard_url or "", token)
 
 
+def controlled_by_job(ctx: PassContext, obj: Obj) -> bool:
+    """Tells whether this RayJob is the controlling owner of ``obj`` (so rayop created it)."""
+    uid = (ctx.rayjob.get("metadata") or {}).get("uid")
+    return bool(uid) and (controller_owner(obj) or {}).get("uid") == uid
+
+
 async def _delete(ctx: PassContext, res: Any, obj: Obj | None, what: str, reason: str) -> bool:
+    """Deletes an object this RayJob created; True once it is gone.
+
+    An object of that name that this RayJob does not control (a user's, or another owner's) is
+    never deleted: it counts as gone for the RayJob, and a Warning event says so.
+    """
     if obj is None:
         return True
     meta = obj.get("metadata") or {}
+    if not controlled_by_job(ctx, obj):
+        ctx.event(
+            "Warning",
+            "SkippedDeletingUnownedObject",
+            f"Not deleting {what} {ctx.namespace}/{meta.get('name', '')}: "
+            "it is not controlled by this RayJob",
+        )
+        return True
     if meta.get("deletionTimestamp"):
         return False
     try:
@@ -207,7 +227,7 @@ async def delete_submitter_job(ctx: PassContext) -> bool:
 async def suspend_worker_groups(ctx: PassContext) -> None:
     """Sets ``suspend: true`` on every worker group of the cluster (policy DeleteWorkers)."""
     cluster = cached_cluster(ctx)
-    if cluster is None:
+    if cluster is None or not controlled_by_job(ctx, cluster):
         return
     updated = copy.deepcopy(dict(cluster))
     for group in updated.get("spec", {}).get("workerGroupSpecs") or []:
