@@ -221,3 +221,19 @@ async def test_gcs_ft_cluster_is_deleted_after_the_redis_cleanup_job(env: Operat
         if w.resource == "rayclusters" and w.verb == "update" and not w.subresource
     ]
     assert len(finalizer_updates) == 2 and finalizer_updates[0] < job_created < finalizer_updates[1]
+
+
+async def test_status_writes_never_race_the_cache_behind_our_own_last_write(
+    env: OperatorEnv,
+) -> None:
+    """Pod events arrive faster than the RayCluster cache shows the previous status write;
+    rayop waits for its own write instead of sending a write bound to fail with 409."""
+    await env.apply(simple_cluster("no-conflicts", workers=4), NS)
+    await eventually(lambda: env.converged(NS, "no-conflicts"), what="no-conflicts ready")
+    status_writes = [
+        w
+        for w in env.cp.audit.writes
+        if w.resource == "rayclusters" and w.subresource == "status" and w.name == "no-conflicts"
+    ]
+    assert status_writes, "the status was never written"
+    assert [w.code for w in status_writes if w.code == 409] == []

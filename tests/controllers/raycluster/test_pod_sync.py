@@ -28,6 +28,7 @@ from rayop.runtime.events import EventRecorder
 from rayop.runtime.expectations import CREATE, DELETE, HEAD_GROUP, ScaleExpectations
 from rayop.runtime.indexer import OWNER_UID_INDEX
 from rayop.runtime.informer_factory import Informer, InformerFactory
+from rayop.runtime.own_writes import OwnWrites
 from rayop.runtime.reconcile import Request
 
 from ._fixtures import minimal_cluster
@@ -110,6 +111,7 @@ def _context(cluster: dict[str, Any], cache: PodCache, api: FakeApi) -> Reconcil
         informers=cast(InformerFactory, None),
         recorder=cast(EventRecorder, NoEvents()),
         expectations=ScaleExpectations(cache.get, clock=clock),
+        own_writes=OwnWrites(clock=clock),
         options=OperatorOptions(),
         clock=clock,
     )

@@ -25,6 +25,7 @@ from rayop.runtime.events import EventRecorder
 from rayop.runtime.expectations import ScaleExpectations
 from rayop.runtime.indexer import OWNER_UID_INDEX
 from rayop.runtime.informer_factory import Informer, InformerFactory
+from rayop.runtime.own_writes import OwnWrites
 from rayop.runtime.reconcile import Request
 
 Obj = Mapping[str, Any]
@@ -83,6 +84,8 @@ class ReconcilerDeps:
     """For caches of kinds read only in some clusters (ServiceAccounts, Ingresses, Secrets, Jobs)."""
     recorder: EventRecorder
     expectations: ScaleExpectations
+    own_writes: OwnWrites
+    """The status writes whose result the RayCluster cache has not shown yet."""
     options: OperatorOptions
     clock: Clock
     pod_call_concurrency: int = POD_CALL_CONCURRENCY

@@ -21,6 +21,7 @@ from rayop.controllers.raycluster import cluster_spec as cs
 from rayop.controllers.raycluster import events as ev
 from rayop.controllers.raycluster import labels, names, rbac, services
 from rayop.controllers.raycluster.gate_checks import raycluster_gate_problems
+from rayop.controllers.raycluster.options import STATUS_CHANGED_REQUEUE_SECONDS
 from rayop.controllers.raycluster.pods import owner_reference
 from rayop.controllers.raycluster.reconcile_context import ReconcileContext
 from rayop.controllers.raycluster.status_sync import write_status_reason
@@ -81,7 +82,8 @@ async def validate(ctx: ReconcileContext) -> Result | None:
         metadata_problem = all(p.startswith("metadata.") for p in problems)
         reason = ev.INVALID_RAYCLUSTER_METADATA if metadata_problem else ev.INVALID_RAYCLUSTER_SPEC
         ctx.event("Warning", reason, message, ev.ACTION_VALIDATE)
-        await write_status_reason(ctx, f"{reason}: {message}")
+        if not await write_status_reason(ctx, f"{reason}: {message}"):
+            return Result(requeue_after=STATUS_CHANGED_REQUEUE_SECONDS)
         return Result()
     raw_status = ctx.cached.get("status")
     if raw_status:

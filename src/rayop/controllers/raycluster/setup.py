@@ -8,7 +8,8 @@ Scale expectations read the shared pod cache.
 
 from __future__ import annotations
 
-from typing import cast
+from collections.abc import Mapping
+from typing import Any, cast
 
 from rayop.controllers.raycluster.events import REPORTING_CONTROLLER
 from rayop.controllers.raycluster.options import OperatorOptions
@@ -25,7 +26,9 @@ from rayop.runtime.expectations import ScaleExpectations
 from rayop.runtime.indexer import Obj
 from rayop.runtime.informer_source import for_, owns
 from rayop.runtime.manager import Manager
+from rayop.runtime.own_writes import OwnWrites
 from rayop.runtime.predicate import annotations_changed, generation_changed, labels_changed, or_
+from rayop.runtime.reconcile import Request
 
 CONTROLLER_NAME = "raycluster"
 OWNER_KIND = "RayCluster"
@@ -58,6 +61,9 @@ def setup_raycluster_controller(
     def pod_lookup(namespace: str, name: str) -> Obj | None:
         return pods.get(namespace, name)
 
+    own_writes = OwnWrites(clock=manager.clock)
+    clusters.add_event_handler(own_writes.event_handler())
+
     deps = ReconcilerDeps(
         client=cast(ClusterClient, manager.client),
         clusters=clusters,
@@ -66,11 +72,12 @@ def setup_raycluster_controller(
         informers=informers,
         recorder=manager.event_recorder(REPORTING_CONTROLLER),
         expectations=ScaleExpectations(pod_lookup, clock=manager.clock),
+        own_writes=own_writes,
         options=options,
         clock=manager.clock,
         pod_call_concurrency=pod_call_concurrency,
     )
-    return register_controller(
+    controller = register_controller(
         manager,
         CONTROLLER_NAME,
         RayClusterReconciler(deps).reconcile,
@@ -83,3 +90,10 @@ def setup_raycluster_controller(
         max_concurrent_reconciles=max_concurrent_reconciles,
         use_priority_queue=use_priority_queue,
     )
+
+    def enqueue_caught_up(cached: Mapping[str, Any]) -> None:
+        meta = cached.get("metadata") or {}
+        controller.enqueue(Request(meta.get("namespace") or "", meta.get("name", "")))
+
+    own_writes.on_caught_up = enqueue_caught_up
+    return controller

@@ -5,6 +5,11 @@ status is computed from the cached pods and services; it is written with a full-
 the ``/status`` subresource carrying the cached resourceVersion, and only when
 :func:`status_changed` says so. A 409 is not retried here: it propagates, the controller requeues
 with backoff, and the next pass recomputes from the newer cached object.
+
+Beyond KubeRay: while the cache has not yet shown this controller's own last status write (see
+:class:`~rayop.runtime.own_writes.OwnWrites`), a write is not attempted at all, since it could
+only fail with 409; the pass reports the status as still to be written, and the cluster is
+enqueued again the moment the cache shows that write (or after 2 s at the latest).
 """
 
 from __future__ import annotations
@@ -19,16 +24,27 @@ from rayop.kube.resources import RAY_CLUSTERS
 
 async def write_status(ctx: ReconcileContext, status: dict[str, Any]) -> bool:
     """Writes ``status`` through ``/status`` if it differs from the cached one; returns whether
-    it wrote. Blocks on the API.
+    it changed (written now, or deferred because the cache is behind our last write). Blocks on
+    the API.
 
     Raises:
         Conflict: the cached resourceVersion is stale; any other ApiError.
     """
     if not status_changed(ctx.cached.get("status"), status):
         return False
+    await _put_status(ctx, status)
+    return True
+
+
+async def _put_status(ctx: ReconcileContext, status: dict[str, Any]) -> bool:
+    """Writes ``status`` unless the cache has not yet shown our previous write; returns whether
+    it wrote."""
+    if ctx.deps.own_writes.cache_behind(ctx.cached):
+        return False
     obj = ctx.copy_cached()
     obj["status"] = status
-    await ctx.deps.client.update_status(RAY_CLUSTERS, obj)
+    written = await ctx.deps.client.update_status(RAY_CLUSTERS, obj)
+    ctx.deps.own_writes.record(written)
     return True
 
 
@@ -51,16 +67,14 @@ async def sync_status(ctx: ReconcileContext, reconcile_error: BaseException | No
 
 
 async def write_status_reason(ctx: ReconcileContext, reason: str) -> bool:
-    """Sets ``status.reason`` (validation failures) and writes it if it changed.
+    """Sets ``status.reason`` (validation failures), writing it if it changed; returns False when
+    the write had to wait for the cache to show our previous one (requeue soon), else True.
 
     Raises:
         Conflict: the cached resourceVersion is stale; any other ApiError.
     """
     old = dict(ctx.cached.get("status") or {})
     if old.get("reason") == reason:
-        return False
+        return True
     status: dict[str, Any] = {**old, "reason": reason, "lastUpdateTime": format_time(ctx.now())}
-    obj = ctx.copy_cached()
-    obj["status"] = status
-    await ctx.deps.client.update_status(RAY_CLUSTERS, obj)
-    return True
+    return await _put_status(ctx, status)
