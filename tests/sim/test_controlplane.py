@@ -202,3 +202,22 @@ async def test_a_watch_client_that_disconnects_is_dropped_quietly(
                 assert made.status == 201
     errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
     assert errors == [], [r.getMessage() for r in errors]
+
+
+async def test_a_persistent_volume_claim_is_bound_at_once() -> None:
+    async with EmbeddedControlPlane(kubelet=FAST) as cp, aiohttp.ClientSession() as http:
+        claim = {
+            "apiVersion": "v1",
+            "kind": "PersistentVolumeClaim",
+            "metadata": {"name": "gcs-storage"},
+            "spec": {
+                "accessModes": ["ReadWriteOnce"],
+                "resources": {"requests": {"storage": "1Gi"}},
+            },
+        }
+        url = f"{cp.url}/api/v1/namespaces/default/persistentvolumeclaims"
+        async with http.post(url, json=claim, headers=_auth(cp)) as resp:
+            assert resp.status == 201, await resp.text()
+        async with http.get(f"{url}/gcs-storage", headers=_auth(cp)) as resp:
+            stored = await resp.json()
+        assert stored["status"]["phase"] == "Bound"
