@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from queue_schedule import WORKERS, Event, ScheduleHarness
 
 from rayop.runtime.clock import FakeClock
 from rayop.runtime.metrics import OperatorMetrics
@@ -26,8 +27,6 @@ from rayop.runtime.ratelimit import ItemExponentialFailureRateLimiter
 from rayop.runtime.workqueue_priority import PriorityQueue
 
 KEYS = ["a", "b", "c", "d"]
-WORKERS = 2
-Event = tuple[object, ...]
 
 
 def limiter() -> ItemExponentialFailureRateLimiter:
@@ -161,85 +160,44 @@ op_st = st.one_of(
 )
 
 
-class Harness:
-    """Runs the workers and the driver against a real queue, logging everything in order."""
+class Harness(ScheduleHarness):
+    """The priority queue, with its metrics, under the shared schedule driver."""
 
     def __init__(self) -> None:
-        self.clock = FakeClock()
+        super().__init__(FakeClock())
         self.metrics = OperatorMetrics()
         self.queue: PriorityQueue[str] = PriorityQueue(
             clock=self.clock,
             rate_limiter=limiter(),
             metrics=self.metrics.queue_metrics("prop", self.clock),
         )
-        self.log: list[Event] = []
-        self.in_get = [False] * WORKERS
-        self.release: list[asyncio.Future[None] | None] = [None] * WORKERS
-        self.tasks: list[asyncio.Task[None]] = []
-        self.paused: set[int] = set()
 
-    async def worker(self, w: int) -> None:
-        while True:
-            self.in_get[w] = True
-            try:
-                key, priority, shutdown = await self.queue.get_with_priority()
-            finally:
-                self.in_get[w] = False
-            if shutdown:
-                self.log.append(("exit", w))
-                return
-            self.log.append(("got", w, key, priority))
-            release = asyncio.get_running_loop().create_future()
-            self.release[w] = release
-            await release
-            self.queue.done(key)
-            self.log.append(("done", w, key))
+    async def take(self, w: int) -> tuple[str, Event] | None:
+        key, priority, shutdown = await self.queue.get_with_priority()
+        return None if shutdown else (key, ("got", w, key, priority))
 
-    async def settle(self) -> None:
-        for _ in range(12):
-            await asyncio.sleep(0)
-        self.log.append(("quiet",))
+    def finish(self, key: str) -> None:
+        self.queue.done(key)
 
-    def holding(self) -> list[int]:
-        return [w for w, f in enumerate(self.release) if f is not None and not f.done()]
-
-    async def perform(self, op: tuple[object, ...]) -> None:
+    def queue_op(self, op: Event) -> bool:
         q, kind = self.queue, op[0]
+        if kind not in ("add", "forget", "shutdown"):
+            return False
+        self.log.append(op)
         if kind == "add":
             _, key, after, rate_limited, priority = op
-            self.log.append(op)
             q.add(str(key), after=float(after), rate_limited=bool(rate_limited), priority=priority)  # type: ignore[arg-type]
         elif kind == "forget":
-            self.log.append(op)
             q.forget(str(op[1]))
-        elif kind == "release":
-            fut = self.release[int(op[1])]  # type: ignore[call-overload]
-            if fut is not None and not fut.done():
-                fut.set_result(None)
-        elif kind == "step":
-            await self.settle()
-            self.clock.step(float(op[1]))  # type: ignore[arg-type]
-            self.log.append(("step", self.clock.now()))
-            await self.settle()
-        elif kind == "cancel":
-            w = int(op[1])  # type: ignore[call-overload]
-            if self.in_get[w] and w not in self.paused:
-                self.tasks[w].cancel()
-                self.paused.add(w)
-                self.log.append(("paused", w))
-        elif kind == "resume":
-            w = int(op[1])  # type: ignore[call-overload]
-            if w in self.paused:
-                self.paused.remove(w)
-                self.log.append(("resumed", w))
-                self.tasks[w] = asyncio.create_task(self.worker(w))
-        elif kind == "yield":
-            for _ in range(int(op[1])):  # type: ignore[call-overload]
-                await asyncio.sleep(0)
-        elif kind == "shutdown":
-            self.log.append(op)
+        else:
             q.shut_down()
-        self.log.append(("len", len(q), self.depth()))
+        return True
+
+    def len_event(self) -> Event:
+        return ("len", len(self.queue), self.depth())
+
+    def shut_down(self) -> None:
+        self.queue.shut_down()
 
     def depth(self) -> tuple[tuple[str, float], ...]:
         """The workqueue_depth gauge per priority label, as a scraper would read it."""
@@ -248,26 +206,6 @@ class Harness:
             for family in self.metrics.workqueue_depth.collect()
             for sample in family.samples
         )
-
-    async def run(self, ops: list[tuple[object, ...]], *, shutdown_at: int | None) -> None:
-        self.tasks = [asyncio.create_task(self.worker(w)) for w in range(WORKERS)]
-        await self.settle()
-        for i, op in enumerate(ops):
-            if i == shutdown_at:
-                await self.perform(("shutdown",))
-            await self.perform(op)
-        await self.perform(("step", 1000.0))
-        for w in list(self.paused):
-            await self.perform(("resume", w))
-        await self.settle()
-        while self.holding():
-            for w in self.holding():
-                await self.perform(("release", w))
-            await self.settle()
-        self.log.append(("drained",))
-        self.queue.shut_down()
-        self.log.append(("shutdown",))
-        await asyncio.wait_for(asyncio.gather(*self.tasks), 5)
 
 
 def replay(log: list[Event]) -> PriorityModel:
