@@ -42,7 +42,7 @@ import asyncio, json, sys
 sys.path.insert(0, sys.argv[2])
 from kuberay_pods import kuberay_worker_pod
 from rayop.sim.controlplane import EmbeddedControlPlane
-from rayop.sim.kubelet import KubeletConfig
+from rayop.sim.nodes.kubelet import KubeletConfig
 
 async def main() -> None:
     async with EmbeddedControlPlane(kubelet=KubeletConfig(pending_delay=3600.0)) as cp:

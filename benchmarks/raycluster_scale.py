@@ -40,7 +40,7 @@ import yaml
 from prometheus_client import CollectorRegistry
 
 from rayop.api.crds import build_crds
-from rayop.controllers.raycluster.options import OperatorOptions
+from rayop.controllers.common.options import OperatorOptions
 from rayop.controllers.raycluster.setup import setup_raycluster_controller
 from rayop.kube.client import KubeClient
 from rayop.kube.config import KubeConfig

@@ -14,7 +14,7 @@ import pytest
 from kubehttp import Kube
 
 from rayop.sim.controlplane import EmbeddedControlPlane
-from rayop.sim.kubelet import KubeletConfig
+from rayop.sim.nodes.kubelet import KubeletConfig
 
 HISTORY = 200
 """Watch history of the embedded server; a test that needs 410 writes more events than this."""

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from rayop.controllers.dashboard_client import (
+from rayop.controllers.dashboard.client import (
     DIRECT_TIMEOUT,
     PROXY_TIMEOUT,
     DashboardAuthError,
@@ -24,13 +24,13 @@ from rayop.controllers.dashboard_client import (
     JobNotFound,
     SubmissionIdConflict,
 )
-from rayop.controllers.dashboard_models import JobInfo, JobSubmitRequest
+from rayop.controllers.dashboard.models import JobInfo, JobSubmitRequest
 from rayop.kube.client import KubeClient
 from rayop.kube.config import load_config
 from rayop.kube.resources import JOBS, PODS, SECRETS, SERVICES
 from rayop.sim.controlplane import EmbeddedControlPlane
-from rayop.sim.dashboard import DashboardConfig
-from rayop.sim.kubelet import KubeletConfig
+from rayop.sim.dashboard.head import DashboardConfig
+from rayop.sim.nodes.kubelet import KubeletConfig
 
 NS = "default"
 DASH = DashboardConfig(

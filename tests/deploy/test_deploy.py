@@ -14,8 +14,8 @@ import yaml
 from manifests import DEPLOY, find, flag_values, load_yaml, operator_container, parse_run_args
 
 from rayop.api.crds import build_crds
-from rayop.controllers.raycluster.rbac import AUTOSCALER_ROLE_RULES
-from rayop.controllers.rbac_rules import (
+from rayop.controllers.common.rbac_rules import (
+    AUTOSCALER_ROLE_RULES,
     VERB_ORDER,
     PolicyRule,
     cluster_role_rules,

@@ -10,8 +10,8 @@ from typing import Any
 from manifests import REPO
 
 from rayop.kube.metrics import RestClientMetrics
-from rayop.runtime.clock import FakeClock
 from rayop.runtime.metrics import OperatorMetrics
+from rayop.testing.clock import FakeClock
 
 DASHBOARD = REPO / "grafana" / "rayop-dashboard.json"
 

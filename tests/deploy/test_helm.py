@@ -11,7 +11,7 @@ from helm_render import CHART, HELPERS, TemplateError, render_chart, render_mani
 from manifests import DEPLOY, find, flag_values, load_yaml, operator_container, parse_run_args
 
 from rayop.api.crds import build_crds
-from rayop.controllers.rbac_rules import cluster_role_rules, leader_election_rules
+from rayop.controllers.common.rbac_rules import cluster_role_rules, leader_election_rules
 
 
 def test_default_render_has_every_object_and_no_service_monitor() -> None:

@@ -21,7 +21,7 @@ import yaml
 from prometheus_client import CollectorRegistry
 
 from rayop.api.crds import build_crds
-from rayop.controllers.raycluster.options import FeatureGates, OperatorOptions
+from rayop.controllers.common.options import FeatureGates, OperatorOptions
 from rayop.controllers.raycluster.setup import setup_raycluster_controller
 from rayop.kube.client import KubeClient
 from rayop.kube.config import KubeConfig
@@ -31,7 +31,7 @@ from rayop.runtime.controller import Controller
 from rayop.runtime.manager import Manager
 from rayop.runtime.metrics import OperatorMetrics
 from rayop.sim.controlplane import EmbeddedControlPlane
-from rayop.sim.kubelet import KubeletConfig
+from rayop.sim.nodes.kubelet import KubeletConfig
 
 SAMPLES = (
     Path(__file__).resolve().parents[2].parent / "shared" / "compat" / "kuberay-v1.7.0" / "samples"
@@ -47,7 +47,7 @@ GATED_SAMPLES: dict[str, str] = {
 """KubeRay samples that use a feature behind an alpha gate (off by default) -> that gate."""
 SAMPLE_GATES = FeatureGates().with_overrides(dict.fromkeys(GATED_SAMPLES.values(), True))
 """The alpha gates of ``GATED_SAMPLES`` turned on; rayop still refuses those samples under them,
-as it does not implement the features (see ``rayop.controllers.raycluster.gate_checks``)."""
+as it does not implement the features (see ``rayop.controllers.common.gate_checks``)."""
 
 Obj = dict[str, Any]
 

@@ -22,7 +22,7 @@ import yaml
 from prometheus_client import CollectorRegistry
 from raycluster_env import FAST_KUBELET, SAMPLES, eventually, install_crds
 
-from rayop.controllers.raycluster.options import OperatorOptions
+from rayop.controllers.common.options import OperatorOptions
 from rayop.controllers.raycluster.setup import setup_raycluster_controller
 from rayop.controllers.rayjob.setup import setup_rayjob_controller
 from rayop.kube.client import KubeClient
@@ -31,9 +31,9 @@ from rayop.kube.resources import NAMESPACES, PODS, RAY_CLUSTERS, RAY_JOBS
 from rayop.runtime.manager import Manager
 from rayop.runtime.metrics import OperatorMetrics
 from rayop.sim.controlplane import EmbeddedControlPlane
-from rayop.sim.dashboard import DashboardConfig
-from rayop.sim.faults import Faults
-from rayop.sim.kubelet import KubeletConfig
+from rayop.sim.dashboard.head import DashboardConfig
+from rayop.sim.machinery.faults import Faults
+from rayop.sim.nodes.kubelet import KubeletConfig
 
 __all__ = ["SAMPLES", "RayJobEnv", "eventually", "running_rayjob_operator"]
 

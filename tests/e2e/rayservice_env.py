@@ -20,7 +20,7 @@ import yaml
 from prometheus_client import CollectorRegistry
 from raycluster_env import FAST_KUBELET, SAMPLES, install_crds
 
-from rayop.controllers.raycluster.options import OperatorOptions
+from rayop.controllers.common.options import OperatorOptions
 from rayop.controllers.raycluster.setup import setup_raycluster_controller
 from rayop.controllers.rayservice.setup import setup_rayservice_controller
 from rayop.kube.client import KubeClient
@@ -30,7 +30,7 @@ from rayop.kube.resources import NAMESPACES, RAY_SERVICES, SECRETS, SERVICES
 from rayop.runtime.manager import Manager
 from rayop.runtime.metrics import OperatorMetrics
 from rayop.sim.controlplane import EmbeddedControlPlane
-from rayop.sim.dashboard import DashboardConfig
+from rayop.sim.dashboard.head import DashboardConfig
 
 Obj = dict[str, Any]
 FAST_DASHBOARD = DashboardConfig(serve_deploy_seconds=0.3, job_pending_seconds=0.05)

@@ -8,7 +8,7 @@ from collections import Counter
 
 from rayjob_env import RayJobEnv, running_rayjob_operator, small_rayjob
 
-from rayop.sim.faults import Faults
+from rayop.sim.machinery.faults import Faults
 
 MODES = ("K8sJobMode", "HTTPMode")
 JOBS_PER_MODE = 3

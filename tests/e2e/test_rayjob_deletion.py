@@ -24,7 +24,7 @@ from rayjob_env import (
     small_rayjob,
 )
 
-from rayop.controllers.raycluster.options import OperatorOptions
+from rayop.controllers.common.options import OperatorOptions
 from rayop.kube.resources import RAY_CLUSTERS
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")

@@ -10,7 +10,7 @@ from typing import Any
 
 from rayjob_env import RayJobEnv, eventually, running_rayjob_operator, small_rayjob
 
-from rayop.controllers.raycluster.options import FeatureGates, OperatorOptions
+from rayop.controllers.common.options import FeatureGates, OperatorOptions
 
 
 async def _assert_refused(env: RayJobEnv, ns: str, name: str, *, naming: str) -> None:

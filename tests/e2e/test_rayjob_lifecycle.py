@@ -11,7 +11,7 @@ import pytest_asyncio
 from rayjob_env import RayJobEnv, eventually, running_rayjob_operator, small_rayjob
 
 from rayop.kube.resources import RAY_JOBS
-from rayop.sim.dashboard import DashboardConfig
+from rayop.sim.dashboard.head import DashboardConfig
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

@@ -39,11 +39,11 @@ from raycluster_env import (
 from rayjob_env import FAST_DASHBOARD, small_rayjob
 from rayservice_env import small_rayservice
 
-from rayop.controllers.raycluster.options import OperatorOptions
+from rayop.controllers.common.options import OperatorOptions
+from rayop.controllers.common.rbac_rules import cluster_role_rules, leader_election_rules
 from rayop.controllers.raycluster.setup import setup_raycluster_controller
 from rayop.controllers.rayjob.setup import setup_rayjob_controller
 from rayop.controllers.rayservice.setup import setup_rayservice_controller
-from rayop.controllers.rbac_rules import cluster_role_rules, leader_election_rules
 from rayop.kube.client import KubeClient
 from rayop.kube.config import load_config
 from rayop.kube.resources import RAY_CLUSTERS, RAY_JOBS, RAY_SERVICES

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 import orjson
@@ -56,6 +57,9 @@ class StepClock:
 
     def now(self) -> float:
         return self.t
+
+    def wall(self) -> datetime:
+        return datetime.fromtimestamp(self.t, UTC)
 
     async def sleep(self, seconds: float) -> None:
         self.sleeps.append(seconds)

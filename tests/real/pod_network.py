@@ -7,7 +7,7 @@ a Unix socket beside the kubeconfig (``rayop.cli.realcluster.pod_network_socket`
 :class:`PodNetwork` binds that socket and
 
 * follows head pods (``ray.io/node-type=head``) through a watch; each Running and Ready head
-  gets a :class:`~rayop.sim.dashboard.SimDashboard` (dropped when the pod goes away, stops being
+  gets a :class:`~rayop.sim.dashboard.head.SimDashboard` (dropped when the pod goes away, stops being
   ready or changes IP), served on loopback ports that ``CONNECT <head IP>:<8265|8000|52365>``
   is tunnelled to (the serve port refuses until Serve runs, as a real head does);
 * plays K8sJobMode submitter pods, which kwok leaves Running (its ``pod-complete`` stage skips
@@ -37,10 +37,10 @@ from aiohttp import web
 from rayop.kube.client import KubeClient
 from rayop.kube.errors import ApiError, TransportError
 from rayop.kube.resources import PODS, SECRETS, SERVICES
-from rayop.sim.dashboard import DashboardConfig, SimDashboard
-from rayop.sim.dashboard_clock import LoopClock
-from rayop.sim.dashboard_jobs import TERMINAL, DashboardHttpError
-from rayop.sim.dashboard_submitter import SubmitterCommand, parse_submitter, service_of
+from rayop.sim.dashboard.clock import LoopClock
+from rayop.sim.dashboard.head import DashboardConfig, SimDashboard
+from rayop.sim.dashboard.jobs import TERMINAL, DashboardHttpError
+from rayop.sim.dashboard.submitter import SubmitterCommand, parse_submitter, service_of
 
 log = logging.getLogger(__name__)
 Obj = dict[str, Any]

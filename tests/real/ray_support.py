@@ -16,7 +16,7 @@ from prometheus_client import CollectorRegistry
 from real_support import SAMPLES, user_client
 
 from rayop.cli.realcluster import pod_network_socket
-from rayop.controllers.raycluster.options import OperatorOptions
+from rayop.controllers.common.options import OperatorOptions
 from rayop.controllers.raycluster.setup import setup_raycluster_controller
 from rayop.controllers.rayjob.setup import setup_rayjob_controller
 from rayop.controllers.rayservice.setup import setup_rayservice_controller

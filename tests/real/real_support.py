@@ -18,7 +18,7 @@ from prometheus_client import CollectorRegistry
 
 from rayop.api.crds import build_crds
 from rayop.cli.realcluster_http import ApiCaller, wait_until
-from rayop.controllers.raycluster.options import OperatorOptions
+from rayop.controllers.common.options import OperatorOptions
 from rayop.controllers.raycluster.setup import setup_raycluster_controller
 from rayop.kube.client import KubeClient
 from rayop.kube.config import load_config

@@ -29,7 +29,7 @@ from real_support import (
     user_client,
 )
 
-from rayop.controllers.raycluster.options import FeatureGates, OperatorOptions
+from rayop.controllers.common.options import FeatureGates, OperatorOptions
 from rayop.kube.client import KubeClient
 from rayop.kube.errors import NotFound
 from rayop.kube.resources import PODS, RAY_CLUSTERS, SERVICES

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from abc import ABC, abstractmethod
 
-from rayop.runtime.clock import FakeClock
+from rayop.testing.clock import FakeClock
 
 WORKERS = 2
 Event = tuple[object, ...]

@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 
-from rayop.runtime.clock import FakeClock
 from rayop.runtime.controller import (
     CacheSyncTimeoutError,
     Controller,
@@ -20,7 +19,8 @@ from rayop.runtime.controller import (
     current_reconcile_id,
 )
 from rayop.runtime.metrics import OperatorMetrics
-from rayop.runtime.testing import InMemorySource
+from rayop.testing.clock import FakeClock
+from rayop.testing.sources import InMemorySource
 
 A = Request("ns", "a")
 B = Request("ns", "b")

@@ -9,10 +9,10 @@ from dataclasses import dataclass, field
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rayop.runtime.clock import FakeClock
 from rayop.runtime.controller import Controller, Request, Result, TerminalError
 from rayop.runtime.metrics import OperatorMetrics
-from rayop.runtime.testing import InMemorySource
+from rayop.testing.clock import FakeClock
+from rayop.testing.sources import InMemorySource
 
 KEYS = [Request("ns", f"k{i}") for i in range(8)]
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from rayop.runtime.clock import FakeClock
 from rayop.runtime.events import EventRecorder
+from rayop.testing.clock import FakeClock
 
 CLUSTER = {"apiVersion": "ray.io/v1", "kind": "RayCluster",
            "metadata": {"name": "c1", "namespace": "ns", "uid": "u1", "resourceVersion": "7"}}

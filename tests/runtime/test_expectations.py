@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from rayop.runtime.clock import FakeClock
 from rayop.runtime.expectations import HEAD_GROUP, ScaleExpectations
+from rayop.testing.clock import FakeClock
 
 
 class Cache:

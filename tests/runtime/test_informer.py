@@ -14,10 +14,10 @@ import pytest
 from informer_fakes import FakeApi, pod
 
 from rayop.kube.resources import JOBS, PODS
-from rayop.runtime.clock import FakeClock
 from rayop.runtime.indexer import OWNER_UID_INDEX, Obj
 from rayop.runtime.informer import EventHandlerFuncs, SharedInformer
 from rayop.runtime.informer_factory import CacheConfig, InformerFactory
+from rayop.testing.clock import FakeClock
 
 
 async def eventually(predicate: Callable[[], bool]) -> None:

@@ -18,7 +18,7 @@ from rayop.kube.metrics import RestClientMetrics
 from rayop.kube.resources import CONFIGMAPS, PODS
 from rayop.runtime.informer import SharedInformer
 from rayop.sim.controlplane import EmbeddedControlPlane
-from rayop.sim.kubelet import KubeletConfig
+from rayop.sim.nodes.kubelet import KubeletConfig
 
 QUIET_KUBELET = KubeletConfig(pending_delay=3600.0)
 

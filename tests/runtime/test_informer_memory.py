@@ -22,7 +22,7 @@ from rayop.runtime.compact_store import ObjectCodec
 from rayop.runtime.indexer import Obj
 from rayop.runtime.informer import EventHandlerFuncs, HandlerRegistration, SharedInformer
 from rayop.sim.controlplane import EmbeddedControlPlane
-from rayop.sim.kubelet import KubeletConfig
+from rayop.sim.nodes.kubelet import KubeletConfig
 
 
 async def eventually(predicate: Callable[[], bool], timeout: float = 10) -> None:

@@ -13,7 +13,7 @@ import pytest
 
 from rayop.runtime.controller import Controller, Request, Result
 from rayop.runtime.logsetup import configure_logging, parse_level
-from rayop.runtime.testing import InMemorySource
+from rayop.testing.sources import InMemorySource
 
 log = logging.getLogger("rayop.controllers.demo")
 

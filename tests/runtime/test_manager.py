@@ -22,8 +22,8 @@ from rayop.runtime.leaderelection import LeaderElectionSettings
 from rayop.runtime.manager import LeadershipLost, Manager
 from rayop.runtime.metrics import OperatorMetrics
 from rayop.runtime.reconcile import Request, Result
-from rayop.runtime.testing import InMemorySource
 from rayop.sim.controlplane import EmbeddedControlPlane
+from rayop.testing.sources import InMemorySource
 
 FAST_LEASE = LeaderElectionSettings(lease_duration=3.0, renew_deadline=2.0, retry_period=0.5, release_on_cancel=False)
 

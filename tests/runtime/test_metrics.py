@@ -6,10 +6,10 @@ import re
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from rayop.runtime.clock import FakeClock
 from rayop.runtime.metrics import OperatorMetrics
 from rayop.runtime.workqueue_metrics import NOOP_QUEUE_METRICS
 from rayop.runtime.workqueue_priority import PriorityQueue
+from rayop.testing.clock import FakeClock
 
 
 def _text(metrics: OperatorMetrics) -> str:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from rayop.runtime.clock import FakeClock
 from rayop.runtime.own_writes import OwnWrites
+from rayop.testing.clock import FakeClock
 
 
 def obj(rv: str, name: str = "rc") -> dict[str, Any]:

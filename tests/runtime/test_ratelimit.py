@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from rayop.runtime.clock import FakeClock
 from rayop.runtime.ratelimit import (
     BucketRateLimiter,
     ItemExponentialFailureRateLimiter,
@@ -12,6 +11,7 @@ from rayop.runtime.ratelimit import (
     MaxOfRateLimiter,
     default_controller_rate_limiter,
 )
+from rayop.testing.clock import FakeClock
 
 
 def nth_delay(limiter: ItemExponentialFailureRateLimiter, item: str, k: int) -> float:

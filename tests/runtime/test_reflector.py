@@ -13,8 +13,8 @@ from informer_fakes import FakeApi, pod
 from rayop.kube.errors import TooManyRequests
 from rayop.kube.resources import PODS
 from rayop.runtime.backoff import Backoff, BackoffSettings
-from rayop.runtime.clock import FakeClock
 from rayop.runtime.reflector import Reflector
+from rayop.testing.clock import FakeClock
 
 
 class RecordingStore:

@@ -9,13 +9,13 @@ from typing import Any
 from informer_fakes import FakeApi, pod
 
 from rayop.kube.resources import PODS, RAY_CLUSTERS
-from rayop.runtime.clock import FakeClock
 from rayop.runtime.controller import Controller
 from rayop.runtime.indexer import Obj
 from rayop.runtime.informer import EventHandlerFuncs, SharedInformer
 from rayop.runtime.informer_source import LOW_PRIORITY, for_, owns
 from rayop.runtime.predicate import generation_changed
 from rayop.runtime.reconcile import Request, Result
+from rayop.testing.clock import FakeClock
 
 
 async def eventually(predicate: Callable[[], bool]) -> None:

@@ -7,9 +7,9 @@ import asyncio
 import pytest
 from recording_metrics import RecordingMetrics
 
-from rayop.runtime.clock import FakeClock
 from rayop.runtime.ratelimit import ItemExponentialFailureRateLimiter
 from rayop.runtime.workqueue_ratelimiting import RateLimitingQueue
+from rayop.testing.clock import FakeClock
 
 
 async def settle() -> None:

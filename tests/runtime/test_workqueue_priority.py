@@ -6,9 +6,9 @@ import asyncio
 
 from recording_metrics import RecordingMetrics
 
-from rayop.runtime.clock import FakeClock
 from rayop.runtime.ratelimit import ItemExponentialFailureRateLimiter
 from rayop.runtime.workqueue_priority import PriorityQueue
+from rayop.testing.clock import FakeClock
 
 
 async def settle() -> None:

@@ -20,9 +20,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from queue_schedule import WORKERS, Event, ScheduleHarness
 
-from rayop.runtime.clock import FakeClock
 from rayop.runtime.ratelimit import ItemExponentialFailureRateLimiter
 from rayop.runtime.workqueue_ratelimiting import RateLimitingQueue
+from rayop.testing.clock import FakeClock
 
 KEYS = ["a", "b", "c"]
 

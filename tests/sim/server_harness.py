@@ -10,10 +10,10 @@ from typing import Any
 import orjson
 from aiohttp.test_utils import TestClient, TestServer
 
-from rayop.sim.audit import Audit
-from rayop.sim.faults import Faults
-from rayop.sim.server import build_app
-from rayop.sim.store import Store
+from rayop.sim.apiserver.app import build_app
+from rayop.sim.machinery.audit import Audit
+from rayop.sim.machinery.faults import Faults
+from rayop.sim.storage.store import Store
 
 TOKEN = "test-token"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}

@@ -6,8 +6,8 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
-from rayop.sim.resources import ResourceInfo
-from rayop.sim.store import Store
+from rayop.sim.machinery.resources import ResourceInfo
+from rayop.sim.storage.store import Store
 
 Obj = dict[str, Any]
 

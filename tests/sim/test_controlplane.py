@@ -13,8 +13,8 @@ import yaml
 from aiohttp import web
 
 from rayop.sim.controlplane import EmbeddedControlPlane
-from rayop.sim.kubelet import KubeletConfig
-from rayop.sim.resources import ResourceInfo
+from rayop.sim.machinery.resources import ResourceInfo
+from rayop.sim.nodes.kubelet import KubeletConfig
 
 FAST = KubeletConfig(running_delay=0.01, ready_delay=0.01, delete_delay=0.01)
 

@@ -10,10 +10,10 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
-from rayop.sim.dashboard import DashboardConfig, SimDashboard
-from rayop.sim.dashboard_clock import ManualClock
-from rayop.sim.dashboard_jobs import entrypoint_exit_code
-from rayop.sim.dashboard_submitter import parse_submitter, service_of
+from rayop.sim.dashboard.clock import ManualClock
+from rayop.sim.dashboard.head import DashboardConfig, SimDashboard
+from rayop.sim.dashboard.jobs import entrypoint_exit_code
+from rayop.sim.dashboard.submitter import parse_submitter, service_of
 
 CONFIG = DashboardConfig(
     job_pending_seconds=1.0, job_run_seconds=5.0, job_stop_seconds=0.5, serve_deploy_seconds=2.0

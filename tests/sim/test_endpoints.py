@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 from sim_waiting import info, is_ready, wait_for
 
-from rayop.sim.endpoints import SERVICE_NAME_LABEL, EndpointsController
-from rayop.sim.gc import GarbageCollector
-from rayop.sim.kubelet import Kubelet, KubeletConfig
-from rayop.sim.store import Store
+from rayop.sim.controller_manager.endpoints import SERVICE_NAME_LABEL, EndpointsController
+from rayop.sim.controller_manager.garbage_collector import GarbageCollector
+from rayop.sim.nodes.kubelet import Kubelet, KubeletConfig
+from rayop.sim.storage.store import Store
 
 
 @pytest.fixture

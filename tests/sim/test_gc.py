@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from sim_waiting import info, wait_for
 
-from rayop.sim.gc import GarbageCollector
-from rayop.sim.kubelet import Kubelet, KubeletConfig
-from rayop.sim.store import Store
+from rayop.sim.controller_manager.garbage_collector import GarbageCollector
+from rayop.sim.nodes.kubelet import Kubelet, KubeletConfig
+from rayop.sim.storage.store import Store
 
 
 def _owned(name: str, owner: dict[str, Any], *, block: bool = False) -> dict[str, Any]:

@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from rayop.sim.persistence import SqlitePersistence
-from rayop.sim.status_errors import StatusError
-from rayop.sim.store import Store
+from rayop.sim.machinery.errors import StatusError
+from rayop.sim.storage.sqlite import SqlitePersistence
+from rayop.sim.storage.store import Store
 
 _WRITER = """
 import asyncio, sys
-from rayop.sim.persistence import SqlitePersistence
-from rayop.sim.store import Store
+from rayop.sim.storage.sqlite import SqlitePersistence
+from rayop.sim.storage.store import Store
 async def main():
     store = Store(persistence=SqlitePersistence(sys.argv[1]))
     cms = store.resources.get("", "v1", "configmaps")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rayop.sim.selectors import (
+from rayop.sim.machinery.selectors import (
     SelectorError,
     label_selector_from_dict,
     parse_field_selector,

@@ -8,7 +8,7 @@ from typing import Any
 import orjson
 from server_harness import AUTH, POD, Harness, open_harness, pod
 
-from rayop.sim.store import Store
+from rayop.sim.storage.store import Store
 
 
 async def _events(h: Harness, path: str, n: int, **params: Any) -> list[dict[str, Any]]:

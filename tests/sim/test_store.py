@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from rayop.sim.status_errors import StatusError
-from rayop.sim.store import Store
+from rayop.sim.machinery.errors import StatusError
+from rayop.sim.storage.store import Store
 
 
 def _infos(store: Store) -> tuple[Any, Any, Any]:

@@ -28,6 +28,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from rayop.api import keys
 from rayop.api.schema import CrdField
 
 __all__ = [
@@ -56,7 +57,7 @@ GROUP = "ray.io"
 VERSION = "v1"
 API_VERSION = f"{GROUP}/{VERSION}"
 
-MANAGED_BY_KUBERAY = "ray.io/kuberay-operator"
+MANAGED_BY_KUBERAY = keys.MANAGED_BY_KUBERAY
 """``spec.managedBy`` value meaning "this operator reconciles it" (the same as unset)."""
 MANAGED_BY_MULTIKUEUE = "kueue.x-k8s.io/multikueue"
 """``spec.managedBy`` value handing the object to Kueue's MultiKueue (the operator skips it)."""

@@ -28,6 +28,7 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from rayop.api import keys
 from rayop.api.common import MANAGED_BY_KUBERAY, MANAGED_BY_MULTIKUEUE
 from rayop.api.conditions import is_condition_true
 from rayop.api.raycluster import (
@@ -56,9 +57,9 @@ MAX_RAYCLUSTER_NAME_LENGTH = 53
 MAX_RAYJOB_NAME_LENGTH = 47
 MAX_RAYSERVICE_NAME_LENGTH = 47
 MIN_RAY_VERSION_FOR_AUTH = (2, 52)
-FT_ENABLED_ANNOTATION = "ray.io/ft-enabled"
-ORIGINATED_FROM_CRD_LABEL = "ray.io/originated-from-crd"
-CLUSTER_LABEL = "ray.io/cluster"
+FT_ENABLED_ANNOTATION = keys.FT_ENABLED
+ORIGINATED_FROM_CRD_LABEL = keys.RAY_ORIGINATED_FROM_CRD
+CLUSTER_LABEL = keys.RAY_CLUSTER
 SERVICE_TYPES = ("ClusterIP", "NodePort", "LoadBalancer", "ExternalName")
 
 _DNS1035_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")

@@ -95,8 +95,8 @@ class InProcessControlPlane:
 
     def __init__(self, settings: ServerSettings) -> None:
         from rayop.sim.controlplane import EmbeddedControlPlane
-        from rayop.sim.faults import Faults
-        from rayop.sim.kubelet import KubeletConfig
+        from rayop.sim.machinery.faults import Faults
+        from rayop.sim.nodes.kubelet import KubeletConfig
 
         latency = {v: (settings.api_latency, 0.0) for v in AUDIT_VERBS if v != "watch"}
         self._cp = EmbeddedControlPlane(

@@ -36,9 +36,9 @@ from rayop.bench.metrics import sample_workers as read_sample
 from rayop.bench.readiness import ReadinessTracker, Target, job_complete
 from rayop.bench.results import ConcurrencyResult, LatencyStats
 from rayop.bench.scenarios import ScenarioContext, ScenarioSpec, build_scenario
+from rayop.controllers.common import settings
+from rayop.controllers.common.options import OperatorOptions
 from rayop.controllers.operator import OperatorSettings
-from rayop.controllers.raycluster.options import OperatorOptions
-from rayop.controllers.raycluster.reconcile_context import POD_CALL_CONCURRENCY
 from rayop.kube.client import KubeClient
 from rayop.kube.errors import AlreadyExists, NotFound
 from rayop.kube.resources import CRDS, NAMESPACES, RAY_CLUSTERS, RAY_JOBS
@@ -59,7 +59,7 @@ class BenchConfig:
     server: ServerSettings = field(default_factory=ServerSettings)
     qps: float = 100.0
     burst: int = 200
-    pod_create_concurrency: int = POD_CALL_CONCURRENCY
+    pod_create_concurrency: int = settings.POD_CALL_CONCURRENCY
     kubeconfig: str | None = None
     in_process: bool = False
     external_metrics_url: str | None = None

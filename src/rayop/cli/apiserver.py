@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from rayop.cli.app import app
-from rayop.sim.faults import Faults
-from rayop.sim.kubelet import KubeletConfig
+from rayop.sim.machinery.faults import Faults
+from rayop.sim.nodes.kubelet import KubeletConfig
 
 if TYPE_CHECKING:
     from rayop.sim.controlplane import EmbeddedControlPlane

@@ -17,8 +17,8 @@ import typer
 from rayop.cli.flags import parse_bool
 
 if TYPE_CHECKING:
+    from rayop.controllers.common.options import OperatorOptions
     from rayop.controllers.operator import OperatorSettings
-    from rayop.controllers.raycluster.options import OperatorOptions
 
 log = logging.getLogger("rayop.cli")
 
@@ -84,7 +84,7 @@ def operator_options(feature_gates: str) -> OperatorOptions:
     Raises:
         typer.BadParameter: an entry does not parse, or names a gate KubeRay v1.7 does not have.
     """
-    from rayop.controllers.raycluster.options import OperatorOptions
+    from rayop.controllers.common.options import OperatorOptions
 
     options = OperatorOptions.from_env()
     try:

@@ -94,7 +94,7 @@ async def _up(
     from rayop.kube.config import load_kubeconfig
     from rayop.runtime.manager import Manager
     from rayop.sim.controlplane import EmbeddedControlPlane
-    from rayop.sim.kubelet import KubeletConfig
+    from rayop.sim.nodes.kubelet import KubeletConfig
 
     kubelet = KubeletConfig(ready_delay=pod_ready_delay)
     async with EmbeddedControlPlane(

@@ -13,8 +13,8 @@ import signal
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from rayop.controllers.raycluster.options import OperatorOptions
-from rayop.controllers.raycluster.reconcile_context import POD_CALL_CONCURRENCY
+from rayop.controllers.common import settings
+from rayop.controllers.common.options import OperatorOptions
 from rayop.controllers.raycluster.setup import setup_raycluster_controller
 from rayop.controllers.rayjob.setup import setup_rayjob_controller
 from rayop.controllers.rayservice.setup import setup_rayservice_controller
@@ -55,7 +55,7 @@ class OperatorSettings:
     """Client-side token bucket capacity."""
     options: OperatorOptions = field(default_factory=OperatorOptions.from_env)
     """KubeRay's environment options and feature gates."""
-    pod_create_concurrency: int = POD_CALL_CONCURRENCY
+    pod_create_concurrency: int = settings.POD_CALL_CONCURRENCY
     """Pod create/delete calls of one worker group in flight at once (1: one by one, as KubeRay)."""
 
 

@@ -3,7 +3,7 @@
 A source calls ``enqueue(request, priority)`` whenever an object it watches may need
 reconciling, and reports through ``has_synced()`` when its initial listing has been delivered.
 Informers implement it in :mod:`rayop.runtime`'s informer layer; tests use
-:class:`rayop.runtime.testing.InMemorySource`.
+:class:`rayop.testing.sources.InMemorySource`.
 """
 
 from __future__ import annotations

@@ -22,21 +22,21 @@ from typing import Any
 import yaml
 from aiohttp import web
 
-from rayop.sim.audit import Audit
-from rayop.sim.dashboard import DashboardConfig
-from rayop.sim.dashboard_registry import DashboardRegistry
-from rayop.sim.dashboard_submitter import SubmitterSimulator
-from rayop.sim.endpoints import EndpointsController
-from rayop.sim.faults import Faults
-from rayop.sim.gc import GarbageCollector
-from rayop.sim.jobs import JobController
-from rayop.sim.kubelet import Kubelet, KubeletConfig
-from rayop.sim.rbac import Rbac
-from rayop.sim.server import build_app
-from rayop.sim.serviceaccounts import ServiceAccountController
-from rayop.sim.store import Store
-from rayop.sim.store_controller import StoreController
-from rayop.sim.tls import TlsMaterial, generate_self_signed, server_ssl_context
+from rayop.sim.apiserver.app import build_app
+from rayop.sim.apiserver.rbac import Rbac
+from rayop.sim.apiserver.tls import TlsMaterial, generate_self_signed, server_ssl_context
+from rayop.sim.controller_manager.batch_jobs import JobController
+from rayop.sim.controller_manager.endpoints import EndpointsController
+from rayop.sim.controller_manager.garbage_collector import GarbageCollector
+from rayop.sim.controller_manager.serviceaccounts import ServiceAccountController
+from rayop.sim.dashboard.head import DashboardConfig
+from rayop.sim.dashboard.registry import DashboardRegistry
+from rayop.sim.dashboard.submitter import SubmitterSimulator
+from rayop.sim.machinery.audit import Audit
+from rayop.sim.machinery.faults import Faults
+from rayop.sim.nodes.kubelet import Kubelet, KubeletConfig
+from rayop.sim.storage.store import Store
+from rayop.sim.storage.store_controller import StoreController
 
 CONTEXT_NAME = "rayop-embedded"
 
@@ -356,7 +356,7 @@ class EmbeddedControlPlane:
     def _build_store(self) -> Store:
         if self.state_path is None:
             return Store(history_size=self.history_size)
-        from rayop.sim.persistence import SqlitePersistence
+        from rayop.sim.storage.sqlite import SqlitePersistence
 
         self.state_path.parent.mkdir(parents=True, exist_ok=True)
         self._persistence = SqlitePersistence(self.state_path)

@@ -6,9 +6,9 @@ import random
 
 import pytest
 
-from rayop.controllers.raycluster import names
+from rayop.controllers.common import names
+from rayop.controllers.common.options import OperatorOptions
 from rayop.controllers.raycluster.command import ray_start_command, ray_start_params, render_params
-from rayop.controllers.raycluster.options import OperatorOptions
 from rayop.controllers.raycluster.resources import Quantity
 
 from ._fixtures import minimal_cluster

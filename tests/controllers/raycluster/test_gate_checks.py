@@ -7,12 +7,12 @@ from typing import Any
 
 import pytest
 
-from rayop.controllers.raycluster.gate_checks import (
+from rayop.controllers.common.gate_checks import (
     raycluster_gate_problems,
     rayjob_gate_problems,
     rayservice_gate_problems,
 )
-from rayop.controllers.raycluster.options import FEATURE_GATE_FIELDS, FeatureGates
+from rayop.controllers.common.options import FEATURE_GATE_FIELDS, FeatureGates
 
 from ._fixtures import load_sample, minimal_cluster
 

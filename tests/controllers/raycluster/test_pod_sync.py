@@ -13,7 +13,7 @@ from typing import Any, cast
 
 import pytest
 
-from rayop.controllers.raycluster.options import OperatorOptions
+from rayop.controllers.common.options import OperatorOptions
 from rayop.controllers.raycluster.pod_sync import reconcile_pods
 from rayop.controllers.raycluster.reconcile_context import (
     ClusterClient,
@@ -23,13 +23,13 @@ from rayop.controllers.raycluster.reconcile_context import (
 from rayop.controllers.raycluster.status import ReplicaFailureError
 from rayop.kube.errors import NotFound
 from rayop.kube.resource import Resource
-from rayop.runtime.clock import FakeClock
 from rayop.runtime.events import EventRecorder
 from rayop.runtime.expectations import CREATE, DELETE, HEAD_GROUP, ScaleExpectations
 from rayop.runtime.indexer import OWNER_UID_INDEX
 from rayop.runtime.informer_factory import Informer, InformerFactory
 from rayop.runtime.own_writes import OwnWrites
 from rayop.runtime.reconcile import Request
+from rayop.testing.clock import FakeClock
 
 from ._fixtures import minimal_cluster
 

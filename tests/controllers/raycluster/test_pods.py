@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from rayop.controllers.raycluster.options import DEFAULT_OPTIONS, OperatorOptions
+from rayop.controllers.common.options import DEFAULT_OPTIONS, OperatorOptions
 from rayop.controllers.raycluster.pods import build_head_pod, build_worker_pod
 from rayop.controllers.raycluster.services import build_head_service
 

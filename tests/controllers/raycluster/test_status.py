@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from rayop.controllers.raycluster.options import DEFAULT_OPTIONS
+from rayop.controllers.common.options import DEFAULT_OPTIONS
 from rayop.controllers.raycluster.pods import build_head_pod, build_worker_pod
 from rayop.controllers.raycluster.services import build_head_service
 from rayop.controllers.raycluster.status import (

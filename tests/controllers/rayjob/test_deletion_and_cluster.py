@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from rayjob_objects import rayjob, rayjob_wire
 
 from rayop.api.rayjob import DeletionPolicyType, RayJobStatus
-from rayop.controllers.raycluster.options import OperatorOptions
+from rayop.controllers.common.options import OperatorOptions
 from rayop.controllers.rayjob.cluster import (
     build_raycluster,
     build_rayjob_head_service,

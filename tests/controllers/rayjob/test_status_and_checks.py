@@ -9,8 +9,8 @@ from rayjob_objects import rayjob
 
 from rayop.api.raycluster import RayClusterStatus
 from rayop.api.rayjob import RayJobStatus, RayJobStatusInfo
-from rayop.controllers.dashboard_models import JobInfo
-from rayop.controllers.raycluster.options import OperatorOptions
+from rayop.controllers.common.options import OperatorOptions
+from rayop.controllers.dashboard.models import JobInfo
 from rayop.controllers.rayjob import checks
 from rayop.controllers.rayjob.status import (
     apply_backoff,

@@ -7,7 +7,7 @@ import shlex
 
 from rayjob_objects import IMAGE, rayjob, rayjob_wire
 
-from rayop.controllers.raycluster.options import OperatorOptions
+from rayop.controllers.common.options import OperatorOptions
 from rayop.controllers.rayjob.cluster import build_raycluster
 from rayop.controllers.rayjob.submitter import (
     build_sidecar_container,

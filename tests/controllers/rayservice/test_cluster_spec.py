@@ -6,7 +6,7 @@ import copy
 import random
 from typing import Any
 
-from rayop.controllers.raycluster.options import OperatorOptions
+from rayop.controllers.common.options import OperatorOptions
 from rayop.controllers.rayservice import cluster_spec as cs
 
 IMAGE = "rayproject/ray:2.52.0"

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from rayop.controllers.raycluster.options import OperatorOptions
+from rayop.controllers.common.options import OperatorOptions
 from rayop.controllers.rayservice import service_builders as sb
 from rayop.controllers.rayservice.cluster_spec import build_ray_cluster
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from rayop.controllers.dashboard_models import ServeApplicationDetails, ServeDetails
+from rayop.controllers.dashboard.models import ServeApplicationDetails, ServeDetails
 from rayop.controllers.rayservice.cleanup import deletion_delay, scheduled_deletion
 from rayop.controllers.rayservice.context import WallClock, parse_rfc3339, rfc3339
 from rayop.controllers.rayservice.serve_cache import ServeConfigCache
 from rayop.controllers.rayservice.serve_config import needs_deploy, serve_config_json
 from rayop.controllers.rayservice.settings import DELETION_TIMESTAMP_ANNOTATION
-from rayop.runtime.clock import FakeClock
+from rayop.testing.clock import FakeClock
 
 RUNNING = ServeDetails(applications={"a": ServeApplicationDetails(name="a", status="RUNNING")})
 

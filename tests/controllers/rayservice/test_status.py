@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rayop.controllers.dashboard_models import ServeApplicationDetails, ServeDeploymentDetails
+from rayop.controllers.dashboard.models import ServeApplicationDetails, ServeDeploymentDetails
 from rayop.controllers.rayservice import status as st
 
 NOW = "2025-01-01T00:00:00Z"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from rayop.controllers.raycluster import cluster_spec as cs
-from rayop.controllers.raycluster.cluster_spec import Obj
+from rayop.controllers.common import cluster_spec as cs
+from rayop.controllers.common.cluster_spec import Obj
 from rayop.controllers.raycluster.command import container_command
 from rayop.controllers.raycluster.env import field_ref_env
 

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from rayop.controllers.raycluster import cluster_spec as cs
-from rayop.controllers.raycluster import names
-from rayop.controllers.raycluster.cluster_spec import Obj
-from rayop.controllers.raycluster.options import KUBERAY_VERSION
+from rayop.api import keys
+from rayop.controllers.common import cluster_spec as cs
+from rayop.controllers.common import names
+from rayop.controllers.common.cluster_spec import Obj
+from rayop.controllers.common.options import KUBERAY_VERSION
 
 Container = dict[str, Any]
 LOCAL_HOST = "127.0.0.1"
@@ -74,7 +75,7 @@ def add_gcs_ft_env(
     enabled = cs.is_gcs_ft_enabled(cluster)
     annotations = pod.setdefault("metadata", {}).setdefault("annotations", {})
     if node_type == "head":
-        annotations["ray.io/ft-enabled"] = "true" if enabled else "false"
+        annotations[keys.FT_ENABLED] = "true" if enabled else "false"
     if not enabled:
         return
     if node_type == "worker":
@@ -91,10 +92,10 @@ def _add_redis_ft(
 ) -> None:
     options = cs.gcs_ft_options(cluster)
     storage_ns = str((cs.meta(cluster).get("uid")) or "")
-    storage_ns = cs.annotations_of(cluster).get("ray.io/external-storage-namespace", storage_ns)
+    storage_ns = cs.annotations_of(cluster).get(keys.EXTERNAL_STORAGE_NAMESPACE, storage_ns)
     if options is not None and options.get("externalStorageNamespace"):
         storage_ns = str(options["externalStorageNamespace"])
-    annotations["ray.io/external-storage-namespace"] = storage_ns
+    annotations[keys.EXTERNAL_STORAGE_NAMESPACE] = storage_ns
     append_env_if_absent(container, "RAY_external_storage_namespace", storage_ns)
     if options is None:
         if not has_env(container, "REDIS_PASSWORD") and "redis-password" in params:

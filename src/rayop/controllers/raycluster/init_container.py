@@ -10,9 +10,9 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from rayop.controllers.raycluster.cluster_spec import Obj
+from rayop.controllers.common.cluster_spec import Obj
+from rayop.controllers.common.options import OperatorOptions
 from rayop.controllers.raycluster.command import container_command
-from rayop.controllers.raycluster.options import OperatorOptions
 
 WAIT_GCS_READY = "wait-gcs-ready"
 _RESOURCES = {"cpu": "200m", "memory": "256Mi"}

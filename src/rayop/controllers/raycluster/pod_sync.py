@@ -15,11 +15,12 @@ import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
+from rayop.api import keys
 from rayop.api.conditions import is_condition_true, object_conditions
-from rayop.controllers.raycluster import cluster_spec as cs
+from rayop.controllers.common import cluster_spec as cs
+from rayop.controllers.common import labels
+from rayop.controllers.common.options import KUBERAY_VERSION
 from rayop.controllers.raycluster import events as ev
-from rayop.controllers.raycluster import labels
-from rayop.controllers.raycluster.options import KUBERAY_VERSION
 from rayop.controllers.raycluster.pods import build_head_pod, build_worker_pod
 from rayop.controllers.raycluster.reconcile_context import Obj, ReconcileContext
 from rayop.controllers.raycluster.scaling import (
@@ -72,9 +73,9 @@ def _first_error(results: Sequence[object]) -> tuple[int, BaseException | None]:
 def expectation_group(pod: Obj) -> str:
     """Returns the expectations group of a pod: ``""`` for the head, else its ``ray.io/group``."""
     pod_labels = cs.labels_of(pod)
-    if pod_labels.get(labels.RAY_NODE_TYPE) == labels.HEAD:
+    if pod_labels.get(keys.RAY_NODE_TYPE) == labels.HEAD:
         return HEAD_GROUP
-    return str(pod_labels.get(labels.RAY_GROUP, ""))
+    return str(pod_labels.get(keys.RAY_GROUP, ""))
 
 
 async def _delete_pod(ctx: ReconcileContext, pod: Obj, deletion: PodDeletion) -> bool:
@@ -264,18 +265,18 @@ async def _recreate_upgrade(ctx: ReconcileContext) -> bool:
         return False
     head = heads[0]
     annotations = cs.annotations_of(head)
-    if annotations.get(labels.KUBERAY_VERSION) != KUBERAY_VERSION:
+    if annotations.get(keys.KUBERAY_VERSION) != KUBERAY_VERSION:
         patch: dict[str, Any] = {
             "metadata": {
                 "annotations": {
-                    labels.KUBERAY_VERSION: KUBERAY_VERSION,
-                    labels.UPGRADE_STRATEGY_RECREATE_HASH: spec_hash(ctx.cluster),
+                    keys.KUBERAY_VERSION: KUBERAY_VERSION,
+                    keys.UPGRADE_STRATEGY_RECREATE_HASH: spec_hash(ctx.cluster),
                 }
             }
         }
         await ctx.deps.client.patch(PODS, cs.name(head), patch, namespace=ctx.namespace)
         return False
-    if annotations.get(labels.UPGRADE_STRATEGY_RECREATE_HASH) == spec_hash(ctx.cluster):
+    if annotations.get(keys.UPGRADE_STRATEGY_RECREATE_HASH) == spec_hash(ctx.cluster):
         return False
     await delete_all_pods(ctx, ctx.cluster_pods(), group=HEAD_GROUP, reason="Recreate upgrade")
     ctx.deps.expectations.delete(ctx.namespace, ctx.name)

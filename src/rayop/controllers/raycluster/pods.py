@@ -10,15 +10,17 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from rayop.controllers.raycluster import cluster_spec as cs
-from rayop.controllers.raycluster import command, env, labels, names, probes
+from rayop.api import keys
+from rayop.controllers.common import cluster_spec as cs
+from rayop.controllers.common import labels, names
+from rayop.controllers.common.cluster_spec import Obj
+from rayop.controllers.common.options import KUBERAY_VERSION, OperatorOptions
+from rayop.controllers.raycluster import command, env, probes
 from rayop.controllers.raycluster.autoscaler import (
     apply_autoscaler_overrides,
     build_autoscaler_container,
 )
-from rayop.controllers.raycluster.cluster_spec import Obj
 from rayop.controllers.raycluster.init_container import build_wait_gcs_ready
-from rayop.controllers.raycluster.options import KUBERAY_VERSION, OperatorOptions
 from rayop.controllers.raycluster.resources import memory_size_limit
 from rayop.controllers.raycluster.spec_hash import spec_hash as compute_hash
 
@@ -47,8 +49,8 @@ def _template(group: Obj, cluster: Obj) -> Pod:
     metadata = template.setdefault("metadata", {})
     metadata["namespace"] = cs.namespace(cluster)
     annotations = metadata.setdefault("annotations", {})
-    if cs.annotations_of(cluster).get(labels.OVERWRITE_CONTAINER_CMD, "").lower() == "true":
-        annotations[labels.OVERWRITE_CONTAINER_CMD] = "true"
+    if cs.annotations_of(cluster).get(keys.OVERWRITE_CONTAINER_CMD, "").lower() == "true":
+        annotations[keys.OVERWRITE_CONTAINER_CMD] = "true"
     spec = template.setdefault("spec", {})
     if not spec.get("containers"):
         spec["containers"] = [{}]
@@ -98,7 +100,7 @@ def _finish_pod(
     creator = cs.creator_crd(cluster)
     metadata = template["metadata"]
     if creator == "RayService":
-        metadata["labels"][labels.RAY_SERVE] = "false" if node_type == "head" else "true"
+        metadata["labels"][keys.RAY_SERVE] = "false" if node_type == "head" else "true"
     pod: Pod = {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": template["spec"]}
     containers = pod["spec"]["containers"]
     ray = containers[0]
@@ -109,7 +111,7 @@ def _finish_pod(
         _add_empty_dir(pod, ray, RAY_LOG_VOLUME, RAY_LOG_PATH, memory=False)
         _add_empty_dir(pod, sidecar, RAY_LOG_VOLUME, RAY_LOG_PATH, memory=False)
     ray_start = command.ray_start_command(node_type, params, ray)
-    overwrite = metadata["annotations"].get(labels.OVERWRITE_CONTAINER_CMD, "").lower() == "true"
+    overwrite = metadata["annotations"].get(keys.OVERWRITE_CONTAINER_CMD, "").lower() == "true"
     args = command.container_args(ray, ray_start, overwrite=overwrite)
     if args is not None:
         ray["command"] = command.container_command(login_shell=options.enable_login_shell)
@@ -197,10 +199,10 @@ def build_head_pod(cluster: Obj, *, options: OperatorOptions, spec_hash: str | N
         cluster, template, node_type="head", params=params, fqdn=fqdn, options=options
     )
     annotations = pod["metadata"].setdefault("annotations", {})
-    annotations[labels.UPGRADE_STRATEGY_RECREATE_HASH] = (
+    annotations[keys.UPGRADE_STRATEGY_RECREATE_HASH] = (
         compute_hash(cluster) if spec_hash is None else spec_hash
     )
-    annotations[labels.KUBERAY_VERSION] = KUBERAY_VERSION
+    annotations[keys.KUBERAY_VERSION] = KUBERAY_VERSION
     return pod
 
 
@@ -240,10 +242,10 @@ def build_worker_pod(
         cluster_name, labels.WORKER, group_name, _merged_user_labels(group)
     )
     if options.feature_gates.ray_multi_host_indexing:
-        pod_labels[labels.RAY_WORKER_REPLICA_INDEX] = str(replica_index)
+        pod_labels[keys.RAY_WORKER_REPLICA_INDEX] = str(replica_index)
         if cs.num_of_hosts(group) > 1:
-            pod_labels[labels.RAY_WORKER_REPLICA_NAME] = replica_name
-            pod_labels[labels.RAY_REPLICA_HOST_INDEX] = str(host_index)
+            pod_labels[keys.RAY_WORKER_REPLICA_NAME] = replica_name
+            pod_labels[keys.RAY_REPLICA_HOST_INDEX] = str(host_index)
     metadata["labels"] = pod_labels
     env.add_gcs_ft_env(cluster, "worker", ray, template, params)
     _ensure_metrics_port(ray)

@@ -4,16 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from rayop.controllers.raycluster import cluster_spec as cs
-from rayop.controllers.raycluster import labels, names
-from rayop.controllers.raycluster.cluster_spec import Obj
+from rayop.controllers.common import cluster_spec as cs
+from rayop.controllers.common import labels, names
+from rayop.controllers.common.cluster_spec import Obj
+from rayop.controllers.common.rbac_rules import AUTOSCALER_ROLE_RULES
 from rayop.controllers.raycluster.pods import owner_reference
-
-AUTOSCALER_ROLE_RULES: list[dict[str, list[str]]] = [
-    {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch", "patch"]},
-    {"apiGroups": [""], "resources": ["pods/resize"], "verbs": ["patch"]},
-    {"apiGroups": ["ray.io"], "resources": ["rayclusters"], "verbs": ["get", "patch"]},
-]
 
 
 def _metadata(cluster: Obj, object_name: str) -> dict[str, Any]:

@@ -16,9 +16,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal, Protocol
 
-from rayop.controllers.raycluster import cluster_spec as cs
-from rayop.controllers.raycluster import labels
-from rayop.controllers.raycluster.options import OperatorOptions
+from rayop.api import keys
+from rayop.controllers.common import cluster_spec as cs
+from rayop.controllers.common import labels, settings
+from rayop.controllers.common.options import OperatorOptions
 from rayop.kube.resource import Resource
 from rayop.runtime.clock import Clock
 from rayop.runtime.events import EventRecorder
@@ -30,8 +31,6 @@ from rayop.runtime.reconcile import Request
 
 Obj = Mapping[str, Any]
 
-POD_CALL_CONCURRENCY = 16
-"""At most this many pod create/delete calls of one group are in flight at once."""
 
 
 class ClusterClient(Protocol):
@@ -88,7 +87,7 @@ class ReconcilerDeps:
     """The status writes whose result the RayCluster cache has not shown yet."""
     options: OperatorOptions
     clock: Clock
-    pod_call_concurrency: int = POD_CALL_CONCURRENCY
+    pod_call_concurrency: int = settings.POD_CALL_CONCURRENCY
     rng: random.Random = field(default_factory=random.Random)
     wall_clock: Callable[[], datetime] | None = None
     """Optional ``() -> datetime`` for status timestamps (UTC now when None)."""
@@ -136,7 +135,7 @@ class ReconcileContext:
         return [
             o
             for o in informer.by_index(OWNER_UID_INDEX, self.uid)
-            if cs.labels_of(o).get(labels.RAY_CLUSTER) == self.name
+            if cs.labels_of(o).get(keys.RAY_CLUSTER) == self.name
         ]
 
     def cluster_pods(self) -> list[Obj]:
@@ -144,7 +143,7 @@ class ReconcileContext:
         return [
             p
             for p in self._owned(self.deps.pods)
-            if cs.labels_of(p).get(labels.RAY_NODE_TYPE) in (labels.HEAD, labels.WORKER)
+            if cs.labels_of(p).get(keys.RAY_NODE_TYPE) in (labels.HEAD, labels.WORKER)
         ]
 
     def head_pods(self) -> list[Obj]:
@@ -152,7 +151,7 @@ class ReconcileContext:
         return [
             p
             for p in self.cluster_pods()
-            if cs.labels_of(p).get(labels.RAY_NODE_TYPE) == labels.HEAD
+            if cs.labels_of(p).get(keys.RAY_NODE_TYPE) == labels.HEAD
         ]
 
     def group_pods(self, group_name: str) -> list[Obj]:
@@ -160,8 +159,8 @@ class ReconcileContext:
         pods = [
             p
             for p in self.cluster_pods()
-            if cs.labels_of(p).get(labels.RAY_NODE_TYPE) == labels.WORKER
-            and cs.labels_of(p).get(labels.RAY_GROUP) == group_name
+            if cs.labels_of(p).get(keys.RAY_NODE_TYPE) == labels.WORKER
+            and cs.labels_of(p).get(keys.RAY_GROUP) == group_name
         ]
         return sorted(
             pods, key=lambda p: (str(cs.meta(p).get("creationTimestamp", "")), cs.name(p))

@@ -14,14 +14,15 @@ import secrets
 from collections.abc import Callable
 from typing import Any
 
+from rayop.api import keys
 from rayop.api.common import MANAGED_BY_KUBERAY
 from rayop.api.raycluster import RayClusterStatus
 from rayop.api.validation import validate_raycluster, validate_raycluster_status
-from rayop.controllers.raycluster import cluster_spec as cs
+from rayop.controllers.common import cluster_spec as cs
+from rayop.controllers.common import labels, names, settings
+from rayop.controllers.common.gate_checks import raycluster_gate_problems
 from rayop.controllers.raycluster import events as ev
-from rayop.controllers.raycluster import labels, names, rbac, services
-from rayop.controllers.raycluster.gate_checks import raycluster_gate_problems
-from rayop.controllers.raycluster.options import STATUS_CHANGED_REQUEUE_SECONDS
+from rayop.controllers.raycluster import rbac, services
 from rayop.controllers.raycluster.pods import owner_reference
 from rayop.controllers.raycluster.reconcile_context import ReconcileContext
 from rayop.controllers.raycluster.status_sync import write_status_reason
@@ -83,7 +84,7 @@ async def validate(ctx: ReconcileContext) -> Result | None:
         reason = ev.INVALID_RAYCLUSTER_METADATA if metadata_problem else ev.INVALID_RAYCLUSTER_SPEC
         ctx.event("Warning", reason, message, ev.ACTION_VALIDATE)
         if not await write_status_reason(ctx, f"{reason}: {message}"):
-            return Result(requeue_after=STATUS_CHANGED_REQUEUE_SECONDS)
+            return Result(requeue_after=settings.RAYCLUSTER_STATUS_CHANGED_REQUEUE)
         return Result()
     raw_status = ctx.cached.get("status")
     if raw_status:
@@ -203,8 +204,8 @@ def build_auth_secret(ctx: ReconcileContext) -> dict[str, Any]:
             "name": names.auth_secret_name(ctx.cluster),
             "namespace": ctx.namespace,
             "labels": {
-                labels.RAY_CLUSTER: ctx.name,
-                labels.APP_CREATED_BY: labels.CREATED_BY_VALUE,
+                keys.RAY_CLUSTER: ctx.name,
+                keys.APP_CREATED_BY: labels.CREATED_BY_VALUE,
             },
             "ownerReferences": [owner_reference(ctx.cluster)],
         },

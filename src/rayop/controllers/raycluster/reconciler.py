@@ -22,8 +22,8 @@ import copy
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 
+from rayop.controllers.common import settings
 from rayop.controllers.raycluster import pod_sync, reconcile_steps, redis_cleanup
-from rayop.controllers.raycluster.options import STATUS_CHANGED_REQUEUE_SECONDS
 from rayop.controllers.raycluster.reconcile_context import ReconcileContext, ReconcilerDeps
 from rayop.controllers.raycluster.status_sync import sync_status
 from rayop.runtime.reconcile import Request, Result
@@ -108,5 +108,5 @@ class RayClusterReconciler:
         if error is not None:
             raise error
         if changed:
-            return Result(requeue_after=STATUS_CHANGED_REQUEUE_SECONDS)
+            return Result(requeue_after=settings.RAYCLUSTER_STATUS_CHANGED_REQUEUE)
         return Result(requeue_after=float(self.deps.options.default_requeue_seconds))

@@ -13,11 +13,11 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from rayop.api import keys
 from rayop.api.common import parse_time
-from rayop.controllers.raycluster import cluster_spec as cs
+from rayop.controllers.common import cluster_spec as cs
+from rayop.controllers.common import labels, names, settings
 from rayop.controllers.raycluster import events as ev
-from rayop.controllers.raycluster import labels, names
-from rayop.controllers.raycluster.options import STATUS_CHANGED_REQUEUE_SECONDS
 from rayop.controllers.raycluster.pod_sync import delete_all_pods
 from rayop.controllers.raycluster.pods import build_head_pod, owner_reference
 from rayop.controllers.raycluster.reconcile_context import ReconcileContext
@@ -25,9 +25,8 @@ from rayop.kube.errors import AlreadyExists
 from rayop.kube.resources import JOBS, RAY_CLUSTERS
 from rayop.runtime.reconcile import Result
 
-FINALIZER = labels.GCS_FT_REDIS_CLEANUP_FINALIZER
+FINALIZER = keys.GCS_FT_REDIS_CLEANUP_FINALIZER
 DEFAULT_DELETION_TIMEOUT_SECONDS = 300
-HEAD_STILL_RUNNING_REQUEUE_SECONDS = 10.0
 _FINISHED = frozenset({"Complete", "Failed", "FailureTarget"})
 _CLEANUP_SCRIPT = (
     "import os, sys; from urllib.parse import urlparse; "
@@ -72,7 +71,7 @@ def build_cleanup_job(ctx: ReconcileContext) -> dict[str, Any]:
     """Returns the ``<cluster>-redis-cleanup`` Job: the head's pod, reduced to one container."""
     head = build_head_pod(ctx.cluster, options=ctx.deps.options)
     pod_labels = dict(head["metadata"].get("labels") or {})
-    pod_labels[labels.RAY_NODE_TYPE] = labels.REDIS_CLEANUP
+    pod_labels[keys.RAY_NODE_TYPE] = labels.REDIS_CLEANUP
     ray = copy.deepcopy(head["spec"]["containers"][0])
     for key in ("livenessProbe", "readinessProbe", "ports", "lifecycle"):
         ray.pop(key, None)
@@ -111,7 +110,7 @@ def _job_finished(job: Any) -> bool:
 
 
 def _deletion_timeout(ctx: ReconcileContext) -> float:
-    raw = cs.annotations_of(ctx.cached).get(labels.GCS_FT_DELETION_TIMEOUT)
+    raw = cs.annotations_of(ctx.cached).get(keys.GCS_FT_DELETION_TIMEOUT)
     try:
         return float(int(raw)) if raw is not None else DEFAULT_DELETION_TIMEOUT_SECONDS
     except ValueError:
@@ -120,12 +119,12 @@ def _deletion_timeout(ctx: ReconcileContext) -> float:
 
 async def _cleanup(ctx: ReconcileContext) -> Result:
     pods = ctx.cluster_pods()
-    heads = [p for p in pods if cs.labels_of(p).get(labels.RAY_NODE_TYPE) == labels.HEAD]
+    heads = [p for p in pods if cs.labels_of(p).get(keys.RAY_NODE_TYPE) == labels.HEAD]
     workers = [p for p in pods if p not in heads]
     await delete_all_pods(ctx, heads, group="", reason="GCS FT Redis cleanup")
     await delete_all_pods(ctx, workers, group="", reason="GCS FT Redis cleanup")
     if ctx.head_pods():
-        return Result(requeue_after=HEAD_STILL_RUNNING_REQUEUE_SECONDS)
+        return Result(requeue_after=settings.RAYCLUSTER_REDIS_CLEANUP_WAIT)
     deletion_timestamp = cs.meta(ctx.cached).get("deletionTimestamp")
     deleted_at = parse_time(str(deletion_timestamp)) if deletion_timestamp else None
     if deleted_at is not None and (ctx.now() - deleted_at).total_seconds() >= _deletion_timeout(
@@ -145,7 +144,7 @@ async def _cleanup(ctx: ReconcileContext) -> Result:
         if _job_finished(job):
             await _remove_finalizer(ctx)
             return Result()
-        return Result(requeue_after=STATUS_CHANGED_REQUEUE_SECONDS)
+        return Result(requeue_after=settings.RAYCLUSTER_STATUS_CHANGED_REQUEUE)
     try:
         await ctx.deps.client.create(JOBS, build_cleanup_job(ctx), namespace=ctx.namespace)
     except AlreadyExists:
@@ -165,7 +164,7 @@ async def _cleanup(ctx: ReconcileContext) -> Result:
             f"Created Job {ctx.namespace}/{job_name}",
             ev.ACTION_CREATE,
         )
-    return Result(requeue_after=STATUS_CHANGED_REQUEUE_SECONDS)
+    return Result(requeue_after=settings.RAYCLUSTER_STATUS_CHANGED_REQUEUE)
 
 
 async def reconcile_redis_cleanup(ctx: ReconcileContext) -> Result | None:
@@ -185,7 +184,7 @@ async def reconcile_redis_cleanup(ctx: ReconcileContext) -> Result | None:
         if has_finalizer:
             return None
         await _set_finalizers(ctx, [*_finalizers(ctx), FINALIZER])
-        return Result(requeue_after=STATUS_CHANGED_REQUEUE_SECONDS)
+        return Result(requeue_after=settings.RAYCLUSTER_STATUS_CHANGED_REQUEUE)
     if not has_finalizer:
         return None
     return await _cleanup(ctx)

@@ -14,11 +14,12 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from rayop.api import keys
 from rayop.api.conditions import is_condition_true, object_conditions
-from rayop.controllers.raycluster import cluster_spec as cs
-from rayop.controllers.raycluster import labels, names
-from rayop.controllers.raycluster.cluster_spec import Obj
-from rayop.controllers.raycluster.options import OperatorOptions
+from rayop.controllers.common import cluster_spec as cs
+from rayop.controllers.common import labels, names
+from rayop.controllers.common.cluster_spec import Obj
+from rayop.controllers.common.options import OperatorOptions
 from rayop.controllers.raycluster.pod_health import should_delete_pod
 
 
@@ -81,7 +82,7 @@ def plan_head(cluster: Obj, head_pods: Sequence[Obj]) -> HeadPlan:
     provisioned = is_condition_true(object_conditions(cluster), "RayClusterProvisioned")
     if (
         provisioned
-        and cs.annotations_of(cluster).get(labels.DISABLE_PROVISIONED_HEAD_RESTART) == "true"
+        and cs.annotations_of(cluster).get(keys.DISABLE_PROVISIONED_HEAD_RESTART) == "true"
     ):
         return HeadPlan("skip-restart")
     return HeadPlan("create")
@@ -89,7 +90,7 @@ def plan_head(cluster: Obj, head_pods: Sequence[Obj]) -> HeadPlan:
 
 def _index(pod: Obj) -> int | None:
     try:
-        return int(cs.labels_of(pod)[labels.RAY_WORKER_REPLICA_INDEX])
+        return int(cs.labels_of(pod)[keys.RAY_WORKER_REPLICA_INDEX])
     except (KeyError, ValueError):
         return None
 
@@ -165,7 +166,7 @@ def _plan_multi_host(
     hosts = cs.num_of_hosts(group)
     replicas: dict[str, list[Obj]] = {}
     for pod in pods:
-        replica = cs.labels_of(pod).get(labels.RAY_WORKER_REPLICA_NAME)
+        replica = cs.labels_of(pod).get(keys.RAY_WORKER_REPLICA_NAME)
         if replica is not None:
             replicas.setdefault(replica, []).append(pod)
     for replica, members in sorted(replicas.items()):
@@ -182,7 +183,7 @@ def _plan_multi_host(
         if _pod_name(pod) in deleted:
             continue
         delete, reason = should_delete_pod(pod, labels.WORKER)
-        replica = cs.labels_of(pod).get(labels.RAY_WORKER_REPLICA_NAME)
+        replica = cs.labels_of(pod).get(keys.RAY_WORKER_REPLICA_NAME)
         if delete and replica in replicas:
             for member in replicas[replica]:
                 deletions.append(PodDeletion(_pod_name(member), reason))
@@ -190,7 +191,7 @@ def _plan_multi_host(
     requested = set((group.get("scaleStrategy") or {}).get("workersToDelete") or [])
     doomed = sorted(
         {
-            cs.labels_of(p).get(labels.RAY_WORKER_REPLICA_NAME, "")
+            cs.labels_of(p).get(keys.RAY_WORKER_REPLICA_NAME, "")
             for p in pods
             if _pod_name(p) in requested
         }

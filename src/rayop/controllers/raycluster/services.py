@@ -9,10 +9,11 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from rayop.controllers.raycluster import cluster_spec as cs
-from rayop.controllers.raycluster import labels, names
-from rayop.controllers.raycluster.cluster_spec import Obj
-from rayop.controllers.raycluster.options import OperatorOptions
+from rayop.api import keys
+from rayop.controllers.common import cluster_spec as cs
+from rayop.controllers.common import labels, names
+from rayop.controllers.common.cluster_spec import Obj
+from rayop.controllers.common.options import OperatorOptions
 from rayop.controllers.raycluster.pods import owner_reference
 
 DEFAULT_PORTS = {
@@ -58,8 +59,8 @@ def build_head_service(cluster: Obj, *, options: OperatorOptions) -> Service:
     head = cs.head_group(cluster)
     defaults = labels.head_service_labels(cluster_name)
     template_labels = ((head.get("template") or {}).get("metadata") or {}).get("labels") or {}
-    if labels.APP_NAME in template_labels:
-        defaults[labels.APP_NAME] = template_labels[labels.APP_NAME]
+    if keys.APP_NAME in template_labels:
+        defaults[keys.APP_NAME] = template_labels[keys.APP_NAME]
     selector = dict(defaults)
     annotations = dict(cs.spec(cluster).get("headServiceAnnotations") or {})
     service_type = head.get("serviceType") or ""
@@ -131,12 +132,12 @@ def build_serve_service(cluster: Obj) -> Service:
             "name": names.serve_service_name(cluster_name),
             "namespace": cs.namespace(cluster),
             "labels": {
-                labels.RAY_ORIGINATED_FROM_CR_NAME: cluster_name,
-                labels.RAY_ORIGINATED_FROM_CRD: "RayCluster",
-                labels.RAY_SERVE: names.serve_service_label(cluster_name),
+                keys.RAY_ORIGINATED_FROM_CR_NAME: cluster_name,
+                keys.RAY_ORIGINATED_FROM_CRD: "RayCluster",
+                keys.RAY_SERVE: names.serve_service_label(cluster_name),
             },
         },
-        "spec": {"selector": {labels.RAY_CLUSTER: cluster_name}, "ports": ports},
+        "spec": {"selector": {keys.RAY_CLUSTER: cluster_name}, "ports": ports},
     }
     service_type = cs.head_group(cluster).get("serviceType")
     if service_type:
@@ -146,7 +147,7 @@ def build_serve_service(cluster: Obj) -> Service:
 
 def wants_serve_service(cluster: Obj) -> bool:
     """Tells whether the cluster carries ``ray.io/enable-serve-service: "true"``."""
-    return cs.annotations_of(cluster).get(labels.ENABLE_SERVE_SERVICE) == "true"
+    return cs.annotations_of(cluster).get(keys.ENABLE_SERVE_SERVICE) == "true"
 
 
 def wants_headless_worker_service(cluster: Obj) -> bool:
@@ -161,11 +162,11 @@ def build_headless_worker_service(cluster: Obj) -> Service:
         "metadata": {
             "name": names.headless_worker_service_name(cluster),
             "namespace": cs.namespace(cluster),
-            "labels": {labels.RAY_HEADLESS_WORKER_SVC: cluster_name},
+            "labels": {keys.RAY_HEADLESS_WORKER_SVC: cluster_name},
         },
         "spec": {
             "clusterIP": "None",
-            "selector": {labels.RAY_CLUSTER: cluster_name, labels.RAY_NODE_TYPE: labels.WORKER},
+            "selector": {keys.RAY_CLUSTER: cluster_name, keys.RAY_NODE_TYPE: labels.WORKER},
             "type": "ClusterIP",
             "publishNotReadyAddresses": True,
         },
@@ -178,7 +179,7 @@ def build_head_ingress(cluster: Obj) -> dict[str, Any]:
     cluster_name = cs.name(cluster)
     head = cs.head_group(cluster)
     options = head.get("ingressOptions") or {}
-    annotations = {k: v for k, v in cs.annotations_of(cluster).items() if k != labels.INGRESS_CLASS}
+    annotations = {k: v for k, v in cs.annotations_of(cluster).items() if k != keys.INGRESS_CLASS}
     backend = {
         "service": {
             "name": names.head_service_name(cluster),
@@ -200,10 +201,10 @@ def build_head_ingress(cluster: Obj) -> dict[str, Any]:
             "name": names.ingress_name(cluster),
             "namespace": cs.namespace(cluster),
             "labels": {
-                labels.RAY_CLUSTER: cluster_name,
-                labels.RAY_IDENTIFIER: names.identifier(cluster_name, labels.HEAD),
-                labels.APP_NAME: labels.APP_NAME_VALUE,
-                labels.APP_CREATED_BY: labels.CREATED_BY_VALUE,
+                keys.RAY_CLUSTER: cluster_name,
+                keys.RAY_IDENTIFIER: names.identifier(cluster_name, labels.HEAD),
+                keys.APP_NAME: labels.APP_NAME_VALUE,
+                keys.APP_CREATED_BY: labels.CREATED_BY_VALUE,
             },
             "ownerReferences": [owner_reference(cluster)],
         },
@@ -213,7 +214,7 @@ def build_head_ingress(cluster: Obj) -> dict[str, Any]:
         ingress["metadata"]["annotations"] = annotations
     if options.get("tls"):
         ingress["spec"]["tls"] = copy.deepcopy(options["tls"])
-    ingress_class = cs.annotations_of(cluster).get(labels.INGRESS_CLASS)
+    ingress_class = cs.annotations_of(cluster).get(keys.INGRESS_CLASS)
     if ingress_class is not None:
         ingress["spec"]["ingressClassName"] = ingress_class
     return ingress

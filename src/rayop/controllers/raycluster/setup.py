@@ -11,15 +11,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, cast
 
+from rayop.controllers.common import settings
+from rayop.controllers.common.options import OperatorOptions
+from rayop.controllers.common.registration import register_controller
 from rayop.controllers.raycluster.events import REPORTING_CONTROLLER
-from rayop.controllers.raycluster.options import OperatorOptions
 from rayop.controllers.raycluster.reconcile_context import (
-    POD_CALL_CONCURRENCY,
     ClusterClient,
     ReconcilerDeps,
 )
 from rayop.controllers.raycluster.reconciler import RayClusterReconciler
-from rayop.controllers.registration import register_controller
 from rayop.kube.resources import PODS, RAY_CLUSTERS, SECRETS, SERVICES
 from rayop.runtime.controller import Controller
 from rayop.runtime.expectations import ScaleExpectations
@@ -41,7 +41,7 @@ def setup_raycluster_controller(
     options: OperatorOptions,
     max_concurrent_reconciles: int,
     use_priority_queue: bool = True,
-    pod_call_concurrency: int = POD_CALL_CONCURRENCY,
+    pod_call_concurrency: int = settings.POD_CALL_CONCURRENCY,
 ) -> Controller:
     """Builds the ``raycluster`` controller, registers it on ``manager`` and returns it.
 

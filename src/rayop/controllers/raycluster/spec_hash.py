@@ -15,8 +15,8 @@ import hashlib
 import json
 from typing import Any
 
-from rayop.controllers.raycluster import cluster_spec as cs
-from rayop.controllers.raycluster.cluster_spec import Obj
+from rayop.controllers.common import cluster_spec as cs
+from rayop.controllers.common.cluster_spec import Obj
 
 
 def _mute_template(group: dict[str, Any]) -> None:

@@ -12,10 +12,11 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from rayop.api import keys
 from rayop.api.conditions import is_condition_true, remove_condition, set_condition
-from rayop.controllers.raycluster import cluster_spec as cs
-from rayop.controllers.raycluster import labels
-from rayop.controllers.raycluster.cluster_spec import MAX_INT32, Obj
+from rayop.controllers.common import cluster_spec as cs
+from rayop.controllers.common import labels
+from rayop.controllers.common.cluster_spec import MAX_INT32, Obj
 from rayop.controllers.raycluster.pod_health import all_pods_running, is_running_and_ready, phase
 from rayop.controllers.raycluster.resources import (
     ZERO,
@@ -63,7 +64,7 @@ def replica_failure_reason(error: BaseException | None) -> str | None:
 
 
 def _counters(cluster: Obj, pods: Sequence[Obj]) -> dict[str, int]:
-    workers = [p for p in pods if cs.labels_of(p).get(labels.RAY_NODE_TYPE) == labels.WORKER]
+    workers = [p for p in pods if cs.labels_of(p).get(keys.RAY_NODE_TYPE) == labels.WORKER]
     groups = cs.worker_groups(cluster)
     active = [g for g in groups if not cs.is_group_suspended(g)]
     max_total = sum(cs.max_replicas(g) * cs.num_of_hosts(g) for g in active)
@@ -102,7 +103,7 @@ def _desired_resource_fields(cluster: Obj) -> dict[str, str]:
 
 
 def _head_pod(pods: Sequence[Obj]) -> Obj | None:
-    heads = [p for p in pods if cs.labels_of(p).get(labels.RAY_NODE_TYPE) == labels.HEAD]
+    heads = [p for p in pods if cs.labels_of(p).get(keys.RAY_NODE_TYPE) == labels.HEAD]
     if len(heads) > 1:
         raise StatusUnavailableError(f"found {len(heads)} head Pods; expected at most one")
     return heads[0] if heads else None

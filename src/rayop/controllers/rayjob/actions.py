@@ -13,12 +13,13 @@ import copy
 import logging
 from typing import Any
 
+from rayop.api import keys
 from rayop.api.raycluster import RayClusterStatus
 from rayop.api.rayjob import DeletionPolicyType, JobSubmissionMode
-from rayop.controllers.dashboard_client import DashboardClient
-from rayop.controllers.raycluster import cluster_spec as cs
-from rayop.controllers.raycluster import labels, names
-from rayop.controllers.raycluster.env import AUTH_TOKEN_SECRET_KEY
+from rayop.controllers.common import cluster_spec as cs
+from rayop.controllers.common import labels, names
+from rayop.controllers.dashboard.client import DashboardClient
+from rayop.controllers.raycluster.builders import AUTH_TOKEN_SECRET_KEY
 from rayop.controllers.rayjob import cluster as rc
 from rayop.controllers.rayjob.context import Obj, PassContext
 from rayop.controllers.rayjob.submitter import build_sidecar_container, build_submitter_job
@@ -28,7 +29,7 @@ from rayop.runtime.indexer import controller_owner
 
 log = logging.getLogger(__name__)
 
-FINALIZER = "ray.io/rayjob-finalizer"
+FINALIZER = keys.RAYJOB_FINALIZER
 
 
 class ClusterNotFoundError(Exception):

@@ -11,8 +11,8 @@ from datetime import datetime, timedelta
 
 from rayop.api.common import parse_time
 from rayop.api.rayjob import JobDeploymentStatus, JobFailedReason, JobStatus, RayJob, RayJobStatus
-from rayop.controllers.dashboard_models import is_terminal
-from rayop.controllers.raycluster.options import OperatorOptions
+from rayop.controllers.common.options import OperatorOptions
+from rayop.controllers.dashboard.models import is_terminal
 from rayop.controllers.rayjob.status import mark_failed
 
 SUBMITTER_FINISHED_TIMEOUT = timedelta(seconds=30)

@@ -11,15 +11,16 @@ import random
 from collections.abc import Mapping
 from typing import Any
 
-from rayop.controllers.raycluster import labels, names
-from rayop.controllers.raycluster.options import OperatorOptions
-from rayop.controllers.raycluster.services import build_head_service, service_ports
+from rayop.api import keys
+from rayop.controllers.common import labels, names
+from rayop.controllers.common.options import OperatorOptions
+from rayop.controllers.raycluster.builders import build_head_service, service_ports
 
 Obj = Mapping[str, Any]
 
-CLUSTER_SELECTOR_KEY = "ray.io/cluster"
+CLUSTER_SELECTOR_KEY = keys.RAY_CLUSTER
 """The ``clusterSelector`` key that names the existing cluster to use."""
-JOB_SUBMISSION_MODE_LABEL = "ray.io/job-submission-mode"
+JOB_SUBMISSION_MODE_LABEL = keys.RAY_JOB_SUBMISSION_MODE
 ORIGIN_CRD = "RayJob"
 DASHBOARD_PORT_NAME = "dashboard"
 DEFAULT_DASHBOARD_PORT = 8265
@@ -71,8 +72,8 @@ def build_raycluster(
     """
     meta = rayjob.get("metadata") or {}
     cluster_labels = dict(meta.get("labels") or {})
-    cluster_labels[labels.RAY_ORIGINATED_FROM_CR_NAME] = str(meta.get("name", ""))
-    cluster_labels[labels.RAY_ORIGINATED_FROM_CRD] = ORIGIN_CRD
+    cluster_labels[keys.RAY_ORIGINATED_FROM_CR_NAME] = str(meta.get("name", ""))
+    cluster_labels[keys.RAY_ORIGINATED_FROM_CRD] = ORIGIN_CRD
     cluster_labels[JOB_SUBMISSION_MODE_LABEL] = submission_mode
     annotations = dict(meta.get("annotations") or {})
     spec = copy.deepcopy(dict((rayjob.get("spec") or {}).get("rayClusterSpec") or {}))
@@ -81,7 +82,7 @@ def build_raycluster(
         pod_spec = template.setdefault("spec", {})
         pod_spec.setdefault("containers", []).append(copy.deepcopy(dict(sidecar)))
         pod_spec["restartPolicy"] = "Never"
-        annotations[labels.DISABLE_PROVISIONED_HEAD_RESTART] = "true"
+        annotations[keys.DISABLE_PROVISIONED_HEAD_RESTART] = "true"
     metadata: dict[str, Any] = {
         "name": cluster_name,
         "namespace": meta.get("namespace", ""),
@@ -130,10 +131,10 @@ def build_rayjob_head_service(
     service["metadata"]["name"] = names.check_name(names.owner_head_service_name(rayjob_name))
     service["metadata"]["namespace"] = meta.get("namespace", "")
     service["metadata"]["labels"] = {
-        labels.RAY_ORIGINATED_FROM_CR_NAME: rayjob_name,
-        labels.RAY_ORIGINATED_FROM_CRD: ORIGIN_CRD,
-        labels.RAY_NODE_TYPE: labels.HEAD,
-        labels.RAY_IDENTIFIER: names.identifier(rayjob_name, labels.HEAD),
+        keys.RAY_ORIGINATED_FROM_CR_NAME: rayjob_name,
+        keys.RAY_ORIGINATED_FROM_CRD: ORIGIN_CRD,
+        keys.RAY_NODE_TYPE: labels.HEAD,
+        keys.RAY_IDENTIFIER: names.identifier(rayjob_name, labels.HEAD),
     }
     service["metadata"]["ownerReferences"] = [owner_reference(rayjob)]
     return service
@@ -143,7 +144,7 @@ def head_service_needs_update(current: Obj, desired: Obj) -> bool:
     """Tells whether the RayJob's head Service selects another cluster than it should."""
     current_selector = (current.get("spec") or {}).get("selector") or {}
     desired_selector = (desired.get("spec") or {}).get("selector") or {}
-    return current_selector.get(labels.RAY_CLUSTER) != desired_selector.get(labels.RAY_CLUSTER)
+    return current_selector.get(keys.RAY_CLUSTER) != desired_selector.get(keys.RAY_CLUSTER)
 
 
 def updated_head_service(current: Obj, desired: Obj) -> dict[str, Any]:

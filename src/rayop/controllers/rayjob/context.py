@@ -17,8 +17,8 @@ from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from rayop.api.rayjob import RayJob, RayJobStatus
-from rayop.controllers.dashboard_client import DashboardClient
-from rayop.controllers.raycluster.options import OperatorOptions
+from rayop.controllers.common.options import OperatorOptions
+from rayop.controllers.dashboard.client import DashboardClient
 from rayop.controllers.rayjob.cluster import head_service_name
 from rayop.controllers.rayjob.submitter import SubmitterOutcome
 from rayop.kube.client import KubeClient

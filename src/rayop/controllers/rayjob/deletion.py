@@ -24,10 +24,9 @@ from datetime import datetime, timedelta
 
 from rayop.api.common import parse_time
 from rayop.api.rayjob import DeletionPolicyType, DeletionRule, JobStatus, RayJob, RayJobStatus
-from rayop.controllers.raycluster.options import OperatorOptions
+from rayop.controllers.common import settings
+from rayop.controllers.common.options import OperatorOptions
 
-REQUEUE_MARGIN = 2.0
-"""Seconds added to a deletion deadline before the pass that acts on it."""
 IMPACT = (
     DeletionPolicyType.DELETE_SELF,
     DeletionPolicyType.DELETE_CLUSTER,
@@ -55,7 +54,7 @@ def _end(status: RayJobStatus, now: datetime) -> datetime:
 
 
 def _until(deadline: datetime, now: datetime) -> float:
-    return (deadline - now).total_seconds() + REQUEUE_MARGIN
+    return (deadline - now).total_seconds() + settings.RAYJOB_DELETION_MARGIN
 
 
 def rule_matches(rule: DeletionRule, status: RayJobStatus) -> bool:

@@ -13,7 +13,8 @@ from collections.abc import Awaitable, Callable
 
 from rayop.api.common import format_time
 from rayop.api.rayjob import JobDeploymentStatus, JobFailedReason, JobSubmissionMode
-from rayop.controllers.dashboard_client import (
+from rayop.controllers.common import settings
+from rayop.controllers.dashboard.client import (
     DashboardClient,
     DashboardError,
     JobNotFound,
@@ -39,9 +40,7 @@ from rayop.runtime.reconcile import Result
 
 log = logging.getLogger(__name__)
 
-REQUEUE_SECONDS = 3.0
-"""``RayJobDefaultRequeueDuration``: every non-terminal pass ends with this requeue."""
-WAIT = Result(requeue_after=REQUEUE_SECONDS)
+WAIT = Result(requeue_after=settings.RAYJOB_REQUEUE)
 
 Phase = Callable[[PassContext], Awaitable[Result | None]]
 
@@ -220,7 +219,7 @@ async def on_finished(ctx: PassContext) -> Result | None:
         log.info("RayJob %s: deletion policy %s", ctx.request, decision.action)
         await actions.execute_deletion(ctx, decision.action)
     if decision.requeue_after is not None:
-        return Result(requeue_after=max(decision.requeue_after, 0.001))
+        return Result(requeue_after=max(decision.requeue_after, settings.MIN_REQUEUE))
     return Result()
 
 

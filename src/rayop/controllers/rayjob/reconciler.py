@@ -18,12 +18,13 @@ import logging
 from rayop.api.common import MANAGED_BY_KUBERAY
 from rayop.api.rayjob import JobDeploymentStatus, JobFailedReason, RayJob, RayJobStatus
 from rayop.api.validation import validate_rayjob
-from rayop.controllers.dashboard_client import DashboardError
-from rayop.controllers.dashboard_models import is_terminal
-from rayop.controllers.raycluster.gate_checks import rayjob_gate_problems
+from rayop.controllers.common import settings
+from rayop.controllers.common.gate_checks import rayjob_gate_problems
+from rayop.controllers.dashboard.client import DashboardError
+from rayop.controllers.dashboard.models import is_terminal
 from rayop.controllers.rayjob import actions
 from rayop.controllers.rayjob.context import PassContext, RayJobDeps
-from rayop.controllers.rayjob.phases import PHASES, REQUEUE_SECONDS
+from rayop.controllers.rayjob.phases import PHASES
 from rayop.controllers.rayjob.status import apply_backoff, needs_write, prepare_write
 from rayop.kube.resources import RAY_JOBS
 from rayop.runtime.frozen import thaw
@@ -83,13 +84,13 @@ class RayJobReconciler:
                 request,
                 ctx.status.job_deployment_status,
             )
-            return Result(requeue_after=REQUEUE_SECONDS)
+            return Result(requeue_after=settings.RAYJOB_REQUEUE)
         result = await phase(ctx)
         if result is not None:
             return result
         apply_backoff(ctx.status, ctx.job)
         await self._write_if_changed(ctx)
-        return Result(requeue_after=REQUEUE_SECONDS)
+        return Result(requeue_after=settings.RAYJOB_REQUEUE)
 
     async def _write_if_changed(self, ctx: PassContext) -> None:
         if not needs_write(ctx.original, ctx.status):

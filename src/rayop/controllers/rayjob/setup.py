@@ -12,7 +12,8 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import cast
 
-from rayop.controllers.raycluster.options import OperatorOptions
+from rayop.controllers.common.options import OperatorOptions
+from rayop.controllers.common.registration import register_controller
 from rayop.controllers.rayjob.context import (
     Cache,
     DashboardFactory,
@@ -21,7 +22,6 @@ from rayop.controllers.rayjob.context import (
     utc_now,
 )
 from rayop.controllers.rayjob.reconciler import RayJobReconciler
-from rayop.controllers.registration import register_controller
 from rayop.kube.client import KubeClient
 from rayop.kube.resources import JOBS, PODS, RAY_CLUSTERS, RAY_JOBS, SECRETS, SERVICES
 from rayop.runtime.controller import Controller

@@ -20,7 +20,7 @@ from rayop.api.rayjob import (
     RayJobStatus,
     RayJobStatusInfo,
 )
-from rayop.controllers.dashboard_models import JobInfo, is_terminal
+from rayop.controllers.dashboard.models import JobInfo, is_terminal
 from rayop.controllers.rayjob.cluster import (
     CLUSTER_SELECTOR_KEY,
     generate_cluster_name,

@@ -16,13 +16,14 @@ from typing import Any
 
 import yaml
 
+from rayop.api import keys
 from rayop.api.common import parse_time
 from rayop.api.rayjob import JobSubmissionMode, RayJob
-from rayop.controllers.dashboard_models import JobSubmitRequest
-from rayop.controllers.raycluster import cluster_spec as cs
-from rayop.controllers.raycluster import labels
-from rayop.controllers.raycluster.env import add_auth_env
-from rayop.controllers.raycluster.options import OperatorOptions
+from rayop.controllers.common import cluster_spec as cs
+from rayop.controllers.common import labels
+from rayop.controllers.common.options import OperatorOptions
+from rayop.controllers.dashboard.models import JobSubmitRequest
+from rayop.controllers.raycluster.builders import add_auth_env
 from rayop.controllers.rayjob.cluster import ORIGIN_CRD, dashboard_port, owner_reference
 
 Obj = Mapping[str, Any]
@@ -232,9 +233,9 @@ def build_submitter_job(
             "name": name,
             "namespace": meta.get("namespace", ""),
             "labels": {
-                labels.RAY_ORIGINATED_FROM_CR_NAME: name,
-                labels.RAY_ORIGINATED_FROM_CRD: ORIGIN_CRD,
-                labels.APP_CREATED_BY: labels.CREATED_BY_VALUE,
+                keys.RAY_ORIGINATED_FROM_CR_NAME: name,
+                keys.RAY_ORIGINATED_FROM_CRD: ORIGIN_CRD,
+                keys.APP_CREATED_BY: labels.CREATED_BY_VALUE,
             },
             "ownerReferences": [owner_reference(rayjob)],
         },

@@ -20,8 +20,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from rayop.api.rayservice import RayServiceUpgradeType
-from rayop.controllers.raycluster import names
-from rayop.controllers.raycluster.options import KUBERAY_VERSION, OperatorOptions
+from rayop.controllers.common import names
+from rayop.controllers.common.options import KUBERAY_VERSION, OperatorOptions
 from rayop.controllers.rayservice import settings
 
 Obj = Mapping[str, Any]

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from rayop.controllers.dashboard_client import DashboardClient
-from rayop.controllers.raycluster.options import OperatorOptions
+from rayop.controllers.common.options import OperatorOptions
+from rayop.controllers.dashboard.client import DashboardClient
 from rayop.controllers.rayservice.serve_cache import ServeConfigCache
 from rayop.controllers.rayservice.settings import ORIGINATED_FROM_CR_NAME, ORIGINATED_FROM_CRD
 from rayop.kube.client import KubeClient

@@ -16,7 +16,8 @@ import logging
 from rayop.api.common import MANAGED_BY_KUBERAY
 from rayop.api.rayservice import RayServiceConditionReason as Reason
 from rayop.api.validation import validate_rayservice
-from rayop.controllers.raycluster.gate_checks import rayservice_gate_problems
+from rayop.controllers.common import settings as requeue
+from rayop.controllers.common.gate_checks import rayservice_gate_problems
 from rayop.controllers.rayservice import settings
 from rayop.controllers.rayservice.cleanup import delete_cluster
 from rayop.controllers.rayservice.context import ServiceContext, rfc3339
@@ -55,7 +56,7 @@ async def handle_deletion(ctx: ServiceContext) -> Result | None:
         if not cluster["metadata"].get("deletionTimestamp"):
             await delete_cluster(ctx, cluster["metadata"]["name"])
     if clusters:
-        return Result(requeue_after=settings.REQUEUE_SECONDS)
+        return Result(requeue_after=requeue.RAYSERVICE_REQUEUE)
     await _set_finalizers(ctx, [f for f in finalizers if f != settings.FINALIZER])
     ctx.deps.serve_cache.forget(ctx.namespace, ctx.name)
     return Result()

@@ -12,7 +12,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from rayop.controllers.dashboard_client import DashboardError
+from rayop.controllers.dashboard.client import DashboardError
 from rayop.controllers.rayservice import settings
 from rayop.controllers.rayservice.context import ServiceContext
 from rayop.controllers.rayservice.head_pods import dashboard, head_pod, is_pod_ready

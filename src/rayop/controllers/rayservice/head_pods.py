@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from rayop.controllers.dashboard_client import DashboardClient
-from rayop.controllers.raycluster import labels as rc_labels
-from rayop.controllers.raycluster import names
-from rayop.controllers.raycluster.services import DEFAULT_PORTS, service_ports
+from rayop.controllers.common import labels as rc_labels
+from rayop.controllers.common import names
+from rayop.controllers.dashboard.client import DashboardClient
+from rayop.controllers.raycluster.builders import DEFAULT_PORTS, service_ports
 from rayop.controllers.rayservice.context import ServiceContext
 
 Obj = Mapping[str, Any]

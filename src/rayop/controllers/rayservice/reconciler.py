@@ -21,6 +21,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 
+from rayop.controllers.common import settings
 from rayop.controllers.rayservice import (
     cleanup,
     clusters,
@@ -31,7 +32,6 @@ from rayop.controllers.rayservice import (
     suspend,
 )
 from rayop.controllers.rayservice.context import Obj, RayServiceDeps, ServiceContext
-from rayop.controllers.rayservice.settings import REQUEUE_SECONDS
 from rayop.controllers.rayservice.status import finish_status
 from rayop.kube.errors import NotFound
 from rayop.kube.resources import RAY_SERVICES
@@ -54,10 +54,6 @@ STEPS: tuple[Step, ...] = (
     serve_config.reconcile_serve,
     services.reconcile_services,
 )
-
-MIN_REQUEUE_SECONDS = 0.05
-"""Never requeue sooner than this, even when a deletion is due now."""
-
 
 class RayServiceReconciler:
     """Reconciles RayServices; pass :meth:`reconcile` to a Controller.
@@ -118,8 +114,11 @@ class RayServiceReconciler:
     @staticmethod
     def _requeue_after(ctx: ServiceContext) -> float:
         if ctx.next_deletion_in is None:
-            return REQUEUE_SECONDS
-        return max(MIN_REQUEUE_SECONDS, min(REQUEUE_SECONDS, ctx.next_deletion_in))
+            return settings.RAYSERVICE_REQUEUE
+        return max(
+            settings.RAYSERVICE_MIN_REQUEUE,
+            min(settings.RAYSERVICE_REQUEUE, ctx.next_deletion_in),
+        )
 
 
 def _rv(obj: Obj) -> str:

@@ -16,8 +16,8 @@ from typing import Any
 
 import yaml
 
-from rayop.controllers.dashboard_client import DashboardClient, DashboardError
-from rayop.controllers.dashboard_models import ServeDetails
+from rayop.controllers.dashboard.client import DashboardClient, DashboardError
+from rayop.controllers.dashboard.models import ServeDetails
 from rayop.controllers.rayservice import settings
 from rayop.controllers.rayservice.context import ServiceContext
 from rayop.controllers.rayservice.head_pods import dashboard, head_pod, is_pod_ready

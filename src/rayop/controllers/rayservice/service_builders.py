@@ -16,10 +16,11 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from rayop.controllers.raycluster import labels as rc_labels
-from rayop.controllers.raycluster import names
-from rayop.controllers.raycluster.options import OperatorOptions
-from rayop.controllers.raycluster.services import (
+from rayop.api import keys
+from rayop.controllers.common import labels as rc_labels
+from rayop.controllers.common import names
+from rayop.controllers.common.options import OperatorOptions
+from rayop.controllers.raycluster.builders import (
     ServiceBuildError,
     build_head_service,
     service_ports,
@@ -56,7 +57,7 @@ def serve_service_name(rayservice: Obj) -> str:
 def selected_cluster(service: Obj | None) -> str:
     """Returns the ``ray.io/cluster`` a Service selects ("" when none)."""
     selector = ((service or {}).get("spec") or {}).get("selector") or {}
-    return str(selector.get(rc_labels.RAY_CLUSTER) or "")
+    return str(selector.get(keys.RAY_CLUSTER) or "")
 
 
 def _origin_labels(service_name: str) -> dict[str, str]:
@@ -76,8 +77,8 @@ def build_rayservice_head_service(
     metadata["name"] = head_service_name(rayservice)
     metadata["labels"] = {
         **_origin_labels(service_name),
-        rc_labels.RAY_NODE_TYPE: rc_labels.HEAD,
-        rc_labels.RAY_IDENTIFIER: names.identifier(service_name, rc_labels.HEAD),
+        keys.RAY_NODE_TYPE: rc_labels.HEAD,
+        keys.RAY_IDENTIFIER: names.identifier(service_name, rc_labels.HEAD),
     }
     metadata["ownerReferences"] = [owner_reference(rayservice)]
     return svc
@@ -111,13 +112,13 @@ def build_rayservice_serve_service(rayservice: Obj, cluster: Obj) -> Service:
     metadata["labels"] = {
         **(metadata.get("labels") or {}),
         **_origin_labels(service_name),
-        rc_labels.RAY_SERVE: names.serve_service_label(service_name),
+        keys.RAY_SERVE: names.serve_service_label(service_name),
     }
     metadata["ownerReferences"] = [owner_reference(rayservice)]
     for key in ("uid", "resourceVersion", "creationTimestamp", "generation"):
         metadata.pop(key, None)
     spec["selector"] = {
-        rc_labels.RAY_CLUSTER: cluster["metadata"]["name"],
+        keys.RAY_CLUSTER: cluster["metadata"]["name"],
         settings.SERVE_LABEL: "true",
     }
     head_type = (((cluster.get("spec") or {}).get("headGroupSpec")) or {}).get("serviceType")

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Final
 
+from rayop.api import keys
+
 CONTROLLER_NAME: Final = "rayservice"
 """The controller's name (metrics, logs)."""
 REPORTING_CONTROLLER: Final = "rayservice-controller"
@@ -17,22 +19,18 @@ OWNER_KIND: Final = "RayService"
 OWNER_GROUP: Final = "ray.io"
 OWNER_API_VERSION: Final = "ray.io/v1"
 
-REQUEUE_SECONDS: Final = 2.0
-"""``ServiceDefaultRequeueDuration``: every pass requeues after this (seconds)."""
-FINALIZER: Final = "ray.io/rayservice-finalizer"
+FINALIZER: Final = keys.RAYSERVICE_FINALIZER
 
 # Labels and annotations on the RayClusters a RayService creates.
-ORIGINATED_FROM_CR_NAME: Final = "ray.io/originated-from-cr-name"
-ORIGINATED_FROM_CRD: Final = "ray.io/originated-from-crd"
-HASH_ANNOTATION: Final = "ray.io/hash-without-replicas-and-workers-to-delete"
-NUM_WORKER_GROUPS_ANNOTATION: Final = "ray.io/num-worker-groups"
-KUBERAY_VERSION_ANNOTATION: Final = "ray.io/kuberay-version"
-ENABLE_SERVE_SERVICE_ANNOTATION: Final = "ray.io/enable-serve-service"
-DELETION_TIMESTAMP_ANNOTATION: Final = "ray.io/rayservice-deletion-timestamp"
-"""RFC 3339 time at which a retired cluster is deleted (rayop: survives operator restarts)."""
+ORIGINATED_FROM_CR_NAME: Final = keys.RAY_ORIGINATED_FROM_CR_NAME
+ORIGINATED_FROM_CRD: Final = keys.RAY_ORIGINATED_FROM_CRD
+HASH_ANNOTATION: Final = keys.RAYSERVICE_HASH
+NUM_WORKER_GROUPS_ANNOTATION: Final = keys.RAYSERVICE_NUM_WORKER_GROUPS
+KUBERAY_VERSION_ANNOTATION: Final = keys.KUBERAY_VERSION
+ENABLE_SERVE_SERVICE_ANNOTATION: Final = keys.ENABLE_SERVE_SERVICE
+DELETION_TIMESTAMP_ANNOTATION: Final = keys.RAYSERVICE_DELETION_TIMESTAMP
 
-SERVE_LABEL: Final = "ray.io/serve"
-"""On head pods: "true" when the Serve proxy answers /-/healthz; part of the serve selector."""
+SERVE_LABEL: Final = keys.RAY_SERVE
 
 # Event reasons (KubeRay's strings).
 CREATED_RAY_CLUSTER: Final = "CreatedRayCluster"

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import random
 
-from rayop.controllers.raycluster.options import OperatorOptions
+from rayop.controllers.common.options import OperatorOptions
+from rayop.controllers.common.registration import register_controller
 from rayop.controllers.rayservice.context import DashboardFactory, RayServiceDeps, WallClock
 from rayop.controllers.rayservice.reconciler import RayServiceReconciler
 from rayop.controllers.rayservice.serve_cache import ServeConfigCache
@@ -20,7 +21,6 @@ from rayop.controllers.rayservice.settings import (
     OWNER_KIND,
     REPORTING_CONTROLLER,
 )
-from rayop.controllers.registration import register_controller
 from rayop.kube.client import KubeClient
 from rayop.kube.resources import ENDPOINT_SLICES, PODS, RAY_CLUSTERS, RAY_SERVICES, SERVICES
 from rayop.runtime.clock import Clock

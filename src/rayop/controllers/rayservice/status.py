@@ -27,7 +27,7 @@ from rayop.api.conditions import find_condition, set_condition
 from rayop.api.rayservice import RayServiceConditionReason as Reason
 from rayop.api.rayservice import RayServiceConditionType as CondType
 from rayop.api.rayservice import ServiceStatus
-from rayop.controllers.dashboard_models import ServeApplicationDetails
+from rayop.controllers.dashboard.models import ServeApplicationDetails
 from rayop.controllers.rayservice.context import ServiceContext, rfc3339
 from rayop.controllers.rayservice.service_builders import serve_service_name
 from rayop.kube.resources import RAY_SERVICES

@@ -21,6 +21,7 @@ from collections.abc import Awaitable, Callable
 from rayop.api.conditions import is_condition_true, set_condition
 from rayop.api.rayservice import RayServiceConditionReason as Reason
 from rayop.api.rayservice import RayServiceConditionType as CondType
+from rayop.controllers.common import settings as requeue
 from rayop.controllers.rayservice import service_builders as builders
 from rayop.controllers.rayservice import settings
 from rayop.controllers.rayservice.cleanup import delete_cluster
@@ -67,7 +68,7 @@ async def _requested(ctx: ServiceContext) -> Result | None:
     )
     ctx.status.update(activeServiceStatus={}, pendingServiceStatus={}, numServeEndpoints=0)
     await write_status(ctx)
-    return Result(requeue_after=0.05)
+    return Result(requeue_after=requeue.RAYSERVICE_MIN_REQUEUE)
 
 
 async def _suspending(ctx: ServiceContext) -> Result | None:
@@ -81,7 +82,7 @@ async def _suspending(ctx: ServiceContext) -> Result | None:
                 await ctx.deps.client.delete(SERVICES, name, namespace=ctx.namespace)
             ctx.event("Normal", settings.DELETED_SERVICE, f"Deleted service {name}")
     if clusters:
-        return Result(requeue_after=settings.REQUEUE_SECONDS)
+        return Result(requeue_after=requeue.RAYSERVICE_REQUEUE)
     _set(ctx, CondType.SUSPENDING, "False", Reason.SUSPEND_COMPLETE, "Suspend complete")
     _set(ctx, CondType.SUSPENDED, "True", Reason.SUSPEND_COMPLETE, "Suspended")
     await write_status(ctx)

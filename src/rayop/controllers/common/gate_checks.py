@@ -1,0 +1,149 @@
+"""Refusal of gated spec fields: gate off (kuberay-v1.md §3.1 step 4), or feature unimplemented.
+
+KubeRay's spec validation refuses a spec that uses a gated feature while the operator runs with
+that gate off; the RayCluster controller then reports it like any other invalid spec (Warning
+event ``InvalidRayClusterSpec``, ``status.reason``, no pods). The checks need the operator's
+:class:`~rayop.controllers.common.options.FeatureGates`, so they live here rather than in
+the option-free ``rayop.api.validation``. They read wire JSON (plain dicts), never block and
+never raise.
+
+Which field each gate guards (KubeRay's ``utils/validation.go``; the samples
+``ray-cluster.historyserver.yaml``, ``ray-cluster.mtls.yaml`` and
+``ray-cluster.network-policy-deny-all.yaml`` use the first three):
+
+- ``historyServerOptions`` set: ``RayClusterHistoryServer``;
+- ``networkPolicy`` set: ``RayClusterNetworkPolicy``;
+- ``tlsOptions`` set (even with ``enabled: false``): ``RayClusterMTLS``;
+- ``gcsFaultToleranceOptions.backend: rocksdb``: ``GCSFaultToleranceEmbeddedStorage``;
+- a worker group with ``suspend: true``, and a RayJob's ``deletionStrategy``:
+  ``RayJobDeletionPolicy``.
+
+rayop does not implement the three alpha features behind the first three gates (no
+NetworkPolicy objects, no certificates or TLS settings, no history-server collector sidecar).
+Rather than run a cluster without a security or observability feature the user asked for, it
+refuses those fields even with their gate on, through the same path and with a message saying
+so; only ``tlsOptions`` that does not turn TLS on (``enabled`` absent or false, KubeRay's
+default) is accepted with the gate on. With the gate off the message is KubeRay's gate message.
+
+The RayCluster checks also apply to the cluster spec embedded in a RayJob or a RayService, as
+KubeRay validates those through the same function.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from rayop.controllers.common.options import FeatureGates
+
+__all__ = [
+    "cluster_spec_gate_problems",
+    "raycluster_gate_problems",
+    "rayjob_gate_problems",
+    "rayservice_gate_problems",
+]
+
+_FIELD_GATES: tuple[tuple[str, str, str, str], ...] = (
+    (
+        "historyServerOptions",
+        "RayClusterHistoryServer",
+        "ray_cluster_history_server",
+        "the history-server collector",
+    ),
+    ("networkPolicy", "RayClusterNetworkPolicy", "ray_cluster_network_policy", "NetworkPolicy"),
+    ("tlsOptions", "RayClusterMTLS", "ray_cluster_mtls", "mTLS"),
+)
+"""(spec field, KubeRay gate name, FeatureGates attribute, feature) for fields refused when set:
+with the gate off as KubeRay does, with it on because rayop does not implement the feature."""
+
+
+def _needs(where: str, gate: str) -> str:
+    return f"{where}: needs the {gate} feature gate, which is off (--feature-gates={gate}=true)"
+
+
+def _not_implemented(where: str, feature: str, gate: str) -> str:
+    return (
+        f"{where}: rayop does not implement {feature} ({gate}) yet; "
+        "refusing rather than running the cluster without it"
+    )
+
+
+def _requests_feature(field: str, value: Any) -> bool:
+    """Tells whether a set gated field asks for its feature (``tlsOptions`` only when enabled)."""
+    return field != "tlsOptions" or _mapping(value).get("enabled") is True
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def cluster_spec_gate_problems(
+    spec: Mapping[str, Any] | None, gates: FeatureGates, *, at: str = "spec"
+) -> list[str]:
+    """Returns a problem for each gated feature a RayCluster spec uses that rayop must refuse.
+
+    That is a gated field used while its gate is off, and a field of a feature rayop does not
+    implement (``historyServerOptions``, ``networkPolicy``, ``tlsOptions`` enabling TLS)
+    whatever its gate.
+
+    Args:
+        spec: The RayCluster spec as wire JSON (a RayCluster's ``spec``, a RayJob's
+            ``spec.rayClusterSpec`` or a RayService's ``spec.rayClusterConfig``).
+        gates: The operator's feature gates.
+        at: The path of ``spec`` in the object, used in the messages.
+    """
+    spec = _mapping(spec)
+    problems = []
+    ft = spec.get("gcsFaultToleranceOptions")
+    if (
+        isinstance(ft, Mapping)
+        and ft.get("backend") == "rocksdb"
+        and not gates.gcs_fault_tolerance_embedded_storage
+    ):
+        problems.append(
+            _needs(f"{at}.gcsFaultToleranceOptions.backend", "GCSFaultToleranceEmbeddedStorage")
+        )
+    if not gates.ray_job_deletion_policy:
+        for i, group in enumerate(spec.get("workerGroupSpecs") or ()):
+            if _mapping(group).get("suspend") is True:
+                problems.append(
+                    _needs(f"{at}.workerGroupSpecs[{i}].suspend", "RayJobDeletionPolicy")
+                )
+    for field, gate, attribute, feature in _FIELD_GATES:
+        value = spec.get(field)
+        if value is None:
+            continue
+        if not getattr(gates, attribute):
+            problems.append(_needs(f"{at}.{field}", gate))
+        elif _requests_feature(field, value):
+            problems.append(_not_implemented(f"{at}.{field}", feature, gate))
+    return problems
+
+
+def raycluster_gate_problems(cluster: Mapping[str, Any], gates: FeatureGates) -> list[str]:
+    """Returns the refused gated features a RayCluster (wire JSON) uses (gate off or unimplemented)."""
+    return cluster_spec_gate_problems(cluster.get("spec"), gates, at="spec")
+
+
+def rayjob_gate_problems(rayjob: Mapping[str, Any], gates: FeatureGates) -> list[str]:
+    """Returns the refused gated features a RayJob (wire JSON) uses (gate off or unimplemented).
+
+    That is ``spec.deletionStrategy`` without ``RayJobDeletionPolicy``, and the RayCluster
+    checks on ``spec.rayClusterSpec``.
+    """
+    spec = _mapping(rayjob.get("spec"))
+    problems = []
+    if spec.get("deletionStrategy") is not None and not gates.ray_job_deletion_policy:
+        problems.append(_needs("spec.deletionStrategy", "RayJobDeletionPolicy"))
+    cluster_spec = spec.get("rayClusterSpec")
+    if cluster_spec is not None:
+        problems += cluster_spec_gate_problems(cluster_spec, gates, at="spec.rayClusterSpec")
+    return problems
+
+
+def rayservice_gate_problems(rayservice: Mapping[str, Any], gates: FeatureGates) -> list[str]:
+    """Returns the refused gated features a RayService's ``spec.rayClusterConfig`` uses."""
+    spec = _mapping(rayservice.get("spec"))
+    return cluster_spec_gate_problems(
+        spec.get("rayClusterConfig"), gates, at="spec.rayClusterConfig"
+    )

@@ -1,0 +1,184 @@
+"""The RBAC rules the operator needs: the one source of truth for deploy/rbac and the Helm chart.
+
+Each controller declares exactly the verbs it uses on each resource; :func:`cluster_role_rules`
+merges them into the operator's ClusterRole, :func:`leader_election_rules` gives the namespaced
+Role for the leader-election Lease. ``deploy/generate.py`` writes both into ``deploy/rbac/`` and
+``helm/rayop/templates/``, and tests compare the checked-in copies with these functions, so a
+controller that starts using a new verb only needs a line here (then re-run the generator).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+__all__ = [
+    "AUTOSCALER_DELEGATED_RULES",
+    "CONTROLLER_RULES",
+    "LEADER_ELECTION_RULES",
+    "RAYCLUSTER_RULES",
+    "RAYJOB_RULES",
+    "RAYSERVICE_RULES",
+    "VERB_ORDER",
+    "PolicyRule",
+    "cluster_role_rules",
+    "leader_election_rules",
+]
+
+VERB_ORDER: Final[tuple[str, ...]] = (
+    "get",
+    "list",
+    "watch",
+    "create",
+    "update",
+    "patch",
+    "delete",
+    "deletecollection",
+)
+"""The order verbs are written in (Kubernetes' conventional order), so output is stable."""
+
+
+# The Role KubeRay gives the autoscaler sidecar of a cluster with in-tree autoscaling.
+AUTOSCALER_ROLE_RULES: list[dict[str, list[str]]] = [
+    {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch", "patch"]},
+    {"apiGroups": [""], "resources": ["pods/resize"], "verbs": ["patch"]},
+    {"apiGroups": ["ray.io"], "resources": ["rayclusters"], "verbs": ["get", "patch"]},
+]
+
+
+@dataclass(frozen=True, slots=True)
+class PolicyRule:
+    """Grants ``verbs`` on ``resources`` (``plural`` or ``plural/subresource``) of one API group.
+
+    Attributes:
+        api_group: ``""`` for the core group, else the group name (``ray.io``, ``batch``...).
+        resources: Resource names, subresources written ``plural/sub``.
+        verbs: Kubernetes API verbs (see :data:`VERB_ORDER`).
+    """
+
+    api_group: str
+    resources: tuple[str, ...]
+    verbs: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        unknown = set(self.verbs) - set(VERB_ORDER)
+        if unknown:
+            raise ValueError(f"unknown verbs {sorted(unknown)} in rule for {self.resources}")
+
+
+_READ: Final = ("get", "list", "watch")
+
+RAYCLUSTER_RULES: Final[tuple[PolicyRule, ...]] = (
+    # Reads come from informer caches (list+watch); get is for the autoscaler Role below.
+    PolicyRule("ray.io", ("rayclusters",), ("list", "watch", "update")),
+    PolicyRule("ray.io", ("rayclusters/status",), ("update",)),
+    PolicyRule("ray.io", ("rayclusters/finalizers",), ("update",)),
+    # patch: the Recreate upgrade strategy annotates the head pod.
+    PolicyRule("", ("pods",), ("list", "watch", "create", "patch", "delete")),
+    PolicyRule("", ("services",), ("list", "watch", "create")),
+    PolicyRule("events.k8s.io", ("events",), ("create", "patch")),
+    # The autoscaler sidecar's ServiceAccount, Role and RoleBinding; get: a ServiceAccount the
+    # head template names is looked up when the cache does not have it yet.
+    PolicyRule("", ("serviceaccounts",), (*_READ, "create")),
+    PolicyRule("rbac.authorization.k8s.io", ("roles", "rolebindings"), ("list", "watch", "create")),
+    PolicyRule("networking.k8s.io", ("ingresses",), ("list", "watch", "create")),
+    # The Ray auth token Secret.
+    PolicyRule("", ("secrets",), ("list", "watch", "create")),
+    # The GCS fault-tolerance Redis cleanup Job.
+    PolicyRule("batch", ("jobs",), ("list", "watch", "create")),
+)
+"""What the RayCluster controller calls."""
+
+AUTOSCALER_DELEGATED_RULES: Final[tuple[PolicyRule, ...]] = tuple(
+    PolicyRule(group, tuple(rule["resources"]), tuple(rule["verbs"]))
+    for rule in AUTOSCALER_ROLE_RULES
+    for group in rule["apiGroups"]
+)
+"""What the autoscaler Role grants, which the operator must hold itself to create that Role.
+
+The API server refuses to create a Role granting permissions its creator lacks (RBAC
+privilege-escalation prevention), so these come from the Role's own rules.
+"""
+
+RAYJOB_RULES: Final[tuple[PolicyRule, ...]] = (
+    # delete: deletionStrategy DeleteSelf.
+    PolicyRule("ray.io", ("rayjobs",), ("list", "watch", "update", "delete")),
+    PolicyRule("ray.io", ("rayjobs/status",), ("update",)),
+    PolicyRule("ray.io", ("rayjobs/finalizers",), ("update",)),
+    # get: the cluster a create raced with (AlreadyExists).
+    PolicyRule("ray.io", ("rayclusters",), (*_READ, "create", "update", "delete")),
+    # The K8sJobMode submitter Job (deleted by the deletion rules).
+    PolicyRule("batch", ("jobs",), ("list", "watch", "create", "delete")),
+    PolicyRule("", ("pods",), ("list", "watch")),
+    # The head service the job's dashboard is reached through.
+    PolicyRule("", ("services",), ("list", "watch", "create", "update")),
+    # get: the cluster's auth token Secret when the cache does not have it yet.
+    PolicyRule("", ("secrets",), _READ),
+    # The Ray dashboard through the API server's services proxy (--use-kubernetes-proxy):
+    # job status (get), HTTPMode submission and stop (create).
+    PolicyRule("", ("services/proxy",), ("get", "create")),
+    PolicyRule("events.k8s.io", ("events",), ("create", "patch")),
+)
+"""What the RayJob controller calls."""
+
+RAYSERVICE_RULES: Final[tuple[PolicyRule, ...]] = (
+    # get: a fresh read when the cache lags behind the controller's own status write.
+    PolicyRule("ray.io", ("rayservices",), (*_READ, "patch")),
+    PolicyRule("ray.io", ("rayservices/status",), ("update",)),
+    PolicyRule("ray.io", ("rayservices/finalizers",), ("update",)),
+    PolicyRule("ray.io", ("rayclusters",), (*_READ, "create", "update", "patch", "delete")),
+    # patch: the ray.io/serve label of head pods.
+    PolicyRule("", ("pods",), ("list", "watch", "patch")),
+    # The head and serve services, switched between clusters; delete: suspend; get: the
+    # service a create raced with.
+    PolicyRule("", ("services",), (*_READ, "create", "update", "delete")),
+    # Serve applications: get, and put (update) of serveConfigV2.
+    PolicyRule("", ("services/proxy",), ("get", "update")),
+    # numServeEndpoints.
+    PolicyRule("discovery.k8s.io", ("endpointslices",), ("list", "watch")),
+    PolicyRule("events.k8s.io", ("events",), ("create", "patch")),
+)
+"""What the RayService controller calls."""
+
+CONTROLLER_RULES: Final[Mapping[str, tuple[PolicyRule, ...]]] = {
+    "raycluster": RAYCLUSTER_RULES + AUTOSCALER_DELEGATED_RULES,
+    "rayjob": RAYJOB_RULES,
+    "rayservice": RAYSERVICE_RULES,
+}
+"""Every controller's rules, by controller name; the ClusterRole is their union."""
+
+LEADER_ELECTION_RULES: Final[tuple[PolicyRule, ...]] = (
+    PolicyRule("coordination.k8s.io", ("leases",), ("get", "create", "update")),
+)
+"""What leader election calls, in the Lease's namespace only."""
+
+
+def _merge(rules: Iterable[PolicyRule]) -> list[dict[str, Any]]:
+    verbs: dict[tuple[str, str], set[str]] = {}
+    for rule in rules:
+        for resource in rule.resources:
+            verbs.setdefault((rule.api_group, resource), set()).update(rule.verbs)
+    return [
+        {
+            "apiGroups": [group],
+            "resources": [resource],
+            "verbs": [v for v in VERB_ORDER if v in verbs[(group, resource)]],
+        }
+        for group, resource in sorted(verbs)
+    ]
+
+
+def cluster_role_rules(
+    controllers: Mapping[str, tuple[PolicyRule, ...]] = CONTROLLER_RULES,
+) -> list[dict[str, Any]]:
+    """Returns the ClusterRole ``rules``: one rule per (API group, resource), sorted.
+
+    A resource that several controllers use gets the union of their verbs.
+    """
+    return _merge(rule for rules in controllers.values() for rule in rules)
+
+
+def leader_election_rules() -> list[dict[str, Any]]:
+    """Returns the leader-election Role ``rules`` (Lease get/create/update)."""
+    return _merge(LEADER_ELECTION_RULES)

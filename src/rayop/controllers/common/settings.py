@@ -1,0 +1,37 @@
+"""When the three controllers requeue, and how many pod calls one pass may have in flight.
+
+Every fixed interval a controller waits before it looks at an object again lives here, so one
+file answers "why was this reconciled again after N seconds". Intervals that users set (the
+periodic RayCluster requeue, RayJob timeouts) are operator options
+(:class:`~rayop.controllers.common.options.OperatorOptions`), not settings. Values are KubeRay
+v1.7's (kuberay-v1.md) unless a docstring says otherwise; all are seconds.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+RAYCLUSTER_STATUS_CHANGED_REQUEUE: Final = 2.0
+"""``DefaultRequeueDuration``: a RayCluster pass whose status changed looks again this soon."""
+
+RAYCLUSTER_REDIS_CLEANUP_WAIT: Final = 10.0
+"""While a deleted GCS-FT RayCluster's head pod still runs, the Redis cleanup waits this long."""
+
+RAYJOB_REQUEUE: Final = 3.0
+"""``RayJobDefaultRequeueDuration``: every non-terminal RayJob pass ends with this requeue."""
+
+RAYJOB_DELETION_MARGIN: Final = 2.0
+"""Added to a RayJob deletion deadline, so the pass that acts on it runs after it is due."""
+
+RAYSERVICE_REQUEUE: Final = 2.0
+"""``ServiceDefaultRequeueDuration``: every RayService pass requeues after at most this."""
+
+RAYSERVICE_MIN_REQUEUE: Final = 0.05
+"""A RayService pass never requeues sooner (a deletion due now, a suspend just written); rayop's."""
+
+MIN_REQUEUE: Final = 0.001
+"""The shortest delay a controller asks for when a computed deadline is already past; rayop's."""
+
+POD_CALL_CONCURRENCY: Final = 16
+"""At most this many pod create/delete calls of one worker group are in flight at once (rayop's:
+KubeRay makes them one at a time)."""

@@ -1,0 +1,179 @@
+"""How the Ray dashboard client reaches a head: directly, or through the services proxy.
+
+:class:`DirectTransport` talks HTTP to ``http://<head svc>:8265`` (2 s per call);
+:class:`ProxyTransport` goes through the API server's services proxy
+(``/api/v1/namespaces/<ns>/services/<svc>:dashboard/proxy``, 10 s per call; KubeRay's
+``--use-kubernetes-proxy``). Both return the status and body of any answer and raise
+:class:`~rayop.controllers.dashboard.errors.DashboardUnavailable` (or its
+``DashboardTimeout``) when no answer came from the dashboard itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+import aiohttp
+import orjson
+
+from rayop.controllers.dashboard.errors import DashboardTimeout, DashboardUnavailable, body_text
+from rayop.kube.client import KubeClient
+from rayop.kube.errors import ApiError, RequestTimeout
+
+__all__ = [
+    "DIRECT_TIMEOUT",
+    "PROXY_TIMEOUT",
+    "DashboardTransport",
+    "DirectTransport",
+    "ProxyTransport",
+]
+
+DIRECT_TIMEOUT = 2.0
+"""Seconds per call when talking to the head directly (KubeRay's 2 s)."""
+PROXY_TIMEOUT = 10.0
+"""Seconds per call through the API server's services proxy (KubeRay's 10 s)."""
+
+
+class DashboardTransport(Protocol):
+    """Sends one HTTP request to a dashboard port; raises DashboardUnavailable on no answer."""
+
+    timeout: float
+
+    async def send(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, str] | None = None,
+        json: Any = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> tuple[int, bytes]:
+        """Sends the request; returns the status and body (error statuses are returned)."""
+        ...
+
+    async def close(self) -> None:
+        """Releases connections this transport owns."""
+        ...
+
+
+class DirectTransport:
+    """Talks HTTP to ``base_url`` (e.g. ``http://raycluster-head-svc.ns.svc.cluster.local:8265``).
+
+    Args:
+        base_url: Scheme, host and port (a path prefix is kept).
+        timeout: Seconds for each whole call.
+        session: A shared aiohttp session (not closed by :meth:`close`); one is made if None.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        timeout: float = DIRECT_TIMEOUT,
+        session: aiohttp.ClientSession | None = None,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.timeout = timeout
+        self._session = session
+        self._owned = session is None
+
+    async def send(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, str] | None = None,
+        json: Any = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> tuple[int, bytes]:
+        """Sends one request; blocks at most ``timeout`` seconds."""
+        if self._session is None:
+            self._session = aiohttp.ClientSession()
+        data = None if json is None else orjson.dumps(json)
+        try:
+            async with self._session.request(
+                method,
+                self.base_url + path,
+                params=params,
+                data=data,
+                headers=headers,
+                timeout=aiohttp.ClientTimeout(total=self.timeout),
+                allow_redirects=False,
+            ) as resp:
+                return resp.status, await resp.read()
+        except TimeoutError as exc:
+            raise DashboardTimeout(f"{method} {path}: timed out after {self.timeout}s") from exc
+        except (aiohttp.ClientError, OSError, ValueError) as exc:
+            raise DashboardUnavailable(f"{method} {path}: {exc}") from exc
+
+    async def close(self) -> None:
+        """Closes the session if this transport made it."""
+        if self._owned and self._session is not None:
+            await self._session.close()
+            self._session = None
+
+
+class ProxyTransport:
+    """Talks to a Service port through the API server's services proxy.
+
+    Args:
+        kube: The operator's API client (its credentials and throttling apply).
+        namespace: The Service's namespace.
+        service: The head Service name (``<cluster>-head-svc``).
+        port: Port name or number ("dashboard" for 8265, "serve" for 8000).
+        timeout: Seconds for each whole call.
+    """
+
+    def __init__(
+        self,
+        kube: KubeClient,
+        *,
+        namespace: str,
+        service: str,
+        port: str | int = "dashboard",
+        timeout: float = PROXY_TIMEOUT,
+    ) -> None:
+        self.kube = kube
+        self.prefix = f"/api/v1/namespaces/{namespace}/services/{service}:{port}/proxy"
+        self.timeout = timeout
+
+    async def send(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, str] | None = None,
+        json: Any = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> tuple[int, bytes]:
+        """Sends one request through the proxy; blocks at most ``timeout`` seconds."""
+        try:
+            status, body = await self.kube.request(
+                method,
+                self.prefix + path,
+                params=params,
+                json=json,
+                headers=headers,
+                timeout=self.timeout,
+            )
+        except RequestTimeout as exc:
+            raise DashboardTimeout(f"{method} {path}: timed out after {self.timeout}s") from exc
+        except ApiError as exc:
+            raise DashboardUnavailable(f"{method} {path}: {exc}") from exc
+        if status >= 400 and _is_kube_status(body):
+            # The API server answered for the proxy itself (no endpoints, service missing...).
+            raise DashboardUnavailable(
+                f"{method} {path}: proxy error {status}", status=status, body=body_text(body)
+            )
+        return status, body
+
+    async def close(self) -> None:
+        """Nothing to release: the KubeClient belongs to the caller."""
+
+
+def _is_kube_status(body: bytes) -> bool:
+    try:
+        decoded = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return False
+    return isinstance(decoded, dict) and decoded.get("kind") == "Status"

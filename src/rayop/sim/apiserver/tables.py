@@ -1,0 +1,225 @@
+"""meta.k8s.io/v1 Table responses for ``kubectl get``: pods, CRD printer columns, a default."""
+
+from __future__ import annotations
+
+import calendar
+import re
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from rayop.sim.machinery.resources import ResourceInfo
+
+__all__ = ["human_duration", "jsonpath_values", "table", "wants_table"]
+
+Obj = dict[str, Any]
+_TOKEN = re.compile(r"\.?([^.\[\]]+)|\[(\*|-?\d+)\]")
+
+
+def wants_table(accept: str) -> bool:
+    """Returns whether an Accept header asks for a Table (``as=Table``)."""
+    return "as=Table" in accept
+
+
+def human_duration(seconds: float) -> str:
+    """Formats an age the way kubectl does (``45s``, ``3m20s``, ``5h``, ``2d3h``...)."""
+    s = int(max(seconds, 0))
+    if s < 120:
+        return f"{s}s"
+    m = s // 60
+    if m < 10:
+        return f"{m}m{s % 60}s" if s % 60 else f"{m}m"
+    if m < 180:
+        return f"{m}m"
+    h = m // 60
+    if h < 8:
+        return f"{h}h{m % 60}m" if m % 60 else f"{h}h"
+    if h < 48:
+        return f"{h}h"
+    d = h // 24
+    if d < 8:
+        return f"{d}d{h % 24}h" if h % 24 else f"{d}d"
+    if d < 365 * 2:
+        return f"{d}d"
+    return f"{d // 365}y"
+
+
+def _age(ts: str | None, now: float) -> str:
+    if not ts:
+        return "<unknown>"
+    try:
+        t = calendar.timegm(time.strptime(ts, "%Y-%m-%dT%H:%M:%SZ"))
+    except ValueError:
+        return "<unknown>"
+    return human_duration(now - t)
+
+
+def jsonpath_values(obj: Any, path: str) -> list[Any]:
+    """Evaluates a simple JSONPath (``.a.b[0].c``, ``[*]``, ``{.a}``); returns the matches."""
+    path = path.strip()
+    if path.startswith("{") and path.endswith("}"):
+        path = path[1:-1]
+    current = [obj]
+    for m in _TOKEN.finditer(path.replace("\\.", "\x00")):
+        key, idx = m.group(1), m.group(2)
+        nxt: list[Any] = []
+        for cur in current:
+            if key is not None:
+                k = key.replace("\x00", ".")
+                if isinstance(cur, dict) and k in cur:
+                    nxt.append(cur[k])
+            elif isinstance(cur, list):
+                if idx == "*":
+                    nxt.extend(cur)
+                elif -len(cur) <= int(idx) < len(cur):
+                    nxt.append(cur[int(idx)])
+        current = nxt
+    return current
+
+
+def _pod_row(pod: Obj, now: float) -> list[Any]:
+    status = pod.get("status") or {}
+    spec = pod.get("spec") or {}
+    cstat = status.get("containerStatuses") or []
+    total = len(spec.get("containers") or []) or len(cstat)
+    ready = sum(1 for c in cstat if c.get("ready"))
+    restarts = sum(int(c.get("restartCount", 0)) for c in cstat)
+    reason = status.get("reason") or status.get("phase") or "Unknown"
+    for c in cstat:
+        st = c.get("state") or {}
+        if "waiting" in st and st["waiting"].get("reason"):
+            reason = st["waiting"]["reason"]
+        elif "terminated" in st and st["terminated"].get("reason") and reason == "Running":
+            reason = st["terminated"]["reason"]
+    if pod["metadata"].get("deletionTimestamp"):
+        reason = "Terminating"
+    return [
+        pod["metadata"]["name"],
+        f"{ready}/{total}",
+        reason,
+        restarts,
+        _age(pod["metadata"].get("creationTimestamp"), now),
+        status.get("podIP") or "<none>",
+        spec.get("nodeName") or "<none>",
+    ]
+
+
+_POD_COLUMNS = [
+    ("Name", "string", "name", 0),
+    ("Ready", "string", "", 0),
+    ("Status", "string", "", 0),
+    ("Restarts", "string", "", 0),
+    ("Age", "string", "", 0),
+    ("IP", "string", "", 1),
+    ("Node", "string", "", 1),
+]
+
+
+def _columns(cols: Sequence[tuple[str, str, str, int]]) -> list[Obj]:
+    return [
+        {"name": n, "type": t, "format": f, "description": n, "priority": p} for n, t, f, p in cols
+    ]
+
+
+def _custom_cells(info: ResourceInfo, obj: Obj, now: float) -> list[Any]:
+    cells: list[Any] = [obj["metadata"]["name"]]
+    for col in info.printer_columns:
+        vals = jsonpath_values(obj, str(col.get("jsonPath", "")))
+        if not vals:
+            cells.append(None)
+            continue
+        v = vals[0] if len(vals) == 1 else ",".join(str(x) for x in vals)
+        if col.get("type") == "date" and isinstance(v, str):
+            v = _age(v, now)
+        cells.append(v)
+    return cells
+
+
+def _event_row(ev: Obj, now: float) -> list[Any]:
+    ref = ev.get("involvedObject") or ev.get("regarding") or {}
+    last = (
+        ev.get("lastTimestamp")
+        or ev.get("deprecatedLastTimestamp")
+        or (ev.get("series") or {}).get("lastObservedTime")
+        or ev.get("eventTime")
+        or ev["metadata"].get("creationTimestamp")
+    )
+    if isinstance(last, str) and "." in last:
+        last = last.split(".", 1)[0] + "Z"
+    obj_ref = f"{str(ref.get('kind', '')).lower()}/{ref.get('name', '')}"
+    return [
+        _age(last, now),
+        ev.get("type", ""),
+        ev.get("reason", ""),
+        obj_ref,
+        ev.get("message") or ev.get("note") or "",
+    ]
+
+
+_EVENT_COLUMNS = [
+    ("Last Seen", "string", "", 0),
+    ("Type", "string", "", 0),
+    ("Reason", "string", "", 0),
+    ("Object", "string", "", 0),
+    ("Message", "string", "", 0),
+]
+
+
+def _layout(info: ResourceInfo) -> tuple[list[Obj], Callable[[Obj, float], list[Any]]]:
+    if info.key == "/pods":
+        return _columns(_POD_COLUMNS), _pod_row
+    if info.key == "/events":
+        return _columns(_EVENT_COLUMNS), _event_row
+    if info.printer_columns:
+        cols = [("Name", "string", "name", 0)] + [
+            (
+                str(c.get("name", "")),
+                "string" if c.get("type") == "date" else str(c.get("type", "string")),
+                str(c.get("format", "")),
+                int(c.get("priority", 0)),
+            )
+            for c in info.printer_columns
+        ]
+        return _columns(cols), lambda o, now: _custom_cells(info, o, now)
+    cols = [("Name", "string", "name", 0), ("Created At", "date", "", 0)]
+    return _columns(cols), lambda o, _now: [
+        o["metadata"]["name"],
+        o["metadata"].get("creationTimestamp"),
+    ]
+
+
+def table(
+    info: ResourceInfo,
+    objs: Sequence[Obj],
+    *,
+    resource_version: str = "",
+    continue_token: str = "",
+    include_object: str = "Metadata",
+    with_columns: bool = True,
+) -> Obj:
+    """Builds a Table of ``objs`` (rows carry PartialObjectMetadata unless asked otherwise)."""
+    cols, row = _layout(info)
+    now = time.time()
+    rows = []
+    for o in objs:
+        if include_object == "Object":
+            ref: Any = o
+        elif include_object == "None":
+            ref = None
+        else:
+            ref = {
+                "kind": "PartialObjectMetadata",
+                "apiVersion": "meta.k8s.io/v1",
+                "metadata": o.get("metadata", {}),
+            }
+        rows.append({"cells": row(o, now), "object": ref})
+    meta: Obj = {"resourceVersion": resource_version}
+    if continue_token:
+        meta["continue"] = continue_token
+    return {
+        "kind": "Table",
+        "apiVersion": "meta.k8s.io/v1",
+        "metadata": meta,
+        "columnDefinitions": cols if with_columns else [],
+        "rows": rows,
+    }

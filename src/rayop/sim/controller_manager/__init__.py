@@ -1,0 +1,3 @@
+"""The embedded kube-controller-manager: the batch Job controller, garbage collector, endpoints
+and service-account controllers.
+"""
