@@ -4,7 +4,8 @@ Follows controller-runtime's internal controller (controller-machinery.md C1-C8)
 the queue; once every source reports synced, exactly ``max_concurrent_reconciles`` workers each
 loop ``get -> active_workers+1 -> reconcile and handle the outcome -> active_workers-1 -> done``.
 The queue guarantees that one request is never reconciled by two workers at once. The reconcile
-contract (results, errors, panics, timeouts) is described in :mod:`rayop.runtime.reconcile`.
+contract (results, errors, panics, timeouts) is written in
+:class:`rayop.runtime.reconcile.Reconciler`.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from rayop.runtime.reconcile import (
     Reconciler,
     Request,
     Result,
+    RetryAfter,
     TerminalError,
     current_controller,
     current_reconcile_id,
@@ -46,6 +48,7 @@ __all__ = [
     "Reconciler",
     "Request",
     "Result",
+    "RetryAfter",
     "Source",
     "TerminalError",
     "current_reconcile_id",
@@ -122,7 +125,8 @@ class Controller:
 
     Args:
         name: The controller name: the ``controller`` label and the queue's name.
-        reconcile: ``async def reconcile(request) -> Result``; see :mod:`rayop.runtime.reconcile`.
+        reconcile: ``async def reconcile(request) -> Result``; see
+            :class:`rayop.runtime.reconcile.Reconciler`.
         sources: Where requests come from; workers start once all have synced.
         max_concurrent_reconciles: The number of workers N (values below 1 mean 1).
         use_priority_queue: Use the priority queue (the default, as controller-runtime ≥ v0.23)

@@ -1,24 +1,8 @@
 """The reconcile contract: requests, results, errors, and what the controller does with them.
 
-A reconciler is ``async def reconcile(request: Request) -> Result``:
-
-- returning ``Result()`` is success: the request's backoff history is forgotten;
-- ``Result(requeue_after=s)`` with ``s > 0`` forgets the history and reconciles again in ``s``
-  seconds;
-- ``Result(requeue=True)`` requeues with rate limiting, keeping the history (backoff grows);
-- raising an ``Exception`` is the error path: the request is requeued rate-limited;
-- raising :class:`TerminalError` (or an exception caused by one) is an error that is counted and
-  logged but not requeued (and not forgotten).
-
-Go's error/panic split maps onto Python's ``Exception``/``BaseException`` split. Any
-``Exception`` is an *error* (controller-runtime's ``err != nil``). A *panic* is a
-``BaseException`` that is not an ``Exception`` escaping the reconciler: in practice a stray
-``asyncio.CancelledError`` (the reconciler awaited something that was cancelled while the worker
-itself was not) or a custom ``BaseException``. ``KeyboardInterrupt``, ``SystemExit`` and a genuine
-cancellation of the worker always propagate. A panic increments ``reconcile_panics_total``; with
-``recover_panic`` it becomes a :class:`ReconcilePanic` error ("panic: ... [recovered]") that takes
-the error path, otherwise it is logged and raised as :class:`ReconcilePanic`, which crashes the
-controller (controller-machinery.md C4-C6).
+The contract itself is written once, in the :class:`Reconciler` docstring; :func:`invoke` runs one
+reconcile and :func:`handle_outcome` is the one place that turns its outcome into queue
+operations and metrics (controller-machinery.md C4-C6).
 """
 
 from __future__ import annotations
@@ -28,12 +12,15 @@ import contextvars
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from rayop.runtime.clock import Clock
 from rayop.runtime.metrics import ControllerSeries
+from rayop.runtime.timeouts import clock_timeout
 
 logger = logging.getLogger("rayop.runtime.controller")
+
+_E = TypeVar("_E", bound=BaseException)
 
 current_reconcile_id: contextvars.ContextVar[str | None] = contextvars.ContextVar(
     "current_reconcile_id", default=None
@@ -65,33 +52,94 @@ current_request: contextvars.ContextVar[Request | None] = contextvars.ContextVar
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Result:
-    """What a successful reconcile asks for next.
+    """What a successful reconcile asks for next (see :class:`Reconciler` for the contract).
 
     Attributes:
         requeue: Requeue with rate limiting, keeping the backoff history (deprecated upstream).
-        requeue_after: When > 0, forget the backoff history and reconcile again after this many
-            seconds; takes precedence over ``requeue``.
+        requeue_after: Forget the backoff history and reconcile again after this many seconds
+            (> 0); None for no timed requeue. Takes precedence over ``requeue``.
         priority: The priority of the requeue (priority queue only); None keeps the current one.
+
+    Raises:
+        ValueError: ``requeue_after`` is zero, negative or NaN (say None for "no requeue").
     """
 
     requeue: bool = False
-    requeue_after: float = 0.0
+    requeue_after: float | None = None
     priority: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.requeue_after is not None and not self.requeue_after > 0:
+            raise ValueError(
+                f"requeue_after must be > 0 seconds (None for no requeue), "
+                f"not {self.requeue_after!r}"
+            )
 
 
 class TerminalError(Exception):
     """A reconcile error that retrying cannot fix: counted and logged, never requeued."""
 
 
+class RetryAfter(Exception):
+    """A reconcile error to retry after a fixed delay rather than the rate limiter's backoff.
+
+    Raise it when the failure says when to look again (a dependency that is known to need a few
+    seconds, a server's Retry-After). It is an error like any other (logged, counted in
+    ``reconcile_errors_total`` and under ``result="error"``) and, like one, keeps the request's
+    backoff history; only the delay of the requeue differs. Compare a plain exception (requeued
+    after the rate limiter's growing backoff) and :class:`TerminalError` (never requeued).
+
+    Args:
+        delay: Seconds until the retry (> 0).
+        reason: What failed, for the log line and ``str()``.
+
+    Raises:
+        ValueError: ``delay`` is not > 0.
+    """
+
+    def __init__(self, delay: float, reason: str = "") -> None:
+        if not delay > 0:
+            raise ValueError(f"a retry delay must be > 0 seconds, not {delay!r}")
+        super().__init__(reason or f"retry after {delay:g} s")
+        self.delay = delay
+        self.reason = reason
+
+
 class ReconcilePanic(Exception):
-    """A panic (see the module docstring) escaping a reconciler, as an error."""
+    """A panic (see :class:`Reconciler`) escaping a reconciler, as an error."""
 
 
 class Reconciler(Protocol):
-    """An object that reconciles requests; pass its bound ``reconcile`` to a controller."""
+    """An object that reconciles requests; pass its bound ``reconcile`` to a controller.
+
+    The contract, ``async def reconcile(request: Request) -> Result``, as the controller applies
+    it to each outcome:
+
+    - ``Result()`` is success: the request's backoff history is forgotten.
+    - ``Result(requeue_after=s)`` (``s > 0``; a non-positive ``s`` is refused at construction)
+      forgets the history and reconciles again in ``s`` seconds.
+    - ``Result(requeue=True)`` requeues with rate limiting, keeping the history (backoff grows).
+    - Raising an ``Exception`` is the error path: logged, counted, requeued rate-limited. A
+      ``Result`` the exception carries (an attribute ``result``) is ignored, with a warning.
+    - Raising :class:`RetryAfter` (or an exception raised ``from`` one) is an error requeued
+      after exactly its ``delay`` instead of the backoff; the history is kept.
+    - Raising :class:`TerminalError` (or an exception raised ``from`` one) is an error that is
+      logged and counted but neither requeued nor forgotten.
+    - A timeout (``reconciliation_timeout`` on the controller's clock) cancels the reconcile,
+      counts ``reconcile_timeouts_total`` and takes the error path as a ``TimeoutError``.
+
+    Go's error/panic split maps onto Python's ``Exception``/``BaseException`` split. A *panic*
+    is a ``BaseException`` that is not an ``Exception`` escaping the reconciler: in practice a
+    stray ``asyncio.CancelledError`` (the reconciler awaited something that was cancelled while
+    the worker itself was not) or a custom ``BaseException``. ``KeyboardInterrupt``,
+    ``SystemExit`` and a genuine cancellation of the worker always propagate. A panic increments
+    ``reconcile_panics_total``; with ``recover_panic`` it becomes a :class:`ReconcilePanic` error
+    ("panic: ... [recovered]") that takes the error path, otherwise it is logged and raised as
+    :class:`ReconcilePanic`, which crashes the controller.
+    """
 
     async def reconcile(self, request: Request) -> Result:
-        """Drives the named object towards its desired state; the contract is the module's."""
+        """Drives the named object towards its desired state; blocks while it works."""
         ...
 
 
@@ -111,12 +159,22 @@ class Requeuer(Protocol):
 
 def is_terminal(error: BaseException) -> bool:
     """Tells whether ``error`` is a TerminalError or was raised ``from`` one (like errors.Is)."""
+    return _in_causes(error, TerminalError) is not None
+
+
+def retry_delay(error: BaseException) -> float | None:
+    """Returns the delay of the :class:`RetryAfter` that ``error`` is or came from, or None."""
+    found = _in_causes(error, RetryAfter)
+    return found.delay if found is not None else None
+
+
+def _in_causes(error: BaseException, kind: type[_E]) -> _E | None:
     seen: BaseException | None = error
     while seen is not None:
-        if isinstance(seen, TerminalError):
-            return True
+        if isinstance(seen, kind):
+            return seen
         seen = seen.__cause__
-    return False
+    return None
 
 
 async def invoke(
@@ -162,21 +220,12 @@ async def invoke(
 async def _with_timeout(
     pending: Awaitable[Result], timeout: float, clock: Clock, series: ControllerSeries
 ) -> Result:
-    deadline = asyncio.timeout(None)
-
-    async def expire() -> None:
-        await clock.sleep(timeout)
-        deadline.reschedule(asyncio.get_running_loop().time())
-
+    scope = clock_timeout(clock, timeout)
     try:
-        async with deadline:
-            watchdog = asyncio.get_running_loop().create_task(expire())
-            try:
-                return await pending
-            finally:
-                watchdog.cancel()
+        async with scope:
+            return await pending
     finally:
-        if deadline.expired():
+        if scope.expired():
             series.timeouts.inc()
 
 
@@ -188,16 +237,19 @@ def handle_outcome(
     error: Exception | None,
     series: ControllerSeries,
 ) -> None:
-    """Requeues, forgets and counts one reconcile's outcome (controller-machinery.md C4)."""
+    """Requeues, forgets and counts one reconcile's outcome as :class:`Reconciler` says."""
     if error is not None:
+        delay = retry_delay(error)
         if is_terminal(error):
             series.terminal_errors.inc()
+        elif delay is not None:
+            queue.add_after(request, delay, priority)
         else:
             queue.add_rate_limited(request, priority)
         series.errors.inc()
         series.error.inc()
         carried = getattr(error, "result", None)
-        if isinstance(carried, Result) and (carried.requeue or carried.requeue_after > 0):
+        if isinstance(carried, Result) and (carried.requeue or carried.requeue_after):
             logger.warning(
                 "Warning: Reconciler returned both a result with either RequeueAfter or Requeue "
                 "set and a non-nil error. RequeueAfter and Requeue will always be ignored if the "
@@ -212,7 +264,7 @@ def handle_outcome(
     assert result is not None
     if result.priority is not None:
         priority = result.priority
-    if result.requeue_after > 0:
+    if result.requeue_after is not None:
         queue.forget(request)
         queue.add_after(request, result.requeue_after, priority)
         series.requeue_after.inc()

@@ -109,4 +109,5 @@ class RayClusterReconciler:
             raise error
         if changed:
             return Result(requeue_after=settings.RAYCLUSTER_STATUS_CHANGED_REQUEUE)
-        return Result(requeue_after=float(self.deps.options.default_requeue_seconds))
+        periodic = float(self.deps.options.default_requeue_seconds)  # <= 0: none, as KubeRay
+        return Result(requeue_after=periodic) if periodic > 0 else Result()
