@@ -11,9 +11,9 @@ long (KubeRay #2646). Answers are decoded into the typed models of
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
-from types import TracebackType
-from typing import Any
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
 import aiohttp
 import orjson
@@ -39,6 +39,7 @@ from rayop.controllers.dashboard.models import (
 from rayop.controllers.dashboard.transport import (
     DIRECT_TIMEOUT,
     PROXY_TIMEOUT,
+    DashboardRequest,
     DashboardTransport,
     DirectTransport,
     ProxyTransport,
@@ -53,6 +54,7 @@ __all__ = [
     "DashboardClient",
     "DashboardDecodeError",
     "DashboardError",
+    "DashboardRequest",
     "DashboardTimeout",
     "DashboardTransport",
     "DashboardUnavailable",
@@ -63,13 +65,44 @@ __all__ = [
 ]
 
 AUTH_HEADER = "x-ray-authorization"
+_T = TypeVar("_T")
 
 
-def _decode(body: bytes, what: str) -> Any:
-    try:
-        return orjson.loads(body)
-    except orjson.JSONDecodeError as exc:
-        raise DashboardDecodeError(f"{what} fail: {body_text(body)}", body=body_text(body)) from exc
+def _json_object(decoded: Any) -> dict[str, Any]:
+    if not isinstance(decoded, dict):
+        raise DecodeError("not a JSON object")
+    return decoded
+
+
+def _job_infos(decoded: Any) -> list[JobInfo]:
+    if not isinstance(decoded, list):
+        raise DecodeError("not a JSON array")
+    return [JobInfo.from_json(item) for item in decoded]
+
+
+@dataclass(frozen=True)
+class _Answer:
+    """A 2xx answer of the call named ``what`` (GetJobInfo, ListJobs...)."""
+
+    what: str
+    status: int
+    body: bytes
+
+    def decoded(self) -> Any:
+        """Returns the body as JSON; raises DashboardDecodeError when it is not JSON."""
+        try:
+            return orjson.loads(self.body)
+        except orjson.JSONDecodeError as exc:
+            text = body_text(self.body)
+            raise DashboardDecodeError(f"{self.what} fail: {text}", body=text) from exc
+
+    def parse(self, parse: Callable[[Any], _T]) -> _T:
+        """Returns ``parse`` of the decoded body; its DecodeError becomes DashboardDecodeError."""
+        decoded = self.decoded()
+        try:
+            return parse(decoded)
+        except DecodeError as exc:
+            raise DashboardDecodeError(f"{self.what} fail: {exc}", status=self.status) from exc
 
 
 class DashboardClient:
@@ -123,12 +156,7 @@ class DashboardClient:
     async def __aenter__(self) -> DashboardClient:
         return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def __aexit__(self, *exc_info: object) -> None:
         await self.close()
 
     # -- plumbing ------------------------------------------------------------------------
@@ -147,24 +175,49 @@ class DashboardClient:
             headers[AUTH_HEADER] = f"Bearer {self.token}"
         if method in ("PUT", "POST", "DELETE"):
             headers["Content-Type"] = "application/json"
+        request = DashboardRequest(
+            method=method, path=path, params=params, json=json, headers=headers
+        )
         limit = self.transport.timeout
         try:
             async with asyncio.timeout(limit):
-                status, body = await self.transport.send(
-                    method, path, params=params, json=json, headers=headers
-                )
+                status, body = await self.transport.send(request)
         except TimeoutError as exc:
-            raise DashboardTimeout(f"{method} {path}: timed out after {limit}s") from exc
+            raise request.timed_out(limit) from exc
         if auth and status in (401, 403):
             raise DashboardAuthError(
-                f"{method} {path}: {status} {body_text(body)}", status=status, body=body_text(body)
+                f"{request}: {status} {body_text(body)}", status=status, body=body_text(body)
             )
         return status, body
 
+    async def _required(
+        self,
+        what: str,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, str] | None = None,
+        json: Any = None,
+        job_id: str | None = None,
+    ) -> _Answer:
+        """Sends a request and returns its 2xx answer; a 404 raises JobNotFound when about a job."""
+        status, body = await self._call(method, path, params=params, json=json)
+        if status == 404 and job_id is not None:
+            raise JobNotFound(job_id, body=body_text(body))
+        return self._answer(what, status, body)
+
+    async def _optional(self, what: str, path: str) -> _Answer | None:
+        """GETs ``path``; returns its 2xx answer, or None on 404."""
+        status, body = await self._call("GET", path)
+        return None if status == 404 else self._answer(what, status, body)
+
     @staticmethod
-    def _fail(what: str, status: int, body: bytes) -> DashboardError:
-        cls = DashboardUnavailable if status in (502, 503, 504) else DashboardError
-        return cls(f"{what} fail: {status} {body_text(body)}", status=status, body=body_text(body))
+    def _answer(what: str, status: int, body: bytes) -> _Answer:
+        if not 200 <= status < 300:
+            cls = DashboardUnavailable if status in (502, 503, 504) else DashboardError
+            text = body_text(body)
+            raise cls(f"{what} fail: {status} {text}", status=status, body=text)
+        return _Answer(what, status, body)
 
     # -- jobs ----------------------------------------------------------------------------
 
@@ -174,30 +227,13 @@ class DashboardClient:
         Raises:
             JobNotFound: 404. DashboardError: any other failure.
         """
-        status, body = await self._call("GET", f"/api/jobs/{job_id}")
-        if status == 404:
-            raise JobNotFound(job_id, body=body_text(body))
-        if not 200 <= status < 300:
-            raise self._fail("GetJobInfo", status, body)
-        try:
-            return JobInfo.from_json(_decode(body, "GetJobInfo"))
-        except DecodeError as exc:
-            raise DashboardDecodeError(f"GetJobInfo fail: {exc}", status=status) from exc
+        answer = await self._required("GetJobInfo", "GET", f"/api/jobs/{job_id}", job_id=job_id)
+        return answer.parse(JobInfo.from_json)
 
     async def list_jobs(self) -> list[JobInfo]:
         """GET /api/jobs/: every job (an empty list on 404)."""
-        status, body = await self._call("GET", "/api/jobs/")
-        if status == 404:
-            return []
-        if not 200 <= status < 300:
-            raise self._fail("ListJobs", status, body)
-        decoded = _decode(body, "ListJobs")
-        if not isinstance(decoded, list):
-            raise DashboardDecodeError("ListJobs fail: not a JSON array", status=status)
-        try:
-            return [JobInfo.from_json(item) for item in decoded]
-        except DecodeError as exc:
-            raise DashboardDecodeError(f"ListJobs fail: {exc}", status=status) from exc
+        answer = await self._optional("ListJobs", "/api/jobs/")
+        return [] if answer is None else answer.parse(_job_infos)
 
     async def submit_job(self, request: JobSubmitRequest) -> str:
         """POST /api/jobs/: submits a job; returns its submission id.
@@ -210,24 +246,13 @@ class DashboardClient:
         status, body = await self._call("POST", "/api/jobs/", json=request.to_json())
         if status == 500 and DUPLICATE_SUBMISSION_MARK in body.decode("utf-8", errors="replace"):
             raise SubmissionIdConflict(request.submission_id, body=body_text(body))
-        if not 200 <= status < 300:
-            raise self._fail("SubmitJob", status, body)
-        decoded = _decode(body, "SubmitJob")
-        if not isinstance(decoded, dict):
-            raise DashboardDecodeError("SubmitJob fail: not a JSON object", status=status)
+        decoded = self._answer("SubmitJob", status, body).parse(_json_object)
         return str(decoded.get("submission_id") or decoded.get("job_id") or "")
 
     async def get_job_log(self, job_id: str) -> str | None:
         """GET /api/jobs/<id>/logs: the driver log text, or None when the job is unknown."""
-        status, body = await self._call("GET", f"/api/jobs/{job_id}/logs")
-        if status == 404:
-            return None
-        if not 200 <= status < 300:
-            raise self._fail("GetJobLog", status, body)
-        decoded = _decode(body, "GetJobLog")
-        if not isinstance(decoded, dict):
-            raise DashboardDecodeError("GetJobLog fail: not a JSON object", status=status)
-        return str(decoded.get("logs") or "")
+        answer = await self._optional("GetJobLog", f"/api/jobs/{job_id}/logs")
+        return None if answer is None else str(answer.parse(_json_object).get("logs") or "")
 
     async def stop_job(self, job_id: str) -> bool:
         """POST /api/jobs/<id>/stop; returns whether a stop was requested.
@@ -238,18 +263,15 @@ class DashboardClient:
         Raises:
             JobNotFound: 404. DashboardError: any other failure.
         """
-        status, body = await self._call("POST", f"/api/jobs/{job_id}/stop")
-        if status == 404:
-            raise JobNotFound(job_id, body=body_text(body))
-        if not 200 <= status < 300:
-            raise self._fail("StopJob", status, body)
-        decoded = _decode(body, "StopJob")
+        answer = await self._required("StopJob", "POST", f"/api/jobs/{job_id}/stop", job_id=job_id)
+        decoded = answer.decoded()
         stopped = bool(decoded.get("stopped")) if isinstance(decoded, dict) else False
         if not stopped:
             info = await self.get_job_info(job_id)
             if not info.terminal:
                 raise DashboardError(
-                    f"Failed to stopped job: {job_id}, current status {info.status}", status=status
+                    f"Failed to stopped job: {job_id}, current status {info.status}",
+                    status=answer.status,
                 )
         return stopped
 
@@ -259,25 +281,19 @@ class DashboardClient:
         Raises:
             JobNotFound: 404. DashboardError: the job is not terminal (500) or other failure.
         """
-        status, body = await self._call("DELETE", f"/api/jobs/{job_id}")
-        if status == 404:
-            raise JobNotFound(job_id, body=body_text(body))
-        if not 200 <= status < 300:
-            raise self._fail("DeleteJob", status, body)
+        await self._required("DeleteJob", "DELETE", f"/api/jobs/{job_id}", job_id=job_id)
 
     # -- serve ---------------------------------------------------------------------------
 
     async def get_serve_details(self) -> ServeDetails:
         """GET /api/serve/applications/?api_type=declarative."""
-        status, body = await self._call(
-            "GET", "/api/serve/applications/", params={"api_type": "declarative"}
+        answer = await self._required(
+            "GetServeDetails",
+            "GET",
+            "/api/serve/applications/",
+            params={"api_type": "declarative"},
         )
-        if not 200 <= status < 300:
-            raise self._fail("GetServeDetails", status, body)
-        try:
-            return ServeDetails.from_json(_decode(body, "GetServeDetails"))
-        except DecodeError as exc:
-            raise DashboardDecodeError(f"GetServeDetails fail: {exc}", status=status) from exc
+        return answer.parse(ServeDetails.from_json)
 
     async def get_multi_application_status(self) -> dict[str, ServeApplicationDetails]:
         """Returns the Serve applications by name (GET /api/serve/applications/)."""
@@ -285,21 +301,15 @@ class DashboardClient:
 
     async def update_deployments(self, config: Mapping[str, Any]) -> None:
         """PUT /api/serve/applications/ with the serve config (serveConfigV2 as JSON)."""
-        status, body = await self._call("PUT", "/api/serve/applications/", json=dict(config))
-        if not 200 <= status < 300:
-            raise self._fail("UpdateDeployments", status, body)
+        await self._required(
+            "UpdateDeployments", "PUT", "/api/serve/applications/", json=dict(config)
+        )
 
     # -- health and version ----------------------------------------------------------------
 
     async def get_version(self) -> dict[str, Any]:
         """GET /api/version: ``{"version", "ray_version", "ray_commit", "session_name"}``."""
-        status, body = await self._call("GET", "/api/version")
-        if not 200 <= status < 300:
-            raise self._fail("GetVersion", status, body)
-        decoded = _decode(body, "GetVersion")
-        if not isinstance(decoded, dict):
-            raise DashboardDecodeError("GetVersion fail: not a JSON object", status=status)
-        return decoded
+        return (await self._required("GetVersion", "GET", "/api/version")).parse(_json_object)
 
     async def check_gcs_health(self) -> bool:
         """GET /api/gcs_healthz: True when it answers 200 ``success``; no auth header."""

@@ -9,8 +9,9 @@ integers (milliseconds) and ``metadata`` values strings; anything else is a
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Any
+
+from rayop.api.rayjob import JobStatus
 
 __all__ = [
     "DecodeError",
@@ -28,18 +29,7 @@ class DecodeError(ValueError):
     """A dashboard answer does not have the shape KubeRay decodes."""
 
 
-class JobStatus(StrEnum):
-    """Ray job statuses (KubeRay also uses "" for "not known yet")."""
-
-    NEW = ""
-    PENDING = "PENDING"
-    RUNNING = "RUNNING"
-    STOPPED = "STOPPED"
-    SUCCEEDED = "SUCCEEDED"
-    FAILED = "FAILED"
-
-
-_TERMINAL = frozenset({"STOPPED", "SUCCEEDED", "FAILED"})
+_TERMINAL = frozenset({JobStatus.STOPPED, JobStatus.SUCCEEDED, JobStatus.FAILED})
 
 
 def is_terminal(status: str) -> bool:

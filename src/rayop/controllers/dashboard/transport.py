@@ -3,14 +3,15 @@
 :class:`DirectTransport` talks HTTP to ``http://<head svc>:8265`` (2 s per call);
 :class:`ProxyTransport` goes through the API server's services proxy
 (``/api/v1/namespaces/<ns>/services/<svc>:dashboard/proxy``, 10 s per call; KubeRay's
-``--use-kubernetes-proxy``). Both return the status and body of any answer and raise
-:class:`~rayop.controllers.dashboard.errors.DashboardUnavailable` (or its
+``--use-kubernetes-proxy``). Both take a :class:`DashboardRequest`, return the status and body of
+any answer and raise :class:`~rayop.controllers.dashboard.errors.DashboardUnavailable` (or its
 ``DashboardTimeout``) when no answer came from the dashboard itself.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import aiohttp
@@ -23,6 +24,7 @@ from rayop.kube.errors import ApiError, RequestTimeout
 __all__ = [
     "DIRECT_TIMEOUT",
     "PROXY_TIMEOUT",
+    "DashboardRequest",
     "DashboardTransport",
     "DirectTransport",
     "ProxyTransport",
@@ -34,20 +36,31 @@ PROXY_TIMEOUT = 10.0
 """Seconds per call through the API server's services proxy (KubeRay's 10 s)."""
 
 
+@dataclass(frozen=True, kw_only=True)
+class DashboardRequest:
+    """One HTTP request to a dashboard port; ``str()`` gives ``"<METHOD> <path>"`` for messages."""
+
+    method: str
+    path: str
+    params: Mapping[str, str] | None = None
+    json: Any = None
+    """The body, sent as JSON; None sends no body."""
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+    def __str__(self) -> str:
+        return f"{self.method} {self.path}"
+
+    def timed_out(self, timeout: float) -> DashboardTimeout:
+        """Returns the error of this request when ``timeout`` seconds passed with no answer."""
+        return DashboardTimeout(f"{self}: timed out after {timeout}s")
+
+
 class DashboardTransport(Protocol):
     """Sends one HTTP request to a dashboard port; raises DashboardUnavailable on no answer."""
 
     timeout: float
 
-    async def send(
-        self,
-        method: str,
-        path: str,
-        *,
-        params: Mapping[str, str] | None = None,
-        json: Any = None,
-        headers: Mapping[str, str] | None = None,
-    ) -> tuple[int, bytes]:
+    async def send(self, request: DashboardRequest) -> tuple[int, bytes]:
         """Sends the request; returns the status and body (error statuses are returned)."""
         ...
 
@@ -77,34 +90,26 @@ class DirectTransport:
         self._session = session
         self._owned = session is None
 
-    async def send(
-        self,
-        method: str,
-        path: str,
-        *,
-        params: Mapping[str, str] | None = None,
-        json: Any = None,
-        headers: Mapping[str, str] | None = None,
-    ) -> tuple[int, bytes]:
+    async def send(self, request: DashboardRequest) -> tuple[int, bytes]:
         """Sends one request; blocks at most ``timeout`` seconds."""
         if self._session is None:
             self._session = aiohttp.ClientSession()
-        data = None if json is None else orjson.dumps(json)
+        data = None if request.json is None else orjson.dumps(request.json)
         try:
             async with self._session.request(
-                method,
-                self.base_url + path,
-                params=params,
+                request.method,
+                self.base_url + request.path,
+                params=request.params,
                 data=data,
-                headers=headers,
+                headers=request.headers,
                 timeout=aiohttp.ClientTimeout(total=self.timeout),
                 allow_redirects=False,
             ) as resp:
                 return resp.status, await resp.read()
         except TimeoutError as exc:
-            raise DashboardTimeout(f"{method} {path}: timed out after {self.timeout}s") from exc
+            raise request.timed_out(self.timeout) from exc
         except (aiohttp.ClientError, OSError, ValueError) as exc:
-            raise DashboardUnavailable(f"{method} {path}: {exc}") from exc
+            raise DashboardUnavailable(f"{request}: {exc}") from exc
 
     async def close(self) -> None:
         """Closes the session if this transport made it."""
@@ -137,33 +142,25 @@ class ProxyTransport:
         self.prefix = f"/api/v1/namespaces/{namespace}/services/{service}:{port}/proxy"
         self.timeout = timeout
 
-    async def send(
-        self,
-        method: str,
-        path: str,
-        *,
-        params: Mapping[str, str] | None = None,
-        json: Any = None,
-        headers: Mapping[str, str] | None = None,
-    ) -> tuple[int, bytes]:
+    async def send(self, request: DashboardRequest) -> tuple[int, bytes]:
         """Sends one request through the proxy; blocks at most ``timeout`` seconds."""
         try:
             status, body = await self.kube.request(
-                method,
-                self.prefix + path,
-                params=params,
-                json=json,
-                headers=headers,
+                request.method,
+                self.prefix + request.path,
+                params=request.params,
+                json=request.json,
+                headers=request.headers,
                 timeout=self.timeout,
             )
         except RequestTimeout as exc:
-            raise DashboardTimeout(f"{method} {path}: timed out after {self.timeout}s") from exc
+            raise request.timed_out(self.timeout) from exc
         except ApiError as exc:
-            raise DashboardUnavailable(f"{method} {path}: {exc}") from exc
+            raise DashboardUnavailable(f"{request}: {exc}") from exc
         if status >= 400 and _is_kube_status(body):
             # The API server answered for the proxy itself (no endpoints, service missing...).
             raise DashboardUnavailable(
-                f"{method} {path}: proxy error {status}", status=status, body=body_text(body)
+                f"{request}: proxy error {status}", status=status, body=body_text(body)
             )
         return status, body
 
