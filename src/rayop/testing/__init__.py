@@ -1,12 +1,85 @@
-"""A public test kit for code built on rayop: a virtual clock, an in-memory source, and helpers
-that wait for a condition or let the event loop settle.
+"""A public test kit for code built on rayop: a virtual clock, an in-memory source, waiting
+helpers, the embedded control plane with rayop's CRDs, and rayop's operator running on it.
 
 The kit is part of rayop's API (the project's own tests use it): import from here, not from the
-submodules.
+submodules. Pytest fixtures for the same come with :mod:`rayop.testing.pytest_plugin`.
+
+The clock, the source and the waiting helpers import only ``rayop.kube`` and ``rayop.runtime``;
+the plane and the operator (``rayop.sim``, ``rayop.controllers``) are imported on first use, so
+a unit test of the machinery does not load the controllers.
+
+Usage::
+
+    from rayop.testing import eventually, open_control_plane, open_operator
+
+    async def test_cluster_becomes_ready() -> None:
+        async with open_control_plane() as plane, open_operator(plane):
+            await plane.create(RAY_CLUSTERS, raycluster, "demo")
+            await eventually(lambda: plane.raycluster_converged("demo", "sample"), timeout=30)
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from rayop.testing.clock import WALL_START, FakeClock
 from rayop.testing.sources import InMemorySource
 from rayop.testing.waiting import eventually, settle
 
-__all__ = ["WALL_START", "FakeClock", "InMemorySource", "eventually", "settle"]
+if TYPE_CHECKING:
+    from rayop.testing.control_plane import (
+        FAST_KUBELET,
+        PlaneUnderTest,
+        install_crds,
+        open_control_plane,
+        plane_config,
+    )
+    from rayop.testing.operator import ALL_KINDS, Kind, RunningOperator, open_operator
+    from rayop.testing.readiness import ray_node_pods, raycluster_converged, running_and_ready
+
+_LAZY = {
+    "FAST_KUBELET": "control_plane",
+    "PlaneUnderTest": "control_plane",
+    "install_crds": "control_plane",
+    "open_control_plane": "control_plane",
+    "plane_config": "control_plane",
+    "ALL_KINDS": "operator",
+    "Kind": "operator",
+    "RunningOperator": "operator",
+    "open_operator": "operator",
+    "ray_node_pods": "readiness",
+    "raycluster_converged": "readiness",
+    "running_and_ready": "readiness",
+}
+"""Names imported on first use -> the submodule that defines them."""
+
+__all__ = [
+    "ALL_KINDS",
+    "FAST_KUBELET",
+    "WALL_START",
+    "FakeClock",
+    "InMemorySource",
+    "Kind",
+    "PlaneUnderTest",
+    "RunningOperator",
+    "eventually",
+    "install_crds",
+    "open_control_plane",
+    "open_operator",
+    "plane_config",
+    "ray_node_pods",
+    "raycluster_converged",
+    "running_and_ready",
+    "settle",
+]
+
+
+def __getattr__(name: str) -> Any:
+    """Imports a plane or operator name from its submodule the first time it is asked for."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value

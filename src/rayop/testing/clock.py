@@ -1,4 +1,4 @@
-"""A clock for tests whose time moves only when the test says so."""
+"""A clock for tests whose time moves only when the test (or, with autojump, a sleeper) says so."""
 
 from __future__ import annotations
 
@@ -14,30 +14,53 @@ WALL_START = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 class FakeClock:
-    """A :class:`~rayop.kube.clock.Clock` that stands still until :meth:`step` or :meth:`set`.
+    """A :class:`~rayop.kube.clock.Clock` whose time moves only on :meth:`step` or :meth:`set`.
 
-    Sleepers are woken, in deadline order, when the time reaches their deadline. The wall time
-    is :data:`WALL_START` plus ``now()`` (or ``wall_start`` plus it).
+    Sleepers are woken, in deadline order (ties in the order they slept), when the time reaches
+    their deadline. The wall time is ``wall_start`` plus ``now()``. Every :meth:`sleep` call's
+    length is recorded in :attr:`sleeps`.
+
+    With ``autojump=True`` a sleep never blocks: it moves the time forward by its own length
+    (waking the other sleepers now due), yields to the event loop once, and returns. Concurrent
+    sleeps therefore add up rather than overlap; use it for code that sleeps between retries,
+    where the test checks how long it waited rather than what ran meanwhile.
 
     Args:
         start: The monotonic time at construction (seconds).
         wall_start: The wall time when ``now()`` is 0.
+        autojump: Let each sleep move the time by its length and return at once.
     """
 
-    def __init__(self, start: float = 1000.0, *, wall_start: datetime = WALL_START) -> None:
+    def __init__(
+        self, start: float = 1000.0, *, wall_start: datetime = WALL_START, autojump: bool = False
+    ) -> None:
         self._now = start
         self._wall_start = wall_start
+        self.autojump = autojump
+        self.sleeps: list[float] = []
+        """The length of every :meth:`sleep` call so far, in call order."""
         self._sleepers: list[tuple[float, int, asyncio.Future[None]]] = []
         self._seq = itertools.count()
 
     def now(self) -> float:
+        """Returns the current monotonic time (seconds)."""
         return self._now
 
     def wall(self) -> datetime:
+        """Returns the current wall time: an aware UTC datetime that moves with :meth:`now`."""
         return self._wall_start + timedelta(seconds=self._now)
 
     async def sleep(self, seconds: float) -> None:
+        """Blocks until the time has moved ``seconds`` forward (at once under autojump).
+
+        A non-positive length only yields to the event loop once.
+        """
+        self.sleeps.append(seconds)
         if seconds <= 0:
+            await asyncio.sleep(0)
+            return
+        if self.autojump:
+            self.step(seconds)
             await asyncio.sleep(0)
             return
         fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -45,7 +68,7 @@ class FakeClock:
         await fut
 
     def step(self, seconds: float) -> None:
-        """Moves time forward by ``seconds`` and wakes every sleeper now due."""
+        """Moves time forward by ``seconds`` and wakes every sleeper now due; never blocks."""
         self.set(self._now + seconds)
 
     def set(self, when: float) -> None:
@@ -61,9 +84,21 @@ class FakeClock:
         return any(not f.done() for _, _, f in self._sleepers)
 
     def next_deadline(self) -> float | None:
-        """The earliest pending sleeper's deadline, or None."""
+        """Returns the earliest pending sleeper's deadline, or None when nobody sleeps."""
         live = [d for d, _, f in self._sleepers if not f.done()]
         return min(live) if live else None
+
+    def advance_to_next(self) -> bool:
+        """Moves time to the earliest pending deadline and wakes its sleepers.
+
+        Returns:
+            False when nobody sleeps (the time stays put).
+        """
+        deadline = self.next_deadline()
+        if deadline is None:
+            return False
+        self.set(deadline)
+        return True
 
 
 _: type[Clock] = FakeClock
