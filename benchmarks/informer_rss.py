@@ -31,11 +31,12 @@ from pathlib import Path
 import orjson
 import psutil
 
+from rayop.controllers.common.cache_config import KUBERAY_CACHE_CONFIG
 from rayop.kube.client import KubeClient
 from rayop.kube.config import KubeConfig
 from rayop.kube.resources import PODS
 from rayop.runtime.informer import SharedInformer
-from rayop.runtime.informer_factory import KUBERAY_CACHE_CONFIG, InformerFactory
+from rayop.runtime.informer_factory import InformerFactory
 
 SERVER = r"""
 import asyncio, json, sys

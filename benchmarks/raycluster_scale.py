@@ -40,6 +40,7 @@ import yaml
 from prometheus_client import CollectorRegistry
 
 from rayop.api.crds import build_crds
+from rayop.controllers.common.cache_config import KUBERAY_CACHE_CONFIG
 from rayop.controllers.common.options import OperatorOptions
 from rayop.controllers.raycluster.setup import setup_raycluster_controller
 from rayop.kube.client import KubeClient
@@ -157,6 +158,7 @@ async def run_once(
                     metrics=OperatorMetrics(registry),
                     metrics_bind_address="0",
                     health_probe_bind_address="0",
+                    cache_config=KUBERAY_CACHE_CONFIG,
                     leader_election=False,
                 )
                 setup_raycluster_controller(

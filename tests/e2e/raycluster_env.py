@@ -21,6 +21,7 @@ import yaml
 from prometheus_client import CollectorRegistry
 
 from rayop.api.crds import build_crds
+from rayop.controllers.common.cache_config import KUBERAY_CACHE_CONFIG
 from rayop.controllers.common.options import FeatureGates, OperatorOptions
 from rayop.controllers.raycluster.setup import setup_raycluster_controller
 from rayop.kube.client import KubeClient
@@ -245,6 +246,7 @@ async def running_operator(
                 metrics=OperatorMetrics(CollectorRegistry()),
                 metrics_bind_address="0",
                 health_probe_bind_address="0",
+                cache_config=KUBERAY_CACHE_CONFIG,
                 leader_election=False,
             )
             controller = setup_raycluster_controller(

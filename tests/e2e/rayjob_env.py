@@ -22,6 +22,7 @@ import yaml
 from prometheus_client import CollectorRegistry
 from raycluster_env import FAST_KUBELET, SAMPLES, eventually, install_crds
 
+from rayop.controllers.common.cache_config import KUBERAY_CACHE_CONFIG
 from rayop.controllers.common.options import OperatorOptions
 from rayop.controllers.raycluster.setup import setup_raycluster_controller
 from rayop.controllers.rayjob.setup import setup_rayjob_controller
@@ -211,6 +212,7 @@ async def running_rayjob_operator(
                 metrics=OperatorMetrics(CollectorRegistry()),
                 metrics_bind_address="0",
                 health_probe_bind_address="0",
+                cache_config=KUBERAY_CACHE_CONFIG,
                 leader_election=False,
             )
             opts = options or OperatorOptions()

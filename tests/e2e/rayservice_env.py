@@ -20,6 +20,7 @@ import yaml
 from prometheus_client import CollectorRegistry
 from raycluster_env import FAST_KUBELET, SAMPLES, install_crds
 
+from rayop.controllers.common.cache_config import KUBERAY_CACHE_CONFIG
 from rayop.controllers.common.options import OperatorOptions
 from rayop.controllers.raycluster.setup import setup_raycluster_controller
 from rayop.controllers.rayservice.setup import setup_rayservice_controller
@@ -59,6 +60,7 @@ class RayServiceEnv:
             metrics=OperatorMetrics(CollectorRegistry()),
             metrics_bind_address="0",
             health_probe_bind_address="0",
+            cache_config=KUBERAY_CACHE_CONFIG,
             leader_election=False,
         )
         options = OperatorOptions()

@@ -39,6 +39,7 @@ from raycluster_env import (
 from rayjob_env import FAST_DASHBOARD, small_rayjob
 from rayservice_env import small_rayservice
 
+from rayop.controllers.common.cache_config import KUBERAY_CACHE_CONFIG
 from rayop.controllers.common.options import OperatorOptions
 from rayop.controllers.common.rbac_rules import cluster_role_rules, leader_election_rules
 from rayop.controllers.raycluster.setup import setup_raycluster_controller
@@ -241,6 +242,7 @@ async def test_chart_grants_are_exactly_what_the_operator_uses(tmp_path: Path) -
                 metrics=OperatorMetrics(CollectorRegistry()),
                 metrics_bind_address="0",
                 health_probe_bind_address="0",
+                cache_config=KUBERAY_CACHE_CONFIG,
                 leader_election=True,
                 leader_election_namespace=NAMESPACE,
             )

@@ -16,6 +16,7 @@ from prometheus_client import CollectorRegistry
 from real_support import SAMPLES, user_client
 
 from rayop.cli.realcluster import pod_network_socket
+from rayop.controllers.common.cache_config import KUBERAY_CACHE_CONFIG
 from rayop.controllers.common.options import OperatorOptions
 from rayop.controllers.raycluster.setup import setup_raycluster_controller
 from rayop.controllers.rayjob.setup import setup_rayjob_controller
@@ -50,6 +51,7 @@ async def ray_world(kubeconfig: str, *, concurrency: int = 4) -> AsyncIterator[W
             metrics=OperatorMetrics(CollectorRegistry()),
             metrics_bind_address="0",
             health_probe_bind_address="0",
+            cache_config=KUBERAY_CACHE_CONFIG,
             leader_election=False,
         )
         options = OperatorOptions()

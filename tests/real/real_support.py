@@ -18,6 +18,7 @@ from prometheus_client import CollectorRegistry
 
 from rayop.api.crds import build_crds
 from rayop.cli.realcluster_http import ApiCaller, wait_until
+from rayop.controllers.common.cache_config import KUBERAY_CACHE_CONFIG
 from rayop.controllers.common.options import OperatorOptions
 from rayop.controllers.raycluster.setup import setup_raycluster_controller
 from rayop.kube.client import KubeClient
@@ -159,6 +160,7 @@ async def rayop_operator(
             metrics=OperatorMetrics(CollectorRegistry()),
             metrics_bind_address="0",
             health_probe_bind_address="0",
+            cache_config=KUBERAY_CACHE_CONFIG,
             leader_election=False,
             watch_namespaces=watch_namespaces,
         )

@@ -13,6 +13,7 @@ import orjson
 import pytest
 from informer_fakes import FakeApi, pod
 
+from rayop.controllers.common.cache_config import KUBERAY_CACHE_CONFIG
 from rayop.kube.resources import JOBS, PODS
 from rayop.runtime.indexer import OWNER_UID_INDEX, Obj
 from rayop.runtime.informer import EventHandlerFuncs, SharedInformer
@@ -189,7 +190,7 @@ async def test_factory_shares_informers_and_applies_kuberay_filters() -> None:
     api = FakeApi()
     api.put(pod("head", labels={"ray.io/node-type": "head"}))
     api.put(pod("user-pod", labels={"app": "web"}))
-    factory = InformerFactory(api)
+    factory = InformerFactory(api, config=KUBERAY_CACHE_CONFIG)
     pods = factory.informer(PODS)
     assert factory.informer(PODS) is pods
     assert isinstance(pods, SharedInformer)
@@ -199,6 +200,21 @@ async def test_factory_shares_informers_and_applies_kuberay_filters() -> None:
     try:
         assert await factory.wait_for_sync(5)
         assert [o["metadata"]["name"] for o in pods.list()] == ["head"]
+    finally:
+        await factory.stop()
+
+
+async def test_factory_filters_nothing_by_default() -> None:
+    api = FakeApi()
+    api.put(pod("head", labels={"ray.io/node-type": "head"}))
+    api.put(pod("user-pod", labels={"app": "web"}))
+    factory = InformerFactory(api)
+    pods = factory.informer(PODS)
+    assert isinstance(pods, SharedInformer) and pods.label_selector is None
+    factory.start()
+    try:
+        assert await factory.wait_for_sync(5)
+        assert sorted(o["metadata"]["name"] for o in pods.list()) == ["head", "user-pod"]
     finally:
         await factory.stop()
 

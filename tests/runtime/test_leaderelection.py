@@ -16,7 +16,7 @@ from rayop.runtime.metrics import OperatorMetrics
 DEFAULTS = LeaderElectionSettings(namespace="ops")
 
 
-def status(metrics: OperatorMetrics, name: str = "ray-operator-leader") -> float | None:
+def status(metrics: OperatorMetrics, name: str = "controller-leader") -> float | None:
     return metrics.registry.get_sample_value("leader_election_master_status", {"name": name})
 
 
@@ -57,7 +57,7 @@ async def test_acquires_renews_and_releases_on_stop() -> None:
     assert status(a.metrics) == 0
     await eventually(a.elector.is_leader)
     assert status(a.metrics) == 1
-    spec = api.leases["ops/ray-operator-leader"]["spec"]
+    spec = api.leases["ops/controller-leader"]["spec"]
     assert spec["holderIdentity"] == "a" and spec["leaseDurationSeconds"] == 15
     assert spec["leaseTransitions"] == 0
     await asyncio.sleep(10)
@@ -65,7 +65,7 @@ async def test_acquires_renews_and_releases_on_stop() -> None:
     assert 4 <= len(renewals) <= 7  # one write every 2 s retry period
     await a.elector.stop()
     assert await a.task is False
-    spec = api.leases["ops/ray-operator-leader"]["spec"]
+    spec = api.leases["ops/controller-leader"]["spec"]
     assert spec["holderIdentity"] == "" and spec["leaseDurationSeconds"] == 1
     assert status(a.metrics) == 0
     assert a.stopped_at is not None
@@ -92,7 +92,7 @@ async def test_exactly_one_leads_and_a_partitioned_leader_steps_down_before_take
     # on its own clock (15 s after it last saw the record change), so never both at once.
     assert lost_at - cut <= 10 + 2 + 0.1
     assert lost_at < b.started_at <= cut + 15 + 4.4 + 0.1
-    assert api.leases["ops/ray-operator-leader"]["spec"]["leaseTransitions"] == 1
+    assert api.leases["ops/controller-leader"]["spec"]["leaseTransitions"] == 1
     await b.elector.stop()
     await b.task
 

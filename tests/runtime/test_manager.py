@@ -130,8 +130,8 @@ async def test_one_leader_reconciles_and_a_killed_leader_is_replaced_without_ove
         # b has tried to acquire at least twice more (a renews without a get): still a follower
         assert {who for who, *_ in log} == {"a"}
         assert not b.manager.is_leader()
-        assert a.metrics.registry.get_sample_value("leader_election_master_status", {"name": "ray-operator-leader"}) == 1
-        assert b.metrics.registry.get_sample_value("leader_election_master_status", {"name": "ray-operator-leader"}) == 0
+        assert a.metrics.registry.get_sample_value("leader_election_master_status", {"name": "controller-leader"}) == 1
+        assert b.metrics.registry.get_sample_value("leader_election_master_status", {"name": "controller-leader"}) == 0
 
         loop = asyncio.get_running_loop()
         a.task.cancel()  # the leader dies without releasing its lease

@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from rayop.controllers.common import settings
+from rayop.controllers.common.cache_config import KUBERAY_CACHE_CONFIG
 from rayop.controllers.common.options import OperatorOptions
 from rayop.controllers.raycluster.setup import setup_raycluster_controller
 from rayop.controllers.rayjob.setup import setup_rayjob_controller
@@ -72,6 +73,7 @@ def build_manager(
         leader_election_id=settings.leader_election_id,
         leader_election_namespace=settings.leader_election_namespace,
         watch_namespaces=list(settings.watch_namespaces) or None,
+        cache_config=KUBERAY_CACHE_CONFIG,
     )
     setup_raycluster_controller(
         manager,

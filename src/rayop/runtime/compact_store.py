@@ -1,7 +1,7 @@
 """Compact encoding of cached objects: orjson bytes deflated against learned dictionaries.
 
 An informer may hold tens of thousands of objects that are nearly identical (the pods of one
-RayCluster differ in a few names, IPs and timestamps). Kept decoded, a KubeRay worker pod costs
+workload differ in a few names, IPs and timestamps). Kept decoded, a typical operator-made pod costs
 14 to 23 KB of Python objects; its JSON is about 6 KB; deflated on its own about 2 KB. Deflated
 against a *preset dictionary* made of earlier objects of the same kind it costs about 200 bytes,
 because almost everything in it has been seen before.

@@ -2,7 +2,7 @@
 
 After creating or deleting a pod, a controller records an expectation; until the informer
 cache reflects it, the pod's group is "unsatisfied" and the controller skips scaling that group,
-so a stale cache never makes it create or delete twice (kuberay-v1.md §2).
+so a stale cache never makes it create or delete twice.
 
 Expectations are keyed by ``namespace/podName``: a second expectation for the same pod replaces
 the first. A create is satisfied once the cache holds the pod or ``create_timeout`` seconds have
@@ -28,7 +28,7 @@ HEAD_GROUP: Final[str] = ""
 """The group name under which a cluster's head pod is expected."""
 
 DEFAULT_CREATE_TIMEOUT: Final[float] = 30.0
-"""Seconds after which an unobserved create counts as satisfied (KubeRay's ExpectationsTimeout)."""
+"""Seconds after which an unobserved create counts as satisfied."""
 
 PodLookup = Callable[[str, str], Mapping[str, Any] | None]
 """``(namespace, pod name) -> cached pod or None``; reads the informer cache, never blocks."""

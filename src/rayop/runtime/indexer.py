@@ -2,7 +2,7 @@
 
 The store is used from one event loop only, so it takes no locks. To keep tens of thousands of
 objects in little memory, each object is stored compactly (:mod:`rayop.runtime.compact_store`,
-about 200 bytes for a KubeRay worker pod instead of 14 to 23 KB of Python objects) next to the
+about 200 bytes for a typical pod instead of 14 to 23 KB of Python objects) next to the
 few fields reads filter on (resourceVersion and labels, strings interned). Reads decode the object
 into a read-only tree (:func:`rayop.runtime.frozen.freeze_json`, about 70 µs for a pod); a small
 LRU of decoded objects makes repeated reads of the same object (a handler, then a reconcile) cheap

@@ -102,7 +102,7 @@ class SharedInformer:
     """Caches one resource (optionally one namespace and label selector) via list+watch.
 
     ``decoded_cache_size`` is how many decoded objects the cache keeps for repeated reads; every
-    other object is decoded each time it is read (about 70 µs for a KubeRay worker pod).
+    other object is decoded each time it is read (about 70 µs for a typical pod).
     """
 
     def __init__(

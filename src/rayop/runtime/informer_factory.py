@@ -1,8 +1,8 @@
 """Shares informers: one per (resource, namespace, label selector) in a process.
 
-The factory applies a :class:`CacheConfig`: per-resource label filters (KubeRay caches only its own
-pods and batch Jobs, kuberay-v1.md §1.2), whether ``managedFields`` is dropped before caching, and
-the resync period. With several watched namespaces, :meth:`InformerFactory.informer` returns a
+The factory applies a :class:`CacheConfig`: per-resource label filters (an operator may cache only
+the objects it created; the default filters nothing), whether ``managedFields`` is dropped before
+caching, and the resync period. With several watched namespaces, :meth:`InformerFactory.informer` returns a
 :class:`MultiNamespaceInformer` that merges one informer per namespace.
 """
 
@@ -32,7 +32,7 @@ DEFAULT_SYNC_PERIOD = 10 * 3600.0
 
 @dataclass(frozen=True)
 class CacheConfig:
-    """What the shared cache holds."""
+    """What the shared cache holds; the default holds everything."""
 
     label_selectors: Mapping[str, str] = field(default_factory=dict)
     """Label filter per resource, keyed by ``str(resource)`` (``"pods"``, ``"jobs.batch"``)."""
@@ -46,13 +46,8 @@ class CacheConfig:
         return self.label_selectors.get(str(resource))
 
 
-KUBERAY_CACHE_CONFIG = CacheConfig(
-    label_selectors={
-        "pods": "ray.io/node-type in (head,worker,redis-cleanup)",
-        "jobs.batch": "app.kubernetes.io/created-by=kuberay-operator",
-    }
-)
-"""KubeRay's cache filters (``ray-operator/internal/managercache``)."""
+NO_FILTER = CacheConfig()
+"""The default: every object of every resource is cached."""
 
 
 class MultiNamespaceInformer:
@@ -131,14 +126,22 @@ Informer = SharedInformer | MultiNamespaceInformer
 
 
 class InformerFactory:
-    """Creates and shares informers; one per (resource, namespace, label selector)."""
+    """Creates and shares informers; one per (resource, namespace, label selector).
+
+    Args:
+        client: The client every informer lists and watches with.
+        namespaces: The namespaces to cache; None or empty means all.
+        config: Label filters, managedFields stripping and resync period; default: no filter.
+        clock: The time source of the informers.
+        rng: The random source of resync jitter and watch timeouts.
+    """
 
     def __init__(
         self,
         client: ListWatchClient,
         *,
         namespaces: Sequence[str] | None = None,
-        config: CacheConfig = KUBERAY_CACHE_CONFIG,
+        config: CacheConfig = NO_FILTER,
         clock: Clock = MONOTONIC,
         rng: random.Random | None = None,
     ) -> None:

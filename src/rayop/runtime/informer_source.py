@@ -136,8 +136,8 @@ def owns(
 
     Args:
         informer: The informer of the owned kind (e.g. pods).
-        owner_kind: The owner's kind, e.g. ``"RayCluster"``.
-        owner_api_group: The owner's API group, e.g. ``"ray.io"`` ("" for the core group).
+        owner_kind: The owner's kind, e.g. ``"Deployment"``.
+        owner_api_group: The owner's API group, e.g. ``"apps"`` ("" for the core group).
         *predicates: Filters the owned objects' events.
     """
     return InformerSource(

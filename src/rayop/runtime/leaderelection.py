@@ -41,7 +41,7 @@ def default_identity() -> str:
 class LeaderElectionSettings:
     """Where the Lease lives and how it is timed (defaults: controller-runtime's)."""
 
-    name: str = "ray-operator-leader"
+    name: str = "controller-leader"
     """Lease name (controller-runtime's LeaderElectionID); also the metric's ``name`` label."""
     namespace: str = "default"
     """Lease namespace."""

@@ -8,7 +8,8 @@ context variables the controller sets around each reconcile
 A JSON line has the keys ``ts`` (RFC 3339, UTC, milliseconds), ``level``, ``logger`` and
 ``msg``, then the reconcile fields, then anything passed through ``extra=``, then ``error``
 and ``stacktrace`` when the record carries an exception. Names follow controller-runtime's zap
-output (``reconcileID``, ``controller``), so log queries written for KubeRay keep working.
+output (``reconcileID``, ``controller``), so log queries written for controller-runtime
+operators keep working.
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ from rayop.runtime.clock import MONOTONIC, Clock
 from rayop.runtime.controller import CacheSyncTimeoutError, Controller
 from rayop.runtime.endpoints import HttpServer, health_app, metrics_app, parse_bind_address
 from rayop.runtime.events import EventClient, EventRecorder
-from rayop.runtime.informer_factory import KUBERAY_CACHE_CONFIG, CacheConfig, InformerFactory
+from rayop.runtime.informer_factory import NO_FILTER, CacheConfig, InformerFactory
 from rayop.runtime.leaderelection import (
     DEFAULT_LEADER_ELECTION,
     LeaderElectionSettings,
@@ -76,7 +76,7 @@ class Manager:
         leader_election_settings: Timings and identity; its name and namespace are overridden
             by the two arguments above.
         watch_namespaces: Namespaces to cache; None or empty means all.
-        cache_config: Label filters and resync period of the shared cache.
+        cache_config: Label filters and resync period of the shared cache; default: none.
         cache_sync_timeout: Seconds to wait for the caches to sync before failing.
         clock: Time source for everything the manager creates.
     """
@@ -89,11 +89,11 @@ class Manager:
         metrics_bind_address: str = ":8080",
         health_probe_bind_address: str = ":8082",
         leader_election: bool = True,
-        leader_election_id: str = "ray-operator-leader",
+        leader_election_id: str = "controller-leader",
         leader_election_namespace: str | None = None,
         leader_election_settings: LeaderElectionSettings = DEFAULT_LEADER_ELECTION,
         watch_namespaces: Sequence[str] | None = None,
-        cache_config: CacheConfig = KUBERAY_CACHE_CONFIG,
+        cache_config: CacheConfig = NO_FILTER,
         cache_sync_timeout: float = 120.0,
         clock: Clock = MONOTONIC,
     ) -> None:

@@ -3,8 +3,7 @@
 A reconcile reads its object from the informer cache, which lags the API server. Right after a
 controller writes an object (say its status, at resourceVersion X), the next reconcile of that
 key can still read the version before X; a write based on it is bound to fail with 409 Conflict,
-which costs a rate-limited requeue and an error in ``controller_runtime_reconcile_errors_total``
-(KubeRay #745). :class:`OwnWrites` lets the reconcile see that the cache is behind its own last
+which costs a rate-limited requeue and an error in ``controller_runtime_reconcile_errors_total``. :class:`OwnWrites` lets the reconcile see that the cache is behind its own last
 write and skip the doomed write instead.
 
 Usage: :meth:`record` the object a successful write returned; register :meth:`event_handler` on
