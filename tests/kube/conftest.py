@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 import pytest
-from kube_fakes import FakeApiServer, StepClock, start_fake_api
+from kube_fakes import FakeApiServer, start_fake_api
 
 from rayop.kube.client import KubeClient
 from rayop.kube.config import KubeConfig
+from rayop.testing import FakeClock
 
 
 @pytest.fixture
@@ -21,11 +22,12 @@ async def api() -> AsyncIterator[FakeApiServer]:
 
 
 @pytest.fixture
-def clock() -> StepClock:
-    return StepClock()
+def clock() -> FakeClock:
+    """A clock at 0 whose sleeps return at once, moving time by their length."""
+    return FakeClock(0.0, autojump=True)
 
 
 @pytest.fixture
-async def client(api: FakeApiServer, clock: StepClock) -> AsyncIterator[KubeClient]:
+async def client(api: FakeApiServer, clock: FakeClock) -> AsyncIterator[KubeClient]:
     async with KubeClient(KubeConfig.for_server(api.url, token="t0k"), qps=-1, clock=clock) as kube:
         yield kube

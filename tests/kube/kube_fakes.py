@@ -1,10 +1,12 @@
-"""Test helpers for the kube client: a scriptable aiohttp API server and a stepping clock."""
+"""Test helpers for the kube client: a scriptable aiohttp API server and its JSON answers.
+
+The stepping clock these tests use is :class:`rayop.testing.FakeClock` with ``autojump=True``.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
 import orjson
@@ -46,24 +48,6 @@ class FakeApiServer:
 
     def count(self, method: str, path: str) -> int:
         return sum(1 for r in self.requests if r.method == method and r.path == path)
-
-
-class StepClock:
-    """A TimeSource whose sleeps return at once and move time forward by the amount slept."""
-
-    def __init__(self) -> None:
-        self.t = 0.0
-        self.sleeps: list[float] = []
-
-    def now(self) -> float:
-        return self.t
-
-    def wall(self) -> datetime:
-        return datetime.fromtimestamp(self.t, UTC)
-
-    async def sleep(self, seconds: float) -> None:
-        self.sleeps.append(seconds)
-        self.t += max(0.0, seconds)
 
 
 def json_response(obj: Any, status: int = 200, **headers: str) -> web.Response:

@@ -16,12 +16,13 @@ import pytest
 import yaml
 from aiohttp import web
 from aiohttp.test_utils import TestServer
-from kube_fakes import FakeApiServer, StepClock, json_response, status_body
+from kube_fakes import FakeApiServer, json_response, status_body
 
 from rayop.kube import errors
 from rayop.kube.client import KubeClient
 from rayop.kube.config import ConfigError, KubeConfig, load_config, load_incluster_config
 from rayop.kube.resources import PODS
+from rayop.testing import FakeClock
 
 POD_PATH = "/api/v1/namespaces/ns/pods/p"
 
@@ -274,7 +275,7 @@ async def test_client_certificate_from_kubeconfig_data(
         assert (await kube.get(PODS, "p", namespace="ns"))["user"] == "rayop-admin"
     # the same server refuses a client without the certificate
     anonymous = KubeConfig.for_server(tls_api, ca_file=str(pki / "ca.crt"))
-    clock = StepClock()
+    clock = FakeClock(0.0, autojump=True)
     async with KubeClient(anonymous, qps=-1, clock=clock) as kube:
         with pytest.raises(errors.TransportError):
             await kube.get(PODS, "p", namespace="ns")

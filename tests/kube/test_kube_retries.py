@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from aiohttp import web
-from kube_fakes import FakeApiServer, StepClock, json_response, status_body
+from kube_fakes import FakeApiServer, json_response, status_body
 from prometheus_client import CollectorRegistry
 
 from rayop.kube import errors
@@ -12,6 +12,7 @@ from rayop.kube.client import MAX_RETRIES, KubeClient
 from rayop.kube.config import KubeConfig
 from rayop.kube.metrics import RestClientMetrics
 from rayop.kube.resources import PODS
+from rayop.testing import FakeClock
 
 POD_PATH = "/api/v1/namespaces/ns/pods/p"
 APF_TEXT = "Too many requests, please try again later."
@@ -23,7 +24,7 @@ def sample(registry: CollectorRegistry, name: str, **labels: str) -> float:
 
 
 async def test_plain_text_429_is_retried_after_retry_after_then_succeeds(
-    api: FakeApiServer, clock: StepClock
+    api: FakeApiServer, clock: FakeClock
 ) -> None:
     attempts = 0
 
@@ -61,7 +62,7 @@ async def test_plain_text_429_is_retried_after_retry_after_then_succeeds(
 
 
 async def test_429_exhaustion_after_ten_retries_raises_too_many_requests(
-    api: FakeApiServer, client: KubeClient, clock: StepClock
+    api: FakeApiServer, client: KubeClient, clock: FakeClock
 ) -> None:
     @api.route("GET", POD_PATH)
     async def handler(request: web.Request) -> web.Response:
@@ -105,7 +106,7 @@ async def test_429_without_retry_after_is_not_retried(
 
 
 async def test_5xx_is_retried_only_with_integer_retry_after(
-    api: FakeApiServer, client: KubeClient, clock: StepClock
+    api: FakeApiServer, client: KubeClient, clock: FakeClock
 ) -> None:
     calls = {"503": 0, "500": 0}
 

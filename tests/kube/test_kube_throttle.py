@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 from aiohttp import web
-from kube_fakes import FakeApiServer, StepClock, json_response
+from kube_fakes import FakeApiServer, json_response
 from prometheus_client import CollectorRegistry, generate_latest
 
 from rayop.kube.client import KubeClient
@@ -14,6 +14,7 @@ from rayop.kube.config import KubeConfig
 from rayop.kube.metrics import LATENCY_BUCKETS, RestClientMetrics
 from rayop.kube.resources import PODS
 from rayop.kube.throttle import TokenBucket
+from rayop.testing import FakeClock
 
 POD_PATH = "/api/v1/namespaces/ns/pods/p"
 
@@ -32,17 +33,17 @@ def pod_route(api: FakeApiServer) -> None:
         return json_response({"metadata": {"name": "p"}})
 
 
-def test_bucket_starts_full_then_refills_at_qps(clock: StepClock) -> None:
+def test_bucket_starts_full_then_refills_at_qps(clock: FakeClock) -> None:
     bucket = TokenBucket(5, 2, clock=clock)
     assert [bucket.reserve() for _ in range(2)] == [0.0, 0.0]
     # the next reservations queue up behind each other, in arrival order
     assert bucket.reserve() == pytest.approx(0.2)
     assert bucket.reserve() == pytest.approx(0.4)
-    clock.t += 10.0  # a long idle refills to burst, not beyond
+    clock.step(10.0)  # a long idle refills to burst, not beyond
     assert [bucket.reserve() for _ in range(3)] == pytest.approx([0.0, 0.0, 0.2])
 
 
-def test_negative_qps_disables_and_zero_is_refused(clock: StepClock) -> None:
+def test_negative_qps_disables_and_zero_is_refused(clock: FakeClock) -> None:
     off = TokenBucket(-1, 0, clock=clock)
     assert not off.enabled
     assert all(off.reserve() == 0.0 for _ in range(1000))
@@ -52,7 +53,7 @@ def test_negative_qps_disables_and_zero_is_refused(clock: StepClock) -> None:
 
 @pytest.mark.usefixtures("pod_route")
 async def test_qps5_burst1_six_requests_wait_one_second_in_total(
-    api: FakeApiServer, clock: StepClock
+    api: FakeApiServer, clock: FakeClock
 ) -> None:
     registry = CollectorRegistry()
     config = KubeConfig.for_server(api.url)
@@ -85,7 +86,7 @@ async def test_concurrent_requests_are_spread_over_time_on_the_loop_clock(
 
 @pytest.mark.usefixtures("pod_route")
 async def test_disabled_throttling_never_observes_the_limiter(
-    api: FakeApiServer, clock: StepClock
+    api: FakeApiServer, clock: FakeClock
 ) -> None:
     registry = CollectorRegistry()
     config = KubeConfig.for_server(api.url)
@@ -101,7 +102,7 @@ async def test_disabled_throttling_never_observes_the_limiter(
 
 @pytest.mark.usefixtures("pod_route")
 async def test_exposition_has_client_go_names_labels_and_buckets(
-    api: FakeApiServer, clock: StepClock
+    api: FakeApiServer, clock: FakeClock
 ) -> None:
     registry = CollectorRegistry()
     config = KubeConfig.for_server(api.url)
@@ -125,7 +126,7 @@ async def test_exposition_has_client_go_names_labels_and_buckets(
     assert LATENCY_BUCKETS == (0.005, 0.025, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60)
 
 
-async def test_connection_failures_count_as_error_code(clock: StepClock) -> None:
+async def test_connection_failures_count_as_error_code(clock: FakeClock) -> None:
     import socket
 
     from rayop.kube.errors import TransportError
