@@ -16,7 +16,7 @@ from aiohttp import web
 from rayop.sim.apiserver.rbac import Rbac
 from rayop.sim.apiserver.request import ApiRequest, ServerContext, json_response
 from rayop.sim.machinery import errors as se
-from rayop.sim.storage.state import timestamp
+from rayop.sim.machinery.timestamps import timestamp
 
 __all__ = ["handle_token_request"]
 

@@ -13,7 +13,7 @@ import copy
 from typing import Any
 
 from rayop.sim.machinery.resources import ResourceInfo
-from rayop.sim.nodes.kubelet import now_rfc3339
+from rayop.sim.machinery.timestamps import now_rfc3339
 from rayop.sim.nodes.pod_status import condition_true
 from rayop.sim.storage.store import Store
 from rayop.sim.storage.store_controller import Obj, StoreController, error_code, meta

@@ -1,2 +1,1 @@
-"""Fake nodes: the scheduler that places pods on them and the kubelet that runs the pods.
-"""
+"""Fake nodes: the scheduler that places pods on them and the kubelet that runs the pods."""

@@ -20,9 +20,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from rayop.sim.machinery.resources import ResourceInfo
+from rayop.sim.machinery.timestamps import now_rfc3339
 from rayop.sim.nodes import pod_status as ps
 from rayop.sim.nodes.scheduler import Placement
-from rayop.sim.storage.state import timestamp
 from rayop.sim.storage.store import Store
 from rayop.sim.storage.store_controller import Obj, StoreController, error_code, meta
 
@@ -69,11 +69,6 @@ class KubeletConfig:
     def node_names(self) -> list[str]:
         """Returns the fake nodes' names."""
         return [f"{self.node_prefix}{i}" for i in range(max(1, self.nodes))]
-
-
-def now_rfc3339() -> str:
-    """Returns the wall-clock time as Kubernetes prints it (seconds, UTC, Z suffix)."""
-    return timestamp(time.time())
 
 
 def _is_job_pod(pod: Obj) -> bool:

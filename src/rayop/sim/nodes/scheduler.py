@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-from rayop.sim.storage.state import timestamp
+from rayop.sim.machinery.timestamps import timestamp
 from rayop.sim.storage.store import Store
 
 __all__ = ["Placement"]

@@ -1,45 +1,281 @@
-"""The object store of the embedded API server: the class to instantiate, and deletion.
+"""The object store of the embedded API server: one facade over its composed parts.
 
-Reads, the change feed and watches live in :mod:`rayop.sim.storage.state`, create and update in
-:mod:`rayop.sim.storage.writes`; this module adds kube-apiserver's deletion semantics:
-propagation policies (finalizers for the garbage collector), preconditions, finalizers and
-deletionTimestamp, graceful pod deletion finished by the kubelet, namespace and CRD cleanup.
-Stored objects are never mutated in place; public methods copy in and out unless called with
-``copy=False``.
+:class:`Store` is the class to instantiate. It owns
+
+- an :class:`~rayop.sim.storage.objects.ObjectTable` (objects, the resourceVersion, the change
+  feed; optional persistence),
+- a :class:`~rayop.sim.storage.watch_hub.WatchHub` (watch history and live streams),
+- a :class:`~rayop.sim.storage.write_path.WritePath` (create and update with admission),
+- a :class:`~rayop.sim.storage.delete_path.DeletePath` (finalizers, graceful and cascading
+  deletion),
+
+and serves aliased resources (:mod:`rayop.sim.storage.aliases`) by converting on the way in and
+out. Single-threaded asyncio; stored objects are never mutated in place, and public methods copy
+objects in and out unless called with ``copy=False`` (the HTTP layer, which only serialises).
 """
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Mapping
+import random
+import time
+from collections.abc import AsyncGenerator, Callable, Iterator, Mapping
 from typing import Any
 
+from rayop.sim.admission.defaults import IpAllocator
 from rayop.sim.machinery import errors as se
-from rayop.sim.machinery.resources import ResourceInfo
-from rayop.sim.storage.state import (
-    CRD_KEY,
-    NS_KEY,
-    Expired,
+from rayop.sim.machinery.resources import ResourceInfo, ResourceRegistry
+from rayop.sim.machinery.selectors import FieldSelector, LabelSelector
+from rayop.sim.storage.aliases import find_alias
+from rayop.sim.storage.delete_path import DeletePath
+from rayop.sim.storage.objects import (
     Obj,
+    ObjectTable,
     Persistence,
     Subscriber,
     clone,
-    timestamp,
+    output,
+    parse_selectors,
 )
-from rayop.sim.storage.writes import StoreWrites
+from rayop.sim.storage.watch_hub import WatchHub, copied_events
+from rayop.sim.storage.watchcache import WatchStream
+from rayop.sim.storage.write_path import WritePath
 
-__all__ = ["Expired", "Persistence", "Store", "Subscriber", "clone"]
+__all__ = ["DEFAULT_NAMESPACES", "Expired", "Persistence", "Store", "Subscriber", "clone"]
+
+Expired = se.StatusError  # a 410 StatusError; kept as a name for readers of the API
+DEFAULT_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
 
-class Store(StoreWrites):
+class Store:
     """In-memory objects with a global resourceVersion, watch history and a change feed.
 
-    See :class:`~rayop.sim.storage.state.StoreCore` for the constructor arguments, reads
-    (get, list, peek), ``subscribe`` and watches (``open_watch``, ``watch``), and
-    :class:`~rayop.sim.storage.writes.StoreWrites` for ``create`` and ``update``.
+    Args:
+        registry: Served resources (a fresh one with the built-ins by default).
+        persistence: Durable storage; when given, its contents are loaded now.
+        history_size: Events kept per resource for watches; older RVs get 410 Expired.
+        graceful_pod_deletion: When True, deleting a scheduled pod with a grace period only
+            sets deletionTimestamp, and the kubelet finishes it with :meth:`finalize_delete`.
+        wall_clock: Returns Unix time for creationTimestamp/deletionTimestamp.
+        seed: Seed for generateName suffixes and node ports (random when None).
     """
 
-    # ----------------------------------------------------------------- delete
+    def __init__(
+        self,
+        *,
+        registry: ResourceRegistry | None = None,
+        persistence: Persistence | None = None,
+        history_size: int = 10_000,
+        graceful_pod_deletion: bool = True,
+        wall_clock: Callable[[], float] = time.time,
+        seed: int | None = None,
+    ) -> None:
+        self.resources = registry or ResourceRegistry()
+        rng = random.Random(seed)
+        ips = IpAllocator(rng=rng)
+        self._table = ObjectTable(self.resources, persistence=persistence)
+        self._watches = WatchHub(self._table, history_size=history_size)
+        self._deletes = DeletePath(
+            self._table, wall_clock=wall_clock, graceful_pod_deletion=graceful_pod_deletion
+        )
+        self._writes = WritePath(
+            self._table, self._deletes, wall_clock=wall_clock, rng=rng, ips=ips
+        )
+        self._table.load()
+        services = self.resources.get("", "v1", "services")
+        assert services is not None
+        for svc in self._table.iter_objects(services):
+            ips.note_used(svc)
+        for ns in DEFAULT_NAMESPACES:
+            self._writes.seed_namespace(ns)
+
+    @property
+    def graceful_pod_deletion(self) -> bool:
+        """Whether deleting a scheduled pod waits for the kubelet (see the constructor)."""
+        return self._deletes.graceful_pod_deletion
+
+    # ----------------------------------------------------------------- change feed
+    def current_rv(self) -> int:
+        """Returns the newest resourceVersion (0 before any write)."""
+        return self._table.rv
+
+    def subscribe(self, callback: Subscriber) -> Callable[[], None]:
+        """Registers a synchronous change-feed callback; returns a function that unregisters it.
+
+        See :meth:`ObjectTable.subscribe <rayop.sim.storage.objects.ObjectTable.subscribe>`:
+        every committed change, in RV order, as the store's shared read-only dicts.
+        """
+        return self._table.subscribe(callback)
+
+    # ----------------------------------------------------------------- reads
+    async def get(
+        self, info: ResourceInfo, namespace: str | None, name: str, *, copy: bool = True
+    ) -> Obj:
+        """Returns the named object.
+
+        Raises:
+            StatusError: 404 NotFound.
+        """
+        alias = find_alias(self.resources, info)
+        if alias is not None:
+            return alias.out(await self.get(alias.stored, namespace, name, copy=copy))
+        obj = self._table.find(info, namespace, name)
+        if obj is None:
+            raise se.not_found(info.plural, info.group, name)
+        return output(info, obj, copy)
+
+    def peek(self, info: ResourceInfo, namespace: str | None, name: str) -> Obj | None:
+        """Returns the stored object without copying (read-only!), or None. Never blocks."""
+        alias = find_alias(self.resources, info)
+        if alias is not None:
+            found = self._table.find(alias.stored, namespace, name)
+            return None if found is None else alias.out(found)
+        return self._table.find(info, namespace, name)
+
+    def iter_objects(self, info: ResourceInfo, namespace: str | None = None) -> Iterator[Obj]:
+        """Iterates over stored objects (read-only, unsorted); for internal controllers."""
+        return self._table.iter_objects(info, namespace)
+
+    def list(
+        self,
+        info: ResourceInfo,
+        namespace: str | None = None,
+        *,
+        label_selector: str | LabelSelector | None = None,
+        field_selector: str | FieldSelector | None = None,
+        copy: bool = True,
+    ) -> tuple[list[Obj], int]:
+        """Returns the matching objects sorted by namespace and name, and the current RV.
+
+        Raises:
+            StatusError: 400 BadRequest for an unparsable selector.
+        """
+        alias = find_alias(self.resources, info)
+        if alias is not None:
+            items, rv = self.list(alias.stored, namespace, label_selector=label_selector, copy=copy)
+            fs = parse_selectors(None, field_selector)[1]
+            return [o for o in map(alias.out, items) if fs.empty or fs.matches(o)], rv
+        lsel, fsel = parse_selectors(label_selector, field_selector)
+        return self._table.list(info, namespace, lsel, fsel, copy=copy)
+
+    # ----------------------------------------------------------------- watch
+    def open_watch(
+        self,
+        info: ResourceInfo,
+        namespace: str | None = None,
+        *,
+        resource_version: str | None = None,
+        label_selector: str | LabelSelector | None = None,
+        field_selector: str | FieldSelector | None = None,
+    ) -> WatchStream:
+        """Opens a watch stream of shared, read-only events (never blocks).
+
+        ``resource_version`` None, "" or "0" starts with synthetic ADDED events of the current
+        state; otherwise the stream replays every change after that RV.
+
+        Raises:
+            StatusError: 410 Expired when the RV is older than the retained history; 400 for a
+                malformed RV or selector.
+        """
+        alias = find_alias(self.resources, info)
+        stored, convert = (info, None) if alias is None else (alias.stored, alias.out)
+        if alias is not None:
+            field_selector = None
+        lsel, fsel = parse_selectors(label_selector, field_selector)
+        return self._watches.open(
+            stored,
+            namespace,
+            resource_version=resource_version,
+            lsel=lsel,
+            fsel=fsel,
+            shown=info,
+            convert=convert,
+        )
+
+    def watch(
+        self,
+        info: ResourceInfo,
+        namespace: str | None = None,
+        *,
+        resource_version: str | None = None,
+        label_selector: str | LabelSelector | None = None,
+        field_selector: str | FieldSelector | None = None,
+        bookmark_interval: float | None = None,
+    ) -> AsyncGenerator[tuple[str, Obj], None]:
+        """Returns an async iterator of ``(event_type, obj_copy)`` (see :meth:`open_watch`).
+
+        With ``bookmark_interval`` a BOOKMARK is yielded after that many idle seconds.
+        Use ``async for t, obj in store.watch(...)``; close with ``aclose()``.
+
+        Raises:
+            StatusError: 410 Expired (raised here, before iteration).
+        """
+        stream = self.open_watch(
+            info,
+            namespace,
+            resource_version=resource_version,
+            label_selector=label_selector,
+            field_selector=field_selector,
+        )
+        return copied_events(stream, bookmark_interval)
+
+    # ----------------------------------------------------------------- writes
+    async def create(
+        self,
+        info: ResourceInfo,
+        namespace: str | None,
+        obj: Obj,
+        *,
+        dry_run: bool = False,
+        copy: bool = True,
+    ) -> Obj:
+        """Creates an object and returns it as stored (see :meth:`WritePath.create`).
+
+        Raises:
+            StatusError: 409 AlreadyExists, 404 when the namespace is missing, 403 when it is
+                terminating, 400 for a malformed body, 422 Invalid (CRD schema, names).
+        """
+        alias = find_alias(self.resources, info)
+        if alias is not None and isinstance(obj, dict):
+            made = await self._writes.create(
+                alias.stored, namespace, alias.into(obj), dry_run=dry_run, copy=copy
+            )
+            return alias.out(made)
+        return await self._writes.create(info, namespace, obj, dry_run=dry_run, copy=copy)
+
+    async def update(
+        self,
+        info: ResourceInfo,
+        namespace: str | None,
+        name: str,
+        obj: Obj,
+        *,
+        subresource: str | None = None,
+        dry_run: bool = False,
+        copy: bool = True,
+        with_status: bool = False,
+    ) -> Obj:
+        """Replaces an object (PUT), or only its status (see :meth:`WritePath.update`).
+
+        Raises:
+            StatusError: 404, 409 Conflict on a stale RV, 422 Invalid, 400 on name mismatch.
+        """
+        alias = find_alias(self.resources, info)
+        if alias is not None and isinstance(obj, dict):
+            info, obj, out = alias.stored, alias.into(obj), alias.out
+        else:
+            out = None
+        done = await self._writes.update(
+            info,
+            namespace,
+            name,
+            obj,
+            subresource=subresource,
+            dry_run=dry_run,
+            copy=copy,
+            with_status=with_status,
+        )
+        return done if out is None else out(done)
+
     async def delete(
         self,
         info: ResourceInfo,
@@ -52,161 +288,29 @@ class Store(StoreWrites):
         dry_run: bool = False,
         copy: bool = True,
     ) -> Obj:
-        """Deletes an object, or marks it deleting (finalizers, Foreground/Orphan, graceful pods).
+        """Deletes an object, or marks it deleting (see :meth:`DeletePath.delete`).
 
         Returns the object: its final state (gone) or its deleting state (still present).
 
         Raises:
             StatusError: 404, 409 on a failed precondition, 400 for a bad policy.
         """
-        alias = self._alias(info)
-        if alias is not None:
-            gone = await self.delete(
-                alias[0],
-                namespace,
-                name,
-                propagation_policy=propagation_policy,
-                grace_period_seconds=grace_period_seconds,
-                preconditions=preconditions,
-                dry_run=dry_run,
-                copy=copy,
-            )
-            return alias[2](gone)
-        ns = (namespace or "") if info.namespaced else ""
-        old = self._find(info, ns, name)
-        if old is None:
-            raise self._not_found(info, name)
-        old_meta = old["metadata"]
-        self._check_preconditions(info, old_meta, preconditions)
-        if propagation_policy not in (None, "Background", "Foreground", "Orphan"):
-            raise se.bad_request(f"unsupported propagationPolicy {propagation_policy!r}")
-        finalizers = list(old_meta.get("finalizers") or ())
-        extra = {"Foreground": "foregroundDeletion", "Orphan": "orphan"}.get(
-            propagation_policy or ""
+        alias = find_alias(self.resources, info)
+        gone = await self._deletes.delete(
+            info if alias is None else alias.stored,
+            namespace,
+            name,
+            propagation_policy=propagation_policy,
+            grace_period_seconds=grace_period_seconds,
+            preconditions=preconditions,
+            dry_run=dry_run,
+            copy=copy,
         )
-        if extra and extra not in finalizers and not old_meta.get("deletionTimestamp"):
-            finalizers.append(extra)
-        grace = self._grace_period(info, old, grace_period_seconds)
-        if info.key == NS_KEY:
-            return await self._delete_namespace(info, old, dry_run=dry_run, copy=copy)
-        if not finalizers and grace == 0:
-            if dry_run:
-                return self._out(info, old, copy)
-            stored = self._commit(info, "DELETED", ns, name, old, old)
-            self._after_delete(info, stored)
-            return self._out(info, stored, copy)
-        new = dict(old)
-        meta = new["metadata"] = dict(old_meta)
-        if finalizers:
-            meta["finalizers"] = finalizers
-        if not meta.get("deletionTimestamp"):
-            meta["deletionTimestamp"] = timestamp(self._wall() + grace)
-            meta["deletionGracePeriodSeconds"] = grace
-            if "generation" in meta:
-                meta["generation"] += 1
-        elif grace < (meta.get("deletionGracePeriodSeconds") or 0):
-            meta["deletionGracePeriodSeconds"] = grace
-        return self._finish_write(info, ns, name, new, old, dry_run=dry_run, copy=copy)
-
-    def _grace_period(self, info: ResourceInfo, obj: Obj, requested: int | None) -> int:
-        if info.key != "/pods" or not self.graceful_pod_deletion:
-            return 0
-        spec = obj.get("spec") or {}
-        status = obj.get("status") or {}
-        if not spec.get("nodeName") or status.get("phase") in ("Succeeded", "Failed"):
-            return 0
-        if requested is not None:
-            return max(0, int(requested))
-        return int(spec.get("terminationGracePeriodSeconds", 30))
-
-    def _check_preconditions(
-        self, info: ResourceInfo, meta: Obj, preconditions: Mapping[str, Any] | None
-    ) -> None:
-        if not preconditions:
-            return
-        for field, label in (("uid", "UID"), ("resourceVersion", "ResourceVersion")):
-            want = preconditions.get(field)
-            if want and want != meta.get(field):
-                raise se.conflict(
-                    info.plural,
-                    info.group,
-                    meta["name"],
-                    f"Precondition failed: {label} in precondition: {want}, "
-                    f"{label} in object meta: {meta.get(field)}",
-                )
+        return gone if alias is None else alias.out(gone)
 
     async def finalize_delete(self, info: ResourceInfo, namespace: str | None, name: str) -> bool:
-        """Removes an object that is being deleted once it has no finalizers (kubelet/GC hook).
+        """Removes an object being deleted once it has no finalizers (kubelet/GC hook).
 
-        Returns True when the object is gone (or was already), False when finalizers keep it;
-        then its grace period is set to 0 so that removing the last finalizer deletes it.
+        Returns True when the object is gone (or was already), False when finalizers keep it.
         """
-        ns = (namespace or "") if info.namespaced else ""
-        old = self._find(info, ns, name)
-        if old is None:
-            return True
-        meta = old["metadata"]
-        if meta.get("finalizers"):
-            if meta.get("deletionGracePeriodSeconds"):
-                new = dict(old)
-                new["metadata"] = dict(meta, deletionGracePeriodSeconds=0)
-                self._commit(info, "MODIFIED", ns, name, new, old)
-            return False
-        stored = self._commit(info, "DELETED", ns, name, old, old)
-        self._after_delete(info, stored)
-        return True
-
-    def _after_delete(self, info: ResourceInfo, obj: Obj) -> None:
-        if info.key == CRD_KEY:
-            self._drop_crd(obj)
-        ns = obj["metadata"].get("namespace")
-        if ns and info.namespaced:
-            ns_obj = self._objects.get(NS_KEY, {}).get("", {}).get(ns)
-            if ns_obj is not None and ns_obj["metadata"].get("deletionTimestamp"):
-                self._maybe_finish_namespace(ns_obj)
-
-    def _drop_crd(self, crd: Obj) -> None:
-        name = crd["metadata"]["name"]
-        infos = self.resources.crd_infos(name)
-        for info in infos[:1]:
-            for obj in list(self.iter_objects(info)):
-                m = obj["metadata"]
-                self._commit(info, "DELETED", m.get("namespace", ""), m["name"], obj, obj)
-        self.resources.unregister_crd(name)
-
-    async def _delete_namespace(
-        self, info: ResourceInfo, old: Obj, *, dry_run: bool, copy: bool
-    ) -> Obj:
-        if dry_run:
-            return self._out(info, old, copy)
-        name = old["metadata"]["name"]
-        if not old["metadata"].get("deletionTimestamp"):
-            new = dict(old)
-            new["metadata"] = dict(
-                old["metadata"],
-                deletionTimestamp=timestamp(self._wall()),
-                deletionGracePeriodSeconds=0,
-            )
-            new["status"] = {"phase": "Terminating"}
-            old = self._commit(info, "MODIFIED", "", name, new, old)
-        for key, by_ns in list(self._objects.items()):
-            res = self.resources.by_key(key)
-            if res is None or not res.namespaced:
-                continue
-            for obj in list((by_ns.get(name) or {}).values()):
-                with contextlib.suppress(se.StatusError):
-                    await self.delete(res, name, obj["metadata"]["name"], copy=False)
-        ns_obj = self._find(info, "", name)
-        if ns_obj is not None:
-            self._maybe_finish_namespace(ns_obj)
-            ns_obj = self._find(info, "", name) or ns_obj
-        return self._out(info, ns_obj or old, copy)
-
-    def _maybe_finish_namespace(self, ns_obj: Obj) -> None:
-        name = ns_obj["metadata"]["name"]
-        for by_ns in self._objects.values():
-            if by_ns.get(name):
-                return
-        info = self.resources.get("", "v1", "namespaces")
-        assert info is not None
-        self._commit(info, "DELETED", "", name, ns_obj, ns_obj)
+        return await self._deletes.finalize_delete(info, namespace, name)

@@ -1,0 +1,49 @@
+"""Resources served through a conversion of another resource's stored objects.
+
+``events.k8s.io/v1`` Events are stored as core ``v1`` Events: a request for the alias is
+converted into the stored form on the way in and back on the way out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from rayop.sim.machinery.event_conversion import core_to_events_v1, events_v1_to_core
+from rayop.sim.machinery.resources import ResourceInfo, ResourceRegistry
+from rayop.sim.storage.objects import Obj
+
+__all__ = ["Alias", "find_alias"]
+
+Convert = Callable[[Obj], Obj]
+
+# (group, plural) of an aliased resource -> (into storage form, out of storage form)
+_CONVERSIONS: dict[tuple[str, str], tuple[Convert, Convert]] = {
+    ("events.k8s.io", "events"): (events_v1_to_core, core_to_events_v1),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Alias:
+    """How one served resource maps onto the stored one.
+
+    Attributes:
+        stored: The resource whose objects are stored.
+        into: Converts a served object into the stored form.
+        out: Converts a stored object into the served form.
+    """
+
+    stored: ResourceInfo
+    into: Convert
+    out: Convert
+
+
+def find_alias(resources: ResourceRegistry, info: ResourceInfo) -> Alias | None:
+    """Returns how ``info`` is served through a conversion, or None for a stored resource."""
+    if not info.storage_key:
+        return None
+    conv = _CONVERSIONS.get((info.group, info.plural))
+    canon = resources.by_key(info.storage_key)
+    if conv is None or canon is None or canon is info:
+        return None
+    return Alias(canon, conv[0], conv[1])
