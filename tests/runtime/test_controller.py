@@ -19,18 +19,13 @@ from rayop.runtime.controller import (
     current_reconcile_id,
 )
 from rayop.runtime.metrics import OperatorMetrics
+from rayop.testing import settle
 from rayop.testing.clock import FakeClock
 from rayop.testing.sources import InMemorySource
 
 A = Request("ns", "a")
 B = Request("ns", "b")
 C = Request("ns", "c")
-
-
-async def settle(rounds: int = 30) -> None:
-    """Lets every runnable task run until the loop is idle (no real time passes)."""
-    for _ in range(rounds):
-        await asyncio.sleep(0)
 
 
 class Script:

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import copy
 import json
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Iterable
 from typing import Any, cast
 
 import orjson
@@ -18,13 +17,8 @@ from rayop.kube.resources import JOBS, PODS
 from rayop.runtime.indexer import OWNER_UID_INDEX, Obj
 from rayop.runtime.informer import EventHandlerFuncs, SharedInformer
 from rayop.runtime.informer_factory import CacheConfig, InformerFactory
+from rayop.testing import eventually
 from rayop.testing.clock import FakeClock
-
-
-async def eventually(predicate: Callable[[], bool]) -> None:
-    async with asyncio.timeout(5):
-        while not predicate():
-            await asyncio.sleep(0.005)
 
 
 @contextlib.asynccontextmanager

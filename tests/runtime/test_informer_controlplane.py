@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -19,14 +18,9 @@ from rayop.kube.resources import CONFIGMAPS, PODS
 from rayop.runtime.informer import SharedInformer
 from rayop.sim.controlplane import EmbeddedControlPlane
 from rayop.sim.nodes.kubelet import KubeletConfig
+from rayop.testing import eventually
 
 QUIET_KUBELET = KubeletConfig(pending_delay=3600.0)
-
-
-async def eventually(predicate: Callable[[], bool], timeout: float = 20) -> None:
-    async with asyncio.timeout(timeout):
-        while not predicate():
-            await asyncio.sleep(0.01)
 
 
 def client_for(cp: EmbeddedControlPlane, **kwargs: Any) -> KubeClient:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import random
 from collections.abc import AsyncIterator, Callable
@@ -23,12 +22,7 @@ from rayop.runtime.indexer import Obj
 from rayop.runtime.informer import EventHandlerFuncs, HandlerRegistration, SharedInformer
 from rayop.sim.controlplane import EmbeddedControlPlane
 from rayop.sim.nodes.kubelet import KubeletConfig
-
-
-async def eventually(predicate: Callable[[], bool], timeout: float = 10) -> None:
-    async with asyncio.timeout(timeout):
-        while not predicate():
-            await asyncio.sleep(0.005)
+from rayop.testing import eventually
 
 
 def assert_read_only(obj: Obj) -> None:

@@ -5,25 +5,19 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import random
-from collections.abc import Callable
 
 import pytest
 from informer_fakes import FakeLeases
 
 from rayop.runtime.leaderelection import LeaderElectionSettings, LeaderElector
 from rayop.runtime.metrics import OperatorMetrics
+from rayop.testing import eventually
 
 DEFAULTS = LeaderElectionSettings(namespace="ops")
 
 
 def status(metrics: OperatorMetrics, name: str = "controller-leader") -> float | None:
     return metrics.registry.get_sample_value("leader_election_master_status", {"name": name})
-
-
-async def eventually(predicate: Callable[[], bool], timeout: float = 60) -> None:
-    async with asyncio.timeout(timeout):
-        while not predicate():
-            await asyncio.sleep(0.05)
 
 
 class Candidate:
@@ -55,7 +49,7 @@ async def test_acquires_renews_and_releases_on_stop() -> None:
     api = FakeLeases()
     a = Candidate(api, "a")
     assert status(a.metrics) == 0
-    await eventually(a.elector.is_leader)
+    await eventually(a.elector.is_leader, timeout=60)
     assert status(a.metrics) == 1
     spec = api.leases["ops/controller-leader"]["spec"]
     assert spec["holderIdentity"] == "a" and spec["leaseDurationSeconds"] == 15
@@ -75,7 +69,7 @@ async def test_acquires_renews_and_releases_on_stop() -> None:
 async def test_exactly_one_leads_and_a_partitioned_leader_steps_down_before_takeover() -> None:
     api = FakeLeases()
     a = Candidate(api, "a")
-    await eventually(a.elector.is_leader)
+    await eventually(a.elector.is_leader, timeout=60)
     b = Candidate(api, "b")
     await asyncio.sleep(30)
     assert a.elector.is_leader() and not b.elector.is_leader()
@@ -86,7 +80,7 @@ async def test_exactly_one_leads_and_a_partitioned_leader_steps_down_before_take
     assert await a.task is True  # run() reports leadership lost
     lost_at = loop.time()
     assert status(a.metrics) == 0
-    await eventually(b.elector.is_leader)
+    await eventually(b.elector.is_leader, timeout=60)
     assert b.started_at is not None
     # a gives up within renew deadline + retry; b takes over only after the lease has expired
     # on its own clock (15 s after it last saw the record change), so never both at once.
@@ -101,14 +95,14 @@ async def test_exactly_one_leads_and_a_partitioned_leader_steps_down_before_take
 async def test_a_released_lease_is_taken_at_once() -> None:
     api = FakeLeases()
     a = Candidate(api, "a")
-    await eventually(a.elector.is_leader)
+    await eventually(a.elector.is_leader, timeout=60)
     b = Candidate(api, "b")
     await asyncio.sleep(5)
     loop = asyncio.get_running_loop()
     released = loop.time()
     await a.elector.stop()
     await a.task
-    await eventually(b.elector.is_leader)
+    await eventually(b.elector.is_leader, timeout=60)
     assert b.started_at is not None and b.started_at - released <= 4.4 + 0.1
     await b.elector.stop()
     await b.task

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from typing import Any
 
 import aiohttp
@@ -23,15 +23,10 @@ from rayop.runtime.manager import LeadershipLost, Manager
 from rayop.runtime.metrics import OperatorMetrics
 from rayop.runtime.reconcile import Request, Result
 from rayop.sim.controlplane import EmbeddedControlPlane
+from rayop.testing import eventually
 from rayop.testing.sources import InMemorySource
 
 FAST_LEASE = LeaderElectionSettings(lease_duration=3.0, renew_deadline=2.0, retry_period=0.5, release_on_cancel=False)
-
-
-async def eventually(predicate: Callable[[], bool], timeout: float = 20) -> None:
-    async with asyncio.timeout(timeout):
-        while not predicate():
-            await asyncio.sleep(0.02)
 
 
 def configmap(name: str) -> dict[str, Any]:

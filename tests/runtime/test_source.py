@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable
 from typing import Any
 
 from informer_fakes import FakeApi, pod
@@ -15,13 +13,8 @@ from rayop.runtime.informer import EventHandlerFuncs, SharedInformer
 from rayop.runtime.informer_source import LOW_PRIORITY, for_, owns
 from rayop.runtime.predicate import generation_changed
 from rayop.runtime.reconcile import Request, Result
+from rayop.testing import eventually
 from rayop.testing.clock import FakeClock
-
-
-async def eventually(predicate: Callable[[], bool]) -> None:
-    async with asyncio.timeout(5):
-        while not predicate():
-            await asyncio.sleep(0.005)
 
 
 def cluster(name: str, generation: int = 1, **extra: Any) -> dict[str, Any]:

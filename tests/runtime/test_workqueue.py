@@ -7,12 +7,7 @@ import asyncio
 from recording_metrics import RecordingMetrics
 
 from rayop.runtime.workqueue import WorkQueue
-
-
-async def settle() -> None:
-    """Lets every runnable task run until it blocks."""
-    for _ in range(10):
-        await asyncio.sleep(0)
+from rayop.testing import settle
 
 
 async def test_fifo_and_duplicates_collapse_while_queued() -> None:

@@ -9,13 +9,8 @@ from recording_metrics import RecordingMetrics
 
 from rayop.runtime.ratelimit import ItemExponentialFailureRateLimiter
 from rayop.runtime.workqueue_ratelimiting import RateLimitingQueue
+from rayop.testing import settle
 from rayop.testing.clock import FakeClock
-
-
-async def settle() -> None:
-    """Lets every runnable task run until it blocks."""
-    for _ in range(10):
-        await asyncio.sleep(0)
 
 
 def make_queue(

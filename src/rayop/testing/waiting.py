@@ -47,7 +47,7 @@ async def eventually(
         raise AssertionError(f"not true within {timeout} s: {label}") from None
 
 
-async def settle(rounds: int = 20) -> None:
+async def settle(rounds: int = 30) -> None:
     """Yields to the event loop ``rounds`` times, so that ready callbacks and tasks run.
 
     Never sleeps: it moves neither the real nor the virtual time.
