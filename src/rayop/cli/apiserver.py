@@ -7,12 +7,13 @@ import contextlib
 import gc
 import signal
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from rayop.cli.app import app
+from rayop.cli.control_plane_flags import ControlPlaneFlags, PodReadyDelayOpt
+from rayop.cli.option_groups import expand_option_groups
 from rayop.sim.machinery.faults import Faults
 from rayop.sim.nodes.kubelet import KubeletConfig
 
@@ -49,13 +50,9 @@ async def _serve(cp: EmbeddedControlPlane) -> None:
 
 
 @app.command("apiserver")
+@expand_option_groups
 def apiserver(
-    host: Annotated[str, typer.Option(help="Address to bind (loopback by default).")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="TCP port (0: pick a free one).")] = 0,
-    kubeconfig_out: Annotated[
-        Path | None, typer.Option(help="Where to write the kubeconfig.")
-    ] = None,
-    state: Annotated[Path | None, typer.Option(help="SQLite file persisting every object.")] = None,
+    plane: ControlPlaneFlags,
     token: Annotated[
         str | None, typer.Option(help="Bearer token (generated when not given).")
     ] = None,
@@ -65,7 +62,7 @@ def apiserver(
     pod_running_delay: Annotated[
         float, typer.Option(help="Seconds a scheduled pod stays Pending.")
     ] = 0.1,
-    pod_ready_delay: Annotated[float, typer.Option(help="Seconds from Running to Ready.")] = 0.1,
+    pod_ready_delay: PodReadyDelayOpt = 0.1,
     pod_jitter: Annotated[
         float, typer.Option(help="Random seconds added to each pod delay.")
     ] = 0.0,
@@ -133,18 +130,7 @@ def apiserver(
         conflict_rate=conflict_rate,
         max_in_flight=max_in_flight,
     )
-    from rayop.sim.controlplane import EmbeddedControlPlane
-
-    cp = EmbeddedControlPlane(
-        host=host,
-        port=port,
-        state_path=state,
-        token=token,
-        kubelet=kubelet,
-        faults=faults,
-        kubeconfig_path=kubeconfig_out,
-        tls=tls,
-    )
+    cp = plane.control_plane(kubelet=kubelet, tls=tls, token=token, faults=faults)
     # The server allocates many short-lived dicts per request; the cyclic collector's default
     # thresholds spend ~40% of the pod-create path rescanning them (measured with pyinstrument).
     gc.set_threshold(50_000, 20, 20)

@@ -16,6 +16,7 @@ from typing import Annotated
 import typer
 
 from rayop.cli.app import app
+from rayop.cli.operator_flags import BurstOpt, QpsOpt
 
 
 def parse_concurrency(value: str) -> tuple[int, ...]:
@@ -57,10 +58,8 @@ def bench(
         float, typer.Option(help="Seconds added to every non-watch API request.")
     ] = 0.0,
     watch_lag: Annotated[float, typer.Option(help="Seconds each watch event is held.")] = 0.0,
-    qps: Annotated[
-        float, typer.Option(help="Operator client qps (negative: unthrottled).")
-    ] = 100.0,
-    burst: Annotated[int, typer.Option(help="Operator client burst.")] = 200,
+    qps: QpsOpt = 100.0,
+    burst: BurstOpt = 200,
     pod_create_concurrency: Annotated[
         int,
         typer.Option(min=1, help="Pod creates of one group in flight at once (1: like KubeRay)."),

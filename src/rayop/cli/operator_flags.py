@@ -1,20 +1,23 @@
 """The options ``rayop run`` and ``rayop up`` share, and the settings they build.
 
-Each option is declared once here as an ``Annotated`` type (KubeRay's flag names and help), and
-:func:`shared_settings` turns their values into :class:`~rayop.controllers.operator.OperatorSettings`,
-so the two commands cannot drift apart. Heavy imports stay inside functions: ``rayop --help``
-must not load the controllers.
+Each option is declared once here as an ``Annotated`` type (KubeRay's flag names and help) and
+gathered in two option groups: :class:`OperatorFlags`, whose :meth:`~OperatorFlags.settings`
+(:func:`shared_settings`) builds :class:`~rayop.controllers.operator.OperatorSettings`, and
+:class:`LogFlags`. The two commands cannot drift apart. Heavy imports stay inside functions:
+``rayop --help`` must not load the controllers.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import logging
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from rayop.cli.flags import parse_bool
+from rayop.cli.option_groups import OptionGroup
 
 if TYPE_CHECKING:
     from rayop.controllers.common.options import OperatorOptions
@@ -61,6 +64,49 @@ FeatureGatesOpt = Annotated[
         "RayClusterNetworkPolicy=true; an unknown name is an error.",
     ),
 ]
+
+
+@dataclass(frozen=True, kw_only=True)
+class OperatorFlags(OptionGroup):
+    """The operator options of ``rayop run`` and ``rayop up`` (KubeRay's defaults)."""
+
+    reconcile_concurrency: ConcurrencyOpt = 1
+    metrics_addr: MetricsAddrOpt = ":8080"
+    health_probe_bind_address: HealthAddrOpt = ":8082"
+    qps: QpsOpt = 100.0
+    burst: BurstOpt = 200
+    use_priority_queue: PriorityQueueOpt = "true"
+    feature_gates: FeatureGatesOpt = ""
+
+    def settings(self) -> OperatorSettings:
+        """Returns the operator settings of these flags (see :func:`shared_settings`).
+
+        Raises:
+            typer.BadParameter: a boolean or a feature gate does not parse.
+        """
+        return shared_settings(**dataclasses.asdict(self))
+
+
+@dataclass(frozen=True, kw_only=True)
+class LogFlags(OptionGroup):
+    """``--log-level`` and ``--log-format`` (structured JSON unless a command says otherwise)."""
+
+    log_level: LogLevelOpt = "info"
+    log_format: LogFormatOpt = "json"
+
+    def configure(self) -> None:
+        """Sets up the root logger (see :func:`configure_logging`).
+
+        Raises:
+            typer.BadParameter: an unknown level or format.
+        """
+        configure_logging(self.log_level, self.log_format)
+
+
+JSON_LOGS = LogFlags()
+"""The logging defaults of the operator's own command (``rayop run``): structured JSON."""
+CONSOLE_LOGS = LogFlags(log_format="console")
+"""The logging defaults of an interactive command (``rayop up``)."""
 
 
 def parse_feature_gates(value: str) -> dict[str, bool]:

@@ -12,19 +12,8 @@ import typer
 
 from rayop.cli.app import app
 from rayop.cli.flags import parse_bool, parse_namespaces
-from rayop.cli.operator_flags import (
-    BurstOpt,
-    ConcurrencyOpt,
-    FeatureGatesOpt,
-    HealthAddrOpt,
-    LogFormatOpt,
-    LogLevelOpt,
-    MetricsAddrOpt,
-    PriorityQueueOpt,
-    QpsOpt,
-    configure_logging,
-    shared_settings,
-)
+from rayop.cli.operator_flags import JSON_LOGS, LogFlags, OperatorFlags
+from rayop.cli.option_groups import expand_option_groups
 
 if TYPE_CHECKING:
     from rayop.controllers.operator import OperatorSettings
@@ -33,7 +22,9 @@ log = logging.getLogger("rayop.run")
 
 
 @app.command("run")
+@expand_option_groups
 def run(
+    operator: OperatorFlags,
     kubeconfig: Annotated[
         str | None,
         typer.Option(
@@ -41,9 +32,6 @@ def run(
             help="Path to a kubeconfig; default: KUBECONFIG, ~/.kube/config, in-cluster.",
         ),
     ] = None,
-    reconcile_concurrency: ConcurrencyOpt = 1,
-    metrics_addr: MetricsAddrOpt = ":8080",
-    health_probe_bind_address: HealthAddrOpt = ":8082",
     enable_leader_election: Annotated[
         str,
         typer.Option(
@@ -60,28 +48,15 @@ def run(
         str,
         typer.Option("--watch-namespace", help="Comma-separated namespaces to watch; empty: all."),
     ] = "",
-    qps: QpsOpt = 100.0,
-    burst: BurstOpt = 200,
-    use_priority_queue: PriorityQueueOpt = "true",
-    feature_gates: FeatureGatesOpt = "",
-    log_level: LogLevelOpt = "info",
-    log_format: LogFormatOpt = "json",
+    logs: LogFlags = JSON_LOGS,
 ) -> None:
     """Run the RayCluster, RayJob and RayService controllers against a Kubernetes API server."""
     from rayop.kube.config import ConfigError
     from rayop.runtime.manager import LeadershipLost
 
-    configure_logging(log_level, log_format)
+    logs.configure()
     settings = dataclasses.replace(
-        shared_settings(
-            reconcile_concurrency=reconcile_concurrency,
-            use_priority_queue=use_priority_queue,
-            metrics_addr=metrics_addr,
-            health_probe_bind_address=health_probe_bind_address,
-            qps=qps,
-            burst=burst,
-            feature_gates=feature_gates,
-        ),
+        operator.settings(),
         enable_leader_election=parse_bool(enable_leader_election, flag="--enable-leader-election"),
         leader_election_namespace=leader_election_namespace or None,
         watch_namespaces=parse_namespaces(watch_namespace),

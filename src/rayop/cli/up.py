@@ -14,25 +14,14 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING
 
 import typer
 
 from rayop.cli.app import app
-from rayop.cli.operator_flags import (
-    BurstOpt,
-    ConcurrencyOpt,
-    FeatureGatesOpt,
-    HealthAddrOpt,
-    LogFormatOpt,
-    LogLevelOpt,
-    MetricsAddrOpt,
-    PriorityQueueOpt,
-    QpsOpt,
-    configure_logging,
-    shared_settings,
-)
+from rayop.cli.control_plane_flags import ControlPlaneFlags, PodReadyDelayOpt
+from rayop.cli.operator_flags import CONSOLE_LOGS, LogFlags, OperatorFlags
+from rayop.cli.option_groups import expand_option_groups
 
 if TYPE_CHECKING:
     from rayop.controllers.operator import OperatorSettings
@@ -81,30 +70,14 @@ def _banner(cp: EmbeddedControlPlane, settings: OperatorSettings) -> str:
     return "\n".join(lines)
 
 
-async def _up(
-    settings: OperatorSettings,
-    *,
-    kubeconfig_out: Path | None,
-    state: Path | None,
-    host: str,
-    port: int,
-    pod_ready_delay: float,
-) -> None:
+async def _up(settings: OperatorSettings, plane: ControlPlaneFlags, pod_ready_delay: float) -> None:
     from rayop.controllers.operator import run_operator
     from rayop.kube.config import load_kubeconfig
     from rayop.runtime.manager import Manager
-    from rayop.sim.controlplane import EmbeddedControlPlane
     from rayop.sim.nodes.kubelet import KubeletConfig
 
     kubelet = KubeletConfig(ready_delay=pod_ready_delay)
-    async with EmbeddedControlPlane(
-        host=host,
-        port=port,
-        state_path=state,
-        kubeconfig_path=kubeconfig_out,
-        kubelet=kubelet,
-        tls=True,  # kubectl sends a bearer token only over HTTPS
-    ) as cp:
+    async with plane.control_plane(kubelet=kubelet, tls=True) as cp:  # tokens need HTTPS
         config = await load_kubeconfig(str(cp.kubeconfig_path))
         await install_crds(config)
 
@@ -115,52 +88,14 @@ async def _up(
 
 
 @app.command("up")
+@expand_option_groups
 def up(
-    kubeconfig_out: Annotated[
-        Path | None, typer.Option("--kubeconfig-out", help="Where to write the kubeconfig.")
-    ] = None,
-    state: Annotated[
-        Path | None,
-        typer.Option("--state", help="SQLite file that keeps every object across runs."),
-    ] = None,
-    host: Annotated[
-        str, typer.Option("--host", help="Address of the embedded API server.")
-    ] = "127.0.0.1",
-    port: Annotated[
-        int, typer.Option("--port", help="Port of the embedded API server (0: any free).")
-    ] = 0,
-    pod_ready_delay: Annotated[
-        float, typer.Option("--pod-ready-delay", help="Simulated seconds from Running to Ready.")
-    ] = 0.5,
-    reconcile_concurrency: ConcurrencyOpt = 1,
-    metrics_addr: MetricsAddrOpt = ":8080",
-    health_probe_bind_address: HealthAddrOpt = ":8082",
-    qps: QpsOpt = 100.0,
-    burst: BurstOpt = 200,
-    use_priority_queue: PriorityQueueOpt = "true",
-    feature_gates: FeatureGatesOpt = "",
-    log_level: LogLevelOpt = "info",
-    log_format: LogFormatOpt = "console",
+    plane: ControlPlaneFlags,
+    operator: OperatorFlags,
+    pod_ready_delay: PodReadyDelayOpt = 0.5,
+    logs: LogFlags = CONSOLE_LOGS,
 ) -> None:
     """Start an embedded control plane and the operator in one process."""
-    configure_logging(log_level, log_format)
-    settings = shared_settings(
-        reconcile_concurrency=reconcile_concurrency,
-        use_priority_queue=use_priority_queue,
-        metrics_addr=metrics_addr,
-        health_probe_bind_address=health_probe_bind_address,
-        qps=qps,
-        burst=burst,
-        feature_gates=feature_gates,
-    )
-    settings = dataclasses.replace(settings, enable_leader_election=False)  # one process only
-    asyncio.run(
-        _up(
-            settings,
-            kubeconfig_out=kubeconfig_out,
-            state=state,
-            host=host,
-            port=port,
-            pod_ready_delay=pod_ready_delay,
-        )
-    )
+    logs.configure()
+    settings = dataclasses.replace(operator.settings(), enable_leader_election=False)  # one process
+    asyncio.run(_up(settings, plane, pod_ready_delay))

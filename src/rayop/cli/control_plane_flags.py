@@ -1,0 +1,77 @@
+"""The options of the embedded control plane that ``rayop apiserver`` and ``rayop up`` share.
+
+:class:`ControlPlaneFlags` is an option group (see :mod:`rayop.cli.option_groups`): where the
+embedded API server listens and what it writes; :meth:`~ControlPlaneFlags.control_plane` builds
+the (not yet started) server. The simulation itself is imported only when a command runs, so
+``rayop --help`` stays light.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from rayop.cli.option_groups import OptionGroup
+
+if TYPE_CHECKING:
+    from rayop.sim.controlplane import EmbeddedControlPlane
+    from rayop.sim.machinery.faults import Faults
+    from rayop.sim.nodes.kubelet import KubeletConfig
+
+__all__ = ["ControlPlaneFlags", "PodReadyDelayOpt"]
+
+PodReadyDelayOpt = Annotated[
+    float, typer.Option("--pod-ready-delay", help="Simulated seconds from Running to Ready.")
+]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ControlPlaneFlags(OptionGroup):
+    """Where the embedded API server listens, and the files it writes."""
+
+    host: Annotated[
+        str,
+        typer.Option("--host", help="Address of the embedded API server (loopback by default)."),
+    ] = "127.0.0.1"
+    port: Annotated[
+        int, typer.Option("--port", help="Port of the embedded API server (0: pick a free one).")
+    ] = 0
+    kubeconfig_out: Annotated[
+        Path | None, typer.Option("--kubeconfig-out", help="Where to write the kubeconfig.")
+    ] = None
+    state: Annotated[
+        Path | None,
+        typer.Option("--state", help="SQLite file that keeps every object across runs."),
+    ] = None
+
+    def control_plane(
+        self,
+        *,
+        kubelet: KubeletConfig,
+        tls: bool,
+        token: str | None = None,
+        faults: Faults | None = None,
+    ) -> EmbeddedControlPlane:
+        """Returns an embedded control plane on these flags; the caller starts and stops it.
+
+        Args:
+            kubelet: How the simulated kubelet runs pods.
+            tls: Serve HTTPS (kubectl sends a bearer token only over HTTPS).
+            token: The bearer token; one is generated when None.
+            faults: Faults to inject; none when None.
+        """
+        from rayop.sim.controlplane import EmbeddedControlPlane
+
+        return EmbeddedControlPlane(
+            host=self.host,
+            port=self.port,
+            state_path=self.state,
+            token=token,
+            kubelet=kubelet,
+            faults=faults,
+            kubeconfig_path=self.kubeconfig_out,
+            tls=tls,
+        )
