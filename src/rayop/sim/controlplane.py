@@ -23,6 +23,8 @@ import yaml
 from aiohttp import web
 
 from rayop.sim.apiserver.app import build_app
+from rayop.sim.apiserver.kubeconfig import kubeconfig_document
+from rayop.sim.apiserver.proxy import ServiceRegistry
 from rayop.sim.apiserver.rbac import Rbac
 from rayop.sim.apiserver.tls import TlsMaterial, generate_self_signed, server_ssl_context
 from rayop.sim.controller_manager.batch_jobs import JobController
@@ -35,90 +37,8 @@ from rayop.sim.dashboard.submitter import SubmitterSimulator
 from rayop.sim.machinery.audit import Audit
 from rayop.sim.machinery.faults import Faults
 from rayop.sim.nodes.kubelet import Kubelet, KubeletConfig
+from rayop.sim.storage.controller_base import StoreController
 from rayop.sim.storage.store import Store
-from rayop.sim.storage.store_controller import StoreController
-
-CONTEXT_NAME = "rayop-embedded"
-
-
-def kubeconfig_document(
-    server: str, token: str, *, ca_data: str | None = None, namespace: str = "default"
-) -> dict[str, Any]:
-    """Returns a kubeconfig (as a dict) with one cluster, user and context "rayop-embedded".
-
-    Args:
-        server: The API server URL.
-        token: The bearer token.
-        ca_data: Base64 PEM of the CA that signed an HTTPS server's certificate.
-        namespace: The context's default namespace.
-    """
-    cluster: dict[str, Any] = {"server": server}
-    if ca_data:
-        cluster["certificate-authority-data"] = ca_data
-    return {
-        "apiVersion": "v1",
-        "kind": "Config",
-        "clusters": [{"name": CONTEXT_NAME, "cluster": cluster}],
-        "users": [{"name": CONTEXT_NAME, "user": {"token": token}}],
-        "contexts": [
-            {
-                "name": CONTEXT_NAME,
-                "context": {"cluster": CONTEXT_NAME, "user": CONTEXT_NAME, "namespace": namespace},
-            }
-        ],
-        "current-context": CONTEXT_NAME,
-        "preferences": {},
-    }
-
-
-class ServiceRegistry:
-    """Maps ``(namespace, service, port)`` to the base URL of an in-process HTTP service.
-
-    The API server's services proxy (``/api/v1/namespaces/<ns>/services/<svc>:<port>/proxy/``)
-    forwards to the registered URL. The port may be given by number or by name; a lookup by
-    either finds a registration made with the other when the Service object maps them.
-    """
-
-    def __init__(self, store: Store) -> None:
-        self._store = store
-        self._urls: dict[tuple[str, str, str], str] = {}
-
-    def register(self, namespace: str, service: str, port: int | str, base_url: str) -> None:
-        """Routes the service's port to ``base_url`` (replacing any earlier registration)."""
-        self._urls[(namespace, service, str(port))] = base_url.rstrip("/")
-
-    def unregister(self, namespace: str, service: str, port: int | str) -> None:
-        """Removes a registration (no error when absent)."""
-        self._urls.pop((namespace, service, str(port)), None)
-
-    def resolve(self, namespace: str, service: str, port: str | None) -> str | None:
-        """Returns the base URL for a proxied request, or None when nothing is registered."""
-        wanted = str(port or "")
-        direct = self._urls.get((namespace, service, wanted))
-        if direct is not None:
-            return direct
-        for alias in self._port_aliases(namespace, service, wanted):
-            url = self._urls.get((namespace, service, alias))
-            if url is not None:
-                return url
-        if not wanted:
-            candidates = [
-                u for (ns, svc, _), u in self._urls.items() if (ns, svc) == (namespace, service)
-            ]
-            if len(candidates) == 1:
-                return candidates[0]
-        return None
-
-    def _port_aliases(self, namespace: str, service: str, port: str) -> list[str]:
-        info = self._store.resources.get("", "v1", "services")
-        svc = self._store.peek(info, namespace, service) if info is not None else None
-        aliases: list[str] = []
-        ports = ((svc or {}).get("spec") or {}).get("ports") or []
-        for p in ports:
-            name, number = str(p.get("name") or ""), str(p.get("port") or "")
-            if port in (name, number) or (not port and len(ports) == 1):
-                aliases.extend(a for a in (name, number) if a)
-        return aliases
 
 
 class EmbeddedControlPlane:

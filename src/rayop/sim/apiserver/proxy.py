@@ -1,7 +1,8 @@
 """The services proxy subresource: /api/v1/namespaces/<ns>/services/<name>[:<port>]/proxy/<path>.
 
 The control plane supplies a resolver from (namespace, service, port) to a base URL of the
-in-plane HTTP server behind it; the request is forwarded there and its answer relayed.
+in-plane HTTP server behind it; the request is forwarded there and its answer relayed. The
+:class:`ServiceRegistry` holds the in-process HTTP services tests register behind a Service.
 """
 
 from __future__ import annotations
@@ -13,8 +14,9 @@ from aiohttp import web
 
 from rayop.sim.apiserver.request import ApiRequest, ServerContext
 from rayop.sim.machinery import errors as se
+from rayop.sim.storage.store import Store
 
-__all__ = ["handle_proxy"]
+__all__ = ["ServiceRegistry", "handle_proxy"]
 
 _HOP_HEADERS = frozenset(
     {
@@ -80,3 +82,53 @@ async def handle_proxy(ctx: ServerContext, request: web.Request, req: ApiRequest
             return web.Response(body=payload, status=upstream.status, headers=out_headers)
     except (aiohttp.ClientError, TimeoutError) as exc:
         raise se.service_unavailable(f"error trying to reach service: {exc}") from exc
+
+
+class ServiceRegistry:
+    """Maps ``(namespace, service, port)`` to the base URL of an in-process HTTP service.
+
+    The API server's services proxy (``/api/v1/namespaces/<ns>/services/<svc>:<port>/proxy/``)
+    forwards to the registered URL. The port may be given by number or by name; a lookup by
+    either finds a registration made with the other when the Service object maps them.
+    """
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+        self._urls: dict[tuple[str, str, str], str] = {}
+
+    def register(self, namespace: str, service: str, port: int | str, base_url: str) -> None:
+        """Routes the service's port to ``base_url`` (replacing any earlier registration)."""
+        self._urls[(namespace, service, str(port))] = base_url.rstrip("/")
+
+    def unregister(self, namespace: str, service: str, port: int | str) -> None:
+        """Removes a registration (no error when absent)."""
+        self._urls.pop((namespace, service, str(port)), None)
+
+    def resolve(self, namespace: str, service: str, port: str | None) -> str | None:
+        """Returns the base URL for a proxied request, or None when nothing is registered."""
+        wanted = str(port or "")
+        direct = self._urls.get((namespace, service, wanted))
+        if direct is not None:
+            return direct
+        for alias in self._port_aliases(namespace, service, wanted):
+            url = self._urls.get((namespace, service, alias))
+            if url is not None:
+                return url
+        if not wanted:
+            candidates = [
+                u for (ns, svc, _), u in self._urls.items() if (ns, svc) == (namespace, service)
+            ]
+            if len(candidates) == 1:
+                return candidates[0]
+        return None
+
+    def _port_aliases(self, namespace: str, service: str, port: str) -> list[str]:
+        info = self._store.resources.get("", "v1", "services")
+        svc = self._store.peek(info, namespace, service) if info is not None else None
+        aliases: list[str] = []
+        ports = ((svc or {}).get("spec") or {}).get("ports") or []
+        for p in ports:
+            name, number = str(p.get("name") or ""), str(p.get("port") or "")
+            if port in (name, number) or (not port and len(ports) == 1):
+                aliases.extend(a for a in (name, number) if a)
+        return aliases

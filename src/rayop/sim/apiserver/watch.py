@@ -16,7 +16,7 @@ from aiohttp import web
 from rayop.sim.apiserver import tables
 from rayop.sim.apiserver.request import ApiRequest, ServerContext
 from rayop.sim.machinery import errors as se
-from rayop.sim.storage.watchcache import Event, WatchStream
+from rayop.sim.storage.watch_events import Event, WatchStream
 
 __all__ = ["handle_watch"]
 

@@ -15,8 +15,8 @@ from typing import Any
 from rayop.sim.machinery.resources import ResourceInfo
 from rayop.sim.machinery.timestamps import now_rfc3339
 from rayop.sim.nodes.pod_status import condition_true
+from rayop.sim.storage.controller_base import Obj, StoreController, error_code, meta
 from rayop.sim.storage.store import Store
-from rayop.sim.storage.store_controller import Obj, StoreController, error_code, meta
 
 _TERMINAL = ("Succeeded", "Failed")
 

@@ -16,8 +16,8 @@ from typing import Any
 from rayop.sim.machinery.resources import ResourceInfo
 from rayop.sim.machinery.selectors import LabelSelector, label_selector_from_dict
 from rayop.sim.nodes.pod_status import condition_true
+from rayop.sim.storage.controller_base import Obj, StoreController, error_code, meta
 from rayop.sim.storage.store import Store
-from rayop.sim.storage.store_controller import Obj, StoreController, error_code, meta
 
 SERVICE_NAME_LABEL = "kubernetes.io/service-name"
 MANAGED_BY_LABEL = "endpointslice.kubernetes.io/managed-by"

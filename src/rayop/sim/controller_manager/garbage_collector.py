@@ -20,8 +20,8 @@ import logging
 from dataclasses import dataclass
 
 from rayop.sim.machinery.resources import ResourceInfo
+from rayop.sim.storage.controller_base import Obj, StoreController, iter_resources, meta
 from rayop.sim.storage.store import Store
-from rayop.sim.storage.store_controller import Obj, StoreController, iter_resources, meta
 
 log = logging.getLogger(__name__)
 

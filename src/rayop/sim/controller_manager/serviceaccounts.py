@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from rayop.sim.machinery.resources import ResourceInfo
-from rayop.sim.storage.store_controller import Obj, StoreController, error_code, meta
+from rayop.sim.storage.controller_base import Obj, StoreController, error_code, meta
 
 DEFAULT_SERVICE_ACCOUNT = "default"
 

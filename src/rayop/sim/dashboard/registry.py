@@ -25,8 +25,8 @@ from rayop.sim.dashboard.head import DashboardConfig, DashboardFaults, SimDashbo
 from rayop.sim.dashboard.jobs import SimJob
 from rayop.sim.machinery.resources import ResourceInfo
 from rayop.sim.nodes.pod_status import condition_true
+from rayop.sim.storage.controller_base import Obj, StoreController, meta
 from rayop.sim.storage.store import Store
-from rayop.sim.storage.store_controller import Obj, StoreController, meta
 
 __all__ = ["DashboardRegistry", "SubmissionRecord"]
 

@@ -24,7 +24,7 @@ from rayop.sim.dashboard.head import SimDashboard
 from rayop.sim.dashboard.jobs import TERMINAL, DashboardHttpError
 from rayop.sim.dashboard.registry import DashboardRegistry, container_env
 from rayop.sim.nodes.kubelet import Kubelet
-from rayop.sim.storage.store_controller import Obj, meta
+from rayop.sim.storage.controller_base import Obj, meta
 
 __all__ = ["SubmitterCommand", "SubmitterSimulator", "parse_submitter"]
 

@@ -23,8 +23,8 @@ from rayop.sim.machinery.resources import ResourceInfo
 from rayop.sim.machinery.timestamps import now_rfc3339
 from rayop.sim.nodes import pod_status as ps
 from rayop.sim.nodes.scheduler import Placement
+from rayop.sim.storage.controller_base import Obj, StoreController, error_code, meta
 from rayop.sim.storage.store import Store
-from rayop.sim.storage.store_controller import Obj, StoreController, error_code, meta
 
 log = logging.getLogger(__name__)
 

@@ -36,8 +36,8 @@ from rayop.sim.storage.objects import (
     output,
     parse_selectors,
 )
+from rayop.sim.storage.watch_events import WatchStream
 from rayop.sim.storage.watch_hub import WatchHub, copied_events
-from rayop.sim.storage.watchcache import WatchStream
 from rayop.sim.storage.write_path import WritePath
 
 __all__ = ["DEFAULT_NAMESPACES", "Expired", "Persistence", "Store", "Subscriber", "clone"]

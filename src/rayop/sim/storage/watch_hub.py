@@ -1,7 +1,7 @@
 """The watch hub: per-resource watch history and the live watch streams fed from the table.
 
 The hub is the object table's first change-feed subscriber: it turns every commit into an
-:class:`~rayop.sim.storage.watchcache.Event`, appends it to the resource's bounded history and
+:class:`~rayop.sim.storage.watch_events.Event`, appends it to the resource's bounded history and
 offers it to that resource's live watchers, before any other subscriber sees the change.
 """
 
@@ -14,7 +14,7 @@ from rayop.sim.machinery import errors as se
 from rayop.sim.machinery.resources import ResourceInfo
 from rayop.sim.machinery.selectors import FieldSelector, LabelSelector
 from rayop.sim.storage.objects import Obj, ObjectTable, clone
-from rayop.sim.storage.watchcache import Event, History, Watcher, WatchStream
+from rayop.sim.storage.watch_events import Event, History, Watcher, WatchStream
 
 __all__ = ["WatchHub", "copied_events"]
 
