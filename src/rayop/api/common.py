@@ -49,6 +49,7 @@ __all__ = [
     "RayResource",
     "Time",
     "format_time",
+    "list_map",
     "parse_time",
     "wire_name",
 ]
@@ -95,6 +96,11 @@ ManagedBy = Annotated[
         }
     ),
 ]
+
+
+def list_map(*keys: str) -> CrdField:
+    """Returns the schema marks of a list merged by ``keys`` (``x-kubernetes-list-type: map``)."""
+    return CrdField({"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": list(keys)})
 
 
 _ACRONYMS = frozenset({"cpu", "gpu", "tpu", "ip", "url", "yaml"})

@@ -22,6 +22,7 @@ from rayop.api.common import (
     Quantity,
     RayResource,
     Time,
+    list_map,
 )
 from rayop.api.schema import CrdField
 
@@ -264,15 +265,7 @@ class NetworkPolicyOptions(ApiModel):
     mode: NetworkPolicyMode = Field(default=NetworkPolicyMode.DENY_ALL, validate_default=True)
     head: NetworkPolicyRules | None = None
     worker: NetworkPolicyRules | None = None
-    worker_groups: (
-        Annotated[
-            list[WorkerGroupNetworkPolicy],
-            CrdField(
-                {"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["groupName"]}
-            ),
-        ]
-        | None
-    ) = None
+    worker_groups: Annotated[list[WorkerGroupNetworkPolicy], list_map("groupName")] | None = None
 
 
 class TlsOptions(ApiModel):
@@ -377,13 +370,7 @@ class RayClusterStatus(ApiModel):
     """Head service port name -> port."""
     head: HeadInfo | None = None
     reason: str | None = None
-    conditions: (
-        Annotated[
-            list[Condition],
-            CrdField({"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["type"]}),
-        ]
-        | None
-    ) = None
+    conditions: Annotated[list[Condition], list_map("type")] | None = None
     ready_worker_replicas: Int32 | None = None
     available_worker_replicas: Int32 | None = None
     desired_worker_replicas: Int32 | None = None

@@ -18,6 +18,7 @@ from rayop.api.common import (
     ManagedBy,
     RayResource,
     Time,
+    list_map,
 )
 from rayop.api.raycluster import RayClusterSpec, RayClusterStatus
 from rayop.api.schema import CrdField
@@ -171,13 +172,7 @@ class RayServiceStatus(ApiModel):
 class RayServiceStatuses(ApiModel):
     """The observed state of a RayService (``status``)."""
 
-    conditions: (
-        Annotated[
-            list[Condition],
-            CrdField({"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["type"]}),
-        ]
-        | None
-    ) = None
+    conditions: Annotated[list[Condition], list_map("type")] | None = None
     last_update_time: Time | None = None
     service_status: str | None = None
     """Deprecated: one of :class:`ServiceStatus`."""

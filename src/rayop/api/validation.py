@@ -23,13 +23,14 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
+from enum import StrEnum
 from typing import Any, TypeVar
 
 import yaml
 from pydantic import BaseModel, ValidationError
 
 from rayop.api import keys
-from rayop.api.common import MANAGED_BY_KUBERAY, MANAGED_BY_MULTIKUEUE
+from rayop.api.common import MANAGED_BY_KUBERAY, MANAGED_BY_MULTIKUEUE, RayResource
 from rayop.api.conditions import is_condition_true
 from rayop.api.raycluster import (
     AuthMode,
@@ -65,14 +66,14 @@ SERVICE_TYPES = ("ClusterIP", "NodePort", "LoadBalancer", "ExternalName")
 _DNS1035_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 _LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
 _M = TypeVar("_M", bound=BaseModel)
+_R = TypeVar("_R", bound=RayResource)
 
 
 def validate_raycluster(rc: RayCluster | Mapping[str, Any]) -> list[str]:
     """Returns the problems of a RayCluster (a model, or wire JSON that is parsed first)."""
-    cluster, problems = _parse(RayCluster, rc)
+    cluster, problems = _parse_named(RayCluster, rc, MAX_RAYCLUSTER_NAME_LENGTH)
     if cluster is None:
         return problems
-    problems += _name_problems(cluster.metadata, MAX_RAYCLUSTER_NAME_LENGTH)
     origin = (cluster.metadata.get("labels") or {}).get(ORIGINATED_FROM_CRD_LABEL)
     problems += _cluster_spec_problems(
         cluster.spec, "spec", annotations=cluster.metadata.get("annotations") or {}
@@ -94,22 +95,19 @@ def validate_raycluster_status(status: RayClusterStatus) -> list[str]:
 
 def validate_rayjob(rj: RayJob | Mapping[str, Any]) -> list[str]:
     """Returns the problems of a RayJob (a model, or wire JSON that is parsed first)."""
-    job, problems = _parse(RayJob, rj)
+    job, problems = _parse_named(RayJob, rj, MAX_RAYJOB_NAME_LENGTH)
     if job is None:
         return problems
     spec = job.spec
-    problems += _name_problems(job.metadata, MAX_RAYJOB_NAME_LENGTH)
-    modes = [m.value for m in JobSubmissionMode]
-    if spec.submission_mode not in modes:
-        problems.append(f"spec.submissionMode: {spec.submission_mode!r} is not one of {modes}")
+    problems += _one_of(spec.submission_mode, JobSubmissionMode, "spec.submissionMode")
     if spec.ray_cluster_spec is None and not spec.cluster_selector:
         problems.append("spec: one of rayClusterSpec or clusterSelector is required")
     if spec.cluster_selector and not spec.cluster_selector.get(CLUSTER_LABEL):
         problems.append(f"spec.clusterSelector: the {CLUSTER_LABEL!r} key must name the cluster")
     if spec.ray_cluster_spec is not None:
-        problems += _cluster_spec_problems(spec.ray_cluster_spec, "spec.rayClusterSpec")
-        if spec.ray_cluster_spec.upgrade_strategy is not None:
-            problems.append("spec.rayClusterSpec.upgradeStrategy: not allowed in a RayJob")
+        problems += _embedded_cluster_problems(
+            spec.ray_cluster_spec, "spec.rayClusterSpec", "RayJob"
+        )
     if spec.suspend and not spec.shutdown_after_job_finishes:
         problems.append(
             "spec.suspend: a RayJob can be suspended only with shutdownAfterJobFinishes"
@@ -131,18 +129,16 @@ def validate_rayjob(rj: RayJob | Mapping[str, Any]) -> list[str]:
 
 def validate_rayservice(rs: RayService | Mapping[str, Any]) -> list[str]:
     """Returns the problems of a RayService (a model, or wire JSON that is parsed first)."""
-    service, problems = _parse(RayService, rs)
+    service, problems = _parse_named(RayService, rs, MAX_RAYSERVICE_NAME_LENGTH)
     if service is None:
         return problems
     spec = service.spec
-    problems += _name_problems(service.metadata, MAX_RAYSERVICE_NAME_LENGTH)
-    problems += _cluster_spec_problems(spec.ray_cluster_config, "spec.rayClusterConfig")
-    if spec.ray_cluster_config.upgrade_strategy is not None:
-        problems.append("spec.rayClusterConfig.upgradeStrategy: not allowed in a RayService")
+    problems += _embedded_cluster_problems(
+        spec.ray_cluster_config, "spec.rayClusterConfig", "RayService"
+    )
     strategy = spec.upgrade_strategy
-    kinds = [k.value for k in RayServiceUpgradeType]
-    if strategy is not None and strategy.type is not None and strategy.type not in kinds:
-        problems.append(f"spec.upgradeStrategy.type: {strategy.type!r} is not one of {kinds}")
+    if strategy is not None and strategy.type is not None:
+        problems += _one_of(strategy.type, RayServiceUpgradeType, "spec.upgradeStrategy.type")
     if (
         strategy is not None
         and strategy.type == RayServiceUpgradeType.NEW_CLUSTER_WITH_INCREMENTAL_UPGRADE
@@ -165,6 +161,29 @@ def _parse(model: type[_M], obj: _M | Mapping[str, Any]) -> tuple[_M | None, lis
         return None, [
             f"{'.'.join(str(part) for part in e['loc'])}: {e['msg']}" for e in error.errors()
         ]
+
+
+def _parse_named(
+    model: type[_R], obj: _R | Mapping[str, Any], limit: int
+) -> tuple[_R | None, list[str]]:
+    """Parses like :func:`_parse`, then checks the name against ``limit``."""
+    parsed, problems = _parse(model, obj)
+    if parsed is not None:
+        problems += _name_problems(parsed.metadata, limit)
+    return parsed, problems
+
+
+def _one_of(value: str, known: type[StrEnum], at: str) -> list[str]:
+    values = [member.value for member in known]
+    return [] if value in values else [f"{at}: {value!r} is not one of {values}"]
+
+
+def _embedded_cluster_problems(spec: RayClusterSpec, at: str, owner: str) -> list[str]:
+    """The problems of the cluster spec a RayJob or RayService embeds (no upgradeStrategy)."""
+    problems = _cluster_spec_problems(spec, at)
+    if spec.upgrade_strategy is not None:
+        problems.append(f"{at}.upgradeStrategy: not allowed in a {owner}")
+    return problems
 
 
 def _name_problems(metadata: Mapping[str, Any], limit: int) -> list[str]:
