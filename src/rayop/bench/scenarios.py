@@ -30,6 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from rayop.api.common import API_VERSION
 from rayop.bench.readiness import ReadinessTracker
 from rayop.kube.client import KubeClient
 from rayop.kube.errors import Conflict, NotFound
@@ -87,8 +88,18 @@ class Scenario(Protocol):
         """Applies the measured load; blocks until every action has been issued."""
 
 
-def raycluster(name: str, workers: int, *, namespace: str) -> dict[str, Any]:
-    """Returns a RayCluster with a head and one worker group of ``workers`` replicas."""
+def ray_object(kind: str, name: str, namespace: str, spec: dict[str, Any]) -> dict[str, Any]:
+    """Returns a ray.io/v1 object of ``kind`` named ``name`` in ``namespace``."""
+    return {
+        "apiVersion": API_VERSION,
+        "kind": kind,
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": spec,
+    }
+
+
+def raycluster_spec(workers: int) -> dict[str, Any]:
+    """Returns a RayCluster spec: a head and one worker group of ``workers`` replicas."""
     container = {
         "name": "ray",
         "image": RAY_IMAGE,
@@ -96,24 +107,24 @@ def raycluster(name: str, workers: int, *, namespace: str) -> dict[str, Any]:
     }
     template = {"spec": {"containers": [container]}}
     return {
-        "apiVersion": "ray.io/v1",
-        "kind": "RayCluster",
-        "metadata": {"name": name, "namespace": namespace},
-        "spec": {
-            "rayVersion": "2.46.0",
-            "headGroupSpec": {"rayStartParams": {}, "template": template},
-            "workerGroupSpecs": [
-                {
-                    "groupName": WORKER_GROUP,
-                    "replicas": workers,
-                    "minReplicas": 0,
-                    "maxReplicas": max(1000, workers),
-                    "rayStartParams": {},
-                    "template": template,
-                }
-            ],
-        },
+        "rayVersion": "2.46.0",
+        "headGroupSpec": {"rayStartParams": {}, "template": template},
+        "workerGroupSpecs": [
+            {
+                "groupName": WORKER_GROUP,
+                "replicas": workers,
+                "minReplicas": 0,
+                "maxReplicas": max(1000, workers),
+                "rayStartParams": {},
+                "template": template,
+            }
+        ],
     }
+
+
+def raycluster(name: str, workers: int, *, namespace: str) -> dict[str, Any]:
+    """Returns a RayCluster with a head and one worker group of ``workers`` replicas."""
+    return ray_object("RayCluster", name, namespace, raycluster_spec(workers))
 
 
 def cluster_names(count: int, prefix: str = "rc") -> list[str]:
@@ -300,16 +311,12 @@ class ConflictStormScenario:
 
 def rayjob(name: str, workers: int, *, namespace: str) -> dict[str, Any]:
     """Returns a RayJob whose cluster (head + ``workers``) is deleted once the job finishes."""
-    return {
-        "apiVersion": "ray.io/v1",
-        "kind": "RayJob",
-        "metadata": {"name": name, "namespace": namespace},
-        "spec": {
-            "entrypoint": "python -c 'print(1)'",
-            "shutdownAfterJobFinishes": True,
-            "rayClusterSpec": raycluster(name, workers, namespace=namespace)["spec"],
-        },
+    spec = {
+        "entrypoint": "python -c 'print(1)'",
+        "shutdownAfterJobFinishes": True,
+        "rayClusterSpec": raycluster_spec(workers),
     }
+    return ray_object("RayJob", name, namespace, spec)
 
 
 class RayJobMixScenario:

@@ -20,6 +20,7 @@ import secrets
 import shutil
 import socket
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -179,35 +180,20 @@ class RealCluster:
         self._write_credentials()
         self.server = f"https://127.0.0.1:{api_port}"
         self._write_kubeconfig()
-        if (self.settings.binaries / "etcd").is_file():
-            self._start_etcd(store_port)
-        else:
-            self._start_kine(store_port)
+        self._start_store(store_port)
         self._start_apiserver(store_port, api_port)
         api = ApiCaller(self.server, self.token)
-        wait_until(
-            lambda: api.status("/api/v1/namespaces/default") == 200,
-            timeout=self.settings.start_timeout,
-            what="namespace default",
-            alive=self._check_alive,
-        )
+        self._wait(lambda: api.status("/api/v1/namespaces/default") == 200, "namespace default")
         self._write_kubeconfig(ca=self.workdir / "pki" / "apiserver.crt")  # self-signed at start
         self._start_controller_manager()
         self._start_scheduler()
         self._start_kwok()
         self._create_nodes(api)
         names = [f"kwok-node-{i}" for i in range(self.settings.nodes)]
-        wait_until(
-            lambda: all(api.node_ready(n) for n in names),
-            timeout=self.settings.start_timeout,
-            what="kwok nodes Ready",
-            alive=self._check_alive,
-        )
-        wait_until(
+        self._wait(lambda: all(api.node_ready(n) for n in names), "kwok nodes Ready")
+        self._wait(
             lambda: api.status("/api/v1/namespaces/default/serviceaccounts/default") == 200,
-            timeout=self.settings.start_timeout,
-            what="the controller-manager (default ServiceAccount)",
-            alive=self._check_alive,
+            "the controller-manager (default ServiceAccount)",
         )
 
     def _write_credentials(self) -> None:
@@ -248,47 +234,36 @@ class RealCluster:
         self.kubeconfig.write_text(yaml.safe_dump(doc, sort_keys=False))
         self.kubeconfig.chmod(0o600)
 
-    def _start_etcd(self, port: int) -> None:
+    def _start_store(self, port: int) -> None:
+        """Starts etcd (kine when etcd was not built) on ``port``; blocks until it listens."""
+        etcd = (self.settings.binaries / "etcd").is_file()
+        store = "etcd" if etcd else "kine"
+        self._spawn(store, self._etcd_flags(port) if etcd else self._kine_flags(port))
+        self._wait(lambda: _port_open(port), store)
+
+    def _etcd_flags(self, port: int) -> list[str]:
         peer = f"http://127.0.0.1:{free_port()}"
         client = f"http://127.0.0.1:{port}"
-        self._spawn(
-            "etcd",
-            [
-                "--name=default",
-                f"--data-dir={self.workdir / 'etcd'}",
-                f"--listen-client-urls={client}",
-                f"--advertise-client-urls={client}",
-                f"--listen-peer-urls={peer}",
-                f"--initial-advertise-peer-urls={peer}",
-                f"--initial-cluster=default={peer}",
-                "--unsafe-no-fsync",
-            ],
-        )
-        wait_until(
-            lambda: _port_open(port),
-            timeout=self.settings.start_timeout,
-            what="etcd",
-            alive=self._check_alive,
-        )
+        return [
+            "--name=default",
+            f"--data-dir={self.workdir / 'etcd'}",
+            f"--listen-client-urls={client}",
+            f"--advertise-client-urls={client}",
+            f"--listen-peer-urls={peer}",
+            f"--initial-advertise-peer-urls={peer}",
+            f"--initial-cluster=default={peer}",
+            "--unsafe-no-fsync",
+        ]
 
-    def _start_kine(self, port: int) -> None:
+    def _kine_flags(self, port: int) -> list[str]:
         db = self.workdir / "kine"
         db.mkdir(exist_ok=True)
         endpoint = f"sqlite://{db / 'state.db'}?_journal=WAL&_busy_timeout=30000&_synchronous=OFF"
-        self._spawn(
-            "kine",
-            [
-                f"--listen-address=127.0.0.1:{port}",
-                f"--endpoint={endpoint}",
-                "--metrics-bind-address=0",
-            ],
-        )
-        wait_until(
-            lambda: _port_open(port),
-            timeout=self.settings.start_timeout,
-            what="kine",
-            alive=self._check_alive,
-        )
+        return [
+            f"--listen-address=127.0.0.1:{port}",
+            f"--endpoint={endpoint}",
+            "--metrics-bind-address=0",
+        ]
 
     def _start_apiserver(self, store_port: int, port: int) -> None:
         d = self.workdir
@@ -399,6 +374,17 @@ class RealCluster:
         self._procs[binary] = proc
         self._pids[binary] = proc.pid
         write_state(self.workdir, {"server": self.server, "pids": self._pids})
+
+    def _wait(self, condition: Callable[[], bool], what: str) -> None:
+        """Blocks until ``condition()`` holds.
+
+        Raises:
+            TimeoutError: it did not within ``start_timeout`` seconds.
+            RealClusterError: a component exited meanwhile.
+        """
+        wait_until(
+            condition, timeout=self.settings.start_timeout, what=what, alive=self._check_alive
+        )
 
     def _check_alive(self) -> None:
         for name, proc in self._procs.items():
