@@ -1,42 +1,33 @@
-"""End-to-end support for RayJob tests: a control plane with the RayCluster AND RayJob controllers.
+"""End-to-end support for RayJob tests: the kit's plane running the RayCluster AND RayJob
+controllers.
 
-:func:`running_rayjob_operator` starts an :class:`EmbeddedControlPlane` (fast kubelet, short
-simulated job runs), installs the CRDs, and runs one :class:`Manager` (leader election off, no
-HTTP endpoints) with both controllers over HTTP. Tests act as users through the API and observe
-the store, the audit and the simulated dashboards.
+:func:`running_rayjob_operator` starts the test kit's embedded control plane (fast kubelet,
+short simulated job runs, CRDs) and rayop's operator with both controllers on it. Tests act as
+users through the API and observe the store, the audit and the simulated dashboards.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import copy
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
-from prometheus_client import CollectorRegistry
-from raycluster_env import FAST_KUBELET, SAMPLES, eventually, install_crds
+from operator_env import E2eEnv, open_env
+from raycluster_env import SAMPLES
 
-from rayop.controllers.common.cache_config import KUBERAY_CACHE_CONFIG
+from rayop.api.common import format_time
 from rayop.controllers.common.options import OperatorOptions
-from rayop.controllers.raycluster.setup import setup_raycluster_controller
-from rayop.controllers.rayjob.setup import setup_rayjob_controller
-from rayop.kube.client import KubeClient
-from rayop.kube.config import KubeConfig
-from rayop.kube.resources import NAMESPACES, PODS, RAY_CLUSTERS, RAY_JOBS
-from rayop.runtime.manager import Manager
-from rayop.runtime.metrics import OperatorMetrics
-from rayop.sim.controlplane import EmbeddedControlPlane
+from rayop.kube.resources import JOBS, PODS, RAY_CLUSTERS, RAY_JOBS
 from rayop.sim.dashboard.head import DashboardConfig
 from rayop.sim.machinery.faults import Faults
 from rayop.sim.nodes.kubelet import KubeletConfig
+from rayop.testing import FAST_KUBELET, eventually
 
-__all__ = ["SAMPLES", "RayJobEnv", "eventually", "running_rayjob_operator"]
+__all__ = ["SAMPLES", "RayJobEnv", "running_rayjob_operator"]
 
 Obj = dict[str, Any]
 FAST_DASHBOARD = DashboardConfig(
@@ -45,25 +36,12 @@ FAST_DASHBOARD = DashboardConfig(
 FAILING_ENTRYPOINT = 'python -c "import sys; sys.exit(1)"'
 
 
-@dataclass
-class RayJobEnv:
-    """A running control plane, a user client, and the operator under test."""
-
-    cp: EmbeddedControlPlane
-    client: KubeClient
-    manager: Manager
-    namespaces: set[str] = field(default_factory=set)
-
-    # -- store views (no API traffic) --------------------------------------------------------
-
-    def _info(self, group: str, version: str, plural: str) -> Any:
-        info = self.cp.store.resources.get(group, version, plural)
-        assert info is not None, plural
-        return info
+class RayJobEnv(E2eEnv):
+    """A running plane, a user client, and the RayCluster and RayJob controllers."""
 
     def rayjob(self, namespace: str, name: str) -> Obj | None:
         """Returns the stored RayJob, or None."""
-        return self.cp.store.peek(self._info("ray.io", "v1", "rayjobs"), namespace, name)
+        return self.stored(RAY_JOBS, namespace, name)
 
     def status(self, namespace: str, name: str) -> Obj:
         """Returns the stored RayJob's status ({} when it has none or is gone)."""
@@ -71,15 +49,11 @@ class RayJobEnv:
 
     def raycluster(self, namespace: str, name: str) -> Obj | None:
         """Returns the stored RayCluster, or None."""
-        return self.cp.store.peek(self._info("ray.io", "v1", "rayclusters"), namespace, name)
+        return self.stored(RAY_CLUSTERS, namespace, name)
 
     def batch_job(self, namespace: str, name: str) -> Obj | None:
         """Returns the stored batch Job, or None."""
-        return self.cp.store.peek(self._info("batch", "v1", "jobs"), namespace, name)
-
-    def objects(self, plural: str, namespace: str, *, group: str = "") -> list[Obj]:
-        """Returns the stored objects of a kind in a namespace."""
-        return list(self.cp.store.iter_objects(self._info(group, "v1", plural), namespace))
+        return self.stored(JOBS, namespace, name)
 
     def cluster_creates(self, namespace: str) -> list[str]:
         """Returns the names of the RayClusters successfully created in ``namespace``."""
@@ -103,48 +77,27 @@ class RayJobEnv:
     ) -> Obj:
         """Blocks until the RayJob's deployment status is one of ``wanted``; returns the status."""
         try:
-            async with asyncio.timeout(timeout):
-                while self.deployment_status(namespace, name) not in wanted:
-                    await asyncio.sleep(0.02)
-        except TimeoutError:
+            await eventually(
+                lambda: self.deployment_status(namespace, name) in wanted, timeout=timeout
+            )
+        except AssertionError:
             pytest.fail(
                 f"RayJob {namespace}/{name} not in {wanted} after {timeout} s: "
                 f"{self.status(namespace, name)}"
             )
         return self.status(namespace, name)
 
-    # -- user actions over HTTP --------------------------------------------------------------
-
-    async def namespace(self, name: str) -> str:
-        """Creates a namespace (once) and returns its name."""
-        if name not in self.namespaces and name != "default":
-            await self.client.create(NAMESPACES, {"metadata": {"name": name}})
-            self.namespaces.add(name)
-        return name
-
     async def apply(self, rayjob: Obj, namespace: str) -> Obj:
         """Creates a RayJob in ``namespace``."""
-        await self.namespace(namespace)
-        obj = copy.deepcopy(rayjob)
-        obj["metadata"]["namespace"] = namespace
-        return await self.client.create(RAY_JOBS, obj, namespace=namespace)
+        return await self.plane.create(RAY_JOBS, rayjob, namespace)
 
     async def apply_cluster(self, raycluster: Obj, namespace: str) -> Obj:
         """Creates a RayCluster in ``namespace``."""
-        await self.namespace(namespace)
-        obj = copy.deepcopy(raycluster)
-        obj["metadata"]["namespace"] = namespace
-        return await self.client.create(RAY_CLUSTERS, obj, namespace=namespace)
+        return await self.plane.create(RAY_CLUSTERS, raycluster, namespace)
 
     async def edit(self, namespace: str, name: str, mutate: Callable[[Obj], None]) -> Obj:
-        """Read-modify-writes a RayJob's spec/metadata, retrying on 409."""
-        for _ in range(50):
-            obj = await self.client.get(RAY_JOBS, name, namespace=namespace)
-            mutate(obj)
-            with contextlib.suppress(Exception):
-                return await self.client.update(RAY_JOBS, obj)
-            await asyncio.sleep(0.02)
-        raise AssertionError("could not update the RayJob")
+        """Read-modify-writes a RayJob's spec/metadata, again on a conflict."""
+        return await self.plane.edit(RAY_JOBS, namespace, name, mutate)
 
 
 def load_docs(file_name: str, kind: str) -> list[Obj]:
@@ -203,30 +156,14 @@ async def running_rayjob_operator(
     options: OperatorOptions | None = None,
 ) -> AsyncIterator[RayJobEnv]:
     """Starts a control plane with CRDs and both controllers; stops everything on exit."""
-    async with EmbeddedControlPlane(kubelet=kubelet, dashboard=dashboard, faults=faults) as cp:
-        config = KubeConfig.for_server(cp.url, token=cp.token)
-        async with KubeClient(config, qps=-1) as user, KubeClient(config) as operator_client:
-            await install_crds(user)
-            manager = Manager(
-                operator_client,
-                metrics=OperatorMetrics(CollectorRegistry()),
-                metrics_bind_address="0",
-                health_probe_bind_address="0",
-                cache_config=KUBERAY_CACHE_CONFIG,
-                leader_election=False,
-            )
-            opts = options or OperatorOptions()
-            setup_raycluster_controller(
-                manager, options=opts, max_concurrent_reconciles=concurrency
-            )
-            setup_rayjob_controller(manager, options=opts, max_concurrent_reconciles=concurrency)
-            task = asyncio.create_task(manager.run())
-            try:
-                yield RayJobEnv(cp, user, manager)
-            finally:
-                await manager.stop()
-                with contextlib.suppress(Exception):
-                    await asyncio.wait_for(task, 10)
+    plane = {"kubelet": kubelet, "dashboard": dashboard, "faults": faults}
+    operator = {
+        "controllers": ("RayCluster", "RayJob"),
+        "concurrency": concurrency,
+        "options": options,
+    }
+    async with open_env(RayJobEnv, plane=plane, operator=operator) as env:
+        yield env
 
 
 async def play_sidecar(env: RayJobEnv, namespace: str, name: str, *, timeout: float = 25.0) -> None:
@@ -255,7 +192,7 @@ async def play_sidecar(env: RayJobEnv, namespace: str, name: str, *, timeout: fl
     pod = pods["items"][0]
     for status in pod["status"]["containerStatuses"]:
         if status["name"] == "ray-job-submitter":
-            now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+            now = format_time(datetime.now(UTC))
             reason = "Completed" if code == 0 else "Error"
             terminated = {"exitCode": code, "reason": reason, "startedAt": now, "finishedAt": now}
             status.update(state={"terminated": terminated}, ready=False, started=False)

@@ -1,101 +1,36 @@
-"""End-to-end support for RayService tests: a control plane running both Ray controllers.
+"""End-to-end support for RayService tests: the kit's plane running both Ray controllers.
 
-:func:`running_rayservice_operator` starts an :class:`EmbeddedControlPlane` (fast kubelet, fast
-Serve deployments), installs the CRDs, and runs a :class:`Manager` with the RayCluster and
-RayService controllers (leader election off, no HTTP endpoints). The operator can be stopped and
-started again (a new Manager, as after a process restart) while the control plane keeps running.
+:func:`running_rayservice_operator` starts the test kit's embedded control plane (fast kubelet,
+fast Serve deployments, CRDs) and rayop's operator with the RayCluster and RayService
+controllers. The operator can be stopped and started again (a new Manager, as after a process
+restart) while the control plane keeps running.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import copy
 import time
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import yaml
-from prometheus_client import CollectorRegistry
-from raycluster_env import FAST_KUBELET, SAMPLES, install_crds
+from operator_env import E2eEnv, open_env
+from raycluster_env import SAMPLES
 
-from rayop.controllers.common.cache_config import KUBERAY_CACHE_CONFIG
-from rayop.controllers.common.options import OperatorOptions
-from rayop.controllers.raycluster.setup import setup_raycluster_controller
-from rayop.controllers.rayservice.setup import setup_rayservice_controller
-from rayop.kube.client import KubeClient
-from rayop.kube.config import KubeConfig
 from rayop.kube.resource import Resource
-from rayop.kube.resources import NAMESPACES, RAY_SERVICES, SECRETS, SERVICES
-from rayop.runtime.manager import Manager
-from rayop.runtime.metrics import OperatorMetrics
-from rayop.sim.controlplane import EmbeddedControlPlane
+from rayop.kube.resources import RAY_SERVICES, SECRETS, SERVICES
 from rayop.sim.dashboard.head import DashboardConfig
+from rayop.testing import FAST_KUBELET
 
 Obj = dict[str, Any]
 FAST_DASHBOARD = DashboardConfig(serve_deploy_seconds=0.3, job_pending_seconds=0.05)
 
 
-@dataclass
-class RayServiceEnv:
-    """A running control plane, a user client, and the (restartable) operator under test."""
-
-    cp: EmbeddedControlPlane
-    client: KubeClient
-    config: KubeConfig
-    manager: Manager | None = None
-    namespaces: set[str] = field(default_factory=set)
-    _task: asyncio.Task[None] | None = None
-    _operator_client: KubeClient | None = None
-
-    # -- operator lifecycle --------------------------------------------------------------
-
-    async def start_operator(self) -> None:
-        """Starts a fresh Manager with both Ray controllers; returns once it is ready."""
-        assert self.manager is None
-        self._operator_client = KubeClient(self.config)
-        manager = Manager(
-            self._operator_client,
-            metrics=OperatorMetrics(CollectorRegistry()),
-            metrics_bind_address="0",
-            health_probe_bind_address="0",
-            cache_config=KUBERAY_CACHE_CONFIG,
-            leader_election=False,
-        )
-        options = OperatorOptions()
-        setup_raycluster_controller(manager, options=options, max_concurrent_reconciles=4)
-        setup_rayservice_controller(manager, options=options, max_concurrent_reconciles=4)
-        self.manager = manager
-        self._task = asyncio.create_task(manager.run())
-        async with asyncio.timeout(10):
-            while not manager.is_ready():
-                await asyncio.sleep(0.02)
-
-    async def stop_operator(self) -> None:
-        """Stops the Manager gracefully and closes its client."""
-        if self.manager is not None:
-            await self.manager.stop()
-        if self._task is not None:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(self._task, 10)
-        if self._operator_client is not None:
-            await self._operator_client.close()
-        self.manager, self._task, self._operator_client = None, None, None
-
-    # -- store views (no API traffic) ----------------------------------------------------
-
-    def stored(self, resource: Resource, namespace: str, name: str) -> Obj | None:
-        """Returns the stored object, or None."""
-        info = self.cp.store.resources.get(resource.group, resource.version, resource.plural)
-        assert info is not None, resource.plural
-        return self.cp.store.peek(info, namespace, name)
-
-    def objects(self, resource: Resource, namespace: str) -> list[Obj]:
-        """Returns the stored objects of a kind in a namespace."""
-        info = self.cp.store.resources.get(resource.group, resource.version, resource.plural)
-        assert info is not None, resource.plural
-        return list(self.cp.store.iter_objects(info, namespace))
+class RayServiceEnv(E2eEnv):
+    """A running plane, a user client, and the (restartable) RayCluster and RayService
+    controllers."""
 
     def rayservice(self, namespace: str, name: str) -> Obj:
         """Returns the stored RayService (it must exist)."""
@@ -154,13 +89,6 @@ class RayServiceEnv:
 
     # -- user actions over HTTP ------------------------------------------------------------
 
-    async def namespace(self, name: str) -> str:
-        """Creates a namespace (once) and returns its name."""
-        if name not in self.namespaces and name != "default":
-            await self.client.create(NAMESPACES, {"metadata": {"name": name}})
-            self.namespaces.add(name)
-        return name
-
     async def apply_sample(self, file_name: str, namespace: str) -> Obj:
         """Creates every document of a KubeRay sample; returns the RayService."""
         await self.namespace(namespace)
@@ -178,10 +106,7 @@ class RayServiceEnv:
 
     async def create(self, rayservice: Obj, namespace: str) -> Obj:
         """Creates a RayService in ``namespace``."""
-        await self.namespace(namespace)
-        obj = copy.deepcopy(rayservice)
-        obj["metadata"]["namespace"] = namespace
-        return await self.client.create(RAY_SERVICES, obj, namespace=namespace)
+        return await self.plane.create(RAY_SERVICES, rayservice, namespace)
 
     async def patch_spec(self, namespace: str, name: str, spec: Obj) -> Obj:
         """Merge-patches the RayService's spec."""
@@ -191,16 +116,10 @@ class RayServiceEnv:
 @contextlib.asynccontextmanager
 async def running_rayservice_operator() -> AsyncIterator[RayServiceEnv]:
     """Starts a control plane with CRDs and the operator; stops both on exit."""
-    async with EmbeddedControlPlane(kubelet=FAST_KUBELET, dashboard=FAST_DASHBOARD) as cp:
-        config = KubeConfig.for_server(cp.url, token=cp.token)
-        async with KubeClient(config, qps=-1) as user:
-            await install_crds(user)
-            env = RayServiceEnv(cp, user, config)
-            await env.start_operator()
-            try:
-                yield env
-            finally:
-                await env.stop_operator()
+    plane = {"kubelet": FAST_KUBELET, "dashboard": FAST_DASHBOARD}
+    operator = {"controllers": ("RayCluster", "RayService"), "concurrency": 4}
+    async with open_env(RayServiceEnv, plane=plane, operator=operator) as env:
+        yield env
 
 
 def small_rayservice(name: str, *, delay: int = 60, workers: int = 1, apps: int = 1) -> Obj:

@@ -33,9 +33,10 @@ from chart_install import (
     operator_command,
     render_release,
 )
-from raycluster_env import FAST_KUBELET, SAMPLES, eventually
+from raycluster_env import SAMPLES
 
 from rayop.sim.controlplane import EmbeddedControlPlane
+from rayop.testing import FAST_KUBELET, eventually
 
 pytestmark = pytest.mark.slow
 

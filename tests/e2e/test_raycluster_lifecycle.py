@@ -6,9 +6,10 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
-from raycluster_env import OperatorEnv, eventually, load_sample, simple_cluster
+from raycluster_env import OperatorEnv, load_sample, simple_cluster
 
-from rayop.kube.resources import PODS, RAY_CLUSTERS
+from rayop.kube.resources import JOBS, PODS, RAY_CLUSTERS, SERVICES
+from rayop.testing import eventually
 
 NS = "lifecycle"
 
@@ -30,7 +31,7 @@ async def test_cluster_converges_with_services_and_kuberay_status(env: OperatorE
     assert status["head"]["serviceName"] == "basic-head-svc"
     assert status["head"]["podIP"]
     assert status["endpoints"]["dashboard"] == "8265"
-    services = {s["metadata"]["name"]: s for s in env.objects("services", NS)}
+    services = {s["metadata"]["name"]: s for s in env.objects(SERVICES, NS)}
     assert services["basic-head-svc"]["spec"]["clusterIP"] == "None"
     heads = [
         p for p in env.pods(NS, "basic") if p["metadata"]["labels"]["ray.io/node-type"] == "head"
@@ -176,7 +177,7 @@ async def test_deleting_the_raycluster_removes_everything_it_owned(env: Operator
 
     def owned_left() -> int:
         pods = env.pods(NS, "gone", live_only=False)
-        svcs = [s for s in env.objects("services", NS) if s["metadata"]["name"].startswith("gone-")]
+        svcs = [s for s in env.objects(SERVICES, NS) if s["metadata"]["name"].startswith("gone-")]
         return len(pods) + len(svcs) + (env.raycluster(NS, "gone") is not None)
 
     await eventually(lambda: owned_left() == 0, what="everything garbage-collected")
@@ -195,7 +196,7 @@ async def test_gcs_ft_cluster_is_deleted_after_the_redis_cleanup_job(env: Operat
     seen: dict[str, dict[str, Any]] = {}
 
     def cleanup_job_completed() -> bool:
-        for job in env.objects("jobs", "redis", group="batch"):
+        for job in env.objects(JOBS, "redis"):
             if job["metadata"]["name"] == f"{name}-redis-cleanup":
                 seen["job"] = job
         conditions = (seen.get("job", {}).get("status") or {}).get("conditions") or []

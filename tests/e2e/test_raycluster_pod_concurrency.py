@@ -7,12 +7,13 @@ from collections.abc import Mapping
 from typing import Any
 
 import pytest
-from raycluster_env import eventually, running_operator, simple_cluster
+from raycluster_env import running_operator, simple_cluster
 
 from rayop.kube.client import KubeClient
 from rayop.kube.errors import InternalError
 from rayop.kube.resource import Resource
 from rayop.kube.resources import PODS
+from rayop.testing import eventually
 
 NS = "concurrent"
 WORKERS = 40

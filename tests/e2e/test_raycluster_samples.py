@@ -19,13 +19,14 @@ from raycluster_env import (
     GATED_SAMPLES,
     SAMPLE_GATES,
     OperatorEnv,
-    eventually,
     load_sample,
     running_operator,
     sample_files,
 )
 
 from rayop.controllers.common.options import OperatorOptions
+from rayop.kube.resources import ROLES, SERVICE_ACCOUNTS, SERVICES
+from rayop.testing import eventually
 
 pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.slow]
 
@@ -61,7 +62,7 @@ async def assert_converged(env: OperatorEnv, file_name: str, ns: str) -> None:
         await eventually(
             functools.partial(env.converged, ns, name), timeout=60, what=f"{file_name} ready"
         )
-        services = {s["metadata"]["name"] for s in env.objects("services", ns)}
+        services = {s["metadata"]["name"] for s in env.objects(SERVICES, ns)}
         head_service = (
             (raycluster["spec"]["headGroupSpec"].get("headService") or {})
             .get("metadata", {})
@@ -79,8 +80,8 @@ async def assert_converged(env: OperatorEnv, file_name: str, ns: str) -> None:
         if raycluster["spec"].get("gcsFaultToleranceOptions"):
             assert "ray.io/gcs-ft-redis-cleanup-finalizer" in rc["metadata"].get("finalizers", [])
         if raycluster["spec"].get("enableInTreeAutoscaling"):
-            assert any(sa["metadata"]["name"] for sa in env.objects("serviceaccounts", ns))
-            assert env.objects("roles", ns, group="rbac.authorization.k8s.io")
+            assert any(sa["metadata"]["name"] for sa in env.objects(SERVICE_ACCOUNTS, ns))
+            assert env.objects(ROLES, ns)
 
 
 @pytest.mark.parametrize("file_name", UNGATED_FILES)
@@ -108,7 +109,7 @@ async def assert_refused(env: OperatorEnv, file_name: str, *saying: str) -> None
         assert reason.startswith("InvalidRayClusterSpec: ")
         assert all(text in reason for text in saying), reason
         assert env.pods(ns, name, live_only=False) == []
-    assert env.objects("services", ns) == []
+    assert env.objects(SERVICES, ns) == []
 
 
 @pytest.mark.parametrize("file_name", sorted(GATED_SAMPLES))

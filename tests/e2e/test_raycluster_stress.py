@@ -6,9 +6,10 @@ import asyncio
 from collections.abc import Awaitable, Callable
 
 import pytest
-from raycluster_env import FAST_KUBELET, eventually, running_operator, simple_cluster
+from raycluster_env import running_operator, simple_cluster
 
 from rayop.runtime.reconcile import Request, Result
+from rayop.testing import FAST_KUBELET, eventually
 
 CLUSTERS = 50
 WORKERS = 8

@@ -16,16 +16,11 @@ from typing import Any
 import pytest
 import pytest_asyncio
 from raycluster_env import load_sample
-from rayjob_env import (
-    FAILING_ENTRYPOINT,
-    RayJobEnv,
-    eventually,
-    running_rayjob_operator,
-    small_rayjob,
-)
+from rayjob_env import FAILING_ENTRYPOINT, RayJobEnv, running_rayjob_operator, small_rayjob
 
 from rayop.controllers.common.options import OperatorOptions
-from rayop.kube.resources import RAY_CLUSTERS
+from rayop.kube.resources import CORE_EVENTS, PODS, RAY_CLUSTERS
+from rayop.testing import eventually
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 SLACK = 1.5
@@ -57,7 +52,7 @@ def assert_due(elapsed: float, ttl: float) -> None:
 def worker_pods(env: RayJobEnv, namespace: str, cluster: str) -> list[dict[str, Any]]:
     return [
         p
-        for p in env.objects("pods", namespace)
+        for p in env.objects(PODS, namespace)
         if p["metadata"].get("labels", {}).get("ray.io/cluster") == cluster
         and p["metadata"]["labels"].get("ray.io/node-type") == "worker"
     ]
@@ -167,7 +162,7 @@ async def test_delete_rayjob_cr_after_job_finishes() -> None:
         gone = await wait_gone(lambda: env.rayjob(ns, "job") is None, "RayJob deletion")
         assert_due(gone - done, 1)
         # its cluster and submitter Job go with it (owner references)
-        await eventually(lambda: not env.objects("rayclusters", ns, group="ray.io"))
+        await eventually(lambda: not env.objects(RAY_CLUSTERS, ns))
 
 
 async def test_a_cluster_taken_out_of_the_rayjobs_control_is_never_deleted(
@@ -186,7 +181,7 @@ async def test_a_cluster_taken_out_of_the_rayjobs_control_is_never_deleted(
 
     def warned() -> bool:
         return any(
-            e.get("reason") == "SkippedDeletingUnownedObject" for e in env.objects("events", ns)
+            e.get("reason") == "SkippedDeletingUnownedObject" for e in env.objects(CORE_EVENTS, ns)
         )
 
     await eventually(warned, timeout=10.0, what="a Warning event about the unowned cluster")

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from rayjob_env import RayJobEnv, eventually, running_rayjob_operator, small_rayjob
+from rayjob_env import RayJobEnv, running_rayjob_operator, small_rayjob
 
 from rayop.controllers.common.options import FeatureGates, OperatorOptions
+from rayop.kube.resources import EVENTS
+from rayop.testing import eventually
 
 
 async def _assert_refused(env: RayJobEnv, ns: str, name: str, *, naming: str) -> None:
@@ -18,10 +20,7 @@ async def _assert_refused(env: RayJobEnv, ns: str, name: str, *, naming: str) ->
     assert status["reason"] == "ValidationFailed"
     assert naming in status["message"]
     await eventually(
-        lambda: any(
-            e.get("reason") == "InvalidRayJobSpec"
-            for e in env.objects("events", ns, group="events.k8s.io")
-        ),
+        lambda: any(e.get("reason") == "InvalidRayJobSpec" for e in env.objects(EVENTS, ns)),
         what="InvalidRayJobSpec event",
     )
     assert env.cluster_creates(ns) == []

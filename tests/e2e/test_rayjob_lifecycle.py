@@ -8,10 +8,11 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from rayjob_env import RayJobEnv, eventually, running_rayjob_operator, small_rayjob
+from rayjob_env import RayJobEnv, running_rayjob_operator, small_rayjob
 
-from rayop.kube.resources import RAY_JOBS
+from rayop.kube.resources import EVENTS, RAY_CLUSTERS, RAY_JOBS
 from rayop.sim.dashboard.head import DashboardConfig
+from rayop.testing import eventually
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -87,7 +88,7 @@ async def test_deleting_a_running_rayjob_stops_its_job(env: RayJobEnv) -> None:
     job = dash.jobs.find(job_id)
     assert job is not None and job.stop_at is not None
     # owner references take the cluster and the submitter Job away
-    await eventually(lambda: not env.objects("rayclusters", ns, group="ray.io"))
+    await eventually(lambda: not env.objects(RAY_CLUSTERS, ns))
 
 
 async def test_active_deadline_fails_without_retry(env: RayJobEnv) -> None:
@@ -126,10 +127,7 @@ async def test_invalid_rayjob_is_refused_with_an_event(env: RayJobEnv) -> None:
     assert status["reason"] == "ValidationFailed"
     assert "shutdownAfterJobFinishes" in status["message"]
     await eventually(
-        lambda: any(
-            e.get("reason") == "InvalidRayJobSpec"
-            for e in env.objects("events", ns, group="events.k8s.io")
-        ),
+        lambda: any(e.get("reason") == "InvalidRayJobSpec" for e in env.objects(EVENTS, ns)),
         what="InvalidRayJobSpec event",
     )
     assert env.cluster_creates(ns) == []

@@ -20,12 +20,13 @@ import pytest_asyncio
 from raycluster_env import load_sample
 from rayjob_env import (
     RayJobEnv,
-    eventually,
     load_docs,
     play_sidecar,
     rayjob_sample_files,
     running_rayjob_operator,
 )
+
+from rayop.testing import eventually
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import yaml
-from raycluster_env import eventually
 from rayservice_env import RayServiceEnv, running_rayservice_operator, small_rayservice
 
 from rayop.kube.resources import RAY_CLUSTERS, RAY_SERVICES, SERVICES
+from rayop.testing import eventually
 
 NS = "life"
 NAME = "svc"

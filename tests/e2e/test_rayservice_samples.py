@@ -7,10 +7,11 @@ from collections.abc import AsyncIterator
 import pytest
 import pytest_asyncio
 import yaml
-from raycluster_env import SAMPLES, eventually
+from raycluster_env import SAMPLES
 from rayservice_env import RayServiceEnv, running_rayservice_operator
 
 from rayop.kube.resources import PODS, RAY_CLUSTERS, SERVICES
+from rayop.testing import eventually
 
 
 def _sample_files() -> list[str]:

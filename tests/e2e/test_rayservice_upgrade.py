@@ -7,7 +7,6 @@ import asyncio
 import dataclasses
 import time
 
-from raycluster_env import eventually
 from rayservice_env import (
     RayServiceEnv,
     SelectorSampler,
@@ -19,6 +18,7 @@ from rayop.controllers.rayservice.cleanup import scheduled_deletion
 from rayop.controllers.rayservice.settings import DELETION_TIMESTAMP_ANNOTATION
 from rayop.kube.resources import RAY_CLUSTERS
 from rayop.sim.machinery.audit import AuditRecord
+from rayop.testing import eventually
 
 NS = "upgrade"
 NAME = "svc"
@@ -127,7 +127,8 @@ async def test_old_cluster_deleted_on_schedule_across_operator_restart() -> None
 
         def due() -> float | None:
             cluster = env.stored(RAY_CLUSTERS, NS, old)
-            return None if cluster is None else scheduled_deletion(cluster)
+            when = None if cluster is None else scheduled_deletion(cluster)
+            return None if when is None else when.timestamp()
 
         await eventually(lambda: due() is not None, what="deletion scheduled")
         due_at = due()

@@ -17,7 +17,6 @@ the embedded control plane or these scenarios cannot exercise them.
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import re
 from collections.abc import Iterable, Mapping
@@ -26,31 +25,14 @@ from typing import Any
 
 import pytest
 from chart_install import NAMESPACE, kubectl_install, render_release
-from prometheus_client import CollectorRegistry
-from raycluster_env import (
-    FAST_KUBELET,
-    GATED_SAMPLES,
-    OperatorEnv,
-    eventually,
-    load_sample,
-    sample_files,
-    simple_cluster,
-)
+from raycluster_env import GATED_SAMPLES, OperatorEnv, load_sample, sample_files, simple_cluster
 from rayjob_env import FAST_DASHBOARD, small_rayjob
 from rayservice_env import small_rayservice
 
-from rayop.controllers.common.cache_config import KUBERAY_CACHE_CONFIG
-from rayop.controllers.common.options import OperatorOptions
 from rayop.controllers.common.rbac_rules import cluster_role_rules, leader_election_rules
-from rayop.controllers.raycluster.setup import setup_raycluster_controller
-from rayop.controllers.rayjob.setup import setup_rayjob_controller
-from rayop.controllers.rayservice.setup import setup_rayservice_controller
-from rayop.kube.client import KubeClient
 from rayop.kube.config import load_config
-from rayop.kube.resources import RAY_CLUSTERS, RAY_JOBS, RAY_SERVICES
-from rayop.runtime.manager import Manager
-from rayop.runtime.metrics import OperatorMetrics
-from rayop.sim.controlplane import EmbeddedControlPlane
+from rayop.kube.resources import INGRESSES, RAY_CLUSTERS, RAY_JOBS, RAY_SERVICES
+from rayop.testing import ALL_KINDS, eventually, open_control_plane, open_operator
 
 pytestmark = pytest.mark.slow
 
@@ -123,7 +105,7 @@ async def raycluster_scenarios(env: OperatorEnv) -> None:
     ingress["spec"]["headGroupSpec"]["enableIngress"] = True
     await env.apply(ingress, "ingress")
     await eventually(lambda: env.converged("ingress", "ingress"), what="ingress cluster ready")
-    assert env.objects("ingresses", "ingress", group="networking.k8s.io")
+    assert env.objects(INGRESSES, "ingress")
 
     await env.apply(simple_cluster("life", workers=3), "life")
     await eventually(lambda: env.converged("life", "life"), what="life ready")
@@ -171,24 +153,21 @@ async def rayjob_scenario(env: OperatorEnv) -> None:
     job = small_rayjob("job", shutdownAfterJobFinishes=True, ttlSecondsAfterFinished=0)
     job["metadata"]["namespace"] = ns
     await env.client.create(RAY_JOBS, job, namespace=ns)
-    info = env._info("ray.io", "v1", "rayjobs")
 
     def status() -> dict[str, Any]:
-        return dict((env.cp.store.peek(info, ns, "job") or {}).get("status") or {})
+        return dict((env.stored(RAY_JOBS, ns, "job") or {}).get("status") or {})
 
     await eventually(lambda: status().get("jobDeploymentStatus") == "Complete", what="job done")
-    await eventually(
-        lambda: not env.objects("rayclusters", ns, group="ray.io"), what="job cluster deleted"
-    )
+    await eventually(lambda: not env.objects(RAY_CLUSTERS, ns), what="job cluster deleted")
     await env.client.delete(RAY_JOBS, "job", namespace=ns)
-    await eventually(lambda: env.cp.store.peek(info, ns, "job") is None, what="RayJob deleted")
+    await eventually(lambda: env.stored(RAY_JOBS, ns, "job") is None, what="RayJob deleted")
 
     http = small_rayjob("http", submissionMode="HTTPMode")
     http["metadata"]["namespace"] = ns
     await env.client.create(RAY_JOBS, http, namespace=ns)
 
     def http_status() -> dict[str, Any]:
-        return dict((env.cp.store.peek(info, ns, "http") or {}).get("status") or {})
+        return dict((env.stored(RAY_JOBS, ns, "http") or {}).get("status") or {})
 
     await eventually(
         lambda: http_status().get("jobDeploymentStatus") == "Complete", what="HTTPMode job done"
@@ -201,10 +180,9 @@ async def rayservice_scenario(env: OperatorEnv) -> None:
     svc = small_rayservice("svc", delay=1)
     svc["metadata"]["namespace"] = ns
     await env.client.create(RAY_SERVICES, svc, namespace=ns)
-    info = env._info("ray.io", "v1", "rayservices")
 
     def status() -> dict[str, Any]:
-        return dict((env.cp.store.peek(info, ns, "svc") or {}).get("status") or {})
+        return dict((env.stored(RAY_SERVICES, ns, "svc") or {}).get("status") or {})
 
     def active() -> str:
         return str((status().get("activeServiceStatus") or {}).get("rayClusterName") or "")
@@ -223,47 +201,30 @@ async def rayservice_scenario(env: OperatorEnv) -> None:
     await eventually(lambda: active() not in ("", first), timeout=60, what="upgraded")
     await eventually(lambda: env.raycluster(ns, first) is None, timeout=30, what="old deleted")
     await env.client.delete(RAY_SERVICES, "svc", namespace=ns)
-    await eventually(lambda: env.cp.store.peek(info, ns, "svc") is None, what="svc deleted")
+    await eventually(lambda: env.stored(RAY_SERVICES, ns, "svc") is None, what="svc deleted")
 
 
 async def test_chart_grants_are_exactly_what_the_operator_uses(tmp_path: Path) -> None:
     release = render_release(tmp_path)
     user = f"system:serviceaccount:{NAMESPACE}:{release.service_account}"
-    async with EmbeddedControlPlane(tls=True, kubelet=FAST_KUBELET, dashboard=FAST_DASHBOARD) as cp:
+    failure: BaseException | None = None
+    async with open_control_plane(tls=True, dashboard=FAST_DASHBOARD, crds=False) as plane:
+        cp = plane.cp
         await kubectl_install(cp, release, tmp_path)
         token = cp.issue_service_account_token(NAMESPACE, release.service_account)
         kubeconfig = tmp_path / "operator-kubeconfig.yaml"
         kubeconfig.write_text(cp.kubeconfig_text(token, namespace=NAMESPACE))
-        admin_config = await load_config(kubeconfig=cp.kubeconfig_path)
         operator_config = await load_config(kubeconfig=str(kubeconfig))
-        async with KubeClient(admin_config, qps=-1) as admin, KubeClient(operator_config) as op:
-            manager = Manager(
-                op,
-                metrics=OperatorMetrics(CollectorRegistry()),
-                metrics_bind_address="0",
-                health_probe_bind_address="0",
-                cache_config=KUBERAY_CACHE_CONFIG,
-                leader_election=True,
-                leader_election_namespace=NAMESPACE,
-            )
-            options = OperatorOptions()
-            controller = setup_raycluster_controller(
-                manager, options=options, max_concurrent_reconciles=4
-            )
-            setup_rayjob_controller(manager, options=options, max_concurrent_reconciles=2)
-            setup_rayservice_controller(manager, options=options, max_concurrent_reconciles=2)
-            task = asyncio.create_task(manager.run())
-            failure: BaseException | None = None
-            try:
-                env = OperatorEnv(cp, admin, manager, controller)
+        try:
+            async with open_operator(
+                operator_config, controllers=ALL_KINDS, leader_election_namespace=NAMESPACE
+            ) as running:
+                env = OperatorEnv(plane, running=running)
                 await raycluster_scenarios(env)
                 await rayjob_scenario(env)
                 await rayservice_scenario(env)
-            except BaseException as exc:  # report missing grants first: they may be the cause
-                failure = exc
-            finally:
-                await manager.stop()
-                await asyncio.wait_for(task, 10)
+        except BaseException as exc:  # report missing grants first: they may be the cause
+            failure = exc
     # Read after the server stopped: a watch is audited when it ends.
     records = [r for r in cp.audit.requests if r.user == user]
 

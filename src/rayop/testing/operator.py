@@ -83,6 +83,7 @@ async def open_operator(
     use_priority_queue: bool = True,
     watch_namespaces: Sequence[str] | None = None,
     cache_config: CacheConfig = KUBERAY_CACHE_CONFIG,
+    leader_election_namespace: str | None = None,
     clock: Clock | None = None,
     client_factory: Callable[[KubeConfig], KubeClient] = KubeClient,
     wrap_reconcile: ReconcileWrapper | None = None,
@@ -90,8 +91,8 @@ async def open_operator(
 ) -> AsyncIterator[RunningOperator]:
     """Runs rayop's manager with the chosen controllers until the block exits.
 
-    Blocks until every cache has synced. No HTTP endpoints are served and leader election is
-    off; the metrics go to a registry of their own.
+    Blocks until every cache has synced. No HTTP endpoints are served, leader election is off
+    unless a namespace is given for it, and the metrics go to a registry of their own.
 
     Args:
         target: A plane from :func:`~rayop.testing.open_control_plane`, or any API server's
@@ -103,6 +104,8 @@ async def open_operator(
         use_priority_queue: controller-runtime's priority queue, else the classic queue.
         watch_namespaces: Namespaces to cache; None means all.
         cache_config: What the shared cache holds (KubeRay's filters, as ``rayop run``).
+        leader_election_namespace: Campaign for the Lease in this namespace before reconciling;
+            None turns leader election off.
         clock: The manager's clock (monotonic and wall); the real one when None.
         client_factory: Builds the operator's client from the configuration, e.g. a subclass
             of :class:`~rayop.kube.client.KubeClient` that injects failures.
@@ -130,7 +133,8 @@ async def open_operator(
             metrics=OperatorMetrics(CollectorRegistry()),
             metrics_bind_address="0",
             health_probe_bind_address="0",
-            leader_election=False,
+            leader_election=leader_election_namespace is not None,
+            leader_election_namespace=leader_election_namespace,
             watch_namespaces=watch_namespaces,
             cache_config=cache_config,
             clock=clock or MONOTONIC,
