@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from rayop.sim.dashboard.clock import SimClock
@@ -56,28 +56,30 @@ def _invalid(message: str) -> DashboardHttpError:
     )
 
 
+@dataclass(kw_only=True, eq=False)
 class ServeState:
     """Serve on one simulated head: the application set and the proxy's route table.
 
-    Args:
+    Attributes:
         clock: Time source.
         deploy_seconds: How long an application stays DEPLOYING after a config change.
         node_id: The head's node id; node_ip: its IP.
+        running: Whether Serve has started (with the first PUT).
+        apps: The applications by name.
+        target_capacity: The config's target_capacity, if any.
+        proxy_location: The config's proxy_location.
+        puts: Every accepted PUT so far.
     """
 
-    def __init__(
-        self, *, clock: SimClock, deploy_seconds: float, node_id: str, node_ip: str
-    ) -> None:
-        self.clock = clock
-        self.deploy_seconds = deploy_seconds
-        self.node_id = node_id
-        self.node_ip = node_ip
-        self.running = False
-        self.apps: dict[str, ServeApp] = {}
-        self.target_capacity: float | None = None
-        self.proxy_location = "EveryNode"
-        self.puts = 0
-        """Every accepted PUT so far."""
+    clock: SimClock
+    deploy_seconds: float
+    node_id: str
+    node_ip: str
+    running: bool = field(default=False, init=False)
+    apps: dict[str, ServeApp] = field(default_factory=dict, init=False)
+    target_capacity: float | None = field(default=None, init=False)
+    proxy_location: str = field(default="EveryNode", init=False)
+    puts: int = field(default=0, init=False)
 
     # -- commands ------------------------------------------------------------------------
 

@@ -16,6 +16,7 @@ from typing import Any
 from rayop.sim.machinery import errors as se
 from rayop.sim.machinery.resources import ResourceInfo
 from rayop.sim.machinery.timestamps import timestamp
+from rayop.sim.storage.aliases import find_alias
 from rayop.sim.storage.objects import CRD_KEY, NS_KEY, Obj, ObjectTable, clone, output
 
 __all__ = ["DeletePath"]
@@ -59,6 +60,19 @@ class DeletePath:
         Raises:
             StatusError: 404, 409 on a failed precondition, 400 for a bad policy.
         """
+        alias = find_alias(self._table.resources, info)
+        if alias is not None:
+            gone = await self.delete(
+                alias.stored,
+                namespace,
+                name,
+                propagation_policy=propagation_policy,
+                grace_period_seconds=grace_period_seconds,
+                preconditions=preconditions,
+                dry_run=dry_run,
+                copy=copy,
+            )
+            return alias.out(gone)
         ns = (namespace or "") if info.namespaced else ""
         old = self._table.find(info, ns, name)
         if old is None:

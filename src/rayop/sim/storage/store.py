@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import AsyncGenerator, Callable, Iterator, Mapping
-from typing import Any
+from collections.abc import AsyncGenerator, Callable
+from typing import Any, Concatenate, Generic, ParamSpec, TypedDict, TypeVar, Unpack, overload
 
 from rayop.sim.admission.defaults import IpAllocator
 from rayop.sim.machinery import errors as se
@@ -43,11 +43,47 @@ from rayop.sim.storage.write_path import WritePath
 __all__ = ["DEFAULT_NAMESPACES", "Expired", "Persistence", "Store", "Subscriber", "clone"]
 
 Expired = se.StatusError  # a 410 StatusError; kept as a name for readers of the API
+_Part = TypeVar("_Part")
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 DEFAULT_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+
+
+class WatchSelection(TypedDict, total=False):
+    """Where a watch starts and what it selects (the keyword arguments of ``open_watch``)."""
+
+    resource_version: str | None
+    label_selector: str | LabelSelector | None
+    field_selector: str | FieldSelector | None
+
+
+class _Forward(Generic[_Part, _P, _R]):
+    """A facade attribute that is the method of one of its parts (typed, documented as it)."""
+
+    def __init__(self, method: Callable[Concatenate[_Part, _P], _R], part: str) -> None:
+        self._name = method.__name__
+        self._part = part
+        self.__doc__ = method.__doc__
+
+    @overload
+    def __get__(self, obj: None, owner: type[Any]) -> _Forward[_Part, _P, _R]: ...
+    @overload
+    def __get__(self, obj: object, owner: type[Any]) -> Callable[_P, _R]: ...
+    def __get__(
+        self, obj: object | None, owner: type[Any]
+    ) -> _Forward[_Part, _P, _R] | Callable[_P, _R]:
+        if obj is None:
+            return self
+        bound: Callable[_P, _R] = getattr(getattr(obj, self._part), self._name)
+        return bound
 
 
 class Store:
     """In-memory objects with a global resourceVersion, watch history and a change feed.
+
+    Reads and watches are served here (aliased resources converted); ``subscribe`` and
+    ``iter_objects`` are the object table's, ``create`` and ``update`` the write path's,
+    ``delete`` and ``finalize_delete`` the delete path's methods.
 
     Args:
         registry: Served resources (a fresh one with the built-ins by default).
@@ -98,13 +134,7 @@ class Store:
         """Returns the newest resourceVersion (0 before any write)."""
         return self._table.rv
 
-    def subscribe(self, callback: Subscriber) -> Callable[[], None]:
-        """Registers a synchronous change-feed callback; returns a function that unregisters it.
-
-        See :meth:`ObjectTable.subscribe <rayop.sim.storage.objects.ObjectTable.subscribe>`:
-        every committed change, in RV order, as the store's shared read-only dicts.
-        """
-        return self._table.subscribe(callback)
+    subscribe = _Forward(ObjectTable.subscribe, "_table")
 
     # ----------------------------------------------------------------- reads
     async def get(
@@ -131,9 +161,7 @@ class Store:
             return None if found is None else alias.out(found)
         return self._table.find(info, namespace, name)
 
-    def iter_objects(self, info: ResourceInfo, namespace: str | None = None) -> Iterator[Obj]:
-        """Iterates over stored objects (read-only, unsorted); for internal controllers."""
-        return self._table.iter_objects(info, namespace)
+    iter_objects = _Forward(ObjectTable.iter_objects, "_table")
 
     def list(
         self,
@@ -196,10 +224,8 @@ class Store:
         info: ResourceInfo,
         namespace: str | None = None,
         *,
-        resource_version: str | None = None,
-        label_selector: str | LabelSelector | None = None,
-        field_selector: str | FieldSelector | None = None,
         bookmark_interval: float | None = None,
+        **selection: Unpack[WatchSelection],
     ) -> AsyncGenerator[tuple[str, Obj], None]:
         """Returns an async iterator of ``(event_type, obj_copy)`` (see :meth:`open_watch`).
 
@@ -209,108 +235,10 @@ class Store:
         Raises:
             StatusError: 410 Expired (raised here, before iteration).
         """
-        stream = self.open_watch(
-            info,
-            namespace,
-            resource_version=resource_version,
-            label_selector=label_selector,
-            field_selector=field_selector,
-        )
-        return copied_events(stream, bookmark_interval)
+        return copied_events(self.open_watch(info, namespace, **selection), bookmark_interval)
 
     # ----------------------------------------------------------------- writes
-    async def create(
-        self,
-        info: ResourceInfo,
-        namespace: str | None,
-        obj: Obj,
-        *,
-        dry_run: bool = False,
-        copy: bool = True,
-    ) -> Obj:
-        """Creates an object and returns it as stored (see :meth:`WritePath.create`).
-
-        Raises:
-            StatusError: 409 AlreadyExists, 404 when the namespace is missing, 403 when it is
-                terminating, 400 for a malformed body, 422 Invalid (CRD schema, names).
-        """
-        alias = find_alias(self.resources, info)
-        if alias is not None and isinstance(obj, dict):
-            made = await self._writes.create(
-                alias.stored, namespace, alias.into(obj), dry_run=dry_run, copy=copy
-            )
-            return alias.out(made)
-        return await self._writes.create(info, namespace, obj, dry_run=dry_run, copy=copy)
-
-    async def update(
-        self,
-        info: ResourceInfo,
-        namespace: str | None,
-        name: str,
-        obj: Obj,
-        *,
-        subresource: str | None = None,
-        dry_run: bool = False,
-        copy: bool = True,
-        with_status: bool = False,
-    ) -> Obj:
-        """Replaces an object (PUT), or only its status (see :meth:`WritePath.update`).
-
-        Raises:
-            StatusError: 404, 409 Conflict on a stale RV, 422 Invalid, 400 on name mismatch.
-        """
-        alias = find_alias(self.resources, info)
-        if alias is not None and isinstance(obj, dict):
-            info, obj, out = alias.stored, alias.into(obj), alias.out
-        else:
-            out = None
-        done = await self._writes.update(
-            info,
-            namespace,
-            name,
-            obj,
-            subresource=subresource,
-            dry_run=dry_run,
-            copy=copy,
-            with_status=with_status,
-        )
-        return done if out is None else out(done)
-
-    async def delete(
-        self,
-        info: ResourceInfo,
-        namespace: str | None,
-        name: str,
-        *,
-        propagation_policy: str | None = None,
-        grace_period_seconds: int | None = None,
-        preconditions: Mapping[str, Any] | None = None,
-        dry_run: bool = False,
-        copy: bool = True,
-    ) -> Obj:
-        """Deletes an object, or marks it deleting (see :meth:`DeletePath.delete`).
-
-        Returns the object: its final state (gone) or its deleting state (still present).
-
-        Raises:
-            StatusError: 404, 409 on a failed precondition, 400 for a bad policy.
-        """
-        alias = find_alias(self.resources, info)
-        gone = await self._deletes.delete(
-            info if alias is None else alias.stored,
-            namespace,
-            name,
-            propagation_policy=propagation_policy,
-            grace_period_seconds=grace_period_seconds,
-            preconditions=preconditions,
-            dry_run=dry_run,
-            copy=copy,
-        )
-        return gone if alias is None else alias.out(gone)
-
-    async def finalize_delete(self, info: ResourceInfo, namespace: str | None, name: str) -> bool:
-        """Removes an object being deleted once it has no finalizers (kubelet/GC hook).
-
-        Returns True when the object is gone (or was already), False when finalizers keep it.
-        """
-        return await self._deletes.finalize_delete(info, namespace, name)
+    create = _Forward(WritePath.create, "_writes")
+    update = _Forward(WritePath.update, "_writes")
+    delete = _Forward(DeletePath.delete, "_deletes")
+    finalize_delete = _Forward(DeletePath.finalize_delete, "_deletes")

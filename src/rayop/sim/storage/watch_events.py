@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from rayop.sim.machinery.selectors import FieldSelector, LabelSelector
@@ -18,6 +19,7 @@ from rayop.sim.machinery.selectors import FieldSelector, LabelSelector
 __all__ = ["Event", "History", "WatchStream", "Watcher"]
 
 
+@dataclass(slots=True, eq=False)
 class Event:
     """One committed change (or a synthetic/bookmark event) of one object.
 
@@ -30,22 +32,12 @@ class Event:
         line: Cache for the encoded watch line (filled by the HTTP layer).
     """
 
-    __slots__ = ("line", "obj", "old", "rv", "time", "type")
-
-    def __init__(
-        self,
-        type_: str,
-        obj: dict[str, Any],
-        rv: int,
-        time: float,
-        old: dict[str, Any] | None = None,
-    ) -> None:
-        self.type = type_
-        self.obj = obj
-        self.rv = rv
-        self.time = time
-        self.old = old
-        self.line: bytes | None = None
+    type: str
+    obj: dict[str, Any]
+    rv: int
+    time: float
+    old: dict[str, Any] | None = None
+    line: bytes | None = field(default=None, init=False)
 
 
 class History:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import random
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from rayop.sim.admission import crd_schema as crd_mod
 from rayop.sim.admission.defaults import IpAllocator, apply_create_defaults, apply_update_defaults
@@ -18,6 +19,7 @@ from rayop.sim.admission.object_meta import validate_object_meta
 from rayop.sim.machinery import errors as se
 from rayop.sim.machinery.resources import ResourceInfo
 from rayop.sim.machinery.timestamps import timestamp
+from rayop.sim.storage.aliases import find_alias
 from rayop.sim.storage.delete_path import DeletePath
 from rayop.sim.storage.objects import CRD_KEY, NS_KEY, Obj, ObjectTable, clone
 
@@ -34,10 +36,11 @@ _KEPT_ON_UPDATE = (
 )
 
 
+@dataclass(eq=False)
 class WritePath:
     """Creates and updates objects.
 
-    Args:
+    Attributes:
         table: The object table to read and commit to.
         deletes: The delete path every update is committed through.
         wall_clock: Returns Unix time for creationTimestamp.
@@ -45,31 +48,22 @@ class WritePath:
         ips: Allocates cluster IPs and node ports.
     """
 
-    def __init__(
-        self,
-        table: ObjectTable,
-        deletes: DeletePath,
-        *,
-        wall_clock: Callable[[], float],
-        rng: random.Random,
-        ips: IpAllocator,
-    ) -> None:
-        self._table = table
-        self._deletes = deletes
-        self._wall = wall_clock
-        self._rng = rng
-        self._ips = ips
+    table: ObjectTable
+    deletes: DeletePath
+    wall_clock: Callable[[], float]
+    rng: random.Random
+    ips: IpAllocator
 
     def seed_namespace(self, name: str) -> None:
         """Creates Namespace ``name`` unless it exists (never blocks; for the store's start)."""
-        if self._table.namespace(name) is not None:
+        if self.table.namespace(name) is not None:
             return
-        info = self._table.resources.get("", "v1", "namespaces")
+        info = self.table.resources.get("", "v1", "namespaces")
         assert info is not None
         obj: Obj = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
         self._stamp_new(info, obj)
-        apply_create_defaults(NS_KEY, obj, self._ips)
-        self._table.commit(info, "ADDED", "", name, obj, None)
+        apply_create_defaults(NS_KEY, obj, self.ips)
+        self.table.commit(info, "ADDED", "", name, obj, None)
 
     # ----------------------------------------------------------------- create
     async def create(
@@ -87,6 +81,12 @@ class WritePath:
             StatusError: 409 AlreadyExists, 404 when the namespace is missing, 403 when it is
                 terminating, 400 for a malformed body, 422 Invalid (CRD schema, names).
         """
+        alias = find_alias(self.table.resources, info)
+        if alias is not None and isinstance(obj, dict):
+            into = alias.into(obj)
+            return alias.out(
+                await self.create(alias.stored, namespace, into, dry_run=dry_run, copy=copy)
+            )
         if copy:
             obj = clone(obj)
         if not isinstance(obj, dict) or not isinstance(obj.get("metadata", {}), dict):
@@ -108,14 +108,14 @@ class WritePath:
         elif not isinstance(name, str):
             raise se.bad_request("metadata.name must be a string")
         validate_object_meta(info, obj, check_name=True)
-        if self._table.find(info, ns, name) is not None:
+        if self.table.find(info, ns, name) is not None:
             raise se.already_exists(info.plural, info.group, name)
-        apply_create_defaults(info.key, obj, self._ips)
+        apply_create_defaults(info.key, obj, self.ips)
         if dry_run:
             return clone(obj) if copy else obj
-        stored = self._table.commit(info, "ADDED", ns, name, obj, None)
+        stored = self.table.commit(info, "ADDED", ns, name, obj, None)
         if info.key == CRD_KEY:
-            self._table.resources.register_crd(stored)
+            self.table.resources.register_crd(stored)
         return clone(stored) if copy else stored
 
     def _generate_name(self, info: ResourceInfo, ns: str, prefix: str | None) -> str:
@@ -132,10 +132,10 @@ class WritePath:
                     )
                 ],
             )
-        bucket = self._table.bucket(info.key, ns)
+        bucket = self.table.bucket(info.key, ns)
         name = prefix
         for _ in range(8):
-            name = prefix[:58] + "".join(self._rng.choice(NAME_ALPHABET) for _ in range(5))
+            name = prefix[:58] + "".join(self.rng.choice(NAME_ALPHABET) for _ in range(5))
             if name not in bucket:
                 break
         return name
@@ -151,7 +151,7 @@ class WritePath:
                 "the namespace of the provided object does not match the namespace sent on the request"
             )
         meta["namespace"] = ns
-        ns_obj = self._table.namespace(ns)
+        ns_obj = self.table.namespace(ns)
         if ns_obj is None:
             raise se.not_found("namespaces", "", ns)
         if ns_obj["metadata"].get("deletionTimestamp"):
@@ -167,7 +167,7 @@ class WritePath:
     def _stamp_new(self, info: ResourceInfo, obj: Obj) -> None:
         meta = obj["metadata"]
         meta["uid"] = str(uuid.uuid4())
-        meta["creationTimestamp"] = timestamp(self._wall())
+        meta["creationTimestamp"] = timestamp(self.wall_clock())
         if info.has_status or info.is_custom:
             meta["generation"] = 1
         for k in ("resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"):
@@ -197,10 +197,23 @@ class WritePath:
         Raises:
             StatusError: 404, 409 Conflict on a stale RV, 422 Invalid, 400 on name mismatch.
         """
+        alias = find_alias(self.table.resources, info)
+        if alias is not None and isinstance(obj, dict):
+            done = await self.update(
+                alias.stored,
+                namespace,
+                name,
+                alias.into(obj),
+                subresource=subresource,
+                dry_run=dry_run,
+                copy=copy,
+                with_status=with_status,
+            )
+            return alias.out(done)
         if copy:
             obj = clone(obj)
         ns = (namespace or "") if info.namespaced else ""
-        old = self._table.find(info, ns, name)
+        old = self.table.find(info, ns, name)
         meta = obj.get("metadata")
         if not isinstance(meta, dict):
             raise se.bad_request("metadata is required")
@@ -217,7 +230,7 @@ class WritePath:
             new = _merge_status(info, old, obj)
         else:
             new = self._merge_main(info, old, obj, with_status=with_status)
-        return self._deletes.commit_change(info, ns, name, new, old, dry_run=dry_run, copy=copy)
+        return self.deletes.commit_change(info, ns, name, new, old, dry_run=dry_run, copy=copy)
 
     def _merge_main(self, info: ResourceInfo, old: Obj, new: Obj, *, with_status: bool) -> Obj:
         old_meta = old["metadata"]
@@ -245,7 +258,7 @@ class WritePath:
             crd_mod.admit_custom(info, new, old)
         elif info.key == CRD_KEY:
             crd_mod.validate_crd(new)
-        apply_update_defaults(info.key, new, old, self._ips)
+        apply_update_defaults(info.key, new, old, self.ips)
         if "generation" in old_meta and _spec_changed(old, new, info.has_status):
             meta["generation"] = old_meta["generation"] + 1
         return new
