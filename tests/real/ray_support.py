@@ -3,7 +3,6 @@ controllers in-process, the pod network that plays Ray heads, and sample loading
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import copy
 from collections.abc import AsyncIterator
@@ -12,20 +11,13 @@ from typing import Any
 
 import yaml
 from pod_network import PodNetwork
-from prometheus_client import CollectorRegistry
 from real_support import SAMPLES, user_client
 
 from rayop.cli.realcluster import pod_network_socket
-from rayop.controllers.common.cache_config import KUBERAY_CACHE_CONFIG
-from rayop.controllers.common.options import OperatorOptions
-from rayop.controllers.raycluster.setup import setup_raycluster_controller
-from rayop.controllers.rayjob.setup import setup_rayjob_controller
-from rayop.controllers.rayservice.setup import setup_rayservice_controller
 from rayop.kube.client import KubeClient
 from rayop.kube.config import load_config
 from rayop.kube.resources import CONFIGMAPS, NAMESPACES
-from rayop.runtime.manager import Manager
-from rayop.runtime.metrics import OperatorMetrics
+from rayop.testing import ALL_KINDS, open_operator
 
 Obj = dict[str, Any]
 
@@ -44,27 +36,9 @@ async def ray_world(kubeconfig: str, *, concurrency: int = 4) -> AsyncIterator[W
     async with (
         user_client(kubeconfig) as user,
         PodNetwork(user, pod_network_socket(Path(kubeconfig))) as network,
-        KubeClient(config) as client,
+        open_operator(config, controllers=ALL_KINDS, concurrency=concurrency, ready_timeout=60),
     ):
-        manager = Manager(
-            client,
-            metrics=OperatorMetrics(CollectorRegistry()),
-            metrics_bind_address="0",
-            health_probe_bind_address="0",
-            cache_config=KUBERAY_CACHE_CONFIG,
-            leader_election=False,
-        )
-        options = OperatorOptions()
-        setup_raycluster_controller(manager, options=options, max_concurrent_reconciles=concurrency)
-        setup_rayjob_controller(manager, options=options, max_concurrent_reconciles=concurrency)
-        setup_rayservice_controller(manager, options=options, max_concurrent_reconciles=concurrency)
-        task = asyncio.create_task(manager.run())
-        try:
-            yield World(user, network)
-        finally:
-            await manager.stop()
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(task, 10)
+        yield World(user, network)
 
 
 class World:

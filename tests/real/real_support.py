@@ -3,29 +3,23 @@ views of RayClusters and their pods (a real server has no store to peek into).""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import copy
 import secrets
 import subprocess
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
-from prometheus_client import CollectorRegistry
 
 from rayop.api.crds import build_crds
 from rayop.cli.realcluster_http import ApiCaller, wait_until
-from rayop.controllers.common.cache_config import KUBERAY_CACHE_CONFIG
 from rayop.controllers.common.options import OperatorOptions
-from rayop.controllers.raycluster.setup import setup_raycluster_controller
 from rayop.kube.client import KubeClient
 from rayop.kube.config import load_config
 from rayop.kube.resources import NAMESPACES, PODS, RAY_CLUSTERS
-from rayop.runtime.manager import Manager
-from rayop.runtime.metrics import OperatorMetrics
+from rayop.testing import RunningOperator, open_operator, raycluster_converged
 
 Obj = dict[str, Any]
 
@@ -123,18 +117,6 @@ def unique_namespace(prefix: str) -> str:
     return f"{prefix}-{secrets.token_hex(3)}"
 
 
-async def eventually(
-    predicate: Callable[[], Awaitable[bool]], *, timeout: float = 60.0, what: str = ""
-) -> None:
-    """Blocks until ``await predicate()`` holds, polling every 100 ms; fails on timeout."""
-    try:
-        async with asyncio.timeout(timeout):
-            while not await predicate():
-                await asyncio.sleep(0.1)
-    except TimeoutError:
-        pytest.fail(f"timed out after {timeout} s waiting for {what or predicate}")
-
-
 @contextlib.asynccontextmanager
 async def user_client(kubeconfig: str) -> AsyncIterator[KubeClient]:
     """A KubeClient acting as the test's user (no client-side throttling)."""
@@ -150,30 +132,18 @@ async def rayop_operator(
     watch_namespaces: Sequence[str] | None = None,
     concurrency: int = 4,
     options: OperatorOptions | None = None,
-) -> AsyncIterator[Manager]:
+) -> AsyncIterator[RunningOperator]:
     """Runs rayop's RayCluster controller against ``kubeconfig`` until the block exits
-    (``options``: KubeRay's defaults unless given)."""
+    (``options``: KubeRay's defaults unless given); see :func:`rayop.testing.open_operator`."""
     config = await load_config(kubeconfig=kubeconfig)
-    async with KubeClient(config) as client:
-        manager = Manager(
-            client,
-            metrics=OperatorMetrics(CollectorRegistry()),
-            metrics_bind_address="0",
-            health_probe_bind_address="0",
-            cache_config=KUBERAY_CACHE_CONFIG,
-            leader_election=False,
-            watch_namespaces=watch_namespaces,
-        )
-        setup_raycluster_controller(
-            manager, options=options or OperatorOptions(), max_concurrent_reconciles=concurrency
-        )
-        task = asyncio.create_task(manager.run())
-        try:
-            yield manager
-        finally:
-            await manager.stop()
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(task, 10)
+    async with open_operator(
+        config,
+        watch_namespaces=watch_namespaces,
+        concurrency=concurrency,
+        options=options,
+        ready_timeout=60,
+    ) as running:
+        yield running
 
 
 async def create_namespace(client: KubeClient, name: str) -> str:
@@ -201,29 +171,7 @@ async def status_reason(client: KubeClient, namespace: str, name: str) -> str:
     return str((rc.get("status") or {}).get("reason") or "")
 
 
-def running_and_ready(pod: Obj) -> bool:
-    """Tells whether a pod is Running with condition Ready=True."""
-    status = pod.get("status") or {}
-    ready = any(
-        c.get("type") == "Ready" and c.get("status") == "True"
-        for c in status.get("conditions") or []
-    )
-    return status.get("phase") == "Running" and ready
-
-
 async def converged(client: KubeClient, namespace: str, name: str) -> bool:
     """Tells whether the RayCluster is ready as KubeRay reports it, with all pods ready."""
     rc = await client.get(RAY_CLUSTERS, name, namespace=namespace)
-    status = rc.get("status") or {}
-    conditions = {c["type"]: c["status"] for c in status.get("conditions") or []}
-    pods = await cluster_pods(client, namespace, name)
-    desired = status.get("desiredWorkerReplicas", 0)
-    return (
-        status.get("state") == "ready"
-        and conditions.get("HeadPodReady") == "True"
-        and conditions.get("RayClusterProvisioned") == "True"
-        and status.get("observedGeneration") == rc["metadata"].get("generation")
-        and len(pods) == desired + 1
-        and status.get("readyWorkerReplicas", 0) == desired
-        and all(running_and_ready(p) for p in pods)
-    )
+    return raycluster_converged(rc, await cluster_pods(client, namespace, name))

@@ -21,7 +21,6 @@ from real_support import (
     converged,
     create_namespace,
     eligible_samples,
-    eventually,
     load_sample,
     rayop_operator,
     status_reason,
@@ -33,6 +32,7 @@ from rayop.controllers.common.options import FeatureGates, OperatorOptions
 from rayop.kube.client import KubeClient
 from rayop.kube.errors import NotFound
 from rayop.kube.resources import PODS, RAY_CLUSTERS, SERVICES
+from rayop.testing import eventually
 
 pytestmark = [
     pytest.mark.real,
@@ -101,7 +101,7 @@ async def test_gated_sample_is_refused_with_its_gate_on(
         async def refused(name: str = name) -> bool:
             return (await status_reason(client, ns, name)).startswith("InvalidRayClusterSpec: ")
 
-        await eventually(refused, what=f"{file_name} refused")
+        await eventually(refused, what=f"{file_name} refused", timeout=60)
         reason = await status_reason(client, ns, name)
         assert "rayop does not implement" in reason and f"({gate}) yet" in reason, reason
         assert await cluster_pods(client, ns, name) == []
@@ -119,7 +119,7 @@ async def test_scale_then_delete_collects_everything(operator: KubeClient) -> No
     sample["metadata"]["name"] = "scaled"
     sample["spec"]["workerGroupSpecs"][0].update(groupName="workers", replicas=1, maxReplicas=10)
     await apply_raycluster(client, sample, ns)
-    await eventually(lambda: converged(client, ns, "scaled"), what="1 worker")
+    await eventually(lambda: converged(client, ns, "scaled"), what="1 worker", timeout=60)
 
     async def workers() -> int:
         pods = await cluster_pods(client, ns, "scaled")
@@ -133,7 +133,7 @@ async def test_scale_then_delete_collects_everything(operator: KubeClient) -> No
         async def scaled(n: int = n) -> bool:
             return await workers() == n and await converged(client, ns, "scaled")
 
-        await eventually(scaled, what=f"{n} workers")
+        await eventually(scaled, what=f"{n} workers", timeout=60)
 
     await client.delete(RAY_CLUSTERS, "scaled", namespace=ns)
 
@@ -147,4 +147,4 @@ async def test_scale_then_delete_collects_everything(operator: KubeClient) -> No
         services = (await client.list(SERVICES, namespace=ns))["items"]
         return not pods and not services
 
-    await eventually(all_gone, what="pods and services garbage-collected")
+    await eventually(all_gone, what="pods and services garbage-collected", timeout=60)
