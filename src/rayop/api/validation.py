@@ -48,6 +48,7 @@ __all__ = [
     "MAX_RAYCLUSTER_NAME_LENGTH",
     "MAX_RAYJOB_NAME_LENGTH",
     "MAX_RAYSERVICE_NAME_LENGTH",
+    "parse_raycluster",
     "validate_raycluster",
     "validate_raycluster_status",
     "validate_rayjob",
@@ -91,6 +92,11 @@ def validate_raycluster_status(status: RayClusterStatus) -> list[str]:
     ):
         return ["status.conditions: RayClusterSuspending and RayClusterSuspended are both True"]
     return []
+
+
+def parse_raycluster(obj: Mapping[str, Any]) -> tuple[RayCluster | None, list[str]]:
+    """Parses RayCluster wire JSON: the model and no problems, or None and the problems."""
+    return _parse(RayCluster, obj)
 
 
 def validate_rayjob(rj: RayJob | Mapping[str, Any]) -> list[str]:

@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+
+from rayop.api.raycluster import RayCluster, WorkerGroupSpec
+from rayop.controllers.common.options import OperatorOptions
+from rayop.controllers.raycluster.pods import build_head_pod, build_worker_pod
+from rayop.controllers.raycluster.scaling import GroupPlan, plan_worker_group
+from rayop.controllers.raycluster.spec_hash import spec_hash
+from rayop.controllers.raycluster.status import calculate_status
 
 SAMPLES = Path(__file__).resolve().parents[4] / "shared" / "compat" / "kuberay-v1.7.0" / "samples"
 
@@ -52,3 +60,42 @@ def minimal_cluster(**spec: Any) -> dict[str, Any]:
     }
     base["spec"].update(spec)
     return base
+
+
+# -- the builders on wire dicts (they take the parsed model; tests write dicts) -------------------
+
+
+def parse(cluster: Mapping[str, Any]) -> RayCluster:
+    """Parses a RayCluster wire dict as the reconciler does once per pass."""
+    return RayCluster.model_validate(cluster)
+
+
+def group_model(group: Mapping[str, Any]) -> WorkerGroupSpec:
+    """Parses one ``workerGroupSpecs`` entry."""
+    return WorkerGroupSpec.model_validate(group)
+
+
+def head_pod(cluster: Mapping[str, Any], *, options: OperatorOptions) -> dict[str, Any]:
+    """Builds the head pod of a wire cluster, with the hash of its wire spec."""
+    return build_head_pod(parse(cluster), options=options, spec_hash=spec_hash(cluster))
+
+
+def worker_pod(
+    cluster: Mapping[str, Any], group: Mapping[str, Any], *, options: OperatorOptions, **kw: Any
+) -> dict[str, Any]:
+    """Builds one worker pod of a wire group of a wire cluster."""
+    return build_worker_pod(parse(cluster), group_model(group), options=options, **kw)
+
+
+def worker_plan(
+    cluster: Mapping[str, Any], group: Mapping[str, Any], pods: Sequence[Any], **kw: Any
+) -> GroupPlan:
+    """Plans one wire group of a wire cluster."""
+    return plan_worker_group(parse(cluster), group_model(group), pods, **kw)
+
+
+def status_of(
+    cluster: Mapping[str, Any], pods: Sequence[Any], services: Sequence[Any], **kw: Any
+) -> dict[str, Any]:
+    """Computes the status of a wire cluster (its current status is the starting point)."""
+    return calculate_status(parse(cluster), cluster.get("status"), pods, services, **kw)

@@ -11,7 +11,7 @@ from rayop.controllers.common.options import OperatorOptions
 from rayop.controllers.raycluster.command import ray_start_command, ray_start_params, render_params
 from rayop.controllers.raycluster.resources import Quantity
 
-from ._fixtures import minimal_cluster
+from ._fixtures import group_model, minimal_cluster, parse
 
 
 def test_render_params_booleans_and_sorting() -> None:
@@ -24,7 +24,9 @@ def test_worker_address_uses_head_port_and_explicit_params_win() -> None:
     cluster["spec"]["headGroupSpec"]["rayStartParams"] = {"port": "6380"}
     group = cluster["spec"]["workerGroupSpecs"][0]
     group["rayStartParams"] = {"num-cpus": "7", "metrics-export-port": "9000", "block": "false"}
-    params = ray_start_params(cluster, group, node_type="worker", fqdn="h.ns.svc.cluster.local")
+    params = ray_start_params(
+        parse(cluster), group_model(group), node_type="worker", fqdn="h.ns.svc.cluster.local"
+    )
     assert params["address"] == "h.ns.svc.cluster.local:6380"
     assert params["block"] == "true" and params["metrics-export-port"] == "9000"
     container = {"resources": {"limits": {"cpu": "3"}}}
@@ -37,7 +39,7 @@ def test_group_resources_override_container_resources() -> None:
     cluster = minimal_cluster()
     group = cluster["spec"]["workerGroupSpecs"][0]
     group["resources"] = {"CPU": "4", "memory": "1Gi", "nvidia.com/gpu": "1", "Custom": "500m"}
-    params = ray_start_params(cluster, group, node_type="worker", fqdn="f")
+    params = ray_start_params(parse(cluster), group_model(group), node_type="worker", fqdn="f")
     cmd = ray_start_command(
         "worker", params, {"resources": {"limits": {"cpu": "1", "google.com/tpu": "4"}}}
     )
@@ -50,7 +52,7 @@ def test_shell_escaped_resources_param_keeps_user_resources() -> None:
     cluster = minimal_cluster()
     group = cluster["spec"]["workerGroupSpecs"][0]
     group["rayStartParams"] = {"resources": '"{\\"TPU\\": 4}"'}
-    params = ray_start_params(cluster, group, node_type="worker", fqdn="f")
+    params = ray_start_params(parse(cluster), group_model(group), node_type="worker", fqdn="f")
     cmd = ray_start_command("worker", params, {"resources": {"limits": {"google.com/tpu": "4"}}})
     assert "TPU" in cmd
 

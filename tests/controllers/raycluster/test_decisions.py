@@ -8,9 +8,9 @@ from typing import Any
 
 from rayop.controllers.common.options import DEFAULT_OPTIONS
 from rayop.controllers.raycluster.pod_health import should_delete_pod
-from rayop.controllers.raycluster.scaling import plan_head, plan_worker_group
+from rayop.controllers.raycluster.scaling import plan_head
 
-from ._fixtures import minimal_cluster
+from ._fixtures import minimal_cluster, worker_plan
 
 
 def _pod(
@@ -48,7 +48,7 @@ def test_scale_up_uses_lowest_free_indices() -> None:
     cluster = minimal_cluster()
     group = cluster["spec"]["workerGroupSpecs"][0]
     group["replicas"] = 4
-    plan = plan_worker_group(cluster, group, [_pod("a", index=1)], options=DEFAULT_OPTIONS)
+    plan = worker_plan(cluster, group, [_pod("a", index=1)], options=DEFAULT_OPTIONS)
     assert [c.replica_index for c in plan.creations] == [0, 2, 3]
     assert plan.deletions == () and plan.error is None
 
@@ -56,7 +56,7 @@ def test_scale_up_uses_lowest_free_indices() -> None:
 def test_unhealthy_pods_are_deleted_then_error_without_creating() -> None:
     cluster = minimal_cluster()
     group = cluster["spec"]["workerGroupSpecs"][0]
-    plan = plan_worker_group(cluster, group, [_pod("bad", phase="Failed")], options=DEFAULT_OPTIONS)
+    plan = worker_plan(cluster, group, [_pod("bad", phase="Failed")], options=DEFAULT_OPTIONS)
     assert [d.name for d in plan.deletions] == ["bad"] and not plan.deletions[0].ignore_not_found
     assert plan.creations == () and plan.error == "delete 1 unhealthy worker Pods"
 
@@ -65,7 +65,7 @@ def test_workers_to_delete_then_replace_to_desired() -> None:
     cluster = minimal_cluster()
     group = cluster["spec"]["workerGroupSpecs"][0]
     group["scaleStrategy"] = {"workersToDelete": ["a", "gone"]}
-    plan = plan_worker_group(
+    plan = worker_plan(
         cluster, group, [_pod("a", index=0), _pod("b", index=1)], options=DEFAULT_OPTIONS
     )
     assert [d.name for d in plan.deletions] == ["a", "gone"]
@@ -79,19 +79,19 @@ def test_scale_down_only_without_autoscaler_or_with_random_delete() -> None:
     group = cluster["spec"]["workerGroupSpecs"][0]
     group["replicas"] = 1
     pods = [_pod("a"), _pod("b"), _pod("c")]
-    plan = plan_worker_group(cluster, group, pods, options=DEFAULT_OPTIONS)
+    plan = worker_plan(cluster, group, pods, options=DEFAULT_OPTIONS)
     assert [d.name for d in plan.deletions] == ["a", "b"]
     cluster["spec"]["enableInTreeAutoscaling"] = True
-    assert plan_worker_group(cluster, group, pods, options=DEFAULT_OPTIONS).deletions == ()
+    assert worker_plan(cluster, group, pods, options=DEFAULT_OPTIONS).deletions == ()
     random_delete = dataclasses.replace(DEFAULT_OPTIONS, enable_random_pod_delete=True)
-    assert len(plan_worker_group(cluster, group, pods, options=random_delete).deletions) == 2
+    assert len(worker_plan(cluster, group, pods, options=random_delete).deletions) == 2
 
 
 def test_suspended_group_deletes_all() -> None:
     cluster = minimal_cluster()
     group = cluster["spec"]["workerGroupSpecs"][0]
     group["suspend"] = True
-    assert plan_worker_group(cluster, group, [_pod("a")], options=DEFAULT_OPTIONS).delete_all
+    assert worker_plan(cluster, group, [_pod("a")], options=DEFAULT_OPTIONS).delete_all
 
 
 def test_multi_host_scale_up_creates_whole_replicas() -> None:
@@ -99,7 +99,7 @@ def test_multi_host_scale_up_creates_whole_replicas() -> None:
     group = cluster["spec"]["workerGroupSpecs"][0]
     group.update(replicas=2, numOfHosts=2)
     pods = [_pod("a0", index=0, replica="g-aaaaa"), _pod("a1", index=0, replica="g-aaaaa")]
-    plan = plan_worker_group(cluster, group, pods, options=DEFAULT_OPTIONS, rng=random.Random(7))
+    plan = worker_plan(cluster, group, pods, options=DEFAULT_OPTIONS, rng=random.Random(7))
     assert [(c.replica_index, c.host_index) for c in plan.creations] == [(1, 0), (1, 1)]
     assert plan.creations[0].replica_name == plan.creations[1].replica_name
     assert (
@@ -113,7 +113,7 @@ def test_multi_host_incomplete_unhealthy_and_workers_to_delete() -> None:
     group = cluster["spec"]["workerGroupSpecs"][0]
     group.update(replicas=2, numOfHosts=2)
     incomplete = [_pod("a0", index=0, replica="r-a")]
-    plan = plan_worker_group(cluster, group, incomplete, options=DEFAULT_OPTIONS)
+    plan = worker_plan(cluster, group, incomplete, options=DEFAULT_OPTIONS)
     assert [d.name for d in plan.deletions] == ["a0"] and "incomplete" in (plan.error or "")
     pods = [
         _pod("a0", index=0, replica="r-a"),
@@ -121,11 +121,11 @@ def test_multi_host_incomplete_unhealthy_and_workers_to_delete() -> None:
         _pod("b0", index=1, replica="r-b"),
         _pod("b1", index=1, replica="r-b"),
     ]
-    plan = plan_worker_group(cluster, group, pods, options=DEFAULT_OPTIONS, rng=random.Random(1))
+    plan = worker_plan(cluster, group, pods, options=DEFAULT_OPTIONS, rng=random.Random(1))
     assert {d.name for d in plan.deletions} == {"a0", "a1"}
     assert [c.replica_index for c in plan.creations] == [0, 0] and plan.error is None
     group["scaleStrategy"] = {"workersToDelete": ["b1"]}
-    plan = plan_worker_group(cluster, group, pods, options=DEFAULT_OPTIONS)
+    plan = worker_plan(cluster, group, pods, options=DEFAULT_OPTIONS)
     assert {d.name for d in plan.deletions} == {"a0", "a1", "b0", "b1"}
     assert plan.creations == () and "ScaleStrategy" in (plan.error or "")
 
@@ -140,7 +140,7 @@ def test_multi_host_scale_down_removes_whole_replicas() -> None:
         _pod("b0", index=1, replica="r-b"),
         _pod("b1", index=1, replica="r-b"),
     ]
-    plan = plan_worker_group(cluster, group, pods, options=DEFAULT_OPTIONS)
+    plan = worker_plan(cluster, group, pods, options=DEFAULT_OPTIONS)
     assert [d.name for d in plan.deletions] == ["b0", "b1"]
 
 

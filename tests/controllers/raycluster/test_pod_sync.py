@@ -8,116 +8,19 @@ NotFound for an unhealthy pod records nothing.
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
-from typing import Any, cast
+import dataclasses
+from typing import Any
 
 import pytest
 
-from rayop.controllers.common.options import OperatorOptions
+from rayop.controllers.common.options import KUBERAY_VERSION
 from rayop.controllers.raycluster.pod_sync import reconcile_pods
-from rayop.controllers.raycluster.reconcile_context import (
-    ClusterClient,
-    ReconcileContext,
-    ReconcilerDeps,
-)
 from rayop.controllers.raycluster.status import ReplicaFailureError
-from rayop.kube.errors import NotFound
-from rayop.kube.resource import Resource
-from rayop.runtime.events import EventRecorder
-from rayop.runtime.expectations import CREATE, DELETE, HEAD_GROUP, ScaleExpectations
-from rayop.runtime.indexer import OWNER_UID_INDEX
-from rayop.runtime.informer_factory import Informer, InformerFactory
-from rayop.runtime.own_writes import OwnWrites
-from rayop.runtime.reconcile import Request
-from rayop.testing.clock import FakeClock
+from rayop.kube.errors import ApiError
+from rayop.runtime.expectations import CREATE, DELETE, HEAD_GROUP
 
+from ._fakes import NS, Fakes, context, pod
 from ._fixtures import minimal_cluster
-
-NS = "ns"
-UID = "u-1"
-
-
-class PodCache:
-    """The pod informer cache as the context reads it (by owner uid, or by name)."""
-
-    def __init__(self) -> None:
-        self.pods: dict[str, dict[str, Any]] = {}
-
-    def get(self, namespace: str | None, name: str) -> dict[str, Any] | None:
-        return self.pods.get(name)
-
-    def by_index(self, index: str, value: str) -> list[dict[str, Any]]:
-        assert index == OWNER_UID_INDEX
-        return [
-            p
-            for p in self.pods.values()
-            if any(r.get("uid") == value for r in p["metadata"].get("ownerReferences", []))
-        ]
-
-
-class FakeApi:
-    """Creates pods with generated names; deletes answer NotFound for names in ``gone``."""
-
-    def __init__(self) -> None:
-        self.created: list[str] = []
-        self.deleted: list[str] = []
-        self.gone: set[str] = set()
-
-    async def create(
-        self, res: Resource, obj: Mapping[str, Any], *, namespace: str | None = None
-    ) -> dict[str, Any]:
-        created = copy.deepcopy(dict(obj))
-        name = f"{obj['metadata']['generateName']}x{len(self.created)}"
-        created["metadata"]["name"] = name
-        self.created.append(name)
-        return created
-
-    async def delete(self, res: Resource, name: str, **_: Any) -> dict[str, Any]:
-        if name in self.gone:
-            raise NotFound({"code": 404, "reason": "NotFound", "message": name})
-        self.deleted.append(name)
-        return {}
-
-
-class NoEvents:
-    def event(self, *args: Any, **kwargs: Any) -> None:
-        pass
-
-
-def _pod(name: str, node_type: str, group: str, phase: str = "Running") -> dict[str, Any]:
-    return {
-        "metadata": {
-            "name": name,
-            "namespace": NS,
-            "labels": {
-                "ray.io/cluster": "rc",
-                "ray.io/node-type": node_type,
-                "ray.io/group": group,
-            },
-            "ownerReferences": [{"uid": UID, "controller": True, "kind": "RayCluster"}],
-        },
-        "spec": {"restartPolicy": "Never", "containers": [{"name": "ray"}]},
-        "status": {"phase": phase},
-    }
-
-
-def _context(cluster: dict[str, Any], cache: PodCache, api: FakeApi) -> ReconcileContext:
-    clock = FakeClock()
-    deps = ReconcilerDeps(
-        client=cast(ClusterClient, api),
-        clusters=cast(Informer, None),
-        pods=cast(Informer, cache),
-        services=cast(Informer, None),
-        informers=cast(InformerFactory, None),
-        recorder=cast(EventRecorder, NoEvents()),
-        expectations=ScaleExpectations(cache.get, clock=clock),
-        own_writes=OwnWrites(clock=clock),
-        options=OperatorOptions(),
-        clock=clock,
-    )
-    return ReconcileContext(
-        request=Request(NS, "rc"), deps=deps, cached=cluster, cluster=copy.deepcopy(cluster)
-    )
 
 
 def _two_groups() -> dict[str, Any]:
@@ -128,40 +31,138 @@ def _two_groups() -> dict[str, Any]:
     return cluster
 
 
+def _created(fakes: Fakes) -> list[str]:
+    return [c.name for c in fakes.api.verbs("create", "Pod")]
+
+
+def _deleted(fakes: Fakes) -> list[str]:
+    return [c.name for c in fakes.api.verbs("delete", "Pod")]
+
+
 async def test_unsatisfied_group_is_skipped_and_creates_are_recorded_by_generated_name() -> None:
-    cache, api = PodCache(), FakeApi()
-    cache.pods["rc-head-1"] = _pod("rc-head-1", "head", "headgroup")
-    cache.pods["old-a"] = _pod("old-a", "worker", "a")
-    ctx = _context(_two_groups(), cache, api)
+    fakes = Fakes()
+    fakes.pods.put(pod("rc-head-1", "head", "headgroup"))
+    fakes.pods.put(pod("old-a", "worker", "a"))
+    ctx = context(_two_groups(), fakes)
     expectations = ctx.deps.expectations
     # Group "a" deleted old-a, which the cache still holds: the whole group waits.
     expectations.expect_scale_pod(NS, "rc", "a", "old-a", DELETE)
     # The head group waits for a create the cache has not seen; the workers go on.
     expectations.expect_scale_pod(NS, "rc", HEAD_GROUP, "rc-head-new", CREATE)
-    del cache.pods["rc-head-1"]
+    del fakes.pods.objects["rc-head-1"]
 
-    await reconcile_pods(ctx)
+    assert await reconcile_pods(ctx) is None
 
-    assert api.created == ["rc-b-worker-x0"], "only group b acted; no head, nothing for a"
+    assert _created(fakes) == ["rc-b-worker-x0"], "only group b acted; no head, nothing for a"
     assert not expectations.is_satisfied(NS, "rc", "b"), "recorded under the generated name"
-    cache.pods["rc-b-worker-x0"] = _pod("rc-b-worker-x0", "worker", "b")
+    fakes.pods.put(pod("rc-b-worker-x0", "worker", "b"))
     assert expectations.is_satisfied(NS, "rc", "b")
 
-    del cache.pods["old-a"]
-    cache.pods["rc-head-new"] = _pod("rc-head-new", "head", "headgroup")
+    del fakes.pods.objects["old-a"]
+    fakes.pods.put(pod("rc-head-new", "head", "headgroup"))
     await reconcile_pods(ctx)  # the same expectations, now satisfied for "a" and the head
-    assert api.created[1:] == ["rc-a-worker-x1"]
+    assert _created(fakes)[1:] == ["rc-a-worker-x1"]
 
 
 async def test_unhealthy_pod_already_gone_records_no_expectation() -> None:
-    cache, api = PodCache(), FakeApi()
-    cache.pods["rc-head-1"] = _pod("rc-head-1", "head", "headgroup")
-    cache.pods["dead-a"] = _pod("dead-a", "worker", "a", phase="Failed")
-    api.gone.add("dead-a")
-    ctx = _context(_two_groups(), cache, api)
+    fakes = Fakes()
+    fakes.pods.put(pod("rc-head-1", "head", "headgroup"))
+    fakes.pods.put(pod("dead-a", "worker", "a", phase="Failed"))
+    fakes.api.gone.add("dead-a")
+    ctx = context(_two_groups(), fakes)
 
     with pytest.raises(ReplicaFailureError):
         await reconcile_pods(ctx)
 
     assert ctx.deps.expectations.is_satisfied(NS, "rc", "a"), "NotFound recorded nothing"
-    assert api.created == [], "no creates in a pass that met an unhealthy pod"
+    assert _created(fakes) == [], "no creates in a pass that met an unhealthy pod"
+
+
+async def test_missing_head_is_created_with_the_spec_hash_and_an_event() -> None:
+    fakes = Fakes()
+    ctx = context(minimal_cluster(workerGroupSpecs=[]), fakes)
+
+    await reconcile_pods(ctx)
+
+    (call,) = fakes.api.verbs("create", "Pod")
+    annotations = call.body["metadata"]["annotations"]
+    assert annotations["ray.io/upgrade-strategy-recreate-hash"] == ctx.spec_hash()
+    assert fakes.events.reasons() == ["CreatedHeadPod"]
+    assert not ctx.deps.expectations.is_satisfied(NS, "rc", HEAD_GROUP)
+
+
+async def test_failed_head_create_is_a_replica_failure_with_a_warning() -> None:
+    fakes = Fakes()
+    fakes.api.fail[("create", "Pod")] = ApiError({"code": 500, "message": "boom"})
+    ctx = context(minimal_cluster(workerGroupSpecs=[]), fakes)
+
+    with pytest.raises(ReplicaFailureError) as caught:
+        await reconcile_pods(ctx)
+
+    assert caught.value.reason == "FailedCreateHeadPod"
+    assert fakes.events.reasons() == ["FailedToCreateHeadPod"]
+
+
+async def test_scale_up_creates_the_missing_workers_and_down_deletes_the_oldest() -> None:
+    fakes = Fakes()
+    fakes.pods.put(pod("rc-head-1", "head", "headgroup"))
+    cluster = minimal_cluster()  # group g wants 2
+    await reconcile_pods(context(cluster, fakes))
+    assert _created(fakes) == ["rc-g-worker-x0", "rc-g-worker-x1"]
+    assert fakes.events.reasons() == ["CreatedWorkerPod"] * 2
+
+    fakes = Fakes()
+    fakes.pods.put(pod("rc-head-1", "head", "headgroup"))
+    for name in ("w1", "w2", "w3"):
+        fakes.pods.put(pod(name, "worker", "g"))
+    await reconcile_pods(context(cluster, fakes))
+    assert _deleted(fakes) == ["w1"]
+    assert fakes.events.reasons() == ["DeletedWorkerPod"]
+
+
+async def test_suspend_deletes_every_pod_and_stops() -> None:
+    fakes = Fakes()
+    fakes.options = dataclasses.replace(
+        fakes.options,
+        feature_gates=dataclasses.replace(
+            fakes.options.feature_gates, ray_cluster_status_conditions=False
+        ),
+    )
+    fakes.pods.put(pod("rc-head-1", "head", "headgroup"))
+    fakes.pods.put(pod("w1", "worker", "g"))
+
+    await reconcile_pods(context(minimal_cluster(suspend=True), fakes))
+
+    assert sorted(_deleted(fakes)) == ["rc-head-1", "w1"]
+    assert _created(fakes) == []
+
+
+async def test_recreate_upgrade_deletes_pods_whose_hash_is_stale() -> None:
+    fakes = Fakes()
+    cluster = minimal_cluster(upgradeStrategy={"type": "Recreate"})
+    head = pod("rc-head-1", "head", "headgroup")
+    head["metadata"]["annotations"] = {
+        "ray.io/kuberay-version": KUBERAY_VERSION,
+        "ray.io/upgrade-strategy-recreate-hash": "stale",
+    }
+    fakes.pods.put(head)
+    fakes.pods.put(pod("w1", "worker", "g"))
+
+    await reconcile_pods(context(cluster, fakes))
+
+    assert sorted(_deleted(fakes)) == ["rc-head-1", "w1"]
+    assert _created(fakes) == [], "the pass stops after the deletions"
+
+
+async def test_recreate_upgrade_first_annotates_a_head_of_another_operator_version() -> None:
+    fakes = Fakes()
+    cluster = minimal_cluster(upgradeStrategy={"type": "Recreate"}, workerGroupSpecs=[])
+    fakes.pods.put(pod("rc-head-1", "head", "headgroup"))
+    ctx = context(cluster, fakes)
+
+    await reconcile_pods(ctx)
+
+    (patch,) = fakes.api.verbs("patch", "Pod")
+    annotations = patch.body["metadata"]["annotations"]
+    assert annotations["ray.io/upgrade-strategy-recreate-hash"] == ctx.spec_hash()
+    assert _deleted(fakes) == []

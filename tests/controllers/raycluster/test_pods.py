@@ -7,10 +7,9 @@ import dataclasses
 import pytest
 
 from rayop.controllers.common.options import DEFAULT_OPTIONS, OperatorOptions
-from rayop.controllers.raycluster.pods import build_head_pod, build_worker_pod
 from rayop.controllers.raycluster.services import build_head_service
 
-from ._fixtures import env_of, load_sample, minimal_cluster
+from ._fixtures import env_of, head_pod, load_sample, minimal_cluster, worker_pod
 
 OWNER = {
     "apiVersion": "ray.io/v1",
@@ -24,7 +23,7 @@ FQDN = "raycluster-kuberay-head-svc.default.svc.cluster.local"
 
 
 def test_sample_head_pod_metadata() -> None:
-    pod = build_head_pod(load_sample("ray-cluster.sample.yaml"), options=DEFAULT_OPTIONS)
+    pod = head_pod(load_sample("ray-cluster.sample.yaml"), options=DEFAULT_OPTIONS)
     meta = pod["metadata"]
     assert pod["apiVersion"] == "v1" and pod["kind"] == "Pod"
     assert meta["generateName"] == "raycluster-kuberay-head-"
@@ -46,7 +45,7 @@ def test_sample_head_pod_metadata() -> None:
 
 
 def test_sample_head_container_command_env_ports_volumes() -> None:
-    pod = build_head_pod(load_sample("ray-cluster.sample.yaml"), options=DEFAULT_OPTIONS)
+    pod = head_pod(load_sample("ray-cluster.sample.yaml"), options=DEFAULT_OPTIONS)
     ray = pod["spec"]["containers"][0]
     start = (
         "ray start --head  --block  --dashboard-agent-listen-port=52365  --dashboard-host=0.0.0.0 "
@@ -81,7 +80,7 @@ def test_sample_head_container_command_env_ports_volumes() -> None:
 
 
 def test_sample_head_probes_exec_wget_for_ray_before_2_53() -> None:
-    ray = build_head_pod(load_sample("ray-cluster.sample.yaml"), options=DEFAULT_OPTIONS)["spec"][
+    ray = head_pod(load_sample("ray-cluster.sample.yaml"), options=DEFAULT_OPTIONS)["spec"][
         "containers"
     ][0]
     check = (
@@ -105,18 +104,18 @@ def test_http_probes_from_ray_2_53_and_user_probes_kept() -> None:
     worker = cluster["spec"]["workerGroupSpecs"][0]
     user_probe = {"tcpSocket": {"port": 1}}
     worker["template"]["spec"]["containers"][0]["readinessProbe"] = user_probe
-    ray = build_worker_pod(cluster, worker, options=DEFAULT_OPTIONS)["spec"]["containers"][0]
+    ray = worker_pod(cluster, worker, options=DEFAULT_OPTIONS)["spec"]["containers"][0]
     assert ray["livenessProbe"]["httpGet"] == {"path": "/api/healthz", "port": 52365}
     assert ray["livenessProbe"]["timeoutSeconds"] == 2
     assert ray["readinessProbe"] == user_probe
     no_probes = dataclasses.replace(DEFAULT_OPTIONS, enable_probes_injection=False)
-    ray = build_worker_pod(cluster, worker, options=no_probes)["spec"]["containers"][0]
+    ray = worker_pod(cluster, worker, options=no_probes)["spec"]["containers"][0]
     assert "livenessProbe" not in ray
 
 
 def test_sample_worker_pod() -> None:
     cluster = load_sample("ray-cluster.sample.yaml")
-    pod = build_worker_pod(cluster, cluster["spec"]["workerGroupSpecs"][0], options=DEFAULT_OPTIONS)
+    pod = worker_pod(cluster, cluster["spec"]["workerGroupSpecs"][0], options=DEFAULT_OPTIONS)
     meta = pod["metadata"]
     assert meta["generateName"] == "raycluster-kuberay-workergroup-worker-"
     assert meta["labels"]["ray.io/node-type"] == "worker"
@@ -142,7 +141,7 @@ def test_sample_worker_pod() -> None:
 def test_worker_wait_gcs_ready_init_container() -> None:
     cluster = load_sample("ray-cluster.sample.yaml")
     group = cluster["spec"]["workerGroupSpecs"][0]
-    init = build_worker_pod(cluster, group, options=DEFAULT_OPTIONS)["spec"]["initContainers"]
+    init = worker_pod(cluster, group, options=DEFAULT_OPTIONS)["spec"]["initContainers"]
     assert [c["name"] for c in init] == ["wait-gcs-ready"]
     wait = init[0]
     assert wait["image"] == "rayproject/ray:2.52.0"
@@ -155,7 +154,7 @@ def test_worker_wait_gcs_ready_init_container() -> None:
     assert wait["resources"] == {"limits": limits, "requests": limits}
     assert env_of(wait) == {"FQ_RAY_IP": FQDN, "RAY_IP": "raycluster-kuberay-head-svc"}
     off = dataclasses.replace(DEFAULT_OPTIONS, enable_init_container_injection=False)
-    assert "initContainers" not in build_worker_pod(cluster, group, options=off)["spec"]
+    assert "initContainers" not in worker_pod(cluster, group, options=off)["spec"]
 
 
 def test_options_deterministic_head_name_login_shell_and_domain() -> None:
@@ -167,10 +166,10 @@ def test_options_deterministic_head_name_login_shell_and_domain() -> None:
         }
     )
     cluster = minimal_cluster()
-    head = build_head_pod(cluster, options=options)
+    head = head_pod(cluster, options=options)
     assert head["metadata"]["name"] == "rc-head" and "generateName" not in head["metadata"]
     assert head["spec"]["containers"][0]["command"] == ["/bin/bash", "-cl", "--"]
-    worker = build_worker_pod(cluster, cluster["spec"]["workerGroupSpecs"][0], options=options)
+    worker = worker_pod(cluster, cluster["spec"]["workerGroupSpecs"][0], options=options)
     assert env_of(worker["spec"]["containers"][0])["FQ_RAY_IP"] == "rc-head-svc.ns.svc.corp.example"
 
 
@@ -179,9 +178,9 @@ def test_long_names_are_cut_to_50_characters() -> None:
     cluster["metadata"]["name"] = "c" * 53
     group = cluster["spec"]["workerGroupSpecs"][0]
     group["groupName"] = "g" * 20
-    worker = build_worker_pod(cluster, group, options=DEFAULT_OPTIONS)
+    worker = worker_pod(cluster, group, options=DEFAULT_OPTIONS)
     assert worker["metadata"]["generateName"] == "c" * 50 + "-worker-"
-    assert build_head_pod(cluster, options=DEFAULT_OPTIONS)["metadata"]["generateName"] == (
+    assert head_pod(cluster, options=DEFAULT_OPTIONS)["metadata"]["generateName"] == (
         "c" * 50 + "-head-"
     )
     assert worker["metadata"]["labels"]["ray.io/identifier"] == "c" * 53 + "-worker"
@@ -194,7 +193,7 @@ def test_user_labels_cannot_override_protected_labels() -> None:
         "labels": {"ray.io/group": "x", "team": "a", "ray.io/is-ray-node": "no"}
     }
     group["labels"] = {"team": "b"}
-    pod = build_worker_pod(cluster, group, options=DEFAULT_OPTIONS)
+    pod = worker_pod(cluster, group, options=DEFAULT_OPTIONS)
     assert pod["metadata"]["labels"]["ray.io/group"] == "g"
     assert pod["metadata"]["labels"]["team"] == "b"
     assert pod["metadata"]["labels"]["ray.io/is-ray-node"] == "no"
@@ -204,7 +203,7 @@ def test_user_labels_cannot_override_protected_labels() -> None:
 def test_multi_host_worker_labels_and_tpu_resources() -> None:
     cluster = load_sample("ray-cluster.tpu-v4-multihost.yaml")
     group = cluster["spec"]["workerGroupSpecs"][0]
-    pod = build_worker_pod(
+    pod = worker_pod(
         cluster,
         group,
         options=DEFAULT_OPTIONS,
@@ -228,7 +227,7 @@ def test_gpu_limits_become_num_gpus() -> None:
         "limits": {"cpu": "500m", "nvidia.com/gpu": "2"},
         "requests": {"memory": "2Gi"},
     }
-    pod = build_worker_pod(cluster, group, options=DEFAULT_OPTIONS)
+    pod = worker_pod(cluster, group, options=DEFAULT_OPTIONS)
     args = pod["spec"]["containers"][0]["args"][0]
     assert " --num-gpus=2 " in args and " --num-cpus=1 " in args
     assert "--memory" not in args  # memory comes from the limit only
@@ -239,10 +238,10 @@ def test_user_command_runs_before_ray_start_and_overwrite_annotation() -> None:
     cluster = minimal_cluster()
     head = cluster["spec"]["headGroupSpec"]["template"]["spec"]["containers"][0]
     head["command"] = ["echo", "hi"]
-    ray = build_head_pod(cluster, options=DEFAULT_OPTIONS)["spec"]["containers"][0]
+    ray = head_pod(cluster, options=DEFAULT_OPTIONS)["spec"]["containers"][0]
     assert ray["args"][0].startswith(" echo  hi  && ulimit -n ")
     cluster["metadata"]["annotations"] = {"ray.io/overwrite-container-cmd": "true"}
-    pod = build_head_pod(cluster, options=DEFAULT_OPTIONS)
+    pod = head_pod(cluster, options=DEFAULT_OPTIONS)
     assert pod["spec"]["containers"][0]["command"] == ["echo", "hi"]
     assert "args" not in pod["spec"]["containers"][0]
     assert pod["metadata"]["annotations"]["ray.io/overwrite-container-cmd"] == "true"
@@ -250,7 +249,7 @@ def test_user_command_runs_before_ray_start_and_overwrite_annotation() -> None:
 
 def test_autoscaler_sidecar_and_shared_log_volume() -> None:
     cluster = load_sample("ray-cluster.autoscaler-v2.yaml")
-    pod = build_head_pod(cluster, options=DEFAULT_OPTIONS)
+    pod = head_pod(cluster, options=DEFAULT_OPTIONS)
     containers = pod["spec"]["containers"]
     assert [c["name"] for c in containers][-1] == "autoscaler"
     sidecar = containers[-1]
@@ -266,24 +265,19 @@ def test_autoscaler_sidecar_and_shared_log_volume() -> None:
     assert env_of(ray)["RAY_enable_autoscaler_v2"] == "true"
     assert " --no-monitor " in ray["args"][0]
     group = cluster["spec"]["workerGroupSpecs"][0]
-    assert (
-        build_worker_pod(cluster, group, options=DEFAULT_OPTIONS)["spec"]["restartPolicy"]
-        == "Never"
-    )
+    assert worker_pod(cluster, group, options=DEFAULT_OPTIONS)["spec"]["restartPolicy"] == "Never"
 
 
 def test_redis_gcs_ft_head_env_and_annotations() -> None:
     cluster = load_sample("ray-cluster.external-redis.yaml")
-    head = build_head_pod(cluster, options=DEFAULT_OPTIONS)
+    head = head_pod(cluster, options=DEFAULT_OPTIONS)
     assert head["metadata"]["annotations"]["ray.io/ft-enabled"] == "true"
     assert head["metadata"]["annotations"]["ray.io/external-storage-namespace"] == "uid-1"
     env = env_of(head["spec"]["containers"][0])
     assert env["RAY_external_storage_namespace"] == "uid-1"
     assert "RAY_REDIS_ADDRESS" in env and "REDIS_PASSWORD" in env
     assert " --redis-password=$REDIS_PASSWORD " in head["spec"]["containers"][0]["args"][0]
-    worker = build_worker_pod(
-        cluster, cluster["spec"]["workerGroupSpecs"][0], options=DEFAULT_OPTIONS
-    )
+    worker = worker_pod(cluster, cluster["spec"]["workerGroupSpecs"][0], options=DEFAULT_OPTIONS)
     assert (
         env_of(worker["spec"]["containers"][0])["RAY_gcs_rpc_server_reconnect_timeout_s"] == "600"
     )
@@ -292,7 +286,7 @@ def test_redis_gcs_ft_head_env_and_annotations() -> None:
 def test_token_auth_env_on_ray_and_init_containers() -> None:
     cluster = load_sample("ray-cluster.auth.yaml")
     group = cluster["spec"]["workerGroupSpecs"][0]
-    worker = build_worker_pod(cluster, group, options=DEFAULT_OPTIONS)
+    worker = worker_pod(cluster, group, options=DEFAULT_OPTIONS)
     for container in (worker["spec"]["containers"][0], worker["spec"]["initContainers"][0]):
         env = env_of(container)
         assert env["RAY_AUTH_MODE"] == "token"
@@ -304,15 +298,13 @@ def test_token_auth_env_on_ray_and_init_containers() -> None:
 def test_rayservice_created_cluster_labels_env_and_serve_readiness() -> None:
     cluster = minimal_cluster()
     cluster["metadata"]["labels"] = {"ray.io/originated-from-crd": "RayService"}
-    head = build_head_pod(cluster, options=DEFAULT_OPTIONS)
+    head = head_pod(cluster, options=DEFAULT_OPTIONS)
     assert head["metadata"]["labels"]["ray.io/serve"] == "false"
     assert (
         "kuberay_crd=RayService"
         in env_of(head["spec"]["containers"][0])["RAY_USAGE_STATS_EXTRA_TAGS"]
     )
-    worker = build_worker_pod(
-        cluster, cluster["spec"]["workerGroupSpecs"][0], options=DEFAULT_OPTIONS
-    )
+    worker = worker_pod(cluster, cluster["spec"]["workerGroupSpecs"][0], options=DEFAULT_OPTIONS)
     assert worker["metadata"]["labels"]["ray.io/serve"] == "true"
     ray = worker["spec"]["containers"][0]
     assert env_of(ray)["RAY_SERVE_KV_TIMEOUT_S"] == "5"
@@ -324,8 +316,8 @@ def test_rayservice_created_cluster_labels_env_and_serve_readiness() -> None:
 def test_builders_do_not_mutate_the_cluster() -> None:
     cluster = load_sample("ray-cluster.autoscaler-v2.yaml")
     before = repr(cluster)
-    build_head_pod(cluster, options=DEFAULT_OPTIONS)
-    build_worker_pod(cluster, cluster["spec"]["workerGroupSpecs"][0], options=DEFAULT_OPTIONS)
+    head_pod(cluster, options=DEFAULT_OPTIONS)
+    worker_pod(cluster, cluster["spec"]["workerGroupSpecs"][0], options=DEFAULT_OPTIONS)
     assert repr(cluster) == before
 
 
@@ -342,9 +334,9 @@ def _cluster_samples() -> list[str]:
 @pytest.mark.parametrize("sample", _cluster_samples())
 def test_every_cluster_sample_builds(sample: str) -> None:
     cluster = load_sample(sample)
-    head = build_head_pod(cluster, options=DEFAULT_OPTIONS)
+    head = head_pod(cluster, options=DEFAULT_OPTIONS)
     assert head["spec"]["containers"][0]["env"]
     for group in cluster["spec"].get("workerGroupSpecs") or []:
-        pod = build_worker_pod(cluster, group, options=DEFAULT_OPTIONS)
+        pod = worker_pod(cluster, group, options=DEFAULT_OPTIONS)
         assert pod["metadata"]["labels"]["ray.io/group"] == group["groupName"]
     assert build_head_service(cluster, options=DEFAULT_OPTIONS)["spec"]["ports"]

@@ -21,7 +21,7 @@ from rayop.controllers.raycluster.services import (
     wants_headless_worker_service,
 )
 
-from ._fixtures import load_sample, minimal_cluster
+from ._fixtures import load_sample, minimal_cluster, parse
 
 HEAD_LABELS = {
     "ray.io/cluster": "raycluster-kuberay",
@@ -106,7 +106,7 @@ def test_user_head_service_is_merged() -> None:
 
 def test_serve_service() -> None:
     cluster = minimal_cluster()
-    svc = build_serve_service(cluster)
+    svc = build_serve_service(parse(cluster))
     assert svc["metadata"]["name"] == "rc-serve-svc"
     assert svc["metadata"]["labels"] == {
         "ray.io/originated-from-cr-name": "rc",
@@ -121,14 +121,14 @@ def test_serve_service() -> None:
         {"name": "dashboard", "containerPort": 8265}
     ]
     with pytest.raises(ServiceBuildError, match="serve"):
-        build_serve_service(cluster)
+        build_serve_service(parse(cluster))
 
 
 def test_headless_worker_service_for_multi_host() -> None:
     cluster = load_sample("ray-cluster.tpu-v4-multihost.yaml")
-    assert wants_headless_worker_service(cluster)
-    assert not wants_headless_worker_service(load_sample("ray-cluster.sample.yaml"))
-    svc = build_headless_worker_service(cluster)
+    assert wants_headless_worker_service(parse(cluster))
+    assert not wants_headless_worker_service(parse(load_sample("ray-cluster.sample.yaml")))
+    svc = build_headless_worker_service(parse(cluster))
     name = cluster["metadata"]["name"]
     assert svc["metadata"]["name"] == f"{name}-headless"
     assert svc["metadata"]["labels"] == {"ray.io/headless-worker-svc": name}
@@ -144,7 +144,7 @@ def test_head_ingress() -> None:
     cluster = minimal_cluster()
     cluster["metadata"]["annotations"] = {"kubernetes.io/ingress.class": "nginx", "x": "y"}
     cluster["spec"]["headGroupSpec"]["enableIngress"] = True
-    ingress = build_head_ingress(cluster)
+    ingress = build_head_ingress(parse(cluster))
     assert ingress["metadata"]["name"] == "rc-head-ingress"
     assert ingress["metadata"]["annotations"] == {"x": "y"}
     assert ingress["spec"]["ingressClassName"] == "nginx"
@@ -158,15 +158,15 @@ def test_head_ingress() -> None:
 
 def test_autoscaler_rbac() -> None:
     cluster = minimal_cluster(enableInTreeAutoscaling=True)
-    sa = build_autoscaler_service_account(cluster)
+    sa = build_autoscaler_service_account(parse(cluster))
     assert sa["metadata"]["name"] == "rc" and sa["metadata"]["namespace"] == "ns"
-    role = build_autoscaler_role(cluster)
+    role = build_autoscaler_role(parse(cluster))
     assert role["rules"] == [
         {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch", "patch"]},
         {"apiGroups": [""], "resources": ["pods/resize"], "verbs": ["patch"]},
         {"apiGroups": ["ray.io"], "resources": ["rayclusters"], "verbs": ["get", "patch"]},
     ]
-    binding = build_autoscaler_role_binding(cluster)
+    binding = build_autoscaler_role_binding(parse(cluster))
     assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "rc", "namespace": "ns"}]
     assert binding["roleRef"] == {
         "apiGroup": "rbac.authorization.k8s.io",

@@ -7,16 +7,14 @@ from typing import Any
 import pytest
 
 from rayop.controllers.common.options import DEFAULT_OPTIONS
-from rayop.controllers.raycluster.pods import build_head_pod, build_worker_pod
 from rayop.controllers.raycluster.services import build_head_service
 from rayop.controllers.raycluster.status import (
     ReplicaFailureError,
     StatusUnavailableError,
-    calculate_status,
     status_changed,
 )
 
-from ._fixtures import load_sample, minimal_cluster
+from ._fixtures import head_pod, load_sample, minimal_cluster, status_of, worker_pod
 
 T0, T1 = "2026-01-01T00:00:00Z", "2026-01-01T00:00:05Z"
 
@@ -48,15 +46,11 @@ def _running(pod: dict[str, Any], name: str, ip: str, *, ready: bool = True) -> 
 def _world(
     cluster: dict[str, Any], *, ready: bool = True
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    pods = [
-        _running(build_head_pod(cluster, options=DEFAULT_OPTIONS), "h", "10.0.0.1", ready=ready)
-    ]
+    pods = [_running(head_pod(cluster, options=DEFAULT_OPTIONS), "h", "10.0.0.1", ready=ready)]
     for i in range(cluster["spec"]["workerGroupSpecs"][0]["replicas"]):
         group = cluster["spec"]["workerGroupSpecs"][0]
         pods.append(
-            _running(
-                build_worker_pod(cluster, group, options=DEFAULT_OPTIONS), f"w{i}", f"10.0.1.{i}"
-            )
+            _running(worker_pod(cluster, group, options=DEFAULT_OPTIONS), f"w{i}", f"10.0.1.{i}")
         )
     svc = build_head_service(cluster, options=DEFAULT_OPTIONS)
     for port in svc["spec"]["ports"]:
@@ -67,7 +61,7 @@ def _world(
 def test_ready_cluster_status() -> None:
     cluster = load_sample("ray-cluster.sample.yaml")
     pods, services = _world(cluster)
-    status = calculate_status(cluster, pods, services, now=T0)
+    status = status_of(cluster, pods, services, now=T0)
     assert status["state"] == "ready"
     assert status["readyWorkerReplicas"] == 1 and status["availableWorkerReplicas"] == 1
     assert status["desiredWorkerReplicas"] == 1
@@ -112,9 +106,9 @@ def test_ready_cluster_status() -> None:
 def test_state_is_sticky_and_provisioned_frozen() -> None:
     cluster = load_sample("ray-cluster.sample.yaml")
     pods, services = _world(cluster)
-    cluster["status"] = calculate_status(cluster, pods, services, now=T0)
+    cluster["status"] = status_of(cluster, pods, services, now=T0)
     pods[1]["status"]["phase"] = "Pending"
-    status = calculate_status(cluster, pods, services, now=T1)
+    status = status_of(cluster, pods, services, now=T1)
     assert status["state"] == "ready"
     assert "readyWorkerReplicas" not in status and "availableWorkerReplicas" not in status
     conds = {c["type"]: c for c in status["conditions"]}
@@ -126,7 +120,7 @@ def test_state_is_sticky_and_provisioned_frozen() -> None:
 def test_head_not_ready_reason_from_container() -> None:
     cluster = load_sample("ray-cluster.sample.yaml")
     pods, services = _world(cluster, ready=False)
-    status = calculate_status(cluster, pods, services, now=T0)
+    status = status_of(cluster, pods, services, now=T0)
     head_ready = next(c for c in status["conditions"] if c["type"] == "HeadPodReady")
     assert head_ready["status"] == "False"
     assert head_ready["reason"] == "CrashLoopBackOff"
@@ -137,7 +131,7 @@ def test_head_not_ready_reason_from_container() -> None:
 def test_head_missing_and_service_missing() -> None:
     cluster = minimal_cluster()
     _, services = _world(cluster)
-    status = calculate_status(cluster, [], services, now=T0)
+    status = status_of(cluster, [], services, now=T0)
     head_ready = next(c for c in status["conditions"] if c["type"] == "HeadPodReady")
     assert (head_ready["reason"], head_ready["message"]) == (
         "HeadPodNotFound",
@@ -145,24 +139,24 @@ def test_head_missing_and_service_missing() -> None:
     )
     assert status["head"] == {"serviceName": "rc-head-svc"}
     with pytest.raises(StatusUnavailableError, match="unable to find head service"):
-        calculate_status(cluster, [], [], now=T0)
+        status_of(cluster, [], [], now=T0)
     services[0]["spec"].pop("clusterIP")
     with pytest.raises(StatusUnavailableError, match="IP is empty"):
-        calculate_status(cluster, [], services, now=T0)
+        status_of(cluster, [], services, now=T0)
 
 
 def test_cluster_ip_service_ip() -> None:
     cluster = minimal_cluster()
     pods, services = _world(cluster)
     services[0]["spec"]["clusterIP"] = "10.96.0.10"
-    assert calculate_status(cluster, pods, services, now=T0)["head"]["serviceIP"] == "10.96.0.10"
+    assert status_of(cluster, pods, services, now=T0)["head"]["serviceIP"] == "10.96.0.10"
 
 
 def test_replica_failure_condition_set_and_removed() -> None:
     cluster = minimal_cluster()
     pods, services = _world(cluster)
     error = ReplicaFailureError("FailedCreateWorkerPod", "quota exceeded")
-    status = calculate_status(cluster, pods, services, now=T0, reconcile_error=error)
+    status = status_of(cluster, pods, services, now=T0, reconcile_error=error)
     failure = status["conditions"][0]
     assert (failure["type"], failure["reason"], failure["message"]) == (
         "ReplicaFailure",
@@ -171,24 +165,24 @@ def test_replica_failure_condition_set_and_removed() -> None:
     )
     assert "state" not in status  # no ready state on a reconcile error
     cluster["status"] = status
-    status = calculate_status(cluster, pods, services, now=T1)
+    status = status_of(cluster, pods, services, now=T1)
     assert all(c["type"] != "ReplicaFailure" for c in status["conditions"])
 
 
 def test_suspend_flow() -> None:
     cluster = minimal_cluster(suspend=True)
     pods, services = _world(cluster)
-    cluster["status"] = calculate_status(cluster, pods, services, now=T0)
+    cluster["status"] = status_of(cluster, pods, services, now=T0)
     conds = {c["type"]: c["status"] for c in cluster["status"]["conditions"]}
     assert conds["RayClusterSuspending"] == "True" and conds["RayClusterSuspended"] == "False"
-    cluster["status"] = calculate_status(cluster, [], services, now=T1)
+    cluster["status"] = status_of(cluster, [], services, now=T1)
     conds = {c["type"]: c for c in cluster["status"]["conditions"]}
     assert conds["RayClusterSuspending"]["status"] == "False"
     assert conds["RayClusterSuspended"]["status"] == "True"
     assert conds["RayClusterProvisioned"]["message"] == "RayCluster has been suspended"
     assert cluster["status"]["state"] == "suspended"
     cluster["spec"]["suspend"] = False
-    status = calculate_status(cluster, [], services, now=T1)
+    status = status_of(cluster, [], services, now=T1)
     assert {c["type"]: c["status"] for c in status["conditions"]}["RayClusterSuspended"] == "False"
 
 
@@ -209,7 +203,7 @@ def test_counters_multi_host_suspended_groups_and_gpu() -> None:
         }
     )
     _, services = _world(minimal_cluster())
-    status = calculate_status(cluster, [], services, now=T0)
+    status = status_of(cluster, [], services, now=T0)
     assert status["desiredWorkerReplicas"] == 10
     assert "minWorkerReplicas" not in status
     assert status["maxWorkerReplicas"] == 10
@@ -219,9 +213,9 @@ def test_counters_multi_host_suspended_groups_and_gpu() -> None:
 def test_status_changed_ignores_timestamps_and_resources() -> None:
     cluster = load_sample("ray-cluster.sample.yaml")
     pods, services = _world(cluster)
-    first = calculate_status(cluster, pods, services, now=T0)
+    first = status_of(cluster, pods, services, now=T0)
     cluster["status"] = first
-    second = calculate_status(cluster, pods, services, now=T1)
+    second = status_of(cluster, pods, services, now=T1)
     assert second["lastUpdateTime"] == T1
     assert not status_changed(first, second)
     second["desiredCPU"] = "100"

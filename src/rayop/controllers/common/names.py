@@ -2,7 +2,8 @@
 
 KubeRay cuts pod name prefixes to 50 characters (``PodName``), trims other generated names from
 the *left* to 50 characters (``CheckName``) and label values from the left to 63 (``CheckLabel``),
-and replaces a leading digit or punctuation character with ``r``.
+and replaces a leading digit or punctuation character with ``r``. Functions that take a cluster
+accept the parsed model or its wire dict (see :func:`~rayop.controllers.common.cluster_spec.parse_cluster`).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import random
 import unicodedata
 
 from rayop.controllers.common import cluster_spec as cs
-from rayop.controllers.common.cluster_spec import Obj
+from rayop.controllers.common.cluster_spec import ClusterLike
 
 MAX_POD_PREFIX = 50
 MAX_CHECKED_NAME = 50
@@ -53,14 +54,14 @@ def pod_name(prefix: str, node_type: str, *, generate: bool) -> str:
     return result + "-" if generate else result
 
 
-def head_pod_name(cluster: Obj, *, deterministic: bool) -> str:
+def head_pod_name(cluster: ClusterLike, *, deterministic: bool) -> str:
     """Returns the head pod's generateName (``<cluster>-head-``) or its fixed name (``<cluster>-head``)."""
-    return pod_name(cs.name(cluster), "head", generate=not deterministic)
+    return pod_name(cs.parse_cluster(cluster).name, "head", generate=not deterministic)
 
 
-def worker_pod_generate_name(cluster: Obj, group_name: str) -> str:
+def worker_pod_generate_name(cluster: ClusterLike, group_name: str) -> str:
     """Returns a worker pod's generateName, ``<cluster>-<group>-worker-`` with the 50-char cut."""
-    return pod_name(f"{cs.name(cluster)}-{group_name}", "worker", generate=True)
+    return pod_name(f"{cs.parse_cluster(cluster).name}-{group_name}", "worker", generate=True)
 
 
 def identifier(cluster_name: str, node_type: str) -> str:
@@ -68,16 +69,18 @@ def identifier(cluster_name: str, node_type: str) -> str:
     return check_label(f"{cluster_name}-{node_type}")
 
 
-def head_service_name(cluster: Obj) -> str:
+def head_service_name(cluster: ClusterLike) -> str:
     """Returns ``headGroupSpec.headService.metadata.name`` or ``<cluster>-head-svc``."""
-    head_service = cs.head_group(cluster).get("headService") or {}
+    rc = cs.parse_cluster(cluster)
+    head_service = rc.spec.head_group_spec.head_service or {}
     custom = (head_service.get("metadata") or {}).get("name")
-    return str(custom) if custom else f"{cs.name(cluster)}-head-svc"
+    return str(custom) if custom else f"{rc.name}-head-svc"
 
 
-def head_service_fqdn(cluster: Obj, *, cluster_domain: str) -> str:
+def head_service_fqdn(cluster: ClusterLike, *, cluster_domain: str) -> str:
     """Returns ``<head-svc>.<namespace>.svc.<domain>``, the address workers use."""
-    return f"{head_service_name(cluster)}.{cs.namespace(cluster)}.svc.{cluster_domain}"
+    rc = cs.parse_cluster(cluster)
+    return f"{head_service_name(rc)}.{cs.cluster_namespace(rc)}.svc.{cluster_domain}"
 
 
 def short_name_from_fqdn(fqdn: str) -> str:
@@ -100,35 +103,37 @@ def serve_service_label(owner_name: str) -> str:
     return f"{owner_name}-serve"
 
 
-def headless_worker_service_name(cluster: Obj) -> str:
+def headless_worker_service_name(cluster: ClusterLike) -> str:
     """Returns ``<cluster>-headless``, the multi-host workers' headless service."""
-    return f"{cs.name(cluster)}-headless"
+    return f"{cs.parse_cluster(cluster).name}-headless"
 
 
-def ingress_name(cluster: Obj) -> str:
+def ingress_name(cluster: ClusterLike) -> str:
     """Returns ``<cluster>-head-ingress`` (name-checked)."""
-    return check_name(f"{cs.name(cluster)}-head-ingress")
+    return check_name(f"{cs.parse_cluster(cluster).name}-head-ingress")
 
 
-def redis_cleanup_job_name(cluster: Obj) -> str:
+def redis_cleanup_job_name(cluster: ClusterLike) -> str:
     """Returns ``<cluster>-redis-cleanup``."""
-    return f"{cs.name(cluster)}-redis-cleanup"
+    return f"{cs.parse_cluster(cluster).name}-redis-cleanup"
 
 
-def auth_secret_name(cluster: Obj) -> str:
+def auth_secret_name(cluster: ClusterLike) -> str:
     """Returns the Ray auth token Secret name: ``authOptions.secretName`` or ``CheckName(<cluster>)``."""
-    custom = cs.auth_options(cluster).get("secretName")
-    return str(custom) if custom else check_name(cs.name(cluster))
+    rc = cs.parse_cluster(cluster)
+    auth = rc.spec.auth_options
+    custom = auth.secret_name if auth is not None else None
+    return custom if custom else check_name(rc.name)
 
 
-def autoscaler_service_account_name(cluster: Obj) -> str:
+def autoscaler_service_account_name(cluster: ClusterLike) -> str:
     """Returns the autoscaler ServiceAccount name (head ``serviceAccountName`` or cluster), name-checked."""
-    return check_name(cs.head_service_account_name(cluster))
+    return check_name(cs.head_service_account_name(cs.parse_cluster(cluster)))
 
 
-def autoscaler_role_name(cluster: Obj) -> str:
+def autoscaler_role_name(cluster: ClusterLike) -> str:
     """Returns the autoscaler Role and RoleBinding name (the cluster name, name-checked)."""
-    return check_name(cs.name(cluster))
+    return check_name(cs.parse_cluster(cluster).name)
 
 
 def random_suffix(rng: random.Random, length: int = 5) -> str:

@@ -5,8 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from rayop.controllers.common import cluster_spec as cs
-from rayop.controllers.common.cluster_spec import Obj
+from rayop.api.raycluster import RayCluster
 from rayop.controllers.raycluster.command import container_command
 from rayop.controllers.raycluster.env import field_ref_env
 
@@ -18,11 +17,11 @@ AUTOSCALER_START_COMMAND = (
 _DEFAULT_RESOURCES = {"cpu": "500m", "memory": "512Mi"}
 
 
-def build_autoscaler_container(cluster: Obj, image: str, *, login_shell: bool) -> dict[str, Any]:
-    """Returns the ``autoscaler`` sidecar with ``autoscalerOptions`` overrides merged in.
+def build_autoscaler_container(image: str, *, login_shell: bool) -> dict[str, Any]:
+    """Returns the ``autoscaler`` sidecar with KubeRay's defaults, before any override.
 
-    Auth env vars are not added here; :mod:`pods` adds them (before the overrides, as KubeRay does)
-    via :func:`apply_autoscaler_overrides`.
+    Auth env vars are not added here; :mod:`pods` adds them before merging ``autoscalerOptions``
+    with :func:`apply_autoscaler_overrides`, as KubeRay does.
     """
     return {
         "name": AUTOSCALER_CONTAINER_NAME,
@@ -44,15 +43,28 @@ def build_autoscaler_container(cluster: Obj, image: str, *, login_shell: bool) -
     }
 
 
-def apply_autoscaler_overrides(container: dict[str, Any], cluster: Obj) -> None:
+def apply_autoscaler_overrides(container: dict[str, Any], rc: RayCluster) -> None:
     """Merges ``spec.autoscalerOptions`` into the sidecar (mutates ``container``)."""
-    options = cs.spec(cluster).get("autoscalerOptions") or {}
-    for key in ("resources", "image", "imagePullPolicy", "securityContext"):
-        if options.get(key) is not None:
-            container[key] = copy.deepcopy(options[key])
-    for key in ("env", "envFrom", "volumeMounts"):
-        if options.get(key):
-            container.setdefault(key, []).extend(copy.deepcopy(options[key]))
-    for key in ("command", "args"):
-        if options.get(key):
-            container[key] = list(options[key])
+    options = rc.spec.autoscaler_options
+    if options is None:
+        return
+    replaced: dict[str, Any] = {
+        "resources": options.resources,
+        "image": options.image,
+        "imagePullPolicy": options.image_pull_policy,
+        "securityContext": options.security_context,
+    }
+    for key, value in replaced.items():
+        if value is not None:
+            container[key] = copy.deepcopy(value)
+    appended = {
+        "env": options.env,
+        "envFrom": options.env_from,
+        "volumeMounts": options.volume_mounts,
+    }
+    for key, items in appended.items():
+        if items:
+            container.setdefault(key, []).extend(copy.deepcopy(items))
+    for key, words in (("command", options.command), ("args", options.args)):
+        if words:
+            container[key] = list(words)

@@ -13,6 +13,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from rayop.api.raycluster import HeadGroupSpec, RayCluster, WorkerGroupSpec
 from rayop.controllers.common import cluster_spec as cs
 from rayop.controllers.common.cluster_spec import Obj
 from rayop.controllers.raycluster.resources import Quantity, is_gpu_resource, parse_resource_list
@@ -77,34 +78,34 @@ def _apply_group_labels(params: dict[str, str], group_labels: Mapping[str, Any])
         params["labels"] = ",".join(f"{k}={group_labels[k]}" for k in sorted(group_labels))
 
 
-def ray_start_params(cluster: Obj, group: Obj, *, node_type: str, fqdn: str) -> dict[str, str]:
+def ray_start_params(
+    rc: RayCluster, group: HeadGroupSpec | WorkerGroupSpec, *, node_type: str, fqdn: str
+) -> dict[str, str]:
     """Returns the group's ``rayStartParams`` completed with KubeRay's defaults (a fresh dict)."""
-    params = cs.ray_start_params(group)
-    _apply_group_resources(params, group.get("resources") or {})
-    _apply_group_labels(params, group.get("labels") or {})
+    params = {str(k): str(v) for k, v in (group.ray_start_params or {}).items()}
+    _apply_group_resources(params, group.resources or {})
+    _apply_group_labels(params, group.labels or {})
     if node_type == "worker":
-        params.setdefault("address", f"{fqdn}:{cs.head_port(cluster)}")
+        params.setdefault("address", f"{fqdn}:{cs.head_port(rc)}")
     else:
         params.setdefault("dashboard-host", "0.0.0.0")
     params.setdefault("metrics-export-port", str(DEFAULT_METRICS_PORT))
     params["block"] = "true"
     params.setdefault("dashboard-agent-listen-port", str(DEFAULT_DASHBOARD_AGENT_LISTEN_PORT))
     if node_type == "head":
-        if cs.is_autoscaling_enabled(cluster):
+        if rc.spec.enable_in_tree_autoscaling:
             params["no-monitor"] = "true"
-        _apply_redis_credentials(cluster, params)
+        _apply_redis_credentials(rc, params)
     return params
 
 
-def _apply_redis_credentials(cluster: Obj, params: dict[str, str]) -> None:
-    if not cs.is_gcs_ft_enabled(cluster) or cs.is_gcs_ft_embedded(cluster):
+def _apply_redis_credentials(rc: RayCluster, params: dict[str, str]) -> None:
+    options = rc.spec.gcs_fault_tolerance_options
+    if options is None or cs.is_gcs_ft_embedded(rc):
         return
-    options = cs.gcs_ft_options(cluster)
-    if options is None:
-        return
-    if options.get("redisUsername") is not None:
+    if options.redis_username is not None:
         params["redis-username"] = "$REDIS_USERNAME"
-    if options.get("redisPassword") is not None:
+    if options.redis_password is not None:
         params["redis-password"] = "$REDIS_PASSWORD"
 
 

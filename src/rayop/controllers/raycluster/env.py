@@ -10,9 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 from rayop.api import keys
+from rayop.api.raycluster import RayCluster, RedisCredential
 from rayop.controllers.common import cluster_spec as cs
 from rayop.controllers.common import names
-from rayop.controllers.common.cluster_spec import Obj
+from rayop.controllers.common.cluster_spec import ClusterLike, Obj
 from rayop.controllers.common.options import KUBERAY_VERSION
 
 Container = dict[str, Any]
@@ -55,24 +56,24 @@ def field_ref_env(env_name: str, field_path: str) -> dict[str, Any]:
     return {"name": env_name, "valueFrom": {"fieldRef": {"fieldPath": field_path}}}
 
 
-def _env_from_option(env_name: str, option: Obj) -> dict[str, Any]:
+def _env_from_option(env_name: str, option: RedisCredential) -> dict[str, Any]:
     entry: dict[str, Any] = {"name": env_name}
-    if option.get("value"):
-        entry["value"] = option["value"]
-    if option.get("valueFrom") is not None:
-        entry["valueFrom"] = option["valueFrom"]
+    if option.value:
+        entry["value"] = option.value
+    if option.value_from is not None:
+        entry["valueFrom"] = option.value_from
     return entry
 
 
 def add_gcs_ft_env(
-    cluster: Obj, node_type: str, container: Container, pod: dict[str, Any], params: Obj
+    rc: RayCluster, node_type: str, container: Container, pod: dict[str, Any], params: Obj
 ) -> None:
     """Adds the GCS fault-tolerance env vars, annotations and (embedded FT) PVC volume.
 
     ``pod`` is the pod (template) dict whose annotations and volumes may change; ``params`` are
     the head's completed ``rayStartParams`` (for a ``redis-password`` set there directly).
     """
-    enabled = cs.is_gcs_ft_enabled(cluster)
+    enabled = cs.is_gcs_ft_enabled(rc)
     annotations = pod.setdefault("metadata", {}).setdefault("annotations", {})
     if node_type == "head":
         annotations[keys.FT_ENABLED] = "true" if enabled else "false"
@@ -81,53 +82,55 @@ def add_gcs_ft_env(
     if node_type == "worker":
         append_env_if_absent(container, "RAY_gcs_rpc_server_reconnect_timeout_s", "600")
         return
-    if cs.is_gcs_ft_embedded(cluster):
-        _add_embedded_ft(cluster, container, pod)
+    if cs.is_gcs_ft_embedded(rc):
+        _add_embedded_ft(rc, container, pod)
     else:
-        _add_redis_ft(cluster, container, annotations, params)
+        _add_redis_ft(rc, container, annotations, params)
 
 
 def _add_redis_ft(
-    cluster: Obj, container: Container, annotations: dict[str, str], params: Obj
+    rc: RayCluster, container: Container, annotations: dict[str, str], params: Obj
 ) -> None:
-    options = cs.gcs_ft_options(cluster)
-    storage_ns = str((cs.meta(cluster).get("uid")) or "")
-    storage_ns = cs.annotations_of(cluster).get(keys.EXTERNAL_STORAGE_NAMESPACE, storage_ns)
-    if options is not None and options.get("externalStorageNamespace"):
-        storage_ns = str(options["externalStorageNamespace"])
+    options = rc.spec.gcs_fault_tolerance_options
+    custom_ns = cs.annotation(rc, keys.EXTERNAL_STORAGE_NAMESPACE)
+    storage_ns = str(rc.metadata.get("uid") or "") if custom_ns is None else custom_ns
+    if options is not None and options.external_storage_namespace:
+        storage_ns = options.external_storage_namespace
     annotations[keys.EXTERNAL_STORAGE_NAMESPACE] = storage_ns
     append_env_if_absent(container, "RAY_external_storage_namespace", storage_ns)
     if options is None:
         if not has_env(container, "REDIS_PASSWORD") and "redis-password" in params:
             append_env(container, "REDIS_PASSWORD", str(params["redis-password"]))
         return
-    append_env(container, "RAY_REDIS_ADDRESS", str(options.get("redisAddress") or ""))
-    if options.get("redisUsername") is not None:
-        _env_list(container).append(_env_from_option("REDIS_USERNAME", options["redisUsername"]))
-    if options.get("redisPassword") is not None:
-        _env_list(container).append(_env_from_option("REDIS_PASSWORD", options["redisPassword"]))
+    append_env(container, "RAY_REDIS_ADDRESS", options.redis_address or "")
+    if options.redis_username is not None:
+        _env_list(container).append(_env_from_option("REDIS_USERNAME", options.redis_username))
+    if options.redis_password is not None:
+        _env_list(container).append(_env_from_option("REDIS_PASSWORD", options.redis_password))
 
 
-def _add_embedded_ft(cluster: Obj, container: Container, pod: dict[str, Any]) -> None:
+def _add_embedded_ft(rc: RayCluster, container: Container, pod: dict[str, Any]) -> None:
     append_env_if_absent(container, "RAY_gcs_storage", "rocksdb")
     append_env_if_absent(container, "RAY_gcs_storage_path", GCS_STORAGE_MOUNT_PATH)
-    storage = (cs.gcs_ft_options(cluster) or {}).get("storage") or {}
+    options = rc.spec.gcs_fault_tolerance_options
+    storage = options.storage if options is not None else None
     mount: dict[str, Any] = {"name": GCS_STORAGE_VOLUME, "mountPath": GCS_STORAGE_MOUNT_PATH}
-    if storage.get("subPath"):
-        mount["subPath"] = storage["subPath"]
+    if storage is not None and storage.sub_path:
+        mount["subPath"] = storage.sub_path
     container.setdefault("volumeMounts", []).append(mount)
     pod.setdefault("spec", {}).setdefault("volumes", []).append(
         {
             "name": GCS_STORAGE_VOLUME,
-            "persistentVolumeClaim": {"claimName": cs.gcs_storage_pvc_name(cluster)},
+            "persistentVolumeClaim": {"claimName": cs.gcs_storage_pvc_name(rc)},
         }
     )
 
 
-def add_auth_env(cluster: Obj, container: Container) -> None:
+def add_auth_env(cluster: ClusterLike, container: Container) -> None:
     """Adds ``RAY_AUTH_MODE`` and the token (secretKeyRef) or K8s-token-auth settings."""
+    rc = cs.parse_cluster(cluster)
     append_env_if_absent(container, "RAY_AUTH_MODE", "token")
-    if cs.is_k8s_token_auth(cluster):
+    if cs.is_k8s_token_auth(rc):
         append_env_if_absent(container, "RAY_ENABLE_K8S_TOKEN_AUTH", "true")
         mounts = container.setdefault("volumeMounts", [])
         if not any(m.get("name") == RAY_TOKEN_VOLUME for m in mounts):
@@ -136,7 +139,7 @@ def add_auth_env(cluster: Obj, container: Container) -> None:
             )
         return
     if not has_env(container, "RAY_AUTH_TOKEN"):
-        secret = {"name": names.auth_secret_name(cluster), "key": AUTH_TOKEN_SECRET_KEY}
+        secret = {"name": names.auth_secret_name(rc), "key": AUTH_TOKEN_SECRET_KEY}
         _env_list(container).append(
             {"name": "RAY_AUTH_TOKEN", "valueFrom": {"secretKeyRef": secret}}
         )

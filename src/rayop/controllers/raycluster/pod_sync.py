@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 
 from rayop.api import keys
 from rayop.api.conditions import is_condition_true, object_conditions
+from rayop.api.raycluster import UpgradeStrategyType, WorkerGroupSpec
 from rayop.controllers.common import cluster_spec as cs
 from rayop.controllers.common import labels
 from rayop.controllers.common.options import KUBERAY_VERSION
@@ -29,11 +30,11 @@ from rayop.controllers.raycluster.scaling import (
     plan_head,
     plan_worker_group,
 )
-from rayop.controllers.raycluster.spec_hash import spec_hash
 from rayop.controllers.raycluster.status import SUSPENDED, SUSPENDING, ReplicaFailureError
 from rayop.kube.errors import Conflict, NotFound
 from rayop.kube.resources import PODS
 from rayop.runtime.expectations import CREATE, DELETE, HEAD_GROUP
+from rayop.runtime.steps import Stop
 
 T = TypeVar("T")
 
@@ -164,60 +165,51 @@ async def delete_all_pods(
 # -- creation ---------------------------------------------------------------------------------
 
 
-async def _create_head(ctx: ReconcileContext) -> None:
-    pod = build_head_pod(ctx.cluster, options=ctx.deps.options)
+async def _create_pod(ctx: ReconcileContext, pod: dict[str, Any], *, group: str) -> str:
+    """Creates one head (``group`` ``""``) or worker pod, records its expectation under the name
+    the server gave it, and returns that name; a failure is reported and raised."""
+    head = group == HEAD_GROUP
+    node = "head" if head else "worker"
     try:
         created = await ctx.deps.client.create(PODS, pod, namespace=ctx.namespace)
     except Exception as err:
-        ctx.event(
-            "Warning",
-            ev.FAILED_TO_CREATE_HEAD_POD,
-            f"Failed to create head Pod: {err}",
-            ev.ACTION_CREATE,
-        )
+        failed = ev.FAILED_TO_CREATE_HEAD_POD if head else ev.FAILED_TO_CREATE_WORKER_POD
+        where = "" if head else f" for group {group}"
+        ctx.event("Warning", failed, f"Failed to create {node} Pod{where}: {err}", ev.ACTION_CREATE)
+        raise
+    name = cs.name(created)
+    ctx.deps.expectations.expect_scale_pod(ctx.namespace, ctx.name, group, name, CREATE)
+    reason = ev.CREATED_HEAD_POD if head else ev.CREATED_WORKER_POD
+    ctx.event("Normal", reason, f"Created {node} Pod {ctx.namespace}/{name}", ev.ACTION_CREATE)
+    return name
+
+
+async def _create_head(ctx: ReconcileContext) -> None:
+    pod = build_head_pod(ctx.rc, options=ctx.deps.options, spec_hash=ctx.spec_hash())
+    try:
+        await _create_pod(ctx, pod, group=HEAD_GROUP)
+    except Exception as err:
         raise ReplicaFailureError(
             "FailedCreateHeadPod", f"failed to create head Pod: {err}"
         ) from err
-    name = cs.name(created)
-    ctx.deps.expectations.expect_scale_pod(ctx.namespace, ctx.name, HEAD_GROUP, name, CREATE)
-    ctx.event(
-        "Normal", ev.CREATED_HEAD_POD, f"Created head Pod {ctx.namespace}/{name}", ev.ACTION_CREATE
-    )
 
 
-async def _create_worker(ctx: ReconcileContext, group: Obj, creation: PodCreation) -> str:
-    group_name = str(group.get("groupName", ""))
+async def _create_worker(
+    ctx: ReconcileContext, group: WorkerGroupSpec, creation: PodCreation
+) -> str:
     pod = build_worker_pod(
-        ctx.cluster,
+        ctx.rc,
         group,
         options=ctx.deps.options,
         replica_index=creation.replica_index,
         replica_name=creation.replica_name,
         host_index=creation.host_index,
     )
-    try:
-        created = await ctx.deps.client.create(PODS, pod, namespace=ctx.namespace)
-    except Exception as err:
-        ctx.event(
-            "Warning",
-            ev.FAILED_TO_CREATE_WORKER_POD,
-            f"Failed to create worker Pod for group {group_name}: {err}",
-            ev.ACTION_CREATE,
-        )
-        raise
-    name = cs.name(created)
-    ctx.deps.expectations.expect_scale_pod(ctx.namespace, ctx.name, group_name, name, CREATE)
-    ctx.event(
-        "Normal",
-        ev.CREATED_WORKER_POD,
-        f"Created worker Pod {ctx.namespace}/{name}",
-        ev.ACTION_CREATE,
-    )
-    return name
+    return await _create_pod(ctx, pod, group=group.group_name)
 
 
 async def create_workers(
-    ctx: ReconcileContext, group: Obj, creations: Sequence[PodCreation]
+    ctx: ReconcileContext, group: WorkerGroupSpec, creations: Sequence[PodCreation]
 ) -> list[str]:
     """Creates a group's pods concurrently; returns the created names.
 
@@ -234,7 +226,7 @@ async def create_workers(
         raise ReplicaFailureError(
             "FailedCreateWorkerPod",
             f"failed to create {failed} of {len(creations)} worker Pods of group "
-            f"{group.get('groupName')!r}: {error}",
+            f"{group.group_name!r}: {error}",
         ) from error
     return [r for r in results if isinstance(r, str)]
 
@@ -244,9 +236,9 @@ async def create_workers(
 
 async def _suspend(ctx: ReconcileContext) -> bool:
     """Handles suspend; returns True when the pods step must stop here."""
-    suspend = bool(cs.spec(ctx.cluster).get("suspend"))
+    suspend = bool(ctx.rc.spec.suspend)
     if ctx.deps.options.feature_gates.ray_cluster_status_conditions:
-        conditions = object_conditions(ctx.cluster)
+        conditions = object_conditions(ctx.cached)
         if is_condition_true(conditions, SUSPENDING):
             await delete_all_pods(ctx, ctx.cluster_pods(), group=HEAD_GROUP, reason="suspending")
             return True
@@ -259,9 +251,9 @@ async def _suspend(ctx: ReconcileContext) -> bool:
 
 async def _recreate_upgrade(ctx: ReconcileContext) -> bool:
     """Handles ``upgradeStrategy.type: Recreate``; returns True when the pods step must stop."""
-    strategy = (cs.spec(ctx.cluster).get("upgradeStrategy") or {}).get("type")
+    strategy = ctx.rc.spec.upgrade_strategy
     heads = ctx.head_pods()
-    if strategy != "Recreate" or not heads:
+    if strategy is None or strategy.type != UpgradeStrategyType.RECREATE or not heads:
         return False
     head = heads[0]
     annotations = cs.annotations_of(head)
@@ -270,13 +262,13 @@ async def _recreate_upgrade(ctx: ReconcileContext) -> bool:
             "metadata": {
                 "annotations": {
                     keys.KUBERAY_VERSION: KUBERAY_VERSION,
-                    keys.UPGRADE_STRATEGY_RECREATE_HASH: spec_hash(ctx.cluster),
+                    keys.UPGRADE_STRATEGY_RECREATE_HASH: ctx.spec_hash(),
                 }
             }
         }
         await ctx.deps.client.patch(PODS, cs.name(head), patch, namespace=ctx.namespace)
         return False
-    if annotations.get(keys.UPGRADE_STRATEGY_RECREATE_HASH) == spec_hash(ctx.cluster):
+    if annotations.get(keys.UPGRADE_STRATEGY_RECREATE_HASH) == ctx.spec_hash():
         return False
     await delete_all_pods(ctx, ctx.cluster_pods(), group=HEAD_GROUP, reason="Recreate upgrade")
     ctx.deps.expectations.delete(ctx.namespace, ctx.name)
@@ -285,7 +277,7 @@ async def _recreate_upgrade(ctx: ReconcileContext) -> bool:
 
 async def _reconcile_head(ctx: ReconcileContext) -> None:
     heads = ctx.head_pods()
-    plan = plan_head(ctx.cluster, heads)
+    plan = plan_head(ctx.cached, heads)
     if plan.action == "create":
         await _create_head(ctx)
     elif plan.action == "delete":
@@ -300,10 +292,10 @@ async def _reconcile_head(ctx: ReconcileContext) -> None:
         raise RequeueError(plan.reason)
 
 
-async def _reconcile_group(ctx: ReconcileContext, group: Obj) -> None:
-    group_name = str(group.get("groupName", ""))
+async def _reconcile_group(ctx: ReconcileContext, group: WorkerGroupSpec) -> None:
+    group_name = group.group_name
     pods = ctx.group_pods(group_name)
-    plan = plan_worker_group(ctx.cluster, group, pods, options=ctx.deps.options, rng=ctx.deps.rng)
+    plan = plan_worker_group(ctx.rc, group, pods, options=ctx.deps.options, rng=ctx.deps.rng)
     if plan.delete_all:
         await delete_all_pods(ctx, pods, group=group_name, reason="worker group suspended")
         return
@@ -317,18 +309,21 @@ async def _reconcile_group(ctx: ReconcileContext, group: Obj) -> None:
         raise RequeueError(plan.error)
 
 
-async def reconcile_pods(ctx: ReconcileContext) -> None:
+async def reconcile_pods(ctx: ReconcileContext) -> Stop | None:
     """Brings the cluster's pods towards the spec (one pass); blocks on the API calls.
+
+    Returns None (the status step runs next) or raises.
 
     Raises:
         ReplicaFailureError: a pod create or delete failed.
         RequeueError: KubeRay returns an error here (unhealthy pods deleted, several heads...).
     """
     if await _suspend(ctx) or await _recreate_upgrade(ctx):
-        return
+        return None
     expectations = ctx.deps.expectations
     if expectations.is_satisfied(ctx.namespace, ctx.name, HEAD_GROUP):
         await _reconcile_head(ctx)
-    for group in cs.worker_groups(ctx.cluster):
-        if expectations.is_satisfied(ctx.namespace, ctx.name, str(group.get("groupName", ""))):
+    for group in ctx.rc.spec.worker_group_specs or ():
+        if expectations.is_satisfied(ctx.namespace, ctx.name, group.group_name):
             await _reconcile_group(ctx, group)
+    return None

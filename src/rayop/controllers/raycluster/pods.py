@@ -2,7 +2,8 @@
 
 :func:`build_head_pod` and :func:`build_worker_pod` are pure: they deep-copy the group template
 out of the RayCluster wire dict and return a new Pod dict ready for ``create``. Names are
-``generateName`` prefixes except for a deterministic head name.
+``generateName`` prefixes except for a deterministic head name. The spec is read from the parsed
+:class:`~rayop.api.raycluster.RayCluster`; templates are its plain dicts, copied before any edit.
 """
 
 from __future__ import annotations
@@ -11,9 +12,9 @@ import copy
 from typing import Any
 
 from rayop.api import keys
+from rayop.api.raycluster import AutoscalerVersion, HeadGroupSpec, RayCluster, WorkerGroupSpec
 from rayop.controllers.common import cluster_spec as cs
 from rayop.controllers.common import labels, names
-from rayop.controllers.common.cluster_spec import Obj
 from rayop.controllers.common.options import KUBERAY_VERSION, OperatorOptions
 from rayop.controllers.raycluster import command, env, probes
 from rayop.controllers.raycluster.autoscaler import (
@@ -22,7 +23,6 @@ from rayop.controllers.raycluster.autoscaler import (
 )
 from rayop.controllers.raycluster.init_container import build_wait_gcs_ready
 from rayop.controllers.raycluster.resources import memory_size_limit
-from rayop.controllers.raycluster.spec_hash import spec_hash as compute_hash
 
 SHARED_MEMORY_VOLUME = "shared-mem"
 SHARED_MEMORY_PATH = "/dev/shm"
@@ -32,24 +32,24 @@ METRICS_PORT_NAME = "metrics"
 Pod = dict[str, Any]
 
 
-def owner_reference(cluster: Obj) -> dict[str, Any]:
+def owner_reference(rc: RayCluster) -> dict[str, Any]:
     """Returns the controller ownerReference pointing at the RayCluster."""
     return {
         "apiVersion": "ray.io/v1",
         "kind": "RayCluster",
-        "name": cs.name(cluster),
-        "uid": cs.meta(cluster).get("uid", ""),
+        "name": rc.name,
+        "uid": rc.metadata.get("uid", ""),
         "controller": True,
         "blockOwnerDeletion": True,
     }
 
 
-def _template(group: Obj, cluster: Obj) -> Pod:
-    template = copy.deepcopy(dict(group.get("template") or {}))
+def _template(group: HeadGroupSpec | WorkerGroupSpec, rc: RayCluster) -> Pod:
+    template = copy.deepcopy(dict(group.template))
     metadata = template.setdefault("metadata", {})
-    metadata["namespace"] = cs.namespace(cluster)
+    metadata["namespace"] = cs.cluster_namespace(rc)
     annotations = metadata.setdefault("annotations", {})
-    if cs.annotations_of(cluster).get(keys.OVERWRITE_CONTAINER_CMD, "").lower() == "true":
+    if (cs.annotation(rc, keys.OVERWRITE_CONTAINER_CMD) or "").lower() == "true":
         annotations[keys.OVERWRITE_CONTAINER_CMD] = "true"
     spec = template.setdefault("spec", {})
     if not spec.get("containers"):
@@ -57,9 +57,9 @@ def _template(group: Obj, cluster: Obj) -> Pod:
     return template
 
 
-def _merged_user_labels(group: Obj) -> dict[str, str]:
-    merged = dict(((group.get("template") or {}).get("metadata") or {}).get("labels") or {})
-    merged.update(group.get("labels") or {})
+def _merged_user_labels(group: HeadGroupSpec | WorkerGroupSpec) -> dict[str, str]:
+    merged = dict((group.template.get("metadata") or {}).get("labels") or {})
+    merged.update(group.labels or {})
     return merged
 
 
@@ -88,7 +88,7 @@ def _add_empty_dir(
 
 
 def _finish_pod(
-    cluster: Obj,
+    rc: RayCluster,
     template: Pod,
     *,
     node_type: str,
@@ -97,7 +97,7 @@ def _finish_pod(
     options: OperatorOptions,
 ) -> Pod:
     """Applies KubeRay's ``BuildPod`` steps to a prepared template and returns the Pod."""
-    creator = cs.creator_crd(cluster)
+    creator = cs.creator_crd(rc)
     metadata = template["metadata"]
     if creator == "RayService":
         metadata["labels"][keys.RAY_SERVE] = "false" if node_type == "head" else "true"
@@ -106,7 +106,7 @@ def _finish_pod(
     ray = containers[0]
     if "plasma-directory" not in params:
         _add_empty_dir(pod, ray, SHARED_MEMORY_VOLUME, SHARED_MEMORY_PATH, memory=True)
-    if node_type == "head" and cs.is_autoscaling_enabled(cluster):
+    if node_type == "head" and rc.spec.enable_in_tree_autoscaling:
         sidecar = next(c for c in containers if c.get("name") == "autoscaler")
         _add_empty_dir(pod, ray, RAY_LOG_VOLUME, RAY_LOG_PATH, memory=False)
         _add_empty_dir(pod, sidecar, RAY_LOG_VOLUME, RAY_LOG_PATH, memory=False)
@@ -122,7 +122,7 @@ def _finish_pod(
         ray,
         node_type=node_type,
         fqdn=fqdn,
-        head_port=cs.head_port(cluster),
+        head_port=cs.head_port(rc),
         ray_start_cmd=ray_start,
         creator_crd=creator,
     )
@@ -132,83 +132,77 @@ def _finish_pod(
             node_type=node_type,
             creator_crd=creator,
             params=params,
-            ray_version=cs.spec(cluster).get("rayVersion"),
+            ray_version=rc.spec.ray_version,
         )
-    metadata["ownerReferences"] = [owner_reference(cluster)]
+    metadata["ownerReferences"] = [owner_reference(rc)]
     if not metadata.get("annotations"):
         metadata.pop("annotations", None)
     return pod
 
 
-def _add_auth(cluster: Obj, template: Pod) -> None:
-    if not cs.is_auth_enabled(cluster):
+def _add_auth(rc: RayCluster, template: Pod) -> None:
+    if not cs.is_auth_enabled(rc):
         return
     spec = template["spec"]
-    env.add_auth_env(cluster, spec["containers"][0])
-    if cs.is_k8s_token_auth(cluster):
+    env.add_auth_env(rc, spec["containers"][0])
+    if cs.is_k8s_token_auth(rc):
         env.add_ray_token_volume(spec)
     for init in spec.get("initContainers") or []:
         if init.get("name") == "wait-gcs-ready":
-            env.add_auth_env(cluster, init)
+            env.add_auth_env(rc, init)
 
 
-def build_head_pod(cluster: Obj, *, options: OperatorOptions, spec_hash: str | None = None) -> Pod:
-    """Returns the head Pod KubeRay would create for ``cluster`` (a RayCluster wire dict).
+def build_head_pod(rc: RayCluster, *, options: OperatorOptions, spec_hash: str) -> Pod:
+    """Returns the head Pod KubeRay would create for the RayCluster ``rc``.
 
     Args:
-        cluster: the RayCluster as read from the API server.
+        rc: the RayCluster.
         options: operator settings (deterministic name, probes, login shell, cluster domain).
-        spec_hash: the value for ``ray.io/upgrade-strategy-recreate-hash``; computed from the
-            spec when None (see :mod:`spec_hash`).
+        spec_hash: the value for ``ray.io/upgrade-strategy-recreate-hash``: the hash of the
+            wire spec (:func:`~rayop.controllers.raycluster.spec_hash.spec_hash`).
     """
-    group = cs.head_group(cluster)
-    cluster_name = cs.name(cluster)
-    fqdn = names.head_service_fqdn(cluster, cluster_domain=options.cluster_domain)
-    template = _template(group, cluster)
+    group = rc.spec.head_group_spec
+    cluster_name = rc.name
+    fqdn = names.head_service_fqdn(rc, cluster_domain=options.cluster_domain)
+    template = _template(group, rc)
     metadata = template["metadata"]
-    pod_name = names.head_pod_name(
-        cluster, deterministic=options.enable_deterministic_head_pod_name
-    )
+    pod_name = names.head_pod_name(rc, deterministic=options.enable_deterministic_head_pod_name)
     metadata.pop("generateName" if options.enable_deterministic_head_pod_name else "name", None)
     metadata["name" if options.enable_deterministic_head_pod_name else "generateName"] = pod_name
-    params = command.ray_start_params(cluster, group, node_type="head", fqdn=fqdn)
+    params = command.ray_start_params(rc, group, node_type="head", fqdn=fqdn)
     metadata["labels"] = labels.pod_labels(
         cluster_name, labels.HEAD, names.HEAD_GROUP_LABEL_VALUE, _merged_user_labels(group)
     )
     spec = template["spec"]
     ray = spec["containers"][0]
-    if cs.is_autoscaling_enabled(cluster):
-        spec["serviceAccountName"] = names.autoscaler_service_account_name(cluster)
+    if rc.spec.enable_in_tree_autoscaling:
+        spec["serviceAccountName"] = names.autoscaler_service_account_name(rc)
         sidecar = build_autoscaler_container(
-            cluster, str(ray.get("image", "")), login_shell=options.enable_login_shell
+            str(ray.get("image", "")), login_shell=options.enable_login_shell
         )
-        if cs.is_auth_enabled(cluster):
-            env.add_auth_env(cluster, sidecar)
-        apply_autoscaler_overrides(sidecar, cluster)
+        if cs.is_auth_enabled(rc):
+            env.add_auth_env(rc, sidecar)
+        apply_autoscaler_overrides(sidecar, rc)
         spec["containers"].append(sidecar)
-        version = cs.autoscaler_version(cluster)
-        if version == "v2":
+        version = cs.autoscaler_version(rc)
+        if version == AutoscalerVersion.V2:
             env.append_env(ray, "RAY_enable_autoscaler_v2", "true")
             spec["restartPolicy"] = "Never"
-        elif version == "v1":
+        elif version == AutoscalerVersion.V1:
             env.append_env(ray, "RAY_enable_autoscaler_v2", "false")
-    env.add_gcs_ft_env(cluster, "head", ray, template, params)
+    env.add_gcs_ft_env(rc, "head", ray, template, params)
     _ensure_metrics_port(ray)
-    _add_auth(cluster, template)
-    pod = _finish_pod(
-        cluster, template, node_type="head", params=params, fqdn=fqdn, options=options
-    )
+    _add_auth(rc, template)
+    pod = _finish_pod(rc, template, node_type="head", params=params, fqdn=fqdn, options=options)
     annotations = pod["metadata"].setdefault("annotations", {})
-    annotations[keys.UPGRADE_STRATEGY_RECREATE_HASH] = (
-        compute_hash(cluster) if spec_hash is None else spec_hash
-    )
+    annotations[keys.UPGRADE_STRATEGY_RECREATE_HASH] = spec_hash
     annotations[keys.KUBERAY_VERSION] = KUBERAY_VERSION
     return pod
 
 
 def build_worker_pod(
-    cluster: Obj,
-    group: Obj,
+    rc: RayCluster,
+    group: WorkerGroupSpec,
     *,
     options: OperatorOptions,
     replica_index: int = 0,
@@ -218,40 +212,38 @@ def build_worker_pod(
     """Returns one worker Pod of ``group`` as KubeRay would create it.
 
     Args:
-        cluster: the RayCluster as read from the API server.
+        rc: the RayCluster.
         group: one entry of ``spec.workerGroupSpecs``.
         options: operator settings (init container, probes, gates, cluster domain).
         replica_index: ``ray.io/worker-group-replica-index`` (multi-host indexing gate).
         replica_name: ``ray.io/worker-group-replica-name`` for ``numOfHosts > 1``.
         host_index: ``ray.io/replica-host-index`` for ``numOfHosts > 1``.
     """
-    cluster_name = cs.name(cluster)
-    group_name = str(group.get("groupName", ""))
-    fqdn = names.head_service_fqdn(cluster, cluster_domain=options.cluster_domain)
-    template = _template(group, cluster)
+    cluster_name = rc.name
+    group_name = group.group_name
+    fqdn = names.head_service_fqdn(rc, cluster_domain=options.cluster_domain)
+    template = _template(group, rc)
     metadata = template["metadata"]
     metadata.pop("name", None)
-    metadata["generateName"] = names.worker_pod_generate_name(cluster, group_name)
+    metadata["generateName"] = names.worker_pod_generate_name(rc, group_name)
     spec = template["spec"]
     ray = spec["containers"][0]
     if options.enable_init_container_injection:
-        init = build_wait_gcs_ready(ray, fqdn, cs.head_port(cluster), options=options)
+        init = build_wait_gcs_ready(ray, fqdn, cs.head_port(rc), options=options)
         spec.setdefault("initContainers", []).append(init)
-    params = command.ray_start_params(cluster, group, node_type="worker", fqdn=fqdn)
+    params = command.ray_start_params(rc, group, node_type="worker", fqdn=fqdn)
     pod_labels = labels.pod_labels(
         cluster_name, labels.WORKER, group_name, _merged_user_labels(group)
     )
     if options.feature_gates.ray_multi_host_indexing:
         pod_labels[keys.RAY_WORKER_REPLICA_INDEX] = str(replica_index)
-        if cs.num_of_hosts(group) > 1:
+        if group.num_of_hosts > 1:
             pod_labels[keys.RAY_WORKER_REPLICA_NAME] = replica_name
             pod_labels[keys.RAY_REPLICA_HOST_INDEX] = str(host_index)
     metadata["labels"] = pod_labels
-    env.add_gcs_ft_env(cluster, "worker", ray, template, params)
+    env.add_gcs_ft_env(rc, "worker", ray, template, params)
     _ensure_metrics_port(ray)
-    if cs.is_autoscaling_v2(cluster):
+    if cs.is_autoscaling_v2(rc):
         spec["restartPolicy"] = "Never"
-    _add_auth(cluster, template)
-    return _finish_pod(
-        cluster, template, node_type="worker", params=params, fqdn=fqdn, options=options
-    )
+    _add_auth(rc, template)
+    return _finish_pod(rc, template, node_type="worker", params=params, fqdn=fqdn, options=options)

@@ -1,26 +1,32 @@
 """What every RayCluster reconcile step works with: its dependencies and a per-pass context.
 
 :class:`ReconcilerDeps` is built once per controller (client, caches, expectations, recorder,
-settings). :class:`ReconcileContext` is built once per reconcile pass: the RayCluster as read from
-the informer cache (frozen) plus a mutable working copy, and helpers that read the pod and
-service caches restricted to objects this operator owns (label ``ray.io/cluster`` and a
-controller ownerReference to this RayCluster's uid), so nothing else is ever counted or deleted.
+settings, clock). :class:`ReconcileContext` is built once per reconcile pass by
+:func:`new_context`: the RayCluster as read from the informer cache (frozen; what status and
+finalizer writes start from, so unknown fields survive), the same object parsed once into a
+:class:`~rayop.api.raycluster.RayCluster` (every spec read goes through it), and helpers that
+read the pod and service caches restricted to objects this operator owns (label
+``ray.io/cluster`` and a controller ownerReference to this RayCluster's uid), so nothing else is
+ever counted or deleted.
 """
 
 from __future__ import annotations
 
 import copy
 import random
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from typing import Any, Literal, Protocol
+from datetime import datetime
+from typing import Any, Literal
 
 from rayop.api import keys
+from rayop.api.raycluster import RayCluster
+from rayop.api.validation import parse_raycluster
 from rayop.controllers.common import cluster_spec as cs
 from rayop.controllers.common import labels, settings
 from rayop.controllers.common.options import OperatorOptions
-from rayop.kube.resource import Resource
+from rayop.controllers.raycluster.spec_hash import spec_hash
+from rayop.kube.client import KubeClient
 from rayop.runtime.clock import Clock
 from rayop.runtime.events import EventRecorder
 from rayop.runtime.expectations import ScaleExpectations
@@ -32,50 +38,16 @@ from rayop.runtime.reconcile import Request
 Obj = Mapping[str, Any]
 
 
-
-class ClusterClient(Protocol):
-    """The API verbs the RayCluster reconciler uses (:class:`rayop.kube.client.KubeClient`)."""
-
-    async def get(
-        self, res: Resource, name: str, *, namespace: str | None = None
-    ) -> dict[str, Any]: ...
-
-    async def create(
-        self, res: Resource, obj: Mapping[str, Any], *, namespace: str | None = None
-    ) -> dict[str, Any]: ...
-
-    async def update(self, res: Resource, obj: Mapping[str, Any]) -> dict[str, Any]: ...
-
-    async def update_status(self, res: Resource, obj: Mapping[str, Any]) -> dict[str, Any]: ...
-
-    async def patch(
-        self,
-        res: Resource,
-        name: str,
-        body: Any,
-        *,
-        namespace: str | None = None,
-        patch_type: Literal["merge", "json", "strategic"] = "merge",
-        subresource: str | None = None,
-    ) -> dict[str, Any]: ...
-
-    async def delete(
-        self,
-        res: Resource,
-        name: str,
-        *,
-        namespace: str | None = None,
-        propagation_policy: Literal["Background", "Foreground", "Orphan"] | None = None,
-        grace_period_seconds: int | None = None,
-        preconditions: Mapping[str, str] | None = None,
-    ) -> dict[str, Any]: ...
+class UnparsedClusterError(RuntimeError):
+    """A step read the parsed spec of a RayCluster that did not parse (the validate step ends
+    such a pass before any step that reads the spec)."""
 
 
 @dataclass(frozen=True, kw_only=True)
 class ReconcilerDeps:
     """Everything a reconcile step may use besides the object itself."""
 
-    client: ClusterClient
+    client: KubeClient
     clusters: Informer
     pods: Informer
     services: Informer
@@ -87,10 +59,9 @@ class ReconcilerDeps:
     """The status writes whose result the RayCluster cache has not shown yet."""
     options: OperatorOptions
     clock: Clock
+    """Monotonic time (expectations, own writes) and wall time (status and deletion timestamps)."""
     pod_call_concurrency: int = settings.POD_CALL_CONCURRENCY
     rng: random.Random = field(default_factory=random.Random)
-    wall_clock: Callable[[], datetime] | None = None
-    """Optional ``() -> datetime`` for status timestamps (UTC now when None)."""
 
 
 @dataclass(kw_only=True)
@@ -101,13 +72,26 @@ class ReconcileContext:
         request: The request being reconciled.
         deps: The reconciler's dependencies.
         cached: The RayCluster as the informer cache holds it (read-only).
-        cluster: A mutable working copy (defaults applied); never written back as a whole.
+        parsed: ``cached`` as a model; None when it does not parse (``problems`` says why).
+        problems: Why ``cached`` did not parse, one line per field (empty when it did).
     """
 
     request: Request
     deps: ReconcilerDeps
     cached: Obj
-    cluster: dict[str, Any]
+    parsed: RayCluster | None
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def rc(self) -> RayCluster:
+        """The parsed RayCluster (every step after validation may use it).
+
+        Raises:
+            UnparsedClusterError: the cached object did not parse.
+        """
+        if self.parsed is None:
+            raise UnparsedClusterError(f"RayCluster {self.request} did not parse")
+        return self.parsed
 
     @property
     def namespace(self) -> str:
@@ -125,9 +109,12 @@ class ReconcileContext:
         return str(cs.meta(self.cached).get("uid") or "")
 
     def now(self) -> datetime:
-        """Returns the current wall-clock time (UTC)."""
-        wall = self.deps.wall_clock
-        return wall() if wall is not None else datetime.now(UTC)
+        """Returns the current wall-clock time (UTC) of the injected clock."""
+        return self.deps.clock.wall()
+
+    def spec_hash(self) -> str:
+        """Returns the hash of the cached wire spec behind ``upgradeStrategy: Recreate``."""
+        return spec_hash(self.cached)
 
     def _owned(self, informer: Informer) -> list[Obj]:
         if not self.uid:
@@ -149,9 +136,7 @@ class ReconcileContext:
     def head_pods(self) -> list[Obj]:
         """Returns the cached head pods of the cluster (normally one)."""
         return [
-            p
-            for p in self.cluster_pods()
-            if cs.labels_of(p).get(keys.RAY_NODE_TYPE) == labels.HEAD
+            p for p in self.cluster_pods() if cs.labels_of(p).get(keys.RAY_NODE_TYPE) == labels.HEAD
         ]
 
     def group_pods(self, group_name: str) -> list[Obj]:
@@ -190,3 +175,11 @@ class ReconcileContext:
         obj.setdefault("apiVersion", "ray.io/v1")
         obj.setdefault("kind", "RayCluster")
         return obj
+
+
+def new_context(request: Request, deps: ReconcilerDeps, cached: Obj) -> ReconcileContext:
+    """Returns the context of one pass over ``cached``, parsing it once; never blocks."""
+    parsed, problems = parse_raycluster(cached)
+    return ReconcileContext(
+        request=request, deps=deps, cached=cached, parsed=parsed, problems=problems
+    )

@@ -1,17 +1,18 @@
 """The gate steps and dependent-object steps of a RayCluster reconcile (kuberay-v1.md §3.1).
 
-Gate steps return a :class:`Result` to end the pass early (managedBy, validation, deletion) or
-None to go on. Dependent steps create what the cluster needs besides pods (autoscaler RBAC,
-ingress, auth secret, services) when it is absent from the cache; they never update or delete
-(except nothing: KubeRay never updates a Service). A create that answers AlreadyExists counts as
-done: the cache only lagged. Each step is idempotent.
+Every step has the shape of :mod:`rayop.runtime.steps`. Gate steps end the pass early with a
+:class:`~rayop.runtime.steps.Stop` (managedBy, validation, deletion); none of them lets the
+status be recomputed, so each says :meth:`~rayop.runtime.steps.Stop.discarding_status` (the
+validate step writes ``status.reason`` itself). Dependent steps create what the cluster needs
+besides pods (autoscaler RBAC, ingress, auth secret, services) when it is absent from the cache
+and return None; they never update or delete (KubeRay never updates a Service). A create that
+answers AlreadyExists counts as done: the cache only lagged. Each step is idempotent.
 """
 
 from __future__ import annotations
 
 import base64
 import secrets
-from collections.abc import Callable
 from typing import Any
 
 from rayop.api import keys
@@ -37,46 +38,41 @@ from rayop.kube.resources import (
     SERVICES,
 )
 from rayop.runtime.reconcile import Result
+from rayop.runtime.steps import Stop
 
 
 class InvalidStatusError(Exception):
-    """The RayCluster's status is contradictory; KubeRay requeues after 2 s with an error."""
+    """The RayCluster's status is contradictory: the pass fails and is requeued with backoff
+    (KubeRay returns it with a 2 s RequeueAfter, which controller-runtime ignores on error)."""
 
 
 # -- gate steps ---------------------------------------------------------------------------------
 
 
-async def check_managed_by(ctx: ReconcileContext) -> Result | None:
-    """Ends the pass when another controller manages the cluster (``spec.managedBy``)."""
-    managed_by = cs.spec(ctx.cluster).get("managedBy")
+async def check_managed_by(ctx: ReconcileContext) -> Stop | None:
+    """Ends the pass when another controller manages the cluster (``spec.managedBy``).
+
+    It reads the wire spec: a cluster another controller manages is skipped even when its spec
+    does not parse.
+    """
+    managed_by = cs.spec(ctx.cached).get("managedBy")
     if managed_by and managed_by != MANAGED_BY_KUBERAY:
-        return Result()
+        return Stop.discarding_status()
     return None
 
 
-async def apply_defaults(ctx: ReconcileContext) -> Result | None:
-    """Fills KubeRay's defaults into the working copy (nil ``rayStartParams`` become ``{}``)."""
-    spec = ctx.cluster.get("spec") or {}
-    head = spec.get("headGroupSpec")
-    if isinstance(head, dict) and head.get("rayStartParams") is None:
-        head["rayStartParams"] = {}
-    for group in spec.get("workerGroupSpecs") or []:
-        if isinstance(group, dict) and group.get("rayStartParams") is None:
-            group["rayStartParams"] = {}
-    return None
-
-
-async def validate(ctx: ReconcileContext) -> Result | None:
+async def validate(ctx: ReconcileContext) -> Stop | None:
     """Refuses a spec the controller cannot use: Warning event, ``status.reason``, no requeue.
 
-    A spec that uses a feature whose gate is off (``ctx.deps.options.feature_gates``) is
-    refused the same way.
+    A spec that does not parse, or that uses a feature whose gate is off
+    (``ctx.deps.options.feature_gates``), is refused the same way. When the reason cannot be
+    written yet (the cache is behind our last status write), the pass requeues after 2 s.
 
     Raises:
         InvalidStatusError: the status is contradictory (requeued with backoff).
         Conflict: the status write lost a race.
     """
-    problems = validate_raycluster(ctx.cached)
+    problems = list(ctx.problems) if ctx.parsed is None else validate_raycluster(ctx.parsed)
     problems += raycluster_gate_problems(ctx.cached, ctx.deps.options.feature_gates)
     if problems:
         message = "; ".join(problems)
@@ -84,8 +80,10 @@ async def validate(ctx: ReconcileContext) -> Result | None:
         reason = ev.INVALID_RAYCLUSTER_METADATA if metadata_problem else ev.INVALID_RAYCLUSTER_SPEC
         ctx.event("Warning", reason, message, ev.ACTION_VALIDATE)
         if not await write_status_reason(ctx, f"{reason}: {message}"):
-            return Result(requeue_after=settings.RAYCLUSTER_STATUS_CHANGED_REQUEUE)
-        return Result()
+            return Stop.discarding_status(
+                Result(requeue_after=settings.RAYCLUSTER_STATUS_CHANGED_REQUEUE)
+            )
+        return Stop.discarding_status()
     raw_status = ctx.cached.get("status")
     if raw_status:
         try:
@@ -101,29 +99,27 @@ async def validate(ctx: ReconcileContext) -> Result | None:
     return None
 
 
-async def stop_if_deleting(ctx: ReconcileContext) -> Result | None:
+async def stop_if_deleting(ctx: ReconcileContext) -> Stop | None:
     """Ends the pass for a RayCluster being deleted (garbage collection removes the rest)."""
     if cs.meta(ctx.cached).get("deletionTimestamp"):
-        return Result()
+        return Stop.discarding_status()
     return None
 
 
 # -- dependent objects --------------------------------------------------------------------------
 
 
-async def _create_if_absent(
+async def _create(
     ctx: ReconcileContext,
     resource: Resource,
-    name: str,
-    build: Callable[[], dict[str, Any]],
+    obj: dict[str, Any],
     *,
     created_reason: str,
     failed_reason: str,
 ) -> None:
-    """Creates ``name`` unless the (lazily started) cache of ``resource`` already holds it."""
-    if ctx.deps.informers.informer(resource).get(ctx.namespace, name) is not None:
-        return
-    obj = build()
+    """Creates ``obj`` with a Normal event, or a Warning event and the error; AlreadyExists
+    counts as done (silently)."""
+    name = cs.name(obj)
     try:
         await ctx.deps.client.create(resource, obj, namespace=ctx.namespace)
     except AlreadyExists:
@@ -136,25 +132,35 @@ async def _create_if_absent(
             ev.ACTION_CREATE,
         )
         raise
-    ctx.event(
-        "Normal",
-        created_reason,
-        f"Created {resource.kind} {ctx.namespace}/{name}",
-        ev.ACTION_CREATE,
-    )
+    note = f"Created {resource.kind} {ctx.namespace}/{name}"
+    ctx.event("Normal", created_reason, note, ev.ACTION_CREATE)
 
 
-async def reconcile_autoscaler_rbac(ctx: ReconcileContext) -> None:
+async def _create_if_absent(
+    ctx: ReconcileContext,
+    resource: Resource,
+    obj: dict[str, Any],
+    *,
+    created_reason: str,
+    failed_reason: str,
+) -> None:
+    """Creates ``obj`` unless the (lazily started) cache of ``resource`` already holds it."""
+    if ctx.deps.informers.informer(resource).get(ctx.namespace, cs.name(obj)) is not None:
+        return
+    await _create(ctx, resource, obj, created_reason=created_reason, failed_reason=failed_reason)
+
+
+async def reconcile_autoscaler_rbac(ctx: ReconcileContext) -> Stop | None:
     """Creates the autoscaler ServiceAccount, Role and RoleBinding (enableInTreeAutoscaling).
 
     Raises:
         NotFound: the head template names a ServiceAccount that does not exist.
     """
-    cluster = ctx.cluster
-    if not cs.is_autoscaling_enabled(cluster):
-        return
-    sa_name = names.autoscaler_service_account_name(cluster)
-    if rbac.user_provided_service_account(cluster):
+    rc = ctx.rc
+    if not rc.spec.enable_in_tree_autoscaling:
+        return None
+    sa_name = names.autoscaler_service_account_name(rc)
+    if rbac.user_provided_service_account(rc):
         if ctx.deps.informers.informer(SERVICE_ACCOUNTS).get(ctx.namespace, sa_name) is None:
             try:
                 await ctx.deps.client.get(SERVICE_ACCOUNTS, sa_name, namespace=ctx.namespace)
@@ -168,29 +174,29 @@ async def reconcile_autoscaler_rbac(ctx: ReconcileContext) -> None:
                 raise
     else:
         await _create_if_absent(
-            ctx, SERVICE_ACCOUNTS, sa_name, lambda: rbac.build_autoscaler_service_account(cluster),
+            ctx, SERVICE_ACCOUNTS, rbac.build_autoscaler_service_account(rc),
             created_reason=ev.CREATED_SERVICE_ACCOUNT, failed_reason=ev.FAILED_TO_CREATE_SERVICE_ACCOUNT,
         )  # fmt: skip
-    role_name = names.autoscaler_role_name(cluster)
     await _create_if_absent(
-        ctx, ROLES, role_name, lambda: rbac.build_autoscaler_role(cluster),
+        ctx, ROLES, rbac.build_autoscaler_role(rc),
         created_reason=ev.CREATED_ROLE, failed_reason=ev.FAILED_TO_CREATE_ROLE,
     )  # fmt: skip
     await _create_if_absent(
-        ctx, ROLE_BINDINGS, role_name, lambda: rbac.build_autoscaler_role_binding(cluster),
+        ctx, ROLE_BINDINGS, rbac.build_autoscaler_role_binding(rc),
         created_reason=ev.CREATED_ROLE_BINDING, failed_reason=ev.FAILED_TO_CREATE_ROLE_BINDING,
     )  # fmt: skip
+    return None
 
 
-async def reconcile_ingress(ctx: ReconcileContext) -> None:
+async def reconcile_ingress(ctx: ReconcileContext) -> Stop | None:
     """Creates ``<cluster>-head-ingress`` when ``headGroupSpec.enableIngress`` (no drift repair)."""
-    cluster = ctx.cluster
-    if not cs.head_group(cluster).get("enableIngress"):
-        return
-    await _create_if_absent(
-        ctx, INGRESSES, names.ingress_name(cluster), lambda: services.build_head_ingress(cluster),
-        created_reason=ev.CREATED_INGRESS, failed_reason=ev.FAILED_TO_CREATE_INGRESS,
-    )  # fmt: skip
+    rc = ctx.rc
+    if rc.spec.head_group_spec.enable_ingress:
+        await _create_if_absent(
+            ctx, INGRESSES, services.build_head_ingress(rc),
+            created_reason=ev.CREATED_INGRESS, failed_reason=ev.FAILED_TO_CREATE_INGRESS,
+        )  # fmt: skip
+    return None
 
 
 def build_auth_secret(ctx: ReconcileContext) -> dict[str, Any]:
@@ -201,51 +207,43 @@ def build_auth_secret(ctx: ReconcileContext) -> dict[str, Any]:
         "kind": "Secret",
         "type": "Opaque",
         "metadata": {
-            "name": names.auth_secret_name(ctx.cluster),
+            "name": names.auth_secret_name(ctx.rc),
             "namespace": ctx.namespace,
             "labels": {
                 keys.RAY_CLUSTER: ctx.name,
                 keys.APP_CREATED_BY: labels.CREATED_BY_VALUE,
             },
-            "ownerReferences": [owner_reference(ctx.cluster)],
+            "ownerReferences": [owner_reference(ctx.rc)],
         },
         "data": {"auth_token": base64.b64encode(token.encode()).decode()},
     }
 
 
-async def reconcile_auth_secret(ctx: ReconcileContext) -> None:
+async def reconcile_auth_secret(ctx: ReconcileContext) -> Stop | None:
     """Creates the auth token Secret (``authOptions.mode: token``, no secretName, no K8s auth)."""
-    cluster = ctx.cluster
-    if not cs.is_auth_enabled(cluster) or cs.is_k8s_token_auth(cluster):
-        return
-    if cs.auth_options(cluster).get("secretName"):
-        return
-    await _create_if_absent(
-        ctx, SECRETS, names.auth_secret_name(cluster), lambda: build_auth_secret(ctx),
+    auth = ctx.rc.spec.auth_options
+    if not cs.is_auth_enabled(ctx.rc) or cs.is_k8s_token_auth(ctx.rc):
+        return None
+    if auth is None or auth.secret_name:
+        return None
+    cached = ctx.deps.informers.informer(SECRETS).get(ctx.namespace, names.auth_secret_name(ctx.rc))
+    if cached is not None:
+        return None
+    await _create(
+        ctx, SECRETS, build_auth_secret(ctx),
         created_reason=ev.CREATED_SECRET, failed_reason=ev.FAILED_TO_CREATE_SECRET,
     )  # fmt: skip
+    return None
 
 
 async def _create_service(ctx: ReconcileContext, service: dict[str, Any]) -> None:
-    name = cs.name(service)
-    try:
-        await ctx.deps.client.create(SERVICES, service, namespace=ctx.namespace)
-    except AlreadyExists:
-        return
-    except Exception as err:
-        ctx.event(
-            "Warning",
-            ev.FAILED_TO_CREATE_SERVICE,
-            f"Failed to create Service {ctx.namespace}/{name}: {err}",
-            ev.ACTION_CREATE,
-        )
-        raise
-    ctx.event(
-        "Normal", ev.CREATED_SERVICE, f"Created Service {ctx.namespace}/{name}", ev.ACTION_CREATE
-    )
+    await _create(
+        ctx, SERVICES, service,
+        created_reason=ev.CREATED_SERVICE, failed_reason=ev.FAILED_TO_CREATE_SERVICE,
+    )  # fmt: skip
 
 
-async def reconcile_head_service(ctx: ReconcileContext) -> None:
+async def reconcile_head_service(ctx: ReconcileContext) -> Stop | None:
     """Creates the head service when the cache holds none for the cluster.
 
     Raises:
@@ -258,25 +256,24 @@ async def reconcile_head_service(ctx: ReconcileContext) -> None:
             f"found {len(found)} head services for RayCluster {ctx.namespace}/{ctx.name}"
         )
     if not found:
-        await _create_service(
-            ctx, services.build_head_service(ctx.cluster, options=ctx.deps.options)
-        )
+        await _create_service(ctx, services.build_head_service(ctx.rc, options=ctx.deps.options))
+    return None
 
 
-async def reconcile_headless_worker_service(ctx: ReconcileContext) -> None:
+async def reconcile_headless_worker_service(ctx: ReconcileContext) -> Stop | None:
     """Creates ``<cluster>-headless`` when some worker group has ``numOfHosts > 1``."""
-    if not services.wants_headless_worker_service(ctx.cluster):
-        return
-    if (
-        ctx.deps.services.get(ctx.namespace, names.headless_worker_service_name(ctx.cluster))
-        is None
-    ):
-        await _create_service(ctx, services.build_headless_worker_service(ctx.cluster))
+    rc = ctx.rc
+    if services.wants_headless_worker_service(rc):
+        name = names.headless_worker_service_name(rc)
+        if ctx.deps.services.get(ctx.namespace, name) is None:
+            await _create_service(ctx, services.build_headless_worker_service(rc))
+    return None
 
 
-async def reconcile_serve_service(ctx: ReconcileContext) -> None:
+async def reconcile_serve_service(ctx: ReconcileContext) -> Stop | None:
     """Creates ``<cluster>-serve-svc`` when annotated ``ray.io/enable-serve-service=true``."""
-    if not services.wants_serve_service(ctx.cluster):
-        return
-    if ctx.deps.services.get(ctx.namespace, names.serve_service_name(ctx.name)) is None:
-        await _create_service(ctx, services.build_serve_service(ctx.cluster))
+    rc = ctx.rc
+    name = names.serve_service_name(ctx.name)
+    if services.wants_serve_service(rc) and ctx.deps.services.get(ctx.namespace, name) is None:
+        await _create_service(ctx, services.build_serve_service(rc))
+    return None

@@ -1,50 +1,56 @@
-"""The RayCluster reconciler: KubeRay v1.7's reconcile as an ordered list of small async steps.
+"""The RayCluster reconciler: KubeRay v1.7's reconcile as two ordered lists of small async steps.
 
 One pass (kuberay-v1.md §3.1):
 
 1. read the RayCluster from the informer cache; gone -> drop its scale expectations, done;
-2. gate steps, each of which may end the pass with a Result: managedBy, defaults, validation
-   (Warning event + ``status.reason``, no requeue), the GCS FT Redis cleanup finalizer, deletion;
-3. resource steps, stopping at the first error: autoscaler RBAC, ingress, auth secret, head
-   service, headless worker service, serve service, pods;
+   otherwise parse it once into the pass's context;
+2. gate steps (:data:`GATE_STEPS`), each of which may end the pass with a
+   :class:`~rayop.runtime.steps.Stop`: managedBy, validation (a spec that does not parse
+   included: Warning event + ``status.reason``, no requeue), the GCS FT Redis cleanup finalizer,
+   deletion;
+3. resource steps (:data:`RESOURCE_STEPS`), stopping at the first error: autoscaler RBAC,
+   ingress, auth secret, head service, headless worker service, serve service, pods;
 4. the status is computed from the caches with that error and written only when it changed;
 5. the error (resource step, then status computation, then status write) is raised, so the
-   controller requeues with backoff; otherwise requeue after 2 s when the status changed, else
-   after ``options.default_requeue_seconds``.
+   controller requeues with backoff; otherwise requeue after 2 s when the status changed (or
+   must wait for the cache to show our last write), else after
+   ``options.default_requeue_seconds``.
 
-Every step is idempotent: it compares the cache with the spec and acts only on the difference,
-and pod steps respect the scale expectations, so a pass interrupted anywhere is simply run again.
+KubeRay's ``setDefaults`` (nil ``rayStartParams`` become ``{}``) has no step: the model reads a
+missing map as empty. A step that ends the pass says with its :class:`Stop` whether the status
+step still runs (``after_status_write``) or not (``discarding_status``); every gate step of
+KubeRay's pass discards it. Every step is idempotent: it compares the cache with the spec and
+acts only on the difference, and pod steps respect the scale expectations, so a pass interrupted
+anywhere is simply run again.
 """
 
 from __future__ import annotations
 
-import copy
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 
 from rayop.controllers.common import settings
 from rayop.controllers.raycluster import pod_sync, reconcile_steps, redis_cleanup
-from rayop.controllers.raycluster.reconcile_context import ReconcileContext, ReconcilerDeps
+from rayop.controllers.raycluster.reconcile_context import (
+    ReconcileContext,
+    ReconcilerDeps,
+    new_context,
+)
 from rayop.controllers.raycluster.status_sync import sync_status
 from rayop.runtime.reconcile import Request, Result
+from rayop.runtime.steps import StatusEdits, Step, Stop, run_steps
 
 log = logging.getLogger(__name__)
 
-GateStep = Callable[[ReconcileContext], Awaitable[Result | None]]
-"""A step that may end the pass by returning a Result (None: go on)."""
-
-ResourceStep = Callable[[ReconcileContext], Awaitable[None]]
-"""A step that creates or deletes what the spec asks for; raises to stop the pass."""
-
-GATE_STEPS: tuple[GateStep, ...] = (
+GATE_STEPS: tuple[Step[ReconcileContext], ...] = (
     reconcile_steps.check_managed_by,
-    reconcile_steps.apply_defaults,
     reconcile_steps.validate,
     redis_cleanup.reconcile_redis_cleanup,
     reconcile_steps.stop_if_deleting,
 )
+"""Steps that decide whether the pass goes on; an error here skips the status step."""
 
-RESOURCE_STEPS: tuple[ResourceStep, ...] = (
+RESOURCE_STEPS: tuple[Step[ReconcileContext], ...] = (
     reconcile_steps.reconcile_autoscaler_rbac,
     reconcile_steps.reconcile_ingress,
     reconcile_steps.reconcile_auth_secret,
@@ -53,13 +59,14 @@ RESOURCE_STEPS: tuple[ResourceStep, ...] = (
     reconcile_steps.reconcile_serve_service,
     pod_sync.reconcile_pods,
 )
+"""Steps that create or delete what the spec asks for; their error is recorded in the status."""
 
 
 class RayClusterReconciler:
     """Reconciles RayClusters; pass :meth:`reconcile` to a :class:`~rayop.runtime.controller.Controller`.
 
     Args:
-        deps: Client, caches, expectations, event recorder and operator settings.
+        deps: Client, caches, expectations, event recorder, operator settings and clock.
         gate_steps: The gate steps, in order (KubeRay's by default).
         resource_steps: The resource steps, in order (KubeRay's by default).
     """
@@ -68,8 +75,8 @@ class RayClusterReconciler:
         self,
         deps: ReconcilerDeps,
         *,
-        gate_steps: Sequence[GateStep] = GATE_STEPS,
-        resource_steps: Sequence[ResourceStep] = RESOURCE_STEPS,
+        gate_steps: Sequence[Step[ReconcileContext]] = GATE_STEPS,
+        resource_steps: Sequence[Step[ReconcileContext]] = RESOURCE_STEPS,
     ) -> None:
         self.deps = deps
         self.gate_steps = tuple(gate_steps)
@@ -86,28 +93,35 @@ class RayClusterReconciler:
         if cached is None:
             self.deps.expectations.delete(request.namespace, request.name)
             return Result()
-        ctx = ReconcileContext(
-            request=request, deps=self.deps, cached=cached, cluster=copy.deepcopy(dict(cached))
-        )
-        for gate in self.gate_steps:
-            result = await gate(ctx)
-            if result is not None:
-                return result
+        ctx = new_context(request, self.deps, cached)
+        stop = await run_steps(self.gate_steps, ctx)
         error: Exception | None = None
+        if stop is None:
+            try:
+                stop = await run_steps(self.resource_steps, ctx)
+            except Exception as err:
+                error = err
+        if stop is not None and stop.status is StatusEdits.DISCARD:
+            return stop.result
+        changed = await self._sync_status(ctx, error)
+        if error is not None:
+            raise error
+        return self._result(stop, changed=changed)
+
+    async def _sync_status(self, ctx: ReconcileContext, error: Exception | None) -> bool:
+        """Writes the status; a failure is raised unless a step's error is raised anyway."""
         try:
-            for step in self.resource_steps:
-                await step(ctx)
-        except Exception as err:
-            error = err
-        try:
-            changed = await sync_status(ctx, error)
+            return await sync_status(ctx, error)
         except Exception as status_error:
             if error is None:
                 raise
-            log.info("RayCluster %s: status not written: %s", request, status_error)
-        if error is not None:
-            raise error
+            log.info("RayCluster %s: status not written: %s", ctx.request, status_error)
+            return False
+
+    def _result(self, stop: Stop | None, *, changed: bool) -> Result:
+        if stop is not None:
+            return stop.result
         if changed:
             return Result(requeue_after=settings.RAYCLUSTER_STATUS_CHANGED_REQUEUE)
-        periodic = float(self.deps.options.default_requeue_seconds)  # <= 0: none, as KubeRay
-        return Result(requeue_after=periodic) if periodic > 0 else Result()
+        periodic = float(self.deps.options.default_requeue_seconds)
+        return Result(requeue_after=periodic if periodic > 0 else None)  # 0: no timed requeue

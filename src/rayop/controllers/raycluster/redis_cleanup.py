@@ -4,8 +4,10 @@ A RayCluster with Redis-backed GCS FT gets the finalizer ``ray.io/gcs-ft-redis-c
 When it is deleted, the operator deletes its pods, then runs the Job ``<cluster>-redis-cleanup``
 (the head's image and Redis env, running Ray's ``cleanup_redis_storage``) and removes the
 finalizer once the Job finished, or unconditionally after the deletion timeout (annotation
-``ray.io/gcs-ft-deletion-timeout``, 300 s by default). Finalizers are added and removed with a
-full-object update carrying the cached resourceVersion (a 409 propagates and is retried).
+``ray.io/gcs-ft-deletion-timeout``, 300 s by default, measured on the injected clock's wall
+time). Finalizers are added and removed with a full-object update carrying the cached
+resourceVersion (a 409 propagates and is retried). The step ends every pass it acts in with
+:meth:`~rayop.runtime.steps.Stop.discarding_status`: KubeRay computes no status there.
 """
 
 from __future__ import annotations
@@ -24,10 +26,14 @@ from rayop.controllers.raycluster.reconcile_context import ReconcileContext
 from rayop.kube.errors import AlreadyExists
 from rayop.kube.resources import JOBS, RAY_CLUSTERS
 from rayop.runtime.reconcile import Result
+from rayop.runtime.steps import Stop
 
 FINALIZER = keys.GCS_FT_REDIS_CLEANUP_FINALIZER
 DEFAULT_DELETION_TIMEOUT_SECONDS = 300
 _FINISHED = frozenset({"Complete", "Failed", "FailureTarget"})
+_REQUEUE_SOON = Stop.discarding_status(
+    Result(requeue_after=settings.RAYCLUSTER_STATUS_CHANGED_REQUEUE)
+)
 _CLEANUP_SCRIPT = (
     "import os, sys; from urllib.parse import urlparse; "
     "from ray._private.gcs_utils import cleanup_redis_storage; "
@@ -45,11 +51,11 @@ _CLEANUP_SCRIPT = (
 
 def wants_cleanup_finalizer(ctx: ReconcileContext) -> bool:
     """Tells whether the cluster uses Redis GCS FT and the cleanup is enabled."""
-    cluster = ctx.cluster
+    rc = ctx.rc
     return (
         ctx.deps.options.enable_gcs_ft_redis_cleanup
-        and cs.is_gcs_ft_enabled(cluster)
-        and not cs.is_gcs_ft_embedded(cluster)
+        and cs.is_gcs_ft_enabled(rc)
+        and not cs.is_gcs_ft_embedded(rc)
     )
 
 
@@ -69,7 +75,7 @@ async def _remove_finalizer(ctx: ReconcileContext) -> None:
 
 def build_cleanup_job(ctx: ReconcileContext) -> dict[str, Any]:
     """Returns the ``<cluster>-redis-cleanup`` Job: the head's pod, reduced to one container."""
-    head = build_head_pod(ctx.cluster, options=ctx.deps.options)
+    head = build_head_pod(ctx.rc, options=ctx.deps.options, spec_hash=ctx.spec_hash())
     pod_labels = dict(head["metadata"].get("labels") or {})
     pod_labels[keys.RAY_NODE_TYPE] = labels.REDIS_CLEANUP
     ray = copy.deepcopy(head["spec"]["containers"][0])
@@ -88,11 +94,11 @@ def build_cleanup_job(ctx: ReconcileContext) -> dict[str, Any]:
         "apiVersion": "batch/v1",
         "kind": "Job",
         "metadata": {
-            "name": names.redis_cleanup_job_name(ctx.cluster),
+            "name": names.redis_cleanup_job_name(ctx.rc),
             "namespace": ctx.namespace,
             "labels": pod_labels,
             "annotations": dict(head["metadata"].get("annotations") or {}),
-            "ownerReferences": [owner_reference(ctx.cluster)],
+            "ownerReferences": [owner_reference(ctx.rc)],
         },
         "spec": {
             "backoffLimit": 0,
@@ -117,14 +123,14 @@ def _deletion_timeout(ctx: ReconcileContext) -> float:
         return DEFAULT_DELETION_TIMEOUT_SECONDS
 
 
-async def _cleanup(ctx: ReconcileContext) -> Result:
+async def _cleanup(ctx: ReconcileContext) -> Stop:
     pods = ctx.cluster_pods()
     heads = [p for p in pods if cs.labels_of(p).get(keys.RAY_NODE_TYPE) == labels.HEAD]
     workers = [p for p in pods if p not in heads]
     await delete_all_pods(ctx, heads, group="", reason="GCS FT Redis cleanup")
     await delete_all_pods(ctx, workers, group="", reason="GCS FT Redis cleanup")
     if ctx.head_pods():
-        return Result(requeue_after=settings.RAYCLUSTER_REDIS_CLEANUP_WAIT)
+        return Stop.discarding_status(Result(requeue_after=settings.RAYCLUSTER_REDIS_CLEANUP_WAIT))
     deletion_timestamp = cs.meta(ctx.cached).get("deletionTimestamp")
     deleted_at = parse_time(str(deletion_timestamp)) if deletion_timestamp else None
     if deleted_at is not None and (ctx.now() - deleted_at).total_seconds() >= _deletion_timeout(
@@ -137,14 +143,14 @@ async def _cleanup(ctx: ReconcileContext) -> Result:
             f"Removed the {FINALIZER} finalizer after the deletion timeout without Redis cleanup",
             ev.ACTION_DELETE,
         )
-        return Result()
-    job_name = names.redis_cleanup_job_name(ctx.cluster)
+        return Stop.discarding_status()
+    job_name = names.redis_cleanup_job_name(ctx.rc)
     job = ctx.deps.informers.informer(JOBS).get(ctx.namespace, job_name)
     if job is not None:
         if _job_finished(job):
             await _remove_finalizer(ctx)
-            return Result()
-        return Result(requeue_after=settings.RAYCLUSTER_STATUS_CHANGED_REQUEUE)
+            return Stop.discarding_status()
+        return _REQUEUE_SOON
     try:
         await ctx.deps.client.create(JOBS, build_cleanup_job(ctx), namespace=ctx.namespace)
     except AlreadyExists:
@@ -164,10 +170,10 @@ async def _cleanup(ctx: ReconcileContext) -> Result:
             f"Created Job {ctx.namespace}/{job_name}",
             ev.ACTION_CREATE,
         )
-    return Result(requeue_after=settings.RAYCLUSTER_STATUS_CHANGED_REQUEUE)
+    return _REQUEUE_SOON
 
 
-async def reconcile_redis_cleanup(ctx: ReconcileContext) -> Result | None:
+async def reconcile_redis_cleanup(ctx: ReconcileContext) -> Stop | None:
     """The finalizer step: add it, or on deletion clean up and then remove it; None to go on.
 
     Raises:
@@ -175,16 +181,16 @@ async def reconcile_redis_cleanup(ctx: ReconcileContext) -> Result | None:
     """
     deleting = bool(cs.meta(ctx.cached).get("deletionTimestamp"))
     has_finalizer = FINALIZER in _finalizers(ctx)
-    if cs.is_gcs_ft_embedded(ctx.cluster) and deleting and has_finalizer:
+    if cs.is_gcs_ft_embedded(ctx.rc) and deleting and has_finalizer:
         await _remove_finalizer(ctx)
-        return Result()
+        return Stop.discarding_status()
     if not wants_cleanup_finalizer(ctx):
         return None
     if not deleting:
         if has_finalizer:
             return None
         await _set_finalizers(ctx, [*_finalizers(ctx), FINALIZER])
-        return Result(requeue_after=settings.RAYCLUSTER_STATUS_CHANGED_REQUEUE)
+        return _REQUEUE_SOON
     if not has_finalizer:
         return None
     return await _cleanup(ctx)

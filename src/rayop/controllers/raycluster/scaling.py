@@ -1,7 +1,8 @@
 """Which pods a reconcile pass creates and deletes, per group (kuberay-v1.md §3.2).
 
-The decisions are pure: given the RayCluster, the group and its pods as listed from the cache,
-:func:`plan_head` and :func:`plan_worker_group` return a plan. The reconciler executes a plan in
+The decisions are pure: given the RayCluster (the cached wire dict for the head, whose plan reads
+only status and annotations; the parsed model for a worker group), the group and its pods as
+listed from the cache, :func:`plan_head` and :func:`plan_worker_group` return a plan. The reconciler executes a plan in
 order — deletions, then creations — records a scale expectation for each successful call, and
 raises :attr:`GroupPlan.error` (if set) once the plan's calls succeeded, as KubeRay returns an
 error there to requeue with backoff. Checking expectations and the suspend steps stay with the
@@ -16,6 +17,7 @@ from dataclasses import dataclass, field
 
 from rayop.api import keys
 from rayop.api.conditions import is_condition_true, object_conditions
+from rayop.api.raycluster import RayCluster, WorkerGroupSpec
 from rayop.controllers.common import cluster_spec as cs
 from rayop.controllers.common import labels, names
 from rayop.controllers.common.cluster_spec import Obj
@@ -69,8 +71,11 @@ def _pod_name(pod: Obj) -> str:
     return str(cs.meta(pod).get("name", ""))
 
 
-def plan_head(cluster: Obj, head_pods: Sequence[Obj]) -> HeadPlan:
-    """Decides the head pod's fate; expectations must already be satisfied for the head group."""
+def plan_head(cached: Obj, head_pods: Sequence[Obj]) -> HeadPlan:
+    """Decides the head pod's fate from the cached RayCluster's status and annotations.
+
+    Expectations must already be satisfied for the head group.
+    """
     if len(head_pods) > 1:
         found = [_pod_name(p) for p in head_pods]
         return HeadPlan(
@@ -79,10 +84,10 @@ def plan_head(cluster: Obj, head_pods: Sequence[Obj]) -> HeadPlan:
     if len(head_pods) == 1:
         delete, reason = should_delete_pod(head_pods[0], labels.HEAD)
         return HeadPlan("delete" if delete else "none", _pod_name(head_pods[0]), reason)
-    provisioned = is_condition_true(object_conditions(cluster), "RayClusterProvisioned")
+    provisioned = is_condition_true(object_conditions(cached), "RayClusterProvisioned")
     if (
         provisioned
-        and cs.annotations_of(cluster).get(keys.DISABLE_PROVISIONED_HEAD_RESTART) == "true"
+        and cs.annotations_of(cached).get(keys.DISABLE_PROVISIONED_HEAD_RESTART) == "true"
     ):
         return HeadPlan("skip-restart")
     return HeadPlan("create")
@@ -105,13 +110,18 @@ def _free_indices(used: set[int], count: int) -> list[int]:
     return result
 
 
-def _may_scale_down(cluster: Obj, options: OperatorOptions) -> bool:
-    return not cs.is_autoscaling_enabled(cluster) or options.enable_random_pod_delete
+def _may_scale_down(rc: RayCluster, options: OperatorOptions) -> bool:
+    return not rc.spec.enable_in_tree_autoscaling or options.enable_random_pod_delete
+
+
+def _workers_to_delete(group: WorkerGroupSpec) -> list[str]:
+    strategy = group.scale_strategy
+    return list(dict.fromkeys(strategy.workers_to_delete or ())) if strategy is not None else []
 
 
 def plan_worker_group(
-    cluster: Obj,
-    group: Obj,
+    rc: RayCluster,
+    group: WorkerGroupSpec,
     pods: Sequence[Obj],
     *,
     options: OperatorOptions,
@@ -120,17 +130,17 @@ def plan_worker_group(
     """Plans one worker group's pass from the group's listed pods (terminating ones included).
 
     Args:
-        cluster: the RayCluster wire dict.
+        rc: the RayCluster.
         group: the ``workerGroupSpecs`` entry.
         pods: the group's pods from the cache (``ray.io/cluster`` + ``ray.io/group``), list order.
         options: operator settings (random pod delete, multi-host indexing gate).
         rng: source of multi-host replica name suffixes (tests pass a seeded one).
     """
-    group_name = str(group.get("groupName", ""))
-    if cs.is_group_suspended(group):
+    group_name = group.group_name
+    if group.suspend:
         return GroupPlan(group_name, delete_all=True)
-    if cs.num_of_hosts(group) > 1 and options.feature_gates.ray_multi_host_indexing:
-        return _plan_multi_host(cluster, group, pods, options=options, rng=rng or random.Random())
+    if group.num_of_hosts > 1 and options.feature_gates.ray_multi_host_indexing:
+        return _plan_multi_host(rc, group, pods, options=options, rng=rng or random.Random())
     unhealthy = []
     for pod in pods:
         delete, reason = should_delete_pod(pod, labels.WORKER)
@@ -140,7 +150,7 @@ def plan_worker_group(
         return GroupPlan(
             group_name, tuple(unhealthy), error=f"delete {len(unhealthy)} unhealthy worker Pods"
         )
-    to_delete = list(dict.fromkeys((group.get("scaleStrategy") or {}).get("workersToDelete") or []))
+    to_delete = _workers_to_delete(group)
     deletions = [PodDeletion(n, "workersToDelete") for n in to_delete]
     remaining = [p for p in pods if _pod_name(p) not in set(to_delete)]
     diff = cs.desired_worker_pods(group) - len(remaining)
@@ -151,7 +161,7 @@ def plan_worker_group(
         else:
             creations = tuple(PodCreation() for _ in range(diff))
         return GroupPlan(group_name, tuple(deletions), creations)
-    if diff < 0 and _may_scale_down(cluster, options):
+    if diff < 0 and _may_scale_down(rc, options):
         deletions += [
             PodDeletion(_pod_name(p), "scale down", expect_on_not_found=True)
             for p in remaining[:-diff]
@@ -160,10 +170,15 @@ def plan_worker_group(
 
 
 def _plan_multi_host(
-    cluster: Obj, group: Obj, pods: Sequence[Obj], *, options: OperatorOptions, rng: random.Random
+    rc: RayCluster,
+    group: WorkerGroupSpec,
+    pods: Sequence[Obj],
+    *,
+    options: OperatorOptions,
+    rng: random.Random,
 ) -> GroupPlan:
-    group_name = str(group.get("groupName", ""))
-    hosts = cs.num_of_hosts(group)
+    group_name = group.group_name
+    hosts = group.num_of_hosts
     replicas: dict[str, list[Obj]] = {}
     for pod in pods:
         replica = cs.labels_of(pod).get(keys.RAY_WORKER_REPLICA_NAME)
@@ -188,7 +203,7 @@ def _plan_multi_host(
             for member in replicas[replica]:
                 deletions.append(PodDeletion(_pod_name(member), reason))
                 deleted.add(_pod_name(member))
-    requested = set((group.get("scaleStrategy") or {}).get("workersToDelete") or [])
+    requested = set(_workers_to_delete(group))
     doomed = sorted(
         {
             cs.labels_of(p).get(keys.RAY_WORKER_REPLICA_NAME, "")
@@ -224,7 +239,7 @@ def _plan_multi_host(
             replica_name = names.replica_group_name(group_name, rng)
             creations += [PodCreation(index, replica_name, host) for host in range(hosts)]
         return GroupPlan(group_name, tuple(deletions), tuple(creations))
-    if to_create < 0 and _may_scale_down(cluster, options):
+    if to_create < 0 and _may_scale_down(rc, options):
         # KubeRay picks replicas in Go map order; rayop removes the highest indices first.
         victims = sorted(valid, key=lambda r: (_index(valid[r][0]) or 0, r), reverse=True)[
             :-to_create

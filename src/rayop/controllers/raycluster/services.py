@@ -1,18 +1,22 @@
 """Services KubeRay creates for a RayCluster: head, serve and headless worker (kuberay-v1.md §3.3).
 
-Builders return plain Service dicts with a controller ownerReference; the reconciler only creates
-them when absent (KubeRay never updates an existing Service).
+Builders read the parsed RayCluster and return plain Service dicts with a controller
+ownerReference; the reconciler only creates them when absent (KubeRay never updates an existing
+Service). :func:`build_head_service` and :func:`service_ports` also take a wire dict, for the
+RayJob and RayService controllers (through :mod:`~rayop.controllers.raycluster.builders`).
 """
 
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from typing import Any
 
 from rayop.api import keys
+from rayop.api.raycluster import IngressOptions, IngressPathType, RayCluster
 from rayop.controllers.common import cluster_spec as cs
 from rayop.controllers.common import labels, names
-from rayop.controllers.common.cluster_spec import Obj
+from rayop.controllers.common.cluster_spec import ClusterLike
 from rayop.controllers.common.options import OperatorOptions
 from rayop.controllers.raycluster.pods import owner_reference
 
@@ -31,11 +35,12 @@ class ServiceBuildError(ValueError):
     """The cluster spec does not allow the Service to be built (for example, no serve port)."""
 
 
-def service_ports(cluster: Obj) -> dict[str, int]:
+def service_ports(cluster: ClusterLike) -> dict[str, int]:
     """Returns the head container's ports by name (unnamed: ``<port>-port``), KubeRay's defaults
     when it has none, and ``metrics: 8080`` when missing."""
+    rc = cs.parse_cluster(cluster)
     ports: dict[str, int] = {}
-    for port in cs.ray_container(cs.head_group(cluster)).get("ports") or []:
+    for port in cs.ray_container_of(rc.spec.head_group_spec.template).get("ports") or []:
         number = int(port.get("containerPort", 0))
         ports[str(port.get("name") or f"{number}-port")] = number
     if not ports:
@@ -48,27 +53,26 @@ def _is_serving_port(port_name: str) -> bool:
     return port_name == SERVE_PORT_NAME or port_name.startswith(SERVE_PORT_NAME + "-")
 
 
-def build_head_service(cluster: Obj, *, options: OperatorOptions) -> Service:
+def build_head_service(cluster: ClusterLike, *, options: OperatorOptions) -> Service:
     """Returns the head Service (headless unless ClusterIP is enabled or a type is set).
 
     A user ``headGroupSpec.headService`` is used as the base: the selector is forced, operator
     labels win, ``spec.headServiceAnnotations`` win, and missing name, namespace and type are
     filled in; its ports are kept and KubeRay's appended.
     """
-    cluster_name = cs.name(cluster)
-    head = cs.head_group(cluster)
-    defaults = labels.head_service_labels(cluster_name)
-    template_labels = ((head.get("template") or {}).get("metadata") or {}).get("labels") or {}
+    rc = cs.parse_cluster(cluster)
+    head = rc.spec.head_group_spec
+    defaults = labels.head_service_labels(rc.name)
+    template_labels = (head.template.get("metadata") or {}).get("labels") or {}
     if keys.APP_NAME in template_labels:
         defaults[keys.APP_NAME] = template_labels[keys.APP_NAME]
     selector = dict(defaults)
-    annotations = dict(cs.spec(cluster).get("headServiceAnnotations") or {})
-    service_type = head.get("serviceType") or ""
+    annotations = dict(rc.spec.head_service_annotations or {})
+    service_type = head.service_type or ""
     ports = [
-        {"name": n, "port": p, "appProtocol": "tcp"}
-        for n, p in sorted(service_ports(cluster).items())
+        {"name": n, "port": p, "appProtocol": "tcp"} for n, p in sorted(service_ports(rc).items())
     ]
-    user = head.get("headService")
+    user = head.head_service
     if user is not None:
         svc: Service = copy.deepcopy(dict(user))
         metadata = svc.setdefault("metadata", {})
@@ -79,15 +83,15 @@ def build_head_service(cluster: Obj, *, options: OperatorOptions) -> Service:
             del metadata["annotations"]
         spec["ports"] = list(spec.get("ports") or []) + ports
         metadata.setdefault("labels", {}).update(selector)
-        metadata["name"] = metadata.get("name") or names.head_service_name(cluster)
-        metadata["namespace"] = cs.namespace(cluster)
+        metadata["name"] = metadata.get("name") or names.head_service_name(rc)
+        metadata["namespace"] = cs.cluster_namespace(rc)
         if not spec.get("type") and service_type:
             spec["type"] = service_type
     else:
         svc = {
             "metadata": {
-                "name": names.head_service_name(cluster),
-                "namespace": cs.namespace(cluster),
+                "name": names.head_service_name(rc),
+                "namespace": cs.cluster_namespace(rc),
                 "labels": dict(selector),
             },
             "spec": {"selector": selector, "ports": ports},
@@ -100,27 +104,25 @@ def build_head_service(cluster: Obj, *, options: OperatorOptions) -> Service:
         if headless and not options.enable_ray_head_cluster_ip_service:
             svc["spec"]["clusterIP"] = "None"
             svc["spec"]["publishNotReadyAddresses"] = True
-    return _finish(svc, cluster)
+    return _finish(svc, rc)
 
 
-def _finish(svc: Service, cluster: Obj) -> Service:
+def _finish(svc: Service, rc: RayCluster) -> Service:
     svc["apiVersion"] = "v1"
     svc["kind"] = "Service"
-    svc["metadata"]["ownerReferences"] = [owner_reference(cluster)]
+    svc["metadata"]["ownerReferences"] = [owner_reference(rc)]
     return svc
 
 
-def build_serve_service(cluster: Obj) -> Service:
+def build_serve_service(rc: RayCluster) -> Service:
     """Returns the ``<cluster>-serve-svc`` Service (annotation ``ray.io/enable-serve-service``).
 
     Raises:
         ServiceBuildError: the head container has no port named ``serve`` or ``serve-*``.
     """
-    cluster_name = cs.name(cluster)
+    cluster_name = rc.name
     ports = [
-        {"name": n, "port": p}
-        for n, p in sorted(service_ports(cluster).items())
-        if _is_serving_port(n)
+        {"name": n, "port": p} for n, p in sorted(service_ports(rc).items()) if _is_serving_port(n)
     ]
     if not ports:
         raise ServiceBuildError(
@@ -130,7 +132,7 @@ def build_serve_service(cluster: Obj) -> Service:
     svc: Service = {
         "metadata": {
             "name": names.serve_service_name(cluster_name),
-            "namespace": cs.namespace(cluster),
+            "namespace": cs.cluster_namespace(rc),
             "labels": {
                 keys.RAY_ORIGINATED_FROM_CR_NAME: cluster_name,
                 keys.RAY_ORIGINATED_FROM_CRD: "RayCluster",
@@ -139,29 +141,29 @@ def build_serve_service(cluster: Obj) -> Service:
         },
         "spec": {"selector": {keys.RAY_CLUSTER: cluster_name}, "ports": ports},
     }
-    service_type = cs.head_group(cluster).get("serviceType")
+    service_type = rc.spec.head_group_spec.service_type
     if service_type:
         svc["spec"]["type"] = service_type
-    return _finish(svc, cluster)
+    return _finish(svc, rc)
 
 
-def wants_serve_service(cluster: Obj) -> bool:
+def wants_serve_service(rc: RayCluster) -> bool:
     """Tells whether the cluster carries ``ray.io/enable-serve-service: "true"``."""
-    return cs.annotations_of(cluster).get(keys.ENABLE_SERVE_SERVICE) == "true"
+    return cs.annotation(rc, keys.ENABLE_SERVE_SERVICE) == "true"
 
 
-def wants_headless_worker_service(cluster: Obj) -> bool:
+def wants_headless_worker_service(rc: RayCluster) -> bool:
     """Tells whether any worker group has ``numOfHosts > 1``."""
-    return any(int(g.get("numOfHosts") or 1) > 1 for g in cs.worker_groups(cluster))
+    return any(g.num_of_hosts > 1 for g in rc.spec.worker_group_specs or ())
 
 
-def build_headless_worker_service(cluster: Obj) -> Service:
+def build_headless_worker_service(rc: RayCluster) -> Service:
     """Returns the ``<cluster>-headless`` Service selecting the cluster's worker pods."""
-    cluster_name = cs.name(cluster)
+    cluster_name = rc.name
     svc: Service = {
         "metadata": {
-            "name": names.headless_worker_service_name(cluster),
-            "namespace": cs.namespace(cluster),
+            "name": names.headless_worker_service_name(rc),
+            "namespace": cs.cluster_namespace(rc),
             "labels": {keys.RAY_HEADLESS_WORKER_SVC: cluster_name},
         },
         "spec": {
@@ -171,50 +173,50 @@ def build_headless_worker_service(cluster: Obj) -> Service:
             "publishNotReadyAddresses": True,
         },
     }
-    return _finish(svc, cluster)
+    return _finish(svc, rc)
 
 
-def build_head_ingress(cluster: Obj) -> dict[str, Any]:
+def build_head_ingress(rc: RayCluster) -> dict[str, Any]:
     """Returns the ``<cluster>-head-ingress`` Ingress to the dashboard port (``enableIngress``)."""
-    cluster_name = cs.name(cluster)
-    head = cs.head_group(cluster)
-    options = head.get("ingressOptions") or {}
-    annotations = {k: v for k, v in cs.annotations_of(cluster).items() if k != keys.INGRESS_CLASS}
+    cluster_name = rc.name
+    options = rc.spec.head_group_spec.ingress_options or IngressOptions()
+    cluster_annotations: Mapping[str, str] = rc.metadata.get("annotations") or {}
+    annotations = {k: v for k, v in cluster_annotations.items() if k != keys.INGRESS_CLASS}
     backend = {
         "service": {
-            "name": names.head_service_name(cluster),
-            "port": {"number": service_ports(cluster).get("dashboard", DEFAULT_PORTS["dashboard"])},
+            "name": names.head_service_name(rc),
+            "port": {"number": service_ports(rc).get("dashboard", DEFAULT_PORTS["dashboard"])},
         }
     }
     path = {
-        "path": options.get("path") or "/",
-        "pathType": options.get("pathType") or "Prefix",
+        "path": options.path or "/",
+        "pathType": options.path_type or IngressPathType.PREFIX.value,
         "backend": backend,
     }
     rule: dict[str, Any] = {"http": {"paths": [path]}}
-    if options.get("host"):
-        rule["host"] = options["host"]
+    if options.host:
+        rule["host"] = options.host
     ingress: dict[str, Any] = {
         "apiVersion": "networking.k8s.io/v1",
         "kind": "Ingress",
         "metadata": {
-            "name": names.ingress_name(cluster),
-            "namespace": cs.namespace(cluster),
+            "name": names.ingress_name(rc),
+            "namespace": cs.cluster_namespace(rc),
             "labels": {
                 keys.RAY_CLUSTER: cluster_name,
                 keys.RAY_IDENTIFIER: names.identifier(cluster_name, labels.HEAD),
                 keys.APP_NAME: labels.APP_NAME_VALUE,
                 keys.APP_CREATED_BY: labels.CREATED_BY_VALUE,
             },
-            "ownerReferences": [owner_reference(cluster)],
+            "ownerReferences": [owner_reference(rc)],
         },
         "spec": {"rules": [rule]},
     }
     if annotations:
         ingress["metadata"]["annotations"] = annotations
-    if options.get("tls"):
-        ingress["spec"]["tls"] = copy.deepcopy(options["tls"])
-    ingress_class = cs.annotations_of(cluster).get(keys.INGRESS_CLASS)
+    if options.tls:
+        ingress["spec"]["tls"] = copy.deepcopy(options.tls)
+    ingress_class = cs.annotation(rc, keys.INGRESS_CLASS)
     if ingress_class is not None:
         ingress["spec"]["ingressClassName"] = ingress_class
     return ingress

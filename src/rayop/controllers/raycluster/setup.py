@@ -15,11 +15,9 @@ from rayop.controllers.common import settings
 from rayop.controllers.common.options import OperatorOptions
 from rayop.controllers.common.registration import register_controller
 from rayop.controllers.raycluster.events import REPORTING_CONTROLLER
-from rayop.controllers.raycluster.reconcile_context import (
-    ClusterClient,
-    ReconcilerDeps,
-)
+from rayop.controllers.raycluster.reconcile_context import ReconcilerDeps
 from rayop.controllers.raycluster.reconciler import RayClusterReconciler
+from rayop.kube.client import KubeClient
 from rayop.kube.resources import PODS, RAY_CLUSTERS, SECRETS, SERVICES
 from rayop.runtime.controller import Controller
 from rayop.runtime.expectations import ScaleExpectations
@@ -65,7 +63,7 @@ def setup_raycluster_controller(
     clusters.add_event_handler(own_writes.event_handler())
 
     deps = ReconcilerDeps(
-        client=cast(ClusterClient, manager.client),
+        client=cast(KubeClient, manager.client),
         clusters=clusters,
         pods=pods,
         services=services,

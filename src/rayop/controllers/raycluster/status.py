@@ -1,8 +1,9 @@
 """RayCluster status computation and change detection (kuberay-v1.md §3.6, §3.7).
 
-:func:`calculate_status` is KubeRay's ``calculateStatus`` as a pure function of the cluster, its
-pods and its head services (all read from the informer cache) and the reconcile error. It
-returns the new ``status`` wire dict, with zero counters omitted as Go's ``omitempty`` does.
+:func:`calculate_status` is KubeRay's ``calculateStatus`` as a pure function of the parsed
+cluster, its current ``status`` wire dict (the starting point, so unknown fields survive), its
+pods and head services (all read from the informer cache) and the reconcile error. It returns
+the new ``status`` wire dict, with zero counters omitted as Go's ``omitempty`` does.
 :func:`status_changed` is ``InconsistentRayClusterStatus``: it decides whether to write.
 """
 
@@ -14,9 +15,10 @@ from typing import Any
 
 from rayop.api import keys
 from rayop.api.conditions import is_condition_true, remove_condition, set_condition
+from rayop.api.raycluster import MAX_INT32, RayCluster
 from rayop.controllers.common import cluster_spec as cs
 from rayop.controllers.common import labels
-from rayop.controllers.common.cluster_spec import MAX_INT32, Obj
+from rayop.controllers.common.cluster_spec import Obj
 from rayop.controllers.raycluster.pod_health import all_pods_running, is_running_and_ready, phase
 from rayop.controllers.raycluster.resources import (
     ZERO,
@@ -63,33 +65,35 @@ def replica_failure_reason(error: BaseException | None) -> str | None:
     return None
 
 
-def _counters(cluster: Obj, pods: Sequence[Obj]) -> dict[str, int]:
+def _counters(rc: RayCluster, pods: Sequence[Obj]) -> dict[str, int]:
     workers = [p for p in pods if cs.labels_of(p).get(keys.RAY_NODE_TYPE) == labels.WORKER]
-    groups = cs.worker_groups(cluster)
-    active = [g for g in groups if not cs.is_group_suspended(g)]
-    max_total = sum(cs.max_replicas(g) * cs.num_of_hosts(g) for g in active)
+    groups = rc.spec.worker_group_specs or []
+    active = [g for g in groups if not g.suspend]
+    max_total = sum(g.max_replicas * g.num_of_hosts for g in active)
     return {
         "readyWorkerReplicas": sum(1 for p in workers if is_running_and_ready(p)),
         "availableWorkerReplicas": sum(1 for p in workers if phase(p) == "Running"),
         "desiredWorkerReplicas": sum(cs.desired_worker_pods(g) for g in groups),
-        "minWorkerReplicas": sum(cs.min_replicas(g) * cs.num_of_hosts(g) for g in active),
+        "minWorkerReplicas": sum(g.min_replicas * g.num_of_hosts for g in active),
         "maxWorkerReplicas": min(max_total, MAX_INT32),
     }
 
 
-def desired_resources(cluster: Obj) -> dict[str, Quantity]:
+def desired_resources(rc: RayCluster) -> dict[str, Quantity]:
     """Returns head pod resources plus ``replicas x numOfHosts`` pods of each unsuspended group."""
-    lists = [pod_resources(cs.template_spec(cs.head_group(cluster)))]
-    for group in cs.worker_groups(cluster):
-        if cs.is_group_suspended(group):
+    lists = [pod_resources(cs.template_spec(rc.spec.head_group_spec.template))]
+    for group in rc.spec.worker_group_specs or ():
+        if group.suspend:
             continue
-        count = int(group.get("replicas") or 0) * cs.num_of_hosts(group)
-        lists.append({k: q * count for k, q in pod_resources(cs.template_spec(group)).items()})
+        count = group.replicas * group.num_of_hosts
+        lists.append(
+            {k: q * count for k, q in pod_resources(cs.template_spec(group.template)).items()}
+        )
     return sum_resource_lists(lists)
 
 
-def _desired_resource_fields(cluster: Obj) -> dict[str, str]:
-    total = desired_resources(cluster)
+def _desired_resource_fields(rc: RayCluster) -> dict[str, str]:
+    total = desired_resources(rc)
     gpu = ZERO
     for key in sorted(total):
         if is_gpu_resource(key) and not total[key].is_zero():
@@ -154,7 +158,7 @@ def _suspend_status(conditions: Sequence[Mapping[str, Any]]) -> str:
 
 
 def _update_conditions(
-    cluster: Obj,
+    rc: RayCluster,
     conditions: list[dict[str, Any]],
     pods: Sequence[Obj],
     head_pod: Obj | None,
@@ -188,7 +192,7 @@ def _update_conditions(
                 "message": "RayCluster Pods are being provisioned for first time",
             }
         set_condition(conditions, new, now=now)
-    suspend_requested = bool(cs.spec(cluster).get("suspend"))
+    suspend_requested = bool(rc.spec.suspend)
     if suspend == SUSPENDING:
         if not pods:
             set_condition(
@@ -204,7 +208,7 @@ def _update_conditions(
             set_condition(conditions, _flag(SUSPENDING, False), now=now)
             set_condition(conditions, _flag(SUSPENDED, True), now=now)
     elif suspend == SUSPENDED:
-        if cs.spec(cluster).get("suspend") is not None and not suspend_requested:
+        if rc.spec.suspend is not None and not suspend_requested:
             set_condition(conditions, _flag(SUSPENDED, False), now=now)
     else:
         set_condition(conditions, _flag(SUSPENDED, False), now=now)
@@ -263,7 +267,8 @@ def _head_info(service: Obj, head_pod: Obj | None) -> dict[str, str]:
 
 
 def calculate_status(
-    cluster: Obj,
+    rc: RayCluster,
+    old: Mapping[str, Any] | None,
     pods: Sequence[Obj],
     services: Sequence[Obj],
     *,
@@ -271,10 +276,11 @@ def calculate_status(
     reconcile_error: BaseException | None = None,
     status_conditions_gate: bool = True,
 ) -> dict[str, Any]:
-    """Returns the new ``status`` of ``cluster``; never blocks.
+    """Returns the new ``status`` of ``rc``; never blocks.
 
     Args:
-        cluster: the RayCluster wire dict (its current ``status`` is the starting point).
+        rc: the RayCluster.
+        old: its current ``status`` wire dict (the starting point), None when it has none.
         pods: every pod labelled ``ray.io/cluster=<name>`` in the cluster's namespace.
         services: the namespace's services (head services are picked by label).
         now: the RFC 3339 timestamp for ``lastUpdateTime`` and condition transitions.
@@ -284,7 +290,7 @@ def calculate_status(
     Raises:
         StatusUnavailableError: KubeRay would fail ``calculateStatus`` (see the class).
     """
-    old: Mapping[str, Any] = cluster.get("status") or {}
+    old = old or {}
     status: dict[str, Any] = copy.deepcopy(dict(old))
     conditions: list[dict[str, Any]] = status.get("conditions") or []
     if status_conditions_gate:
@@ -302,26 +308,26 @@ def calculate_status(
                 },
                 now=now,
             )
-    generation = int(cs.meta(cluster).get("generation") or 0)
-    counters = _counters(cluster, pods)
+    generation = int(rc.metadata.get("generation") or 0)
+    counters = _counters(rc, pods)
     for key, value in counters.items():
         if value:
             status[key] = value
         else:
             status.pop(key, None)
-    status.update(_desired_resource_fields(cluster))
+    status.update(_desired_resource_fields(rc))
     expected_pods = counters["desiredWorkerReplicas"] + 1
     if reconcile_error is None and len(pods) == expected_pods and all_pods_running(list(pods)):
         status["state"] = READY_STATE
         status.pop("reason", None)
     head_pod = _head_pod(pods)
     if status_conditions_gate:
-        _update_conditions(cluster, conditions, pods, head_pod, now=now)
+        _update_conditions(rc, conditions, pods, head_pod, now=now)
     if conditions:
         status["conditions"] = conditions
-    if cs.spec(cluster).get("suspend") and not pods:
+    if rc.spec.suspend and not pods:
         status["state"] = SUSPENDED_STATE
-    service = _head_service(services, cs.name(cluster))
+    service = _head_service(services, rc.name)
     endpoints = _endpoints(old.get("endpoints") or {}, service)
     if endpoints:
         status["endpoints"] = endpoints

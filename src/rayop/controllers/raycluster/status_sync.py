@@ -8,8 +8,8 @@ with backoff, and the next pass recomputes from the newer cached object.
 
 Beyond KubeRay: while the cache has not yet shown this controller's own last status write (see
 :class:`~rayop.runtime.own_writes.OwnWrites`), a write is not attempted at all, since it could
-only fail with 409; the pass reports the status as still to be written, and the cluster is
-enqueued again the moment the cache shows that write (or after 2 s at the latest).
+only fail with 409; the pass reports the status as still to be written (so it requeues after
+2 s), and the cluster is enqueued again as soon as the cache shows that write.
 """
 
 from __future__ import annotations
@@ -56,7 +56,8 @@ async def sync_status(ctx: ReconcileContext, reconcile_error: BaseException | No
         Conflict: the status write lost a race; any other ApiError.
     """
     status = calculate_status(
-        ctx.cluster,
+        ctx.rc,
+        ctx.cached.get("status"),
         ctx.cluster_pods(),
         ctx.owned_services(),
         now=format_time(ctx.now()),
