@@ -1,6 +1,8 @@
 """The RayJob controller's side effects on the API server, each idempotent.
 
-Reads go to the informer caches; a create that finds the object already there (a cache that
+Every write of the RayJob itself (finalizer, status) replaces ``ctx.rayjob`` with what the API
+returned and is recorded in the own-writes tracker, so a later pass never bases a write on a
+cached copy older than it. Reads go to the informer caches; a create that finds the object already there (a cache that
 lags) reads it from the API instead of failing. Deletions report "gone" only once the cache no
 longer holds the object, so a later pass never mistakes a deleted object for a live one.
 """
@@ -18,10 +20,9 @@ from rayop.api.raycluster import RayClusterStatus
 from rayop.api.rayjob import DeletionPolicyType, JobSubmissionMode
 from rayop.controllers.common import cluster_spec as cs
 from rayop.controllers.common import labels, names
-from rayop.controllers.dashboard.client import DashboardClient
 from rayop.controllers.raycluster.builders import AUTH_TOKEN_SECRET_KEY
 from rayop.controllers.rayjob import cluster as rc
-from rayop.controllers.rayjob.context import Obj, PassContext
+from rayop.controllers.rayjob.context import JobDashboard, Obj, PassContext
 from rayop.controllers.rayjob.submitter import build_sidecar_container, build_submitter_job
 from rayop.kube.errors import AlreadyExists, NotFound
 from rayop.kube.resources import JOBS, RAY_CLUSTERS, RAY_JOBS, SECRETS, SERVICES
@@ -42,7 +43,7 @@ async def ensure_finalizer(ctx: PassContext) -> None:
     if FINALIZER in finalizers:
         return
     finalizers.append(FINALIZER)
-    ctx.rayjob = await ctx.deps.client.update(RAY_JOBS, ctx.rayjob)
+    await _update_rayjob(ctx)
 
 
 async def remove_finalizer(ctx: PassContext) -> None:
@@ -51,7 +52,7 @@ async def remove_finalizer(ctx: PassContext) -> None:
     if FINALIZER not in finalizers:
         return
     ctx.rayjob["metadata"]["finalizers"] = [f for f in finalizers if f != FINALIZER]
-    ctx.rayjob = await ctx.deps.client.update(RAY_JOBS, ctx.rayjob)
+    await _update_rayjob(ctx)
 
 
 async def write_status(ctx: PassContext) -> None:
@@ -59,6 +60,13 @@ async def write_status(ctx: PassContext) -> None:
     body = dict(ctx.rayjob)
     body["status"] = ctx.status.model_dump(by_alias=True, exclude_none=True)
     ctx.rayjob = await ctx.deps.client.update_status(RAY_JOBS, body)
+    ctx.deps.own_writes.record(ctx.rayjob)
+
+
+async def _update_rayjob(ctx: PassContext) -> None:
+    """Updates the RayJob's metadata/spec from ``ctx.rayjob``; records the write."""
+    ctx.rayjob = await ctx.deps.client.update(RAY_JOBS, ctx.rayjob)
+    ctx.deps.own_writes.record(ctx.rayjob)
 
 
 def cached_cluster(ctx: PassContext) -> Obj | None:
@@ -169,7 +177,7 @@ async def auth_token(ctx: PassContext, cluster: Obj) -> str | None:
     return base64.b64decode(encoded).decode() if encoded else None
 
 
-async def open_dashboard(ctx: PassContext, cluster: Obj) -> DashboardClient:
+async def open_dashboard(ctx: PassContext, cluster: Obj) -> JobDashboard:
     """Returns a dashboard client for the cluster's head (close it after use)."""
     token = await auth_token(ctx, cluster)
     return ctx.deps.dashboards(cluster, ctx.status.dashboard_url or "", token)

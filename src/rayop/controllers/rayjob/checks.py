@@ -32,33 +32,47 @@ def suspend_if_requested(job: RayJob, status: RayJobStatus) -> bool:
     return True
 
 
-def active_deadline_exceeded(job: RayJob, status: RayJobStatus, now: datetime) -> bool:
-    """Fails with DeadlineExceeded once ``startTime + activeDeadlineSeconds`` has passed."""
-    limit = job.spec.active_deadline_seconds
+def _deadline_exceeded(
+    status: RayJobStatus,
+    now: datetime,
+    *,
+    limit: int | None,
+    wire_name: str,
+    reason: JobFailedReason,
+) -> bool:
+    """Fails with ``reason`` once ``startTime + limit`` seconds have passed (no limit: never)."""
     if limit is None or now < _start(status, now) + timedelta(seconds=limit):
         return False
+    name = wire_name[:1].upper() + wire_name[1:]
     mark_failed(
         status,
-        JobFailedReason.DEADLINE_EXCEEDED,
-        f"The RayJob has passed the activeDeadlineSeconds. StartTime: {status.start_time}. "
-        f"ActiveDeadlineSeconds: {limit}",
+        reason,
+        f"The RayJob has passed the {wire_name}. StartTime: {status.start_time}. {name}: {limit}",
     )
     return True
+
+
+def active_deadline_exceeded(job: RayJob, status: RayJobStatus, now: datetime) -> bool:
+    """Fails with DeadlineExceeded once ``startTime + activeDeadlineSeconds`` has passed."""
+    return _deadline_exceeded(
+        status,
+        now,
+        limit=job.spec.active_deadline_seconds,
+        wire_name="activeDeadlineSeconds",
+        reason=JobFailedReason.DEADLINE_EXCEEDED,
+    )
 
 
 def pre_running_deadline_exceeded(job: RayJob, status: RayJobStatus, now: datetime) -> bool:
     """Fails with PreRunningDeadlineExceeded once ``startTime + preRunningDeadlineSeconds`` has
     passed before the job reached Running."""
-    limit = job.spec.pre_running_deadline_seconds
-    if limit is None or now < _start(status, now) + timedelta(seconds=limit):
-        return False
-    mark_failed(
+    return _deadline_exceeded(
         status,
-        JobFailedReason.PRE_RUNNING_DEADLINE_EXCEEDED,
-        f"The RayJob has passed the preRunningDeadlineSeconds. StartTime: {status.start_time}. "
-        f"PreRunningDeadlineSeconds: {limit}",
+        now,
+        limit=job.spec.pre_running_deadline_seconds,
+        wire_name="preRunningDeadlineSeconds",
+        reason=JobFailedReason.PRE_RUNNING_DEADLINE_EXCEEDED,
     )
-    return True
 
 
 def transition_grace_exceeded(

@@ -37,11 +37,6 @@ def generate_cluster_name(rayjob_name: str, rng: random.Random) -> str:
     return f"{rayjob_name}-{names.random_suffix(rng)}"
 
 
-def selected_cluster(spec: Obj) -> str:
-    """Returns the cluster named by ``spec.clusterSelector`` ("" when none)."""
-    return str((spec.get("clusterSelector") or {}).get(CLUSTER_SELECTOR_KEY) or "")
-
-
 def owner_reference(rayjob: Obj) -> dict[str, Any]:
     """Returns the controller ownerReference pointing at the RayJob."""
     meta = rayjob.get("metadata") or {}

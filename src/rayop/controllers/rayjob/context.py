@@ -1,10 +1,11 @@
 """What the RayJob phases work with: per-controller dependencies and the per-pass context.
 
 :class:`RayJobDeps` is built once by :func:`~rayop.controllers.rayjob.setup.setup_rayjob_controller`
-(client, informer caches, event recorder, settings, the dashboard client factory, the wall clock
-and the random source of generated names). :class:`PassContext` is built once per reconcile
-pass: the RayJob as read (a private mutable copy), its parsed spec, the status being edited and
-the status as read, and the time of the pass.
+(client, informer caches, own-writes tracker, event recorder, settings, the dashboard client
+factory, the clock and the random source of generated names). :class:`PassContext` is built once
+per reconcile pass: the RayJob as read (a private mutable copy, for what is written back), the
+RayJob parsed once (read its spec there), the status being edited and the status as read, and
+the wall-clock time of the pass.
 """
 
 from __future__ import annotations
@@ -13,16 +14,20 @@ import builtins
 import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from typing import Any, Protocol
+from datetime import datetime
+from typing import Any, Literal, Protocol
 
 from rayop.api.rayjob import RayJob, RayJobStatus
 from rayop.controllers.common.options import OperatorOptions
 from rayop.controllers.dashboard.client import DashboardClient
+from rayop.controllers.dashboard.models import JobInfo, JobSubmitRequest
 from rayop.controllers.rayjob.cluster import head_service_name
 from rayop.controllers.rayjob.submitter import SubmitterOutcome
 from rayop.kube.client import KubeClient
-from rayop.runtime.events import EventRecorder, EventType
+from rayop.kube.resource import Resource
+from rayop.runtime.clock import Clock
+from rayop.runtime.events import EventType
+from rayop.runtime.own_writes import OwnWrites
 from rayop.runtime.reconcile import Request
 
 Obj = Mapping[str, Any]
@@ -38,7 +43,55 @@ class Cache(Protocol):
     ) -> builtins.list[Obj]: ...
 
 
-DashboardFactory = Callable[[Obj, str, "str | None"], DashboardClient]
+class RayJobClient(Protocol):
+    """The API verbs the RayJob controller uses (:class:`rayop.kube.client.KubeClient`)."""
+
+    async def get(
+        self, res: Resource, name: str, *, namespace: str | None = None
+    ) -> dict[str, Any]: ...
+
+    async def create(
+        self, res: Resource, obj: Mapping[str, Any], *, namespace: str | None = None
+    ) -> dict[str, Any]: ...
+
+    async def update(self, res: Resource, obj: Mapping[str, Any]) -> dict[str, Any]: ...
+
+    async def update_status(self, res: Resource, obj: Mapping[str, Any]) -> dict[str, Any]: ...
+
+    async def delete(
+        self,
+        res: Resource,
+        name: str,
+        *,
+        namespace: str | None = None,
+        propagation_policy: Literal["Background", "Foreground", "Orphan"] | None = None,
+    ) -> dict[str, Any]: ...
+
+
+class EventSink(Protocol):
+    """Records Events (:class:`rayop.runtime.events.EventRecorder`); never blocks."""
+
+    def event(
+        self, regarding: Mapping[str, Any], event_type: EventType, reason: str, note: str
+    ) -> None: ...
+
+
+class JobDashboard(Protocol):
+    """The Ray job calls of a dashboard client (:class:`DashboardClient`); an async context
+    manager that closes its connection on exit."""
+
+    async def __aenter__(self) -> JobDashboard: ...
+
+    async def __aexit__(self, *exc_info: object) -> None: ...
+
+    async def get_job_info(self, job_id: str) -> JobInfo: ...
+
+    async def submit_job(self, request: JobSubmitRequest) -> str: ...
+
+    async def stop_job(self, job_id: str) -> bool: ...
+
+
+DashboardFactory = Callable[[Obj, str, "str | None"], JobDashboard]
 """Builds a dashboard client for (cluster, ``status.dashboardURL``, auth token)."""
 
 
@@ -49,7 +102,7 @@ def dashboard_factory(client: KubeClient, *, use_kubernetes_proxy: bool) -> Dash
     call); directly it calls ``http://<dashboardURL>`` (2 s per call).
     """
 
-    def make(cluster: Obj, url: str, token: str | None) -> DashboardClient:
+    def make(cluster: Obj, url: str, token: str | None) -> JobDashboard:
         if use_kubernetes_proxy:
             namespace = str((cluster.get("metadata") or {}).get("namespace", ""))
             return DashboardClient.via_proxy(
@@ -60,27 +113,24 @@ def dashboard_factory(client: KubeClient, *, use_kubernetes_proxy: bool) -> Dash
     return make
 
 
-def utc_now() -> datetime:
-    """Returns the wall-clock time (UTC); the default clock of status timestamps."""
-    return datetime.now(UTC)
-
-
 @dataclass(frozen=True, kw_only=True)
 class RayJobDeps:
     """Everything a pass needs besides the RayJob itself."""
 
-    client: KubeClient
+    client: RayJobClient
     rayjobs: Cache
     clusters: Cache
     jobs: Cache
     services: Cache
     pods: Cache
     secrets: Cache
-    recorder: EventRecorder
+    own_writes: OwnWrites
+    """The RayJob writes whose result the RayJob cache has not shown yet."""
+    recorder: EventSink
     options: OperatorOptions
     dashboards: DashboardFactory
-    wall_clock: Callable[[], datetime] = utc_now
-    """Wall-clock time for status timestamps, deadlines and TTLs."""
+    clock: Clock
+    """Wall-clock time (``wall()``) of status timestamps, deadlines and TTLs."""
     rng: random.Random = field(default_factory=random.Random)
     """Random source of generated job ids and cluster names."""
 
@@ -92,8 +142,10 @@ class PassContext:
     Attributes:
         deps: The controller's dependencies.
         request: The request being reconciled.
-        rayjob: A private mutable copy of the RayJob's wire form (updated after own writes).
-        job: The parsed RayJob (read its spec here).
+        rayjob: A private mutable copy of the RayJob's wire form (replaced by what each own
+            write returns, so the next write carries the latest resourceVersion).
+        job: The RayJob parsed once at the start of the pass (read its spec here).
+        problems: What validation found wrong with it (empty when valid).
         status: The status being edited by this pass.
         original: The status as read; the write happens only if they differ where it matters.
         now: The wall-clock time of the pass.
@@ -104,6 +156,7 @@ class PassContext:
     request: Request
     rayjob: dict[str, Any]
     job: RayJob
+    problems: list[str] = field(default_factory=list)
     status: RayJobStatus
     original: RayJobStatus
     now: datetime

@@ -1,28 +1,28 @@
 """The RayJob state machine: one async handler per ``jobDeploymentStatus`` (kuberay-v1.md §5).
 
-A handler edits ``ctx.status`` and returns None to end the pass the usual way (count retries,
-write the status if it changed, requeue in 3 s), or a :class:`Result` to end it at once without a
-status write (KubeRay's early ``return``). Raising is the error path (rate-limited requeue).
-:data:`PHASES` is the dispatch table the reconciler uses.
+A handler is a :data:`~rayop.runtime.steps.Step` over the pass context: it edits ``ctx.status``
+and returns None to end the pass the usual way (count retries, write the status if it changed,
+requeue in 3 s), or a :class:`~rayop.runtime.steps.Stop` for KubeRay's early ``return``s, which
+drop the pass's status edits (:data:`WAIT`: look again in 3 s; :data:`IDLE`: no requeue; the
+Complete/Failed handler: at the next deletion deadline). Raising is the error path (rate-limited
+requeue). :data:`PHASES` is the dispatch table the reconciler uses.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
 
 from rayop.api.common import format_time
 from rayop.api.rayjob import JobDeploymentStatus, JobFailedReason, JobSubmissionMode
 from rayop.controllers.common import settings
 from rayop.controllers.dashboard.client import (
-    DashboardClient,
     DashboardError,
     JobNotFound,
     SubmissionIdConflict,
 )
 from rayop.controllers.rayjob import actions, checks, deletion
 from rayop.controllers.rayjob import cluster as rc
-from rayop.controllers.rayjob.context import Obj, PassContext
+from rayop.controllers.rayjob.context import JobDashboard, Obj, PassContext
 from rayop.controllers.rayjob.status import (
     apply_job_info,
     failure_reason,
@@ -37,22 +37,26 @@ from rayop.controllers.rayjob.submitter import (
     submitter_job_outcome,
 )
 from rayop.runtime.reconcile import Result
+from rayop.runtime.steps import Step, Stop
 
 log = logging.getLogger(__name__)
 
-WAIT = Result(requeue_after=settings.RAYJOB_REQUEUE)
+WAIT = Stop.discarding_status(Result(requeue_after=settings.RAYJOB_REQUEUE))
+"""Look again in 3 s; this pass's status edits are dropped (KubeRay returns before writing)."""
+IDLE = Stop.discarding_status()
+"""Nothing to do until the RayJob changes; nothing is written."""
 
-Phase = Callable[[PassContext], Awaitable[Result | None]]
+Phase = Step[PassContext]
 
 
-async def on_new(ctx: PassContext) -> Result | None:
+async def on_new(ctx: PassContext) -> Stop | None:
     """New: add the finalizer, fix the job id and cluster name, go to Initializing."""
     await actions.ensure_finalizer(ctx)
     init_status(ctx.status, ctx.job, rng=ctx.deps.rng, now=ctx.now)
     return None
 
 
-async def on_initializing(ctx: PassContext) -> Result | None:
+async def on_initializing(ctx: PassContext) -> Stop | None:
     """Initializing: create (or find) the cluster, wait until it is ready, then start the
     submission (Waiting in InteractiveMode; the submitter Job in K8sJobMode) and go Running."""
     if (
@@ -80,7 +84,7 @@ async def on_initializing(ctx: PassContext) -> Result | None:
     return None
 
 
-async def on_waiting(ctx: PassContext) -> Result | None:
+async def on_waiting(ctx: PassContext) -> Stop | None:
     """Waiting (InteractiveMode): wait for the user to set ``spec.jobId``, then go Running."""
     if checks.pre_running_deadline_exceeded(ctx.job, ctx.status, ctx.now):
         return None
@@ -116,7 +120,7 @@ def _submitter_failed(ctx: PassContext) -> bool:
     return checks.submitter_finished_timed_out(ctx.status, outcome.finished_at, ctx.now)
 
 
-async def on_running(ctx: PassContext) -> Result | None:
+async def on_running(ctx: PassContext) -> Stop | None:
     """Running: deadlines and submitter checks, then the job's status from the dashboard."""
     options = ctx.deps.options
     if (
@@ -138,7 +142,7 @@ def _stamp_check_failure(ctx: PassContext, error: Exception) -> None:
         ctx.status.job_status_check_failure_start_time = format_time(ctx.now)
 
 
-async def _check_job(ctx: PassContext, cluster: Obj) -> Result | None:
+async def _check_job(ctx: PassContext, cluster: Obj) -> Stop | None:
     """GET /api/jobs/<id>; HTTPMode submits on 404; the answer goes into the status."""
     mode = ctx.job.spec.submission_mode
     job_id = ctx.status.job_id or ""
@@ -148,7 +152,8 @@ async def _check_job(ctx: PassContext, cluster: Obj) -> Result | None:
             info = await dashboard.get_job_info(job_id)
         except JobNotFound:
             if mode == JobSubmissionMode.HTTP_MODE:
-                return await _submit(ctx, dashboard)
+                await _submit(ctx, dashboard)
+                return None
             if ctx.submitter.finished_at is not None:
                 message = "Submitter completed but Ray job not found in RayCluster."
                 mark_failed(ctx.status, JobFailedReason.APP_FAILED, message)
@@ -170,7 +175,7 @@ async def _check_job(ctx: PassContext, cluster: Obj) -> Result | None:
     return None
 
 
-async def _submit(ctx: PassContext, dashboard: DashboardClient) -> Result | None:
+async def _submit(ctx: PassContext, dashboard: JobDashboard) -> None:
     """HTTPMode: POST /api/jobs/ with the persisted submission id.
 
     A "submission id already used" answer means an earlier pass submitted it (the id was written
@@ -182,12 +187,11 @@ async def _submit(ctx: PassContext, dashboard: DashboardClient) -> Result | None
         log.info("RayJob %s: job %s was already submitted", ctx.request, ctx.status.job_id)
     except (DashboardError, ValueError) as err:
         _stamp_check_failure(ctx, err)
-        return None
+        return
     ctx.status.job_status_check_failure_start_time = None
-    return None
 
 
-async def on_suspending_or_retrying(ctx: PassContext) -> Result | None:
+async def on_suspending_or_retrying(ctx: PassContext) -> Stop | None:
     """Suspending / Retrying: delete the cluster and the submitter Job, wait until both are
     gone, reset the attempt's status; then Suspended, or New for a retry."""
     cluster_gone = await actions.delete_cluster(ctx)
@@ -198,15 +202,15 @@ async def on_suspending_or_retrying(ctx: PassContext) -> Result | None:
     return None
 
 
-async def on_suspended(ctx: PassContext) -> Result | None:
+async def on_suspended(ctx: PassContext) -> Stop | None:
     """Suspended: back to New once ``spec.suspend`` is false; otherwise nothing to do."""
     if ctx.job.spec.suspend:
-        return Result()
+        return IDLE
     ctx.status.job_deployment_status = JobDeploymentStatus.NEW
     return None
 
 
-async def on_finished(ctx: PassContext) -> Result | None:
+async def on_finished(ctx: PassContext) -> Stop | None:
     """Complete / Failed: apply the deletion rules, legacy policies or TTL (see ``deletion``)."""
     decision = deletion.decide(
         ctx.job,
@@ -218,14 +222,16 @@ async def on_finished(ctx: PassContext) -> Result | None:
     if decision.action is not None:
         log.info("RayJob %s: deletion policy %s", ctx.request, decision.action)
         await actions.execute_deletion(ctx, decision.action)
-    if decision.requeue_after is not None:
-        return Result(requeue_after=max(decision.requeue_after, settings.MIN_REQUEUE))
-    return Result()
+    if decision.requeue_after is None:
+        return IDLE
+    return Stop.discarding_status(
+        Result(requeue_after=max(decision.requeue_after, settings.MIN_REQUEUE))
+    )
 
 
-async def on_validation_failed(ctx: PassContext) -> Result | None:
+async def on_validation_failed(ctx: PassContext) -> Stop | None:
     """ValidationFailed: terminal; nothing to do."""
-    return Result()
+    return IDLE
 
 
 PHASES: dict[str, Phase] = {

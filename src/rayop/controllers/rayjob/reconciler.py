@@ -1,19 +1,29 @@
 """The RayJob reconciler: one pass of KubeRay v1.7's RayJob controller (kuberay-v1.md §5).
 
-1. read the RayJob from the cache (gone: done); skip it when ``spec.managedBy`` names another
-   controller;
-2. being deleted: stop a non-terminal Ray job (best effort), remove the finalizer, done;
-3. validation (including specs using a feature whose gate is off): problems give a Warning
-   event and ``ValidationFailed`` (terminal);
-4. the phase handler of ``status.jobDeploymentStatus`` (see :mod:`.phases`);
-5. unless the handler ended the pass: count retries (``backoffLimit``), write the status only
-   when it changed where KubeRay looks, requeue in 3 s.
+The pass reads the RayJob from the cache (gone: done), parses it once into a
+:class:`~rayop.controllers.rayjob.context.PassContext` and runs :data:`PASS_STEPS` in order:
+
+1. the cache still shows a version older than this controller's own last write of the RayJob:
+   nothing based on it could be written, so the pass ends at once; the RayJob is enqueued again
+   the moment the cache shows that write (3 s at the latest);
+2. ``spec.managedBy`` names another controller: done;
+3. being deleted: stop a non-terminal Ray job (best effort), remove the finalizer, done;
+4. validation (including specs using a feature whose gate is off): problems give a Warning
+   event and ``ValidationFailed`` (terminal; the status is written, no requeue);
+5. the phase handler of ``status.jobDeploymentStatus`` (see :mod:`.phases`).
+
+A step that ends the pass early says what happens to its status edits (a
+:class:`~rayop.runtime.steps.Stop`). A phase that runs to its end finishes the pass KubeRay's
+usual way: count retries (``backoffLimit``), write the status only when it changed where KubeRay
+looks, requeue in 3 s.
 """
 
 from __future__ import annotations
 
-import copy
 import logging
+from typing import Any
+
+from pydantic import ValidationError
 
 from rayop.api.common import MANAGED_BY_KUBERAY
 from rayop.api.rayjob import JobDeploymentStatus, JobFailedReason, RayJob, RayJobStatus
@@ -26,118 +36,153 @@ from rayop.controllers.rayjob import actions
 from rayop.controllers.rayjob.context import PassContext, RayJobDeps
 from rayop.controllers.rayjob.phases import PHASES
 from rayop.controllers.rayjob.status import apply_backoff, needs_write, prepare_write
-from rayop.kube.resources import RAY_JOBS
 from rayop.runtime.frozen import thaw
 from rayop.runtime.reconcile import Request, Result
+from rayop.runtime.steps import StatusEdits, Step, Stop, run_steps
 
 log = logging.getLogger(__name__)
+
+REQUEUE = Result(requeue_after=settings.RAYJOB_REQUEUE)
+
+
+async def wait_for_own_write(ctx: PassContext) -> Stop | None:
+    """Ends the pass when the cache predates this controller's last write of the RayJob."""
+    if not ctx.deps.own_writes.cache_behind(ctx.rayjob):
+        return None
+    log.debug("RayJob %s: the cache has not shown our last write yet", ctx.request)
+    return Stop.discarding_status(REQUEUE)
+
+
+async def skip_foreign(ctx: PassContext) -> Stop | None:
+    """Ends the pass when ``spec.managedBy`` hands the RayJob to another controller."""
+    managed_by = ctx.job.spec.managed_by
+    if managed_by and managed_by != MANAGED_BY_KUBERAY:
+        return Stop.discarding_status()
+    return None
+
+
+async def finalize_if_deleting(ctx: PassContext) -> Stop | None:
+    """Deleting: stops the Ray job unless it is terminal, then drops the finalizer."""
+    if not ctx.rayjob["metadata"].get("deletionTimestamp"):
+        return None
+    if not ctx.problems:
+        await _stop_ray_job(ctx)
+    await actions.remove_finalizer(ctx)
+    return Stop.discarding_status()
+
+
+async def _stop_ray_job(ctx: PassContext) -> None:
+    job_id = ctx.status.job_id
+    cluster = actions.cached_cluster(ctx)
+    if not job_id or cluster is None or is_terminal(ctx.status.job_status or ""):
+        return
+    try:
+        dashboard = await actions.open_dashboard(ctx, cluster)
+        async with dashboard:
+            await dashboard.stop_job(job_id)
+        log.info("RayJob %s: stopped Ray job %s", ctx.request, job_id)
+    except DashboardError as err:
+        log.info("RayJob %s: could not stop Ray job %s: %s", ctx.request, job_id, err)
+
+
+async def reject_if_invalid(ctx: PassContext) -> Stop | None:
+    """Marks an invalid RayJob ValidationFailed (with a Warning event); no requeue."""
+    if not ctx.problems:
+        return None
+    message = "; ".join(ctx.problems)
+    ctx.event("Warning", "InvalidRayJobSpec", message)
+    ctx.status.job_deployment_status = JobDeploymentStatus.VALIDATION_FAILED
+    ctx.status.reason = JobFailedReason.VALIDATION_FAILED
+    ctx.status.message = message
+    return Stop.after_status_write()
+
+
+async def run_phase(ctx: PassContext) -> Stop | None:
+    """Runs the handler of ``status.jobDeploymentStatus`` (see :data:`.phases.PHASES`)."""
+    phase = PHASES.get(ctx.status.job_deployment_status or "")
+    if phase is None:
+        log.info(
+            "RayJob %s: unknown jobDeploymentStatus %r",
+            ctx.request,
+            ctx.status.job_deployment_status,
+        )
+        return Stop.discarding_status(REQUEUE)
+    return await phase(ctx)
+
+
+PASS_STEPS: tuple[Step[PassContext], ...] = (
+    wait_for_own_write,
+    skip_foreign,
+    finalize_if_deleting,
+    reject_if_invalid,
+    run_phase,
+)
+"""The steps of a pass, in order."""
+
+
+def parse(raw: dict[str, Any]) -> tuple[RayJob, list[str]]:
+    """Returns the RayJob parsed from its wire form and what validation found wrong with it.
+
+    The CRD schema is generated from the same models, so an admitted RayJob always parses; one
+    that does not is invalid (its problems say why) and gets a spec of defaults.
+    """
+    try:
+        job = RayJob.model_validate(raw)
+    except ValidationError:
+        return RayJob(metadata=raw.get("metadata") or {}), validate_rayjob(raw)
+    return job, validate_rayjob(job)
 
 
 class RayJobReconciler:
     """Reconciles RayJobs; pass :meth:`reconcile` to a :class:`~rayop.runtime.controller.Controller`.
 
     Args:
-        deps: Client, caches, recorder, settings, dashboard factory, clocks.
+        deps: Client, caches, own-writes tracker, recorder, settings, dashboard factory, clock.
     """
 
     def __init__(self, deps: RayJobDeps) -> None:
         self.deps = deps
 
-    def _context(self, request: Request, raw: dict[str, object]) -> PassContext:
-        job = RayJob.model_validate(raw)
+    def context(self, request: Request, raw: dict[str, Any]) -> PassContext:
+        """Returns the context of one pass over ``raw`` (a private copy of the cached RayJob)."""
+        job, problems = parse(raw)
+        problems += rayjob_gate_problems(raw, self.deps.options.feature_gates)
         status = job.status.model_copy(deep=True) if job.status is not None else RayJobStatus()
         return PassContext(
             deps=self.deps,
             request=request,
             rayjob=raw,
             job=job,
+            problems=problems,
             status=status,
             original=status.model_copy(deep=True),
-            now=self.deps.wall_clock(),
+            now=self.deps.clock.wall(),
         )
 
     async def reconcile(self, request: Request) -> Result:
         """Runs one pass for ``request``; blocks on API and dashboard calls (each bounded).
 
         Raises:
-            Exception: an API error (a 409 on the status write included) or a missing
+            Exception: an API error (a 409 on a write included) or a missing
                 ``clusterSelector`` cluster: the controller requeues with backoff.
         """
         cached = self.deps.rayjobs.get(request.namespace or None, request.name)
         if cached is None:
             return Result()
-        raw = thaw(cached)
-        managed_by = (raw.get("spec") or {}).get("managedBy")
-        if managed_by and managed_by != MANAGED_BY_KUBERAY:
-            return Result()
-        problems = validate_rayjob(raw)
-        problems += rayjob_gate_problems(raw, self.deps.options.feature_gates)
-        if raw["metadata"].get("deletionTimestamp"):
-            return await self._finalize(request, raw, valid=not problems)
-        if problems:
-            return await self._reject(request, raw, problems)
-        ctx = self._context(request, raw)
-        phase = PHASES.get(ctx.status.job_deployment_status or "")
-        if phase is None:
-            log.info(
-                "RayJob %s: unknown jobDeploymentStatus %r",
-                request,
-                ctx.status.job_deployment_status,
-            )
-            return Result(requeue_after=settings.RAYJOB_REQUEUE)
-        result = await phase(ctx)
-        if result is not None:
-            return result
-        apply_backoff(ctx.status, ctx.job)
-        await self._write_if_changed(ctx)
-        return Result(requeue_after=settings.RAYJOB_REQUEUE)
+        ctx = self.context(request, thaw(cached))
+        stop = await run_steps(PASS_STEPS, ctx)
+        if stop is None:
+            apply_backoff(ctx.status, ctx.job)
+            stop = Stop.after_status_write(REQUEUE)
+        if stop.status is StatusEdits.WRITE:
+            await write_if_changed(ctx)
+        return stop.result
 
-    async def _write_if_changed(self, ctx: PassContext) -> None:
-        if not needs_write(ctx.original, ctx.status):
-            return
-        generation = ctx.rayjob["metadata"].get("generation")
-        prepare_write(ctx.status, now=ctx.now, generation=generation)
-        await actions.write_status(ctx)
 
-    async def _reject(
-        self, request: Request, raw: dict[str, object], problems: list[str]
-    ) -> Result:
-        """Marks an invalid RayJob ValidationFailed (with a Warning event); no requeue."""
-        message = "; ".join(problems)
-        self.deps.recorder.event(raw, "Warning", "InvalidRayJobSpec", message)
-        original = RayJobStatus.model_validate(copy.deepcopy(raw.get("status") or {}))
-        status = original.model_copy(deep=True)
-        status.job_deployment_status = JobDeploymentStatus.VALIDATION_FAILED
-        status.reason = JobFailedReason.VALIDATION_FAILED
-        status.message = message
-        if needs_write(original, status):
-            body = dict(raw)
-            body["status"] = status.model_dump(by_alias=True, exclude_none=True)
-            await self.deps.client.update_status(RAY_JOBS, body)
-        return Result()
-
-    async def _finalize(self, request: Request, raw: dict[str, object], *, valid: bool) -> Result:
-        """Deleting: stop the Ray job unless it is terminal, then drop the finalizer."""
-        if valid:
-            ctx = self._context(request, raw)
-            await self._stop_job(ctx)
-        metadata = raw["metadata"]
-        assert isinstance(metadata, dict)
-        finalizers = metadata.get("finalizers") or []
-        if actions.FINALIZER in finalizers:
-            metadata["finalizers"] = [f for f in finalizers if f != actions.FINALIZER]
-            await self.deps.client.update(RAY_JOBS, raw)
-        return Result()
-
-    async def _stop_job(self, ctx: PassContext) -> None:
-        job_id = ctx.status.job_id
-        cluster = actions.cached_cluster(ctx)
-        if not job_id or cluster is None or is_terminal(ctx.status.job_status or ""):
-            return
-        try:
-            dashboard = await actions.open_dashboard(ctx, cluster)
-            async with dashboard:
-                await dashboard.stop_job(job_id)
-            log.info("RayJob %s: stopped Ray job %s", ctx.request, job_id)
-        except DashboardError as err:
-            log.info("RayJob %s: could not stop Ray job %s: %s", ctx.request, job_id, err)
+async def write_if_changed(ctx: PassContext) -> None:
+    """Writes the pass's status when it changed where KubeRay looks (``updateRayJobStatus``),
+    stamping ``endTime`` on a terminal status and ``observedGeneration``; blocks on the API."""
+    if not needs_write(ctx.original, ctx.status):
+        return
+    prepare_write(ctx.status, now=ctx.now, generation=ctx.rayjob["metadata"].get("generation"))
+    await actions.write_status(ctx)

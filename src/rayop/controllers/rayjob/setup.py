@@ -2,24 +2,25 @@
 
 The controller is named ``rayjob``. It watches RayJobs with no predicate (so its own status
 writes trigger the next pass, which moves the state machine along at once) and the RayClusters,
-Services and batch Jobs it owns (their controlling RayJob is enqueued).
+Services and batch Jobs it owns (their controlling RayJob is enqueued). Its own writes of a
+RayJob are tracked (:mod:`rayop.controllers.common.own_writes`): a pass never works from a cached
+RayJob older than them, and the RayJob is enqueued again when the cache shows them. Time is the
+manager's clock.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
-from datetime import datetime
 from typing import cast
 
 from rayop.controllers.common.options import OperatorOptions
+from rayop.controllers.common.own_writes import enqueue_when_caught_up, track_own_writes
 from rayop.controllers.common.registration import register_controller
 from rayop.controllers.rayjob.context import (
     Cache,
     DashboardFactory,
     RayJobDeps,
     dashboard_factory,
-    utc_now,
 )
 from rayop.controllers.rayjob.reconciler import RayJobReconciler
 from rayop.kube.client import KubeClient
@@ -42,20 +43,19 @@ def setup_rayjob_controller(
     use_priority_queue: bool = True,
     use_kubernetes_proxy: bool = True,
     dashboards: DashboardFactory | None = None,
-    wall_clock: Callable[[], datetime] = utc_now,
     rng: random.Random | None = None,
 ) -> Controller:
     """Builds the ``rayjob`` controller, registers it on ``manager`` and returns it.
 
     Args:
-        manager: The manager whose client, shared informers, metrics and clock are used.
+        manager: The manager whose client, shared informers, metrics and clock (queue,
+            requeues, status timestamps, deadlines, TTLs) are used.
         options: Operator settings (``OperatorOptions.from_env()`` in production).
         max_concurrent_reconciles: Worker count (``--reconcile-concurrency``).
         use_priority_queue: Use controller-runtime's priority queue (the default).
         use_kubernetes_proxy: Reach dashboards through the API server's services proxy
             (KubeRay's ``--use-kubernetes-proxy``); otherwise directly at ``dashboardURL``.
         dashboards: Overrides the dashboard client factory (tests).
-        wall_clock: Wall-clock time of status timestamps, deadlines and TTLs.
         rng: Random source of generated job ids and cluster names.
     """
     informers = manager.informers
@@ -64,6 +64,7 @@ def setup_rayjob_controller(
     services = informers.informer(SERVICES)
     jobs = informers.informer(JOBS)
     client = cast(KubeClient, manager.client)
+    own_writes = track_own_writes(rayjobs, clock=manager.clock)
     deps = RayJobDeps(
         client=client,
         rayjobs=cast(Cache, rayjobs),
@@ -72,14 +73,15 @@ def setup_rayjob_controller(
         services=cast(Cache, services),
         pods=cast(Cache, informers.informer(PODS)),
         secrets=cast(Cache, informers.informer(SECRETS)),
+        own_writes=own_writes,
         recorder=manager.event_recorder(REPORTING_CONTROLLER),
         options=options,
         dashboards=dashboards
         or dashboard_factory(client, use_kubernetes_proxy=use_kubernetes_proxy),
-        wall_clock=wall_clock,
+        clock=manager.clock,
         rng=rng or random.Random(),
     )
-    return register_controller(
+    controller = register_controller(
         manager,
         CONTROLLER_NAME,
         RayJobReconciler(deps).reconcile,
@@ -92,3 +94,5 @@ def setup_rayjob_controller(
         max_concurrent_reconciles=max_concurrent_reconciles,
         use_priority_queue=use_priority_queue,
     )
+    enqueue_when_caught_up(own_writes, controller)
+    return controller

@@ -194,9 +194,8 @@ def build_submitter_job(
     its first container gets KubeRay's ``/bin/bash -ce --`` script unless it sets a command,
     and always ``PYTHONUNBUFFERED``, ``RAY_DASHBOARD_ADDRESS`` and ``RAY_JOB_SUBMISSION_ID``.
     """
-    spec = rayjob.get("spec") or {}
     meta = rayjob.get("metadata") or {}
-    template = copy.deepcopy(dict(spec.get("submitterPodTemplate") or {}))
+    template = copy.deepcopy(job.spec.submitter_pod_template or {})
     if not template:
         template = {
             "spec": {
