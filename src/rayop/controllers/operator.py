@@ -127,13 +127,14 @@ async def run_operator(
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             with contextlib.suppress(NotImplementedError, RuntimeError):
-                loop.add_signal_handler(sig, lambda: asyncio.ensure_future(manager.stop()))
-        ready_task = asyncio.ensure_future(_announce_ready(manager, on_ready)) if on_ready else None
+                loop.add_signal_handler(sig, manager.request_stop)
+        ready_task = loop.create_task(_announce_ready(manager, on_ready)) if on_ready else None
         try:
             await manager.run()
         finally:
             if ready_task is not None:
                 ready_task.cancel()
+                await asyncio.wait([ready_task])
             for sig in (signal.SIGINT, signal.SIGTERM):
                 with contextlib.suppress(NotImplementedError, RuntimeError):
                     loop.remove_signal_handler(sig)

@@ -107,6 +107,8 @@ class _ExecPluginCredentials:
     def _expired(self) -> bool:
         if self._expiry is None:
             return False
+        # Genuinely real time, not the injected clock: the expiry is a real instant set by the
+        # credential's issuer, and a virtual clock must not keep an expired token in use.
         return datetime.datetime.now(datetime.UTC) >= self._expiry
 
     async def headers(self) -> Mapping[str, str]:

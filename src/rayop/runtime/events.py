@@ -1,10 +1,11 @@
 """Records ``events.k8s.io/v1`` Events about objects, aggregating repeats into a series.
 
 :meth:`EventRecorder.event` never blocks and never raises: it queues the write for a background
-task, so a failing or slow API server cannot break a reconcile. An event isomorphic to one
-recorded less than ``series_window`` seconds earlier (same regarding object, type, reason,
-action and note) does not create a new Event; the existing one gets ``series.count`` incremented
-and ``series.lastObservedTime`` set, with a merge patch.
+task (owned by the recorder, ended by :meth:`EventRecorder.close`), so a failing or slow API
+server cannot break a reconcile. An event isomorphic to one recorded less than ``series_window``
+seconds earlier (same regarding object, type, reason, action and note) does not create a new
+Event; the existing one gets ``series.count`` incremented and ``series.lastObservedTime`` set,
+with a merge patch. Timestamps are the injected clock's wall time.
 """
 
 from __future__ import annotations
@@ -14,19 +15,22 @@ import contextlib
 import logging
 import socket
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any, Literal, Protocol
 
 from rayop.kube.clock import micro_time
 from rayop.kube.resources import EVENTS
 from rayop.runtime.clock import MONOTONIC, Clock
+from rayop.runtime.supervisor import TaskSupervisor
+from rayop.runtime.timeouts import clock_timeout
 
 log = logging.getLogger(__name__)
 
 MAX_NOTE_LENGTH = 1024
 MAX_PENDING_WRITES = 1000
+CLOSE_FLUSH_TIMEOUT = 5.0
+"""Seconds :meth:`EventRecorder.close` waits for queued writes."""
 
 EventType = Literal["Normal", "Warning"]
 
@@ -83,7 +87,6 @@ class EventRecorder:
         reporting_instance: str | None = None,
         series_window: float = 360.0,
         clock: Clock = MONOTONIC,
-        wall_clock: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
         self._client = client
         self.reporting_controller = reporting_controller
@@ -92,10 +95,9 @@ class EventRecorder:
         )
         self._window = series_window
         self._clock = clock
-        self._wall = wall_clock
         self._series: dict[tuple[str, ...], _Series] = {}
         self._pending: asyncio.Queue[tuple[str, _Series, dict[str, Any]]] = asyncio.Queue()
-        self._writer: asyncio.Task[None] | None = None
+        self._writer = TaskSupervisor(f"event recorder {reporting_controller}")
         self.dropped = 0
         """Events dropped because too many writes were pending."""
 
@@ -142,7 +144,7 @@ class EventRecorder:
             event_type, reason, action, note,
         )  # fmt: skip
         now = self._clock.now()
-        now_text = micro_time(self._wall())
+        now_text = micro_time(self._clock.wall())
         self._expire(now)
         series = self._series.get(key)
         if series is not None and now - series.last_seen < self._window:
@@ -182,8 +184,8 @@ class EventRecorder:
             self.dropped += 1
             return
         self._pending.put_nowait((verb, series, body))
-        if self._writer is None or self._writer.done():
-            self._writer = asyncio.get_running_loop().create_task(self._write_loop())
+        if not self._writer.running:
+            self._writer.spawn(self._write_loop(), name="writer")
 
     async def _write_loop(self) -> None:
         while True:
@@ -209,16 +211,15 @@ class EventRecorder:
 
     async def flush(self) -> None:
         """Blocks until every queued write has been attempted."""
-        if self._writer is not None:
+        if self._writer.running:
             await self._pending.join()
 
     async def close(self) -> None:
-        """Flushes (at most 5 s) and stops the background writer."""
+        """Flushes (at most :data:`CLOSE_FLUSH_TIMEOUT` s on the clock), then stops the writer.
+
+        Blocks until the writer task has ended; writes still queued after the timeout are dropped.
+        """
         with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(5.0):
+            async with clock_timeout(self._clock, CLOSE_FLUSH_TIMEOUT):
                 await self.flush()
-        if self._writer is not None:
-            self._writer.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._writer
-            self._writer = None
+        await self._writer.stop()

@@ -37,6 +37,8 @@ from rayop.runtime.indexer import (
 )
 from rayop.runtime.labelselector import LabelSelector, format_selector, parse_selector
 from rayop.runtime.reflector import ListWatchClient, Reflector
+from rayop.runtime.supervisor import TaskSupervisor
+from rayop.runtime.timeouts import clock_timeout
 
 log = logging.getLogger(__name__)
 
@@ -131,7 +133,7 @@ class SharedInformer:
         self._registrations: list[HandlerRegistration] = []
         self._synced = False
         self._synced_event = asyncio.Event()
-        self._tasks: list[asyncio.Task[None]] = []
+        self._tasks = TaskSupervisor(f"informer {self}")
         self.reflector = Reflector(
             client,
             resource,
@@ -180,11 +182,11 @@ class SharedInformer:
         return self._synced
 
     async def wait_for_sync(self, timeout: float | None = None) -> bool:
-        """Blocks until synced or ``timeout`` seconds pass; returns whether it synced."""
+        """Blocks until synced or ``timeout`` seconds pass on the clock; returns whether it did."""
         if self._synced:
             return True
         try:
-            async with asyncio.timeout(timeout):
+            async with clock_timeout(self._clock, timeout):
                 await self._synced_event.wait()
         except TimeoutError:
             return False
@@ -234,34 +236,32 @@ class SharedInformer:
     @property
     def running(self) -> bool:
         """Whether :meth:`start` has been called and :meth:`stop` has not."""
-        return bool(self._tasks)
+        return self._tasks.running
 
     def start(self) -> None:
-        """Starts list+watch (and resync) in background tasks; idempotent; never blocks."""
-        if self._tasks:
+        """Starts list+watch (and resync) in background tasks; idempotent; never blocks.
+
+        The tasks belong to the informer's :class:`~rayop.runtime.supervisor.TaskSupervisor`
+        and end with :meth:`stop`.
+        """
+        if self._tasks.running:
             return
-        loop = asyncio.get_running_loop()
-        self._tasks.append(loop.create_task(self.reflector.run(), name=f"reflector {self}"))
+        self._tasks.spawn(self.reflector.run(), name="reflector")
         if self._resync_period:
-            self._tasks.append(loop.create_task(self._resync_loop(), name=f"resync {self}"))
+            self._tasks.spawn(self._resync_loop(), name="resync")
 
     async def run(self) -> None:
         """Starts the informer and blocks until cancelled or stopped."""
         self.start()
         try:
-            await asyncio.gather(*self._tasks)
+            await self._tasks.wait()
         except asyncio.CancelledError:
             await self.stop()
             raise
 
     async def stop(self) -> None:
-        """Stops list+watch and waits for the background tasks to end; the cache is kept."""
-        tasks, self._tasks = self._tasks, []
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        """Stops list+watch and blocks until its tasks have ended; the cache is kept."""
+        await self._tasks.stop()
 
     def __str__(self) -> str:
         where = self.namespace or "*"

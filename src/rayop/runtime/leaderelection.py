@@ -6,7 +6,9 @@ with local time; a record counts as valid until ``leaseDurationSeconds`` after t
 *observed* it change. If no renewal succeeds within the renew deadline, leadership is lost and
 :meth:`LeaderElector.run` returns; the caller must then stop everything that needs leadership
 (the manager exits the process, L6). A graceful :meth:`LeaderElector.stop` releases the Lease
-(empty holder, duration 1 s) so that another candidate can take it at once.
+(empty holder, duration 1 s) so that another candidate can take it at once. Every wait, and the
+time limit of each attempt (half the renew deadline, at least 1 s), is measured on the injected
+clock; the times written into the Lease are that clock's wall time.
 """
 
 from __future__ import annotations
@@ -20,7 +22,6 @@ import socket
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from rayop.kube.clock import micro_time
@@ -28,6 +29,7 @@ from rayop.kube.errors import NotFound
 from rayop.kube.resources import LEASES
 from rayop.runtime.clock import MONOTONIC, Clock
 from rayop.runtime.metrics import OperatorMetrics
+from rayop.runtime.timeouts import clock_timeout
 
 log = logging.getLogger(__name__)
 
@@ -97,7 +99,6 @@ class LeaderElector:
         on_started_leading: Callback | None = None,
         on_stopped_leading: Callback | None = None,
         clock: Clock = MONOTONIC,
-        wall_clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         rng: random.Random | None = None,
     ) -> None:
         settings.validate()
@@ -108,14 +109,12 @@ class LeaderElector:
         self._on_started = on_started_leading
         self._on_stopped = on_stopped_leading
         self._clock = clock
-        self._wall = wall_clock
         self._rng = rng or random.Random()
         self._lease: dict[str, Any] | None = None
         self._observed_spec: dict[str, Any] | None = None
         self._observed_time = 0.0
         self._leading = False
         self._stopping = asyncio.Event()
-        self._started_task: asyncio.Future[None] | None = None
         self._set_metric(0)
 
     def is_leader(self) -> bool:
@@ -133,7 +132,8 @@ class LeaderElector:
     async def run(self) -> bool:
         """Blocks: acquires the Lease, renews it until lost or stopped, then returns.
 
-        ``on_started_leading`` runs once acquired; ``on_stopped_leading`` always runs at the end.
+        ``on_started_leading`` runs once acquired, in a task that this call owns (cancelled, if
+        still running, when leadership ends); ``on_stopped_leading`` always runs at the end.
 
         Returns:
             True if leadership was lost (renewal failed), False after :meth:`stop` or a stop
@@ -145,8 +145,7 @@ class LeaderElector:
             self._leading = True
             self._set_metric(1)
             log.info("%s became leader of lease %s", self.identity, self.settings.name)
-            self._started_task = asyncio.ensure_future(_call(self._on_started))
-            lost = await self._renew_until_lost()
+            lost = await self._lead()
             self._leading = False
             self._set_metric(0)
             if lost:
@@ -164,12 +163,16 @@ class LeaderElector:
             raise
         finally:
             self._leading = False
-            started, self._started_task = self._started_task, None
-            if started is not None and not started.done():
-                started.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await started
             await _call(self._on_stopped)
+
+    async def _lead(self) -> bool:
+        """Runs ``on_started_leading`` beside the renewals; returns whether leadership was lost."""
+        async with asyncio.TaskGroup() as group:
+            started = group.create_task(_call(self._on_started), name=f"{self.identity}: leading")
+            try:
+                return await self._renew_until_lost()
+            finally:
+                started.cancel()
 
     async def _acquire(self) -> bool:
         period = self.settings.retry_period
@@ -194,15 +197,10 @@ class LeaderElector:
 
     async def _wait(self, seconds: float) -> bool:
         """Sleeps ``seconds`` on the clock; returns True early if stop() was called."""
-        if self._stopping.is_set():
-            return True
-        sleeper = asyncio.ensure_future(self._clock.sleep(seconds))
-        stopper = asyncio.ensure_future(self._stopping.wait())
-        try:
-            await asyncio.wait((sleeper, stopper), return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            sleeper.cancel()
-            stopper.cancel()
+        if not self._stopping.is_set():
+            with contextlib.suppress(TimeoutError):
+                async with clock_timeout(self._clock, seconds):
+                    await self._stopping.wait()
         return self._stopping.is_set()
 
     def _observe(self, spec: dict[str, Any]) -> None:
@@ -217,8 +215,7 @@ class LeaderElector:
 
     async def _try_acquire_or_renew(self) -> bool:
         try:
-            timeout = max(self.settings.renew_deadline / 2, 1.0)
-            async with asyncio.timeout(timeout):
+            async with clock_timeout(self._clock, max(self.settings.renew_deadline / 2, 1.0)):
                 return await self._attempt()
         except asyncio.CancelledError:
             raise
@@ -228,7 +225,7 @@ class LeaderElector:
 
     async def _attempt(self) -> bool:
         s = self.settings
-        now = micro_time(self._wall())
+        now = micro_time(self._clock.wall())
         holder_is_me = (self._observed_spec or {}).get("holderIdentity") == self.identity
         if self._lease is not None and holder_is_me and self._observed_valid():
             lease = _with_spec(self._lease, {**self._lease.get("spec", {}), "renewTime": now})
@@ -281,7 +278,7 @@ class LeaderElector:
         lease = self._lease
         if lease is None or (lease.get("spec") or {}).get("holderIdentity") != self.identity:
             return False
-        now = micro_time(self._wall())
+        now = micro_time(self._clock.wall())
         spec = {
             **lease.get("spec", {}),
             "holderIdentity": "",

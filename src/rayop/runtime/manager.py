@@ -8,16 +8,20 @@ election the manager acts as if elected at once.
 Losing leadership is fatal (L6): :meth:`Manager.run` stops the controllers at once and raises
 :class:`LeadershipLost`; the process must exit non-zero. :meth:`Manager.stop` is the graceful path
 (SIGTERM): controllers stop, then the Lease is released, then informers and servers stop.
+
+Every task the manager starts belongs to a :class:`~rayop.runtime.supervisor.TaskSupervisor`
+(its own, the informers', the event recorders'); when :meth:`Manager.run` returns, none is still
+pending. A component that fails to stop is logged with its name and traceback, and the others
+are still stopped.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Protocol
+from typing import Protocol
 
 from rayop.runtime.clock import MONOTONIC, Clock
 from rayop.runtime.controller import CacheSyncTimeoutError, Controller
@@ -32,6 +36,7 @@ from rayop.runtime.leaderelection import (
 )
 from rayop.runtime.metrics import OperatorMetrics
 from rayop.runtime.reflector import ListWatchClient
+from rayop.runtime.supervisor import TaskSupervisor
 
 log = logging.getLogger(__name__)
 
@@ -123,14 +128,18 @@ class Manager:
             )
         self._entries: list[_Entry] = []
         self._recorders: dict[str, EventRecorder] = {}
-        self._servers: list[HttpServer] = []
+        self._servers: list[tuple[str, HttpServer]] = []
         self.metrics_server: HttpServer | None = None
         self.health_server: HttpServer | None = None
         self._caches_synced = False
         self._started = False
-        self._stop_requested = asyncio.Event()
-        self._failure: asyncio.Future[BaseException] | None = None
-        self._watchers: list[asyncio.Task[None]] = []
+        self._stop_requested = False
+        self._wake = asyncio.Event()
+        """Set by :meth:`stop`, a controller failure and the end of the campaign."""
+        self._failure: BaseException | None = None
+        self._campaigning = False
+        self._leadership_lost = False
+        self._tasks = TaskSupervisor("manager")
         self._running_controllers: list[Controller] = []
 
     # -- configuration ----------------------------------------------------------------------
@@ -188,6 +197,10 @@ class Manager:
     async def run(self) -> None:
         """Blocks running everything until :meth:`stop` is called.
 
+        Every task the manager starts (the elector, one watcher per running controller) belongs
+        to its :class:`~rayop.runtime.supervisor.TaskSupervisor`; when this returns or raises,
+        none of them is still pending.
+
         Raises:
             LeadershipLost: leadership was lost; controllers were stopped without draining.
             CacheSyncTimeoutError: the caches did not sync in time.
@@ -197,8 +210,6 @@ class Manager:
         if self._started:
             raise RuntimeError("a manager runs once")
         self._started = True
-        self._failure = asyncio.get_running_loop().create_future()
-        elector_task: asyncio.Task[bool] | None = None
         graceful = True
         try:
             await self._start_servers()
@@ -208,48 +219,55 @@ class Manager:
             self._caches_synced = True
             await self._start_controllers(need_leader_election=False)
             if self.elector is not None:
-                elector_task = asyncio.ensure_future(self.elector.run())
+                self._tasks.spawn(self._campaign(self.elector), name="leader election")
             else:
                 await self._start_controllers(need_leader_election=True)
-            await self._wait_until_done(elector_task)
+            await self._wait_until_done()
         except LeadershipLost:
             graceful = False
             raise
         finally:
-            await self._shutdown(elector_task, graceful=graceful)
+            await self._shutdown(graceful=graceful)
 
-    async def _wait_until_done(self, elector_task: asyncio.Task[bool] | None) -> None:
-        assert self._failure is not None
-        stop = asyncio.ensure_future(self._stop_requested.wait())
-        waiting: set[asyncio.Future[Any]] = {stop, self._failure}
-        if elector_task is not None:
-            waiting.add(elector_task)
+    async def _campaign(self, elector: LeaderElector) -> None:
+        self._campaigning = True
         try:
-            await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+            self._leadership_lost = await elector.run()
+        except Exception as exc:
+            log.exception("leader election failed")
+            self._fail(exc)
         finally:
-            stop.cancel()
-        if self._failure.done():
-            raise self._failure.result()
-        lost = elector_task is not None and elector_task.done() and elector_task.result()
-        if lost and not self._stop_requested.is_set():
+            self._campaigning = False
+            self._wake.set()
+
+    async def _wait_until_done(self) -> None:
+        await self._wake.wait()
+        if self._failure is not None:
+            raise self._failure
+        if self._leadership_lost and not self._stop_requested:
             raise LeadershipLost("leader election lost")
 
     async def stop(self) -> None:
         """Asks :meth:`run` to stop gracefully (releasing the Lease); returns at once."""
-        self._stop_requested.set()
+        self.request_stop()
+
+    def request_stop(self) -> None:
+        """Asks :meth:`run` to stop gracefully; never blocks (safe in a signal handler)."""
+        self._stop_requested = True
+        self._wake.set()
 
     async def _on_started_leading(self) -> None:
         try:
             await self._start_controllers(need_leader_election=True)
+        except asyncio.CancelledError:
+            raise  # leadership ended while the controllers were starting
         except BaseException as exc:
             self._fail(exc)
-            if isinstance(exc, asyncio.CancelledError):
-                raise
 
     def _on_stopped_leading(self) -> None:
         # Runs in the very step in which renewal failed: once leadership is lost, no worker may
         # start another reconcile, not even while run() is still unwinding (L6).
-        if not self._stop_requested.is_set():
+        if not self._stop_requested:
             for entry in self._entries:
                 if entry.need_leader_election:
                     entry.controller.abort()
@@ -258,12 +276,12 @@ class Manager:
         for entry in self._entries:
             if entry.need_leader_election != need_leader_election:
                 continue
-            if self._stop_requested.is_set():
+            if self._stop_requested:
                 return
             controller = entry.controller
             self._running_controllers.append(controller)
             await controller.start()
-            self._watchers.append(asyncio.ensure_future(self._watch(controller)))
+            self._tasks.spawn(self._watch(controller), name=f"watch {controller.name}")
 
     async def _watch(self, controller: Controller) -> None:
         try:
@@ -275,15 +293,16 @@ class Manager:
             self._fail(exc)
 
     def _fail(self, exc: BaseException) -> None:
-        if self._failure is not None and not self._failure.done():
-            self._failure.set_result(exc)
+        if self._failure is None:
+            self._failure = exc
+        self._wake.set()
 
     async def _start_servers(self) -> None:
         if self._metrics_address is not None:
             host, port = self._metrics_address
             self.metrics_server = HttpServer(metrics_app(self.render_metrics), host, port)
             await self.metrics_server.start()
-            self._servers.append(self.metrics_server)
+            self._servers.append(("metrics", self.metrics_server))
         if self._health_address is not None:
             host, port = self._health_address
             app = health_app(
@@ -292,26 +311,33 @@ class Manager:
             )
             self.health_server = HttpServer(app, host, port)
             await self.health_server.start()
-            self._servers.append(self.health_server)
+            self._servers.append(("health probe", self.health_server))
 
-    async def _shutdown(self, elector_task: asyncio.Task[bool] | None, *, graceful: bool) -> None:
-        for watcher in self._watchers:
-            watcher.cancel()
+    async def _shutdown(self, *, graceful: bool) -> None:
+        """Stops everything in reverse start order; logs (never raises) what fails to stop."""
         for controller in reversed(self._running_controllers):
-            with contextlib.suppress(Exception):
-                await controller.stop(graceful=graceful)
-        if elector_task is not None:
-            if self.elector is not None and graceful:
-                await self.elector.stop()
-                with contextlib.suppress(Exception, asyncio.CancelledError):
-                    await elector_task
-            else:
-                elector_task.cancel()
-                with contextlib.suppress(BaseException):
-                    await elector_task
-        await self.informers.stop()
-        for recorder in self._recorders.values():
-            await recorder.close()
-        for server in self._servers:
-            await server.stop()
+            await _stop_logged(f"controller {controller.name}", controller.stop(graceful=graceful))
+        if self.elector is not None and self._campaigning and graceful:
+            # The elector releases the Lease, then its task ends.
+            await _stop_logged("leader election", self._stop_elector(self.elector))
+        await _stop_logged("manager tasks", self._tasks.stop())
+        await _stop_logged("informers", self.informers.stop())
+        for name, recorder in self._recorders.items():
+            await _stop_logged(f"event recorder {name}", recorder.close())
+        for name, server in self._servers:
+            await _stop_logged(f"{name} server", server.stop())
         self._caches_synced = False
+
+    async def _stop_elector(self, elector: LeaderElector) -> None:
+        await elector.stop()
+        while self._campaigning:
+            self._wake.clear()
+            await self._wake.wait()
+
+
+async def _stop_logged(component: str, stopping: Awaitable[None]) -> None:
+    """Awaits one component's stop; a failure is logged with its traceback, not raised."""
+    try:
+        await stopping
+    except Exception:
+        log.exception("manager shutdown: stopping %s failed", component)
