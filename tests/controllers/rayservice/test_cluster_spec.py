@@ -6,6 +6,7 @@ import copy
 import random
 from typing import Any
 
+from rayop.api.rayservice import RayService
 from rayop.controllers.common.options import OperatorOptions
 from rayop.controllers.rayservice import cluster_spec as cs
 
@@ -42,6 +43,14 @@ def _service(**spec: Any) -> dict[str, Any]:
     }
 
 
+def _build(svc: dict[str, Any], name: str = "svc-abcde") -> dict[str, Any]:
+    return cs.build_ray_cluster(RayService.model_validate(svc), cs.goal_spec(svc), name)
+
+
+def _zero_downtime(svc: dict[str, Any], options: OperatorOptions) -> bool:
+    return cs.zero_downtime_enabled(RayService.model_validate(svc).spec, options)
+
+
 def test_hash_ignores_replicas_and_workers_to_delete_but_not_images() -> None:
     svc = _service()
     goal = cs.goal_spec(svc)
@@ -56,7 +65,7 @@ def test_hash_ignores_replicas_and_workers_to_delete_but_not_images() -> None:
 
 def test_built_cluster_carries_kuberay_labels_annotations_and_owner() -> None:
     svc = _service()
-    cluster = cs.build_ray_cluster(svc, "svc-abcde")
+    cluster = _build(svc)
     meta = cluster["metadata"]
     assert meta["labels"] == {
         "team": "a",
@@ -78,7 +87,7 @@ def test_built_cluster_carries_kuberay_labels_annotations_and_owner() -> None:
 
 def test_appended_worker_group_is_an_in_place_update_not_an_upgrade() -> None:
     svc = _service()
-    cluster = cs.build_ray_cluster(svc, "svc-abcde")
+    cluster = _build(svc)
     grown = copy.deepcopy(svc)
     extra = copy.deepcopy(grown["spec"]["rayClusterConfig"]["workerGroupSpecs"][0])
     extra["groupName"] = "extra"
@@ -87,7 +96,7 @@ def test_appended_worker_group_is_an_in_place_update_not_an_upgrade() -> None:
     assert not cs.matches_goal(cluster, goal)
     assert cs.only_appended_worker_groups(cluster, goal)
     cluster["spec"]["suspend"] = True
-    updated = cs.updated_in_place(cluster, grown)
+    updated = cs.updated_in_place(cluster, RayService.model_validate(grown), goal)
     assert [g["groupName"] for g in updated["spec"]["workerGroupSpecs"]] == ["small", "extra"]
     assert updated["spec"]["suspend"] is True
     assert cs.matches_goal(updated, goal)
@@ -98,10 +107,10 @@ def test_appended_worker_group_is_an_in_place_update_not_an_upgrade() -> None:
 
 def test_zero_downtime_follows_upgrade_strategy_then_the_env_gate() -> None:
     on, off = OperatorOptions(), OperatorOptions(enable_zero_downtime=False)
-    assert cs.zero_downtime_enabled(_service(), on)
-    assert not cs.zero_downtime_enabled(_service(), off)
-    assert cs.zero_downtime_enabled(_service(upgradeStrategy={"type": "NewCluster"}), off)
-    assert not cs.zero_downtime_enabled(_service(upgradeStrategy={"type": "None"}), on)
+    assert _zero_downtime(_service(), on)
+    assert not _zero_downtime(_service(), off)
+    assert _zero_downtime(_service(upgradeStrategy={"type": "NewCluster"}), off)
+    assert not _zero_downtime(_service(upgradeStrategy={"type": "None"}), on)
 
 
 def test_cluster_names_are_service_name_and_five_random_chars() -> None:

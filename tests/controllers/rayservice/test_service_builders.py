@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from rayop.api.rayservice import RayService
 from rayop.controllers.common.options import OperatorOptions
 from rayop.controllers.rayservice import service_builders as sb
 from rayop.controllers.rayservice.cluster_spec import build_ray_cluster
@@ -13,7 +14,7 @@ from rayop.controllers.rayservice.cluster_spec import build_ray_cluster
 
 def _service(
     serve_service: dict[str, Any] | None = None, ports: list[Any] | None = None
-) -> dict[str, Any]:
+) -> RayService:
     head: dict[str, Any] = {"name": "h", "image": "ray"}
     if ports is not None:
         head["ports"] = ports
@@ -25,11 +26,14 @@ def _service(
     }
     if serve_service is not None:
         spec["serveService"] = serve_service
-    return {"metadata": {"name": "svc", "namespace": "ns", "uid": "u"}, "spec": spec}
+    return RayService.model_validate(
+        {"metadata": {"name": "svc", "namespace": "ns", "uid": "u"}, "spec": spec}
+    )
 
 
-def _cluster(svc: dict[str, Any]) -> dict[str, Any]:
-    cluster = build_ray_cluster(svc, "svc-aaaaa")
+def _cluster(svc: RayService) -> dict[str, Any]:
+    goal = svc.spec.ray_cluster_config.model_dump(by_alias=True, exclude_none=True)
+    cluster = build_ray_cluster(svc, goal, "svc-aaaaa")
     cluster["metadata"]["uid"] = "cu"
     return cluster
 

@@ -1,16 +1,17 @@
-"""Serve-config cache, deploy decision, deletion schedule and the wall clock."""
+"""Serve-config cache, deploy decision and the deletion schedule."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
 import pytest
 
+from rayop.api.rayservice import RayServiceSpec
 from rayop.controllers.dashboard.models import ServeApplicationDetails, ServeDetails
 from rayop.controllers.rayservice.cleanup import deletion_delay, scheduled_deletion
-from rayop.controllers.rayservice.context import WallClock, parse_rfc3339, rfc3339
 from rayop.controllers.rayservice.serve_cache import ServeConfigCache
 from rayop.controllers.rayservice.serve_config import needs_deploy, serve_config_json
 from rayop.controllers.rayservice.settings import DELETION_TIMESTAMP_ANNOTATION
-from rayop.testing.clock import FakeClock
 
 RUNNING = ServeDetails(applications={"a": ServeApplicationDetails(name="a", status="RUNNING")})
 
@@ -41,25 +42,22 @@ def test_cache_is_per_cluster_prunable_and_bounded() -> None:
     assert len(cache) == 2 and cache.get("ns", "s1", "c2") is None
 
 
+def _spec(**fields: object) -> RayServiceSpec:
+    head: dict[str, object] = {"rayStartParams": {}, "template": {}}
+    return RayServiceSpec.model_validate({"rayClusterConfig": {"headGroupSpec": head}, **fields})
+
+
 def test_deletion_delay_defaults_to_60_seconds() -> None:
-    assert deletion_delay({"spec": {}}) == 60.0
-    assert deletion_delay({"spec": {"rayClusterDeletionDelaySeconds": 0}}) == 0.0
-    assert deletion_delay({"spec": {"rayClusterDeletionDelaySeconds": 5}}) == 5.0
+    assert deletion_delay(_spec()) == timedelta(seconds=60)
+    assert deletion_delay(_spec(rayClusterDeletionDelaySeconds=0)) == timedelta(0)
+    assert deletion_delay(_spec(rayClusterDeletionDelaySeconds=5)) == timedelta(seconds=5)
 
 
-def test_schedule_round_trips_through_the_annotation_with_milliseconds() -> None:
-    when = 1_700_000_000.25
-    text = rfc3339(when, fraction=True)
-    assert text == "2023-11-14T22:13:20.250Z"
-    cluster = {"metadata": {"annotations": {DELETION_TIMESTAMP_ANNOTATION: text}}}
-    assert scheduled_deletion(cluster) == pytest.approx(when)
+def test_schedule_is_read_from_the_annotation_in_either_precision() -> None:
+    when = datetime(2023, 11, 14, 22, 13, 20, 250000, tzinfo=UTC)
+    for text in ("2023-11-14T22:13:20.250Z", "2023-11-14T22:13:20.250000Z"):
+        cluster = {"metadata": {"annotations": {DELETION_TIMESTAMP_ANNOTATION: text}}}
+        assert scheduled_deletion(cluster) == when
     assert scheduled_deletion({"metadata": {}}) is None
-    assert parse_rfc3339("garbage") is None
-
-
-def test_wall_clock_advances_with_the_injected_clock() -> None:
-    clock = FakeClock()
-    wall = WallClock(clock, epoch=1_000_000.0)
-    assert wall.now() == 1_000_000.0
-    clock.step(2.5)
-    assert wall.now() == 1_000_002.5
+    garbage = {"metadata": {"annotations": {DELETION_TIMESTAMP_ANNOTATION: "garbage"}}}
+    assert scheduled_deletion(garbage) is None

@@ -1,59 +1,70 @@
 """Retires the RayClusters of a RayService that are neither active nor pending.
 
 Each such cluster is deleted ``spec.rayClusterDeletionDelaySeconds`` (60 s by default) after it
-was first seen retired, or at once when the RayService is being deleted (kuberay-v1.md §6
-step 3). Unlike KubeRay, which keeps the schedule in memory, the due time is stored on the
-cluster itself, in the annotation ``ray.io/rayservice-deletion-timestamp`` (RFC 3339, UTC), so
-an operator restart neither forgets a deletion nor restarts its delay. A cluster that becomes
-active or pending again loses the annotation. Deletion uses Background propagation.
+was first seen retired (kuberay-v1.md §6 step 3). Unlike KubeRay, which keeps the schedule in
+memory, the due time is stored on the cluster itself, in the annotation
+``ray.io/rayservice-deletion-timestamp`` (RFC 3339 MicroTime, UTC, from the injected clock's wall
+time), so an operator restart neither forgets a deletion nor restarts its delay. A cluster that
+becomes active or pending again loses the annotation. Deletion uses Background propagation; a
+RayService being deleted (or suspended) has all its clusters deleted at once by
+:func:`delete_owned_clusters`.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
+from datetime import datetime, timedelta
 from typing import Any
 
-from rayop.api.rayservice import DEFAULT_RAY_CLUSTER_DELETION_DELAY_SECONDS
+from rayop.api.common import format_time, parse_time
+from rayop.api.rayservice import DEFAULT_RAY_CLUSTER_DELETION_DELAY_SECONDS, RayServiceSpec
 from rayop.controllers.rayservice import settings
-from rayop.controllers.rayservice.context import ServiceContext, parse_rfc3339, rfc3339
+from rayop.controllers.rayservice.context import ServiceContext
+from rayop.kube.clock import micro_time
 from rayop.kube.errors import NotFound
 from rayop.kube.resources import RAY_CLUSTERS
-from rayop.runtime.reconcile import Result
+from rayop.runtime.steps import Stop
 
 log = logging.getLogger(__name__)
 
 Obj = Mapping[str, Any]
 
 
-def deletion_delay(rayservice: Obj) -> float:
-    """Returns ``spec.rayClusterDeletionDelaySeconds``, 60 when unset (negative counts as 0)."""
-    value = (rayservice.get("spec") or {}).get("rayClusterDeletionDelaySeconds")
-    if value is None:
-        return float(DEFAULT_RAY_CLUSTER_DELETION_DELAY_SECONDS)
-    return max(0.0, float(value))
+def deletion_delay(spec: RayServiceSpec) -> timedelta:
+    """Returns how long a retired cluster is kept: the spec's delay, 60 s when unset."""
+    seconds = spec.ray_cluster_deletion_delay_seconds
+    if seconds is None:
+        seconds = DEFAULT_RAY_CLUSTER_DELETION_DELAY_SECONDS
+    return timedelta(seconds=max(0, seconds))
 
 
-def scheduled_deletion(cluster: Obj) -> float | None:
-    """Returns the cluster's due time (epoch seconds) from its annotation, or None."""
+def scheduled_deletion(cluster: Obj) -> datetime | None:
+    """Returns the cluster's due time from its annotation, or None (absent or unparsable)."""
     annotations = (cluster.get("metadata") or {}).get("annotations") or {}
     text = annotations.get(settings.DELETION_TIMESTAMP_ANNOTATION)
-    return parse_rfc3339(str(text)) if text else None
+    if not text:
+        return None
+    try:
+        return parse_time(str(text))
+    except ValueError:
+        return None
 
 
 def _annotate(value: str | None) -> dict[str, Any]:
     return {"metadata": {"annotations": {settings.DELETION_TIMESTAMP_ANNOTATION: value}}}
 
 
-async def cleanup_retired_clusters(ctx: ServiceContext) -> Result | None:
+async def cleanup_retired_clusters(ctx: ServiceContext) -> Stop | None:
     """Schedules, unschedules and deletes retired clusters; notes when the next one is due.
+
+    Blocks on the patches and deletes; never ends the pass.
 
     Raises:
         rayop.kube.errors.ApiError: a patch or delete failed.
     """
     keep = {ctx.active_name, ctx.pending_name} - {""}
-    deleting = bool(ctx.cached["metadata"].get("deletionTimestamp"))
-    now = ctx.deps.wall.now()
+    now = ctx.deps.clock.wall()
     for cluster in ctx.owned_clusters():
         meta = cluster["metadata"]
         name = meta["name"]
@@ -64,17 +75,16 @@ async def cleanup_retired_clusters(ctx: ServiceContext) -> Result | None:
             continue
         if meta.get("deletionTimestamp"):
             continue
-        if due is None and not deleting:
-            due = now + deletion_delay(ctx.cached)
-            await _patch(ctx, name, _annotate(rfc3339(due, fraction=True)))
+        if due is None:
+            due = now + deletion_delay(ctx.spec)
+            await _patch(ctx, name, _annotate(micro_time(due)))
             log.info(
-                "RayService %s: cluster %s to be deleted at %s", ctx.request, name, rfc3339(due)
+                "RayService %s: cluster %s to be deleted at %s", ctx.request, name, format_time(due)
             )
-        if deleting or (due is not None and now >= due):
+        if now >= due:
             await delete_cluster(ctx, name)
             continue
-        assert due is not None
-        wait = due - now
+        wait = (due - now).total_seconds()
         ctx.next_deletion_in = (
             wait if ctx.next_deletion_in is None else min(wait, ctx.next_deletion_in)
         )
@@ -86,6 +96,20 @@ async def _patch(ctx: ServiceContext, name: str, body: dict[str, Any]) -> None:
         await ctx.deps.client.patch(RAY_CLUSTERS, name, body, namespace=ctx.namespace)
     except NotFound:
         return
+
+
+async def delete_owned_clusters(ctx: ServiceContext) -> bool:
+    """Deletes every cluster the RayService created (not already being deleted); blocks on the
+    deletes and returns whether any cluster was still cached.
+
+    Raises:
+        rayop.kube.errors.ApiError: a delete failed.
+    """
+    clusters = ctx.owned_clusters()
+    for cluster in clusters:
+        if not cluster["metadata"].get("deletionTimestamp"):
+            await delete_cluster(ctx, cluster["metadata"]["name"])
+    return bool(clusters)
 
 
 async def delete_cluster(ctx: ServiceContext, name: str) -> None:

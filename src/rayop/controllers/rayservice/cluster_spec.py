@@ -7,6 +7,11 @@ RayService``; the spec hash, the worker group count, the KubeRay version, and
 ``rayClusterConfig`` without what scaling changes (worker ``replicas`` and ``workersToDelete``),
 so the autoscaler never triggers an upgrade; a different hash means a new cluster is needed,
 unless the only difference is worker groups appended at the end (then the cluster is updated).
+
+The builders read the RayService's metadata and spec from the typed
+:class:`~rayop.api.rayservice.RayService`; ``rayClusterConfig`` itself is taken raw from the
+object as stored (:func:`goal_spec`), since it is copied into the cluster and hashed exactly as
+the user wrote it (a parsed and re-dumped spec could differ, and change every hash).
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ import random
 from collections.abc import Mapping
 from typing import Any
 
-from rayop.api.rayservice import RayServiceUpgradeType
+from rayop.api.rayservice import RayService, RayServiceSpec, RayServiceUpgradeType
 from rayop.controllers.common import names
 from rayop.controllers.common.options import KUBERAY_VERSION, OperatorOptions
 from rayop.controllers.rayservice import settings
@@ -42,7 +47,7 @@ def spec_hash(cluster_spec: Obj) -> str:
 
 
 def goal_spec(rayservice: Obj) -> Obj:
-    """Returns ``spec.rayClusterConfig`` of a RayService."""
+    """Returns ``spec.rayClusterConfig`` of a stored RayService, raw (as the user wrote it)."""
     return (rayservice.get("spec") or {}).get("rayClusterConfig") or {}
 
 
@@ -76,11 +81,11 @@ def only_appended_worker_groups(cluster: Obj, goal: Obj) -> bool:
     return cluster_hash(cluster) == spec_hash(truncated)
 
 
-def zero_downtime_enabled(rayservice: Obj, options: OperatorOptions) -> bool:
+def zero_downtime_enabled(spec: RayServiceSpec, options: OperatorOptions) -> bool:
     """Tells whether a spec change prepares a new cluster (upgradeStrategy, else the env gate)."""
-    strategy = ((rayservice.get("spec") or {}).get("upgradeStrategy") or {}).get("type")
+    strategy = spec.upgrade_strategy.type if spec.upgrade_strategy is not None else None
     if strategy:
-        return bool(strategy != RayServiceUpgradeType.NONE)
+        return strategy != RayServiceUpgradeType.NONE
     return options.enable_zero_downtime
 
 
@@ -89,22 +94,21 @@ def new_cluster_name(service_name: str, rng: random.Random) -> str:
     return f"{service_name}-{names.random_suffix(rng)}"
 
 
-def owner_reference(rayservice: Obj) -> dict[str, Any]:
+def owner_reference(service: RayService) -> dict[str, Any]:
     """Returns the controller ownerReference pointing at the RayService."""
-    meta = rayservice["metadata"]
     return {
         "apiVersion": settings.OWNER_API_VERSION,
         "kind": settings.OWNER_KIND,
-        "name": meta["name"],
-        "uid": meta.get("uid", ""),
+        "name": service.name,
+        "uid": service.metadata.get("uid", ""),
         "controller": True,
         "blockOwnerDeletion": True,
     }
 
 
-def cluster_annotations(rayservice: Obj, goal: Obj) -> dict[str, str]:
+def cluster_annotations(service: RayService, goal: Obj) -> dict[str, str]:
     """Returns the annotations of a cluster built from ``goal``: the RayService's plus KubeRay's."""
-    result = dict(rayservice["metadata"].get("annotations") or {})
+    result = dict(service.metadata.get("annotations") or {})
     result.update(
         {
             settings.HASH_ANNOTATION: spec_hash(goal),
@@ -116,35 +120,32 @@ def cluster_annotations(rayservice: Obj, goal: Obj) -> dict[str, str]:
     return result
 
 
-def build_ray_cluster(rayservice: Obj, cluster_name: str) -> dict[str, Any]:
-    """Returns the RayCluster ``cluster_name`` for the RayService's current spec."""
-    meta = rayservice["metadata"]
-    goal = goal_spec(rayservice)
-    cluster_labels = dict(meta.get("labels") or {})
-    cluster_labels[settings.ORIGINATED_FROM_CR_NAME] = names.check_label(meta["name"])
+def build_ray_cluster(service: RayService, goal: Obj, cluster_name: str) -> dict[str, Any]:
+    """Returns the RayCluster ``cluster_name`` of ``service`` with spec ``goal`` (raw)."""
+    cluster_labels = dict(service.metadata.get("labels") or {})
+    cluster_labels[settings.ORIGINATED_FROM_CR_NAME] = names.check_label(service.name)
     cluster_labels[settings.ORIGINATED_FROM_CRD] = settings.OWNER_KIND
     return {
         "apiVersion": "ray.io/v1",
         "kind": "RayCluster",
         "metadata": {
             "name": cluster_name,
-            "namespace": meta.get("namespace") or "",
+            "namespace": service.namespace,
             "labels": cluster_labels,
-            "annotations": cluster_annotations(rayservice, goal),
-            "ownerReferences": [owner_reference(rayservice)],
+            "annotations": cluster_annotations(service, goal),
+            "ownerReferences": [owner_reference(service)],
         },
         "spec": copy.deepcopy(dict(goal)),
     }
 
 
-def updated_in_place(cluster: Obj, rayservice: Obj) -> dict[str, Any]:
-    """Returns ``cluster`` with the RayService's spec and annotations, its ``suspend`` kept."""
-    goal = goal_spec(rayservice)
+def updated_in_place(cluster: Obj, service: RayService, goal: Obj) -> dict[str, Any]:
+    """Returns ``cluster`` with spec ``goal`` and ``service``'s annotations, its ``suspend`` kept."""
     result = copy.deepcopy(dict(cluster))
     suspend = (result.get("spec") or {}).get("suspend")
     result["spec"] = copy.deepcopy(dict(goal))
     if suspend is not None:
         result["spec"]["suspend"] = suspend
     annotations = result["metadata"].setdefault("annotations", {})
-    annotations.update(cluster_annotations(rayservice, goal))
+    annotations.update(cluster_annotations(service, goal))
     return result

@@ -19,19 +19,19 @@ import logging
 from rayop.controllers.rayservice import cluster_spec as rs_cluster
 from rayop.controllers.rayservice import settings
 from rayop.controllers.rayservice.context import ServiceContext
-from rayop.controllers.rayservice.status import write_status
+from rayop.controllers.rayservice.status import ACTIVE, PENDING, write_status_if_changed
 from rayop.kube.errors import AlreadyExists, NotFound
 from rayop.kube.resources import RAY_CLUSTERS
-from rayop.runtime.reconcile import Result
+from rayop.runtime.steps import Stop
 
 log = logging.getLogger(__name__)
 
-ACTIVE = "activeServiceStatus"
-PENDING = "pendingServiceStatus"
 
-
-async def plan_clusters(ctx: ServiceContext) -> Result | None:
+async def plan_clusters(ctx: ServiceContext) -> Stop | None:
     """Decides the pending cluster's name and writes it to status before anything is created.
+
+    Blocks on the status write (and on a GET when the active cluster is missing from the
+    cache); never ends the pass.
 
     Raises:
         rayop.kube.errors.ApiError: the status write failed (the pass is retried).
@@ -45,7 +45,7 @@ async def plan_clusters(ctx: ServiceContext) -> Result | None:
     elif ctx.pending_name and active is not None and rs_cluster.matches_goal(active, goal):
         log.info("RayService %s: spec is the active cluster's again; dropping pending", ctx.request)
         ctx.set_cluster_name(PENDING, "")
-    elif rs_cluster.zero_downtime_enabled(ctx.cached, ctx.deps.options):
+    elif rs_cluster.zero_downtime_enabled(ctx.spec, ctx.deps.options):
         newest = pending if ctx.pending_name else active
         if (
             newest is not None
@@ -56,8 +56,7 @@ async def plan_clusters(ctx: ServiceContext) -> Result | None:
     if new_name:
         log.info("RayService %s: preparing new cluster %s", ctx.request, new_name)
         ctx.set_cluster_name(PENDING, new_name)
-    if ctx.status != (ctx.cached.get("status") or {}):
-        await write_status(ctx)
+    await write_status_if_changed(ctx)
     return None
 
 
@@ -72,8 +71,10 @@ async def _forget_missing_active(ctx: ServiceContext) -> None:
         ctx.set_cluster_name(ACTIVE, "")
 
 
-async def ensure_clusters(ctx: ServiceContext) -> Result | None:
+async def ensure_clusters(ctx: ServiceContext) -> Stop | None:
     """Creates the pending cluster when missing; adds appended worker groups in place.
+
+    Blocks on the create and update calls; never ends the pass.
 
     Raises:
         rayop.kube.errors.ApiError: a create or update failed.
@@ -85,14 +86,14 @@ async def ensure_clusters(ctx: ServiceContext) -> Result | None:
     for cluster_name in (ctx.pending_name, "" if upgrading else ctx.active_name):
         cluster = ctx.cluster(cluster_name)
         if cluster is not None and rs_cluster.only_appended_worker_groups(cluster, goal):
-            updated = rs_cluster.updated_in_place(cluster, ctx.cached)
+            updated = rs_cluster.updated_in_place(cluster, ctx.service, goal)
             await ctx.deps.client.update(RAY_CLUSTERS, updated)
             ctx.event("Normal", settings.UPDATED_RAY_CLUSTER, f"Updated RayCluster {cluster_name}")
     return None
 
 
 async def _create(ctx: ServiceContext, cluster_name: str) -> None:
-    body = rs_cluster.build_ray_cluster(ctx.cached, cluster_name)
+    body = rs_cluster.build_ray_cluster(ctx.service, rs_cluster.goal_spec(ctx.cached), cluster_name)
     try:
         await ctx.deps.client.create(RAY_CLUSTERS, body, namespace=ctx.namespace)
     except AlreadyExists:

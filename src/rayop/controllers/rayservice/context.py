@@ -1,21 +1,24 @@
 """What every RayService reconcile step works with: dependencies and a per-pass context.
 
-:class:`RayServiceDeps` is built once per controller. :class:`ServiceContext` is built once per
-pass: the RayService as the cache holds it, a working copy of its ``status`` that steps edit
-and the status step writes, and what the steps learned along the way (application statuses,
-which clusters serve, when the next retired cluster is due).
+:class:`RayServiceDeps` is built once per controller (client, caches, the own-writes tracker,
+the clock). :class:`ServiceContext` is built once per pass: the RayService as the cache holds it
+(raw, for what is written back and for ``rayClusterConfig``, which is copied into clusters and
+hashed exactly as the user wrote it), the same object parsed once into the typed
+:class:`~rayop.api.rayservice.RayService` (for reading the spec, with its defaults), a working
+copy of ``status`` that steps edit and the status step writes, and what the steps learned along
+the way (application statuses, which clusters serve, when the next retired cluster is due).
 """
 
 from __future__ import annotations
 
 import copy
 import random
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
+from rayop.api.common import format_time
+from rayop.api.rayservice import RayService, RayServiceSpec
 from rayop.controllers.common.options import OperatorOptions
 from rayop.controllers.dashboard.client import DashboardClient
 from rayop.controllers.rayservice.serve_cache import ServeConfigCache
@@ -25,53 +28,10 @@ from rayop.runtime.clock import Clock
 from rayop.runtime.events import EventRecorder, EventType
 from rayop.runtime.indexer import controller_owner
 from rayop.runtime.informer_factory import Informer
+from rayop.runtime.own_writes import OwnWrites
 from rayop.runtime.reconcile import Request
 
 Obj = Mapping[str, Any]
-
-
-class WallClock:
-    """Wall-clock time that advances with an injectable :class:`Clock`.
-
-    Deletion schedules are stored in objects as RFC 3339 times, so they must be wall times that
-    mean the same to the next operator process. The epoch is read once, at construction; after
-    that, time moves only as ``clock`` moves, so a FakeClock or looptime drives it in tests.
-
-    Args:
-        clock: The time source whose progress is followed.
-        epoch: Wall time (seconds since 1970) that corresponds to ``clock.now()`` now.
-    """
-
-    def __init__(self, clock: Clock, *, epoch: float | None = None) -> None:
-        self._clock = clock
-        self._offset = (time.time() if epoch is None else epoch) - clock.now()
-
-    def now(self) -> float:
-        """Returns the current wall time in seconds since the epoch; never blocks."""
-        return self._offset + self._clock.now()
-
-    def now_datetime(self) -> datetime:
-        """Returns the current wall time as an aware UTC datetime."""
-        return datetime.fromtimestamp(self.now(), UTC)
-
-
-def rfc3339(seconds: float, *, fraction: bool = False) -> str:
-    """Formats epoch seconds as RFC 3339 UTC (``...Z``), with milliseconds when asked."""
-    moment = datetime.fromtimestamp(seconds, UTC)
-    if fraction:
-        return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
-    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def parse_rfc3339(text: str) -> float | None:
-    """Parses an RFC 3339 time into epoch seconds; None when it cannot be parsed."""
-    try:
-        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.timestamp()
 
 
 class DashboardFactory:
@@ -117,7 +77,10 @@ class RayServiceDeps:
     options: OperatorOptions
     dashboards: DashboardFactory
     serve_cache: ServeConfigCache
-    wall: WallClock
+    own_writes: OwnWrites
+    """The RayService writes (status, finalizers) the RayService cache has not shown yet."""
+    clock: Clock
+    """Monotonic time for requeues; wall time for status timestamps and deletion schedules."""
     rng: random.Random = field(default_factory=random.Random)
 
 
@@ -129,6 +92,7 @@ class ServiceContext:
         request: The request being reconciled.
         deps: The reconciler's dependencies.
         cached: The RayService as last read or written (replaced after each status write).
+        service: ``cached`` parsed at the start of the pass (read the spec from here).
         status: Working copy of ``status`` (wire JSON); the status step writes it.
         apps: Serve applications read this pass, by cluster name (wire ``applicationStatuses``).
         ready_clusters: Clusters whose head is ready and whose applications are all RUNNING.
@@ -139,6 +103,7 @@ class ServiceContext:
     request: Request
     deps: RayServiceDeps
     cached: Obj
+    service: RayService
     status: dict[str, Any]
     apps: dict[str, dict[str, Any]] = field(default_factory=dict)
     ready_clusters: set[str] = field(default_factory=set)
@@ -147,9 +112,15 @@ class ServiceContext:
 
     @classmethod
     def of(cls, request: Request, deps: RayServiceDeps, cached: Obj) -> ServiceContext:
-        """Returns the context of a pass over ``cached``."""
+        """Returns the context of a pass over ``cached``.
+
+        Raises:
+            pydantic.ValidationError: ``cached`` does not parse (the CRD schema admits only
+                objects that do, so this means a broken object; the pass is retried).
+        """
         status = copy.deepcopy(dict(cached.get("status") or {}))
-        return cls(request=request, deps=deps, cached=cached, status=status)
+        service = RayService.model_validate(cached)
+        return cls(request=request, deps=deps, cached=cached, service=service, status=status)
 
     @property
     def namespace(self) -> str:
@@ -162,9 +133,18 @@ class ServiceContext:
         return str(self.cached["metadata"]["name"])
 
     @property
-    def spec(self) -> Obj:
-        """The RayService's spec."""
-        return self.cached.get("spec") or {}
+    def spec(self) -> RayServiceSpec:
+        """The RayService's spec, typed (as parsed at the start of the pass)."""
+        return self.service.spec
+
+    @property
+    def generation(self) -> int:
+        """The RayService's ``metadata.generation`` (what conditions record as observed)."""
+        return int(self.cached["metadata"].get("generation") or 0)
+
+    def now(self) -> str:
+        """Returns the current wall time as a status timestamp (RFC 3339, seconds)."""
+        return format_time(self.deps.clock.wall())
 
     @property
     def active_name(self) -> str:

@@ -17,18 +17,20 @@ from rayop.controllers.rayservice import settings
 from rayop.controllers.rayservice.context import ServiceContext
 from rayop.controllers.rayservice.head_pods import dashboard, head_pod, is_pod_ready
 from rayop.kube.resources import PODS
-from rayop.runtime.reconcile import Result
+from rayop.runtime.steps import Stop
 
 log = logging.getLogger(__name__)
 
 
-async def update_head_serve_labels(ctx: ServiceContext) -> Result | None:
+async def update_head_serve_labels(ctx: ServiceContext) -> Stop | None:
     """Sets ``ray.io/serve`` on each head pod from its Serve health check.
+
+    Blocks on the health checks and the label patches; never ends the pass.
 
     Raises:
         rayop.kube.errors.ApiError: a label patch failed.
     """
-    exclude = bool(ctx.spec.get("excludeHeadPodFromServeSvc"))
+    exclude = bool(ctx.spec.exclude_head_pod_from_serve_svc)
     for cluster_name in (ctx.active_name, ctx.pending_name):
         cluster = ctx.cluster(cluster_name)
         pod = head_pod(ctx, cluster_name) if cluster is not None else None

@@ -2,24 +2,27 @@
 
 One pass (kuberay-v1.md §6):
 
-1. read the RayService (cache; a live GET when this reconciler wrote it more recently than the
-   cache shows, so a stale cache never hides the pending cluster's name); gone -> forget it;
-2. gates, each of which may end the pass: managedBy, deletion and finalizer, validation, suspend;
+1. read the RayService from the cache (gone -> forget its serve configs) and parse it once;
+2. gates, each of which may end the pass: the cache still behind our own last write (wait for
+   it), managedBy, deletion and finalizer, validation, suspend;
 3. cluster steps: choose and record the pending cluster, create it, retire old clusters (after
    the deletion delay, kept in an annotation), label head pods from the Serve health check,
    deploy the serve config, point the Services at the cluster that is ready;
 4. fold what was learned into the status (promotion, applications, endpoints, conditions) and
    write it when it changed;
-5. requeue after 2 s, or sooner when a retired cluster is due.
+5. requeue after 2 s, or sooner (never under 50 ms) when a retired cluster is due.
 
-A step that raises ends the pass; the controller retries it with backoff. Every step compares
-the caches with the spec and acts only on the difference, so any pass can simply be rerun.
+Each step is a :data:`~rayop.runtime.steps.Step`: None goes on, a
+:class:`~rayop.runtime.steps.Stop` ends the pass with its result, the status edits written first
+(``after_status_write``: validation, suspend) or dropped (``discarding_status``: nothing to
+write). A step that raises ends the pass; the controller retries it with backoff. Every step
+compares the caches with the spec and acts only on the difference, so any pass can be rerun.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 
 from rayop.controllers.common import settings
 from rayop.controllers.rayservice import (
@@ -31,18 +34,17 @@ from rayop.controllers.rayservice import (
     services,
     suspend,
 )
-from rayop.controllers.rayservice.context import Obj, RayServiceDeps, ServiceContext
-from rayop.controllers.rayservice.status import finish_status
-from rayop.kube.errors import NotFound
-from rayop.kube.resources import RAY_SERVICES
+from rayop.controllers.rayservice.context import RayServiceDeps, ServiceContext
+from rayop.controllers.rayservice.status import finish_status, write_status_if_changed
 from rayop.runtime.reconcile import Request, Result
+from rayop.runtime.steps import StatusEdits, Step, run_steps
 
 log = logging.getLogger(__name__)
 
-Step = Callable[[ServiceContext], Awaitable[Result | None]]
-"""A step of the pass; a Result ends the pass with it, None goes on."""
+ServiceStep = Step[ServiceContext]
 
-STEPS: tuple[Step, ...] = (
+STEPS: tuple[ServiceStep, ...] = (
+    gates.wait_for_own_writes,
     gates.check_managed_by,
     gates.handle_deletion,
     gates.validate,
@@ -55,18 +57,18 @@ STEPS: tuple[Step, ...] = (
     services.reconcile_services,
 )
 
+
 class RayServiceReconciler:
     """Reconciles RayServices; pass :meth:`reconcile` to a Controller.
 
     Args:
-        deps: Client, caches, dashboards, serve-config cache, clocks and settings.
+        deps: Client, caches, dashboards, serve-config cache, own-writes tracker, clock.
         steps: The steps, in order (KubeRay's by default).
     """
 
-    def __init__(self, deps: RayServiceDeps, *, steps: Sequence[Step] = STEPS) -> None:
+    def __init__(self, deps: RayServiceDeps, *, steps: Sequence[ServiceStep] = STEPS) -> None:
         self.deps = deps
         self.steps = tuple(steps)
-        self._written: dict[Request, str] = {}
 
     async def reconcile(self, request: Request) -> Result:
         """Runs one pass for ``request``; blocks on API and dashboard calls.
@@ -74,52 +76,25 @@ class RayServiceReconciler:
         Raises:
             Exception: any step's error or a failed status write; the controller retries it.
         """
-        cached = await self._read(request)
+        cached = self.deps.rayservices.get(request.namespace or None, request.name)
         if cached is None:
-            self._written.pop(request, None)
             self.deps.serve_cache.forget(request.namespace, request.name)
             return Result()
         ctx = ServiceContext.of(request, self.deps, cached)
-        try:
-            for step in self.steps:
-                result = await step(ctx)
-                if result is not None:
-                    return result
+        stop = await run_steps(self.steps, ctx)
+        if stop is None:
             await finish_status(ctx)
-        finally:
-            self._remember(request, ctx.cached)
-        return Result(requeue_after=self._requeue_after(ctx))
-
-    async def _read(self, request: Request) -> Obj | None:
-        cached = self.deps.rayservices.get(request.namespace or None, request.name)
-        written = self._written.get(request)
-        if cached is not None and (written is None or _rv(cached) == written):
-            return cached
-        if cached is None and written is None:
-            return None
-        try:
-            return await self.deps.client.get(
-                RAY_SERVICES, request.name, namespace=request.namespace
-            )
-        except NotFound:
-            return None
-
-    def _remember(self, request: Request, obj: Obj) -> None:
-        cached = self.deps.rayservices.get(request.namespace or None, request.name)
-        if cached is not None and _rv(cached) == _rv(obj):
-            self._written.pop(request, None)
-        else:
-            self._written[request] = _rv(obj)
-
-    @staticmethod
-    def _requeue_after(ctx: ServiceContext) -> float:
-        if ctx.next_deletion_in is None:
-            return settings.RAYSERVICE_REQUEUE
-        return max(
-            settings.RAYSERVICE_MIN_REQUEUE,
-            min(settings.RAYSERVICE_REQUEUE, ctx.next_deletion_in),
-        )
+            return Result(requeue_after=requeue_after(ctx))
+        if stop.status is StatusEdits.WRITE:
+            await write_status_if_changed(ctx)
+        return stop.result
 
 
-def _rv(obj: Obj) -> str:
-    return str((obj.get("metadata") or {}).get("resourceVersion") or "")
+def requeue_after(ctx: ServiceContext) -> float:
+    """Returns the delay of a full pass: 2 s, or when the next retired cluster is due."""
+    if ctx.next_deletion_in is None:
+        return settings.RAYSERVICE_REQUEUE
+    return max(
+        settings.RAYSERVICE_MIN_REQUEUE,
+        min(settings.RAYSERVICE_REQUEUE, ctx.next_deletion_in),
+    )

@@ -22,7 +22,7 @@ from rayop.controllers.rayservice import settings
 from rayop.controllers.rayservice.context import ServiceContext
 from rayop.controllers.rayservice.head_pods import dashboard, head_pod, is_pod_ready
 from rayop.controllers.rayservice.status import application_statuses
-from rayop.runtime.reconcile import Result
+from rayop.runtime.steps import Stop
 
 log = logging.getLogger(__name__)
 
@@ -44,8 +44,10 @@ def needs_deploy(cached_config: str | None, config: str, details: ServeDetails) 
     return cached_config is None or not details.applications or cached_config != config
 
 
-async def reconcile_serve(ctx: ServiceContext) -> Result | None:
+async def reconcile_serve(ctx: ServiceContext) -> Stop | None:
     """Deploys the serve config to the target cluster and records applications and readiness.
+
+    Blocks on the dashboard calls; never ends the pass.
 
     Raises:
         DashboardError: the target's dashboard could not be read or refused the config.
@@ -80,7 +82,7 @@ async def _serve_cluster(ctx: ServiceContext, cluster_name: str, *, deploy: bool
 async def _deploy_if_needed(
     ctx: ServiceContext, client: DashboardClient, cluster_name: str, details: ServeDetails
 ) -> bool:
-    config = str(ctx.spec.get("serveConfigV2") or "")
+    config = ctx.spec.serve_config_v2 or ""
     if not config:
         return False
     cache = ctx.deps.serve_cache

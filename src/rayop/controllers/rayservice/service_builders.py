@@ -8,6 +8,9 @@ Both follow the cluster that currently serves (kuberay-v1.md §6 step 13):
 * the serve service, ``spec.serveService`` (name, labels, annotations, type and ports kept) or
   ``<svc>-serve-svc``: selector ``ray.io/cluster=<cluster>, ray.io/serve=true``, ports ``serve``
   and ``serve-*`` of the head container unless the custom service lists its own.
+
+The RayService is read typed (:class:`~rayop.api.rayservice.RayService`); ``serveService`` is an
+embedded object there, a plain dict copied into the Service.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from rayop.api import keys
+from rayop.api.rayservice import RayService
 from rayop.controllers.common import labels as rc_labels
 from rayop.controllers.common import names
 from rayop.controllers.common.options import OperatorOptions
@@ -42,16 +46,16 @@ __all__ = [
 ]
 
 
-def head_service_name(rayservice: Obj) -> str:
+def head_service_name(service: RayService) -> str:
     """Returns ``<rayservice>-head-svc``."""
-    return names.owner_head_service_name(rayservice["metadata"]["name"])
+    return names.owner_head_service_name(service.name)
 
 
-def serve_service_name(rayservice: Obj) -> str:
+def serve_service_name(service: RayService) -> str:
     """Returns ``spec.serveService.metadata.name`` or ``<rayservice>-serve-svc``."""
-    custom = (rayservice.get("spec") or {}).get("serveService") or {}
+    custom = service.spec.serve_service or {}
     name = (custom.get("metadata") or {}).get("name")
-    return str(name) if name else names.serve_service_name(rayservice["metadata"]["name"])
+    return str(name) if name else names.serve_service_name(service.name)
 
 
 def selected_cluster(service: Obj | None) -> str:
@@ -68,32 +72,30 @@ def _origin_labels(service_name: str) -> dict[str, str]:
 
 
 def build_rayservice_head_service(
-    rayservice: Obj, cluster: Obj, *, options: OperatorOptions
+    service: RayService, cluster: Obj, *, options: OperatorOptions
 ) -> Service:
     """Returns ``<svc>-head-svc`` pointing at ``cluster``'s head pod."""
-    service_name = rayservice["metadata"]["name"]
+    service_name = service.name
     svc = build_head_service(cluster, options=options)
     metadata = svc["metadata"]
-    metadata["name"] = head_service_name(rayservice)
+    metadata["name"] = head_service_name(service)
     metadata["labels"] = {
         **_origin_labels(service_name),
         keys.RAY_NODE_TYPE: rc_labels.HEAD,
         keys.RAY_IDENTIFIER: names.identifier(service_name, rc_labels.HEAD),
     }
-    metadata["ownerReferences"] = [owner_reference(rayservice)]
+    metadata["ownerReferences"] = [owner_reference(service)]
     return svc
 
 
-def build_rayservice_serve_service(rayservice: Obj, cluster: Obj) -> Service:
+def build_rayservice_serve_service(service: RayService, cluster: Obj) -> Service:
     """Returns the serve Service selecting ``cluster``'s pods labelled ``ray.io/serve=true``.
 
     Raises:
         ServiceBuildError: no custom ports and no ``serve``/``serve-*`` port on the head.
     """
-    service_name = rayservice["metadata"]["name"]
-    custom: dict[str, Any] = copy.deepcopy(
-        dict((rayservice.get("spec") or {}).get("serveService") or {})
-    )
+    service_name = service.name
+    custom: dict[str, Any] = copy.deepcopy(dict(service.spec.serve_service or {}))
     metadata = custom.setdefault("metadata", {})
     spec = custom.setdefault("spec", {})
     if not spec.get("ports"):
@@ -107,14 +109,14 @@ def build_rayservice_serve_service(rayservice: Obj, cluster: Obj) -> Service:
             "Please specify a port named 'serve' (or with the prefix 'serve-') in the Ray head "
             "container; otherwise, the Kubernetes service for Ray Serve cannot be created."
         )
-    metadata["name"] = serve_service_name(rayservice)
-    metadata["namespace"] = rayservice["metadata"].get("namespace") or ""
+    metadata["name"] = serve_service_name(service)
+    metadata["namespace"] = service.namespace
     metadata["labels"] = {
         **(metadata.get("labels") or {}),
         **_origin_labels(service_name),
         keys.RAY_SERVE: names.serve_service_label(service_name),
     }
-    metadata["ownerReferences"] = [owner_reference(rayservice)]
+    metadata["ownerReferences"] = [owner_reference(service)]
     for key in ("uid", "resourceVersion", "creationTimestamp", "generation"):
         metadata.pop(key, None)
     spec["selector"] = {

@@ -18,7 +18,7 @@ from rayop.controllers.rayservice import settings
 from rayop.controllers.rayservice.context import ServiceContext
 from rayop.kube.errors import AlreadyExists
 from rayop.kube.resources import SERVICES
-from rayop.runtime.reconcile import Result
+from rayop.runtime.steps import Stop
 
 log = logging.getLogger(__name__)
 
@@ -31,14 +31,16 @@ def target_cluster(ctx: ServiceContext) -> str:
     return ""
 
 
-async def reconcile_services(ctx: ServiceContext) -> Result | None:
+async def reconcile_services(ctx: ServiceContext) -> Stop | None:
     """Creates or retargets ``<svc>-head-svc`` and the serve service.
+
+    Blocks on the create and update calls; never ends the pass.
 
     Raises:
         ServiceBuildError: the head container has no serve port.
         rayop.kube.errors.ApiError: a create or update failed.
     """
-    serve_name = builders.serve_service_name(ctx.cached)
+    serve_name = builders.serve_service_name(ctx.service)
     current = ctx.deps.services.get(ctx.namespace, serve_name)
     ctx.serving_cluster = builders.selected_cluster(current)
     target = target_cluster(ctx)
@@ -46,9 +48,9 @@ async def reconcile_services(ctx: ServiceContext) -> Result | None:
     if cluster is None:
         return None
     options = ctx.deps.options
-    head = builders.build_rayservice_head_service(ctx.cached, cluster, options=options)
+    head = builders.build_rayservice_head_service(ctx.service, cluster, options=options)
     await _apply(ctx, head, target)
-    serve = builders.build_rayservice_serve_service(ctx.cached, cluster)
+    serve = builders.build_rayservice_serve_service(ctx.service, cluster)
     await _apply(ctx, serve, target)
     ctx.serving_cluster = target
     return None

@@ -3,16 +3,20 @@
 The controller is named ``rayservice``. It watches RayServices with the predicates
 ``generation_changed | labels_changed | annotations_changed`` (its own status writes do not
 trigger it), and the RayClusters and Services it controls (their owner is enqueued). It reads
-pods and EndpointSlices from the shared cache.
+pods and EndpointSlices from the shared cache. Its own RayService writes are tracked
+(:class:`~rayop.runtime.own_writes.OwnWrites` on the RayService informer): a RayService whose
+pass waited for the cache to show such a write is enqueued again as soon as it does.
 """
 
 from __future__ import annotations
 
 import random
+from collections.abc import Mapping
+from typing import Any
 
 from rayop.controllers.common.options import OperatorOptions
 from rayop.controllers.common.registration import register_controller
-from rayop.controllers.rayservice.context import DashboardFactory, RayServiceDeps, WallClock
+from rayop.controllers.rayservice.context import DashboardFactory, RayServiceDeps
 from rayop.controllers.rayservice.reconciler import RayServiceReconciler
 from rayop.controllers.rayservice.serve_cache import ServeConfigCache
 from rayop.controllers.rayservice.settings import (
@@ -27,7 +31,9 @@ from rayop.runtime.clock import Clock
 from rayop.runtime.controller import Controller
 from rayop.runtime.informer_source import for_, owns
 from rayop.runtime.manager import Manager
+from rayop.runtime.own_writes import OwnWrites
 from rayop.runtime.predicate import annotations_changed, generation_changed, labels_changed, or_
+from rayop.runtime.reconcile import Request
 
 
 def setup_rayservice_controller(
@@ -48,14 +54,16 @@ def setup_rayservice_controller(
         use_priority_queue: Use controller-runtime's priority queue (the default).
         use_kubernetes_proxy: Reach dashboards through the API server's services proxy
             (KubeRay's ``--use-kubernetes-proxy``); otherwise by the head service's DNS name.
-        clock: Time source of deletion delays and requeues (the wall time written in the
-            deletion annotation advances with it); the manager's when None.
+        clock: Time source of requeues, status timestamps and deletion schedules (``now()``
+            and ``wall()``); the manager's when None.
     """
     clock = manager.clock if clock is None else clock
     informers = manager.informers
     rayservices = informers.informer(RAY_SERVICES)
     clusters = informers.informer(RAY_CLUSTERS)
     services = informers.informer(SERVICES)
+    own_writes = OwnWrites(clock=clock)
+    rayservices.add_event_handler(own_writes.event_handler())
     client = manager.client
     if not isinstance(client, KubeClient):
         raise TypeError("the RayService controller needs a rayop.kube.client.KubeClient")
@@ -74,10 +82,11 @@ def setup_rayservice_controller(
             cluster_domain=options.cluster_domain,
         ),
         serve_cache=ServeConfigCache(),
-        wall=WallClock(clock),
+        own_writes=own_writes,
+        clock=clock,
         rng=random.Random(),
     )
-    return register_controller(
+    controller = register_controller(
         manager,
         CONTROLLER_NAME,
         RayServiceReconciler(deps).reconcile,
@@ -90,3 +99,10 @@ def setup_rayservice_controller(
         use_priority_queue=use_priority_queue,
         clock=clock,
     )
+
+    def enqueue_caught_up(cached: Mapping[str, Any]) -> None:
+        meta = cached.get("metadata") or {}
+        controller.enqueue(Request(meta.get("namespace") or "", meta.get("name", "")))
+
+    own_writes.on_caught_up = enqueue_caught_up
+    return controller

@@ -14,7 +14,9 @@ What the pass learned is folded into ``ctx.status`` by :func:`finish_status`
   ``UpgradeInProgress`` is True while both clusters exist.
 
 The status is written only when something other than ``lastUpdateTime`` and
-``rayClusterStatus`` changed, as KubeRay does.
+``rayClusterStatus`` changed, as KubeRay does. Every write is recorded in the own-writes tracker,
+so the next pass waits for the cache to show it (see :func:`~rayop.controllers.rayservice.gates.
+wait_for_own_writes`) instead of writing over a stale copy and failing with 409.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from rayop.api.rayservice import RayServiceConditionReason as Reason
 from rayop.api.rayservice import RayServiceConditionType as CondType
 from rayop.api.rayservice import ServiceStatus
 from rayop.controllers.dashboard.models import ServeApplicationDetails
-from rayop.controllers.rayservice.context import ServiceContext, rfc3339
+from rayop.controllers.rayservice.context import ServiceContext
 from rayop.controllers.rayservice.service_builders import serve_service_name
 from rayop.kube.resources import RAY_SERVICES
 
@@ -125,18 +127,17 @@ def _set(
     set_condition(conditions, new, now=now)
 
 
-def set_ready_false(
-    status: dict[str, Any], reason: str, message: str, *, generation: int, now: str
-) -> None:
+def mark(ctx: ServiceContext, condition_type: str, value: tuple[str, str, str]) -> None:
+    """Sets one condition of ``ctx.status`` to (status, reason, message) at the pass's
+    generation and time."""
+    conditions = ctx.status.setdefault("conditions", [])
+    _set(conditions, condition_type, value, ctx.generation, ctx.now())
+
+
+def set_ready_false(ctx: ServiceContext, reason: str, message: str) -> None:
     """Sets ``Ready=False`` with ``reason`` (validation, suspend) and clears ``serviceStatus``."""
-    _set(
-        status.setdefault("conditions", []),
-        CondType.READY,
-        ("False", reason, message),
-        generation,
-        now,
-    )
-    status["serviceStatus"] = ""
+    mark(ctx, CondType.READY, ("False", reason, message))
+    ctx.status["serviceStatus"] = ServiceStatus.NOT_RUNNING
 
 
 def comparable(status: Obj) -> dict[str, Any]:
@@ -163,16 +164,27 @@ async def write_status(ctx: ServiceContext) -> None:
     """Writes ``ctx.status`` (with a new ``lastUpdateTime``); blocks on the API call.
 
     The written object replaces ``ctx.cached``, so later writes in the pass use its
-    resourceVersion.
+    resourceVersion, and is recorded in ``ctx.deps.own_writes``.
 
     Raises:
         rayop.kube.errors.Conflict: the RayService changed since it was read.
     """
-    ctx.status["lastUpdateTime"] = rfc3339(ctx.deps.wall.now())
+    ctx.status["lastUpdateTime"] = ctx.now()
     body = {**copy.deepcopy(dict(ctx.cached)), "status": copy.deepcopy(ctx.status)}
     written = await ctx.deps.client.update_status(RAY_SERVICES, body)
+    ctx.deps.own_writes.record(written)
     ctx.cached = written
     ctx.status = copy.deepcopy(dict(written.get("status") or {}))
+
+
+async def write_status_if_changed(ctx: ServiceContext) -> None:
+    """Writes ``ctx.status`` when it differs from the status read (see :func:`status_changed`).
+
+    Raises:
+        rayop.kube.errors.Conflict: the RayService changed since it was read.
+    """
+    if status_changed(ctx.cached.get("status") or {}, ctx.status):
+        await write_status(ctx)
 
 
 async def finish_status(ctx: ServiceContext) -> None:
@@ -181,7 +193,6 @@ async def finish_status(ctx: ServiceContext) -> None:
     Raises:
         rayop.kube.errors.ApiError: the status write failed.
     """
-    old = ctx.cached.get("status") or {}
     status = ctx.status
     promote(status, ctx.serving_cluster)
     for key in (ACTIVE, PENDING):
@@ -197,16 +208,14 @@ async def finish_status(ctx: ServiceContext) -> None:
             entry["rayClusterStatus"] = copy.deepcopy(dict(cluster["status"]))
         status[key] = entry
     status["numServeEndpoints"] = serve_endpoints(ctx)
-    generation = int(ctx.cached["metadata"].get("generation") or 0)
-    set_conditions(status, generation=generation, now=rfc3339(ctx.deps.wall.now()))
-    status["observedGeneration"] = generation
-    if status_changed(old, status):
-        await write_status(ctx)
+    set_conditions(status, generation=ctx.generation, now=ctx.now())
+    status["observedGeneration"] = ctx.generation
+    await write_status_if_changed(ctx)
 
 
 def serve_endpoints(ctx: ServiceContext) -> int:
     """Returns the ready pods behind the serve service, from the EndpointSlice cache."""
-    selector = {"kubernetes.io/service-name": serve_service_name(ctx.cached)}
+    selector = {"kubernetes.io/service-name": serve_service_name(ctx.service)}
     return count_ready_endpoints(
         ctx.deps.endpoint_slices.list(ctx.namespace, label_selector=selector)
     )
