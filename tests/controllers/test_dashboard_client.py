@@ -14,11 +14,14 @@ from typing import Any
 import pytest
 
 from rayop.controllers.dashboard.client import (
+    AUTH_HEADER,
     DIRECT_TIMEOUT,
     PROXY_TIMEOUT,
     DashboardAuthError,
     DashboardClient,
+    DashboardDecodeError,
     DashboardError,
+    DashboardRequest,
     DashboardTimeout,
     DashboardUnavailable,
     JobNotFound,
@@ -374,3 +377,90 @@ async def test_service_without_ready_head_is_unavailable(
     assert err.value.status == 503
     with pytest.raises(DashboardUnavailable):
         await proxy_client(kube, "missing-svc").get_job_info("x")
+
+
+# -- answer mapping, on a scripted transport (no network, no waiting) --------------------------
+
+
+class ScriptedTransport:
+    """Answers each request with the next scripted (status, body); records the requests."""
+
+    timeout = 2.0
+
+    def __init__(self, *answers: tuple[int, bytes]) -> None:
+        self.answers = list(answers)
+        self.requests: list[DashboardRequest] = []
+
+    async def send(self, request: DashboardRequest) -> tuple[int, bytes]:
+        self.requests.append(request)
+        return self.answers.pop(0)
+
+    async def close(self) -> None:
+        pass
+
+
+def scripted(*answers: tuple[int, bytes], token: str | None = None) -> DashboardClient:
+    return DashboardClient(ScriptedTransport(*answers), token=token)
+
+
+JOB = b'{"status": "RUNNING", "submission_id": "j", "start_time": 5}'
+
+
+async def test_a_2xx_answer_is_decoded_into_its_model() -> None:
+    client = scripted((200, JOB), (200, b"[" + JOB + b"]"), (200, b'{"version": "4"}'))
+    assert (await client.get_job_info("j")).start_time == 5
+    assert [info.submission_id for info in await client.list_jobs()] == ["j"]
+    assert await client.get_version() == {"version": "4"}
+
+
+async def test_a_404_means_job_not_found_or_nothing_as_each_call_documents() -> None:
+    missing = (404, b"no such job")
+    with pytest.raises(JobNotFound) as raised:
+        await scripted(missing).get_job_info("j")
+    assert (raised.value.job_id, raised.value.body) == ("j", "no such job")
+    with pytest.raises(JobNotFound):
+        await scripted(missing).delete_job("j")
+    assert await scripted(missing).list_jobs() == []
+    assert await scripted(missing).get_job_log("j") is None
+    with pytest.raises(DashboardError, match="GetServeDetails fail: 404"):
+        await scripted(missing).get_serve_details()
+
+
+async def test_gateway_errors_are_unavailable_and_other_errors_are_plain_failures() -> None:
+    with pytest.raises(DashboardUnavailable, match="UpdateDeployments fail: 503 busy"):
+        await scripted((503, b"busy")).update_deployments({})
+    with pytest.raises(DashboardError, match="GetJobInfo fail: 500 boom") as raised:
+        await scripted((500, b"boom")).get_job_info("j")
+    assert not isinstance(raised.value, DashboardUnavailable)
+    assert raised.value.status == 500
+
+
+async def test_a_body_that_is_not_the_expected_json_is_a_decode_error() -> None:
+    with pytest.raises(DashboardDecodeError, match="GetJobInfo fail: <html>") as raised:
+        await scripted((200, b"<html>")).get_job_info("j")
+    assert raised.value.body == "<html>"
+    with pytest.raises(DashboardDecodeError, match="ListJobs fail: not a JSON array"):
+        await scripted((200, b"{}")).list_jobs()
+    with pytest.raises(DashboardDecodeError, match="GetVersion fail: not a JSON object"):
+        await scripted((200, b"[]")).get_version()
+    with pytest.raises(DashboardDecodeError, match="GetJobInfo fail: start_time must be"):
+        await scripted((200, b'{"start_time": -1}')).get_job_info("j")
+
+
+async def test_requests_carry_the_token_and_a_json_content_type_when_they_have_a_body() -> None:
+    transport = ScriptedTransport((200, b'{"submission_id": "s"}'), (200, b"success"))
+    client = DashboardClient(transport, token="t")
+    assert await client.submit_job(JobSubmitRequest(entrypoint="echo")) == "s"
+    assert await client.check_gcs_health()
+    submit, health = transport.requests
+    assert (str(submit), submit.json) == ("POST /api/jobs/", {"entrypoint": "echo"})
+    assert submit.headers == {AUTH_HEADER: "Bearer t", "Content-Type": "application/json"}
+    assert health.headers == {}  # health checks never send the token
+
+
+async def test_refusals_of_the_token_and_of_a_reused_submission_id() -> None:
+    with pytest.raises(DashboardAuthError, match="GET /api/version: 401"):
+        await scripted((401, b"who?"), token="t").get_version()
+    duplicate = (500, b"job exists. Please use a different submission_id")
+    with pytest.raises(SubmissionIdConflict):
+        await scripted(duplicate).submit_job(JobSubmitRequest(entrypoint="x", submission_id="s"))
