@@ -10,10 +10,10 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
-from rayop.sim.dashboard.clock import ManualClock
 from rayop.sim.dashboard.head import DashboardConfig, SimDashboard
 from rayop.sim.dashboard.jobs import entrypoint_exit_code
 from rayop.sim.dashboard.submitter import parse_submitter, service_of
+from rayop.testing import FakeClock
 
 CONFIG = DashboardConfig(
     job_pending_seconds=1.0, job_run_seconds=5.0, job_stop_seconds=0.5, serve_deploy_seconds=2.0
@@ -37,7 +37,7 @@ JOB_KEYS = {
 }
 
 
-def make_dashboard(clock: ManualClock, token: str | None = None) -> SimDashboard:
+def make_dashboard(clock: FakeClock, token: str | None = None) -> SimDashboard:
     return SimDashboard(
         namespace="ns",
         cluster="rc",
@@ -62,12 +62,12 @@ async def serve(dash: SimDashboard) -> TestClient[web.Request, web.Application]:
 
 
 @pytest.fixture
-def clock() -> ManualClock:
-    return ManualClock()
+def clock() -> FakeClock:
+    return FakeClock()
 
 
 @pytest.fixture
-async def http(clock: ManualClock) -> AsyncIterator[tuple[SimDashboard, TestClient[Any, Any]]]:
+async def http(clock: FakeClock) -> AsyncIterator[tuple[SimDashboard, TestClient[Any, Any]]]:
     dash = make_dashboard(clock)
     client = await serve(dash)
     yield dash, client
@@ -81,7 +81,7 @@ async def get_json(client: TestClient[Any, Any], path: str) -> Any:
 
 
 async def test_job_goes_pending_running_succeeded_with_timestamps(
-    http: Any, clock: ManualClock
+    http: Any, clock: FakeClock
 ) -> None:
     _, client = http
     resp = await client.post(
@@ -93,7 +93,7 @@ async def test_job_goes_pending_running_succeeded_with_timestamps(
     assert info["status"] == "PENDING" and info["message"] == "Job has not started yet."
     assert info["start_time"] == int(clock.time() * 1000) and info["end_time"] is None
     assert info["driver_agent_http_address"] is None
-    clock.advance(1.0)
+    clock.step(1.0)
     info = await get_json(client, "/dashboard/api/jobs/job-1")
     assert info["status"] == "RUNNING" and info["message"] == "Job is currently running."
     assert info["driver_agent_http_address"] == "http://10.1.0.5:52365"
@@ -102,18 +102,18 @@ async def test_job_goes_pending_running_succeeded_with_timestamps(
     assert (await get_json(client, f"/dashboard/api/jobs/{info['job_id']}"))[
         "submission_id"
     ] == "job-1"
-    clock.advance(5.0)
+    clock.step(5.0)
     info = await get_json(client, "/dashboard/api/jobs/job-1")
     assert info["status"] == "SUCCEEDED" and info["message"] == "Job finished successfully."
     assert info["driver_exit_code"] == 0 and info["error_type"] is None
     assert isinstance(info["end_time"], int) and info["end_time"] - info["start_time"] == 6000
 
 
-async def test_failing_entrypoint_fails_with_exit_code(http: Any, clock: ManualClock) -> None:
+async def test_failing_entrypoint_fails_with_exit_code(http: Any, clock: FakeClock) -> None:
     _, client = http
     entry = 'python -c "import sys; sys.exit(1)"'
     await client.post("/dashboard/api/jobs/", json={"entrypoint": entry, "submission_id": "bad"})
-    clock.advance(6.0)
+    clock.step(6.0)
     info = await get_json(client, "/dashboard/api/jobs/bad")
     assert info["status"] == "FAILED" and info["error_type"] == "JOB_ENTRYPOINT_COMMAND_ERROR"
     assert info["driver_exit_code"] == 1
@@ -171,19 +171,19 @@ async def test_unknown_job_answers_404_text_everywhere(http: Any) -> None:
     assert await get_json(client, "/dashboard/api/jobs/") == []
 
 
-async def test_stop_logs_list_and_delete(http: Any, clock: ManualClock) -> None:
+async def test_stop_logs_list_and_delete(http: Any, clock: FakeClock) -> None:
     _, client = http
     await client.post(
         "/dashboard/api/jobs/", json={"entrypoint": "python a.py", "submission_id": "a"}
     )
     assert (await get_json(client, "/dashboard/api/jobs/a/logs")) == {"logs": ""}
-    clock.advance(1.0)
+    clock.step(1.0)
     assert "python a.py" in (await get_json(client, "/dashboard/api/jobs/a/logs"))["logs"]
     refused = await client.delete("/dashboard/api/jobs/a")
     assert refused.status == 500 and "non-terminal state RUNNING" in await refused.text()
     stop = await client.post("/dashboard/api/jobs/a/stop")
     assert await stop.json() == {"stopped": True}
-    clock.advance(0.5)
+    clock.step(0.5)
     info = await get_json(client, "/dashboard/api/jobs/a")
     assert info["status"] == "STOPPED" and info["message"] == "Job was intentionally stopped."
     assert info["driver_exit_code"] is None and info["end_time"] is not None
@@ -193,7 +193,7 @@ async def test_stop_logs_list_and_delete(http: Any, clock: ManualClock) -> None:
     assert (await client.get("/dashboard/api/jobs/a")).status == 404
 
 
-async def test_serve_applications_deploy_then_run(http: Any, clock: ManualClock) -> None:
+async def test_serve_applications_deploy_then_run(http: Any, clock: FakeClock) -> None:
     _, client = http
     assert (await client.get("/serve/-/healthz")).status == 503
     assert await get_json(client, "/dashboard/api/serve/applications/?api_type=declarative") == {
@@ -228,7 +228,7 @@ async def test_serve_applications_deploy_then_run(http: Any, clock: ManualClock)
         and body["controller_info"]["actor_name"] == "SERVE_CONTROLLER_ACTOR"
     )
     assert (await client.get("/serve/-/healthz")).status == 200
-    clock.advance(2.0)
+    clock.step(2.0)
     body = await get_json(client, "/dashboard/api/serve/applications/?api_type=declarative")
     assert {n: a["status"] for n, a in body["applications"].items()} == {
         "fruit": "RUNNING",
@@ -267,14 +267,14 @@ async def test_serve_put_validation_and_api_type(http: Any) -> None:
     assert (await client.put("/dashboard/api/serve/applications/", json=no_import)).status == 400
 
 
-async def test_forced_app_status_and_injected_faults(http: Any, clock: ManualClock) -> None:
+async def test_forced_app_status_and_injected_faults(http: Any, clock: FakeClock) -> None:
     dash, client = http
     await client.put(
         "/dashboard/api/serve/applications/",
         json={"applications": [{"name": "a", "import_path": "m:a"}]},
     )
     dash.serve.force_status("a", "DEPLOY_FAILED", "Deploying app 'a' failed")
-    clock.advance(10)
+    clock.step(10)
     app = (await get_json(client, "/dashboard/api/serve/applications/"))["applications"]["a"]
     assert app["status"] == "DEPLOY_FAILED" and app["message"] == "Deploying app 'a' failed"
     dash.faults.errors["get_serve"] = 503
@@ -296,7 +296,7 @@ async def test_health_and_version(http: Any) -> None:
     assert (await client.get("/dashboard/api/gcs_healthz")).status == 503
 
 
-async def test_token_auth(clock: ManualClock) -> None:
+async def test_token_auth(clock: FakeClock) -> None:
     client = await serve(make_dashboard(clock, token="s3cret"))
     try:
         missing = await client.get("/dashboard/api/jobs/")

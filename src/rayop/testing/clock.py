@@ -50,6 +50,14 @@ class FakeClock:
         """Returns the current wall time: an aware UTC datetime that moves with :meth:`now`."""
         return self._wall_start + timedelta(seconds=self._now)
 
+    def time(self) -> float:
+        """Returns the wall time as seconds since the epoch (what ``time.time()`` would say).
+
+        With it the clock also serves code that reads epoch seconds, such as the simulated
+        Ray dashboard (``rayop.sim.dashboard.clock.SimClock``).
+        """
+        return self.wall().timestamp()
+
     async def sleep(self, seconds: float) -> None:
         """Blocks until the time has moved ``seconds`` forward (at once under autojump).
 
