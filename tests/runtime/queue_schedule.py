@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 from abc import ABC, abstractmethod
 
+from rayop.testing import settle
 from rayop.testing.clock import FakeClock
 
 WORKERS = 2
@@ -67,8 +68,7 @@ class ScheduleHarness(ABC):
             self.log.append(("done", w, key))
 
     async def settle(self) -> None:
-        for _ in range(12):
-            await asyncio.sleep(0)
+        await settle(12)
         self.log.append(("quiet",))
 
     def holding(self) -> list[int]:

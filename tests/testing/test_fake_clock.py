@@ -72,3 +72,10 @@ async def test_autojump_wakes_ordinary_sleepers_it_passes() -> None:
     await clock.sleep(3.0)
     await settle()
     assert waiting.done()
+
+
+def test_time_is_the_wall_time_in_epoch_seconds() -> None:
+    clock = FakeClock(10.0)
+    assert clock.time() == WALL_START.timestamp() + 10.0
+    clock.step(2.5)
+    assert clock.time() == clock.wall().timestamp()
