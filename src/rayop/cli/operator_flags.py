@@ -87,6 +87,10 @@ class OperatorFlags(OptionGroup):
         return shared_settings(**dataclasses.asdict(self))
 
 
+KUBERAY_DEFAULTS = OperatorFlags()
+"""The operator options as KubeRay's flags default them."""
+
+
 @dataclass(frozen=True, kw_only=True)
 class LogFlags(OptionGroup):
     """``--log-level`` and ``--log-format`` (structured JSON unless a command says otherwise)."""

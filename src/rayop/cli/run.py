@@ -12,7 +12,7 @@ import typer
 
 from rayop.cli.app import app
 from rayop.cli.flags import parse_bool, parse_namespaces
-from rayop.cli.operator_flags import JSON_LOGS, LogFlags, OperatorFlags
+from rayop.cli.operator_flags import JSON_LOGS, KUBERAY_DEFAULTS, LogFlags, OperatorFlags
 from rayop.cli.option_groups import expand_option_groups
 
 if TYPE_CHECKING:
@@ -24,7 +24,6 @@ log = logging.getLogger("rayop.run")
 @app.command("run")
 @expand_option_groups
 def run(
-    operator: OperatorFlags,
     kubeconfig: Annotated[
         str | None,
         typer.Option(
@@ -32,6 +31,7 @@ def run(
             help="Path to a kubeconfig; default: KUBECONFIG, ~/.kube/config, in-cluster.",
         ),
     ] = None,
+    operator: OperatorFlags = KUBERAY_DEFAULTS,
     enable_leader_election: Annotated[
         str,
         typer.Option(

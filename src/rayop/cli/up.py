@@ -20,7 +20,7 @@ import typer
 
 from rayop.cli.app import app
 from rayop.cli.control_plane_flags import ControlPlaneFlags, PodReadyDelayOpt
-from rayop.cli.operator_flags import CONSOLE_LOGS, LogFlags, OperatorFlags
+from rayop.cli.operator_flags import CONSOLE_LOGS, KUBERAY_DEFAULTS, LogFlags, OperatorFlags
 from rayop.cli.option_groups import expand_option_groups
 
 if TYPE_CHECKING:
@@ -91,8 +91,8 @@ async def _up(settings: OperatorSettings, plane: ControlPlaneFlags, pod_ready_de
 @expand_option_groups
 def up(
     plane: ControlPlaneFlags,
-    operator: OperatorFlags,
     pod_ready_delay: PodReadyDelayOpt = 0.5,
+    operator: OperatorFlags = KUBERAY_DEFAULTS,
     logs: LogFlags = CONSOLE_LOGS,
 ) -> None:
     """Start an embedded control plane and the operator in one process."""
