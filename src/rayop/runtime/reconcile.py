@@ -220,12 +220,12 @@ async def invoke(
 async def _with_timeout(
     pending: Awaitable[Result], timeout: float, clock: Clock, series: ControllerSeries
 ) -> Result:
-    scope = clock_timeout(clock, timeout)
+    scope: asyncio.Timeout | None = None
     try:
-        async with scope:
+        async with clock_timeout(clock, timeout) as scope:
             return await pending
     finally:
-        if scope.expired():
+        if scope is not None and scope.expired():
             series.timeouts.inc()
 
 
