@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from rayservice_fakes import NS, World, cluster_of, rayservice, with_status
+
 from rayop.controllers.dashboard.models import ServeApplicationDetails, ServeDeploymentDetails
 from rayop.controllers.rayservice import status as st
 
@@ -90,3 +92,45 @@ def test_cluster_status_and_update_time_alone_are_not_a_change() -> None:
     assert not st.status_changed(old, new)
     new["activeServiceStatus"]["applicationStatuses"] = {"a": {"status": "RUNNING"}}
     assert st.status_changed(old, new)
+
+
+def _slice(*uids: str) -> dict[str, Any]:
+    return {
+        "metadata": {
+            "name": "svc-serve-svc-abc",
+            "namespace": NS,
+            "labels": {"kubernetes.io/service-name": "svc-serve-svc"},
+        },
+        "endpoints": [{"targetRef": {"uid": u}, "conditions": {"ready": True}} for u in uids],
+    }
+
+
+async def test_finishing_promotes_counts_endpoints_and_writes_once() -> None:
+    service = with_status(rayservice(), active="svc-a", pending="svc-b")
+    world = World()
+    cluster = cluster_of(service, "svc-b")
+    cluster["status"] = {"state": "ready"}
+    world.add_cluster(cluster)
+    world.endpoint_slices.put(_slice("p1", "p2"))
+    ctx = world.context(service)
+    ctx.serving_cluster = "svc-b"
+    ctx.apps["svc-b"] = {"app": {"status": "RUNNING"}}
+    await st.finish_status(ctx)
+    [write] = world.client.of("update/status")
+    status = write.body["status"]
+    assert status["activeServiceStatus"] == {
+        "rayClusterName": "svc-b",
+        "applicationStatuses": {"app": {"status": "RUNNING"}},
+        "rayClusterStatus": {"state": "ready"},
+    }
+    assert status["pendingServiceStatus"] == {} and status["numServeEndpoints"] == 2
+    assert status["serviceStatus"] == "Running" and status["observedGeneration"] == 1
+    assert status["lastUpdateTime"] == "2026-01-01T00:16:40Z"
+    assert world.own_writes.cache_behind(world.rayservices.get(NS, "svc") or {})
+
+    again = world.context(dict(ctx.cached))
+    again.serving_cluster = "svc-b"
+    again.apps["svc-b"] = {"app": {"status": "RUNNING"}}
+    world.clock.step(5)
+    await st.finish_status(again)
+    assert len(world.client.of("update/status")) == 1, "an unchanged status was written"

@@ -1,0 +1,81 @@
+"""Retiring clusters: the deletion schedule in an annotation, on the injected clock."""
+
+from __future__ import annotations
+
+from rayservice_fakes import World, cluster_of, rayservice, with_status
+
+from rayop.controllers.rayservice import cleanup
+
+ANNOTATION = "ray.io/rayservice-deletion-timestamp"
+
+
+async def test_a_retired_cluster_is_scheduled_then_deleted_when_due() -> None:
+    service = with_status(rayservice(rayClusterDeletionDelaySeconds=5), active="svc-new")
+    world = World()
+    world.add_cluster(cluster_of(service, "svc-new"))
+    world.add_cluster(cluster_of(service, "svc-old"))
+    ctx = world.context(service)
+    assert await cleanup.cleanup_retired_clusters(ctx) is None
+    [patch] = world.client.of("patch", "rayclusters")
+    assert patch.name == "svc-old"
+    assert patch.body["metadata"]["annotations"][ANNOTATION] == "2026-01-01T00:16:45.000000Z"
+    assert ctx.next_deletion_in == 5.0
+    world.clusters.put(world.client.store[("rayclusters", "ns", "svc-old")])
+
+    world.clock.step(3)
+    ctx = world.context(service)
+    await cleanup.cleanup_retired_clusters(ctx)
+    assert world.client.of("delete") == [] and ctx.next_deletion_in == 2.0
+
+    world.clock.step(2)
+    ctx = world.context(service)
+    await cleanup.cleanup_retired_clusters(ctx)
+    [delete] = world.client.of("delete")
+    assert (delete.name, delete.propagation_policy) == ("svc-old", "Background")
+    assert world.recorder.reasons() == ["DeletedRayCluster"]
+    assert ctx.next_deletion_in is None
+
+
+async def test_a_zero_delay_deletes_in_the_same_pass() -> None:
+    service = with_status(rayservice(rayClusterDeletionDelaySeconds=0), active="svc-new")
+    world = World()
+    world.add_cluster(cluster_of(service, "svc-old"))
+    await cleanup.cleanup_retired_clusters(world.context(service))
+    assert [c.verb for c in world.client.calls] == ["patch", "delete"]
+
+
+async def test_a_cluster_in_use_again_loses_its_schedule() -> None:
+    service = with_status(rayservice(), active="svc-a")
+    world = World()
+    cluster = cluster_of(service, "svc-a")
+    cluster["metadata"]["annotations"][ANNOTATION] = "2026-01-01T00:00:00Z"
+    world.add_cluster(cluster)
+    await cleanup.cleanup_retired_clusters(world.context(service))
+    [patch] = world.client.of("patch")
+    assert patch.body == {"metadata": {"annotations": {ANNOTATION: None}}}
+    assert world.client.of("delete") == []
+
+
+async def test_clusters_it_does_not_control_or_already_deleting_are_left_alone() -> None:
+    service = with_status(rayservice(rayClusterDeletionDelaySeconds=0), active="svc-a")
+    world = World()
+    stray = cluster_of(service, "svc-stray")
+    stray["metadata"]["ownerReferences"] = []
+    world.add_cluster(stray)
+    world.add_cluster(cluster_of(service, "svc-gone", deletionTimestamp="2026-01-01T00:00:00Z"))
+    await cleanup.cleanup_retired_clusters(world.context(service))
+    assert world.client.calls == []
+
+
+async def test_a_failed_delete_is_reported_and_raised() -> None:
+    service = with_status(rayservice(rayClusterDeletionDelaySeconds=0), active="svc-a")
+    world = World()
+    world.add_cluster(cluster_of(service, "svc-old"))
+    world.client.fail["delete"] = RuntimeError("boom")
+    try:
+        await cleanup.cleanup_retired_clusters(world.context(service))
+    except RuntimeError:
+        pass
+    else:
+        raise AssertionError("the delete error was swallowed")
+    assert world.recorder.reasons() == ["FailedToDeleteRayCluster"]

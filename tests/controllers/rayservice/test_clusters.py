@@ -1,0 +1,120 @@
+"""Choosing, recording, creating and updating the active and pending clusters."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from rayservice_fakes import NS, World, cluster_of, rayservice, with_status
+
+from rayop.controllers.common.options import OperatorOptions
+from rayop.controllers.rayservice import clusters
+from rayop.kube.errors import Conflict
+from rayop.kube.resources import RAY_CLUSTERS
+
+
+def _new_head_params(service: dict[str, Any]) -> dict[str, Any]:
+    changed = copy.deepcopy(service)
+    changed["spec"]["rayClusterConfig"]["headGroupSpec"]["rayStartParams"] = {"num-cpus": "0"}
+    return changed
+
+
+async def test_a_new_service_records_its_pending_cluster_before_creating_it() -> None:
+    world = World()
+    ctx = world.context(rayservice())
+    assert await clusters.plan_clusters(ctx) is None
+    pending = ctx.pending_name
+    assert pending.startswith("svc-") and len(pending) == 9
+    assert [c.verb for c in world.client.calls] == ["update/status"]
+    assert world.own_writes.cache_behind(world.rayservices.get(NS, "svc") or {})
+
+    assert await clusters.ensure_clusters(ctx) is None
+    [create] = world.client.of("create", "rayclusters")
+    assert create.name == pending
+    assert create.body["metadata"]["ownerReferences"][0]["uid"] == "svc-uid"
+    assert world.recorder.reasons() == ["CreatedRayCluster"]
+
+
+async def test_a_lost_status_write_creates_nothing() -> None:
+    world = World()
+    world.client.fail["update/status"] = Conflict({"code": 409, "reason": "Conflict"})
+    ctx = world.context(rayservice())
+    try:
+        await clusters.plan_clusters(ctx)
+    except Conflict:
+        pass
+    else:
+        raise AssertionError("the Conflict was swallowed")
+    assert world.client.of("create") == []
+
+
+async def test_a_spec_change_prepares_a_new_cluster_only_with_zero_downtime() -> None:
+    old = rayservice()
+    changed = with_status(_new_head_params(old), active="svc-old")
+    world = World()
+    world.add_cluster(cluster_of(old, "svc-old"))
+    ctx = world.context(changed)
+    await clusters.plan_clusters(ctx)
+    assert ctx.pending_name not in ("", "svc-old")
+
+    world = World(options=OperatorOptions(enable_zero_downtime=False))
+    world.add_cluster(cluster_of(old, "svc-old"))
+    ctx = world.context(changed)
+    await clusters.plan_clusters(ctx)
+    assert ctx.pending_name == "" and world.client.calls == []
+
+
+async def test_appended_worker_groups_update_the_active_cluster_in_place() -> None:
+    old = rayservice()
+    grown = copy.deepcopy(old)
+    extra = copy.deepcopy(grown["spec"]["rayClusterConfig"]["workerGroupSpecs"][0])
+    extra["groupName"] = "extra"
+    grown["spec"]["rayClusterConfig"]["workerGroupSpecs"].append(extra)
+    world = World()
+    world.add_cluster(cluster_of(old, "svc-old"))
+    ctx = world.context(with_status(grown, active="svc-old"))
+    await clusters.plan_clusters(ctx)
+    assert ctx.pending_name == ""
+    await clusters.ensure_clusters(ctx)
+    [update] = world.client.of("update", "rayclusters")
+    groups = [g["groupName"] for g in update.body["spec"]["workerGroupSpecs"]]
+    assert update.name == "svc-old" and groups == ["small", "extra"]
+    assert world.recorder.reasons() == ["UpdatedRayCluster"]
+
+
+async def test_going_back_to_the_active_spec_drops_the_pending_cluster() -> None:
+    service = rayservice()
+    world = World()
+    world.add_cluster(cluster_of(service, "svc-old"))
+    world.add_cluster(cluster_of(_new_head_params(service), "svc-new"))
+    ctx = world.context(with_status(service, active="svc-old", pending="svc-new"))
+    await clusters.plan_clusters(ctx)
+    assert ctx.pending_name == "" and ctx.active_name == "svc-old"
+    [write] = world.client.of("update/status")
+    assert write.body["status"]["pendingServiceStatus"] == {}
+
+
+async def test_an_active_cluster_gone_from_the_server_is_forgotten() -> None:
+    world = World()
+    ctx = world.context(with_status(rayservice(), active="svc-gone"))
+    await clusters.plan_clusters(ctx)
+    assert [c.verb for c in world.client.calls[:1]] == ["get"]
+    assert ctx.active_name == "" and ctx.pending_name.startswith("svc-")
+
+
+async def test_an_active_cluster_missing_only_from_the_cache_is_kept() -> None:
+    service = with_status(rayservice(), active="svc-a")
+    world = World()
+    world.client.store[(RAY_CLUSTERS.plural, NS, "svc-a")] = cluster_of(service, "svc-a")
+    ctx = world.context(service)
+    await clusters.plan_clusters(ctx)
+    assert ctx.active_name == "svc-a" and ctx.pending_name == ""
+    assert world.client.of("update/status") == []
+
+
+async def test_a_pending_cluster_that_exists_already_is_not_an_error() -> None:
+    service = with_status(rayservice(), pending="svc-p")
+    world = World()
+    world.client.store[(RAY_CLUSTERS.plural, NS, "svc-p")] = cluster_of(service, "svc-p")
+    await clusters.ensure_clusters(world.context(service))
+    assert len(world.client.of("create")) == 1 and world.recorder.events == []
