@@ -11,10 +11,9 @@ pass waited for the cache to show such a write is enqueued again as soon as it d
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping
-from typing import Any
 
 from rayop.controllers.common.options import OperatorOptions
+from rayop.controllers.common.own_writes import enqueue_when_caught_up, track_own_writes
 from rayop.controllers.common.registration import register_controller
 from rayop.controllers.rayservice.context import DashboardFactory, RayServiceDeps
 from rayop.controllers.rayservice.reconciler import RayServiceReconciler
@@ -31,9 +30,7 @@ from rayop.runtime.clock import Clock
 from rayop.runtime.controller import Controller
 from rayop.runtime.informer_source import for_, owns
 from rayop.runtime.manager import Manager
-from rayop.runtime.own_writes import OwnWrites
 from rayop.runtime.predicate import annotations_changed, generation_changed, labels_changed, or_
-from rayop.runtime.reconcile import Request
 
 
 def setup_rayservice_controller(
@@ -62,8 +59,7 @@ def setup_rayservice_controller(
     rayservices = informers.informer(RAY_SERVICES)
     clusters = informers.informer(RAY_CLUSTERS)
     services = informers.informer(SERVICES)
-    own_writes = OwnWrites(clock=clock)
-    rayservices.add_event_handler(own_writes.event_handler())
+    own_writes = track_own_writes(rayservices, clock=clock)
     client = manager.client
     if not isinstance(client, KubeClient):
         raise TypeError("the RayService controller needs a rayop.kube.client.KubeClient")
@@ -99,10 +95,5 @@ def setup_rayservice_controller(
         use_priority_queue=use_priority_queue,
         clock=clock,
     )
-
-    def enqueue_caught_up(cached: Mapping[str, Any]) -> None:
-        meta = cached.get("metadata") or {}
-        controller.enqueue(Request(meta.get("namespace") or "", meta.get("name", "")))
-
-    own_writes.on_caught_up = enqueue_caught_up
+    enqueue_when_caught_up(own_writes, controller)
     return controller
