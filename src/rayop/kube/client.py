@@ -10,10 +10,9 @@ decoded with orjson into plain dicts; nothing is converted to generated models.
 from __future__ import annotations
 
 import builtins
-import functools
 from collections.abc import AsyncIterator, Mapping
 from types import TracebackType
-from typing import Any, Literal
+from typing import Any, Literal, Unpack
 
 import orjson
 
@@ -23,6 +22,7 @@ from rayop.kube.codec import decode_object
 from rayop.kube.config import KubeConfig
 from rayop.kube.errors import Gone, error_from_response
 from rayop.kube.metrics import RestClientMetrics
+from rayop.kube.options import DEFAULT_PAGE_SIZE, ListOptions, WatchOptions, query
 from rayop.kube.resource import Resource
 from rayop.kube.throttle import TokenBucket
 from rayop.kube.transport import MAX_RETRIES, Transport, retry_after
@@ -137,16 +137,7 @@ class KubeClient:
             "GET", res.path(_ns(res, namespace, None, required=True), name)
         )
 
-    async def list(
-        self,
-        res: Resource,
-        *,
-        namespace: str | None = None,
-        label_selector: str | None = None,
-        field_selector: str | None = None,
-        limit: int | None = 500,
-        resource_version: str | None = None,
-    ) -> dict[str, Any]:
+    async def list(self, res: Resource, **options: Unpack[ListOptions]) -> dict[str, Any]:
         """Lists objects, following ``continue`` tokens and merging every page; blocks on the API.
 
         Every page is served at the first page's resourceVersion. If a continue token has
@@ -155,34 +146,24 @@ class KubeClient:
 
         Args:
             res: The resource.
-            namespace: One namespace, or None for all namespaces.
-            label_selector: A label selector such as ``"app=x,tier in (a,b)"``.
-            field_selector: A field selector such as ``"status.phase=Running"``.
-            limit: Page size; None or 0 asks for everything in one response.
-            resource_version: ``"0"`` to accept any cached state; None for the latest.
+            **options: Namespace, selectors, page size and resourceVersion
+                (:class:`~rayop.kube.options.ListOptions`).
 
         Returns:
             ``{"apiVersion", "kind", "metadata": {"resourceVersion"}, "items": [...]}``.
         """
-        pages = functools.partial(
-            self.list_pages,
-            res,
-            namespace=namespace,
-            label_selector=label_selector,
-            field_selector=field_selector,
-            resource_version=resource_version,
-        )
         first: dict[str, Any] | None = None
         items: builtins.list[dict[str, Any]] = []
         try:
-            async for page in pages(limit=limit):
+            async for page in self.list_pages(res, **options):
                 first = first or page
                 items.extend(page["items"])
         except Gone:
             if first is None:
                 raise
             items = []
-            async for page in pages(limit=None):
+            unpaged: ListOptions = {**options, "limit": None}
+            async for page in self.list_pages(res, **unpaged):
                 first = page
                 items.extend(page["items"])
         assert first is not None
@@ -194,14 +175,7 @@ class KubeClient:
         }
 
     async def list_pages(
-        self,
-        res: Resource,
-        *,
-        namespace: str | None = None,
-        label_selector: str | None = None,
-        field_selector: str | None = None,
-        limit: int | None = 500,
-        resource_version: str | None = None,
+        self, res: Resource, **options: Unpack[ListOptions]
     ) -> AsyncIterator[dict[str, Any]]:
         """Lists objects one page at a time, following ``continue`` tokens; blocks on the API.
 
@@ -211,11 +185,8 @@ class KubeClient:
 
         Args:
             res: The resource.
-            namespace: One namespace, or None for all namespaces.
-            label_selector: A label selector such as ``"app=x,tier in (a,b)"``.
-            field_selector: A field selector such as ``"status.phase=Running"``.
-            limit: Page size; None or 0 asks for everything in one page.
-            resource_version: ``"0"`` to accept any cached state; None for the latest.
+            **options: Namespace, selectors, page size and resourceVersion
+                (:class:`~rayop.kube.options.ListOptions`).
 
         Yields:
             ``{"apiVersion", "kind", "metadata": {"resourceVersion", "continue"?}, "items"}``.
@@ -224,9 +195,9 @@ class KubeClient:
             Gone: The resourceVersion is too old, or a continue token expired after some pages
                 were yielded (the caller must start again: the pages seen are a partial list).
         """
-        path = res.path(_ns(res, namespace, None, required=False))
-        selectors = _drop_none({"labelSelector": label_selector, "fieldSelector": field_selector})
-        params = {**selectors, **_drop_none({"resourceVersion": resource_version})}
+        path = res.path(_ns(res, options.get("namespace"), None, required=False))
+        params = query(options)
+        limit = options.get("limit", DEFAULT_PAGE_SIZE)
         if limit:
             params["limit"] = str(limit)
         while True:
@@ -248,39 +219,31 @@ class KubeClient:
             del page, items
             if not token:
                 return
-            params = {**selectors, "limit": str(limit), "continue": token}
+            # A continued page names no resourceVersion: the token carries it.
+            params = {k: v for k, v in params.items() if k != "resourceVersion"}
+            params["continue"] = token
 
-    def watch(
-        self,
-        res: Resource,
-        *,
-        namespace: str | None = None,
-        label_selector: str | None = None,
-        field_selector: str | None = None,
-        resource_version: str | None = None,
-        timeout_seconds: int | None = None,
-        allow_bookmarks: bool = True,
-    ) -> WatchStream:
+    def watch(self, res: Resource, **options: Unpack[WatchOptions]) -> WatchStream:
         """Opens a watch; use ``async with client.watch(...) as events: async for ev in events``.
 
         Entering blocks until the server accepts the watch (raising ApiError if it does not).
         Iteration yields :class:`WatchEvent` until the server ends the stream; an ERROR event
         is raised as :class:`ApiError` (:class:`~rayop.kube.errors.Gone` for 410 Expired), a
         broken connection as :class:`~rayop.kube.errors.TransportError`.
+
+        Args:
+            res: The resource.
+            **options: Namespace, selectors, resourceVersion, timeout and bookmarks
+                (:class:`~rayop.kube.options.WatchOptions`).
         """
-        params = _drop_none(
-            {
-                "watch": "true",
-                "labelSelector": label_selector,
-                "fieldSelector": field_selector,
-                "resourceVersion": resource_version,
-                "timeoutSeconds": None if timeout_seconds is None else str(timeout_seconds),
-                "allowWatchBookmarks": "true" if allow_bookmarks else None,
-            }
-        )
-        return WatchStream(
-            self._transport, res.path(_ns(res, namespace, None, required=False)), params
-        )
+        params = {"watch": "true", **query(options)}
+        timeout_seconds = options.get("timeout_seconds")
+        if timeout_seconds is not None:
+            params["timeoutSeconds"] = str(timeout_seconds)
+        if options.get("allow_bookmarks", True):
+            params["allowWatchBookmarks"] = "true"
+        path = res.path(_ns(res, options.get("namespace"), None, required=False))
+        return WatchStream(self._transport, path, params)
 
     async def create(
         self, res: Resource, obj: Mapping[str, Any], *, namespace: str | None = None

@@ -55,25 +55,27 @@ class RestClientMetrics:
             ["code", "method", "host"],
             registry=registry,
         )
-        self.request_duration_seconds = Histogram(
-            "rest_client_request_duration_seconds",
-            "Request latency in seconds. Broken down by verb, and host.",
-            ["verb", "host"],
-            buckets=LATENCY_BUCKETS,
-            registry=registry,
+        self.request_duration_seconds = self._latency(
+            "request", "Request latency in seconds. Broken down by verb, and host."
         )
-        self.rate_limiter_duration_seconds = Histogram(
-            "rest_client_rate_limiter_duration_seconds",
+        self.rate_limiter_duration_seconds = self._latency(
+            "rate_limiter",
             "Client side rate limiter latency in seconds. Broken down by verb, and host.",
-            ["verb", "host"],
-            buckets=LATENCY_BUCKETS,
-            registry=registry,
         )
         self.request_retries_total = Counter(
             "rest_client_request_retries_total",
             "Number of request retries, partitioned by status code, verb, and host.",
             ["code", "verb", "host"],
             registry=registry,
+        )
+
+    def _latency(self, what: str, text: str) -> Histogram:
+        return Histogram(
+            f"rest_client_{what}_duration_seconds",
+            text,
+            ["verb", "host"],
+            buckets=LATENCY_BUCKETS,
+            registry=self.registry,
         )
 
     def observe_attempt(self, code: int | None, method: str, host: str) -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final, TypeVar
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.exposition import generate_latest
@@ -21,6 +21,8 @@ from prometheus_client.metrics_core import Metric
 
 from rayop.runtime.clock import Clock
 from rayop.runtime.workqueue_metrics import NOOP_QUEUE_METRICS, QueueMetrics
+
+_C = TypeVar("_C", Counter, Gauge, Histogram)
 
 RECONCILE_TIME_BUCKETS: Final[tuple[float, ...]] = (
     0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8,
@@ -54,40 +56,42 @@ class OperatorMetrics:
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
         self.registry: CollectorRegistry = registry if registry is not None else CollectorRegistry()
         reg = self.registry
-        ctrl = ["controller"]
+
+        def per_controller(kind: type[_C], name: str, text: str, **options: Any) -> _C:
+            return kind(f"controller_runtime_{name}", text, ["controller"], registry=reg, **options)
+
         self.reconcile_total = Counter(
             "controller_runtime_reconcile", "Total number of reconciliations per controller",
             ["controller", "result"], registry=reg,
         )  # fmt: skip
-        self.reconcile_errors_total = Counter(
-            "controller_runtime_reconcile_errors",
-            "Total number of reconciliation errors per controller", ctrl, registry=reg,
-        )  # fmt: skip
-        self.terminal_reconcile_errors_total = Counter(
-            "controller_runtime_terminal_reconcile_errors",
-            "Total number of terminal reconciliation errors per controller", ctrl, registry=reg,
-        )  # fmt: skip
-        self.reconcile_panics_total = Counter(
-            "controller_runtime_reconcile_panics",
-            "Total number of reconciliation panics per controller", ctrl, registry=reg,
-        )  # fmt: skip
-        self.reconcile_timeouts_total = Counter(
-            "controller_runtime_reconcile_timeouts",
-            "Total number of reconciliation timeouts per controller", ctrl, registry=reg,
-        )  # fmt: skip
-        self.reconcile_time_seconds = Histogram(
-            "controller_runtime_reconcile_time_seconds",
-            "Length of time per reconciliation per controller", ctrl,
-            buckets=RECONCILE_TIME_BUCKETS, registry=reg,
-        )  # fmt: skip
-        self.max_concurrent_reconciles = Gauge(
-            "controller_runtime_max_concurrent_reconciles",
-            "Maximum number of concurrent reconciles per controller", ctrl, registry=reg,
-        )  # fmt: skip
-        self.active_workers = Gauge(
-            "controller_runtime_active_workers",
-            "Number of currently used workers per controller", ctrl, registry=reg,
-        )  # fmt: skip
+        self.reconcile_errors_total = per_controller(
+            Counter, "reconcile_errors", "Total number of reconciliation errors per controller"
+        )
+        self.terminal_reconcile_errors_total = per_controller(
+            Counter,
+            "terminal_reconcile_errors",
+            "Total number of terminal reconciliation errors per controller",
+        )
+        self.reconcile_panics_total = per_controller(
+            Counter, "reconcile_panics", "Total number of reconciliation panics per controller"
+        )
+        self.reconcile_timeouts_total = per_controller(
+            Counter, "reconcile_timeouts", "Total number of reconciliation timeouts per controller"
+        )
+        self.reconcile_time_seconds = per_controller(
+            Histogram,
+            "reconcile_time_seconds",
+            "Length of time per reconciliation per controller",
+            buckets=RECONCILE_TIME_BUCKETS,
+        )
+        self.max_concurrent_reconciles = per_controller(
+            Gauge,
+            "max_concurrent_reconciles",
+            "Maximum number of concurrent reconciles per controller",
+        )
+        self.active_workers = per_controller(
+            Gauge, "active_workers", "Number of currently used workers per controller"
+        )
         self._init_workqueue_collectors(reg)
         self.leader_election_master_status = Gauge(
             "leader_election_master_status",

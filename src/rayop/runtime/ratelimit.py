@@ -19,7 +19,7 @@ None of these block; they only compute delays.
 from __future__ import annotations
 
 from collections.abc import Hashable
-from typing import Protocol, TypeVar
+from typing import Generic, Protocol, TypeVar
 
 from rayop.kube.throttle import TokenBucket
 from rayop.runtime.clock import MONOTONIC, Clock
@@ -186,3 +186,33 @@ _exponential: type[RateLimiter[Hashable]] = ItemExponentialFailureRateLimiter
 _bucket: type[RateLimiter[Hashable]] = BucketRateLimiter
 _max_of: type[RateLimiter[Hashable]] = MaxOfRateLimiter
 _fast_slow: type[RateLimiter[Hashable]] = ItemFastSlowRateLimiter
+
+
+T = TypeVar("T", bound=Hashable)
+
+
+class RequeueHistory(Generic[T]):
+    """The rate limiter of a queue, and the history it keeps, shared by both queue kinds.
+
+    A queue mixes this in, calls :meth:`_use_limiter` from its constructor and asks
+    ``self.rate_limiter.when(item)`` for the delay of a rate-limited add.
+    """
+
+    rate_limiter: RateLimiter[T]
+
+    def _use_limiter(
+        self, limiter: RateLimiter[T] | None, *, priority_queue: bool, clock: Clock
+    ) -> None:
+        self.rate_limiter = (
+            limiter
+            if limiter is not None
+            else default_controller_rate_limiter(priority_queue, clock=clock)
+        )
+
+    def forget(self, item: T) -> None:
+        """Tells the rate limiter to clear its history of ``item``; queue membership is unchanged."""
+        self.rate_limiter.forget(item)
+
+    def num_requeues(self, item: T) -> int:
+        """Returns the rate limiter's count of attempts of ``item`` since it was forgotten."""
+        return self.rate_limiter.num_requeues(item)

@@ -24,9 +24,10 @@ import logging
 import random
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, Unpack, runtime_checkable
 
 from rayop.kube.errors import Gone
+from rayop.kube.options import ListOptions, WatchOptions, selection
 from rayop.kube.resource import Resource
 from rayop.runtime.backoff import DEFAULT_BACKOFF, Backoff, BackoffSettings
 from rayop.runtime.clock import MONOTONIC, Clock
@@ -51,27 +52,10 @@ class WatchEventLike(Protocol):
 class ListWatchClient(Protocol):
     """The part of :class:`rayop.kube.client.KubeClient` a reflector uses."""
 
-    async def list(
-        self,
-        res: Resource,
-        *,
-        namespace: str | None = None,
-        label_selector: str | None = None,
-        field_selector: str | None = None,
-        limit: int = 500,
-        resource_version: str | None = None,
-    ) -> dict[str, Any]: ...
+    async def list(self, res: Resource, **options: Unpack[ListOptions]) -> dict[str, Any]: ...
 
     def watch(
-        self,
-        res: Resource,
-        *,
-        namespace: str | None = None,
-        label_selector: str | None = None,
-        field_selector: str | None = None,
-        resource_version: str | None = None,
-        timeout_seconds: int | None = None,
-        allow_bookmarks: bool = True,
+        self, res: Resource, **options: Unpack[WatchOptions]
     ) -> AbstractAsyncContextManager[AsyncIterator[WatchEventLike]]: ...
 
 
@@ -80,14 +64,7 @@ class PagedListClient(Protocol):
     """A client that can also list page by page (:meth:`rayop.kube.client.KubeClient.list_pages`)."""
 
     def list_pages(
-        self,
-        res: Resource,
-        *,
-        namespace: str | None = None,
-        label_selector: str | None = None,
-        field_selector: str | None = None,
-        limit: int | None = 500,
-        resource_version: str | None = None,
+        self, res: Resource, **options: Unpack[ListOptions]
     ) -> AsyncIterator[dict[str, Any]]: ...
 
 
@@ -157,9 +134,7 @@ class Reflector:
         self._client = client
         self._resource = resource
         self._store = store
-        self._namespace = namespace
-        self._label_selector = label_selector
-        self._field_selector = field_selector
+        self._selection = selection(namespace, label_selector, field_selector)
         self._clock = clock
         self._rng = rng or random.Random()
         self._backoff = Backoff(backoff, clock=clock, rng=self._rng)
@@ -240,12 +215,7 @@ class Reflector:
         pages = 0
         try:
             async for page in client.list_pages(
-                self._resource,
-                namespace=self._namespace,
-                label_selector=self._label_selector,
-                field_selector=self._field_selector,
-                limit=_page_size(rv),
-                resource_version=rv or None,
+                self._resource, **self._selection, limit=_page_size(rv), resource_version=rv or None
             ):
                 pages += 1
                 list_rv = list_rv or resource_version(page)
@@ -264,9 +234,7 @@ class Reflector:
     async def _do_list(self, rv: str, *, paged: bool) -> dict[str, Any]:
         return await self._client.list(
             self._resource,
-            namespace=self._namespace,
-            label_selector=self._label_selector,
-            field_selector=self._field_selector,
+            **self._selection,
             limit=_page_size(rv) if paged else 0,
             resource_version=rv or None,
         )
@@ -282,9 +250,7 @@ class Reflector:
         self.watches += 1
         async with self._client.watch(
             self._resource,
-            namespace=self._namespace,
-            label_selector=self._label_selector,
-            field_selector=self._field_selector,
+            **self._selection,
             resource_version=start_rv or None,
             timeout_seconds=timeout,
             allow_bookmarks=True,

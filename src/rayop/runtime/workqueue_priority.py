@@ -33,10 +33,10 @@ import heapq
 import itertools
 from collections.abc import Hashable
 from dataclasses import dataclass
-from typing import Generic, TypeVar, cast
+from typing import TypeVar, cast
 
 from rayop.runtime.clock import MONOTONIC, Clock
-from rayop.runtime.ratelimit import RateLimiter, default_controller_rate_limiter
+from rayop.runtime.ratelimit import RateLimiter, RequeueHistory
 from rayop.runtime.workqueue import Waiters
 from rayop.runtime.workqueue_delaying import DeadlineTimer
 from rayop.runtime.workqueue_metrics import NOOP_QUEUE_METRICS, QueueMetrics
@@ -51,7 +51,7 @@ class _Entry:
     ready_at: float | None
 
 
-class PriorityQueue(Generic[T]):
+class PriorityQueue(RequeueHistory[T]):
     """A deduplicating workqueue that serves higher priorities first and never delays ready keys.
 
     Every item returned by :meth:`get` or :meth:`get_with_priority` must be passed to
@@ -74,11 +74,7 @@ class PriorityQueue(Generic[T]):
         metrics: QueueMetrics[T] | None = None,
     ) -> None:
         self.name = name
-        self.rate_limiter: RateLimiter[T] = (
-            rate_limiter
-            if rate_limiter is not None
-            else default_controller_rate_limiter(True, clock=clock)
-        )
+        self._use_limiter(rate_limiter, priority_queue=True, clock=clock)
         self._clock = clock
         self._metrics: QueueMetrics[T] = metrics if metrics is not None else NOOP_QUEUE_METRICS
         self._entries: dict[T, _Entry] = {}
@@ -152,14 +148,6 @@ class PriorityQueue(Generic[T]):
     def add_rate_limited(self, item: T, *, priority: int | None = None) -> None:
         """Queues ``item`` after the delay the rate limiter gives it; see :meth:`add`."""
         self.add(item, rate_limited=True, priority=priority)
-
-    def forget(self, item: T) -> None:
-        """Tells the rate limiter to clear its history of ``item``; queue membership is unchanged."""
-        self.rate_limiter.forget(item)
-
-    def num_requeues(self, item: T) -> int:
-        """Returns the rate limiter's count of attempts of ``item`` since it was forgotten."""
-        return self.rate_limiter.num_requeues(item)
 
     async def get(self) -> tuple[T, bool]:
         """Blocks until a ready item is available and hands it out; the caller must call ``done``.

@@ -14,14 +14,14 @@ from collections.abc import Hashable
 from typing import TypeVar
 
 from rayop.runtime.clock import MONOTONIC, Clock
-from rayop.runtime.ratelimit import RateLimiter, default_controller_rate_limiter
+from rayop.runtime.ratelimit import RateLimiter, RequeueHistory
 from rayop.runtime.workqueue_delaying import DelayingQueue
 from rayop.runtime.workqueue_metrics import QueueMetrics
 
 T = TypeVar("T", bound=Hashable)
 
 
-class RateLimitingQueue(DelayingQueue[T]):
+class RateLimitingQueue(DelayingQueue[T], RequeueHistory[T]):
     """A FIFO workqueue with delayed and rate-limited adds.
 
     Args:
@@ -42,11 +42,7 @@ class RateLimitingQueue(DelayingQueue[T]):
         metrics: QueueMetrics[T] | None = None,
     ) -> None:
         super().__init__(name=name, clock=clock, metrics=metrics)
-        self.rate_limiter: RateLimiter[T] = (
-            rate_limiter
-            if rate_limiter is not None
-            else default_controller_rate_limiter(False, clock=clock)
-        )
+        self._use_limiter(rate_limiter, priority_queue=False, clock=clock)
 
     def add_rate_limited(self, item: T) -> None:
         """Adds ``item`` after the delay the rate limiter gives it; never blocks.
@@ -54,11 +50,3 @@ class RateLimitingQueue(DelayingQueue[T]):
         The limiter records the attempt even while shutting down (when the add itself is a no-op).
         """
         self.add_after(item, self.rate_limiter.when(item))
-
-    def forget(self, item: T) -> None:
-        """Tells the rate limiter to clear its history of ``item``; queue membership is unchanged."""
-        self.rate_limiter.forget(item)
-
-    def num_requeues(self, item: T) -> int:
-        """Returns how many rate-limited adds of ``item`` the limiter has seen since it was forgotten."""
-        return self.rate_limiter.num_requeues(item)

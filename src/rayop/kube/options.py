@@ -1,0 +1,68 @@
+"""The options of LIST and WATCH calls, defined once for the client and for whatever takes one.
+
+:meth:`rayop.kube.client.KubeClient.list`, ``list_pages`` and ``watch`` take these as keyword
+arguments (``**options: Unpack[ListOptions]``), and so do the protocols that code written against
+any client declares (the informers' reflector, test fakes), so the option set and its meaning are
+written here only. Every key may be left out; the defaults are given per key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TypedDict
+
+DEFAULT_PAGE_SIZE = 500
+"""The page size of a LIST that gives no ``limit``."""
+
+
+class Selection(TypedDict, total=False):
+    """Which objects a LIST or WATCH covers."""
+
+    namespace: str | None
+    """One namespace; None (the default) for all namespaces."""
+    label_selector: str | None
+    """A label selector such as ``"app=x,tier in (a,b)"``; None for every label."""
+    field_selector: str | None
+    """A field selector such as ``"status.phase=Running"``; None for every object."""
+
+
+class ListOptions(Selection, total=False):
+    """The options of a LIST."""
+
+    resource_version: str | None
+    """``"0"`` to accept any cached state, a version to list at; None (the default): the latest."""
+
+    limit: int | None
+    """Page size (default :data:`DEFAULT_PAGE_SIZE`); None or 0 asks for everything at once."""
+
+
+class WatchOptions(Selection, total=False):
+    """The options of a WATCH."""
+
+    resource_version: str | None
+    """The version to watch from (``"0"``: any, with synthetic ADDEDs); None: from now."""
+    timeout_seconds: int | None
+    """Seconds after which the server ends the watch; None (the default) for its own limit."""
+    allow_bookmarks: bool
+    """Ask for BOOKMARK events (default True)."""
+
+
+def selection(
+    namespace: str | None, label_selector: str | None, field_selector: str | None
+) -> Selection:
+    """Returns the options naming one namespace (or all) and the selectors; never blocks."""
+    return {
+        "namespace": namespace,
+        "label_selector": label_selector,
+        "field_selector": field_selector,
+    }
+
+
+def query(options: ListOptions | WatchOptions) -> dict[str, str]:
+    """Returns the query parameters of the selectors and resourceVersion that ``options`` set."""
+    params: Mapping[str, str | None] = {
+        "labelSelector": options.get("label_selector"),
+        "fieldSelector": options.get("field_selector"),
+        "resourceVersion": options.get("resource_version"),
+    }
+    return {key: value for key, value in params.items() if value is not None}
