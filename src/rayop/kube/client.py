@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import AsyncIterator, Mapping
-from types import TracebackType
 from typing import Any, Literal, Unpack
 
 import orjson
@@ -93,12 +92,7 @@ class KubeClient:
     async def __aenter__(self) -> KubeClient:
         return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def __aexit__(self, *exc_info: object) -> None:
         await self.close()
 
     async def close(self) -> None:

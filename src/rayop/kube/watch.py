@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterable, AsyncIterator, Mapping
 from dataclasses import dataclass
-from types import TracebackType
 from typing import Any
 
 import aiohttp
@@ -126,12 +125,7 @@ class WatchStream:
         self._response = reply.response
         return decode_events(_chunks(reply.response))
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def __aexit__(self, *exc_info: object) -> None:
         if self._response is not None:
             self._response.close()
             self._response = None

@@ -7,7 +7,7 @@ only: creates, deletes and generic events always pass.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -80,47 +80,33 @@ resource_version_changed = PredicateFuncs(
 
 
 @dataclass(frozen=True, slots=True)
-class _Or:
+class _Combined:
+    """Passes an event when ``combine`` (``any`` or ``all``) of the predicates' answers holds."""
+
+    combine: Callable[[Iterable[bool]], bool]
     predicates: tuple[Predicate, ...]
 
     def create(self, obj: Obj) -> bool:
-        return any(p.create(obj) for p in self.predicates)
+        return self.combine(p.create(obj) for p in self.predicates)
 
     def update(self, old: Obj, new: Obj) -> bool:
-        return any(p.update(old, new) for p in self.predicates)
+        return self.combine(p.update(old, new) for p in self.predicates)
 
     def delete(self, obj: Obj) -> bool:
-        return any(p.delete(obj) for p in self.predicates)
+        return self.combine(p.delete(obj) for p in self.predicates)
 
     def generic(self, obj: Obj) -> bool:
-        return any(p.generic(obj) for p in self.predicates)
-
-
-@dataclass(frozen=True, slots=True)
-class _And:
-    predicates: tuple[Predicate, ...]
-
-    def create(self, obj: Obj) -> bool:
-        return all(p.create(obj) for p in self.predicates)
-
-    def update(self, old: Obj, new: Obj) -> bool:
-        return all(p.update(old, new) for p in self.predicates)
-
-    def delete(self, obj: Obj) -> bool:
-        return all(p.delete(obj) for p in self.predicates)
-
-    def generic(self, obj: Obj) -> bool:
-        return all(p.generic(obj) for p in self.predicates)
+        return self.combine(p.generic(obj) for p in self.predicates)
 
 
 def or_(*predicates: Predicate) -> Predicate:
     """Returns a predicate passing an event when any of ``predicates`` passes it."""
-    return _Or(tuple(predicates))
+    return _Combined(any, tuple(predicates))
 
 
 def and_(*predicates: Predicate) -> Predicate:
     """Returns a predicate passing an event when all of ``predicates`` pass it."""
-    return _And(tuple(predicates))
+    return _Combined(all, tuple(predicates))
 
 
-_checks: tuple[Predicate, ...] = (PredicateFuncs(), _Or(()), _And(()))
+_checks: tuple[Predicate, ...] = (PredicateFuncs(), _Combined(any, ()))
