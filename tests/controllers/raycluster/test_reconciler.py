@@ -1,0 +1,125 @@
+"""One whole pass: gate steps, resource steps, the status step and the requeue (§3.1)."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import pytest
+
+from rayop.controllers.raycluster.reconcile_context import ReconcileContext
+from rayop.controllers.raycluster.reconciler import GATE_STEPS, RESOURCE_STEPS, RayClusterReconciler
+from rayop.runtime.reconcile import Request, Result
+from rayop.runtime.steps import Stop
+
+from ._fakes import NS, UID, Fakes
+from ._fixtures import minimal_cluster
+
+REQUEST = Request(NS, "rc")
+
+
+def _fakes(cluster: dict[str, Any] | None = None) -> Fakes:
+    fakes = Fakes()
+    fakes.clusters.put(cluster or minimal_cluster())
+    return fakes
+
+
+async def _go(ctx: ReconcileContext) -> None:
+    return None
+
+
+async def test_a_gone_cluster_drops_its_expectations() -> None:
+    fakes = Fakes()
+    deps = fakes.deps()
+    deps.expectations.expect_scale_pod(NS, "rc", "g", "p", "create")
+    assert await RayClusterReconciler(deps).reconcile(REQUEST) == Result()
+    assert deps.expectations.is_satisfied(NS, "rc", "g")
+
+
+async def test_a_new_cluster_gets_services_and_pods_and_no_status_without_a_head_ip() -> None:
+    fakes = _fakes()
+    with pytest.raises(Exception, match="head service"):
+        await RayClusterReconciler(fakes.deps()).reconcile(REQUEST)
+    created = [(c.kind, c.name) for c in fakes.api.verbs("create")]
+    assert created[0] == ("Service", "rc-head-svc")
+    assert [k for k, _ in created[1:]] == ["Pod"] * 3, "head and two workers"
+    assert fakes.api.verbs("update_status") == []
+
+
+def _with_head_service(fakes: Fakes) -> Fakes:
+    labels = {"ray.io/cluster": "rc", "ray.io/node-type": "head", "ray.io/identifier": "rc-head"}
+    owner = [{"uid": UID, "controller": True}]
+    metadata = {"name": "rc-head-svc", "labels": labels, "ownerReferences": owner}
+    fakes.services.put({"metadata": metadata, "spec": {"clusterIP": "10.0.0.1"}})
+    return fakes
+
+
+@pytest.mark.parametrize(("periodic", "then"), [(300, Result(requeue_after=300.0)), (0, Result())])
+async def test_a_changed_status_requeues_after_two_seconds_an_unchanged_one_periodically(
+    periodic: int, then: Result
+) -> None:
+    fakes = _with_head_service(_fakes())
+    fakes.options = dataclasses.replace(fakes.options, default_requeue_seconds=periodic)
+    reconciler = RayClusterReconciler(fakes.deps(), resource_steps=[_go])
+    assert await reconciler.reconcile(REQUEST) == Result(requeue_after=2.0)
+    fakes.clusters.put(fakes.api.verbs("update_status")[0].body)  # the cache shows our write
+    assert await reconciler.reconcile(REQUEST) == then, "0 s: no timed requeue"
+
+
+async def test_a_gate_stop_skips_resources_and_status() -> None:
+    fakes = _fakes(minimal_cluster(managedBy="kueue.x-k8s.io/multikueue"))
+    assert await RayClusterReconciler(fakes.deps()).reconcile(REQUEST) == Result()
+    assert fakes.api.calls == []
+
+
+async def test_a_stop_after_status_write_writes_the_status_then_returns_its_result() -> None:
+    fakes = _fakes()
+    calls: list[str] = []
+
+    async def stop_here(ctx: ReconcileContext) -> Stop | None:
+        calls.append("stop")
+        return Stop.after_status_write(Result(requeue_after=7.0))
+
+    async def never(ctx: ReconcileContext) -> Stop | None:
+        calls.append("never")
+        return None
+
+    reconciler = RayClusterReconciler(fakes.deps(), gate_steps=[stop_here], resource_steps=[never])
+    with pytest.raises(Exception, match="head service"):
+        await reconciler.reconcile(REQUEST)  # the status step ran (and had no head service)
+    assert calls == ["stop"]
+
+
+async def test_a_resource_error_is_raised_after_the_status_step() -> None:
+    fakes = _fakes()
+    seen: list[str] = []
+
+    async def broken(ctx: ReconcileContext) -> Stop | None:
+        raise RuntimeError("broken step")
+
+    async def after(ctx: ReconcileContext) -> Stop | None:
+        seen.append("after")
+        return None
+
+    reconciler = RayClusterReconciler(fakes.deps(), resource_steps=[broken, after])
+    with pytest.raises(RuntimeError, match="broken step"):
+        await reconciler.reconcile(REQUEST)  # the status failure (no head service) is only logged
+    assert seen == [], "the first error stops the resource steps"
+
+
+def test_the_step_lists_are_kuberay_s_order() -> None:
+    assert [s.__name__ for s in GATE_STEPS] == [
+        "check_managed_by",
+        "validate",
+        "reconcile_redis_cleanup",
+        "stop_if_deleting",
+    ]
+    assert [s.__name__ for s in RESOURCE_STEPS] == [
+        "reconcile_autoscaler_rbac",
+        "reconcile_ingress",
+        "reconcile_auth_secret",
+        "reconcile_head_service",
+        "reconcile_headless_worker_service",
+        "reconcile_serve_service",
+        "reconcile_pods",
+    ]
