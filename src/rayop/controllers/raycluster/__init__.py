@@ -1,23 +1,29 @@
-"""KubeRay v1.7's RayCluster knowledge as pure functions over wire dicts (no I/O).
+"""The RayCluster controller: KubeRay v1.7's RayCluster reconcile (kuberay-v1.md §3).
 
-The reconciler (not here) reads RayClusters, pods and services from the informer cache as plain
-dicts and calls these modules to decide what to create, delete and write:
+The pass (I/O: cache reads, API calls, events):
 
-- ``options``: ``OperatorOptions.from_env()`` — the operator env vars and feature gates.
-- ``cluster_spec``: accessors over the RayCluster dict with KubeRay's defaults applied.
-- ``names``: pod generateName / deterministic head name, service, ingress, RBAC names; truncation.
-- ``labels``: label/annotation keys, pod and service label sets, list selectors.
-- ``resources``: Kubernetes quantities and pod resource sums.
-- ``command``: the ``ray start`` command, container command and args.
-- ``env``: injected env vars (cluster, address, GCS FT, auth).
-- ``probes``: injected liveness/readiness probes.
-- ``init_container``: the worker ``wait-gcs-ready`` init container.
-- ``autoscaler``: the head's autoscaler sidecar.
-- ``pods``: ``build_head_pod`` and ``build_worker_pod``.
+- ``setup``: ``setup_raycluster_controller`` wires the controller into a manager.
+- ``reconciler``: one pass as ordered gate steps and resource steps, then the status step.
+- ``reconcile_context``: the dependencies and the per-pass context (cached object, parsed model).
+- ``reconcile_steps``: managedBy, validation, deletion; RBAC, ingress, secret, service creation.
+- ``redis_cleanup``: the GCS FT Redis cleanup finalizer.
+- ``pod_sync``: suspend, Recreate upgrade, head and worker pods under scale expectations.
+- ``status_sync``: computing and writing the status (never while the cache is behind our write).
+- ``events``: KubeRay's event reasons and actions.
+
+What KubeRay builds and decides, as pure functions of the parsed
+:class:`~rayop.api.raycluster.RayCluster` (no I/O):
+
+- ``pods``: ``build_head_pod`` and ``build_worker_pod``; ``command``, ``env``, ``probes``,
+  ``init_container`` and ``autoscaler`` build their parts.
 - ``services``: head, serve and headless worker services; the head Ingress.
 - ``rbac``: the autoscaler ServiceAccount, Role and RoleBinding.
-- ``spec_hash``: the hash behind ``upgradeStrategy: Recreate``.
+- ``resources``: Kubernetes quantities and pod resource sums.
+- ``spec_hash``: the hash behind ``upgradeStrategy: Recreate`` (over the wire spec).
 - ``pod_health``: unhealthy-pod and readiness rules.
 - ``scaling``: per-pass plans for the head and each worker group.
-- ``status``: ``calculate_status`` and ``status_changed`` (condition helpers: ``rayop.api.conditions``).
+- ``status``: ``calculate_status`` and ``status_changed``.
+
+``builders`` is the facade the RayJob and RayService controllers may import. Names, label sets
+and the spec rules shared with them live in :mod:`rayop.controllers.common`.
 """

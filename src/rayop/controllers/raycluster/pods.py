@@ -1,9 +1,9 @@
 """Head and worker pods exactly as KubeRay v1.7 builds them (kuberay-v1.md §3.4, §3.5).
 
-:func:`build_head_pod` and :func:`build_worker_pod` are pure: they deep-copy the group template
-out of the RayCluster wire dict and return a new Pod dict ready for ``create``. Names are
-``generateName`` prefixes except for a deterministic head name. The spec is read from the parsed
-:class:`~rayop.api.raycluster.RayCluster`; templates are its plain dicts, copied before any edit.
+:func:`build_head_pod` and :func:`build_worker_pod` are pure: they read the parsed
+:class:`~rayop.api.raycluster.RayCluster`, deep-copy the group's template (a plain dict in the
+model) and return a new Pod dict ready for ``create``. Names are ``generateName`` prefixes
+except for a deterministic head name.
 """
 
 from __future__ import annotations

@@ -116,10 +116,15 @@ async def _create(
     *,
     created_reason: str,
     failed_reason: str,
+    unless_cached: bool = True,
 ) -> None:
     """Creates ``obj`` with a Normal event, or a Warning event and the error; AlreadyExists
-    counts as done (silently)."""
+    counts as done (silently). With ``unless_cached``, nothing happens when the (lazily
+    started) cache of ``resource`` already holds an object of that name."""
     name = cs.name(obj)
+    cache = ctx.deps.informers.informer(resource) if unless_cached else None
+    if cache is not None and cache.get(ctx.namespace, name) is not None:
+        return
     try:
         await ctx.deps.client.create(resource, obj, namespace=ctx.namespace)
     except AlreadyExists:
@@ -134,20 +139,6 @@ async def _create(
         raise
     note = f"Created {resource.kind} {ctx.namespace}/{name}"
     ctx.event("Normal", created_reason, note, ev.ACTION_CREATE)
-
-
-async def _create_if_absent(
-    ctx: ReconcileContext,
-    resource: Resource,
-    obj: dict[str, Any],
-    *,
-    created_reason: str,
-    failed_reason: str,
-) -> None:
-    """Creates ``obj`` unless the (lazily started) cache of ``resource`` already holds it."""
-    if ctx.deps.informers.informer(resource).get(ctx.namespace, cs.name(obj)) is not None:
-        return
-    await _create(ctx, resource, obj, created_reason=created_reason, failed_reason=failed_reason)
 
 
 async def reconcile_autoscaler_rbac(ctx: ReconcileContext) -> Stop | None:
@@ -173,15 +164,15 @@ async def reconcile_autoscaler_rbac(ctx: ReconcileContext) -> Stop | None:
                 )
                 raise
     else:
-        await _create_if_absent(
+        await _create(
             ctx, SERVICE_ACCOUNTS, rbac.build_autoscaler_service_account(rc),
             created_reason=ev.CREATED_SERVICE_ACCOUNT, failed_reason=ev.FAILED_TO_CREATE_SERVICE_ACCOUNT,
         )  # fmt: skip
-    await _create_if_absent(
+    await _create(
         ctx, ROLES, rbac.build_autoscaler_role(rc),
         created_reason=ev.CREATED_ROLE, failed_reason=ev.FAILED_TO_CREATE_ROLE,
     )  # fmt: skip
-    await _create_if_absent(
+    await _create(
         ctx, ROLE_BINDINGS, rbac.build_autoscaler_role_binding(rc),
         created_reason=ev.CREATED_ROLE_BINDING, failed_reason=ev.FAILED_TO_CREATE_ROLE_BINDING,
     )  # fmt: skip
@@ -192,7 +183,7 @@ async def reconcile_ingress(ctx: ReconcileContext) -> Stop | None:
     """Creates ``<cluster>-head-ingress`` when ``headGroupSpec.enableIngress`` (no drift repair)."""
     rc = ctx.rc
     if rc.spec.head_group_spec.enable_ingress:
-        await _create_if_absent(
+        await _create(
             ctx, INGRESSES, services.build_head_ingress(rc),
             created_reason=ev.CREATED_INGRESS, failed_reason=ev.FAILED_TO_CREATE_INGRESS,
         )  # fmt: skip
@@ -226,9 +217,6 @@ async def reconcile_auth_secret(ctx: ReconcileContext) -> Stop | None:
         return None
     if auth is None or auth.secret_name:
         return None
-    cached = ctx.deps.informers.informer(SECRETS).get(ctx.namespace, names.auth_secret_name(ctx.rc))
-    if cached is not None:
-        return None
     await _create(
         ctx, SECRETS, build_auth_secret(ctx),
         created_reason=ev.CREATED_SECRET, failed_reason=ev.FAILED_TO_CREATE_SECRET,
@@ -239,7 +227,7 @@ async def reconcile_auth_secret(ctx: ReconcileContext) -> Stop | None:
 async def _create_service(ctx: ReconcileContext, service: dict[str, Any]) -> None:
     await _create(
         ctx, SERVICES, service,
-        created_reason=ev.CREATED_SERVICE, failed_reason=ev.FAILED_TO_CREATE_SERVICE,
+        created_reason=ev.CREATED_SERVICE, failed_reason=ev.FAILED_TO_CREATE_SERVICE, unless_cached=False,
     )  # fmt: skip
 
 
