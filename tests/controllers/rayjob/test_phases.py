@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from rayjob_fakes import World
-from rayjob_objects import rayjob_wire
+from rayjob_objects import CLUSTER, DASHBOARD_URL, head_service, owned_cluster, rayjob_wire
 
 from rayop.api.common import format_time
 from rayop.api.rayjob import JobDeploymentStatus, JobFailedReason, JobStatus
@@ -18,34 +18,6 @@ from rayop.controllers.rayjob import phases
 from rayop.controllers.rayjob.actions import FINALIZER, ClusterNotFoundError
 from rayop.kube.resources import RAY_CLUSTERS
 from rayop.runtime.steps import StatusEdits
-
-CLUSTER = "job-abcde"
-DASHBOARD_URL = f"{CLUSTER}-head-svc.ns.svc.cluster.local:8266"
-
-
-def owned_cluster(state: str = "ready", **extra: Any) -> dict[str, Any]:
-    """Returns the RayJob's cluster as the cache holds it (controlled by uid-1)."""
-    meta = {
-        "name": CLUSTER,
-        "namespace": "ns",
-        "ownerReferences": [{"kind": "RayJob", "uid": "uid-1", "controller": True}],
-        **extra,
-    }
-    return {
-        "apiVersion": "ray.io/v1",
-        "kind": "RayCluster",
-        "metadata": meta,
-        "spec": rayjob_wire()["spec"]["rayClusterSpec"],
-        "status": {"state": state},
-    }
-
-
-def head_service() -> dict[str, Any]:
-    """Returns the cluster's head Service, with the dashboard port."""
-    return {
-        "metadata": {"name": f"{CLUSTER}-head-svc", "namespace": "ns"},
-        "spec": {"ports": [{"name": "dashboard", "port": 8266}]},
-    }
 
 
 def started(world: World, **status: Any) -> dict[str, Any]:
