@@ -21,7 +21,16 @@ from rayop.kube.codec import decode_object
 from rayop.kube.config import KubeConfig
 from rayop.kube.errors import Gone, error_from_response
 from rayop.kube.metrics import RestClientMetrics
-from rayop.kube.options import DEFAULT_PAGE_SIZE, ListOptions, WatchOptions, query
+from rayop.kube.options import (
+    DEFAULT_PAGE_SIZE,
+    DeleteOptions,
+    ListOptions,
+    PropagationPolicy,
+    Selection,
+    WatchOptions,
+    delete_body,
+    query,
+)
 from rayop.kube.resource import Resource
 from rayop.kube.throttle import TokenBucket
 from rayop.kube.transport import MAX_RETRIES, Transport, retry_after
@@ -190,7 +199,7 @@ class KubeClient:
                 were yielded (the caller must start again: the pages seen are a partial list).
         """
         path = res.path(_ns(res, options.get("namespace"), None, required=False))
-        params = query(options)
+        params = query(options, options.get("resource_version"))
         limit = options.get("limit", DEFAULT_PAGE_SIZE)
         if limit:
             params["limit"] = str(limit)
@@ -230,7 +239,7 @@ class KubeClient:
             **options: Namespace, selectors, resourceVersion, timeout and bookmarks
                 (:class:`~rayop.kube.options.WatchOptions`).
         """
-        params = {"watch": "true", **query(options)}
+        params = {"watch": "true", **query(options, options.get("resource_version"))}
         timeout_seconds = options.get("timeout_seconds")
         if timeout_seconds is not None:
             params["timeoutSeconds"] = str(timeout_seconds)
@@ -309,14 +318,16 @@ class KubeClient:
         name: str,
         *,
         namespace: str | None = None,
-        propagation_policy: Literal["Background", "Foreground", "Orphan"] | None = None,
-        grace_period_seconds: int | None = None,
-        preconditions: Mapping[str, str] | None = None,
+        **options: Unpack[DeleteOptions],
     ) -> dict[str, Any]:
         """Deletes an object; blocks on the API.
 
         Args:
-            preconditions: ``{"uid": ..., "resourceVersion": ...}`` that must still hold.
+            res: The resource.
+            name: The object's name.
+            namespace: Its namespace (required for a namespaced resource).
+            **options: Propagation policy, grace period and preconditions
+                (:class:`~rayop.kube.options.DeleteOptions`).
 
         Returns:
             The object (possibly still present with a deletionTimestamp) or a Success Status.
@@ -325,23 +336,19 @@ class KubeClient:
             NotFound: Already gone; Conflict: a precondition failed; any other ApiError.
         """
         path = res.path(_ns(res, namespace, None, required=True), name)
-        options = _delete_options(propagation_policy, grace_period_seconds, preconditions)
-        return await self._call_json("DELETE", path, body=options)
+        return await self._call_json("DELETE", path, body=delete_body(options))
 
     async def delete_collection(
         self,
         res: Resource,
         *,
-        namespace: str | None = None,
-        label_selector: str | None = None,
-        field_selector: str | None = None,
-        propagation_policy: Literal["Background", "Foreground", "Orphan"] | None = None,
+        propagation_policy: PropagationPolicy | None = None,
+        **selected: Unpack[Selection],
     ) -> None:
         """Deletes every object matching the selectors; blocks on the API."""
-        path = res.path(_ns(res, namespace, None, required=False))
-        params = _drop_none({"labelSelector": label_selector, "fieldSelector": field_selector})
-        options = _delete_options(propagation_policy, None, None)
-        await self._call_json("DELETE", path, params=params, body=options)
+        path = res.path(_ns(res, selected.get("namespace"), None, required=False))
+        body = delete_body({"propagation_policy": propagation_policy})
+        await self._call_json("DELETE", path, params=query(selected), body=body)
 
     async def request(
         self,
@@ -395,20 +402,3 @@ def _ns(
 
 def _drop_none(values: Mapping[str, str | None]) -> dict[str, str]:
     return {k: v for k, v in values.items() if v is not None}
-
-
-def _delete_options(
-    propagation_policy: str | None,
-    grace_period_seconds: int | None,
-    preconditions: Mapping[str, str] | None,
-) -> dict[str, Any] | None:
-    options: dict[str, Any] = {}
-    if propagation_policy is not None:
-        options["propagationPolicy"] = propagation_policy
-    if grace_period_seconds is not None:
-        options["gracePeriodSeconds"] = grace_period_seconds
-    if preconditions:
-        options["preconditions"] = dict(preconditions)
-    if not options:
-        return None
-    return {"kind": "DeleteOptions", "apiVersion": "v1", **options}

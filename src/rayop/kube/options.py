@@ -9,7 +9,7 @@ written here only. Every key may be left out; the defaults are given per key.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TypedDict
+from typing import Any, Literal, TypedDict
 
 DEFAULT_PAGE_SIZE = 500
 """The page size of a LIST that gives no ``limit``."""
@@ -47,6 +47,35 @@ class WatchOptions(Selection, total=False):
     """Ask for BOOKMARK events (default True)."""
 
 
+PropagationPolicy = Literal["Background", "Foreground", "Orphan"]
+"""What happens to the dependents of a deleted object."""
+
+
+class DeleteOptions(TypedDict, total=False):
+    """The options of a DELETE of one object."""
+
+    propagation_policy: PropagationPolicy | None
+    """Background, Foreground or Orphan; None (the default) for the resource's default."""
+    grace_period_seconds: int | None
+    """Seconds before the object is removed (pods); None for its own grace period."""
+    preconditions: Mapping[str, str] | None
+    """``{"uid": ..., "resourceVersion": ...}`` that must still hold, or the delete conflicts."""
+
+
+def delete_body(options: DeleteOptions) -> dict[str, Any] | None:
+    """Returns the ``DeleteOptions`` body ``options`` ask for; None when they ask for nothing."""
+    body: dict[str, Any] = {}
+    if options.get("propagation_policy") is not None:
+        body["propagationPolicy"] = options["propagation_policy"]
+    if options.get("grace_period_seconds") is not None:
+        body["gracePeriodSeconds"] = options["grace_period_seconds"]
+    if options.get("preconditions"):
+        body["preconditions"] = dict(options["preconditions"] or {})
+    if not body:
+        return None
+    return {"kind": "DeleteOptions", "apiVersion": "v1", **body}
+
+
 def selection(
     namespace: str | None, label_selector: str | None, field_selector: str | None
 ) -> Selection:
@@ -58,11 +87,11 @@ def selection(
     }
 
 
-def query(options: ListOptions | WatchOptions) -> dict[str, str]:
-    """Returns the query parameters of the selectors and resourceVersion that ``options`` set."""
+def query(options: Selection, resource_version: str | None = None) -> dict[str, str]:
+    """Returns the query parameters of the selectors in ``options`` and of ``resource_version``."""
     params: Mapping[str, str | None] = {
         "labelSelector": options.get("label_selector"),
         "fieldSelector": options.get("field_selector"),
-        "resourceVersion": options.get("resource_version"),
+        "resourceVersion": resource_version,
     }
     return {key: value for key, value in params.items() if value is not None}
