@@ -33,7 +33,7 @@ from rayop.kube.options import (
 )
 from rayop.kube.resource import Resource
 from rayop.kube.throttle import TokenBucket
-from rayop.kube.transport import MAX_RETRIES, Transport, retry_after
+from rayop.kube.transport import MAX_RETRIES, Reply, Transport, retry_after
 from rayop.kube.watch import WatchEvent, WatchStream
 
 __all__ = [
@@ -117,14 +117,41 @@ class KubeClient:
         body: Any = None,
         content_type: str = _JSON,
     ) -> dict[str, Any]:
-        data = None if body is None else orjson.dumps(body)
-        headers = {"Content-Type": content_type} if data is not None else None
-        reply = await self._transport.send(method, path, params=params, body=data, headers=headers)
+        """Sends a call (see :meth:`_send`) and decodes its reply; raises its error status."""
+        reply = await self._send(method, path, params=params, body=body, content_type=content_type)
         if reply.status >= 400:
             raise error_from_response(
                 reply.status, reply.body, method=method, retry_after=retry_after(reply.headers)
             )
         return decode_object(reply.body, what="response") if reply.body else {}
+
+    async def _send(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, str] | None = None,
+        body: Any = None,
+        headers: Mapping[str, str] | None = None,
+        content_type: str = _JSON,
+        timeout: float | None = None,
+    ) -> Reply:
+        """Sends ``body`` as JSON (of ``content_type`` unless ``headers`` name one); blocks.
+
+        ``timeout`` None is the client's per-attempt default.
+        """
+        data = None if body is None else orjson.dumps(body)
+        all_headers = dict(headers or {})
+        if data is not None:
+            all_headers.setdefault("Content-Type", content_type)
+        return await self._transport.send(
+            method,
+            path,
+            params=params,
+            body=data,
+            headers=all_headers or None,
+            timeout="default" if timeout is None else timeout,
+        )
 
     # ---- verbs ------------------------------------------------------------------------
 
@@ -373,17 +400,8 @@ class KubeClient:
         Raises:
             TransportError: No response arrived.
         """
-        data = None if json is None else orjson.dumps(json)
-        all_headers = dict(headers or {})
-        if data is not None:
-            all_headers.setdefault("Content-Type", _JSON)
-        reply = await self._transport.send(
-            method,
-            path,
-            params=params,
-            body=data,
-            headers=all_headers,
-            timeout="default" if timeout is None else timeout,
+        reply = await self._send(
+            method, path, params=params, body=json, headers=headers, timeout=timeout
         )
         return reply.status, reply.body
 
