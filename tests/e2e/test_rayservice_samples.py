@@ -33,7 +33,9 @@ async def shared_env() -> AsyncIterator[RayServiceEnv]:
         yield env
 
 
-def test_samples_found() -> None:
+@pytest.mark.asyncio(loop_scope="module")
+async def test_samples_found() -> None:
+    # Async on purpose: a sync test here makes looptime create an event loop it never closes.
     assert len(SAMPLE_FILES) >= 10
 
 
@@ -77,3 +79,9 @@ async def test_sample_reaches_ready(shared_env: RayServiceEnv, file_name: str) -
         )
 
     await eventually(head_serving, timeout=5, what="head pod labelled ray.io/serve=true")
+    conflicts = [
+        (w.verb, w.subresource)
+        for w in env.cp.audit.writes
+        if w.resource == "rayservices" and w.namespace == namespace and w.code == 409
+    ]
+    assert conflicts == [], "a RayService write raced the cache behind our own last write"

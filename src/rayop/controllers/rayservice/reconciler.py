@@ -10,7 +10,10 @@ One pass (kuberay-v1.md §6):
    deploy the serve config, point the Services at the cluster that is ready;
 4. fold what was learned into the status (promotion, applications, endpoints, conditions) and
    write it when it changed;
-5. requeue after 2 s, or sooner (never under 50 ms) when a retired cluster is due.
+5. requeue after 2 s, or sooner (never under 50 ms) when a retired cluster is due. A gate that
+   ends the pass chooses its own requeue: 2 s while the cache is behind or clusters of a deleted
+   or suspending RayService remain, 50 ms after a suspend request, none otherwise (managedBy,
+   validation, suspended, finalizer removed); KubeRay requeues every path after 2 s.
 
 Each step is a :data:`~rayop.runtime.steps.Step`: None goes on, a
 :class:`~rayop.runtime.steps.Stop` ends the pass with its result, the status edits written first

@@ -1,4 +1,6 @@
-"""The RayService controller's fixed names: label and annotation keys, requeue, reasons.
+"""The RayService controller's fixed names: its identity, label and annotation keys, reasons.
+
+Requeue intervals are in :mod:`rayop.controllers.common.settings` with the other controllers'.
 
 One declarative module (style guideline 10) so the rest of the package reads as behaviour.
 Values are KubeRay v1.7's (kuberay-v1.md §6) except :data:`DELETION_TIMESTAMP_ANNOTATION`, which
