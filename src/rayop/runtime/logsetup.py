@@ -96,6 +96,8 @@ def _level_name(record: logging.LogRecord) -> str:
 
 def format_json(record: logging.LogRecord) -> str:
     """Returns ``record`` as one JSON object on one line (no trailing newline)."""
+    # Real time on purpose: a log line is stamped when it was written, whatever clock drives
+    # the code that wrote it.
     ts = datetime.fromtimestamp(record.created, tz=UTC)
     line: dict[str, Any] = {
         "ts": ts.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
