@@ -13,6 +13,7 @@ ever counted or deleted.
 from __future__ import annotations
 
 import copy
+import functools
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -93,17 +94,17 @@ class ReconcileContext:
             raise UnparsedClusterError(f"RayCluster {self.request} did not parse")
         return self.parsed
 
-    @property
+    @functools.cached_property
     def namespace(self) -> str:
         """The RayCluster's namespace."""
         return cs.namespace(self.cached)
 
-    @property
+    @functools.cached_property
     def name(self) -> str:
         """The RayCluster's name."""
         return cs.name(self.cached)
 
-    @property
+    @functools.cached_property
     def uid(self) -> str:
         """The RayCluster's uid (what owned objects point at)."""
         return str(cs.meta(self.cached).get("uid") or "")

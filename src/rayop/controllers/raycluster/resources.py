@@ -8,6 +8,7 @@ was written in, so sums print the way ``resource.Quantity`` prints them (``"6Gi"
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Iterable, Mapping
@@ -35,7 +36,14 @@ class Quantity:
 
     @classmethod
     def parse(cls, text: str | int | float) -> Quantity:
-        """Parses a Kubernetes quantity string (or a JSON number); raises ValueError if malformed."""
+        """Parses a Kubernetes quantity string (or a JSON number); raises ValueError if malformed.
+
+        Results are memoised (a Quantity is immutable): every pass re-reads the same templates.
+        """
+        return _parse_quantity(text)
+
+    @classmethod
+    def _parse(cls, text: str | int | float) -> Quantity:
         if isinstance(text, bool):
             raise ValueError(f"not a quantity: {text!r}")
         if isinstance(text, int | float):
@@ -94,6 +102,7 @@ class Quantity:
 
 
 ZERO = Quantity(Fraction(0), "DecimalSI")
+_parse_quantity = functools.lru_cache(maxsize=4096, typed=True)(Quantity._parse)
 
 
 def _round_up_to_nano(value: Fraction) -> Fraction:
