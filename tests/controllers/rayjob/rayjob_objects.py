@@ -52,7 +52,12 @@ def rayjob_wire(name: str = "job", **spec: Any) -> dict[str, Any]:
 
 def rayjob(name: str = "job", **spec: Any) -> RayJob:
     """Returns the parsed RayJob."""
-    return RayJob.model_validate(rayjob_wire(name, **spec))
+    return parsed(rayjob_wire(name, **spec))
+
+
+def parsed(wire: dict[str, Any]) -> RayJob:
+    """Returns ``wire`` parsed, as a pass parses it."""
+    return RayJob.model_validate(wire)
 
 
 def owned_cluster(state: str = "ready", **extra: Any) -> dict[str, Any]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from rayjob_objects import rayjob, rayjob_wire
+from rayjob_objects import parsed, rayjob, rayjob_wire
 
 from rayop.api.rayjob import DeletionPolicyType, RayJobStatus
 from rayop.controllers.common.options import OperatorOptions
@@ -82,7 +82,9 @@ def test_legacy_policy_and_cluster_selector() -> None:
 def test_raycluster_for_a_rayjob() -> None:
     wire = rayjob_wire(submissionMode="HTTPMode")
     wire["metadata"]["annotations"] = {"note": "x"}
-    cluster = build_raycluster(wire, "job-abcde", submission_mode="HTTPMode")
+    cluster = build_raycluster(
+        parsed(wire), "job-abcde", cluster_spec=wire["spec"]["rayClusterSpec"]
+    )
     meta = cluster["metadata"]
     assert meta["name"] == "job-abcde" and meta["namespace"] == "ns"
     assert meta["labels"] == {
@@ -102,14 +104,16 @@ def test_raycluster_for_a_rayjob() -> None:
 
 def test_rayjob_head_service_follows_the_cluster() -> None:
     wire = rayjob_wire()
-    first = build_raycluster(wire, "job-aaaaa", submission_mode="K8sJobMode")
-    svc = build_rayjob_head_service(wire, first, options=OPTIONS)
+    first = build_raycluster(parsed(wire), "job-aaaaa", cluster_spec=wire["spec"]["rayClusterSpec"])
+    svc = build_rayjob_head_service(parsed(wire), first, options=OPTIONS)
     assert svc["metadata"]["name"] == "job-head-svc"
     assert svc["spec"]["selector"]["ray.io/cluster"] == "job-aaaaa"
     assert svc["metadata"]["ownerReferences"][0]["kind"] == "RayJob"
     current = {**svc, "spec": {**svc["spec"], "clusterIP": "10.0.0.7"}}
-    second = build_raycluster(wire, "job-bbbbb", submission_mode="K8sJobMode")
-    desired = build_rayjob_head_service(wire, second, options=OPTIONS)
+    second = build_raycluster(
+        parsed(wire), "job-bbbbb", cluster_spec=wire["spec"]["rayClusterSpec"]
+    )
+    desired = build_rayjob_head_service(parsed(wire), second, options=OPTIONS)
     assert not head_service_needs_update(current, svc)
     assert head_service_needs_update(current, desired)
     updated = updated_head_service(current, desired)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import shlex
 
-from rayjob_objects import IMAGE, rayjob, rayjob_wire
+from rayjob_objects import IMAGE, parsed, rayjob, rayjob_wire
 
 from rayop.controllers.common.options import OperatorOptions
 from rayop.controllers.rayjob.cluster import build_raycluster
@@ -59,9 +59,11 @@ def test_k8s_job_mode_command_guards_submits_and_follows() -> None:
 
 def test_submitter_job_is_named_after_the_rayjob() -> None:
     wire = rayjob_wire(shutdownAfterJobFinishes=True, ttlSecondsAfterFinished=7)
-    cluster = build_raycluster(wire, "job-abcde", submission_mode="K8sJobMode")
+    cluster = build_raycluster(
+        parsed(wire), "job-abcde", cluster_spec=wire["spec"]["rayClusterSpec"]
+    )
     batch = build_submitter_job(
-        wire, rayjob(shutdownAfterJobFinishes=True, ttlSecondsAfterFinished=7), cluster,
+        rayjob(shutdownAfterJobFinishes=True, ttlSecondsAfterFinished=7), cluster,
         job_id="id-1", dashboard_url="job-abcde-head-svc.ns.svc.cluster.local:8266",
         options=OPTIONS,
     )  # fmt: skip
@@ -93,10 +95,8 @@ def test_user_submitter_command_is_kept() -> None:
     template = {"spec": {"containers": [{"name": "mine", "image": "x", "command": ["run"]}]}}
     wire = rayjob_wire(submitterPodTemplate=template, submitterConfig={"backoffLimit": 0})
     job = rayjob(submitterPodTemplate=template, submitterConfig={"backoffLimit": 0})
-    cluster = build_raycluster(wire, "c", submission_mode="K8sJobMode")
-    batch = build_submitter_job(
-        wire, job, cluster, job_id="i", dashboard_url="d:1", options=OPTIONS
-    )
+    cluster = build_raycluster(parsed(wire), "c", cluster_spec=wire["spec"]["rayClusterSpec"])
+    batch = build_submitter_job(job, cluster, job_id="i", dashboard_url="d:1", options=OPTIONS)
     container = batch["spec"]["template"]["spec"]["containers"][0]
     assert container["command"] == ["run"] and "args" not in container
     assert batch["spec"]["backoffLimit"] == 0
@@ -106,12 +106,14 @@ def test_user_submitter_command_is_kept() -> None:
 def test_sidecar_submits_to_localhost_without_guard() -> None:
     wire = rayjob_wire(submissionMode="SidecarMode")
     job = rayjob(submissionMode="SidecarMode")
-    base = build_raycluster(wire, "c", submission_mode="SidecarMode")
+    base = build_raycluster(parsed(wire), "c", cluster_spec=wire["spec"]["rayClusterSpec"])
     sidecar = build_sidecar_container(job, base, job_id="id-1", options=OPTIONS)
     script = sidecar["args"][0]
     assert "ray job submit --address http://127.0.0.1:8266 --submission-id id-1" in script
     assert "ray job status" not in script and "--no-wait" not in script
-    cluster = build_raycluster(wire, "c", submission_mode="SidecarMode", sidecar=sidecar)
+    cluster = build_raycluster(
+        parsed(wire), "c", cluster_spec=wire["spec"]["rayClusterSpec"], sidecar=sidecar
+    )
     head = cluster["spec"]["headGroupSpec"]["template"]["spec"]
     assert [c["name"] for c in head["containers"]] == ["ray-head", "ray-job-submitter"]
     assert head["restartPolicy"] == "Never"

@@ -96,13 +96,13 @@ async def get_or_create_cluster(ctx: PassContext) -> Obj:
     name = ctx.status.ray_cluster_name or ""
     if ctx.job.spec.cluster_selector:
         raise ClusterNotFoundError(f"the cluster selector names {name!r}, which does not exist")
-    mode = ctx.job.spec.submission_mode
-    desired = rc.build_raycluster(ctx.rayjob, name, submission_mode=mode)
-    if mode == JobSubmissionMode.SIDECAR_MODE:
+    cluster_spec = ctx.rayjob["spec"].get("rayClusterSpec") or {}
+    desired = rc.build_raycluster(ctx.job, name, cluster_spec=cluster_spec)
+    if ctx.job.spec.submission_mode == JobSubmissionMode.SIDECAR_MODE:
         sidecar = build_sidecar_container(
             ctx.job, desired, job_id=ctx.status.job_id or "", options=ctx.deps.options
         )
-        desired = rc.build_raycluster(ctx.rayjob, name, submission_mode=mode, sidecar=sidecar)
+        desired = rc.build_raycluster(ctx.job, name, cluster_spec=cluster_spec, sidecar=sidecar)
     try:
         created = await ctx.deps.client.create(RAY_CLUSTERS, desired, namespace=ctx.namespace)
     except AlreadyExists:
@@ -121,7 +121,6 @@ async def create_submitter_job_if_needed(ctx: PassContext, cluster: Obj) -> None
     if ctx.deps.jobs.get(ctx.namespace, ctx.name) is not None:
         return
     desired = build_submitter_job(
-        ctx.rayjob,
         ctx.job,
         cluster,
         job_id=ctx.status.job_id or "",
@@ -142,7 +141,7 @@ async def create_submitter_job_if_needed(ctx: PassContext, cluster: Obj) -> None
 
 async def reconcile_head_service(ctx: PassContext, cluster: Obj) -> None:
     """Keeps ``<rayjob>-head-svc`` selecting the cluster's head (ClusterIP preserved)."""
-    desired = rc.build_rayjob_head_service(ctx.rayjob, cluster, options=ctx.deps.options)
+    desired = rc.build_rayjob_head_service(ctx.job, cluster, options=ctx.deps.options)
     current = ctx.deps.services.get(ctx.namespace, desired["metadata"]["name"])
     if current is None:
         with contextlib.suppress(AlreadyExists):

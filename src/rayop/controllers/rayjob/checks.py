@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from rayop.api.common import parse_time
+from rayop.api.common import format_time, parse_time
 from rayop.api.rayjob import JobDeploymentStatus, JobFailedReason, JobStatus, RayJob, RayJobStatus
 from rayop.controllers.common.options import OperatorOptions
 from rayop.controllers.dashboard.models import is_terminal
@@ -32,47 +32,37 @@ def suspend_if_requested(job: RayJob, status: RayJobStatus) -> bool:
     return True
 
 
+ACTIVE_DEADLINE = ("activeDeadlineSeconds", JobFailedReason.DEADLINE_EXCEEDED)
+PRE_RUNNING_DEADLINE = ("preRunningDeadlineSeconds", JobFailedReason.PRE_RUNNING_DEADLINE_EXCEEDED)
+"""A deadline counted from ``startTime``: its spec field's wire name, the reason when it passes."""
+
+
 def _deadline_exceeded(
-    status: RayJobStatus,
-    now: datetime,
-    *,
-    limit: int | None,
-    wire_name: str,
-    reason: JobFailedReason,
+    status: RayJobStatus, now: datetime, limit: int | None, deadline: tuple[str, JobFailedReason]
 ) -> bool:
-    """Fails with ``reason`` once ``startTime + limit`` seconds have passed (no limit: never)."""
+    """Fails with the deadline's reason once ``startTime + limit`` seconds have passed (no
+    limit: never)."""
     if limit is None or now < _start(status, now) + timedelta(seconds=limit):
         return False
-    name = wire_name[:1].upper() + wire_name[1:]
-    mark_failed(
-        status,
-        reason,
-        f"The RayJob has passed the {wire_name}. StartTime: {status.start_time}. {name}: {limit}",
+    wire_name, reason = deadline
+    message = (
+        f"The RayJob has passed the {wire_name}. StartTime: {status.start_time}. "
+        f"{wire_name[:1].upper()}{wire_name[1:]}: {limit}"
     )
+    mark_failed(status, reason, message)
     return True
 
 
 def active_deadline_exceeded(job: RayJob, status: RayJobStatus, now: datetime) -> bool:
     """Fails with DeadlineExceeded once ``startTime + activeDeadlineSeconds`` has passed."""
-    return _deadline_exceeded(
-        status,
-        now,
-        limit=job.spec.active_deadline_seconds,
-        wire_name="activeDeadlineSeconds",
-        reason=JobFailedReason.DEADLINE_EXCEEDED,
-    )
+    return _deadline_exceeded(status, now, job.spec.active_deadline_seconds, ACTIVE_DEADLINE)
 
 
 def pre_running_deadline_exceeded(job: RayJob, status: RayJobStatus, now: datetime) -> bool:
     """Fails with PreRunningDeadlineExceeded once ``startTime + preRunningDeadlineSeconds`` has
     passed before the job reached Running."""
-    return _deadline_exceeded(
-        status,
-        now,
-        limit=job.spec.pre_running_deadline_seconds,
-        wire_name="preRunningDeadlineSeconds",
-        reason=JobFailedReason.PRE_RUNNING_DEADLINE_EXCEEDED,
-    )
+    limit = job.spec.pre_running_deadline_seconds
+    return _deadline_exceeded(status, now, limit, PRE_RUNNING_DEADLINE)
 
 
 def transition_grace_exceeded(
@@ -126,7 +116,7 @@ def submitter_finished_timed_out(
     mark_failed(
         status,
         JobFailedReason.TRANSITION_GRACE_PERIOD_EXCEEDED,
-        f"The RayJob submitter finished at {finished_at.isoformat()} but the Ray job did not "
+        f"The RayJob submitter finished at {format_time(finished_at)} but the Ray job did not "
         f"reach a terminal state within {int(SUBMITTER_FINISHED_TIMEOUT.total_seconds())}s",
     )
     return True

@@ -1,7 +1,8 @@
 """Names and objects a RayJob derives from its cluster: the RayCluster, its own head Service, the
 dashboard address (kuberay-v1.md §5 "Initializing" steps 5-7, "Running" step 6).
 
-Everything here is pure: wire dicts in, wire dicts out.
+Everything here is pure: the parsed RayJob (and, for what is copied verbatim, wire dicts) in,
+wire dicts out.
 """
 
 from __future__ import annotations
@@ -12,8 +13,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from rayop.api import keys
+from rayop.api.rayjob import RayJob
 from rayop.controllers.common import labels, names
 from rayop.controllers.common.options import OperatorOptions
+from rayop.controllers.common.ownership import controller_reference
 from rayop.controllers.raycluster.builders import build_head_service, service_ports
 
 Obj = Mapping[str, Any]
@@ -24,7 +27,6 @@ JOB_SUBMISSION_MODE_LABEL = keys.RAY_JOB_SUBMISSION_MODE
 ORIGIN_CRD = "RayJob"
 DASHBOARD_PORT_NAME = "dashboard"
 DEFAULT_DASHBOARD_PORT = 8265
-RAYJOB_API_VERSION = "ray.io/v1"
 
 
 def generate_job_id(rayjob_name: str, rng: random.Random) -> str:
@@ -37,41 +39,28 @@ def generate_cluster_name(rayjob_name: str, rng: random.Random) -> str:
     return f"{rayjob_name}-{names.random_suffix(rng)}"
 
 
-def owner_reference(rayjob: Obj) -> dict[str, Any]:
-    """Returns the controller ownerReference pointing at the RayJob."""
-    meta = rayjob.get("metadata") or {}
-    return {
-        "apiVersion": RAYJOB_API_VERSION,
-        "kind": "RayJob",
-        "name": meta.get("name", ""),
-        "uid": meta.get("uid", ""),
-        "controller": True,
-        "blockOwnerDeletion": True,
-    }
-
-
 def build_raycluster(
-    rayjob: Obj,
+    job: RayJob,
     cluster_name: str,
     *,
-    submission_mode: str,
+    cluster_spec: Obj,
     sidecar: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Returns the RayCluster a RayJob runs on (KubeRay's ``constructRayClusterForRayJob``).
 
-    Labels are the RayJob's plus ``ray.io/originated-from-cr-name``,
-    ``ray.io/originated-from-crd=RayJob`` and ``ray.io/job-submission-mode``; annotations are the
-    RayJob's. In SidecarMode, ``sidecar`` is appended to the head pod's containers, the head
-    ``restartPolicy`` becomes ``Never`` and ``ray.io/disable-provisioned-head-restart=true`` is
-    set. The RayJob is the controlling owner.
+    ``cluster_spec`` is the RayJob's ``rayClusterSpec`` as written (copied verbatim, so fields
+    this version does not know survive). Labels are the RayJob's plus
+    ``ray.io/originated-from-cr-name``, ``ray.io/originated-from-crd=RayJob`` and
+    ``ray.io/job-submission-mode``; annotations are the RayJob's. In SidecarMode, ``sidecar`` is
+    appended to the head pod's containers, the head ``restartPolicy`` becomes ``Never`` and
+    ``ray.io/disable-provisioned-head-restart=true`` is set. The RayJob is the controlling owner.
     """
-    meta = rayjob.get("metadata") or {}
-    cluster_labels = dict(meta.get("labels") or {})
-    cluster_labels[keys.RAY_ORIGINATED_FROM_CR_NAME] = str(meta.get("name", ""))
+    cluster_labels = dict(job.metadata.get("labels") or {})
+    cluster_labels[keys.RAY_ORIGINATED_FROM_CR_NAME] = job.name
     cluster_labels[keys.RAY_ORIGINATED_FROM_CRD] = ORIGIN_CRD
-    cluster_labels[JOB_SUBMISSION_MODE_LABEL] = submission_mode
-    annotations = dict(meta.get("annotations") or {})
-    spec = copy.deepcopy(dict((rayjob.get("spec") or {}).get("rayClusterSpec") or {}))
+    cluster_labels[JOB_SUBMISSION_MODE_LABEL] = job.spec.submission_mode
+    annotations = dict(job.metadata.get("annotations") or {})
+    spec = copy.deepcopy(dict(cluster_spec))
     if sidecar is not None:
         template = spec.setdefault("headGroupSpec", {}).setdefault("template", {})
         pod_spec = template.setdefault("spec", {})
@@ -80,9 +69,9 @@ def build_raycluster(
         annotations[keys.DISABLE_PROVISIONED_HEAD_RESTART] = "true"
     metadata: dict[str, Any] = {
         "name": cluster_name,
-        "namespace": meta.get("namespace", ""),
+        "namespace": job.namespace,
         "labels": cluster_labels,
-        "ownerReferences": [owner_reference(rayjob)],
+        "ownerReferences": [controller_reference(job)],
     }
     if annotations:
         metadata["annotations"] = annotations
@@ -113,25 +102,24 @@ def head_service_name(cluster: Obj) -> str:
 
 
 def build_rayjob_head_service(
-    rayjob: Obj, cluster: Obj, *, options: OperatorOptions
+    job: RayJob, cluster: Obj, *, options: OperatorOptions
 ) -> dict[str, Any]:
     """Returns the RayJob's own ``<rayjob>-head-svc``, selecting the cluster's head pod.
 
     It is the cluster's head Service renamed, labelled as originating from the RayJob and owned by
     it (as KubeRay builds the RayService's head service).
     """
-    meta = rayjob.get("metadata") or {}
-    rayjob_name = str(meta.get("name", ""))
+    rayjob_name = job.name
     service = build_head_service(cluster, options=options)
     service["metadata"]["name"] = names.check_name(names.owner_head_service_name(rayjob_name))
-    service["metadata"]["namespace"] = meta.get("namespace", "")
+    service["metadata"]["namespace"] = job.namespace
     service["metadata"]["labels"] = {
         keys.RAY_ORIGINATED_FROM_CR_NAME: rayjob_name,
         keys.RAY_ORIGINATED_FROM_CRD: ORIGIN_CRD,
         keys.RAY_NODE_TYPE: labels.HEAD,
         keys.RAY_IDENTIFIER: names.identifier(rayjob_name, labels.HEAD),
     }
-    service["metadata"]["ownerReferences"] = [owner_reference(rayjob)]
+    service["metadata"]["ownerReferences"] = [controller_reference(job)]
     return service
 
 

@@ -22,9 +22,10 @@ from rayop.api.rayjob import JobSubmissionMode, RayJob
 from rayop.controllers.common import cluster_spec as cs
 from rayop.controllers.common import labels
 from rayop.controllers.common.options import OperatorOptions
+from rayop.controllers.common.ownership import controller_reference
 from rayop.controllers.dashboard.models import JobSubmitRequest
 from rayop.controllers.raycluster.builders import add_auth_env
-from rayop.controllers.rayjob.cluster import ORIGIN_CRD, dashboard_port, owner_reference
+from rayop.controllers.rayjob.cluster import ORIGIN_CRD, dashboard_port
 
 Obj = Mapping[str, Any]
 
@@ -180,7 +181,6 @@ def build_sidecar_container(
 
 
 def build_submitter_job(
-    rayjob: Obj,
     job: RayJob,
     cluster: Obj,
     *,
@@ -194,7 +194,6 @@ def build_submitter_job(
     its first container gets KubeRay's ``/bin/bash -ce --`` script unless it sets a command,
     and always ``PYTHONUNBUFFERED``, ``RAY_DASHBOARD_ADDRESS`` and ``RAY_JOB_SUBMISSION_ID``.
     """
-    meta = rayjob.get("metadata") or {}
     template = copy.deepcopy(job.spec.submitter_pod_template or {})
     if not template:
         template = {
@@ -224,19 +223,19 @@ def build_submitter_job(
     job_spec: dict[str, Any] = {"backoffLimit": backoff, "template": template}
     if job.spec.shutdown_after_job_finishes:
         job_spec["ttlSecondsAfterFinished"] = job.spec.ttl_seconds_after_finished
-    name = str(meta.get("name", ""))
+    name = job.name
     return {
         "apiVersion": "batch/v1",
         "kind": "Job",
         "metadata": {
             "name": name,
-            "namespace": meta.get("namespace", ""),
+            "namespace": job.namespace,
             "labels": {
                 keys.RAY_ORIGINATED_FROM_CR_NAME: name,
                 keys.RAY_ORIGINATED_FROM_CRD: ORIGIN_CRD,
                 keys.APP_CREATED_BY: labels.CREATED_BY_VALUE,
             },
-            "ownerReferences": [owner_reference(rayjob)],
+            "ownerReferences": [controller_reference(job)],
         },
         "spec": job_spec,
     }
