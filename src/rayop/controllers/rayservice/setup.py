@@ -14,23 +14,20 @@ import random
 
 from rayop.controllers.common.options import OperatorOptions
 from rayop.controllers.common.own_writes import enqueue_when_caught_up, track_own_writes
-from rayop.controllers.common.registration import register_controller
+from rayop.controllers.common.registration import (
+    SPEC_OR_METADATA_CHANGED,
+    ray_watches,
+    register_controller,
+)
 from rayop.controllers.rayservice.context import DashboardFactory, RayServiceDeps
 from rayop.controllers.rayservice.reconciler import RayServiceReconciler
 from rayop.controllers.rayservice.serve_cache import ServeConfigCache
-from rayop.controllers.rayservice.settings import (
-    CONTROLLER_NAME,
-    OWNER_GROUP,
-    OWNER_KIND,
-    REPORTING_CONTROLLER,
-)
+from rayop.controllers.rayservice.settings import CONTROLLER_NAME, OWNER_KIND, REPORTING_CONTROLLER
 from rayop.kube.client import KubeClient
 from rayop.kube.resources import ENDPOINT_SLICES, PODS, RAY_CLUSTERS, RAY_SERVICES, SERVICES
 from rayop.runtime.clock import Clock
 from rayop.runtime.controller import Controller
-from rayop.runtime.informer_source import for_, owns
 from rayop.runtime.manager import Manager
-from rayop.runtime.predicate import annotations_changed, generation_changed, labels_changed, or_
 
 
 def setup_rayservice_controller(
@@ -86,11 +83,12 @@ def setup_rayservice_controller(
         manager,
         CONTROLLER_NAME,
         RayServiceReconciler(deps).reconcile,
-        sources=[
-            for_(rayservices, or_(generation_changed, labels_changed, annotations_changed)),
-            owns(clusters, OWNER_KIND, OWNER_GROUP),
-            owns(services, OWNER_KIND, OWNER_GROUP),
-        ],
+        sources=ray_watches(
+            rayservices,
+            owner_kind=OWNER_KIND,
+            owned=[clusters, services],
+            predicates=[SPEC_OR_METADATA_CHANGED],
+        ),
         max_concurrent_reconciles=max_concurrent_reconciles,
         use_priority_queue=use_priority_queue,
         clock=clock,
