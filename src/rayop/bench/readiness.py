@@ -11,7 +11,6 @@ For RayJobs, "ready" is ``status.jobDeploymentStatus == Complete`` (:func:`job_c
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Callable, Mapping
@@ -21,6 +20,7 @@ from typing import Any
 from rayop.kube.client import KubeClient
 from rayop.kube.resource import Resource
 from rayop.kube.resources import RAY_CLUSTERS
+from rayop.runtime.supervisor import TaskSupervisor
 
 log = logging.getLogger(__name__)
 
@@ -92,21 +92,17 @@ class ReadinessTracker:
         self.finished: list[Target] = []
         """Targets met or abandoned (deleted clusters), kept for the latency figures."""
         self._changed = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
         self._synced = asyncio.Event()
+        self._tasks = TaskSupervisor(f"bench readiness {resource.plural}")
 
     async def start(self) -> None:
-        """Starts the watch; blocks until the first list has been read."""
-        self._task = asyncio.create_task(self._run(), name="bench-readiness")
+        """Starts the watch (owned by this tracker); blocks until the first list has been read."""
+        self._tasks.spawn(self._run(), name="list and watch")
         await self._synced.wait()
 
     async def stop(self) -> None:
         """Stops the watch; blocks until it has ended."""
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await self._tasks.stop()
 
     def expect(
         self,

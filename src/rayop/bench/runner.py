@@ -42,6 +42,7 @@ from rayop.controllers.operator import OperatorSettings
 from rayop.kube.client import KubeClient
 from rayop.kube.errors import AlreadyExists, NotFound
 from rayop.kube.resources import CRDS, NAMESPACES, RAY_CLUSTERS, RAY_JOBS
+from rayop.runtime.supervisor import TaskSupervisor
 
 SAMPLE_INTERVAL = 0.5
 NAMESPACE = "rayop-bench"
@@ -148,17 +149,21 @@ class _Sampler:
         self._tick = tick
         self._proc = psutil.Process(operator.pid) if operator.pid else psutil.Process()
         self._t0 = time.monotonic()
-        self._task: asyncio.Task[None] | None = None
+        self._tasks = TaskSupervisor("bench sampler")
 
     def start(self) -> None:
+        """Starts sampling in a task this sampler owns; never blocks."""
         self._t0 = time.monotonic()
-        self._task = asyncio.create_task(self._run(), name="bench-sampler")
+        self._tasks.spawn(self._run(), name="sample")
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+        """Stops sampling; blocks until the task has ended.
+
+        Raises:
+            ExceptionGroup: sampling had failed (the operator's metrics could not be read).
+        """
+        await self._tasks.stop()
+        await self._tasks.wait()
 
     async def _run(self) -> None:
         while True:

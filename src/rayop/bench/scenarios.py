@@ -88,6 +88,16 @@ class Scenario(Protocol):
         """Applies the measured load; blocks until every action has been issued."""
 
 
+class _ScenarioBase:
+    """Holds the spec; starts from an empty namespace unless a subclass prepares one."""
+
+    def __init__(self, spec: ScenarioSpec) -> None:
+        self.spec = spec
+
+    async def prepare(self, ctx: ScenarioContext) -> None:
+        """Nothing to prepare."""
+
+
 def ray_object(kind: str, name: str, namespace: str, spec: dict[str, Any]) -> dict[str, Any]:
     """Returns a ray.io/v1 object of ``kind`` named ``name`` in ``namespace``."""
     return {
@@ -153,25 +163,16 @@ async def create_all(ctx: ScenarioContext, names: list[str], workers: int, group
     await asyncio.gather(*(create_cluster(ctx, n, workers, group=group) for n in names))
 
 
-class CreateScenario:
+class CreateScenario(_ScenarioBase):
     """N clusters x W workers, created at once."""
-
-    def __init__(self, spec: ScenarioSpec) -> None:
-        self.spec = spec
-
-    async def prepare(self, ctx: ScenarioContext) -> None:
-        """Nothing to prepare."""
 
     async def run(self, ctx: ScenarioContext) -> None:
         """Creates every cluster."""
         await create_all(ctx, cluster_names(self.spec.clusters), self.spec.workers)
 
 
-class ScaleStormScenario:
+class ScaleStormScenario(_ScenarioBase):
     """N ready clusters change their worker count at once (each to a seeded new size)."""
-
-    def __init__(self, spec: ScenarioSpec) -> None:
-        self.spec = spec
 
     async def prepare(self, ctx: ScenarioContext) -> None:
         """Creates the clusters and waits until they are ready."""
@@ -205,38 +206,30 @@ class ScaleStormScenario:
 
 def _group_patch(replicas: int) -> dict[str, Any]:
     # A merge patch replaces the whole list, so the full group is sent.
-    group = raycluster("x", replicas, namespace="x")["spec"]["workerGroupSpecs"][0]
-    return dict(group)
+    return dict(raycluster_spec(replicas)["workerGroupSpecs"][0])
 
 
-class ChurnScenario:
+class ChurnScenario(_ScenarioBase):
     """Clusters created at a steady rate while the oldest ready ones are deleted."""
-
-    def __init__(self, spec: ScenarioSpec) -> None:
-        self.spec = spec
-
-    async def prepare(self, ctx: ScenarioContext) -> None:
-        """Nothing to prepare."""
 
     async def run(self, ctx: ScenarioContext) -> None:
         """Creates N clusters at ``churn_rate`` per second, keeping about N/4 alive."""
         keep = max(2, self.spec.clusters // 4)
         alive: list[str] = []
-        tasks: list[asyncio.Task[None]] = []
         loop = asyncio.get_running_loop()
         start = loop.time()
-        for i, name in enumerate(cluster_names(self.spec.clusters)):
-            delay = start + i / self.spec.churn_rate - loop.time()
-            if delay > 0:
-                await asyncio.sleep(delay)
-            await create_cluster(ctx, name, self.spec.workers)
-            alive.append(name)
-            if len(alive) > keep:
-                victim = next((n for n in alive if ctx.tracker.ready(n)), None)
-                if victim is not None:
-                    alive.remove(victim)
-                    tasks.append(asyncio.create_task(self._delete(ctx, victim)))
-        await asyncio.gather(*tasks)
+        async with asyncio.TaskGroup() as deletes:
+            for i, name in enumerate(cluster_names(self.spec.clusters)):
+                delay = start + i / self.spec.churn_rate - loop.time()
+                if delay > 0:
+                    await asyncio.sleep(delay)
+                await create_cluster(ctx, name, self.spec.workers)
+                alive.append(name)
+                if len(alive) > keep:
+                    victim = next((n for n in alive if ctx.tracker.ready(n)), None)
+                    if victim is not None:
+                        alive.remove(victim)
+                        deletes.create_task(self._delete(ctx, victim))
 
     @staticmethod
     async def _delete(ctx: ScenarioContext, name: str) -> None:
@@ -245,14 +238,8 @@ class ChurnScenario:
             await ctx.client.delete(RAY_CLUSTERS, name, namespace=ctx.namespace)
 
 
-class HeadOfLineScenario:
+class HeadOfLineScenario(_ScenarioBase):
     """One big cluster first, then N-1 small ones (KubeRay #3909)."""
-
-    def __init__(self, spec: ScenarioSpec) -> None:
-        self.spec = spec
-
-    async def prepare(self, ctx: ScenarioContext) -> None:
-        """Nothing to prepare."""
 
     async def run(self, ctx: ScenarioContext) -> None:
         """Creates the big cluster, then every small one at once."""
@@ -261,14 +248,8 @@ class HeadOfLineScenario:
         await create_all(ctx, small, self.spec.workers, group="small")
 
 
-class ConflictStormScenario:
+class ConflictStormScenario(_ScenarioBase):
     """Clusters created at once while users edit them with read-modify-write updates."""
-
-    def __init__(self, spec: ScenarioSpec) -> None:
-        self.spec = spec
-
-    async def prepare(self, ctx: ScenarioContext) -> None:
-        """Nothing to prepare."""
 
     async def run(self, ctx: ScenarioContext) -> None:
         """Creates every cluster, then runs every edit at its seeded time."""
@@ -319,14 +300,8 @@ def rayjob(name: str, workers: int, *, namespace: str) -> dict[str, Any]:
     return ray_object("RayJob", name, namespace, spec)
 
 
-class RayJobMixScenario:
+class RayJobMixScenario(_ScenarioBase):
     """Half RayClusters, half RayJobs, created at once."""
-
-    def __init__(self, spec: ScenarioSpec) -> None:
-        self.spec = spec
-
-    async def prepare(self, ctx: ScenarioContext) -> None:
-        """Nothing to prepare."""
 
     async def run(self, ctx: ScenarioContext) -> None:
         """Creates every RayCluster and RayJob."""
