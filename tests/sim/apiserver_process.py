@@ -41,6 +41,22 @@ def start_apiserver(workdir: Path, *args: str) -> tuple[subprocess.Popen[str], P
     return proc, kubeconfig
 
 
+def stop_apiserver(proc: subprocess.Popen[str], sig: int = signal.SIGTERM) -> int:
+    """Sends ``sig``, blocks until the server exited (killing it after 15 s) and closes its pipe.
+
+    Returns the exit code.
+    """
+    proc.send_signal(sig)
+    try:
+        code = proc.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        code = proc.wait()
+    if proc.stdout is not None:
+        proc.stdout.close()
+    return code
+
+
 @contextlib.contextmanager
 def running_apiserver(workdir: Path, *args: str) -> Iterator[Path]:
     """Runs ``rayop apiserver`` for the duration of the block; yields its kubeconfig path.
@@ -51,12 +67,7 @@ def running_apiserver(workdir: Path, *args: str) -> Iterator[Path]:
     try:
         yield kubeconfig
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_apiserver(proc)
 
 
 def kubectl_env(kubeconfig: Path, home: Path) -> dict[str, str]:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from apiserver_process import start_apiserver
+from apiserver_process import start_apiserver, stop_apiserver
 from kubernetes import client, config, watch
 from kubernetes.client.exceptions import ApiException
 
@@ -35,8 +35,7 @@ def test_sigterm_stops_the_server_cleanly(tmp_path: Path) -> None:
     assert doc["users"][0]["user"]["token"] == "fixed-token"
     assert doc["clusters"][0]["cluster"]["server"].startswith("https://127.0.0.1:")
     assert _meta(_core(kubeconfig).read_namespace("default")).name == "default"
-    proc.send_signal(signal.SIGTERM)
-    assert proc.wait(timeout=15) == 0
+    assert stop_apiserver(proc) == 0
 
 
 def test_state_survives_sigkill(tmp_path: Path) -> None:
@@ -48,8 +47,7 @@ def test_state_survives_sigkill(tmp_path: Path) -> None:
         created = core.create_namespaced_config_map("default", body)
         patched = core.patch_namespaced_config_map("keep", "default", {"data": {"a": "2"}})
     finally:
-        proc.kill()
-        proc.wait(timeout=15)
+        stop_apiserver(proc, signal.SIGKILL)
     proc, kubeconfig = start_apiserver(tmp_path, "--state", str(state))
     try:
         core = _core(kubeconfig)
@@ -61,8 +59,7 @@ def test_state_survives_sigkill(tmp_path: Path) -> None:
         )
         assert _rv(later) > _rv(patched)
     finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=15)
+        stop_apiserver(proc)
 
 
 def test_fault_and_kubelet_options_reach_the_server(tmp_path: Path) -> None:
@@ -95,5 +92,4 @@ def test_fault_and_kubelet_options_reach_the_server(tmp_path: Path) -> None:
                 w.stop()  # type: ignore[no-untyped-call]
         assert phases[-1] == "Failed"
     finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=15)
+        stop_apiserver(proc)

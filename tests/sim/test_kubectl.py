@@ -107,29 +107,30 @@ def test_apply_crd_and_custom_resource_then_get_yaml_and_table(kubectl: Kubectl)
 def test_watch_patch_stale_replace_and_delete(kubectl: Kubectl) -> None:
     kubectl.apply(WIDGET.replace("w1", "w2"))
     stale = kubectl.run("get", "widget", "w2", "-o", "json").stdout
-    watcher = subprocess.Popen(
+    with subprocess.Popen(
         [KUBECTL, "get", "widget", "w2", "-w", "-o", 'jsonpath={.spec.size}{"\\n"}'],
         env=kubectl.env,
         stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
         text=True,
-    )
-    lines: queue.Queue[str] = queue.Queue()
-    assert watcher.stdout is not None
+    ) as watcher:
+        lines: queue.Queue[str] = queue.Queue()
+        assert watcher.stdout is not None
 
-    def read() -> None:
-        for line in watcher.stdout or []:
-            lines.put(line.strip())
+        def read() -> None:
+            for line in watcher.stdout or []:
+                lines.put(line.strip())
 
-    reader = threading.Thread(target=read, daemon=True)
-    reader.start()
-    try:
-        assert lines.get(timeout=30) == "1"
-        kubectl.run("patch", "widget", "w2", "--type=merge", "-p", '{"spec":{"size":5}}')
-        assert lines.get(timeout=30) == "5"
-    finally:
-        watcher.terminate()
-        watcher.wait(timeout=10)
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        try:
+            assert lines.get(timeout=30) == "1"
+            kubectl.run("patch", "widget", "w2", "--type=merge", "-p", '{"spec":{"size":5}}')
+            assert lines.get(timeout=30) == "5"
+        finally:
+            watcher.terminate()
+            watcher.wait(timeout=10)
+            reader.join(timeout=10)
     assert json.loads(kubectl.run("get", "widget", "w2", "-o", "json").stdout)["spec"]["size"] == 5
 
     conflict = kubectl.run("replace", "-f", "-", stdin=stale, check=False)

@@ -83,13 +83,13 @@ async def test_objects_and_rv_survive_restart(tmp_path: Path) -> None:
 
 def test_acknowledged_writes_survive_sigkill(tmp_path: Path) -> None:
     db = tmp_path / "state.db"
-    proc = subprocess.Popen(
+    with subprocess.Popen(
         [sys.executable, "-c", _WRITER, str(db)], stdout=subprocess.PIPE, text=True
-    )
-    assert proc.stdout is not None
-    acked = [int(proc.stdout.readline()) for _ in range(50)]
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.wait()
+    ) as proc:
+        assert proc.stdout is not None
+        acked = [int(proc.stdout.readline()) for _ in range(50)]
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
     store = Store(persistence=SqlitePersistence(db))
     cms = store.resources.get("", "v1", "configmaps")
     assert cms

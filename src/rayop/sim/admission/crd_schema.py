@@ -7,7 +7,7 @@ validated (jsonschema does the checking); failures become 422 Invalid with field
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import jsonschema
@@ -42,10 +42,7 @@ def prune(value: Any, schema: Mapping[str, Any] | None, *, root: bool = False) -
             elif not (additional is True or preserve):
                 del value[key]
     elif isinstance(value, list):
-        items = schema.get("items")
-        if isinstance(items, Mapping):
-            for item in value:
-                prune(item, items)
+        _each_item(value, schema, prune)
     return value
 
 
@@ -66,11 +63,18 @@ def apply_defaults(value: Any, schema: Mapping[str, Any] | None) -> Any:
                 if key not in props:
                     apply_defaults(value[key], additional)
     elif isinstance(value, list):
-        items = schema.get("items")
-        if isinstance(items, Mapping):
-            for item in value:
-                apply_defaults(item, items)
+        _each_item(value, schema, apply_defaults)
     return value
+
+
+def _each_item(
+    value: list[Any], schema: Mapping[str, Any], visit: Callable[[Any, Mapping[str, Any]], Any]
+) -> None:
+    """Visits every item of an array with the array schema's ``items`` schema (if any)."""
+    items = schema.get("items")
+    if isinstance(items, Mapping):
+        for item in value:
+            visit(item, items)
 
 
 def _to_jsonschema(schema: Any) -> Any:

@@ -176,23 +176,8 @@ async def _update(ctx: ServerContext, request: web.Request, req: ApiRequest) -> 
     body = await _body(request)
     if not isinstance(body, dict):
         raise se.bad_request("the body of the request must be an object")
-    ctx.faults.check_conflict(
-        req.info.plural,
-        req.info.group,
-        req.name or "",
-        namespace=req.namespace or "",
-        subresource=req.subresource or None,
-    )
-    obj = await ctx.store.update(
-        req.info,
-        req.namespace,
-        req.name or "",
-        body,
-        subresource=req.subresource or None,
-        dry_run=_dry_run(request),
-        copy=False,
-    )
-    return _respond(request, req, obj)
+    _check_injected_conflict(ctx, req)
+    return await _replace(ctx, request, req, body, dry_run=_dry_run(request))
 
 
 async def _patch(ctx: ServerContext, request: web.Request, req: ApiRequest) -> web.Response:
@@ -205,13 +190,7 @@ async def _patch(ctx: ServerContext, request: web.Request, req: ApiRequest) -> w
         return await _apply(ctx, request, req, current, raw)
     if current is None:
         raise se.not_found(info.plural, info.group, name)
-    ctx.faults.check_conflict(
-        info.plural,
-        info.group,
-        name,
-        namespace=req.namespace or "",
-        subresource=req.subresource or None,
-    )
+    _check_injected_conflict(ctx, req)
     patched = apply_patch(ctype, clone(current), raw, custom=info.is_custom)
     if not isinstance(patched, dict) or not isinstance(patched.get("metadata"), dict):
         raise se.bad_request("the patch produced an invalid object")
@@ -220,16 +199,7 @@ async def _patch(ctx: ServerContext, request: web.Request, req: ApiRequest) -> w
     if want_rv and want_rv != cur_rv:
         raise se.conflict(info.plural, info.group, name)
     patched["metadata"]["resourceVersion"] = cur_rv
-    obj = await ctx.store.update(
-        info,
-        req.namespace,
-        name,
-        patched,
-        subresource=req.subresource or None,
-        dry_run=_dry_run(request),
-        copy=False,
-    )
-    return _respond(request, req, obj)
+    return await _replace(ctx, request, req, patched, dry_run=_dry_run(request))
 
 
 async def _apply(
@@ -248,12 +218,31 @@ async def _apply(
         return _respond(request, req, obj, 201)
     merged = json_merge_patch(clone(current), intent)
     merged["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
+    return await _replace(ctx, request, req, merged, dry_run=False)
+
+
+def _check_injected_conflict(ctx: ServerContext, req: ApiRequest) -> None:
+    """Raises the 409 the fault injector holds for this object, if any."""
+    ctx.faults.check_conflict(
+        req.info.plural,
+        req.info.group,
+        req.name or "",
+        namespace=req.namespace or "",
+        subresource=req.subresource or None,
+    )
+
+
+async def _replace(
+    ctx: ServerContext, request: web.Request, req: ApiRequest, body: Obj, *, dry_run: bool
+) -> web.Response:
+    """Writes ``body`` over the object (or its status subresource) and answers with the result."""
     obj = await ctx.store.update(
         req.info,
         req.namespace,
         req.name or "",
-        merged,
+        body,
         subresource=req.subresource or None,
+        dry_run=dry_run,
         copy=False,
     )
     return _respond(request, req, obj)

@@ -8,7 +8,8 @@ around the typed message. Responses are JSON (kubectl also accepts it). Other ki
 from __future__ import annotations
 
 import base64
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
+from enum import Enum
 from typing import Any
 
 from rayop.sim.machinery import errors as se
@@ -64,78 +65,80 @@ def _map_entry(buf: bytes) -> tuple[str, bytes]:
     return key, val
 
 
-def _meta(buf: bytes) -> Obj:
-    out: Obj = {}
-    strings = {1: "name", 2: "generateName", 3: "namespace", 5: "uid", 6: "resourceVersion"}
-    for num, _, v in _fields(buf):
-        if num in strings:
-            out[strings[num]] = v.decode()
-        elif num in (11, 12):
-            k, val = _map_entry(v)
-            out.setdefault("labels" if num == 11 else "annotations", {})[k] = val.decode()
-        elif num == 14:
-            out.setdefault("finalizers", []).append(v.decode())
-    return out
+class _As(Enum):
+    """How a message field becomes JSON."""
+
+    TEXT = "a string"
+    FLAG = "a bool (varint)"
+    BYTES = "raw bytes"
+    TEXTS = "a repeated string"
+    TEXT_MAP = "a map of strings"
+    BASE64_MAP = "a map of bytes, base64-encoded"
 
 
-def _namespace(buf: bytes) -> Obj:
-    out: Obj = {}
-    for num, _, v in _fields(buf):
-        if num == 1:
-            out["metadata"] = _meta(v)
-    return out
+Fields = dict[int, tuple[str, "_As | Fields"]]
+"""A message's field numbers -> (JSON key, how to decode it or the nested message's fields)."""
 
-
-def _configmap(buf: bytes) -> Obj:
-    out: Obj = {}
-    for num, wt, v in _fields(buf):
-        if num == 1:
-            out["metadata"] = _meta(v)
-        elif num == 2:
-            k, val = _map_entry(v)
-            out.setdefault("data", {})[k] = val.decode()
-        elif num == 3:
-            k, val = _map_entry(v)
-            out.setdefault("binaryData", {})[k] = base64.b64encode(val).decode()
-        elif num == 4 and wt == 0:
-            out["immutable"] = bool(v)
-    return out
-
-
-def _secret(buf: bytes) -> Obj:
-    out: Obj = {}
-    for num, wt, v in _fields(buf):
-        if num == 1:
-            out["metadata"] = _meta(v)
-        elif num == 2:
-            k, val = _map_entry(v)
-            out.setdefault("data", {})[k] = base64.b64encode(val).decode()
-        elif num == 3:
-            out["type"] = v.decode()
-        elif num == 4:
-            k, val = _map_entry(v)
-            out.setdefault("stringData", {})[k] = val.decode()
-        elif num == 5 and wt == 0:
-            out["immutable"] = bool(v)
-    return out
-
-
-def _serviceaccount(buf: bytes) -> Obj:
-    out: Obj = {}
-    for num, wt, v in _fields(buf):
-        if num == 1:
-            out["metadata"] = _meta(v)
-        elif num == 4 and wt == 0:
-            out["automountServiceAccountToken"] = bool(v)
-    return out
-
-
-_DECODERS: dict[tuple[str, str], Callable[[bytes], Obj]] = {
-    ("v1", "Namespace"): _namespace,
-    ("v1", "ConfigMap"): _configmap,
-    ("v1", "Secret"): _secret,
-    ("v1", "ServiceAccount"): _serviceaccount,
+_OBJECT_META: Fields = {
+    1: ("name", _As.TEXT),
+    2: ("generateName", _As.TEXT),
+    3: ("namespace", _As.TEXT),
+    5: ("uid", _As.TEXT),
+    6: ("resourceVersion", _As.TEXT),
+    11: ("labels", _As.TEXT_MAP),
+    12: ("annotations", _As.TEXT_MAP),
+    14: ("finalizers", _As.TEXTS),
 }
+_ENVELOPE: Fields = {  # runtime.Unknown: TypeMeta and the raw typed message
+    1: ("typeMeta", {1: ("apiVersion", _As.TEXT), 2: ("kind", _As.TEXT)}),
+    2: ("raw", _As.BYTES),
+}
+_KINDS: dict[tuple[str, str], Fields] = {
+    ("v1", "Namespace"): {1: ("metadata", _OBJECT_META)},
+    ("v1", "ConfigMap"): {
+        1: ("metadata", _OBJECT_META),
+        2: ("data", _As.TEXT_MAP),
+        3: ("binaryData", _As.BASE64_MAP),
+        4: ("immutable", _As.FLAG),
+    },
+    ("v1", "Secret"): {
+        1: ("metadata", _OBJECT_META),
+        2: ("data", _As.BASE64_MAP),
+        3: ("type", _As.TEXT),
+        4: ("stringData", _As.TEXT_MAP),
+        5: ("immutable", _As.FLAG),
+    },
+    ("v1", "ServiceAccount"): {
+        1: ("metadata", _OBJECT_META),
+        4: ("automountServiceAccountToken", _As.FLAG),
+    },
+}
+
+
+def _decode(buf: bytes, fields: Fields) -> Obj:
+    """Decodes one message by its field table; unknown fields are skipped."""
+    out: Obj = {}
+    for num, wt, v in _fields(buf):
+        spec = fields.get(num)
+        if spec is None:
+            continue
+        key, how = spec
+        if isinstance(how, dict):
+            out[key] = _decode(v, how)
+        elif how is _As.TEXT:
+            out[key] = v.decode()
+        elif how is _As.FLAG:
+            if wt == 0:
+                out[key] = bool(v)
+        elif how is _As.BYTES:
+            out[key] = v
+        elif how is _As.TEXTS:
+            out.setdefault(key, []).append(v.decode())
+        else:
+            k, val = _map_entry(v)
+            text = base64.b64encode(val).decode() if how is _As.BASE64_MAP else val.decode()
+            out.setdefault(key, {})[k] = text
+    return out
 
 
 def decode_protobuf(body: bytes) -> Obj:
@@ -146,22 +149,14 @@ def decode_protobuf(body: bytes) -> Obj:
     """
     if not body.startswith(_MAGIC):
         raise se.bad_request("protobuf body without the k8s magic prefix")
-    api_version = kind = ""
-    raw = b""
     try:
-        for num, _, v in _fields(body[len(_MAGIC) :]):
-            if num == 1:
-                for tnum, _, tv in _fields(v):
-                    if tnum == 1:
-                        api_version = tv.decode()
-                    elif tnum == 2:
-                        kind = tv.decode()
-            elif num == 2:
-                raw = v
-        decoder = _DECODERS.get((api_version, kind))
-        if decoder is None:
+        envelope = _decode(body[len(_MAGIC) :], _ENVELOPE)
+        type_meta = envelope.get("typeMeta") or {}
+        api_version, kind = type_meta.get("apiVersion", ""), type_meta.get("kind", "")
+        fields = _KINDS.get((api_version, kind))
+        if fields is None:
             raise se.unsupported_media_type(f"{PROTOBUF} ({api_version}/{kind})")
-        obj = decoder(raw)
+        obj = _decode(envelope.get("raw", b""), fields)
     except (ValueError, IndexError, UnicodeDecodeError) as exc:
         raise se.bad_request(f"unable to decode protobuf body: {exc}") from exc
     obj["apiVersion"] = api_version

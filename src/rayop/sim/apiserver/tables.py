@@ -104,18 +104,21 @@ def _pod_row(pod: Obj, now: float) -> list[Any]:
     ]
 
 
-_POD_COLUMNS = [
-    ("Name", "string", "name", 0),
-    ("Ready", "string", "", 0),
-    ("Status", "string", "", 0),
-    ("Restarts", "string", "", 0),
-    ("Age", "string", "", 0),
-    ("IP", "string", "", 1),
-    ("Node", "string", "", 1),
-]
+Column = tuple[str, str, str, int]
+"""A column definition: (name, type, format, priority)."""
 
 
-def _columns(cols: Sequence[tuple[str, str, str, int]]) -> list[Obj]:
+def _text_columns(*names: str, wide: tuple[str, ...] = ()) -> list[Column]:
+    """Returns string columns; ``wide`` ones only show with ``-o wide`` (priority 1)."""
+    return [(n, "string", "name" if n == "Name" else "", int(n in wide)) for n in names]
+
+
+_POD_COLUMNS = _text_columns(
+    "Name", "Ready", "Status", "Restarts", "Age", "IP", "Node", wide=("IP", "Node")
+)
+
+
+def _columns(cols: Sequence[Column]) -> list[Obj]:
     return [
         {"name": n, "type": t, "format": f, "description": n, "priority": p} for n, t, f, p in cols
     ]
@@ -156,13 +159,7 @@ def _event_row(ev: Obj, now: float) -> list[Any]:
     ]
 
 
-_EVENT_COLUMNS = [
-    ("Last Seen", "string", "", 0),
-    ("Type", "string", "", 0),
-    ("Reason", "string", "", 0),
-    ("Object", "string", "", 0),
-    ("Message", "string", "", 0),
-]
+_EVENT_COLUMNS = _text_columns("Last Seen", "Type", "Reason", "Object", "Message")
 
 
 def _layout(info: ResourceInfo) -> tuple[list[Obj], Callable[[Obj, float], list[Any]]]:
@@ -171,7 +168,7 @@ def _layout(info: ResourceInfo) -> tuple[list[Obj], Callable[[Obj, float], list[
     if info.key == "/events":
         return _columns(_EVENT_COLUMNS), _event_row
     if info.printer_columns:
-        cols = [("Name", "string", "name", 0)] + [
+        cols: list[Column] = [("Name", "string", "name", 0)] + [
             (
                 str(c.get("name", "")),
                 "string" if c.get("type") == "date" else str(c.get("type", "string")),
