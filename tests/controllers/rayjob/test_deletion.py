@@ -1,20 +1,13 @@
-"""What a finished RayJob deletes and when; the RayCluster and head Service built for it."""
+"""What a finished RayJob deletes and when: rules, legacy policies, shutdownAfterJobFinishes."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from rayjob_objects import parsed, rayjob, rayjob_wire
+from rayjob_objects import rayjob
 
 from rayop.api.rayjob import DeletionPolicyType, RayJobStatus
 from rayop.controllers.common.options import OperatorOptions
-from rayop.controllers.rayjob.cluster import (
-    build_raycluster,
-    build_rayjob_head_service,
-    dashboard_url,
-    head_service_needs_update,
-    updated_head_service,
-)
 from rayop.controllers.rayjob.deletion import decide
 
 END = "2024-05-01T12:00:00Z"
@@ -77,45 +70,3 @@ def test_legacy_policy_and_cluster_selector() -> None:
     selected = rayjob(clusterSelector={"ray.io/cluster": "x"}, shutdownAfterJobFinishes=True)
     nothing = decide(selected, succeeded(), at(59), options=OPTIONS, is_done=never_done)
     assert nothing.action is None and nothing.requeue_after is None
-
-
-def test_raycluster_for_a_rayjob() -> None:
-    wire = rayjob_wire(submissionMode="HTTPMode")
-    wire["metadata"]["annotations"] = {"note": "x"}
-    cluster = build_raycluster(
-        parsed(wire), "job-abcde", cluster_spec=wire["spec"]["rayClusterSpec"]
-    )
-    meta = cluster["metadata"]
-    assert meta["name"] == "job-abcde" and meta["namespace"] == "ns"
-    assert meta["labels"] == {
-        "team": "a",
-        "ray.io/originated-from-cr-name": "job",
-        "ray.io/originated-from-crd": "RayJob",
-        "ray.io/job-submission-mode": "HTTPMode",
-    }
-    assert meta["annotations"] == {"note": "x"}
-    assert meta["ownerReferences"][0]["kind"] == "RayJob"
-    assert cluster["spec"] == wire["spec"]["rayClusterSpec"]
-    assert (
-        dashboard_url(cluster, None, options=OPTIONS)
-        == "job-abcde-head-svc.ns.svc.cluster.local:8266"
-    )
-
-
-def test_rayjob_head_service_follows_the_cluster() -> None:
-    wire = rayjob_wire()
-    first = build_raycluster(parsed(wire), "job-aaaaa", cluster_spec=wire["spec"]["rayClusterSpec"])
-    svc = build_rayjob_head_service(parsed(wire), first, options=OPTIONS)
-    assert svc["metadata"]["name"] == "job-head-svc"
-    assert svc["spec"]["selector"]["ray.io/cluster"] == "job-aaaaa"
-    assert svc["metadata"]["ownerReferences"][0]["kind"] == "RayJob"
-    current = {**svc, "spec": {**svc["spec"], "clusterIP": "10.0.0.7"}}
-    second = build_raycluster(
-        parsed(wire), "job-bbbbb", cluster_spec=wire["spec"]["rayClusterSpec"]
-    )
-    desired = build_rayjob_head_service(parsed(wire), second, options=OPTIONS)
-    assert not head_service_needs_update(current, svc)
-    assert head_service_needs_update(current, desired)
-    updated = updated_head_service(current, desired)
-    assert updated["spec"]["clusterIP"] == "10.0.0.7"
-    assert updated["spec"]["selector"]["ray.io/cluster"] == "job-bbbbb"

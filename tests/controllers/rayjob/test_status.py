@@ -1,17 +1,15 @@
-"""Pure status transitions: initialisation, dashboard mapping, retries, deadlines, write rule."""
+"""Pure status helpers: initialisation, dashboard mapping, retries, reset, write rule."""
 
 from __future__ import annotations
 
 import random
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
 from rayjob_objects import rayjob
 
 from rayop.api.raycluster import RayClusterStatus
 from rayop.api.rayjob import RayJobStatus, RayJobStatusInfo
-from rayop.controllers.common.options import OperatorOptions
 from rayop.controllers.dashboard.models import JobInfo
-from rayop.controllers.rayjob import checks
 from rayop.controllers.rayjob.status import (
     apply_backoff,
     apply_job_info,
@@ -22,7 +20,6 @@ from rayop.controllers.rayjob.status import (
 )
 
 NOW = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)
-OPTIONS = OperatorOptions()
 
 
 def test_init_generates_ids_once_before_any_side_effect() -> None:
@@ -103,40 +100,3 @@ def test_write_only_when_it_matters() -> None:
     done = RayJobStatus(job_deployment_status="Complete")
     prepare_write(done, now=NOW, generation=3)
     assert done.end_time == "2024-05-01T12:00:00Z" and done.observed_generation == 3
-
-
-def started(seconds_ago: int) -> RayJobStatus:
-    start = (NOW - timedelta(seconds=seconds_ago)).strftime("%Y-%m-%dT%H:%M:%SZ")
-    return RayJobStatus(job_deployment_status="Running", start_time=start)
-
-
-def test_deadlines() -> None:
-    job = rayjob(activeDeadlineSeconds=10, preRunningDeadlineSeconds=5)
-    assert not checks.active_deadline_exceeded(job, started(9), NOW)
-    status = started(10)
-    assert checks.active_deadline_exceeded(job, status, NOW)
-    assert (status.job_deployment_status, status.reason) == ("Failed", "DeadlineExceeded")
-    status = started(6)
-    assert checks.pre_running_deadline_exceeded(job, status, NOW)
-    assert status.reason == "PreRunningDeadlineExceeded"
-    assert not checks.active_deadline_exceeded(rayjob(), started(10_000), NOW)
-
-
-def test_suspend_only_from_initializing_or_running() -> None:
-    job = rayjob(suspend=True, shutdownAfterJobFinishes=True)
-    status = RayJobStatus(job_deployment_status="Running")
-    assert checks.suspend_if_requested(job, status) and status.job_deployment_status == "Suspending"
-    assert not checks.suspend_if_requested(job, RayJobStatus(job_deployment_status="Complete"))
-
-
-def test_grace_periods_and_timeouts() -> None:
-    status = RayJobStatus(job_status="SUCCEEDED", job_deployment_status="Running", ray_job_info=RayJobStatusInfo(end_time="2024-05-01T11:54:00Z"))  # fmt: skip
-    assert checks.transition_grace_exceeded(status, NOW, options=OPTIONS)
-    assert status.job_deployment_status == "Complete"
-    assert status.reason == "JobDeploymentStatusTransitionGracePeriodExceeded"
-    status = RayJobStatus(job_status_check_failure_start_time="2024-05-01T11:55:00Z")
-    assert checks.status_check_timed_out(status, NOW, options=OPTIONS)
-    assert status.reason == "JobStatusCheckTimeoutExceeded"
-    status = RayJobStatus(job_status="RUNNING")
-    assert not checks.submitter_finished_timed_out(status, NOW - timedelta(seconds=29), NOW)
-    assert checks.submitter_finished_timed_out(status, NOW - timedelta(seconds=31), NOW)
