@@ -37,20 +37,20 @@ __all__ = ["RBAC_KEY", "build_app", "context_of"]
 RBAC_KEY: web.AppKey[Rbac] = web.AppKey("rayop_sim_rbac", Rbac)
 
 
+_WRITE_VERBS = {"POST": "create", "PUT": "update", "PATCH": "patch"}
+
+
 def _verb(method: str, name: str | None, query: Any) -> str:
     if method == "GET":
         if query.get("watch") in ("1", "true", "True"):
             return "watch"
         return "list" if name is None else "get"
-    if method == "POST":
-        return "create"
-    if method == "PUT":
-        return "update"
-    if method == "PATCH":
-        return "patch"
     if method == "DELETE":
         return "deletecollection" if name is None else "delete"
-    raise se.method_not_allowed()
+    verb = _WRITE_VERBS.get(method)
+    if verb is None:
+        raise se.method_not_allowed()
+    return verb
 
 
 def _parse(

@@ -93,25 +93,20 @@ _ENVELOPE: Fields = {  # runtime.Unknown: TypeMeta and the raw typed message
     1: ("typeMeta", {1: ("apiVersion", _As.TEXT), 2: ("kind", _As.TEXT)}),
     2: ("raw", _As.BYTES),
 }
-_KINDS: dict[tuple[str, str], Fields] = {
-    ("v1", "Namespace"): {1: ("metadata", _OBJECT_META)},
+_KINDS: dict[tuple[str, str], Fields] = {  # beside the ObjectMeta every object has at field 1
+    ("v1", "Namespace"): {},
     ("v1", "ConfigMap"): {
-        1: ("metadata", _OBJECT_META),
         2: ("data", _As.TEXT_MAP),
         3: ("binaryData", _As.BASE64_MAP),
         4: ("immutable", _As.FLAG),
     },
     ("v1", "Secret"): {
-        1: ("metadata", _OBJECT_META),
         2: ("data", _As.BASE64_MAP),
         3: ("type", _As.TEXT),
         4: ("stringData", _As.TEXT_MAP),
         5: ("immutable", _As.FLAG),
     },
-    ("v1", "ServiceAccount"): {
-        1: ("metadata", _OBJECT_META),
-        4: ("automountServiceAccountToken", _As.FLAG),
-    },
+    ("v1", "ServiceAccount"): {4: ("automountServiceAccountToken", _As.FLAG)},
 }
 
 
@@ -156,7 +151,7 @@ def decode_protobuf(body: bytes) -> Obj:
         fields = _KINDS.get((api_version, kind))
         if fields is None:
             raise se.unsupported_media_type(f"{PROTOBUF} ({api_version}/{kind})")
-        obj = _decode(envelope.get("raw", b""), fields)
+        obj = _decode(envelope.get("raw", b""), {1: ("metadata", _OBJECT_META), **fields})
     except (ValueError, IndexError, UnicodeDecodeError) as exc:
         raise se.bad_request(f"unable to decode protobuf body: {exc}") from exc
     obj["apiVersion"] = api_version

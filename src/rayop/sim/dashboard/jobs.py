@@ -49,6 +49,13 @@ _FIELDS = {
 }
 
 
+_STATUS_MESSAGES = {
+    "RUNNING": "Job is currently running.",
+    "SUCCEEDED": "Job finished successfully.",
+    "STOPPED": "Job was intentionally stopped.",
+}
+
+
 class DashboardHttpError(Exception):
     """An error answer of the simulated dashboard: HTTP status and its text/plain body."""
 
@@ -212,12 +219,9 @@ class JobTable:
             if job.runtime_env:
                 text += " It may be waiting for the runtime environment to be set up."
             return text
-        if status == "RUNNING":
-            return "Job is currently running."
-        if status == "SUCCEEDED":
-            return "Job finished successfully."
-        if status == "STOPPED":
-            return "Job was intentionally stopped."
+        fixed = _STATUS_MESSAGES.get(status)
+        if fixed is not None:
+            return fixed
         tail = "\n".join(self.logs(job).splitlines()[-10:])
         return (
             f"Job entrypoint command failed with exit code {job.exit_code}, last available "
