@@ -33,18 +33,15 @@ def status_body(
     details: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Builds a failure ``Status`` dict (W4)."""
-    body: dict[str, Any] = {
-        "kind": "Status",
-        "apiVersion": "v1",
-        "metadata": {},
-        "status": "Failure",
-        "message": message,
-        "reason": reason,
-        "code": code,
-    }
+    body = _status("Failure", message=message, reason=reason, code=code)
     if details:
         body["details"] = details
     return body
+
+
+def _status(outcome: str, **fields: Any) -> dict[str, Any]:
+    """Returns a metav1 ``Status`` dict with ``status: <outcome>`` followed by ``fields``."""
+    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": outcome, **fields}
 
 
 class StatusError(Exception):
@@ -188,10 +185,4 @@ def timeout(message: str) -> StatusError:
 
 def success_status(resource: str, group: str, name: str, uid: str) -> dict[str, Any]:
     """A ``Status`` with ``status: Success`` as sent for some DELETE responses."""
-    return {
-        "kind": "Status",
-        "apiVersion": "v1",
-        "metadata": {},
-        "status": "Success",
-        "details": {**_details(name, group, resource), "uid": uid},
-    }
+    return _status("Success", details={**_details(name, group, resource), "uid": uid})
