@@ -3,7 +3,8 @@
 A RayService's cluster is ``<rayservice>-<5 random chars>``, carries the RayService's labels and
 annotations plus KubeRay's (``ray.io/originated-from-cr-name``, ``ray.io/originated-from-crd=
 RayService``; the spec hash, the worker group count, the KubeRay version, and
-``ray.io/enable-serve-service=true``), and is controlled by the RayService. The hash covers
+``ray.io/enable-serve-service=true``), and is controlled by the RayService (its one controller
+ownerReference, :func:`~rayop.controllers.common.ownership.controller_reference`). The hash covers
 ``rayClusterConfig`` without what scaling changes (worker ``replicas`` and ``workersToDelete``),
 so the autoscaler never triggers an upgrade; a different hash means a new cluster is needed,
 unless the only difference is worker groups appended at the end (then the cluster is updated).
@@ -27,6 +28,7 @@ from typing import Any
 from rayop.api.rayservice import RayService, RayServiceSpec, RayServiceUpgradeType
 from rayop.controllers.common import names
 from rayop.controllers.common.options import KUBERAY_VERSION, OperatorOptions
+from rayop.controllers.common.ownership import controller_reference
 from rayop.controllers.rayservice import settings
 
 Obj = Mapping[str, Any]
@@ -94,18 +96,6 @@ def new_cluster_name(service_name: str, rng: random.Random) -> str:
     return f"{service_name}-{names.random_suffix(rng)}"
 
 
-def owner_reference(service: RayService) -> dict[str, Any]:
-    """Returns the controller ownerReference pointing at the RayService."""
-    return {
-        "apiVersion": settings.OWNER_API_VERSION,
-        "kind": settings.OWNER_KIND,
-        "name": service.name,
-        "uid": service.metadata.get("uid", ""),
-        "controller": True,
-        "blockOwnerDeletion": True,
-    }
-
-
 def cluster_annotations(service: RayService, goal: Obj) -> dict[str, str]:
     """Returns the annotations of a cluster built from ``goal``: the RayService's plus KubeRay's."""
     result = dict(service.metadata.get("annotations") or {})
@@ -133,7 +123,7 @@ def build_ray_cluster(service: RayService, goal: Obj, cluster_name: str) -> dict
             "namespace": service.namespace,
             "labels": cluster_labels,
             "annotations": cluster_annotations(service, goal),
-            "ownerReferences": [owner_reference(service)],
+            "ownerReferences": [controller_reference(service)],
         },
         "spec": copy.deepcopy(dict(goal)),
     }

@@ -24,13 +24,13 @@ from rayop.api.rayservice import RayService
 from rayop.controllers.common import labels as rc_labels
 from rayop.controllers.common import names
 from rayop.controllers.common.options import OperatorOptions
+from rayop.controllers.common.ownership import controller_reference
 from rayop.controllers.raycluster.builders import (
     ServiceBuildError,
     build_head_service,
     service_ports,
 )
 from rayop.controllers.rayservice import settings
-from rayop.controllers.rayservice.cluster_spec import owner_reference
 
 Obj = Mapping[str, Any]
 Service = dict[str, Any]
@@ -84,7 +84,7 @@ def build_rayservice_head_service(
         keys.RAY_NODE_TYPE: rc_labels.HEAD,
         keys.RAY_IDENTIFIER: names.identifier(service_name, rc_labels.HEAD),
     }
-    metadata["ownerReferences"] = [owner_reference(service)]
+    metadata["ownerReferences"] = [controller_reference(service)]
     return svc
 
 
@@ -116,7 +116,7 @@ def build_rayservice_serve_service(service: RayService, cluster: Obj) -> Service
         **_origin_labels(service_name),
         keys.RAY_SERVE: names.serve_service_label(service_name),
     }
-    metadata["ownerReferences"] = [owner_reference(service)]
+    metadata["ownerReferences"] = [controller_reference(service)]
     for key in ("uid", "resourceVersion", "creationTimestamp", "generation"):
         metadata.pop(key, None)
     spec["selector"] = {

@@ -18,7 +18,6 @@ CONTROLLER_NAME: Final = "rayservice"
 REPORTING_CONTROLLER: Final = "rayservice-controller"
 """The reporting controller of the RayService controller's Events."""
 OWNER_KIND: Final = "RayService"
-OWNER_API_VERSION: Final = "ray.io/v1"
 
 FINALIZER: Final = keys.RAYSERVICE_FINALIZER
 
