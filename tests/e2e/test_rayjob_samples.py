@@ -140,3 +140,17 @@ async def test_existing_cluster_is_kept(samples: Samples) -> None:
     await eventually(lambda: env.raycluster(namespace, "ray-cluster-kuberay") is not None)
     cluster = env.raycluster(namespace, "ray-cluster-kuberay")
     assert cluster is not None and not cluster["metadata"].get("deletionTimestamp")
+
+
+async def test_no_sample_races_the_cache_behind_its_own_writes(samples: Samples) -> None:
+    """Once every sample has finished, none of their RayJobs ever had a write refused with 409:
+    each pass waited for the cache to show the controller's own previous write."""
+    env = samples.env
+    for namespace, name in samples.names.values():
+        await env.wait_for_status(namespace, name, "Complete", "Failed", timeout=40)
+    refused = [
+        (w.namespace, w.name, w.verb, w.subresource)
+        for w in env.cp.audit.writes
+        if w.resource == "rayjobs" and w.code == 409
+    ]
+    assert refused == []
