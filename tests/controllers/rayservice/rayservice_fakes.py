@@ -25,7 +25,8 @@ from rayop.controllers.common.options import OperatorOptions
 from rayop.controllers.dashboard.client import DashboardClient
 from rayop.controllers.dashboard.transport import DashboardRequest
 from rayop.controllers.rayservice.cluster_spec import build_ray_cluster, goal_spec
-from rayop.controllers.rayservice.context import DashboardFactory, RayServiceDeps, ServiceContext
+from rayop.controllers.rayservice.context import RayServiceDeps, ServiceContext
+from rayop.controllers.rayservice.dashboards import DashboardFactory
 from rayop.controllers.rayservice.serve_cache import ServeConfigCache
 from rayop.kube.client import KubeClient
 from rayop.kube.errors import AlreadyExists, NotFound

@@ -20,7 +20,7 @@ from typing import Any
 from rayop.api.common import format_time
 from rayop.api.rayservice import RayService, RayServiceSpec
 from rayop.controllers.common.options import OperatorOptions
-from rayop.controllers.dashboard.client import DashboardClient
+from rayop.controllers.rayservice.dashboards import DashboardFactory
 from rayop.controllers.rayservice.serve_cache import ServeConfigCache
 from rayop.controllers.rayservice.settings import ORIGINATED_FROM_CR_NAME, ORIGINATED_FROM_CRD
 from rayop.kube.client import KubeClient
@@ -32,35 +32,6 @@ from rayop.runtime.own_writes import OwnWrites
 from rayop.runtime.reconcile import Request
 
 Obj = Mapping[str, Any]
-
-
-class DashboardFactory:
-    """Builds dashboard clients for a RayCluster's head (through the API server or directly).
-
-    Args:
-        kube: The operator's API client (used by the services proxy).
-        use_kubernetes_proxy: Go through ``services/<svc>:<port>/proxy`` (KubeRay's
-            ``--use-kubernetes-proxy``); otherwise ``http://<svc FQDN>:<port>``.
-        cluster_domain: DNS domain of direct URLs.
-    """
-
-    def __init__(
-        self, kube: KubeClient, *, use_kubernetes_proxy: bool, cluster_domain: str
-    ) -> None:
-        self.kube = kube
-        self.use_kubernetes_proxy = use_kubernetes_proxy
-        self.cluster_domain = cluster_domain
-
-    def client(
-        self, *, namespace: str, service: str, port_name: str, port: int, token: str | None = None
-    ) -> DashboardClient:
-        """Returns a client for one port of a head service; the caller closes it."""
-        if self.use_kubernetes_proxy:
-            return DashboardClient.via_proxy(
-                self.kube, namespace=namespace, service=service, port=port_name, token=token
-            )
-        url = f"http://{service}.{namespace}.svc.{self.cluster_domain}:{port}"
-        return DashboardClient.direct(url, token=token)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -19,7 +19,8 @@ from rayop.controllers.common.registration import (
     ray_watches,
     register_controller,
 )
-from rayop.controllers.rayservice.context import DashboardFactory, RayServiceDeps
+from rayop.controllers.rayservice.context import RayServiceDeps
+from rayop.controllers.rayservice.dashboards import DashboardFactory
 from rayop.controllers.rayservice.reconciler import RayServiceReconciler
 from rayop.controllers.rayservice.serve_cache import ServeConfigCache
 from rayop.controllers.rayservice.settings import CONTROLLER_NAME, OWNER_KIND, REPORTING_CONTROLLER
