@@ -180,3 +180,13 @@ async def test_an_unknown_deployment_status_is_looked_at_again_in_3_s() -> None:
     cached(world, rayjob_wire(), job_deployment_status="Levitating")
     assert await world.reconciler().reconcile(REQUEST) == Result(requeue_after=3.0)
     assert world.client.calls == []
+
+
+async def test_a_validation_failure_is_written_without_the_phase_stamps() -> None:
+    world = World()
+    wire = rayjob_wire(submissionMode="Telepathy")
+    wire["metadata"]["generation"] = 2
+    cached(world, wire)
+    await world.reconciler().reconcile(REQUEST)
+    status = written_status(world)
+    assert "observedGeneration" not in status and "endTime" not in status

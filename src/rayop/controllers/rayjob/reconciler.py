@@ -9,7 +9,7 @@ The pass reads the RayJob from the cache (gone: done), parses it once into a
 2. ``spec.managedBy`` names another controller: done;
 3. being deleted: stop a non-terminal Ray job (best effort), remove the finalizer, done;
 4. validation (including specs using a feature whose gate is off): problems give a Warning
-   event and ``ValidationFailed`` (terminal; the status is written, no requeue);
+   event and ``ValidationFailed`` (terminal; the step writes the status itself, no requeue);
 5. the phase handler of ``status.jobDeploymentStatus`` (see :mod:`.phases`).
 
 A step that ends the pass early says what happens to its status edits (a
@@ -86,7 +86,11 @@ async def _stop_ray_job(ctx: PassContext) -> None:
 
 
 async def reject_if_invalid(ctx: PassContext) -> Stop | None:
-    """Marks an invalid RayJob ValidationFailed (with a Warning event); no requeue."""
+    """Marks an invalid RayJob ValidationFailed (with a Warning event); no requeue.
+
+    The status is written here, when it changed, without the stamps of a phase's write (no
+    ``observedGeneration``, no ``endTime``), so the pass then drops nothing.
+    """
     if not ctx.problems:
         return None
     message = "; ".join(ctx.problems)
@@ -94,7 +98,9 @@ async def reject_if_invalid(ctx: PassContext) -> Stop | None:
     ctx.status.job_deployment_status = JobDeploymentStatus.VALIDATION_FAILED
     ctx.status.reason = JobFailedReason.VALIDATION_FAILED
     ctx.status.message = message
-    return Stop.after_status_write()
+    if needs_write(ctx.original, ctx.status):
+        await actions.write_status(ctx)
+    return Stop.discarding_status()
 
 
 async def run_phase(ctx: PassContext) -> Stop | None:
