@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from rayop.api.raycluster import RayCluster
 from rayop.controllers.raycluster.reconcile_context import ReconcileContext
 from rayop.controllers.raycluster.reconciler import GATE_STEPS, RESOURCE_STEPS, RayClusterReconciler
 from rayop.runtime.reconcile import Request, Result
@@ -123,3 +124,18 @@ def test_the_step_lists_are_kuberay_s_order() -> None:
         "reconcile_serve_service",
         "reconcile_pods",
     ]
+
+
+async def test_a_pass_parses_the_cluster_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    parsed: list[object] = []
+    original = RayCluster.model_validate
+
+    def counting(obj: Any, **kw: Any) -> RayCluster:
+        parsed.append(obj)
+        return original(obj, **kw)
+
+    monkeypatch.setattr(RayCluster, "model_validate", counting)
+    fakes = _with_head_service(_fakes())
+    await RayClusterReconciler(fakes.deps()).reconcile(REQUEST)  # builds a head and two workers
+    assert len(fakes.api.verbs("create", "Pod")) == 3
+    assert len(parsed) == 1
