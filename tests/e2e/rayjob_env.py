@@ -22,8 +22,8 @@ from raycluster_env import SAMPLES
 from rayop.api.common import format_time
 from rayop.controllers.common.options import OperatorOptions
 from rayop.kube.resources import JOBS, PODS, RAY_CLUSTERS, RAY_JOBS
+from rayop.sim.apiserver.faults import Faults
 from rayop.sim.dashboard.head import DashboardConfig
-from rayop.sim.machinery.faults import Faults
 from rayop.sim.nodes.kubelet import KubeletConfig
 from rayop.testing import FAST_KUBELET, eventually
 

@@ -11,7 +11,7 @@ from collections import Counter
 import pytest
 from rayjob_env import RayJobEnv, load_docs, running_rayjob_operator, small_rayjob
 
-from rayop.sim.machinery.faults import Faults
+from rayop.sim.apiserver.faults import Faults
 
 MODES = ("K8sJobMode", "HTTPMode")
 JOBS_PER_MODE = 3

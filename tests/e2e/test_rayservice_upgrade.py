@@ -17,7 +17,7 @@ from rayservice_env import (
 from rayop.controllers.rayservice.cleanup import scheduled_deletion
 from rayop.controllers.rayservice.settings import DELETION_TIMESTAMP_ANNOTATION
 from rayop.kube.resources import RAY_CLUSTERS
-from rayop.sim.machinery.audit import AuditRecord
+from rayop.sim.apiserver.audit import AuditRecord
 from rayop.testing import eventually
 
 NS = "upgrade"

@@ -11,8 +11,8 @@ import orjson
 from aiohttp.test_utils import TestClient, TestServer
 
 from rayop.sim.apiserver.app import build_app
-from rayop.sim.machinery.audit import Audit
-from rayop.sim.machinery.faults import Faults
+from rayop.sim.apiserver.audit import Audit
+from rayop.sim.apiserver.faults import Faults
 from rayop.sim.storage.store import Store
 
 TOKEN = "test-token"

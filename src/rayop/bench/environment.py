@@ -94,8 +94,8 @@ class InProcessControlPlane:
     fresh = True
 
     def __init__(self, settings: ServerSettings) -> None:
+        from rayop.sim.apiserver.faults import Faults
         from rayop.sim.controlplane import EmbeddedControlPlane
-        from rayop.sim.machinery.faults import Faults
         from rayop.sim.nodes.kubelet import KubeletConfig
 
         latency = {v: (settings.api_latency, 0.0) for v in AUDIT_VERBS if v != "watch"}

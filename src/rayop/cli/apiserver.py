@@ -14,7 +14,7 @@ import typer
 from rayop.cli.app import app
 from rayop.cli.control_plane_flags import ControlPlaneFlags, PodReadyDelayOpt
 from rayop.cli.option_groups import expand_option_groups
-from rayop.sim.machinery.faults import Faults
+from rayop.sim.apiserver.faults import Faults
 from rayop.sim.nodes.kubelet import KubeletConfig
 
 if TYPE_CHECKING:

@@ -17,8 +17,8 @@ import typer
 from rayop.cli.option_groups import OptionGroup
 
 if TYPE_CHECKING:
+    from rayop.sim.apiserver.faults import Faults
     from rayop.sim.controlplane import EmbeddedControlPlane
-    from rayop.sim.machinery.faults import Faults
     from rayop.sim.nodes.kubelet import KubeletConfig
 
 __all__ = ["ControlPlaneFlags", "PodReadyDelayOpt"]

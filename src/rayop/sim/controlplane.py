@@ -23,6 +23,8 @@ import yaml
 from aiohttp import web
 
 from rayop.sim.apiserver.app import build_app
+from rayop.sim.apiserver.audit import Audit
+from rayop.sim.apiserver.faults import Faults
 from rayop.sim.apiserver.kubeconfig import kubeconfig_document
 from rayop.sim.apiserver.proxy import ServiceRegistry
 from rayop.sim.apiserver.rbac import Rbac
@@ -34,8 +36,6 @@ from rayop.sim.controller_manager.serviceaccounts import ServiceAccountControlle
 from rayop.sim.dashboard.head import DashboardConfig
 from rayop.sim.dashboard.registry import DashboardRegistry
 from rayop.sim.dashboard.submitter import SubmitterSimulator
-from rayop.sim.machinery.audit import Audit
-from rayop.sim.machinery.faults import Faults
 from rayop.sim.nodes.kubelet import Kubelet, KubeletConfig
 from rayop.sim.storage.controller_base import StoreController
 from rayop.sim.storage.store import Store

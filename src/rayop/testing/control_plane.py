@@ -32,9 +32,9 @@ from rayop.kube.resources import (
     RAY_JOBS,
     RAY_SERVICES,
 )
+from rayop.sim.apiserver.faults import Faults
 from rayop.sim.controlplane import EmbeddedControlPlane
 from rayop.sim.dashboard.head import DashboardConfig
-from rayop.sim.machinery.faults import Faults
 from rayop.sim.nodes.kubelet import KubeletConfig
 from rayop.testing.readiness import ray_node_pods, raycluster_converged
 from rayop.testing.waiting import eventually

@@ -14,7 +14,9 @@ import orjson
 from aiohttp import web
 
 from rayop.sim.apiserver import discovery
+from rayop.sim.apiserver.audit import Audit
 from rayop.sim.apiserver.crud import handle_crud
+from rayop.sim.apiserver.faults import FaultInjector, Faults
 from rayop.sim.apiserver.proxy import handle_proxy
 from rayop.sim.apiserver.rbac import Attributes, Rbac, UserInfo
 from rayop.sim.apiserver.request import (
@@ -28,8 +30,6 @@ from rayop.sim.apiserver.request import (
 from rayop.sim.apiserver.token import handle_token_request
 from rayop.sim.apiserver.watch import handle_watch
 from rayop.sim.machinery import errors as se
-from rayop.sim.machinery.audit import Audit
-from rayop.sim.machinery.faults import FaultInjector, Faults
 from rayop.sim.storage.store import Store
 
 __all__ = ["RBAC_KEY", "build_app", "context_of"]

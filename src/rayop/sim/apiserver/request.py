@@ -10,10 +10,10 @@ import aiohttp
 import orjson
 from aiohttp import web
 
+from rayop.sim.apiserver.audit import Audit
+from rayop.sim.apiserver.faults import FaultInjector
 from rayop.sim.apiserver.pagination import Snapshots
 from rayop.sim.machinery import errors as se
-from rayop.sim.machinery.audit import Audit
-from rayop.sim.machinery.faults import FaultInjector
 from rayop.sim.machinery.resources import ResourceInfo
 from rayop.sim.storage.store import Store
 

@@ -1,7 +1,9 @@
 """Resources served through a conversion of another resource's stored objects.
 
 ``events.k8s.io/v1`` Events are stored as core ``v1`` Events: a request for the alias is
-converted into the stored form on the way in and back on the way out.
+converted into the stored form on the way in and back on the way out. Both APIs serve the same
+objects, as in Kubernetes: an event written through one is read through the other
+(``kubectl describe`` reads core events; client-go recorders write events.k8s.io ones).
 """
 
 from __future__ import annotations
@@ -9,13 +11,46 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from rayop.sim.machinery.event_conversion import core_to_events_v1, events_v1_to_core
 from rayop.sim.machinery.resources import ResourceInfo, ResourceRegistry
 from rayop.sim.storage.objects import Obj
 
-__all__ = ["Alias", "find_alias"]
+__all__ = ["Alias", "core_to_events_v1", "events_v1_to_core", "find_alias"]
 
 Convert = Callable[[Obj], Obj]
+
+# events.k8s.io/v1 field -> core/v1 field (fields with the same name are copied as they are)
+_RENAMES = {
+    "regarding": "involvedObject",
+    "note": "message",
+    "reportingController": "reportingComponent",
+    "deprecatedSource": "source",
+    "deprecatedFirstTimestamp": "firstTimestamp",
+    "deprecatedLastTimestamp": "lastTimestamp",
+    "deprecatedCount": "count",
+}
+_BACK = {v: k for k, v in _RENAMES.items()}
+_SKIP = {"apiVersion", "kind"}
+
+
+def events_v1_to_core(obj: Obj) -> Obj:
+    """Returns the core/v1 form of an events.k8s.io/v1 Event (shallow; values shared)."""
+    out: Obj = {"apiVersion": "v1", "kind": "Event"}
+    for k, v in obj.items():
+        if k not in _SKIP:
+            out[_RENAMES.get(k, k)] = v
+    return out
+
+
+def core_to_events_v1(obj: Obj) -> Obj:
+    """Returns the events.k8s.io/v1 form of a core/v1 Event (shallow; values shared)."""
+    out: Obj = {"apiVersion": "events.k8s.io/v1", "kind": "Event"}
+    for k, v in obj.items():
+        if k not in _SKIP:
+            out[_BACK.get(k, k)] = v
+    if "reportingController" not in out and isinstance(obj.get("source"), dict):
+        out["reportingController"] = obj["source"].get("component", "")
+    return out
+
 
 # (group, plural) of an aliased resource -> (into storage form, out of storage form)
 _CONVERSIONS: dict[tuple[str, str], tuple[Convert, Convert]] = {
