@@ -123,8 +123,8 @@ RAYJOB_RULES: Final[tuple[PolicyRule, ...]] = (
 """What the RayJob controller calls."""
 
 RAYSERVICE_RULES: Final[tuple[PolicyRule, ...]] = (
-    # get: a fresh read when the cache lags behind the controller's own status write.
-    PolicyRule("ray.io", ("rayservices",), (*_READ, "patch")),
+    # No get: a pass that finds the cache behind its own last write waits for it (OwnWrites).
+    PolicyRule("ray.io", ("rayservices",), ("list", "watch", "patch")),
     PolicyRule("ray.io", ("rayservices/status",), ("update",)),
     PolicyRule("ray.io", ("rayservices/finalizers",), ("update",)),
     PolicyRule("ray.io", ("rayclusters",), (*_READ, "create", "update", "patch", "delete")),
