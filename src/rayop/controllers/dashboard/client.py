@@ -213,6 +213,7 @@ class DashboardClient:
 
     @staticmethod
     def _answer(what: str, status: int, body: bytes) -> _Answer:
+        """Returns a 2xx answer; raises DashboardUnavailable (502-504) or DashboardError."""
         if not 200 <= status < 300:
             cls = DashboardUnavailable if status in (502, 503, 504) else DashboardError
             text = body_text(body)
