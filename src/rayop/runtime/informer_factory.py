@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import builtins
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from rayop.kube.resource import Resource
@@ -72,8 +72,7 @@ class MultiNamespaceInformer:
 
     async def wait_for_sync(self, timeout: float | None = None) -> bool:
         """Blocks until every namespace's informer has synced or the timeout passes."""
-        results = await asyncio.gather(*(i.wait_for_sync(timeout) for i in self.informers.values()))
-        return all(results)
+        return await _all_synced(self.informers.values(), timeout)
 
     def get(self, namespace: str | None, name: str) -> Obj | None:
         """Returns the cached object, or None (also for an unwatched namespace)."""
@@ -214,11 +213,17 @@ class InformerFactory:
 
     async def wait_for_sync(self, timeout: float | None = None) -> bool:
         """Blocks until every informer has synced or ``timeout`` passes; returns whether all did."""
-        results = await asyncio.gather(*(i.wait_for_sync(timeout) for i in self.informers))
-        return all(results)
+        return await _all_synced(self.informers, timeout)
 
     async def stop(self) -> None:
         """Stops every informer."""
         self._started = False
         for informer in self._informers.values():
             await informer.stop()
+
+
+async def _all_synced(informers: Iterable[SharedInformer], timeout: float | None) -> bool:
+    """Waits for every informer at once (in one task group); returns whether all synced."""
+    async with asyncio.TaskGroup() as group:
+        waits = [group.create_task(i.wait_for_sync(timeout)) for i in informers]
+    return all(wait.result() for wait in waits)
