@@ -41,7 +41,9 @@ from rayop.runtime.steps import Step, Stop
 
 log = logging.getLogger(__name__)
 
-WAIT = Stop.discarding_status(Result(requeue_after=settings.RAYJOB_REQUEUE))
+REQUEUE = Result(requeue_after=settings.RAYJOB_REQUEUE)
+"""``RayJobDefaultRequeueDuration``: how a pass that is not finished with the RayJob ends."""
+WAIT = Stop.discarding_status(REQUEUE)
 """Look again in 3 s; this pass's status edits are dropped (KubeRay returns before writing)."""
 IDLE = Stop.discarding_status()
 """Nothing to do until the RayJob changes; nothing is written."""

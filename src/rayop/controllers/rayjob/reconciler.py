@@ -28,13 +28,12 @@ from pydantic import ValidationError
 from rayop.api.common import MANAGED_BY_KUBERAY
 from rayop.api.rayjob import JobDeploymentStatus, JobFailedReason, RayJob, RayJobStatus
 from rayop.api.validation import validate_rayjob
-from rayop.controllers.common import settings
 from rayop.controllers.common.gate_checks import rayjob_gate_problems
 from rayop.controllers.dashboard.client import DashboardError
 from rayop.controllers.dashboard.models import is_terminal
 from rayop.controllers.rayjob import actions
 from rayop.controllers.rayjob.context import PassContext, RayJobDeps
-from rayop.controllers.rayjob.phases import PHASES
+from rayop.controllers.rayjob.phases import PHASES, REQUEUE, WAIT
 from rayop.controllers.rayjob.status import apply_backoff, needs_write, prepare_write
 from rayop.runtime.frozen import thaw
 from rayop.runtime.reconcile import Request, Result
@@ -42,15 +41,13 @@ from rayop.runtime.steps import StatusEdits, Step, Stop, run_steps
 
 log = logging.getLogger(__name__)
 
-REQUEUE = Result(requeue_after=settings.RAYJOB_REQUEUE)
-
 
 async def wait_for_own_write(ctx: PassContext) -> Stop | None:
     """Ends the pass when the cache predates this controller's last write of the RayJob."""
     if not ctx.deps.own_writes.cache_behind(ctx.rayjob):
         return None
     log.debug("RayJob %s: the cache has not shown our last write yet", ctx.request)
-    return Stop.discarding_status(REQUEUE)
+    return WAIT
 
 
 async def skip_foreign(ctx: PassContext) -> Stop | None:
@@ -112,7 +109,7 @@ async def run_phase(ctx: PassContext) -> Stop | None:
             ctx.request,
             ctx.status.job_deployment_status,
         )
-        return Stop.discarding_status(REQUEUE)
+        return WAIT
     return await phase(ctx)
 
 
