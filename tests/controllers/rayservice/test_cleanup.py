@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from rayservice_fakes import World, cluster_of, rayservice, with_status
-
 from rayop.controllers.rayservice import cleanup
+
+from .rayservice_fakes import World, cluster_of, rayservice, with_status
 
 ANNOTATION = "ray.io/rayservice-deletion-timestamp"
 

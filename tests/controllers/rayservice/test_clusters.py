@@ -5,12 +5,12 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from rayservice_fakes import NS, World, cluster_of, rayservice, with_status
-
 from rayop.controllers.common.options import OperatorOptions
 from rayop.controllers.rayservice import clusters
 from rayop.kube.errors import Conflict
 from rayop.kube.resources import RAY_CLUSTERS
+
+from .rayservice_fakes import NS, World, cluster_of, rayservice, with_status
 
 
 def _new_head_params(service: dict[str, Any]) -> dict[str, Any]:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import copy
 
-from rayservice_fakes import NAME, NS, World, cluster_of, rayservice
-
 from rayop.controllers.rayservice import gates
 from rayop.runtime.reconcile import Result
 from rayop.runtime.steps import StatusEdits, Stop
+
+from .rayservice_fakes import NAME, NS, World, cluster_of, rayservice
 
 FINALIZER = "ray.io/rayservice-finalizer"
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from rayservice_fakes import World, cluster_of, head_pod, rayservice, with_status
-
 from rayop.controllers.rayservice import head_label
+
+from .rayservice_fakes import World, cluster_of, head_pod, rayservice, with_status
 
 
 def _labels(world: World) -> list[tuple[str, str]]:

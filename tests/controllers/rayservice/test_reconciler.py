@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from rayservice_fakes import NAME, NS, World, cluster_of, rayservice, with_status
-
 from rayop.controllers.rayservice.context import ServiceContext
 from rayop.controllers.rayservice.reconciler import RayServiceReconciler, requeue_after
 from rayop.runtime.reconcile import Request, Result
 from rayop.runtime.steps import Stop
+
+from .rayservice_fakes import NAME, NS, World, cluster_of, rayservice, with_status
 
 
 async def test_a_new_service_gets_a_pending_cluster_and_a_status_in_one_pass() -> None:

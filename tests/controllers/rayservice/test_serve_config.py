@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from rayservice_fakes import NAME, NS, SERVE_CONFIG, World, cluster_of, rayservice, with_status
 
 from rayop.controllers.dashboard.errors import DashboardError
 from rayop.controllers.rayservice import serve_config
+
+from .rayservice_fakes import NAME, NS, SERVE_CONFIG, World, cluster_of, rayservice, with_status
 
 
 async def test_the_config_is_deployed_once_and_the_cluster_becomes_ready() -> None:

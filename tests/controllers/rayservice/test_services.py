@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from rayservice_fakes import NS, World, cluster_of, rayservice, with_status
-
 from rayop.controllers.rayservice import services
 from rayop.kube.resources import SERVICES
+
+from .rayservice_fakes import NS, World, cluster_of, rayservice, with_status
 
 
 def _service_selecting(name: str, cluster: str) -> dict[str, object]:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from rayservice_fakes import NS, World, cluster_of, rayservice, with_status
-
 from rayop.controllers.dashboard.models import ServeApplicationDetails, ServeDeploymentDetails
 from rayop.controllers.rayservice import status as st
+
+from .rayservice_fakes import NS, World, cluster_of, rayservice, with_status
 
 NOW = "2025-01-01T00:00:00Z"
 

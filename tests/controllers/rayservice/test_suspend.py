@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from rayservice_fakes import NS, World, cluster_of, rayservice, with_status
-
 from rayop.controllers.rayservice import suspend
 from rayop.runtime.reconcile import Result
 from rayop.runtime.steps import StatusEdits, Stop
+
+from .rayservice_fakes import NS, World, cluster_of, rayservice, with_status
 
 
 def _condition(status: dict[str, Any], kind: str) -> tuple[str, str]:
