@@ -16,6 +16,7 @@ from rayop.controllers.dashboard.errors import DashboardUnavailable
 from rayop.controllers.dashboard.models import JobInfo
 from rayop.controllers.rayjob import phases
 from rayop.controllers.rayjob.actions import FINALIZER, ClusterNotFoundError
+from rayop.controllers.rayjob.context import PassContext
 from rayop.kube.resources import RAY_CLUSTERS
 from rayop.runtime.steps import StatusEdits
 
@@ -147,7 +148,7 @@ async def test_waiting_until_the_user_sets_the_job_id() -> None:
     assert ctx.status.job_deployment_status == JobDeploymentStatus.RUNNING
 
 
-def running(world: World, mode: str = "HTTPMode", **status: Any) -> Any:
+def running(world: World, mode: str = "HTTPMode", **status: Any) -> PassContext:
     """Returns a Running pass in ``mode`` over a ready cluster with its head service."""
     world.clusters.put(owned_cluster())
     world.services.put(head_service())

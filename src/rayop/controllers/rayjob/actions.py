@@ -96,7 +96,7 @@ async def get_or_create_cluster(ctx: PassContext) -> Obj:
     name = ctx.status.ray_cluster_name or ""
     if ctx.job.spec.cluster_selector:
         raise ClusterNotFoundError(f"the cluster selector names {name!r}, which does not exist")
-    cluster_spec = ctx.rayjob["spec"].get("rayClusterSpec") or {}
+    cluster_spec = (ctx.rayjob.get("spec") or {}).get("rayClusterSpec") or {}
     desired = rc.build_raycluster(ctx.job, name, cluster_spec=cluster_spec)
     if ctx.job.spec.submission_mode == JobSubmissionMode.SIDECAR_MODE:
         sidecar = build_sidecar_container(
