@@ -16,6 +16,15 @@ def _clusters(env: RayServiceEnv) -> list[str]:
     return sorted(c["metadata"]["name"] for c in env.objects(RAY_CLUSTERS, NS))
 
 
+def _conflicts(env: RayServiceEnv) -> list[tuple[str, str]]:
+    """Returns (verb, subresource) of every RayService write that failed with 409."""
+    return [
+        (w.verb, w.subresource)
+        for w in env.cp.audit.writes
+        if w.resource == "rayservices" and w.namespace == NS and w.code == 409
+    ]
+
+
 async def test_serve_config_change_updates_the_active_cluster_in_place() -> None:
     async with running_rayservice_operator() as env:
         await env.create(small_rayservice(NAME, apps=1), NS)
@@ -61,6 +70,7 @@ async def test_suspend_deletes_clusters_and_services_and_resume_serves_again() -
         await eventually(lambda: env.is_ready(NS, NAME), timeout=15, what="Ready after resume")
         assert env.condition(NS, NAME, "Suspended") == ("False", "RayServiceResumed")
         assert env.cluster_name(NS, NAME) not in ("", first)
+        assert _conflicts(env) == []
 
 
 async def test_deleting_the_rayservice_deletes_its_clusters() -> None:
@@ -74,6 +84,7 @@ async def test_deleting_the_rayservice_deletes_its_clusters() -> None:
             timeout=10,
             what="RayService and clusters gone",
         )
+        assert _conflicts(env) == []
 
 
 async def test_invalid_rayservice_reports_validation_failed() -> None:
