@@ -7,13 +7,14 @@ import base64
 from typing import Any
 
 import pytest
-from rayjob_fakes import World
-from rayjob_objects import CLUSTER, owned_cluster, rayjob_wire
 
 from rayop.api.rayjob import DeletionPolicyType, RayJobStatus
 from rayop.controllers.rayjob import actions
 from rayop.kube.errors import Forbidden
 from rayop.kube.resources import RAY_CLUSTERS, RAY_JOBS
+
+from .rayjob_fakes import World
+from .rayjob_objects import CLUSTER, owned_cluster, rayjob_wire
 
 NAMED = {"job_id": "job-id1", "ray_cluster_name": CLUSTER}
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from rayjob_objects import rayjob
-
 from rayop.api.common import format_time
 from rayop.api.rayjob import JobDeploymentStatus, JobFailedReason, RayJobStatus, RayJobStatusInfo
 from rayop.controllers.common.options import OperatorOptions
 from rayop.controllers.rayjob import checks
 from rayop.testing import FakeClock
+
+from .rayjob_objects import rayjob
 
 OPTIONS = OperatorOptions()
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from rayjob_objects import parsed, rayjob_wire
-
 from rayop.controllers.common.options import OperatorOptions
 from rayop.controllers.rayjob.cluster import (
     build_raycluster,
@@ -12,6 +10,8 @@ from rayop.controllers.rayjob.cluster import (
     head_service_needs_update,
     updated_head_service,
 )
+
+from .rayjob_objects import parsed, rayjob_wire
 
 OPTIONS = OperatorOptions()
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from rayjob_objects import rayjob
-
 from rayop.api.rayjob import DeletionPolicyType, RayJobStatus
 from rayop.controllers.common.options import OperatorOptions
 from rayop.controllers.rayjob.deletion import decide
+
+from .rayjob_objects import rayjob
 
 END = "2024-05-01T12:00:00Z"
 OPTIONS = OperatorOptions()

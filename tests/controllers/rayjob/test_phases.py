@@ -7,8 +7,6 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from rayjob_fakes import World
-from rayjob_objects import CLUSTER, DASHBOARD_URL, head_service, owned_cluster, rayjob_wire
 
 from rayop.api.common import format_time
 from rayop.api.rayjob import JobDeploymentStatus, JobFailedReason, JobStatus
@@ -19,6 +17,9 @@ from rayop.controllers.rayjob.actions import FINALIZER, ClusterNotFoundError
 from rayop.controllers.rayjob.context import PassContext
 from rayop.kube.resources import RAY_CLUSTERS
 from rayop.runtime.steps import StatusEdits
+
+from .rayjob_fakes import World
+from .rayjob_objects import CLUSTER, DASHBOARD_URL, head_service, owned_cluster, rayjob_wire
 
 
 def started(world: World, **status: Any) -> dict[str, Any]:

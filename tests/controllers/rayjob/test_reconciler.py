@@ -5,15 +5,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from rayjob_fakes import World
-from rayjob_objects import CLUSTER, owned_cluster, rayjob_wire
-
 from rayop.api.common import format_time
 from rayop.api.rayjob import JobDeploymentStatus, JobFailedReason, RayJobStatus
 from rayop.controllers.dashboard.errors import DashboardUnavailable
 from rayop.controllers.rayjob.actions import FINALIZER
 from rayop.kube.resources import RAY_JOBS
 from rayop.runtime.reconcile import Request, Result
+
+from .rayjob_fakes import World
+from .rayjob_objects import CLUSTER, owned_cluster, rayjob_wire
 
 REQUEST = Request("ns", "job")
 

@@ -5,8 +5,6 @@ from __future__ import annotations
 import random
 from datetime import UTC, datetime
 
-from rayjob_objects import rayjob
-
 from rayop.api.raycluster import RayClusterStatus
 from rayop.api.rayjob import RayJobStatus, RayJobStatusInfo
 from rayop.controllers.dashboard.models import JobInfo
@@ -18,6 +16,8 @@ from rayop.controllers.rayjob.status import (
     prepare_write,
     reset_attempt,
 )
+
+from .rayjob_objects import rayjob
 
 NOW = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)
 

@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 import shlex
 
-from rayjob_objects import IMAGE, parsed, rayjob, rayjob_wire
-
 from rayop.controllers.common.options import OperatorOptions
 from rayop.controllers.rayjob.cluster import build_raycluster
 from rayop.controllers.rayjob.submitter import (
@@ -18,6 +16,8 @@ from rayop.controllers.rayjob.submitter import (
     submit_request,
     submitter_job_outcome,
 )
+
+from .rayjob_objects import IMAGE, parsed, rayjob, rayjob_wire
 
 OPTIONS = OperatorOptions()
 
