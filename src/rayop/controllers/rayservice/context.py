@@ -96,12 +96,12 @@ class ServiceContext:
     @property
     def namespace(self) -> str:
         """The RayService's namespace."""
-        return str(self.cached["metadata"].get("namespace") or "")
+        return self.service.namespace
 
     @property
     def name(self) -> str:
         """The RayService's name."""
-        return str(self.cached["metadata"]["name"])
+        return self.service.name
 
     @property
     def spec(self) -> RayServiceSpec:
@@ -111,7 +111,7 @@ class ServiceContext:
     @property
     def generation(self) -> int:
         """The RayService's ``metadata.generation`` (what conditions record as observed)."""
-        return int(self.cached["metadata"].get("generation") or 0)
+        return int(self.service.metadata.get("generation") or 0)
 
     def now(self) -> str:
         """Returns the current wall time as a status timestamp (RFC 3339, seconds)."""
@@ -144,7 +144,7 @@ class ServiceContext:
         so is never retired or deleted.
         """
         selector = {ORIGINATED_FROM_CR_NAME: self.name, ORIGINATED_FROM_CRD: "RayService"}
-        uid = self.cached["metadata"].get("uid")
+        uid = self.service.metadata.get("uid")
         return [
             cluster
             for cluster in self.deps.clusters.list(self.namespace, label_selector=selector)
