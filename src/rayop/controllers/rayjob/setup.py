@@ -10,7 +10,6 @@ manager's clock.
 
 from __future__ import annotations
 
-import random
 from typing import cast
 
 from rayop.controllers.common.options import OperatorOptions
@@ -18,7 +17,6 @@ from rayop.controllers.common.own_writes import enqueue_when_caught_up, track_ow
 from rayop.controllers.common.registration import register_controller
 from rayop.controllers.rayjob.context import (
     Cache,
-    DashboardFactory,
     RayJobDeps,
     dashboard_factory,
 )
@@ -42,8 +40,6 @@ def setup_rayjob_controller(
     max_concurrent_reconciles: int,
     use_priority_queue: bool = True,
     use_kubernetes_proxy: bool = True,
-    dashboards: DashboardFactory | None = None,
-    rng: random.Random | None = None,
 ) -> Controller:
     """Builds the ``rayjob`` controller, registers it on ``manager`` and returns it.
 
@@ -55,8 +51,6 @@ def setup_rayjob_controller(
         use_priority_queue: Use controller-runtime's priority queue (the default).
         use_kubernetes_proxy: Reach dashboards through the API server's services proxy
             (KubeRay's ``--use-kubernetes-proxy``); otherwise directly at ``dashboardURL``.
-        dashboards: Overrides the dashboard client factory (tests).
-        rng: Random source of generated job ids and cluster names.
     """
     informers = manager.informers
     rayjobs = informers.informer(RAY_JOBS)
@@ -76,10 +70,8 @@ def setup_rayjob_controller(
         own_writes=own_writes,
         recorder=manager.event_recorder(REPORTING_CONTROLLER),
         options=options,
-        dashboards=dashboards
-        or dashboard_factory(client, use_kubernetes_proxy=use_kubernetes_proxy),
+        dashboards=dashboard_factory(client, use_kubernetes_proxy=use_kubernetes_proxy),
         clock=manager.clock,
-        rng=rng or random.Random(),
     )
     controller = register_controller(
         manager,
