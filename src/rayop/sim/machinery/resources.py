@@ -56,7 +56,7 @@ class ResourceInfo:
         """The apiVersion objects carry ("v1" or "group/version")."""
         return f"{self.group}/{self.version}" if self.group else self.version
 
-    @property
+    @functools.cached_property
     def key(self) -> str:
         """The storage key shared by every version: ``"group/plural"`` ("/pods" for core).
 
