@@ -72,3 +72,15 @@ async def test_the_requeue_follows_the_next_deletion_within_bounds() -> None:
     assert requeue_after(ctx) == 0.05
     ctx.next_deletion_in = 30.0
     assert requeue_after(ctx) == 2.0
+
+
+async def test_a_service_that_does_not_parse_is_reported_and_left_alone() -> None:
+    world = World()
+    broken = rayservice()
+    del broken["spec"]["rayClusterConfig"]
+    world.rayservices.put(broken)
+    assert await RayServiceReconciler(world.deps()).reconcile(Request(NS, NAME)) == Result()
+    [(kind, reason, note)] = world.recorder.events
+    assert (kind, reason) == ("Warning", "InvalidRayServiceSpec")
+    assert "rayClusterConfig" in note
+    assert world.client.calls == []

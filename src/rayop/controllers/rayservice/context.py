@@ -87,7 +87,7 @@ class ServiceContext:
 
         Raises:
             pydantic.ValidationError: ``cached`` does not parse (the CRD schema admits only
-                objects that do, so this means a broken object; the pass is retried).
+                objects that do).
         """
         status = copy.deepcopy(dict(cached.get("status") or {}))
         service = RayService.model_validate(cached)

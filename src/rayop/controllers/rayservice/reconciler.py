@@ -2,7 +2,9 @@
 
 One pass (kuberay-v1.md §6):
 
-1. read the RayService from the cache (gone -> forget its serve configs) and parse it once;
+1. read the RayService from the cache (gone -> forget its serve configs) and parse it once
+   (one that does not parse, which the CRD schema should never admit, gets a Warning event
+   and no requeue, as an invalid spec does);
 2. gates, each of which may end the pass: the cache still behind our own last write (wait for
    it), managedBy, deletion and finalizer, validation, suspend;
 3. cluster steps: choose and record the pending cluster, create it, retire old clusters (after
@@ -27,6 +29,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
+from pydantic import ValidationError
+
+from rayop.api.validation import validate_rayservice
 from rayop.controllers.common import settings
 from rayop.controllers.rayservice import (
     cleanup,
@@ -38,6 +43,7 @@ from rayop.controllers.rayservice import (
     suspend,
 )
 from rayop.controllers.rayservice.context import RayServiceDeps, ServiceContext
+from rayop.controllers.rayservice.settings import INVALID_RAYSERVICE_SPEC
 from rayop.controllers.rayservice.status import finish_status, write_status_if_changed
 from rayop.runtime.reconcile import Request, Result
 from rayop.runtime.steps import StatusEdits, Step, run_steps
@@ -83,7 +89,13 @@ class RayServiceReconciler:
         if cached is None:
             self.deps.serve_cache.forget(request.namespace, request.name)
             return Result()
-        ctx = ServiceContext.of(request, self.deps, cached)
+        try:
+            ctx = ServiceContext.of(request, self.deps, cached)
+        except ValidationError:
+            message = "; ".join(validate_rayservice(cached))
+            log.warning("RayService %s does not parse: %s", request, message)
+            self.deps.recorder.event(cached, "Warning", INVALID_RAYSERVICE_SPEC, message)
+            return Result()
         stop = await run_steps(self.steps, ctx)
         if stop is None:
             await finish_status(ctx)
