@@ -15,6 +15,7 @@ from kubehttp import Kube
 
 from rayop.sim.controlplane import EmbeddedControlPlane
 from rayop.sim.nodes.kubelet import KubeletConfig
+from rayop.testing import eventually
 
 HISTORY = 200
 """Watch history of the embedded server; a test that needs 410 writes more events than this."""
@@ -130,8 +131,6 @@ class CustomResource:
 @pytest.fixture
 async def gizmos(kube: Kube, ns: str) -> AsyncIterator[CustomResource]:
     """A freshly installed test CRD (removed afterwards)."""
-    import asyncio
-
     suffix = secrets.token_hex(3).replace("0", "a").replace("1", "b")
     crd = crd_manifest(suffix)
     code, body = await kube.post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd)
@@ -141,10 +140,11 @@ async def gizmos(kube: Kube, ns: str) -> AsyncIterator[CustomResource]:
     assert isinstance(spec, dict) and isinstance(metadata, dict)
     crd_name = metadata["name"]
     res = CustomResource(spec["names"]["plural"], spec["names"]["kind"], ns)
-    for _ in range(200):  # a real apiserver serves the new resource shortly after creation
+
+    async def served() -> bool:  # a real apiserver serves the new resource shortly after creation
         code, _ = await kube.get(res.collection)
-        if code == 200:
-            break
-        await asyncio.sleep(0.05)
+        return code == 200
+
+    await eventually(served, timeout=10.0)
     yield res
     await kube.delete(f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{crd_name}")

@@ -8,6 +8,8 @@ from typing import Any
 from kubehttp import MERGE, Kube
 from status_shape import assert_status
 
+from rayop.testing import eventually
+
 
 async def _eventually_gone(kube: Kube, path: str, *, timeout: float = 30.0) -> None:
     """Watches the object until it is deleted (bounded by ``timeout``)."""
@@ -111,12 +113,12 @@ async def test_foreground_propagation_waits_for_blocking_dependents(kube: Kube, 
     code, owner_now = await kube.get(f"{cms}/fg-owner")
     assert code == 200 and "foregroundDeletion" in owner_now["metadata"]["finalizers"]
     assert owner_now["metadata"]["deletionTimestamp"]
-    for _ in range(100):  # the GC marks the dependent deleted
+
+    async def dependent_marked() -> bool:  # the GC marks the dependent deleted
         _, dep = await kube.get(f"{cms}/fg-dep")
-        if dep["metadata"].get("deletionTimestamp"):
-            break
-        await asyncio.sleep(0.05)
-    assert dep["metadata"].get("deletionTimestamp")
+        return bool(dep["metadata"].get("deletionTimestamp"))
+
+    await eventually(dependent_marked, timeout=5.0)
     code, owner_now = await kube.get(f"{cms}/fg-owner")
     assert code == 200, "the owner must stay while a blocking dependent exists"
     await kube.patch(f"{cms}/fg-dep", {"metadata": {"finalizers": None}}, MERGE)

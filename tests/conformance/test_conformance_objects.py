@@ -8,6 +8,8 @@ from typing import Any
 from kubehttp import Kube
 from status_shape import assert_status
 
+from rayop.testing import eventually
+
 TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
 
 
@@ -95,16 +97,19 @@ async def test_namespace_deletion_removes_its_content(kube: Kube) -> None:
     await kube.post("/api/v1/namespaces/conf-doomed/configmaps", {"metadata": {"name": "x"}})
     code, _ = await kube.delete("/api/v1/namespaces/conf-doomed")
     assert code == 200
-    for _ in range(600):
+
+    async def namespace_gone() -> bool:  # until then it is Terminating and refuses content
         code, ns_obj = await kube.get("/api/v1/namespaces/conf-doomed")
         if code == 404:
-            break
+            return True
         assert ns_obj["status"]["phase"] == "Terminating"
         code, body = await kube.post(
             "/api/v1/namespaces/conf-doomed/configmaps", {"metadata": {"name": "late"}}
         )
         assert code in (403, 404), body
-        await asyncio.sleep(0.1)
+        return False
+
+    await eventually(namespace_gone, timeout=60.0, interval=0.1)
     code, _ = await kube.get("/api/v1/namespaces/conf-doomed/configmaps/x")
     assert code == 404
 
