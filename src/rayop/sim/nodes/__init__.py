@@ -1,1 +1,3 @@
-"""Fake nodes: the scheduler that places pods on them and the kubelet that runs the pods."""
+"""Fake nodes: the scheduler that places pods on them, the kubelet that runs the pods, and the
+pod statuses it reports at each stage (``pod_status``, pure functions).
+"""

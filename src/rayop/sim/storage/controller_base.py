@@ -1,4 +1,4 @@
-"""The base of the in-process controllers (kubelet, jobs, garbage collector, endpoints).
+"""The base class of the in-process controllers: kubelet, controller-manager, dashboard registry.
 
 Each controller subscribes to the :class:`~rayop.sim.storage.store.Store`'s change feed, receives
 every write in resourceVersion order through a cheap synchronous callback, and handles the
