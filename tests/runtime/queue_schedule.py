@@ -104,8 +104,7 @@ class ScheduleHarness(ABC):
                 self.log.append(("resumed", w))
                 self.tasks[w] = asyncio.create_task(self.worker(w))
         elif kind == "yield":
-            for _ in range(int(op[1])):  # type: ignore[call-overload]
-                await asyncio.sleep(0)
+            await settle(int(op[1]))  # type: ignore[call-overload]
 
     async def run(self, ops: list[Event], *, shutdown_at: int | None = None) -> None:
         """Runs the schedule (shutting down before op ``shutdown_at``), then drains and stops."""

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from rayop.runtime.controller import Controller, Request, Result, TerminalError
 from rayop.runtime.metrics import OperatorMetrics
+from rayop.testing import settle
 from rayop.testing.clock import FakeClock
 from rayop.testing.sources import InMemorySource
 
@@ -59,8 +60,7 @@ async def scenario(
         yields, result = behaviours[seen.calls % len(behaviours)]
         seen.calls += 1
         try:
-            for _ in range(yields):
-                await asyncio.sleep(0)
+            await settle(yields)
         finally:
             seen.in_flight.discard(request)
         if settled or result == "ok":
@@ -93,8 +93,7 @@ async def scenario(
             add(arg, priority if isinstance(priority, int) else None)
         elif kind == "yield":
             assert isinstance(arg, int)
-            for _ in range(arg):
-                await asyncio.sleep(0)
+            await settle(arg)
         else:
             assert isinstance(arg, float)
             clock.step(arg)
@@ -103,8 +102,7 @@ async def scenario(
     while idle_rounds < 3:
         before = seen.calls
         clock.step(2000.0)  # past any backoff or requeue_after
-        for _ in range(40):
-            await asyncio.sleep(0)
+        await settle(40)
         idle_rounds = idle_rounds + 1 if seen.calls == before and not seen.in_flight else 0
     await controller.stop()
     return seen
