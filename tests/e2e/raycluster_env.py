@@ -15,7 +15,8 @@ from typing import Any
 import yaml
 from operator_env import E2eEnv, open_env
 
-from rayop.controllers.common.options import FeatureGates, OperatorOptions
+from rayop.controllers.common.gates import FeatureGates
+from rayop.controllers.common.options import OperatorOptions
 from rayop.kube.client import KubeClient
 from rayop.kube.config import KubeConfig
 from rayop.kube.resources import RAY_CLUSTERS

@@ -10,7 +10,8 @@ from typing import Any
 
 from rayjob_env import RayJobEnv, running_rayjob_operator, small_rayjob
 
-from rayop.controllers.common.options import FeatureGates, OperatorOptions
+from rayop.controllers.common.gates import FeatureGates
+from rayop.controllers.common.options import OperatorOptions
 from rayop.kube.resources import EVENTS
 from rayop.testing import eventually
 

@@ -28,7 +28,8 @@ from real_support import (
     user_client,
 )
 
-from rayop.controllers.common.options import FeatureGates, OperatorOptions
+from rayop.controllers.common.gates import FeatureGates
+from rayop.controllers.common.options import OperatorOptions
 from rayop.kube.client import KubeClient
 from rayop.kube.errors import NotFound
 from rayop.kube.resources import PODS, RAY_CLUSTERS, SERVICES

@@ -12,7 +12,7 @@ from rayop.controllers.common.gate_checks import (
     rayjob_gate_problems,
     rayservice_gate_problems,
 )
-from rayop.controllers.common.options import FEATURE_GATE_FIELDS, FeatureGates
+from rayop.controllers.common.gates import FEATURE_GATE_FIELDS, FeatureGates
 
 from ._fixtures import load_sample, minimal_cluster
 

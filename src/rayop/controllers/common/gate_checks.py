@@ -34,7 +34,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from rayop.controllers.common.options import FeatureGates
+from rayop.controllers.common.gates import FeatureGates
 
 __all__ = [
     "cluster_spec_gate_problems",

@@ -1,4 +1,4 @@
-"""Operator settings that KubeRay reads from environment variables and feature gates.
+"""Operator settings that KubeRay reads from environment variables (the gates: :mod:`.gates`).
 
 KubeRay calls ``os.Getenv`` at the point of use; rayop reads the environment once into a frozen
 :class:`OperatorOptions` and passes it to every builder, so tests can state the settings they run
@@ -7,11 +7,11 @@ under. The defaults are those of KubeRay v1.7 (kuberay-v1.md §1.1).
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
-from types import MappingProxyType
+from dataclasses import dataclass, field
+
+from rayop.controllers.common.gates import FeatureGates
 
 KUBERAY_VERSION = "v1.7.0"
 """The KubeRay version rayop is compatible with; written into head pods and usage tags."""
@@ -34,79 +34,6 @@ def _int_or(environ: Mapping[str, str], key: str, default: int) -> int:
         return int(environ.get(key, ""))
     except ValueError:
         return default
-
-
-FEATURE_GATE_FIELDS: Mapping[str, str] = MappingProxyType(
-    {
-        "RayClusterStatusConditions": "ray_cluster_status_conditions",
-        "RayJobDeletionPolicy": "ray_job_deletion_policy",
-        "RayMultiHostIndexing": "ray_multi_host_indexing",
-        "RayServiceIncrementalUpgrade": "ray_service_incremental_upgrade",
-        "RayCronJob": "ray_cron_job",
-        "SidecarSubmitterRestart": "sidecar_submitter_restart",
-        "RayClusterNetworkPolicy": "ray_cluster_network_policy",
-        "GCSFaultToleranceEmbeddedStorage": "gcs_fault_tolerance_embedded_storage",
-        "RayClusterMTLS": "ray_cluster_mtls",
-        "RayClusterHistoryServer": "ray_cluster_history_server",
-        "KubernetesWAS": "kubernetes_was",
-    }
-)
-"""KubeRay v1.7's gate names (as in ``--feature-gates``) -> :class:`FeatureGates` field."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class FeatureGates:
-    """KubeRay v1.7's feature gates (``--feature-gates``), with KubeRay's defaults (§1.1).
-
-    Beta gates are on by default, alpha gates off. A gate that guards a spec field makes the
-    controllers refuse a spec using that field while the gate is off (see ``gate_checks``).
-    """
-
-    ray_cluster_status_conditions: bool = True
-    """``RayClusterStatusConditions`` (beta): maintain ``status.conditions`` and atomic suspend."""
-    ray_job_deletion_policy: bool = True
-    """``RayJobDeletionPolicy`` (beta): RayJob ``deletionStrategy`` and worker-group ``suspend``."""
-    ray_multi_host_indexing: bool = True
-    """``RayMultiHostIndexing`` (beta): replica index/name/host-index labels on worker pods."""
-    ray_service_incremental_upgrade: bool = True
-    """``RayServiceIncrementalUpgrade`` (beta); rayop does not implement incremental upgrades."""
-    ray_cron_job: bool = False
-    """``RayCronJob`` (alpha); rayop has no RayCronJob controller."""
-    sidecar_submitter_restart: bool = False
-    """``SidecarSubmitterRestart`` (alpha); not implemented by rayop's RayJob controller."""
-    ray_cluster_network_policy: bool = False
-    """``RayClusterNetworkPolicy`` (alpha): off refuses ``spec.networkPolicy``; rayop does not
-    implement NetworkPolicies, so on it refuses the field as not implemented."""
-    gcs_fault_tolerance_embedded_storage: bool = False
-    """``GCSFaultToleranceEmbeddedStorage`` (alpha): allows GCS FT backend ``rocksdb``."""
-    ray_cluster_mtls: bool = False
-    """``RayClusterMTLS`` (alpha): off refuses ``spec.tlsOptions``; rayop does not implement mTLS,
-    so on it refuses ``tlsOptions.enabled: true`` as not implemented."""
-    ray_cluster_history_server: bool = False
-    """``RayClusterHistoryServer`` (alpha): off refuses ``spec.historyServerOptions``; rayop has
-    no history-server collector, so on it refuses the field as not implemented."""
-    kubernetes_was: bool = False
-    """``KubernetesWAS`` (alpha); not implemented by rayop."""
-
-    def with_overrides(self, gates: Mapping[str, bool]) -> FeatureGates:
-        """Returns a copy with the gates named (KubeRay's names, as in ``--feature-gates``) set.
-
-        Raises:
-            ValueError: a name is not one of KubeRay v1.7's gates (as Go's feature gate
-                parsing refuses an unrecognized gate).
-        """
-        updates: dict[str, bool] = {}
-        for name, value in gates.items():
-            field = FEATURE_GATE_FIELDS.get(name)
-            if field is None:
-                known = ", ".join(sorted(FEATURE_GATE_FIELDS))
-                raise ValueError(f"unrecognized feature gate: {name} (known gates: {known})")
-            updates[field] = value
-        return dataclasses.replace(self, **updates)
-
-    def by_name(self) -> dict[str, bool]:
-        """Returns every gate under its KubeRay name with its value (for logs and docs)."""
-        return {name: getattr(self, field) for name, field in FEATURE_GATE_FIELDS.items()}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -143,7 +70,7 @@ class OperatorOptions:
     """``RAYJOB_STATUS_CHECK_TIMEOUT_SECONDS``."""
     enable_webhooks: bool = False
     """``ENABLE_WEBHOOKS``."""
-    feature_gates: FeatureGates = FeatureGates()
+    feature_gates: FeatureGates = field(default_factory=FeatureGates)
     """Feature gates (not from the environment: ``--feature-gates``)."""
 
     @classmethod
