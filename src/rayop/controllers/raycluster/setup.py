@@ -8,12 +8,16 @@ Scale expectations read the shared pod cache.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, cast
+from typing import cast
 
 from rayop.controllers.common import settings
 from rayop.controllers.common.options import OperatorOptions
-from rayop.controllers.common.registration import register_controller
+from rayop.controllers.common.own_writes import enqueue_when_caught_up, track_own_writes
+from rayop.controllers.common.registration import (
+    SPEC_OR_METADATA_CHANGED,
+    ray_watches,
+    register_controller,
+)
 from rayop.controllers.raycluster.events import REPORTING_CONTROLLER
 from rayop.controllers.raycluster.reconcile_context import ReconcilerDeps
 from rayop.controllers.raycluster.reconciler import RayClusterReconciler
@@ -22,15 +26,10 @@ from rayop.kube.resources import PODS, RAY_CLUSTERS, SECRETS, SERVICES
 from rayop.runtime.controller import Controller
 from rayop.runtime.expectations import ScaleExpectations
 from rayop.runtime.indexer import Obj
-from rayop.runtime.informer_source import for_, owns
 from rayop.runtime.manager import Manager
-from rayop.runtime.own_writes import OwnWrites
-from rayop.runtime.predicate import annotations_changed, generation_changed, labels_changed, or_
-from rayop.runtime.reconcile import Request
 
 CONTROLLER_NAME = "raycluster"
 OWNER_KIND = "RayCluster"
-OWNER_GROUP = "ray.io"
 
 
 def setup_raycluster_controller(
@@ -59,8 +58,7 @@ def setup_raycluster_controller(
     def pod_lookup(namespace: str, name: str) -> Obj | None:
         return pods.get(namespace, name)
 
-    own_writes = OwnWrites(clock=manager.clock)
-    clusters.add_event_handler(own_writes.event_handler())
+    own_writes = track_own_writes(clusters, clock=manager.clock)
 
     deps = ReconcilerDeps(
         client=cast(KubeClient, manager.client),
@@ -79,19 +77,14 @@ def setup_raycluster_controller(
         manager,
         CONTROLLER_NAME,
         RayClusterReconciler(deps).reconcile,
-        sources=[
-            for_(clusters, or_(generation_changed, labels_changed, annotations_changed)),
-            owns(pods, OWNER_KIND, OWNER_GROUP),
-            owns(services, OWNER_KIND, OWNER_GROUP),
-            owns(secrets, OWNER_KIND, OWNER_GROUP),
-        ],
+        sources=ray_watches(
+            clusters,
+            owner_kind=OWNER_KIND,
+            owned=[pods, services, secrets],
+            predicates=[SPEC_OR_METADATA_CHANGED],
+        ),
         max_concurrent_reconciles=max_concurrent_reconciles,
         use_priority_queue=use_priority_queue,
     )
-
-    def enqueue_caught_up(cached: Mapping[str, Any]) -> None:
-        meta = cached.get("metadata") or {}
-        controller.enqueue(Request(meta.get("namespace") or "", meta.get("name", "")))
-
-    own_writes.on_caught_up = enqueue_caught_up
+    enqueue_when_caught_up(own_writes, controller)
     return controller

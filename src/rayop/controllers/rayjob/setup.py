@@ -14,7 +14,7 @@ from typing import cast
 
 from rayop.controllers.common.options import OperatorOptions
 from rayop.controllers.common.own_writes import enqueue_when_caught_up, track_own_writes
-from rayop.controllers.common.registration import register_controller
+from rayop.controllers.common.registration import ray_watches, register_controller
 from rayop.controllers.rayjob.context import (
     Cache,
     RayJobDeps,
@@ -24,13 +24,11 @@ from rayop.controllers.rayjob.reconciler import RayJobReconciler
 from rayop.kube.client import KubeClient
 from rayop.kube.resources import JOBS, PODS, RAY_CLUSTERS, RAY_JOBS, SECRETS, SERVICES
 from rayop.runtime.controller import Controller
-from rayop.runtime.informer_source import for_, owns
 from rayop.runtime.manager import Manager
 
 CONTROLLER_NAME = "rayjob"
 REPORTING_CONTROLLER = "rayjob-controller"
 OWNER_KIND = "RayJob"
-OWNER_GROUP = "ray.io"
 
 
 def setup_rayjob_controller(
@@ -77,12 +75,7 @@ def setup_rayjob_controller(
         manager,
         CONTROLLER_NAME,
         RayJobReconciler(deps).reconcile,
-        sources=[
-            for_(rayjobs),
-            owns(clusters, OWNER_KIND, OWNER_GROUP),
-            owns(services, OWNER_KIND, OWNER_GROUP),
-            owns(jobs, OWNER_KIND, OWNER_GROUP),
-        ],
+        sources=ray_watches(rayjobs, owner_kind=OWNER_KIND, owned=[clusters, services, jobs]),
         max_concurrent_reconciles=max_concurrent_reconciles,
         use_priority_queue=use_priority_queue,
     )
