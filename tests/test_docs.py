@@ -1,0 +1,56 @@
+"""The documentation names only files and modules that exist."""
+
+from __future__ import annotations
+
+import importlib
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = sorted([ROOT / "README.md", *(ROOT / "docs").glob("*.md")])
+CODE = re.compile(r"`([^`\n]+)`")
+PATH = re.compile(r"^[\w.\-/]+\.(?:py|yaml|json|md|sh)$|^[\w.\-]+/(?:[\w.\-]+/)*$")
+MODULE = re.compile(r"^rayop(?:\.\w+)+$")
+SEARCHED = ("src", "tests", "benchmarks", "deploy", "helm", "scripts", "docs", "grafana")
+SAMPLES = ROOT.parent / "shared" / "compat" / "kuberay-v1.7.0" / "samples"
+"""KubeRay's sample manifests, which the docs name by file name."""
+
+
+def _tokens(doc: Path) -> list[str]:
+    return [t.split()[0] for t in CODE.findall(doc.read_text()) if t.strip()]
+
+
+def _path_exists(token: str) -> bool:
+    if "/" in token:
+        return any((base / token).exists() for base in (ROOT, ROOT / "src" / "rayop"))
+    if (SAMPLES / token).exists():
+        return True
+    return any(any((ROOT / top).rglob(token)) for top in SEARCHED)
+
+
+def _module_exists(token: str) -> bool:
+    parts = token.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            obj: object = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        for attr in parts[cut:]:
+            if not hasattr(obj, attr):
+                return False
+            obj = getattr(obj, attr)
+        return True
+    return False
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda d: d.name)
+def test_every_named_file_and_module_exists(doc: Path) -> None:
+    missing = [
+        token
+        for token in _tokens(doc)
+        if (PATH.match(token) and "<" not in token and not _path_exists(token))
+        or (MODULE.match(token) and not _module_exists(token))
+    ]
+    assert not missing, f"{doc.name} names what does not exist: {missing}"
