@@ -23,6 +23,10 @@ def _tokens(doc: Path) -> list[str]:
 
 
 def _path_exists(token: str) -> bool:
+    name = token.rstrip("/")
+    if token.endswith("/") and "/" not in name:
+        found = (p.is_dir() for top in SEARCHED for p in (ROOT / top).rglob(name))
+        return (ROOT / name).is_dir() or any(found)
     if "/" in token:
         return any((base / token).exists() for base in (ROOT, ROOT / "src" / "rayop"))
     if (SAMPLES / token).exists():
