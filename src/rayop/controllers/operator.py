@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from rayop.controllers.common import settings
 from rayop.controllers.common.cache_config import KUBERAY_CACHE_CONFIG
+from rayop.controllers.common.kuberay_metrics import enable_kuberay_metrics
 from rayop.controllers.common.options import OperatorOptions
 from rayop.controllers.raycluster.setup import setup_raycluster_controller
 from rayop.controllers.rayjob.setup import setup_rayjob_controller
@@ -54,10 +55,14 @@ class OperatorSettings:
     """Client-side token bucket rate; negative disables throttling."""
     burst: int = 200
     """Client-side token bucket capacity."""
+    use_kubernetes_proxy: bool = True
+    """Reach Ray dashboards through the API server's services proxy, else directly."""
     options: OperatorOptions = field(default_factory=OperatorOptions.from_env)
     """KubeRay's environment options and feature gates."""
     pod_create_concurrency: int = settings.POD_CALL_CONCURRENCY
     """Pod create/delete calls of one worker group in flight at once (1: one by one, as KubeRay)."""
+    enable_metrics: bool = False
+    """KubeRay's --enable-metrics: export the nine kuberay_* metrics."""
 
 
 def build_manager(
@@ -82,17 +87,21 @@ def build_manager(
         use_priority_queue=settings.use_priority_queue,
         pod_call_concurrency=settings.pod_create_concurrency,
     )
+    if settings.enable_metrics:
+        enable_kuberay_metrics(manager)
     setup_rayservice_controller(
         manager,
         options=settings.options,
         max_concurrent_reconciles=settings.reconcile_concurrency,
         use_priority_queue=settings.use_priority_queue,
+        use_kubernetes_proxy=settings.use_kubernetes_proxy,
     )
     setup_rayjob_controller(
         manager,
         options=settings.options,
         max_concurrent_reconciles=settings.reconcile_concurrency,
         use_priority_queue=settings.use_priority_queue,
+        use_kubernetes_proxy=settings.use_kubernetes_proxy,
     )
     return manager
 

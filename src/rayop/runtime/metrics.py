@@ -1,4 +1,4 @@
-"""The operator's Prometheus metrics: controller-runtime, workqueue and leader-election series.
+"""The operator's Prometheus metrics: controller-runtime, workqueue, leader election, process.
 
 One :class:`OperatorMetrics` owns one ``CollectorRegistry``, so every operator instance (and
 every test) has its own isolated set of series. Names, types, labels and buckets are those of
@@ -15,7 +15,14 @@ from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
 from typing import Any, Final, TypeVar
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    PlatformCollector,
+    ProcessCollector,
+)
 from prometheus_client.exposition import generate_latest
 from prometheus_client.metrics_core import Metric
 
@@ -99,6 +106,10 @@ class OperatorMetrics:
             "backup, 1 indicates master. 'name' is the string used to identify the lease.",
             ["name"], registry=reg,
         )  # fmt: skip
+        # process_* (resident memory, CPU, open fds...) and python_info, always, as
+        # controller-runtime registers its process and Go collectors.
+        ProcessCollector(registry=reg)
+        PlatformCollector(registry=reg)
 
     def _init_workqueue_collectors(self, reg: CollectorRegistry) -> None:
         q = ["name", "controller"]

@@ -20,6 +20,7 @@ from typing import Literal
 from prometheus_client import CollectorRegistry
 
 from rayop.controllers.common.cache_config import KUBERAY_CACHE_CONFIG
+from rayop.controllers.common.kuberay_metrics import enable_kuberay_metrics
 from rayop.controllers.common.options import OperatorOptions
 from rayop.controllers.raycluster.setup import setup_raycluster_controller
 from rayop.controllers.rayjob.setup import setup_rayjob_controller
@@ -88,6 +89,7 @@ async def open_operator(
     client_factory: Callable[[KubeConfig], KubeClient] = KubeClient,
     wrap_reconcile: ReconcileWrapper | None = None,
     ready_timeout: float = 10.0,
+    enable_metrics: bool = False,
 ) -> AsyncIterator[RunningOperator]:
     """Runs rayop's manager with the chosen controllers until the block exits.
 
@@ -111,6 +113,7 @@ async def open_operator(
             of :class:`~rayop.kube.client.KubeClient` that injects failures.
         wrap_reconcile: Wraps every controller's reconcile function before it starts.
         ready_timeout: Seconds to wait for the caches to sync.
+        enable_metrics: Register KubeRay's kuberay_* metrics (``--enable-metrics``).
 
     Yields:
         The running operator.
@@ -143,6 +146,8 @@ async def open_operator(
             manager, client, _setup(manager, controllers, opts, concurrency, use_priority_queue),
             opts,
         )  # fmt: skip
+        if enable_metrics:
+            enable_kuberay_metrics(manager)
         if wrap_reconcile is not None:
             for controller in running.controllers.values():
                 controller._reconcile = wrap_reconcile(controller._reconcile)
