@@ -2,12 +2,26 @@
 
 from __future__ import annotations
 
+import logging
+import logging.handlers
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
 import typer
 
-from rayop.cli.operator_flags import parse_feature_gates, shared_settings
+from rayop.cli.flags import normalize_argv
+from rayop.cli.kuberay_flags import (
+    KubeRayFeatureFlags,
+    KubeRayLogFlags,
+    LogPlan,
+    configure_logging,
+)
+from rayop.cli.operator_flags import GoBool, OperatorFlags, parse_feature_gates, shared_settings
 from rayop.controllers.operator import OperatorSettings
 
 
@@ -67,3 +81,137 @@ def test_rayop_run_exits_with_a_usage_error_on_an_unknown_gate() -> None:
     assert result.exit_code == 2
     output = " ".join(result.output.replace("│", " ").split())
     assert "unrecognized feature gate: RayClusterNetworkPolicyy" in output
+
+
+# KubeRay v1.7.0's remaining operator flags (rayop.cli.kuberay_flags).
+
+
+def test_kuberay_log_flags_resolve_with_rayops_own() -> None:
+    plan = KubeRayLogFlags().plan(log_level="info", log_format="json")
+    assert plan == LogPlan(
+        level="info", stdout_format="json", file_path=None, file_format="json",
+        stacktrace_level=None,
+    )  # fmt: skip
+    plan = KubeRayLogFlags(
+        log_stdout_encoder="console", log_file_path="/tmp/x.log", log_file_encoder="",
+        zap_log_level="error", zap_stacktrace_level="info",
+    ).plan(log_level="debug", log_format="json")  # fmt: skip
+    assert (plan.level, plan.stdout_format, plan.file_path) == ("error", "console", "/tmp/x.log")
+    assert (plan.file_format, plan.stacktrace_level) == ("json", logging.INFO)
+    devel = KubeRayLogFlags(zap_devel="true").plan(log_level="info", log_format="json")
+    assert (devel.level, devel.stacktrace_level) == ("debug", logging.WARNING)
+    assert KubeRayLogFlags(zap_log_level="3").plan(log_level="info", log_format="json").level == (
+        "debug"
+    )
+    assert KubeRayLogFlags(zap_log_level="panic").plan(
+        log_level="info", log_format="json"
+    ).level == ("critical")
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        ({"log_stdout_encoder": "text"}, "--log-stdout-encoder: invalid encoder 'text'"),
+        ({"log_file_encoder": "xml"}, "--log-file-encoder: invalid encoder 'xml'"),
+        ({"zap_log_level": "warn"}, "--zap-log-level: invalid log level 'warn'"),
+        ({"zap_log_level": "0"}, "--zap-log-level: invalid log level '0'"),
+        ({"zap_encoder": "yaml"}, "--zap-encoder: invalid encoder value 'yaml'"),
+        ({"zap_stacktrace_level": "debug"}, "invalid stacktrace level 'debug'"),
+        ({"zap_time_encoding": "unix"}, "invalid time-encoding value 'unix'"),
+        ({"zap_devel": "maybe"}, "--zap-devel expects true or false"),
+    ],
+)
+def test_kuberay_log_flags_refuse_what_kuberay_refuses(flags: dict[str, str], message: str) -> None:
+    with pytest.raises(typer.BadParameter, match=re.escape(message)):
+        KubeRayLogFlags(**flags).plan(log_level="info", log_format="json")
+
+
+def test_kuberay_feature_flags_refuse_what_rayop_does_not_implement() -> None:
+    KubeRayFeatureFlags(forced_cluster_upgrade="true").check()  # accepted, no effect
+    with pytest.raises(
+        typer.BadParameter, match=re.escape("--config /etc/kuberay/config.yaml: KubeRay's")
+    ):
+        KubeRayFeatureFlags(config="/etc/kuberay/config.yaml").check()
+    with pytest.raises(typer.BadParameter, match="--batch-scheduler=volcano: batch scheduler"):
+        KubeRayFeatureFlags(batch_scheduler="volcano").check()
+    with pytest.raises(typer.BadParameter, match="--enable-batch-scheduler=true: batch scheduler"):
+        KubeRayFeatureFlags(enable_batch_scheduler="true").check()
+    with pytest.raises(typer.BadParameter, match="Please use batch-scheduler only"):
+        KubeRayFeatureFlags(enable_batch_scheduler="true", batch_scheduler="yunikorn").check()
+
+
+def test_use_kubernetes_proxy_keeps_the_proxy_unless_told_false() -> None:
+    assert KubeRayFeatureFlags().kubernetes_proxy() is True
+    assert KubeRayFeatureFlags(use_kubernetes_proxy="true").kubernetes_proxy() is True
+    assert KubeRayFeatureFlags(use_kubernetes_proxy="false").kubernetes_proxy() is False
+    with pytest.raises(typer.BadParameter):
+        KubeRayFeatureFlags(use_kubernetes_proxy="direct").kubernetes_proxy()
+
+
+def test_go_bare_boolean_flags_mean_true() -> None:
+    argv = ["run", "--enable-metrics", "--zap-devel", "--use-kubernetes-proxy", "--qps", "5"]
+    assert normalize_argv(argv) == [
+        "run", "--enable-metrics=true", "--zap-devel=true", "--use-kubernetes-proxy=true",
+        "--qps", "5",
+    ]  # fmt: skip
+
+
+def _rayop_run(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "COLUMNS": "200", "KUBECONFIG": "/nonexistent/kubeconfig"}
+    return subprocess.run(
+        [sys.executable, "-m", "rayop", "run", "--metrics-addr=0",
+         "--health-probe-bind-address=0", *args],
+        capture_output=True, text=True, timeout=60, env=env,
+    )  # fmt: skip
+
+
+def test_kuberay_chart_flags_parse_and_unknown_ones_exit_2_naming_them() -> None:
+    chart_args = [
+        "--log-stdout-encoder", "json", "--log-file-encoder", "json",
+        "--enable-leader-election=true", "--enable-metrics=true", "--reconcile-concurrency=1",
+        "--qps=100", "--burst=200", "--use-kubernetes-proxy=false", "--forced-cluster-upgrade",
+        "--zap-log-level=info", "--zap-encoder=json", "--zap-time-encoding=iso8601",
+        "--zap-stacktrace-level=error", "--zap-devel=false",
+        "--feature-gates=RayClusterStatusConditions=true",
+    ]  # fmt: skip
+    proc = _rayop_run(*chart_args)
+    assert proc.returncode == 2, proc.stderr  # every flag parsed; no kubeconfig here
+    assert "kubeconfig" in proc.stderr and "No such option" not in proc.stderr
+    proc = _rayop_run("--no-such-kuberay-flag=1")
+    assert proc.returncode == 2 and "--no-such-kuberay-flag" in proc.stderr
+
+
+def test_config_and_batch_scheduler_stop_startup_with_exit_2() -> None:
+    proc = _rayop_run("--config=/etc/kuberay/config.yaml")
+    assert proc.returncode == 2
+    assert "/etc/kuberay/config.yaml" in proc.stderr and "not supported" in proc.stderr
+    proc = _rayop_run("--batch-scheduler", "volcano")
+    assert proc.returncode == 2 and "batch scheduler" in proc.stderr
+
+
+def test_log_file_path_writes_info_and_above_as_kuberay(tmp_path: Path) -> None:
+    path = tmp_path / "kuberay.log"
+    root = logging.getLogger()
+    saved = (root.level, list(root.handlers))
+    try:
+        configure_logging(
+            LogPlan(level="error", stdout_format="json", file_path=str(path),
+                    file_format="console", stacktrace_level=None)
+        )  # fmt: skip
+        handlers = [h for h in root.handlers if h not in saved[1]]
+        rotating = [h for h in handlers if isinstance(h, logging.handlers.RotatingFileHandler)]
+        assert [(h.maxBytes, h.backupCount) for h in rotating] == [(500 * 1024 * 1024, 10)]
+        logging.getLogger("rayop.test").debug("not written")
+        logging.getLogger("rayop.test").info("written to the file only")
+    finally:
+        for handler in [h for h in root.handlers if h not in saved[1]]:
+            root.removeHandler(handler)
+            handler.close()
+        root.setLevel(saved[0])
+    text = path.read_text()
+    assert "INFO\trayop.test: written to the file only" in text and "not written" not in text
+
+
+def test_enable_metrics_reaches_the_operator_settings() -> None:
+    assert OperatorFlags().settings().enable_metrics is False
+    assert OperatorFlags(enable_metrics=GoBool(True)).settings().enable_metrics is True

@@ -11,7 +11,17 @@ from collections.abc import Sequence
 
 import typer
 
-BOOL_FLAGS = frozenset({"--enable-leader-election", "--use-priority-queue"})
+BOOL_FLAGS = frozenset(
+    {
+        "--enable-leader-election",
+        "--use-priority-queue",
+        "--enable-metrics",
+        "--forced-cluster-upgrade",
+        "--use-kubernetes-proxy",
+        "--enable-batch-scheduler",
+        "--zap-devel",
+    }
+)
 
 _TRUE = {"1", "t", "true", "yes", "on"}
 _FALSE = {"0", "f", "false", "no", "off"}

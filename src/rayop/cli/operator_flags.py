@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, NewType
 
 import typer
 
@@ -65,6 +66,25 @@ FeatureGatesOpt = Annotated[
     ),
 ]
 
+GoBool = NewType("GoBool", bool)
+"""A bool option that takes Go's ``--flag=true|false`` (typer turns a plain ``bool`` into a switch)."""
+
+
+def _go_bool(flag: str) -> Callable[[str | bool], GoBool]:
+    """Returns the parser of a :data:`GoBool` option (the default arrives already a bool)."""
+    return lambda value: GoBool(value if isinstance(value, bool) else parse_bool(value, flag=flag))
+
+
+EnableMetricsOpt = Annotated[
+    GoBool,
+    typer.Option(
+        "--enable-metrics",
+        parser=_go_bool("--enable-metrics"),
+        metavar="BOOL",
+        help="KubeRay's control plane metrics (true/false).",
+    ),
+]
+
 
 @dataclass(frozen=True, kw_only=True)
 class OperatorFlags(OptionGroup):
@@ -77,6 +97,7 @@ class OperatorFlags(OptionGroup):
     burst: BurstOpt = 200
     use_priority_queue: PriorityQueueOpt = "true"
     feature_gates: FeatureGatesOpt = ""
+    enable_metrics: EnableMetricsOpt = GoBool(False)
 
     def settings(self) -> OperatorSettings:
         """Returns the operator settings of these flags (see :func:`shared_settings`).
@@ -84,7 +105,9 @@ class OperatorFlags(OptionGroup):
         Raises:
             typer.BadParameter: a boolean or a feature gate does not parse.
         """
-        return shared_settings(**dataclasses.asdict(self))
+        values = dataclasses.asdict(self)
+        enable_metrics = bool(values.pop("enable_metrics"))
+        return dataclasses.replace(shared_settings(**values), enable_metrics=enable_metrics)
 
 
 KUBERAY_DEFAULTS = OperatorFlags()

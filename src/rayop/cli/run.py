@@ -12,6 +12,13 @@ import typer
 
 from rayop.cli.app import app
 from rayop.cli.flags import parse_bool, parse_namespaces
+from rayop.cli.kuberay_flags import (
+    KUBERAY_FEATURE_DEFAULTS,
+    KUBERAY_LOG_DEFAULTS,
+    KubeRayFeatureFlags,
+    KubeRayLogFlags,
+    configure_logging,
+)
 from rayop.cli.operator_flags import JSON_LOGS, KUBERAY_DEFAULTS, LogFlags, OperatorFlags
 from rayop.cli.option_groups import expand_option_groups
 
@@ -49,14 +56,18 @@ def run(
         typer.Option("--watch-namespace", help="Comma-separated namespaces to watch; empty: all."),
     ] = "",
     logs: LogFlags = JSON_LOGS,
+    kuberay_logs: KubeRayLogFlags = KUBERAY_LOG_DEFAULTS,
+    kuberay: KubeRayFeatureFlags = KUBERAY_FEATURE_DEFAULTS,
 ) -> None:
     """Run the RayCluster, RayJob and RayService controllers against a Kubernetes API server."""
     from rayop.kube.config import ConfigError
     from rayop.runtime.manager import LeadershipLost
 
-    logs.configure()
+    configure_logging(kuberay_logs.plan(log_level=logs.log_level, log_format=logs.log_format))
+    kuberay.check()
     settings = dataclasses.replace(
         operator.settings(),
+        use_kubernetes_proxy=kuberay.kubernetes_proxy(),
         enable_leader_election=parse_bool(enable_leader_election, flag="--enable-leader-election"),
         leader_election_namespace=leader_election_namespace or None,
         watch_namespaces=parse_namespaces(watch_namespace),

@@ -10,11 +10,17 @@ A JSON line has the keys ``ts`` (RFC 3339, UTC, milliseconds), ``level``, ``logg
 and ``stacktrace`` when the record carries an exception. Names follow controller-runtime's zap
 output (``reconcileID``, ``controller``), so log queries written for controller-runtime
 operators keep working.
+
+A second destination, a log file, is optional (KubeRay's ``--log-file-path``): info and above,
+in either format, rotated at ``file_max_bytes`` with ``file_backups`` old files kept. With a
+``stacktrace_level``, every record at or above it carries a ``stacktrace`` (the exception's, or
+the stack of the logging call), as zap's ``StacktraceLevel`` does.
 """
 
 from __future__ import annotations
 
 import logging
+import logging.handlers
 import sys
 import traceback
 from datetime import UTC, datetime
@@ -30,8 +36,10 @@ __all__ = [
     "LEVELS",
     "LogFormat",
     "ReconcileContextFilter",
+    "StacktraceFilter",
     "configure_logging",
     "format_console",
+    "format_file_console",
     "format_json",
     "parse_level",
 ]
@@ -56,6 +64,21 @@ _STANDARD_ATTRS: Final[frozenset[str]] = frozenset(
 ) | {"message", "asctime", "taskName", "rayop_context"}
 
 _HANDLER_MARK: Final[str] = "_rayop_handler"
+
+
+class StacktraceFilter(logging.Filter):
+    """Gives each record at or above ``level`` without an exception the stack of its call."""
+
+    def __init__(self, level: int) -> None:
+        super().__init__()
+        self.level = level
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """Adds ``stack_info`` where zap would add a stacktrace; never drops a record."""
+        if record.levelno >= self.level and not record.exc_info and not record.stack_info:
+            frames = traceback.format_stack()
+            record.stack_info = "".join(f for f in frames if "/logging/" not in f).rstrip()
+        return True
 
 
 class ReconcileContextFilter(logging.Filter):
@@ -125,6 +148,23 @@ def format_console(record: logging.LogRecord) -> str:
     return f"{record.name}: {text}"
 
 
+def format_file_console(record: logging.LogRecord) -> str:
+    """Returns a console line for a log file: time, level, then :func:`format_console`."""
+    ts = datetime.fromtimestamp(record.created, tz=UTC)
+    ts_text = ts.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    line = f"{ts_text}\t{_level_name(record).upper()}\t{format_console(record)}"
+    if record.exc_info and record.exc_info[1] is not None:
+        line += "\n" + "".join(traceback.format_exception(*record.exc_info)).rstrip()
+    elif record.stack_info:
+        line += "\n" + record.stack_info
+    return line
+
+
+class _FileConsoleFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        return format_file_console(record)
+
+
 class _JsonFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
         return format_json(record)
@@ -149,7 +189,15 @@ def parse_level(level: str) -> int:
 
 
 def configure_logging(
-    level: str = "info", fmt: LogFormat = "json", *, stream: TextIO | None = None
+    level: str = "info",
+    fmt: LogFormat = "json",
+    *,
+    stream: TextIO | None = None,
+    file_path: str | None = None,
+    file_format: LogFormat = "json",
+    file_max_bytes: int = 500 * 1024 * 1024,
+    file_backups: int = 10,
+    stacktrace_level: int | None = None,
 ) -> logging.Handler:
     """Routes every log record to one handler on the root logger; never blocks.
 
@@ -160,12 +208,18 @@ def configure_logging(
         level: ``debug``, ``info``, ``warn``/``warning`` or ``error``.
         fmt: ``json`` for one JSON object per line, ``console`` for rich, human-readable lines.
         stream: Where logs go; default: standard error.
+        file_path: Also write info-and-above records to this file, rotated by size.
+        file_format: The file's format, ``json`` or ``console``.
+        file_max_bytes: Size at which the file is rotated.
+        file_backups: How many rotated files are kept.
+        stacktrace_level: Records at or above it carry a stacktrace; None: only exceptions.
 
     Returns:
-        The installed handler.
+        The installed handler (the stream's).
 
     Raises:
-        ValueError: Unknown ``level`` or ``fmt``.
+        ValueError: Unknown ``level``, ``fmt`` or ``file_format``.
+        OSError: The log file cannot be opened.
     """
     numeric = parse_level(level)
     out = stream if stream is not None else sys.stderr
@@ -179,12 +233,32 @@ def configure_logging(
         handler.setFormatter(_ConsoleFormatter())
     else:
         raise ValueError(f"unknown log format {fmt!r} (choose from json, console)")
-    handler.addFilter(ReconcileContextFilter())
-    setattr(handler, _HANDLER_MARK, True)
+    handlers: list[logging.Handler] = [handler]
+    if file_path is not None:
+        handlers.append(_file_handler(file_path, file_format, file_max_bytes, file_backups))
+    for installed in handlers:
+        installed.addFilter(ReconcileContextFilter())
+        if stacktrace_level is not None:
+            installed.addFilter(StacktraceFilter(stacktrace_level))
+        setattr(installed, _HANDLER_MARK, True)
     root = logging.getLogger()
     for old in [h for h in root.handlers if getattr(h, _HANDLER_MARK, False)]:
         root.removeHandler(old)
         old.close()
-    root.addHandler(handler)
-    root.setLevel(numeric)
+    for installed in handlers:
+        root.addHandler(installed)
+    handler.setLevel(numeric)
+    root.setLevel(min(numeric, logging.INFO) if file_path is not None else numeric)
+    return handler
+
+
+def _file_handler(path: str, fmt: LogFormat, max_bytes: int, backups: int) -> logging.Handler:
+    """A size-rotated file handler for info and above (KubeRay's file core is info-level)."""
+    if fmt not in ("json", "console"):
+        raise ValueError(f"unknown log format {fmt!r} (choose from json, console)")
+    handler = logging.handlers.RotatingFileHandler(
+        path, maxBytes=max_bytes, backupCount=backups, encoding="utf-8"
+    )
+    handler.setLevel(logging.INFO)
+    handler.setFormatter(_JsonFormatter() if fmt == "json" else _FileConsoleFormatter())
     return handler

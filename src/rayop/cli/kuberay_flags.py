@@ -1,0 +1,326 @@
+"""The rest of KubeRay v1.7.0's operator flags, so ``rayop run`` takes its chart's args unchanged.
+
+Two option groups of ``rayop run``:
+
+- :class:`KubeRayLogFlags`: ``--log-stdout-encoder``, ``--log-file-encoder``, ``--log-file-path``
+  and the controller-runtime zap flags (``--zap-log-level``, ``--zap-encoder``, ``--zap-devel``,
+  ``--zap-stacktrace-level``, ``--zap-time-encoding``), resolved against rayop's ``--log-level``
+  and ``--log-format`` into one :class:`LogPlan`.
+- :class:`KubeRayFeatureFlags`: ``--forced-cluster-upgrade``, ``--use-kubernetes-proxy``,
+  ``--batch-scheduler``, ``--enable-batch-scheduler`` and ``--config``; :meth:`check` refuses what
+  rayop does not implement yet, with exit status 2 and a message naming why.
+
+Every value is validated as KubeRay (Go's ``flag`` package and controller-runtime's zap flags)
+validates it. A flag KubeRay ignores is accepted and ignored in the same way; docs/compatibility.md
+says what each one does in rayop.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Annotated, Final
+
+import typer
+
+from rayop.cli.flags import parse_bool
+from rayop.cli.option_groups import OptionGroup
+
+__all__ = [
+    "BATCH_SCHEDULER_FEATURE",
+    "ZAP_LEVELS",
+    "ZAP_STACKTRACE_LEVELS",
+    "ZAP_TIME_ENCODINGS",
+    "KubeRayFeatureFlags",
+    "KubeRayLogFlags",
+    "LogPlan",
+]
+
+log = logging.getLogger("rayop.cli")
+
+BATCH_SCHEDULER_FEATURE: Final = "batch scheduler integration (gang scheduling: volcano, yunikorn, scheduler-plugins, kai-scheduler)"
+"""The feature ``--batch-scheduler`` and ``--enable-batch-scheduler`` ask for (not built yet)."""
+
+ENCODERS: Final = ("json", "console")
+"""KubeRay's ``--log-stdout-encoder`` / ``--log-file-encoder`` values (empty means json)."""
+
+ZAP_LEVELS: Final[dict[str, int]] = {
+    "debug": logging.DEBUG,
+    "info": logging.INFO,
+    "error": logging.ERROR,
+    "panic": logging.CRITICAL,
+}
+"""controller-runtime's ``--zap-log-level`` names (a positive integer, a debug verbosity, too)."""
+
+ZAP_STACKTRACE_LEVELS: Final[dict[str, int]] = {
+    "info": logging.INFO,
+    "error": logging.ERROR,
+    "panic": logging.CRITICAL,
+}
+"""controller-runtime's ``--zap-stacktrace-level`` names."""
+
+ZAP_TIME_ENCODINGS: Final = ("rfc3339nano", "rfc3339", "iso8601", "millis", "nanos", "epoch")
+"""controller-runtime's ``--zap-time-encoding`` names."""
+
+LOG_FILE_MAX_BYTES: Final = 500 * 1024 * 1024
+"""KubeRay rotates ``--log-file-path`` at 500 MB (lumberjack ``MaxSize: 500``)."""
+LOG_FILE_BACKUPS: Final = 10
+"""KubeRay keeps 10 rotated files (lumberjack ``MaxBackups: 10``)."""
+
+StdoutEncoderOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--log-stdout-encoder",
+        help="KubeRay's encoder for stdout logs: json or console (overrides --log-format).",
+    ),
+]
+FileEncoderOpt = Annotated[
+    str, typer.Option("--log-file-encoder", help="Encoder of --log-file-path: json or console.")
+]
+FilePathOpt = Annotated[
+    str,
+    typer.Option(
+        "--log-file-path",
+        help="Also write info-and-above logs to this file, rotated at 500 MB, 10 backups kept.",
+    ),
+]
+ZapLevelOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--zap-log-level",
+        help="debug, info, error, panic or a positive debug verbosity (overrides --log-level).",
+    ),
+]
+ZapEncoderOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--zap-encoder",
+        help="json or console; validated and, as in KubeRay, superseded by --log-stdout-encoder.",
+    ),
+]
+ZapDevelOpt = Annotated[
+    str,
+    typer.Option(
+        "--zap-devel",
+        help="Development defaults (true/false): debug level, stack traces from warnings on.",
+    ),
+]
+ZapStacktraceOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--zap-stacktrace-level",
+        help="info, error or panic: records at or above it carry a stacktrace.",
+    ),
+]
+ZapTimeOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--zap-time-encoding",
+        help="Validated; as in KubeRay (whose encoders fix ISO 8601 times), it has no effect.",
+    ),
+]
+ForcedUpgradeOpt = Annotated[
+    str,
+    typer.Option(
+        "--forced-cluster-upgrade", help="Deprecated in KubeRay and without effect (true/false)."
+    ),
+]
+KubernetesProxyOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--use-kubernetes-proxy",
+        help="Reach Ray dashboards through the API server's services proxy (true) or directly "
+        "(false); unset: the proxy (see docs/compatibility.md).",
+    ),
+]
+BatchSchedulerOpt = Annotated[
+    str,
+    typer.Option(
+        "--batch-scheduler", help="volcano, yunikorn, scheduler-plugins or kai-scheduler."
+    ),
+]
+EnableBatchSchedulerOpt = Annotated[
+    str,
+    typer.Option(
+        "--enable-batch-scheduler", help="Deprecated KubeRay flag for volcano (true/false)."
+    ),
+]
+ConfigOpt = Annotated[
+    str, typer.Option("--config", help="KubeRay's Configuration file (not supported yet).")
+]
+
+
+@dataclass(frozen=True)
+class LogPlan:
+    """The logging that KubeRay's and rayop's logging flags resolve to."""
+
+    level: str
+    """A ``rayop.runtime.logsetup`` level name."""
+    stdout_format: str
+    """``json`` or ``console``."""
+    file_path: str | None
+    """The rotated log file, if any."""
+    file_format: str
+    """``json`` or ``console``."""
+    stacktrace_level: int | None
+    """Records at or above it carry a stacktrace; None: only records with an exception."""
+
+
+def _encoder(value: str, *, flag: str) -> str:
+    encoder = value or "json"
+    if encoder not in ENCODERS:
+        raise typer.BadParameter(f"{flag}: invalid encoder {value!r} (must be 'json' or 'console')")
+    return encoder
+
+
+def _zap_level(value: str) -> str:
+    lowered = value.lower()
+    if lowered in ZAP_LEVELS:
+        return logging.getLevelName(ZAP_LEVELS[lowered]).lower()
+    if value.isdigit() and int(value) > 0:
+        return "debug"  # a V-level above 0 is more verbose than info: debug in rayop
+    raise typer.BadParameter(f"--zap-log-level: invalid log level {value!r}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class KubeRayLogFlags(OptionGroup):
+    """KubeRay's logging flags (its defaults); :meth:`plan` resolves them with rayop's."""
+
+    log_stdout_encoder: StdoutEncoderOpt = None
+    log_file_encoder: FileEncoderOpt = "json"
+    log_file_path: FilePathOpt = ""
+    zap_log_level: ZapLevelOpt = None
+    zap_encoder: ZapEncoderOpt = None
+    zap_devel: ZapDevelOpt = "false"
+    zap_stacktrace_level: ZapStacktraceOpt = None
+    zap_time_encoding: ZapTimeOpt = None
+
+    def plan(self, *, log_level: str, log_format: str) -> LogPlan:
+        """Returns the logging these flags ask for, given rayop's ``--log-level``/``--log-format``.
+
+        A KubeRay flag that is given wins over rayop's: ``--zap-log-level`` (else ``debug`` under
+        ``--zap-devel``) over ``--log-level``, ``--log-stdout-encoder`` over ``--log-format``.
+
+        Raises:
+            typer.BadParameter: a value KubeRay would refuse.
+        """
+        devel = parse_bool(self.zap_devel, flag="--zap-devel")
+        if self.zap_encoder is not None and self.zap_encoder.lower() not in ENCODERS:
+            raise typer.BadParameter(f"--zap-encoder: invalid encoder value {self.zap_encoder!r}")
+        if (
+            self.zap_time_encoding is not None
+            and self.zap_time_encoding.lower() not in ZAP_TIME_ENCODINGS
+        ):
+            raise typer.BadParameter(
+                f"--zap-time-encoding: invalid time-encoding value {self.zap_time_encoding!r}"
+            )
+        level = log_level
+        if self.zap_log_level is not None:
+            level = _zap_level(self.zap_log_level)
+        elif devel:
+            level = "debug"
+        stacktrace: int | None = logging.WARNING if devel else None
+        if self.zap_stacktrace_level is not None:
+            try:
+                stacktrace = ZAP_STACKTRACE_LEVELS[self.zap_stacktrace_level.lower()]
+            except KeyError:
+                raise typer.BadParameter(
+                    f"--zap-stacktrace-level: invalid stacktrace level {self.zap_stacktrace_level!r}"
+                ) from None
+        stdout = log_format
+        if self.log_stdout_encoder is not None:
+            stdout = _encoder(self.log_stdout_encoder, flag="--log-stdout-encoder")
+        return LogPlan(
+            level=level,
+            stdout_format=stdout,
+            file_path=self.log_file_path or None,
+            file_format=_encoder(self.log_file_encoder, flag="--log-file-encoder"),
+            stacktrace_level=stacktrace,
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class KubeRayFeatureFlags(OptionGroup):
+    """KubeRay's remaining operator flags (its defaults)."""
+
+    forced_cluster_upgrade: ForcedUpgradeOpt = "false"
+    use_kubernetes_proxy: KubernetesProxyOpt = None
+    batch_scheduler: BatchSchedulerOpt = ""
+    enable_batch_scheduler: EnableBatchSchedulerOpt = "false"
+    config: ConfigOpt = ""
+
+    def check(self) -> None:
+        """Refuses what rayop does not implement yet; logs what KubeRay logs for the rest.
+
+        Raises:
+            typer.BadParameter: ``--config`` is given; a batch scheduler is asked for (both flags
+                at once with KubeRay's own error); a boolean does not parse.
+        """
+        if self.config:
+            raise typer.BadParameter(
+                f"--config {self.config}: KubeRay's Configuration file "
+                "(config.ray.io/v1alpha1 Configuration) is not supported by rayop yet; "
+                "pass the settings as flags instead"
+            )
+        enable = parse_bool(self.enable_batch_scheduler, flag="--enable-batch-scheduler")
+        if enable and self.batch_scheduler:
+            raise typer.BadParameter(
+                "both feature flags enable-batch-scheduler (deprecated) and batch-scheduler are "
+                "set. Please use batch-scheduler only"
+            )
+        if enable or self.batch_scheduler:
+            given = (
+                "--enable-batch-scheduler=true"
+                if enable
+                else f"--batch-scheduler={self.batch_scheduler}"
+            )
+            raise typer.BadParameter(
+                f"{given}: {BATCH_SCHEDULER_FEATURE} is not implemented in rayop yet"
+            )
+        if parse_bool(self.forced_cluster_upgrade, flag="--forced-cluster-upgrade"):
+            log.info(
+                "Deprecated feature flag forced-cluster-upgrade is enabled, which has no effect."
+            )
+
+    def kubernetes_proxy(self) -> bool:
+        """Returns whether dashboards are reached through the services proxy.
+
+        An explicit value means what it means in KubeRay; unset keeps rayop's proxy (KubeRay's
+        default is a direct connection; docs/compatibility.md says why rayop differs).
+
+        Raises:
+            typer.BadParameter: the value is not a boolean.
+        """
+        if self.use_kubernetes_proxy is None:
+            return True
+        return parse_bool(self.use_kubernetes_proxy, flag="--use-kubernetes-proxy")
+
+
+KUBERAY_LOG_DEFAULTS = KubeRayLogFlags()
+"""KubeRay's logging flags at their defaults."""
+KUBERAY_FEATURE_DEFAULTS = KubeRayFeatureFlags()
+"""KubeRay's remaining flags at their defaults."""
+
+
+def configure_logging(plan: LogPlan) -> None:
+    """Sets up the root logger as ``plan`` says (stdout, and the rotated file if any).
+
+    Raises:
+        typer.BadParameter: an unknown level, or the log file cannot be opened.
+    """
+    from rayop.runtime.logsetup import configure_logging as configure
+
+    try:
+        configure(
+            plan.level,
+            "json" if plan.stdout_format == "json" else "console",
+            file_path=plan.file_path,
+            file_format="json" if plan.file_format == "json" else "console",
+            file_max_bytes=LOG_FILE_MAX_BYTES,
+            file_backups=LOG_FILE_BACKUPS,
+            stacktrace_level=plan.stacktrace_level,
+        )
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from exc
+    except OSError as exc:
+        raise typer.BadParameter(f"--log-file-path {plan.file_path}: {exc}") from exc
