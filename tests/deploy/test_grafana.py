@@ -9,7 +9,9 @@ from typing import Any
 
 from manifests import REPO
 
+from rayop.controllers.common.kuberay_metrics import KUBERAY_METRIC_NAMES, KubeRayMetrics
 from rayop.kube.metrics import RestClientMetrics
+from rayop.runtime.indexer import Obj
 from rayop.runtime.metrics import OperatorMetrics
 from rayop.testing.clock import FakeClock
 
@@ -30,6 +32,13 @@ REQUIRED = {
     "rest_client_request_duration_seconds_bucket",
     "rest_client_rate_limiter_duration_seconds_bucket",
     "leader_election_master_status",
+}
+PROCESS_SERIES = {
+    "process_resident_memory_bytes",
+    "process_virtual_memory_bytes",
+    "process_cpu_seconds_total",
+    "process_open_fds",
+    "process_max_fds",
 }
 
 
@@ -87,11 +96,27 @@ def exported_series() -> set[str]:
     rest.observe_request("GET", "api:6443", 0.01)
     rest.observe_rate_limiter("GET", "api:6443", 0.0)
     rest.observe_retry(429, "GET", "api:6443")
+    metrics.registry.register(exercised_kuberay_metrics())
     samples = set()
     for line in metrics.render().decode().splitlines():
         if line and not line.startswith("#"):
             samples.add(re.split(r"[{ ]", line, maxsplit=1)[0])
     return samples
+
+
+class OneObject:
+    """A cache holding one object of each kind."""
+
+    def list(self) -> list[Obj]:
+        return [{"metadata": {"name": "a", "namespace": "ns", "uid": "u"}, "status": {}}]
+
+
+def exercised_kuberay_metrics() -> KubeRayMetrics:
+    """Returns the kuberay_* collectors over one object of each kind, both durations set."""
+    kuberay = KubeRayMetrics(OneObject(), OneObject(), OneObject(), wall=FakeClock().wall)
+    kuberay.cluster_provisioned_duration.set(["a", "ns", "u"], 1.0)
+    kuberay.job_execution_duration.set(["a", "ns", "u", "Complete", "0"], 1.0)
+    return kuberay
 
 
 def test_the_extractor_finds_metrics_and_skips_functions_and_labels() -> None:
@@ -131,3 +156,12 @@ def test_controller_queries_are_templated_by_controller() -> None:
             assert 'controller=~"$controller"' in expr, expr
     ids = [p["id"] for p in panels(board)]
     assert len(ids) == len(set(ids))
+
+
+def test_every_kuberay_metric_and_the_process_memory_have_a_panel() -> None:
+    used = set().union(*(metric_names(e) for e in expressions()))
+    assert used >= set(KUBERAY_METRIC_NAMES) | PROCESS_SERIES, (
+        set(KUBERAY_METRIC_NAMES) | PROCESS_SERIES
+    ) - used
+    exported = exported_series()
+    assert set(KUBERAY_METRIC_NAMES) | PROCESS_SERIES <= exported
