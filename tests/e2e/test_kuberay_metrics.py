@@ -15,9 +15,11 @@ from rayjob_env import small_rayjob
 from rayservice_env import small_rayservice
 
 from rayop.controllers.common.kuberay_metrics import KUBERAY_METRIC_NAMES
+from rayop.controllers.operator import OperatorSettings, build_manager, new_client
 from rayop.kube.resources import RAY_CLUSTERS, RAY_JOBS, RAY_SERVICES
+from rayop.runtime.metrics import OperatorMetrics
 from rayop.sim.dashboard.head import DashboardConfig
-from rayop.testing import ALL_KINDS, FAST_KUBELET, eventually
+from rayop.testing import ALL_KINDS, FAST_KUBELET, eventually, open_control_plane
 
 pytestmark = pytest.mark.asyncio
 
@@ -138,3 +140,17 @@ async def test_without_enable_metrics_no_kuberay_metric_is_exported() -> None:
         text = env.manager.render_metrics().decode()
         assert "kuberay_" not in text
         assert "process_resident_memory_bytes " in text
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+async def test_rayop_runs_manager_registers_them_only_with_enable_metrics(enabled: bool) -> None:
+    async with open_control_plane() as plane:
+        settings = OperatorSettings(
+            enable_metrics=enabled, metrics_addr="0", health_probe_bind_address="0"
+        )
+        metrics = OperatorMetrics()
+        async with new_client(plane.config, settings, metrics) as client:
+            text = build_manager(client, settings, metrics).render_metrics().decode()
+    for name in KUBERAY_METRIC_NAMES:
+        assert (f"# TYPE {name} gauge\n" in text) is enabled, name
+    assert "# TYPE process_resident_memory_bytes gauge\n" in text
