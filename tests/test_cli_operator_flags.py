@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+import json
 import logging
 import logging.handlers
 import os
@@ -215,3 +217,77 @@ def test_log_file_path_writes_info_and_above_as_kuberay(tmp_path: Path) -> None:
 def test_enable_metrics_reaches_the_operator_settings() -> None:
     assert OperatorFlags().settings().enable_metrics is False
     assert OperatorFlags(enable_metrics=GoBool(True)).settings().enable_metrics is True
+
+
+def _restoring_root_logger() -> tuple[int, list[logging.Handler]]:
+    root = logging.getLogger()
+    return root.level, list(root.handlers)
+
+
+def _restore_root_logger(saved: tuple[int, list[logging.Handler]]) -> None:
+    root = logging.getLogger()
+    for handler in [h for h in root.handlers if h not in saved[1]]:
+        root.removeHandler(handler)
+        handler.close()
+    root.setLevel(saved[0])
+
+
+def test_zap_stacktrace_level_adds_the_call_stack_at_and_above_it() -> None:
+    stream = io.StringIO()
+    saved = _restoring_root_logger()
+    try:
+        from rayop.runtime.logsetup import configure_logging as configure
+
+        configure("debug", "json", stream=stream, stacktrace_level=logging.ERROR)
+        logging.getLogger("rayop.test").warning("no stack")
+        logging.getLogger("rayop.test").error("with stack")
+    finally:
+        _restore_root_logger(saved)
+    lines = [json.loads(line) for line in stream.getvalue().splitlines()]
+    assert [("stacktrace" in line) for line in lines] == [False, True]
+    assert "test_zap_stacktrace_level_adds_the_call_stack" in lines[1]["stacktrace"]
+
+
+def test_panic_level_keeps_only_critical_lines() -> None:
+    stream = io.StringIO()
+    saved = _restoring_root_logger()
+    try:
+        from rayop.runtime.logsetup import configure_logging as configure
+
+        plan = KubeRayLogFlags(zap_log_level="panic").plan(log_level="info", log_format="json")
+        configure(plan.level, "json", stream=stream)
+        logging.getLogger("rayop.test").error("dropped")
+        logging.getLogger("rayop.test").critical("kept")
+    finally:
+        _restore_root_logger(saved)
+    assert [json.loads(line)["msg"] for line in stream.getvalue().splitlines()] == ["kept"]
+
+
+def test_run_passes_kuberay_flags_into_the_operator_settings(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from typer.testing import CliRunner
+
+    import rayop.cli.run as run_module
+    from rayop.cli.app import app
+
+    seen: list[OperatorSettings] = []
+
+    async def fake_run(kubeconfig: str | None, settings: OperatorSettings) -> None:
+        seen.append(settings)
+
+    monkeypatch.setattr(run_module, "_run", fake_run)
+    saved = _restoring_root_logger()
+    try:
+        runner = CliRunner()
+        args = ["run", "--use-kubernetes-proxy=false", "--enable-metrics=true", "--zap-devel"]
+        result = runner.invoke(app, normalize_argv(args))
+        assert result.exit_code == 0, result.output
+        result = runner.invoke(app, ["run"])
+        assert result.exit_code == 0, result.output
+    finally:
+        _restore_root_logger(saved)
+    assert [(s.use_kubernetes_proxy, s.enable_metrics) for s in seen] == [
+        (False, True),
+        (True, False),
+    ]

@@ -53,8 +53,10 @@ LEVELS: Final[dict[str, int]] = {
     "warn": logging.WARNING,
     "warning": logging.WARNING,
     "error": logging.ERROR,
+    "critical": logging.CRITICAL,
 }
-"""The accepted ``--log-level`` values (zap's names, plus Python's ``warning``)."""
+"""The accepted ``--log-level`` values (zap's names, plus Python's ``warning`` and ``critical``,
+which is what zap's ``panic`` level keeps)."""
 
 CONTEXT_FIELDS: Final[tuple[str, ...]] = ("controller", "namespace", "name", "reconcileID")
 """The reconcile-scoped fields, in the order they are written."""
