@@ -11,7 +11,7 @@ and ``stacktrace`` when the record carries an exception. Names follow controller
 output (``reconcileID``, ``controller``), so log queries written for controller-runtime
 operators keep working.
 
-A second destination, a log file, is optional (KubeRay's ``--log-file-path``): info and above,
+A second destination, a log file, is optional (``--log-file-path``): info and above,
 in either format, rotated at ``file_max_bytes`` with ``file_backups`` old files kept. With a
 ``stacktrace_level``, every record at or above it carries a ``stacktrace`` (the exception's, or
 the stack of the logging call), as zap's ``StacktraceLevel`` does.
@@ -255,7 +255,7 @@ def configure_logging(
 
 
 def _file_handler(path: str, fmt: LogFormat, max_bytes: int, backups: int) -> logging.Handler:
-    """A size-rotated file handler for info and above (KubeRay's file core is info-level)."""
+    """A size-rotated file handler for info and above (the file keeps info and above whatever the stream's level)."""
     if fmt not in ("json", "console"):
         raise ValueError(f"unknown log format {fmt!r} (choose from json, console)")
     handler = logging.handlers.RotatingFileHandler(
