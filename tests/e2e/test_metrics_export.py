@@ -78,6 +78,25 @@ async def test_the_nine_kuberay_metrics_with_kubernetes_labels() -> None:
             timeout=30,
             what="the RayCluster, RayJob and RayService converge",
         )
+
+        def cache_caught_up() -> bool:
+            # The collectors read the operator's cache, which may lag the store by an event.
+            now = scrape(env)
+            return (
+                any(
+                    c["condition"] == "true" for c in of(now, "kuberay_service_condition_ready", ns)
+                )
+                and any(
+                    c["deployment_status"] == "Complete"
+                    for c in of(now, "kuberay_job_deployment_status", ns)
+                )
+                and any(
+                    c["name"] == "rc" and c["condition"] == "true"
+                    for c in of(now, "kuberay_cluster_condition_provisioned", ns)
+                )
+            )
+
+        await eventually(cache_caught_up, timeout=10, what="the operator's cache shows it")
         series = scrape(env)
         assert set(KUBERAY_METRIC_NAMES) <= set(series)
         uid = {o["metadata"]["name"]: o["metadata"]["uid"] for o in (rc, job, svc)}
