@@ -291,3 +291,10 @@ def test_run_passes_kuberay_flags_into_the_operator_settings(
         (False, True),
         (True, False),
     ]
+
+
+def test_kuberays_one_dash_go_form_gets_its_second_dash() -> None:
+    argv = ["run", "-qps=50", "-enable-leader-election", "-log-file-path", "/x", "-n", "-"]
+    assert normalize_argv(argv) == [
+        "run", "--qps=50", "--enable-leader-election=true", "--log-file-path", "/x", "-n", "-",
+    ]  # fmt: skip

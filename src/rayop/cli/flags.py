@@ -3,6 +3,8 @@
 Go's ``flag`` package accepts a bare boolean flag (``--enable-leader-election``) as true and
 ``--flag=false`` / ``--flag=true`` with an explicit value. :func:`normalize_argv` rewrites the bare
 form of the boolean flags listed in :data:`BOOL_FLAGS` to ``--flag=true`` before typer parses it.
+Go also takes one dash for a long flag (``-qps=50``); :func:`normalize_argv` gives KubeRay's flags
+(:data:`GO_FLAGS`) their second dash, so ``-enable-leader-election`` works as KubeRay's does.
 """
 
 from __future__ import annotations
@@ -23,13 +25,54 @@ BOOL_FLAGS = frozenset(
     }
 )
 
+GO_FLAGS = frozenset(
+    {
+        "kubeconfig",
+        "metrics-addr",
+        "health-probe-bind-address",
+        "enable-leader-election",
+        "leader-election-namespace",
+        "reconcile-concurrency",
+        "watch-namespace",
+        "forced-cluster-upgrade",
+        "log-file-path",
+        "log-file-encoder",
+        "log-stdout-encoder",
+        "enable-batch-scheduler",
+        "batch-scheduler",
+        "config",
+        "use-kubernetes-proxy",
+        "feature-gates",
+        "enable-metrics",
+        "qps",
+        "burst",
+        "zap-devel",
+        "zap-encoder",
+        "zap-log-level",
+        "zap-stacktrace-level",
+        "zap-time-encoding",
+    }
+)
+"""KubeRay v1.7.0's flag names (its own and controller-runtime's), for the one-dash Go form."""
+
 _TRUE = {"1", "t", "true", "yes", "on"}
 _FALSE = {"0", "f", "false", "no", "off"}
 
 
 def normalize_argv(argv: Sequence[str]) -> list[str]:
-    """Returns ``argv`` with each bare boolean flag in :data:`BOOL_FLAGS` given ``=true``."""
-    return [f"{arg}=true" if arg in BOOL_FLAGS else arg for arg in argv]
+    """Returns ``argv`` with KubeRay's one-dash flags given two dashes (:data:`GO_FLAGS`) and
+    each bare boolean flag in :data:`BOOL_FLAGS` given ``=true``."""
+    return [_bare_bool(_two_dashes(arg)) for arg in argv]
+
+
+def _two_dashes(arg: str) -> str:
+    if arg.startswith("-") and not arg.startswith("--") and arg[1:].partition("=")[0] in GO_FLAGS:
+        return "-" + arg
+    return arg
+
+
+def _bare_bool(arg: str) -> str:
+    return f"{arg}=true" if arg in BOOL_FLAGS else arg
 
 
 def parse_bool(value: str, *, flag: str) -> bool:
