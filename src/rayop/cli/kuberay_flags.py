@@ -38,7 +38,10 @@ __all__ = [
 
 log = logging.getLogger("rayop.cli")
 
-BATCH_SCHEDULER_FEATURE: Final = "batch scheduler integration (gang scheduling: volcano, yunikorn, scheduler-plugins, kai-scheduler)"
+BATCH_SCHEDULER_FEATURE: Final = (
+    "batch scheduler integration (gang scheduling: volcano, yunikorn, scheduler-plugins, "
+    "kai-scheduler)"
+)
 """The feature ``--batch-scheduler`` and ``--enable-batch-scheduler`` ask for (not built yet)."""
 
 ENCODERS: Final = ("json", "console")
@@ -224,8 +227,9 @@ class KubeRayLogFlags(OptionGroup):
             try:
                 stacktrace = ZAP_STACKTRACE_LEVELS[self.zap_stacktrace_level.lower()]
             except KeyError:
+                given = self.zap_stacktrace_level
                 raise typer.BadParameter(
-                    f"--zap-stacktrace-level: invalid stacktrace level {self.zap_stacktrace_level!r}"
+                    f"--zap-stacktrace-level: invalid stacktrace level {given!r}"
                 ) from None
         stdout = log_format
         if self.log_stdout_encoder is not None:

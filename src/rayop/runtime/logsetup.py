@@ -255,7 +255,7 @@ def configure_logging(
 
 
 def _file_handler(path: str, fmt: LogFormat, max_bytes: int, backups: int) -> logging.Handler:
-    """A size-rotated file handler for info and above (the file keeps info and above whatever the stream's level)."""
+    """A size-rotated file handler for info and above, whatever the stream's level."""
     if fmt not in ("json", "console"):
         raise ValueError(f"unknown log format {fmt!r} (choose from json, console)")
     handler = logging.handlers.RotatingFileHandler(
