@@ -54,6 +54,12 @@ async def install_crds(config: KubeConfig) -> None:
                 await client.update(CRDS, crd)
 
 
+def _local_url(addr: str) -> str:
+    """Turns a bind address (``:8080``, ``127.0.0.1:8080``, ``0.0.0.0:8080``) into a local URL."""
+    host, _, port = addr.rpartition(":")
+    return f"http://{host if host not in ('', '0.0.0.0', '::') else 'localhost'}:{port}"
+
+
 def _banner(cp: EmbeddedControlPlane, settings: OperatorSettings) -> str:
     kc = cp.kubeconfig_path
     lines = [
@@ -63,9 +69,9 @@ def _banner(cp: EmbeddedControlPlane, settings: OperatorSettings) -> str:
         "  kubectl apply -f ray-cluster.sample.yaml && kubectl get rayclusters",
     ]
     if settings.metrics_addr != "0":
-        lines.append(f"  operator metrics: http://localhost{settings.metrics_addr}/metrics")
+        lines.append(f"  operator metrics: {_local_url(settings.metrics_addr)}/metrics")
     if settings.health_probe_bind_address != "0":
-        lines.append(f"  health: http://localhost{settings.health_probe_bind_address}/readyz")
+        lines.append(f"  health: {_local_url(settings.health_probe_bind_address)}/readyz")
     lines.append("  Ctrl-C stops it.")
     return "\n".join(lines)
 
