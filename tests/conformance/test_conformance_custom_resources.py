@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from conftest import CustomResource
 from kubehttp import Kube
 from status_shape import assert_status
+
+from conftest import CustomResource
 
 
 async def test_create_drops_status_and_starts_at_generation_one(

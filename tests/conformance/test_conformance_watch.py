@@ -5,8 +5,9 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from conftest import HISTORY, external_kubeconfig
 from kubehttp import MERGE, Kube
+
+from conftest import HISTORY, external_kubeconfig
 
 
 async def _collect(events: Any, count: int) -> list[dict[str, Any]]:
