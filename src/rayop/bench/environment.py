@@ -25,6 +25,7 @@ from typing import Protocol, Self
 import aiohttp
 import yaml
 
+from rayop.bench.child_lifetime import end_with_parent
 from rayop.bench.metrics import Snapshot
 from rayop.controllers.operator import OperatorSettings, build_manager, new_client
 from rayop.kube.client import KubeClient
@@ -142,7 +143,11 @@ class InProcessControlPlane:
 
 
 class SubprocessControlPlane:
-    """``rayop apiserver`` in a child process (plain HTTP)."""
+    """``rayop apiserver`` in a child process (plain HTTP) that ends with this process.
+
+    The child gets SIGKILL from the kernel when this process dies, by any signal
+    (:mod:`rayop.bench.child_lifetime`); a graceful exit terminates it in ``__aexit__``.
+    """
 
     fresh = True
 
@@ -172,7 +177,10 @@ class SubprocessControlPlane:
         log_path = Path(self._tmp.name) / "apiserver.log"
         with log_path.open("wb") as log_file:
             self._proc = await asyncio.create_subprocess_exec(
-                *self._command(kubeconfig), stdout=asyncio.subprocess.PIPE, stderr=log_file
+                *self._command(kubeconfig),
+                stdout=asyncio.subprocess.PIPE,
+                stderr=log_file,
+                preexec_fn=end_with_parent(),
             )
         assert self._proc.stdout is not None
         if not await self._proc.stdout.readline():
