@@ -142,17 +142,6 @@ async def test_a_missing_user_service_account_is_an_error_with_a_warning() -> No
     assert fakes.api.verbs("create") == []
 
 
-async def test_ingress_only_when_enabled() -> None:
-    fakes = Fakes()
-    await steps.reconcile_ingress(context(minimal_cluster(), fakes))
-    assert fakes.api.calls == []
-    cluster = minimal_cluster()
-    cluster["spec"]["headGroupSpec"]["enableIngress"] = True
-    await steps.reconcile_ingress(context(cluster, fakes))
-    assert [c.name for c in fakes.api.verbs("create", "Ingress")] == ["rc-head-ingress"]
-    assert fakes.events.reasons() == ["CreatedIngress"]
-
-
 async def test_auth_secret_only_for_generated_tokens() -> None:
     fakes = Fakes()
     await steps.reconcile_auth_secret(

@@ -82,7 +82,8 @@ RAYCLUSTER_RULES: Final[tuple[PolicyRule, ...]] = (
     # head template names is looked up when the cache does not have it yet.
     PolicyRule("", ("serviceaccounts",), (*_READ, "create")),
     PolicyRule("rbac.authorization.k8s.io", ("roles", "rolebindings"), ("list", "watch", "create")),
-    PolicyRule("networking.k8s.io", ("ingresses",), ("list", "watch", "create")),
+    # update: the head Ingress drift repair (labels, annotations, spec).
+    PolicyRule("networking.k8s.io", ("ingresses",), ("list", "watch", "create", "update")),
     # The Ray auth token Secret.
     PolicyRule("", ("secrets",), ("list", "watch", "create")),
     # The GCS fault-tolerance Redis cleanup Job.

@@ -4,7 +4,7 @@ Every step has the shape of :mod:`rayop.runtime.steps`. Gate steps end the pass 
 :class:`~rayop.runtime.steps.Stop` (managedBy, validation, deletion); none of them lets the
 status be recomputed, so each says :meth:`~rayop.runtime.steps.Stop.discarding_status` (the
 validate step writes ``status.reason`` itself). Dependent steps create what the cluster needs
-besides pods (autoscaler RBAC, ingress, auth secret, services) when it is absent from the cache
+besides pods (autoscaler RBAC, auth secret, services) when it is absent from the cache
 and return None; they never update or delete (KubeRay never updates a Service). A create that
 answers AlreadyExists counts as done: the cache only lagged. Each step is idempotent.
 """
@@ -30,7 +30,6 @@ from rayop.controllers.raycluster.status_sync import write_status_reason
 from rayop.kube.errors import AlreadyExists, NotFound
 from rayop.kube.resource import Resource
 from rayop.kube.resources import (
-    INGRESSES,
     ROLE_BINDINGS,
     ROLES,
     SECRETS,
@@ -176,17 +175,6 @@ async def reconcile_autoscaler_rbac(ctx: ReconcileContext) -> Stop | None:
         ctx, ROLE_BINDINGS, rbac.build_autoscaler_role_binding(rc),
         created_reason=ev.CREATED_ROLE_BINDING, failed_reason=ev.FAILED_TO_CREATE_ROLE_BINDING,
     )  # fmt: skip
-    return None
-
-
-async def reconcile_ingress(ctx: ReconcileContext) -> Stop | None:
-    """Creates ``<cluster>-head-ingress`` when ``headGroupSpec.enableIngress`` (no drift repair)."""
-    rc = ctx.rc
-    if rc.spec.head_group_spec.enable_ingress:
-        await _create(
-            ctx, INGRESSES, services.build_head_ingress(rc),
-            created_reason=ev.CREATED_INGRESS, failed_reason=ev.FAILED_TO_CREATE_INGRESS,
-        )  # fmt: skip
     return None
 
 

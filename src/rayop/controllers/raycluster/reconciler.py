@@ -30,7 +30,7 @@ import logging
 from collections.abc import Sequence
 
 from rayop.controllers.common import settings
-from rayop.controllers.raycluster import pod_sync, reconcile_steps, redis_cleanup
+from rayop.controllers.raycluster import ingress_sync, pod_sync, reconcile_steps, redis_cleanup
 from rayop.controllers.raycluster.reconcile_context import (
     ReconcileContext,
     ReconcilerDeps,
@@ -52,7 +52,7 @@ GATE_STEPS: tuple[Step[ReconcileContext], ...] = (
 
 RESOURCE_STEPS: tuple[Step[ReconcileContext], ...] = (
     reconcile_steps.reconcile_autoscaler_rbac,
-    reconcile_steps.reconcile_ingress,
+    ingress_sync.reconcile_ingress,
     reconcile_steps.reconcile_auth_secret,
     reconcile_steps.reconcile_head_service,
     reconcile_steps.reconcile_headless_worker_service,
