@@ -26,6 +26,7 @@ from rayop.sim.apiserver.app import build_app
 from rayop.sim.apiserver.audit import Audit
 from rayop.sim.apiserver.faults import Faults
 from rayop.sim.apiserver.kubeconfig import kubeconfig_document
+from rayop.sim.apiserver.pod_log import POD_LOGS_KEY
 from rayop.sim.apiserver.proxy import ServiceRegistry
 from rayop.sim.apiserver.rbac import Rbac
 from rayop.sim.apiserver.tls import TlsMaterial, generate_self_signed, server_ssl_context
@@ -210,6 +211,7 @@ class EmbeddedControlPlane:
             bookmark_interval=self.bookmark_interval,
             rbac=self._rbac,
         )
+        app[POD_LOGS_KEY] = self._kubelet.logs
         # handler_cancellation: a watch whose client has gone ends at once (as a request's
         # context is cancelled in kube-apiserver) instead of holding its watcher until the
         # next event or its timeout. Store writes never await, so none is cut in half.

@@ -29,6 +29,11 @@ from rayop.sim.storage.controller_base import Obj, meta
 __all__ = ["SubmitterCommand", "SubmitterSimulator", "parse_submitter"]
 
 log = logging.getLogger(__name__)
+_FINAL = {
+    "SUCCEEDED": "Job '{}' succeeded",
+    "FAILED": "Job '{}' failed",
+    "STOPPED": "Job '{}' was stopped",
+}
 _STOP_TOKENS = frozenset({";", "&&", "||", "|", "&", ";;"})
 
 
@@ -225,16 +230,25 @@ class SubmitterSimulator:
                 dash = None
             if dash is None:
                 await self.registry.clock.sleep(poll)
-        exit_code: int | None = self._submit(dash, cmd, env)
+        exit_code: int | None = self._submit(dash, cmd, env, uid)
         if exit_code == 0:
             exit_code = await self._follow(dash, cmd, ns, name, uid)
         if exit_code is not None:
             await self.kubelet.complete_pod(ns, name, succeeded=exit_code == 0, exit_code=exit_code)
 
-    def _submit(self, dash: SimDashboard, cmd: SubmitterCommand, env: dict[str, str]) -> int:
+    def _print(self, uid: str, cmd: SubmitterCommand, *lines: str) -> None:
+        """Writes what the submitter's ``ray job`` commands print to its container's log."""
+        sink = self.kubelet.logs.current(uid, cmd.container)
+        if sink is not None:
+            sink.write("\n".join(lines))
+
+    def _submit(
+        self, dash: SimDashboard, cmd: SubmitterCommand, env: dict[str, str], uid: str
+    ) -> int:
         if dash.token:
             token = env.get("RAY_AUTH_TOKEN") if env.get("RAY_AUTH_MODE") == "token" else None
             if token != dash.token:
+                self._print(uid, cmd, "RuntimeError: Request failed with status code 401.")
                 return 1
         if cmd.guarded and dash.job_status(cmd.submission_id) is not None:
             return 0
@@ -242,7 +256,21 @@ class SubmitterSimulator:
             dash.submit_job(dict(cmd.body))
         except DashboardHttpError as err:
             log.info("sim submitter: submit of %s refused: %s", cmd.submission_id, err.status)
+            self._print(
+                uid,
+                cmd,
+                f"RuntimeError: Request failed with status code {err.status}: {err.text}.",
+            )
             return 1
+        rule = "-" * 55
+        self._print(
+            uid,
+            cmd,
+            f"Job submission server address: {cmd.address}",
+            rule,
+            f"Job '{cmd.submission_id}' submitted successfully",
+            rule,
+        )
         return 0
 
     async def _follow(
@@ -256,6 +284,11 @@ class SubmitterSimulator:
             if status is None:
                 return 1
             if status in TERMINAL:
+                job = dash.jobs.find(cmd.submission_id)
+                logs = "" if job is None else dash.jobs.logs(job).rstrip("\n")
+                self._print(
+                    uid, cmd, *([logs] if logs else []), _FINAL[status].format(cmd.submission_id)
+                )
                 return 1 if (not cmd.no_wait and status == "FAILED") else 0
             job = dash.jobs.find(cmd.submission_id)
             wait = poll

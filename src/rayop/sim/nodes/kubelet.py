@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from rayop.sim.machinery.resources import ResourceInfo
 from rayop.sim.machinery.timestamps import now_rfc3339
 from rayop.sim.nodes import pod_status as ps
+from rayop.sim.nodes.container_logs import PodLogs
+from rayop.sim.nodes.container_output import record_crash, record_exit, record_start
 from rayop.sim.nodes.scheduler import Placement
 from rayop.sim.storage.controller_base import Obj, StoreController, error_code, meta
 from rayop.sim.storage.store import Store
@@ -84,6 +86,8 @@ class Kubelet(StoreController):
             pod is the store's shared object: read it, never change it.
         completion_claims: predicates; a Job pod any of them claims is not completed after
             ``job_duration`` but left running until :meth:`complete_pod`.
+        logs: every container's log (what ``pods/log`` serves); producers of a container's
+            output write to ``logs.current(uid, container)``.
     """
 
     name = "kubelet"
@@ -93,6 +97,7 @@ class Kubelet(StoreController):
         self.config = config or KubeletConfig()
         self.on_pod_running: list[PodHook] = []
         self.completion_claims: list[Callable[[Obj], bool]] = []
+        self.logs = PodLogs()
         self._rng = random.Random(self.config.seed)
         self._lifecycles: dict[str, asyncio.Task[None]] = {}
         self._finalizing: set[str] = set()
@@ -134,6 +139,7 @@ class Kubelet(StoreController):
         if event_type == "DELETED":
             self._cancel(uid)
             self._finalizing.discard(uid)
+            self.logs.forget(uid)
             return
         if md.get("deletionTimestamp"):
             self._cancel(uid)
@@ -181,7 +187,10 @@ class Kubelet(StoreController):
             )
             return True
 
-        return await self.mutate(info, namespace, name, end, subresource="status") is not None
+        written = await self.mutate(info, namespace, name, end, subresource="status")
+        if written is not None:
+            record_exit(self.logs, written)
+        return written is not None
 
     # -- the pod's life ----------------------------------------------------------------------
 
@@ -246,13 +255,15 @@ class Kubelet(StoreController):
         claimed = any(claim(pod) for claim in self.completion_claims)
         if _is_job_pod(pod) and cfg.job_duration is not None and not claimed:
             await asyncio.sleep(self._delay(cfg.job_duration))
-            await self._write_status(
+            ended = await self._write_status(
                 info,
                 ns,
                 name,
                 uid,
                 lambda p: ps.mark_terminated(p, now_rfc3339(), succeeded=not job_fails),
             )
+            if ended is not None:
+                record_exit(self.logs, ended)
 
     async def _start(
         self, info: ResourceInfo, pod: Obj, *, running: float, fails: bool, ready: bool
@@ -277,12 +288,16 @@ class Kubelet(StoreController):
             await asyncio.sleep(running)
         if fails:
             stages.append(lambda p: ps.mark_terminated(p, now_rfc3339(), succeeded=False))
-            await self._write_status(info, ns, name, uid, *stages, node=node)
+            failed = await self._write_status(info, ns, name, uid, *stages, node=node)
+            if failed is not None:
+                record_start(self.logs, failed)
+                record_exit(self.logs, failed)
             return False
         stages.append(lambda p: ps.mark_running(p, now_rfc3339(), ready=ready))
         written = await self._write_status(info, ns, name, uid, *stages, node=node)
         if written is None:
             return False
+        record_start(self.logs, written)
         await self._run_hooks(written)
         return True
 
@@ -327,8 +342,10 @@ class Kubelet(StoreController):
             def crash(p: Obj, count: int = restarts) -> None:
                 ps.mark_crashloop(p, now_rfc3339(), restart_count=count)
 
-            if await self._write_status(info, ns, name, uid, crash) is None:
+            crashed = await self._write_status(info, ns, name, uid, crash)
+            if crashed is None:
                 return
+            record_crash(self.logs, crashed)
             backoff = min(300.0, self.config.crashloop_backoff * 2 ** (restarts - 1))
             await asyncio.sleep(backoff)
 
