@@ -10,13 +10,13 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import orjson
 from aiohttp import web
 
 from rayop.sim.apiserver import discovery
 from rayop.sim.apiserver.audit import Audit
 from rayop.sim.apiserver.crud import handle_crud
 from rayop.sim.apiserver.faults import FaultInjector, Faults
-from rayop.sim.apiserver.negotiation import decode_body
 from rayop.sim.apiserver.pod_exec import STREAMING_SUBRESOURCES, handle_pod_stream
 from rayop.sim.apiserver.pod_log import handle_pod_log
 from rayop.sim.apiserver.proxy import handle_proxy
@@ -111,11 +111,10 @@ async def _authorize(request: web.Request, user: UserInfo, req: ApiRequest) -> N
     )
     if req.verb in ("create", "update") and not req.subresource:
         try:
-            body = await decode_body(request, req.info)
-        except se.StatusError:
-            return  # a body that does not decode: the handler answers the error
-        if isinstance(body, dict):
-            rbac.check_escalation(user, req.info, namespace, body)
+            body = orjson.loads(await request.read())
+        except orjson.JSONDecodeError:
+            return  # YAML or protobuf bodies: the handler decodes (and refuses) them
+        rbac.check_escalation(user, req.info, namespace, body)
 
 
 async def _resource(
@@ -128,7 +127,7 @@ async def _resource(
     try:
         req = _parse(ctx, request, group, version, tail)
     except se.StatusError as err:
-        return error_response(err, request)
+        return error_response(err)
     faults = ctx.faults
     counted = req.verb != "watch"
     code = 500
@@ -163,7 +162,7 @@ async def _resource(
         return resp
     except se.StatusError as err:
         code = err.code
-        return error_response(err, request, req.info)
+        return error_response(err)
     finally:
         _audit(request, req, user, code)
 
