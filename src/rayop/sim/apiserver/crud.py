@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
 import yaml
 from aiohttp import web
 
 from rayop.sim.apiserver import tables
+from rayop.sim.apiserver.negotiation import decode_body, respond
 from rayop.sim.apiserver.patch import APPLY_PATCH, apply_patch, json_merge_patch
-from rayop.sim.apiserver.protobuf import PROTOBUF, decode_protobuf
 from rayop.sim.apiserver.request import ApiRequest, ServerContext, json_response
 from rayop.sim.machinery import errors as se
 from rayop.sim.storage.store import clone
@@ -18,27 +17,6 @@ from rayop.sim.storage.store import clone
 __all__ = ["handle_crud"]
 
 Obj = dict[str, Any]
-
-
-_DECODABLE = ("application/json", "application/yaml", "text/yaml", "application/x-yaml", "")
-
-
-async def _body(request: web.Request) -> Any:
-    ctype = request.headers.get("Content-Type", "").split(";", 1)[0].strip()
-    if ctype == PROTOBUF:
-        return decode_protobuf(await request.read())
-    if ctype not in _DECODABLE:
-        raise se.unsupported_media_type(ctype)
-    raw = await request.read()
-    if not raw:
-        return None
-    try:
-        return orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        try:
-            return yaml.safe_load(raw)
-        except yaml.YAMLError as exc:
-            raise se.bad_request(f"unable to decode the request body: {exc}") from exc
 
 
 def _dry_run(request: web.Request) -> bool:
@@ -55,7 +33,7 @@ def _respond(request: web.Request, req: ApiRequest, obj: Obj, status: int = 200)
             include_object=request.query.get("includeObject", "Metadata"),
         )
         return json_response(body, status)
-    return json_response(obj, status)
+    return respond(request, req.info, obj, status)
 
 
 async def handle_crud(ctx: ServerContext, request: web.Request, req: ApiRequest) -> web.Response:
@@ -120,8 +98,10 @@ def _list(ctx: ServerContext, request: web.Request, req: ApiRequest) -> web.Resp
         meta["continue"] = cont
         if not q.get("labelSelector") and not q.get("fieldSelector"):
             meta["remainingItemCount"] = remaining  # unknown (omitted) when a selector filters
-    return json_response(
-        {"kind": info.list_kind, "apiVersion": info.api_version, "metadata": meta, "items": page}
+    return respond(
+        request,
+        info,
+        {"kind": info.list_kind, "apiVersion": info.api_version, "metadata": meta, "items": page},
     )
 
 
@@ -156,7 +136,7 @@ def _check_list_rv(rv_param: str, match: str, current: int) -> None:
 async def _create(ctx: ServerContext, request: web.Request, req: ApiRequest) -> web.Response:
     if req.name is not None:
         raise se.method_not_allowed()
-    body = await _body(request)
+    body = await decode_body(request, req.info)
     if not isinstance(body, dict):
         raise se.bad_request("the body of the request must be an object")
     kind = body.get("kind")
@@ -173,7 +153,7 @@ async def _create(ctx: ServerContext, request: web.Request, req: ApiRequest) -> 
 
 
 async def _update(ctx: ServerContext, request: web.Request, req: ApiRequest) -> web.Response:
-    body = await _body(request)
+    body = await decode_body(request, req.info)
     if not isinstance(body, dict):
         raise se.bad_request("the body of the request must be an object")
     _check_injected_conflict(ctx, req)
@@ -263,7 +243,7 @@ def _delete_options(request: web.Request, body: Any) -> Obj:
 
 
 async def _delete(ctx: ServerContext, request: web.Request, req: ApiRequest) -> web.Response:
-    opts = _delete_options(request, await _body(request))
+    opts = _delete_options(request, await decode_body(request, req.info))
     name = req.name or ""
     obj = await ctx.store.delete(
         req.info,
@@ -278,13 +258,13 @@ async def _delete(ctx: ServerContext, request: web.Request, req: ApiRequest) -> 
     still_there = ctx.store.peek(req.info, req.namespace, name) is not None
     # kube-apiserver answers 202 only for a pending deletion with orphanDependents=false.
     accepted = still_there and opts.get("orphanDependents") is False
-    return json_response(obj, 202 if accepted else 200)
+    return respond(request, req.info, obj, 202 if accepted else 200)
 
 
 async def _delete_collection(
     ctx: ServerContext, request: web.Request, req: ApiRequest
 ) -> web.Response:
-    opts = _delete_options(request, await _body(request))
+    opts = _delete_options(request, await decode_body(request, req.info))
     q = request.query
     items, _rv = ctx.store.list(
         req.info,
@@ -310,11 +290,13 @@ async def _delete_collection(
         except se.StatusError as err:
             if err.code != 404:
                 raise
-    return json_response(
+    return respond(
+        request,
+        req.info,
         {
             "kind": req.info.list_kind,
             "apiVersion": req.info.api_version,
             "metadata": {"resourceVersion": str(ctx.store.current_rv())},
             "items": deleted,
-        }
+        },
     )

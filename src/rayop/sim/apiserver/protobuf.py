@@ -1,159 +1,171 @@
-"""Decoding of Kubernetes protobuf request bodies for the few kinds kubectl creates that way.
+"""Kubernetes' protobuf wire format for the built-in kinds: objects, lists, watch frames.
 
-``kubectl create namespace|configmap|secret|serviceaccount`` sends
-``application/vnd.kubernetes.protobuf``: the magic ``k8s\\0`` and a runtime.Unknown envelope
-around the typed message. Responses are JSON (kubectl also accepts it). Other kinds get 415.
+A protobuf body is the magic ``k8s\\0`` followed by a ``runtime.Unknown`` envelope: the
+object's typeMeta (apiVersion, kind), its message in ``raw``, and empty contentEncoding and
+contentType. The message for an apiVersion/kind comes from the modules scripts/gen-protobuf
+generates from Kubernetes' own generated.proto files (``proto/``); ``protobuf_json`` converts
+between messages and the server's JSON-shaped dicts. A watch over protobuf is a stream of
+frames, each a 4-byte big-endian length and a ``WatchEvent`` message (not enveloped) whose
+``object.raw`` holds the enveloped object. Custom resources have no messages: they stay JSON.
 """
 
 from __future__ import annotations
 
-import base64
-from collections.abc import Iterator
-from enum import Enum
+import functools
+import importlib
+import pkgutil
+import struct
 from typing import Any
 
+from google.protobuf import descriptor_pool, message_factory
+from google.protobuf.descriptor import Descriptor
+from google.protobuf.message import DecodeError, Message
+
+from rayop.sim.apiserver import proto
+from rayop.sim.apiserver.proto.go_fields import API_VERSIONS
+from rayop.sim.apiserver.protobuf_json import ConversionError, message_from_dict, message_to_dict
 from rayop.sim.machinery import errors as se
 
-__all__ = ["PROTOBUF", "decode_protobuf"]
+__all__ = [
+    "PROTOBUF",
+    "decode_protobuf",
+    "encode_protobuf",
+    "encode_watch_frame",
+    "has_message",
+    "read_watch_frames",
+]
 
 PROTOBUF = "application/vnd.kubernetes.protobuf"
 _MAGIC = b"k8s\x00"
+_META_V1 = "k8s.io.apimachinery.pkg.apis.meta.v1"
+_UNKNOWN = "k8s.io.apimachinery.pkg.runtime.Unknown"
+_WATCH_EVENT = f"{_META_V1}.WatchEvent"
 Obj = dict[str, Any]
 
 
-def _varint(buf: bytes, pos: int) -> tuple[int, int]:
-    result = shift = 0
-    while True:
-        b = buf[pos]
-        pos += 1
-        result |= (b & 0x7F) << shift
-        if not b & 0x80:
-            return result, pos
-        shift += 7
+@functools.cache
+def _pool() -> descriptor_pool.DescriptorPool:
+    for mod in pkgutil.iter_modules(proto.__path__):
+        if mod.name.endswith("_pb2"):
+            importlib.import_module(f"{proto.__name__}.{mod.name}")
+    return descriptor_pool.Default()
 
 
-def _fields(buf: bytes) -> Iterator[tuple[int, int, Any]]:
-    """Yields (field number, wire type, value) of a message; value is int or bytes."""
-    pos = 0
-    while pos < len(buf):
-        key, pos = _varint(buf, pos)
-        num, wt = key >> 3, key & 7
-        if wt == 0:
-            val, pos = _varint(buf, pos)
-            yield num, wt, val
-        elif wt == 2:
-            ln, pos = _varint(buf, pos)
-            yield num, wt, buf[pos : pos + ln]
-            pos += ln
-        elif wt == 1:
-            yield num, wt, buf[pos : pos + 8]
-            pos += 8
-        elif wt == 5:
-            yield num, wt, buf[pos : pos + 4]
-            pos += 4
-        else:
-            raise ValueError(f"unsupported wire type {wt}")
-
-
-def _map_entry(buf: bytes) -> tuple[str, bytes]:
-    key, val = "", b""
-    for num, _, v in _fields(buf):
-        if num == 1:
-            key = v.decode()
-        elif num == 2:
-            val = v
-    return key, val
-
-
-class _As(Enum):
-    """How a message field becomes JSON."""
-
-    TEXT = "a string"
-    FLAG = "a bool (varint)"
-    BYTES = "raw bytes"
-    TEXTS = "a repeated string"
-    TEXT_MAP = "a map of strings"
-    BASE64_MAP = "a map of bytes, base64-encoded"
-
-
-Fields = dict[int, tuple[str, "_As | Fields"]]
-"""A message's field numbers -> (JSON key, how to decode it or the nested message's fields)."""
-
-_OBJECT_META: Fields = {
-    1: ("name", _As.TEXT),
-    2: ("generateName", _As.TEXT),
-    3: ("namespace", _As.TEXT),
-    5: ("uid", _As.TEXT),
-    6: ("resourceVersion", _As.TEXT),
-    11: ("labels", _As.TEXT_MAP),
-    12: ("annotations", _As.TEXT_MAP),
-    14: ("finalizers", _As.TEXTS),
-}
-_ENVELOPE: Fields = {  # runtime.Unknown: TypeMeta and the raw typed message
-    1: ("typeMeta", {1: ("apiVersion", _As.TEXT), 2: ("kind", _As.TEXT)}),
-    2: ("raw", _As.BYTES),
-}
-_KINDS: dict[tuple[str, str], Fields] = {  # beside the ObjectMeta every object has at field 1
-    ("v1", "Namespace"): {},
-    ("v1", "ConfigMap"): {
-        2: ("data", _As.TEXT_MAP),
-        3: ("binaryData", _As.BASE64_MAP),
-        4: ("immutable", _As.FLAG),
-    },
-    ("v1", "Secret"): {
-        2: ("data", _As.BASE64_MAP),
-        3: ("type", _As.TEXT),
-        4: ("stringData", _As.TEXT_MAP),
-        5: ("immutable", _As.FLAG),
-    },
-    ("v1", "ServiceAccount"): {4: ("automountServiceAccountToken", _As.FLAG)},
-}
-
-
-def _decode(buf: bytes, fields: Fields) -> Obj:
-    """Decodes one message by its field table; unknown fields are skipped."""
-    out: Obj = {}
-    for num, wt, v in _fields(buf):
-        spec = fields.get(num)
-        if spec is None:
+@functools.cache
+def _descriptor(api_version: str, kind: str) -> Descriptor | None:
+    """The message of an apiVersion/kind; meta/v1's own kinds (Status, DeleteOptions...)
+    serve under every apiVersion, as they do in Kubernetes' scheme."""
+    pool = _pool()
+    for package in (API_VERSIONS.get(api_version), _META_V1):
+        if package is None:
             continue
-        key, how = spec
-        if isinstance(how, dict):
-            out[key] = _decode(v, how)
-        elif how is _As.TEXT:
-            out[key] = v.decode()
-        elif how is _As.FLAG:
-            if wt == 0:
-                out[key] = bool(v)
-        elif how is _As.BYTES:
-            out[key] = v
-        elif how is _As.TEXTS:
-            out.setdefault(key, []).append(v.decode())
-        else:
-            k, val = _map_entry(v)
-            text = base64.b64encode(val).decode() if how is _As.BASE64_MAP else val.decode()
-            out.setdefault(key, {})[k] = text
-    return out
+        try:
+            return pool.FindMessageTypeByName(f"{package}.{kind}")
+        except KeyError:
+            continue
+    return None
+
+
+def _message(name: str) -> Message:
+    return message_factory.GetMessageClass(_pool().FindMessageTypeByName(name))()
+
+
+def has_message(api_version: str, kind: str) -> bool:
+    """Whether objects of this apiVersion/kind have a protobuf encoding."""
+    return _descriptor(api_version, kind) is not None
 
 
 def decode_protobuf(body: bytes) -> Obj:
-    """Decodes a protobuf-encoded object into its JSON form.
+    """Decodes a protobuf-encoded object (magic + envelope) into its JSON form.
 
     Raises:
-        StatusError: 415 for a kind this server cannot decode, 400 for a malformed body.
+        StatusError: 400 for a body without the magic, a malformed envelope or message, or
+            a value that does not fit its field; 415 for a kind that has no protobuf message.
     """
     if not body.startswith(_MAGIC):
         raise se.bad_request("protobuf body without the k8s magic prefix")
+    envelope: Any = _message(_UNKNOWN)
     try:
-        envelope = _decode(body[len(_MAGIC) :], _ENVELOPE)
-        type_meta = envelope.get("typeMeta") or {}
-        api_version, kind = type_meta.get("apiVersion", ""), type_meta.get("kind", "")
-        fields = _KINDS.get((api_version, kind))
-        if fields is None:
-            raise se.unsupported_media_type(f"{PROTOBUF} ({api_version}/{kind})")
-        obj = _decode(envelope.get("raw", b""), {1: ("metadata", _OBJECT_META), **fields})
-    except (ValueError, IndexError, UnicodeDecodeError) as exc:
-        raise se.bad_request(f"unable to decode protobuf body: {exc}") from exc
+        envelope.ParseFromString(body[len(_MAGIC) :])
+    except DecodeError as exc:
+        raise se.bad_request(f"unable to decode the protobuf envelope: {exc}") from exc
+    api_version, kind = str(envelope.typeMeta.apiVersion), str(envelope.typeMeta.kind)
+    if envelope.contentEncoding:
+        raise se.bad_request(f"unsupported protobuf content encoding {envelope.contentEncoding!r}")
+    desc = _descriptor(api_version, kind)
+    if desc is None:
+        raise se.unsupported_media_type(f"{PROTOBUF} ({api_version}/{kind})")
+    msg = message_factory.GetMessageClass(desc)()
+    try:
+        msg.ParseFromString(envelope.raw)
+        obj = message_to_dict(msg)
+    except DecodeError as exc:
+        raise se.bad_request(f"unable to decode {api_version}/{kind} from protobuf: {exc}") from exc
+    except ConversionError as exc:
+        raise se.bad_request(f"unable to decode {api_version}/{kind} from protobuf: {exc}") from exc
     obj["apiVersion"] = api_version
     obj["kind"] = kind
     return obj
+
+
+def _envelope(obj: Obj, api_version: str, kind: str) -> bytes:
+    desc = _descriptor(api_version, kind)
+    if desc is None:
+        raise se.internal_error(f"no protobuf message for {api_version}/{kind}")
+    msg = message_factory.GetMessageClass(desc)()
+    try:
+        message_from_dict(msg, obj)
+    except ConversionError as exc:
+        raise se.internal_error(f"cannot encode {api_version}/{kind} as protobuf: {exc}") from exc
+    envelope: Any = _message(_UNKNOWN)
+    envelope.typeMeta.apiVersion = api_version
+    envelope.typeMeta.kind = kind
+    envelope.raw = msg.SerializeToString()
+    envelope.contentEncoding = ""
+    envelope.contentType = ""
+    return _MAGIC + bytes(envelope.SerializeToString())
+
+
+def encode_protobuf(obj: Obj, api_version: str = "", kind: str = "") -> bytes:
+    """Encodes an object, a list or a Status (magic + envelope).
+
+    ``api_version`` and ``kind`` name the type when the dict does not (a list's items are
+    converted by the list message's ``items`` field).
+
+    Raises:
+        StatusError: 500 when the type has no message or a stored value does not fit it.
+    """
+    api_version = obj.get("apiVersion") or api_version
+    kind = obj.get("kind") or kind
+    return _envelope(obj, api_version, kind)
+
+
+def encode_watch_frame(event_type: str, obj: Obj, api_version: str = "", kind: str = "") -> bytes:
+    """Encodes one watch event as a length-prefixed ``WatchEvent`` frame."""
+    event: Any = _message(_WATCH_EVENT)
+    event.type = event_type
+    event.object.raw = encode_protobuf(obj, api_version, kind)
+    body = bytes(event.SerializeToString())
+    return struct.pack(">I", len(body)) + body
+
+
+def read_watch_frames(data: bytes) -> tuple[list[tuple[str, Obj]], bytes]:
+    """Splits a protobuf watch stream into (type, object) events and the incomplete rest.
+
+    Raises:
+        StatusError: 400 for a frame that does not decode.
+    """
+    events: list[tuple[str, Obj]] = []
+    pos = 0
+    while len(data) - pos >= 4:
+        (size,) = struct.unpack_from(">I", data, pos)
+        if len(data) - pos - 4 < size:
+            break
+        event: Any = _message(_WATCH_EVENT)
+        try:
+            event.ParseFromString(data[pos + 4 : pos + 4 + size])
+        except DecodeError as exc:
+            raise se.bad_request(f"unable to decode a watch frame: {exc}") from exc
+        events.append((str(event.type), decode_protobuf(bytes(event.object.raw))))
+        pos += 4 + size
+    return events, data[pos:]

@@ -12,6 +12,7 @@ from aiohttp import web
 
 from rayop.sim.apiserver.audit import Audit
 from rayop.sim.apiserver.faults import FaultInjector
+from rayop.sim.apiserver.negotiation import respond_error
 from rayop.sim.apiserver.pagination import Snapshots
 from rayop.sim.machinery import errors as se
 from rayop.sim.machinery.resources import ResourceInfo
@@ -73,9 +74,13 @@ def json_response(
     return web.Response(body=orjson.dumps(body), status=status, content_type=_JSON, headers=headers)
 
 
-def error_response(err: se.StatusError) -> web.Response:
-    """Turns a StatusError into its HTTP response."""
-    return json_response(err.status, err.code, err.headers or None)
+def error_response(
+    err: se.StatusError, request: web.Request | None = None, info: ResourceInfo | None = None
+) -> web.Response:
+    """Turns a StatusError into its HTTP response (in the media type ``request`` accepts)."""
+    if request is None:
+        return json_response(err.status, err.code, err.headers or None)
+    return respond_error(request, err, info)
 
 
 CTX_KEY: web.AppKey[ServerContext] = web.AppKey("rayop_sim_ctx", ServerContext)

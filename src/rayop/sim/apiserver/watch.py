@@ -1,4 +1,5 @@
-"""The watch handler: a chunked stream of ``{"type", "object"}`` JSON lines (W1).
+"""The watch handler: a chunked stream of ``{"type", "object"}`` JSON lines (W1), or of
+length-prefixed protobuf WatchEvent frames for a client that accepts protobuf.
 
 Honours resourceVersion (replay or synthetic ADDED), allowWatchBookmarks, timeoutSeconds,
 Table output for ``kubectl get -w``, and the watch faults (delivery delay, drops). A too old
@@ -14,6 +15,8 @@ import orjson
 from aiohttp import web
 
 from rayop.sim.apiserver import tables
+from rayop.sim.apiserver.negotiation import PROTOBUF, negotiate
+from rayop.sim.apiserver.protobuf import encode_watch_frame
 from rayop.sim.apiserver.request import ApiRequest, ServerContext
 from rayop.sim.machinery import errors as se
 from rayop.sim.storage.watch_events import Event, WatchStream
@@ -55,6 +58,21 @@ class _TableEncoder:
 
 def _error_line(err: se.StatusError) -> bytes:
     return orjson.dumps({"type": "ERROR", "object": err.status}) + b"\n"
+
+
+class _ProtobufEncoder:
+    """Encodes events as length-prefixed protobuf WatchEvent frames."""
+
+    def __init__(self, req: ApiRequest) -> None:
+        self._api_version = req.info.api_version
+        self._kind = req.info.kind
+
+    def __call__(self, ev: Event) -> bytes:
+        return encode_watch_frame(ev.type, ev.obj, self._api_version, self._kind)
+
+    @staticmethod
+    def error(err: se.StatusError) -> bytes:
+        return encode_watch_frame("ERROR", {"apiVersion": "v1", "kind": "Status", **err.status})
 
 
 async def handle_watch(
@@ -100,16 +118,22 @@ async def handle_watch(
         if err.code != 410:
             raise
         error = err
-    resp = web.StreamResponse(status=200, headers={"Content-Type": "application/json"})
+    table = tables.wants_table(request.headers.get("Accept", ""))
+    protobuf = not table and negotiate(request, req.info) == PROTOBUF
+    ctype = f"{PROTOBUF};stream=watch" if protobuf else "application/json"
+    resp = web.StreamResponse(status=200, headers={"Content-Type": ctype})
     resp.enable_chunked_encoding()
     await resp.prepare(request)
     if error is not None or stream is None:
-        await resp.write(_error_line(error or se.internal_error("watch failed")))
+        failure = error or se.internal_error("watch failed")
+        await resp.write(_ProtobufEncoder.error(failure) if protobuf else _error_line(failure))
         await resp.write_eof()
         return resp
     encode: Any = _encode
-    if tables.wants_table(request.headers.get("Accept", "")):
+    if table:
         encode = _TableEncoder(req, q.get("includeObject", "Metadata"))
+    elif protobuf:
+        encode = _ProtobufEncoder(req)
     try:
         await _pump(ctx, resp, stream, encode, timeout=timeout, bookmarks=bookmarks)
         await resp.write_eof()
