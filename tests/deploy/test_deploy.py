@@ -187,14 +187,15 @@ def test_metrics_service_targets_the_operator_pod_on_8080() -> None:
 def test_deployment_runs_rayop_with_kuberay_defaults_and_leader_election() -> None:
     container = operator_container(find(all_docs(), "Deployment", "rayop"))
     assert container["command"] == ["rayop", "run"]
-    flags = flag_values(container["args"])
+    flags = flag_values([a for a in container["args"] if a.startswith("--") and "=" in a])
     assert flags["enable-leader-election"] == "true"
-    assert flags["metrics-addr"] == ":8080"
+    assert flags["enable-metrics"] == "true"
     assert flags["health-probe-bind-address"] == ":8082"
     params = parse_run_args(container["args"])
     assert params["reconcile_concurrency"] == 1
     assert (params["qps"], params["burst"]) == (100.0, 200)
-    assert params["log_format"] == "json"
+    assert params["metrics_addr"] == ":8080"  # KubeRay's default, not rendered
+    assert container["args"][:2] == ["--log-stdout-encoder", "json"]
 
 
 def test_deployment_probes_and_security_context() -> None:

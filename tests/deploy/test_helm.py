@@ -1,4 +1,10 @@
-"""helm/rayop: rendered (see helm_render.py) with default and custom values."""
+"""helm/rayop, by real Helm: lint and template in every values mode, RBAC per mode, KubeRay parity.
+
+Skipped, with how to build helm, when ``scripts/controlplane-build helm`` has not run here; the
+real tier (tests/real/test_rayop_chart.py) builds helm and runs the same modes without skipping.
+KubeRay v1.7.0's own chart, given the same values, is the reference for the arguments, the
+Configuration file and where each RBAC object goes.
+"""
 
 from __future__ import annotations
 
@@ -7,28 +13,285 @@ from typing import Any
 
 import pytest
 import yaml
-from helm_render import CHART, HELPERS, TemplateError, render_chart, render_manifests, render_text
-from manifests import DEPLOY, find, flag_values, load_yaml, operator_container, parse_run_args
+from chart_modes import KUBERAY_COMPARABLE, MODES, SIDECAR, Values, namespaced, rbac_namespaces
+from helm_cli import (
+    CHART,
+    KUBERAY_CHART,
+    NAMESPACE,
+    HelmError,
+    by_kind,
+    deployment_container,
+    lint,
+    missing_helm_reason,
+    template,
+)
+from manifests import DEPLOY, find, load_yaml, operator_container, parse_run_args
 
 from rayop.api.crds import build_crds
 from rayop.controllers.common.rbac_rules import cluster_role_rules, leader_election_rules
 
+pytestmark = pytest.mark.skipif(bool(missing_helm_reason()), reason=missing_helm_reason())
 
-def test_default_render_has_every_object_and_no_service_monitor() -> None:
-    docs = render_manifests()
-    assert sorted(d["kind"] for d in docs) == sorted(
-        ["ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding",
-         "Deployment", "Service"]
-    )  # fmt: skip
-    for doc in docs:
-        if doc["kind"] not in {"ClusterRole", "ClusterRoleBinding"}:
-            assert doc["metadata"]["namespace"] == "rayop-system", doc["kind"]
+Obj = dict[str, Any]
+
+RAYOP_ONLY_ARGS = ("--health-probe-bind-address=", "--use-priority-queue=", "--log-level=")
+"""The flags rayop's chart renders after KubeRay's (its `rayop:` values)."""
+
+RBAC_KINDS = ("ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding")
+USER_ROLES = sorted(f"{k}-{r}-role" for k in ("rayjob", "rayservice") for r in ("editor", "viewer"))
 
 
-def test_chart_rbac_equals_the_rules_source() -> None:
-    docs = render_manifests()
-    assert find(docs, "ClusterRole")["rules"] == cluster_role_rules()
-    assert find(docs, "Role")["rules"] == leader_election_rules()
+@pytest.mark.parametrize("mode", MODES)
+def test_chart_lints_strictly_in_every_mode(mode: str) -> None:
+    assert "1 chart(s) linted, 0 chart(s) failed" in lint(MODES[mode])
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_every_mode_renders_an_operator_rayop_run_accepts(mode: str) -> None:
+    values = MODES[mode]
+    objects = template(values)
+    for obj in objects:
+        assert {"apiVersion", "kind", "metadata"} <= obj.keys(), obj
+    container = deployment_container(objects)
+    assert container["command"] == ["rayop", "run"]
+    params = parse_run_args(container["args"])
+    if not (values.get("configuration") or {}).get("enabled"):
+        concurrency = values.get("reconcileConcurrency", 1)
+        assert params["reconcile_concurrency"] == concurrency
+    for obj in objects:
+        if obj["kind"] in {"ClusterRole", "ClusterRoleBinding"}:
+            assert "namespace" not in obj["metadata"]
+        elif obj["kind"] in {"Role", "RoleBinding"} and obj["metadata"]["name"] == "rayop":
+            assert obj["metadata"]["namespace"] in rbac_namespaces(values, NAMESPACE)
+        elif obj["kind"] == "ServiceMonitor":
+            assert obj["metadata"]["namespace"] == "monitoring"
+        else:
+            assert obj["metadata"]["namespace"] == NAMESPACE, obj["kind"]
+
+
+def _rbac(objects: list[Obj]) -> dict[tuple[str, str, str], Obj]:
+    return {
+        (o["kind"], o["metadata"].get("namespace", ""), o["metadata"]["name"]): o
+        for o in objects
+        if o["kind"] in RBAC_KINDS
+    }
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_rbac_of_every_mode_is_the_rules_source_where_kuberay_puts_it(mode: str) -> None:
+    values = MODES[mode]
+    rbac = _rbac(template(values))
+    account = (values.get("serviceAccount") or {}).get("name", "rayop")
+    subject = [{"kind": "ServiceAccount", "name": account, "namespace": NAMESPACE}]
+    expected: set[tuple[str, str, str]] = set()
+    if values.get("rbacEnable", True):
+        expected |= {
+            ("Role", NAMESPACE, "rayop-leader-election"),
+            ("RoleBinding", NAMESPACE, "rayop-leader-election"),
+        }
+        election = rbac[("Role", NAMESPACE, "rayop-leader-election")]
+        assert election["rules"] == leader_election_rules()
+        assert rbac[("RoleBinding", NAMESPACE, "rayop-leader-election")]["subjects"] == subject
+        if not namespaced(values):
+            expected |= {("ClusterRole", "", "rayop"), ("ClusterRoleBinding", "", "rayop")}
+            expected |= {("ClusterRole", "", name) for name in USER_ROLES}
+            assert rbac[("ClusterRole", "", "rayop")]["rules"] == cluster_role_rules()
+            assert rbac[("ClusterRoleBinding", "", "rayop")]["subjects"] == subject
+        elif values.get("crNamespacedRbacEnable", True):
+            for namespace in rbac_namespaces(values, NAMESPACE):
+                expected |= {("Role", namespace, "rayop"), ("RoleBinding", namespace, "rayop")}
+                assert rbac[("Role", namespace, "rayop")]["rules"] == cluster_role_rules()
+                binding = rbac[("RoleBinding", namespace, "rayop")]
+                assert binding["subjects"] == subject
+                assert binding["roleRef"] == {
+                    "apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "rayop"
+                }  # fmt: skip
+    assert set(rbac) == expected
+
+
+def _kuberay(values: Values) -> list[Obj]:
+    return template(values, release="kuberay-operator", namespace=NAMESPACE, chart=KUBERAY_CHART)
+
+
+@pytest.mark.parametrize("mode", KUBERAY_COMPARABLE)
+def test_kuberays_chart_with_the_same_values_renders_the_args_rayops_starts_with(
+    mode: str,
+) -> None:
+    values = MODES[mode]
+    ours, theirs = template(values), _kuberay(values)
+    our_args = deployment_container(ours)["args"]
+    their_args = deployment_container(theirs)["args"]
+    assert our_args[: len(their_args)] == their_args
+    rest = our_args[len(their_args) :]
+    assert [a.split("=", 1)[0] + "=" for a in rest] == list(RAYOP_ONLY_ARGS)
+
+
+@pytest.mark.parametrize("mode", KUBERAY_COMPARABLE)
+def test_rbac_objects_go_to_the_namespaces_kuberays_chart_puts_them_in(mode: str) -> None:
+    values = MODES[mode]
+
+    def places(objects: list[Obj]) -> set[tuple[str, str]]:
+        return {
+            (o["kind"], o["metadata"].get("namespace", ""))
+            for o in objects
+            if o["kind"] in RBAC_KINDS
+        }
+
+    assert places(template(values)) == places(_kuberay(values))
+
+
+@pytest.mark.parametrize("mode", KUBERAY_COMPARABLE)
+def test_pod_settings_and_configuration_equal_kuberays_for_the_same_values(mode: str) -> None:
+    values = MODES[mode]
+    ours, theirs = template(values), _kuberay(values)
+    ours_pod = find(ours, "Deployment")["spec"]["template"]
+    theirs_pod = find(theirs, "Deployment")["spec"]["template"]
+    for key in ("imagePullSecrets", "priorityClassName", "nodeSelector", "affinity",
+                "tolerations", "securityContext"):  # fmt: skip
+        assert ours_pod["spec"].get(key) == theirs_pod["spec"].get(key), key
+    for key in ("env", "resources", "securityContext"):
+        assert deployment_container(ours).get(key) == deployment_container(theirs).get(key), key
+    for key in ("team", "owner"):
+        for part in ("labels", "annotations"):
+            mine = ours_pod["metadata"].get(part) or {}
+            assert mine.get(key) == (theirs_pod["metadata"].get(part) or {}).get(key)
+    assert (
+        find(ours, "Deployment")["spec"]["replicas"]
+        == find(theirs, "Deployment")["spec"]["replicas"]
+    )
+    assert find(ours, "Service")["spec"]["type"] == find(theirs, "Service")["spec"]["type"]
+    assert (
+        find(ours, "Service")["spec"]["ports"][0]["port"]
+        == (find(theirs, "Service")["spec"]["ports"][0]["port"])
+    )
+    mine, kuberay = by_kind(ours, "ConfigMap"), by_kind(theirs, "ConfigMap")
+    assert len(mine) == len(kuberay)
+    if mine:
+        ours_config = yaml.safe_load(mine[0]["data"]["config.yaml"])
+        assert ours_config == yaml.safe_load(kuberay[0]["data"]["config.yaml"])
+
+
+def test_configuration_mode_mounts_the_file_the_operator_is_pointed_at() -> None:
+    objects = template(MODES["configuration"])
+    container = deployment_container(objects)
+    assert container["args"][:2] == ["--config", "/etc/kuberay/config.yaml"]
+    mounts = {m["name"]: m for m in container["volumeMounts"]}
+    assert mounts["operator-config"] == {
+        "name": "operator-config", "mountPath": "/etc/kuberay", "readOnly": True
+    }  # fmt: skip
+    pod = find(objects, "Deployment")["spec"]["template"]
+    volumes = {v["name"]: v for v in pod["spec"]["volumes"]}
+    config_map = find(objects, "ConfigMap")
+    assert volumes["operator-config"]["configMap"]["name"] == config_map["metadata"]["name"]
+    config = yaml.safe_load(config_map["data"]["config.yaml"])
+    assert config["apiVersion"] == "config.ray.io/v1alpha1"
+    assert config["kind"] == "Configuration"
+    assert config["headSidecarContainers"] == config["workerSidecarContainers"] == [SIDECAR]
+    assert config["watchNamespace"] == "team-a"
+    assert config["defaultPodLabels"] == {"team": "ml"}
+    # A changed Configuration rolls the operator (it reads the file once, at startup).
+    changed = template({**MODES["configuration"], "reconcileConcurrency": 3})
+    checksum = "checksum/config"
+    first = pod["metadata"]["annotations"][checksum]
+    second = find(changed, "Deployment")["spec"]["template"]["metadata"]["annotations"][checksum]
+    assert re.fullmatch("[0-9a-f]{64}", first) and first != second
+
+
+def test_single_namespace_install_watches_the_release_namespace() -> None:
+    args = deployment_container(template(MODES["singleNamespaceInstall"]))["args"]
+    assert args[args.index("--watch-namespace") + 1] == NAMESPACE
+    assert parse_run_args(args)["watch_namespace"] == NAMESPACE
+
+
+def test_kuberays_own_values_file_carries_over_but_for_its_binary_and_image() -> None:
+    kuberay_values: Values = yaml.safe_load((KUBERAY_CHART / "values.yaml").read_text())
+    with pytest.raises(HelmError, match="operatorCommand /manager is KubeRay's Go binary"):
+        template(kuberay_values)
+    carried = {**kuberay_values, "operatorCommand": "rayop", "image": {"repository": "rayop"}}
+    objects = template(carried)
+    assert "0 chart(s) failed" in lint(carried)
+    assert find(objects, "Deployment")["metadata"]["name"] == "kuberay-operator"
+    container = deployment_container(objects)
+    assert (
+        container["args"][: -len(RAYOP_ONLY_ARGS)]
+        == deployment_container(_kuberay(kuberay_values))["args"]
+    )
+    parse_run_args(container["args"])
+
+
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        ({"reconcileConcurrency": 0}, 'values.reconcileConcurrency must be a positive integer, got "0"'),
+        ({"kubeClient": {"qps": "fast"}}, 'values.kubeClient.qps must be a valid float number, got "fast"'),
+        ({"kubeClient": {"burst": -1}}, 'values.kubeClient.burst must be a non-negative integer, got "-1"'),
+        ({"batchScheduler": {"enabled": True, "name": "yunikorn"}}, "set either enabled"),
+    ],
+)  # fmt: skip
+def test_bad_values_stop_the_render_with_kuberays_message(values: Values, message: str) -> None:
+    for chart_values in (values, {**values, "configuration": {"enabled": True}}):
+        with pytest.raises(HelmError, match=re.escape(message)):
+            template(chart_values)
+
+
+def test_names_follow_the_release_without_overrides() -> None:
+    unnamed: Values = {"nameOverride": "", "fullnameOverride": "", "serviceAccount": {"name": ""}}
+    objects = template(unnamed, release="ml")
+    assert find(objects, "Deployment")["metadata"]["name"] == "ml-rayop"
+    assert find(objects, "ServiceAccount")["metadata"]["name"] == "ml-rayop"
+    assert find(template(unnamed, release="rayop-prod"), "Deployment")["metadata"]["name"] == (
+        "rayop-prod"
+    )
+
+
+def test_service_monitor_selects_the_service_that_selects_the_operator_pod() -> None:
+    objects = template(MODES["serviceMonitor"])
+    monitor, service = find(objects, "ServiceMonitor"), find(objects, "Service")
+    pod = find(objects, "Deployment")["spec"]["template"]
+    assert monitor["metadata"]["labels"]["release"] == "prometheus"
+    assert (
+        monitor["spec"]["selector"]["matchLabels"].items() <= service["metadata"]["labels"].items()
+    )
+    assert monitor["spec"]["namespaceSelector"] == {"matchNames": [NAMESPACE]}
+    (endpoint,) = monitor["spec"]["endpoints"]
+    assert endpoint["targetPort"] == service["spec"]["ports"][0]["targetPort"] == "http"
+    assert service["spec"]["selector"].items() <= pod["metadata"]["labels"].items()
+    ports = {p["name"]: p["containerPort"] for p in deployment_container(objects)["ports"]}
+    assert ports["http"] == 8080
+
+
+def test_probes_use_rayops_health_endpoints_with_kuberays_timing() -> None:
+    container = deployment_container(template({"livenessProbe": {"periodSeconds": 7}}))
+    ports = {p["name"]: p["containerPort"] for p in container["ports"]}
+    assert container["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "health"}
+    assert container["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "health"}
+    assert container["livenessProbe"]["periodSeconds"] == 7
+    assert container["readinessProbe"]["failureThreshold"] == 5
+    assert ports["health"] == 8082
+    assert parse_run_args(container["args"])["health_probe_bind_address"] == ":8082"
+
+
+def test_rayop_only_values_reach_their_flags() -> None:
+    rayop = {"usePriorityQueue": False, "logLevel": "debug", "healthProbePort": 9440,
+             "extraArgs": ["--zap-devel=true"]}  # fmt: skip
+    container = deployment_container(template({"rayop": rayop}))
+    params = parse_run_args(container["args"])
+    assert params["use_priority_queue"] == "false"
+    assert params["log_level"] == "debug"
+    assert params["health_probe_bind_address"] == ":9440"
+    assert container["args"][-1] == "--zap-devel=true"
+    assert {p["name"]: p["containerPort"] for p in container["ports"]}["health"] == 9440
+
+
+def test_default_render_runs_the_same_operator_as_deploy() -> None:
+    chart = deployment_container(template())
+    kustomize = operator_container(
+        find(load_yaml(DEPLOY / "manager" / "deployment.yaml"), "Deployment")
+    )
+    assert chart["command"] == kustomize["command"] == ["rayop", "run"]
+    assert chart["args"] == kustomize["args"]
+    for key in ("livenessProbe", "readinessProbe", "securityContext", "ports"):
+        assert chart[key] == kustomize[key], key
 
 
 def test_chart_crds_equal_the_generated_ones() -> None:
@@ -37,120 +300,20 @@ def test_chart_crds_equal_the_generated_ones() -> None:
     assert by_name == {crd["metadata"]["name"]: crd for crd in build_crds()}
 
 
-def test_default_values_give_the_same_operator_arguments_as_deploy() -> None:
-    chart = operator_container(find(render_manifests(), "Deployment"))
-    kustomize = operator_container(
-        find(load_yaml(DEPLOY / "manager" / "deployment.yaml"), "Deployment")
-    )
-    assert chart["command"] == kustomize["command"] == ["rayop", "run"]
-    assert chart["args"] == kustomize["args"]
-    for key in ("livenessProbe", "readinessProbe", "securityContext", "resources", "ports"):
-        assert chart[key] == kustomize[key], key
-
-
-def test_values_named_like_kuberays_chart_reach_the_operator_flags() -> None:
-    docs = render_manifests(
-        {
-            "image": {"repository": "registry.example/rayop", "tag": "v9", "pullPolicy": "Always"},
-            "reconcileConcurrency": 16,
-            "kubeClient": {"qps": 50.0, "burst": 75},
-            "leaderElectionEnabled": False,
-            "watchNamespace": ["team-a", "team-b"],
-            "featureGates": [
-                {"name": "RayClusterStatusConditions", "enabled": True},
-                {"name": "RayJobDeletionPolicy", "enabled": False},
-            ],
-            "logging": {"level": "debug", "format": "console"},
-            "env": [{"name": "ENABLE_INIT_CONTAINER_INJECTION", "value": "false"}],
-        }
-    )
-    container = operator_container(find(docs, "Deployment"))
-    assert container["image"] == "registry.example/rayop:v9"
-    assert container["imagePullPolicy"] == "Always"
-    assert container["env"][1:] == [{"name": "ENABLE_INIT_CONTAINER_INJECTION", "value": "false"}]
-    assert container["env"][0]["name"] == "POD_NAMESPACE"
-    flags = flag_values(container["args"])
-    assert flags["reconcile-concurrency"] == "16"
-    assert (flags["qps"], flags["burst"]) == ("50", "75")
-    assert flags["enable-leader-election"] == "false"
-    assert flags["watch-namespace"] == "team-a,team-b"
-    assert flags["feature-gates"] == "RayClusterStatusConditions=true,RayJobDeletionPolicy=false"
-    params = parse_run_args(container["args"])
-    assert params["reconcile_concurrency"] == 16
-    assert params["log_level"] == "debug" and params["log_format"] == "console"
-
-
-def test_service_monitor_selects_the_metrics_service_when_enabled() -> None:
-    docs = render_manifests(
-        {"metrics": {"serviceMonitor": {"enabled": True, "additionalLabels": {"release": "prom"}}}}
-    )
-    monitor = find(docs, "ServiceMonitor")
-    service = find(docs, "Service")
-    assert monitor["metadata"]["labels"]["release"] == "prom"
-    assert (
-        monitor["spec"]["selector"]["matchLabels"].items() <= service["metadata"]["labels"].items()
-    )
-    assert monitor["spec"]["endpoints"][0]["port"] == service["spec"]["ports"][0]["name"]
-    assert monitor["spec"]["namespaceSelector"] == {"matchNames": ["rayop-system"]}
-    pod_labels = find(docs, "Deployment")["spec"]["template"]["metadata"]["labels"]
-    assert service["spec"]["selector"].items() <= pod_labels.items()
-
-
-def test_existing_service_account_and_name_override() -> None:
-    docs = render_manifests(
-        {"serviceAccount": {"create": False, "name": "ops"}, "fullnameOverride": "ray-op"},
-        release="r1",
-    )
-    assert not [d for d in docs if d["kind"] == "ServiceAccount"]
-    assert find(docs, "Deployment")["spec"]["template"]["spec"]["serviceAccountName"] == "ops"
-    binding = find(docs, "ClusterRoleBinding", "ray-op")
-    assert binding["subjects"][0]["name"] == "ops"
-    assert binding["roleRef"]["name"] == find(docs, "ClusterRole")["metadata"]["name"] == "ray-op"
-    assert find(docs, "RoleBinding")["roleRef"]["name"] == find(docs, "Role")["metadata"]["name"]
-
-
 def test_every_value_in_values_yaml_is_used_by_a_template() -> None:
     texts = "\n".join(p.read_text() for p in (CHART / "templates").iterdir())
     values = yaml.safe_load((CHART / "values.yaml").read_text())
+    whole = {"resources", "securityContext", "podSecurityContext", "nodeSelector", "affinity",
+             "labels", "annotations", "additionalLabels"}  # fmt: skip
 
-    def paths(node: Any, prefix: str) -> list[str]:
-        if isinstance(node, dict) and node and prefix not in USED_WHOLE:
-            return [p for key, value in node.items() for p in paths(value, f"{prefix}.{key}")]
-        return [prefix]
+    def paths(node: Any, prefix: str, key: str) -> list[tuple[str, str]]:
+        if isinstance(node, dict) and node and key not in whole:
+            return [p for k, v in node.items() for p in paths(v, f"{prefix}.{k}", k)]
+        return [(prefix, key)]
 
-    USED_WHOLE = {".Values.resources", ".Values.podSecurityContext", ".Values.securityContext",
-                  ".Values.livenessProbe", ".Values.readinessProbe"}  # fmt: skip
-    unused = [p for p in paths(values, ".Values") if p not in texts]
+    unused = [
+        path
+        for path, key in paths(values, ".Values", "")
+        if path not in texts and not re.search(rf"\b{re.escape(key)}\b", texts)
+    ]
     assert unused == []
-
-
-def test_helpers_named_in_the_chart_are_the_rendered_ones() -> None:
-    helpers = (CHART / "templates" / "_helpers.tpl").read_text()
-    assert set(re.findall(r'define "([^"]+)"', helpers)) == set(HELPERS)
-
-
-def test_renderer_follows_go_trimming_and_rejects_what_it_does_not_know() -> None:
-    assert render_text("a:\n  {{- if .Values.replicas }}\n  b: 1\n  {{- end }}\n") == "a:\n  b: 1\n"
-    assert render_text("x: {{ .Values.kubeClient.qps }} {{ .Values.leaderElectionEnabled }}") == (
-        "x: 100 true"
-    )
-    assert render_text('{{ .Values.image.tag | default "latest" | quote }}') == '"latest"'
-    assert render_text("{{ if .Values.env }}e{{ else }}none{{ end }}") == "none"
-    with pytest.raises(TemplateError, match="not set"):
-        render_text("{{ .Values.nope }}")
-    with pytest.raises(TemplateError, match="unknown function"):
-        render_text("{{ tpl .Values.image .Values.env }}")
-
-
-def test_templates_render_to_valid_yaml_for_every_toggle() -> None:
-    toggles: list[dict[str, Any]] = [
-        {},
-        {"metrics": {"serviceMonitor": {"enabled": True}}},
-        {"serviceAccount": {"create": False}},
-        {"nodeSelector": {"pool": "ops"}, "tolerations": [{"key": "k", "operator": "Exists"}],
-         "affinity": {"nodeAffinity": {}}, "podAnnotations": {"a": "b"}},
-    ]  # fmt: skip
-    for overrides in toggles:
-        for name, text in render_chart(overrides).items():
-            for doc in yaml.safe_load_all(text):
-                assert doc is None or {"apiVersion", "kind", "metadata"} <= doc.keys(), name

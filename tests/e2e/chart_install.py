@@ -1,10 +1,11 @@
 """Installing the rendered Helm chart on the embedded control plane, and running its operator.
 
-``render_release`` renders helm/rayop with tests/deploy/helm_render.py (no helm binary here) into
-files; ``kubectl_install`` applies them with the real kubectl, as ``helm install
---create-namespace`` would (CRDs first, then the templates); ``operator_command`` turns the
-rendered Deployment's container into the argv and environment a kubelet would start, with the
-downward-API variables resolved and ``$(VAR)`` references in args expanded.
+``render_release`` renders helm/rayop with real Helm (tests/deploy/helm_cli.py; the test is
+skipped, saying how to build helm, when it is not built) into files; ``kubectl_install``
+applies them with the real kubectl, as ``helm install --create-namespace`` would (CRDs first,
+then the templates); ``operator_command`` turns the rendered Deployment's container into the
+argv and environment a kubelet would start, with the downward-API variables resolved and
+``$(VAR)`` references in args expanded.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import pytest
 import yaml
 
 from rayop.sim.controlplane import EmbeddedControlPlane
@@ -33,9 +35,9 @@ NAMESPACE = "rayop-system"
 Obj = dict[str, Any]
 
 
-def _helm_render() -> ModuleType:
-    path = REPO / "tests" / "deploy" / "helm_render.py"
-    spec = importlib.util.spec_from_file_location("rayop_tests_helm_render", path)
+def _helm_cli() -> ModuleType:
+    path = REPO / "tests" / "deploy" / "helm_cli.py"
+    spec = importlib.util.spec_from_file_location("rayop_tests_helm_cli", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
@@ -70,10 +72,11 @@ class RenderedRelease:
 
 def render_release(directory: Path, overrides: Obj | None = None) -> RenderedRelease:
     """Renders the chart (release ``rayop`` in ``rayop-system``) into ``directory``."""
-    helm = _helm_render()
-    texts = helm.render_chart(overrides, release=RELEASE, namespace=NAMESPACE)
+    helm = _helm_cli()
+    if helm.missing_helm_reason():
+        pytest.skip(helm.missing_helm_reason())
     manifests = directory / "manifests.yaml"
-    manifests.write_text("\n---\n".join(texts[name] for name in sorted(texts)))
+    manifests.write_text(helm.template_text(overrides, release=RELEASE, namespace=NAMESPACE))
     crds = directory / "crds"
     shutil.copytree(helm.CHART / "crds", crds)
     docs = [d for d in yaml.safe_load_all(manifests.read_text()) if d]
@@ -159,9 +162,11 @@ class OperatorCommand:
 def operator_command(release: RenderedRelease) -> OperatorCommand:
     """Returns the operator's argv (command + args, $(VAR) expanded) and environment.
 
-    ``--metrics-addr`` and ``--health-probe-bind-address`` keep their flag but get free
-    loopback ports instead of :8080/:8082, which other processes on a shared test machine
-    may hold. The ``rayop`` executable is the one installed beside this Python.
+    ``--metrics-addr`` and ``--health-probe-bind-address`` get free loopback ports instead of
+    :8080/:8082, which other processes on a shared test machine may hold (added when the chart
+    leaves them at their default), and ``--leader-election-namespace`` stands in for the
+    service-account namespace file a pod has (the chart's leader-election Role is there). The
+    ``rayop`` executable is the one installed beside this Python.
     """
     (container,) = [c for c in release.pod_spec["containers"] if c["name"] == "rayop"]
     env = container_env(release, container)
@@ -170,7 +175,9 @@ def operator_command(release: RenderedRelease) -> OperatorCommand:
     args = []
     for arg in container.get("args") or []:
         flag = arg.split("=", 1)[0]
-        args.append(f"{flag}=127.0.0.1:{ports[flag]}" if flag in ports else _expand(arg, env))
+        args.append(f"{flag}=127.0.0.1:{ports.pop(flag)}" if flag in ports else _expand(arg, env))
+    args += [f"{flag}=127.0.0.1:{port}" for flag, port in ports.items()]
+    args.append(f"--leader-election-namespace={NAMESPACE}")
     command = list(container["command"])
     command[0] = str(Path(sys.executable).parent / command[0])
     return OperatorCommand(command + args, env, metrics_port, health_port)
