@@ -122,6 +122,7 @@ def test_the_step_lists_are_kuberay_s_order() -> None:
         "reconcile_head_service",
         "reconcile_headless_worker_service",
         "reconcile_serve_service",
+        "reconcile_gcs_storage_pvc",
         "reconcile_pods",
     ]
 

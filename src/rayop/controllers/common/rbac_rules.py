@@ -88,6 +88,9 @@ RAYCLUSTER_RULES: Final[tuple[PolicyRule, ...]] = (
     PolicyRule("", ("secrets",), ("list", "watch", "create")),
     # The GCS fault-tolerance Redis cleanup Job.
     PolicyRule("batch", ("jobs",), ("list", "watch", "create")),
+    # The embedded GCS storage PVC: update its ownerReference (deletionPolicy, adoption); get:
+    # the live PVC a create raced with. Never patched or deleted (garbage collection does that).
+    PolicyRule("", ("persistentvolumeclaims",), (*_READ, "create", "update")),
 )
 """What the RayCluster controller calls."""
 

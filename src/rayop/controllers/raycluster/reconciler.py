@@ -9,7 +9,8 @@ One pass (kuberay-v1.md §3.1):
    included: Warning event + ``status.reason``, no requeue), the GCS FT Redis cleanup finalizer,
    deletion;
 3. resource steps (:data:`RESOURCE_STEPS`), stopping at the first error: autoscaler RBAC,
-   ingress, auth secret, head service, headless worker service, serve service, pods;
+   ingress, auth secret, head service, headless worker service, serve service, the embedded GCS
+   storage PVC, pods;
 4. the status is computed from the caches with that error and written only when it changed;
 5. the error (resource step, then status computation, then status write) is raised, so the
    controller requeues with backoff; otherwise requeue after 2 s when the status changed (or
@@ -30,7 +31,13 @@ import logging
 from collections.abc import Sequence
 
 from rayop.controllers.common import settings
-from rayop.controllers.raycluster import ingress_sync, pod_sync, reconcile_steps, redis_cleanup
+from rayop.controllers.raycluster import (
+    gcs_storage,
+    ingress_sync,
+    pod_sync,
+    reconcile_steps,
+    redis_cleanup,
+)
 from rayop.controllers.raycluster.reconcile_context import (
     ReconcileContext,
     ReconcilerDeps,
@@ -57,6 +64,7 @@ RESOURCE_STEPS: tuple[Step[ReconcileContext], ...] = (
     reconcile_steps.reconcile_head_service,
     reconcile_steps.reconcile_headless_worker_service,
     reconcile_steps.reconcile_serve_service,
+    gcs_storage.reconcile_gcs_storage_pvc,
     pod_sync.reconcile_pods,
 )
 """Steps that create or delete what the spec asks for; their error is recorded in the status."""

@@ -2,7 +2,9 @@
 
 The controller is named ``raycluster``. It watches RayClusters with the predicates
 ``generation_changed | labels_changed | annotations_changed`` (its own status writes do not
-trigger it) and the Pods, Services and Secrets it owns (their controlling owner is enqueued).
+trigger it) and the Pods, Services, Secrets and PersistentVolumeClaims it owns (their
+controlling owner is enqueued); a PVC also enqueues the clusters naming it as their GCS storage
+``claimName``.
 Scale expectations read the shared pod cache.
 """
 
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 from typing import cast
 
+from rayop.controllers.common import cluster_spec as cs
 from rayop.controllers.common import settings
 from rayop.controllers.common.options import OperatorOptions
 from rayop.controllers.common.own_writes import enqueue_when_caught_up, track_own_writes
@@ -19,13 +22,15 @@ from rayop.controllers.common.registration import (
     register_controller,
 )
 from rayop.controllers.raycluster.events import REPORTING_CONTROLLER
+from rayop.controllers.raycluster.gcs_storage import claim_requests
 from rayop.controllers.raycluster.reconcile_context import ReconcilerDeps
 from rayop.controllers.raycluster.reconciler import RayClusterReconciler
 from rayop.kube.client import KubeClient
-from rayop.kube.resources import PODS, RAY_CLUSTERS, SECRETS, SERVICES
+from rayop.kube.resources import PERSISTENT_VOLUME_CLAIMS, PODS, RAY_CLUSTERS, SECRETS, SERVICES
 from rayop.runtime.controller import Controller
 from rayop.runtime.expectations import ScaleExpectations
 from rayop.runtime.indexer import Obj
+from rayop.runtime.informer_source import watches
 from rayop.runtime.manager import Manager
 
 CONTROLLER_NAME = "raycluster"
@@ -54,6 +59,7 @@ def setup_raycluster_controller(
     pods = informers.informer(PODS)
     services = informers.informer(SERVICES)
     secrets = informers.informer(SECRETS)
+    pvcs = informers.informer(PERSISTENT_VOLUME_CLAIMS)
 
     def pod_lookup(namespace: str, name: str) -> Obj | None:
         return pods.get(namespace, name)
@@ -77,12 +83,15 @@ def setup_raycluster_controller(
         manager,
         CONTROLLER_NAME,
         RayClusterReconciler(deps).reconcile,
-        sources=ray_watches(
-            clusters,
-            owner_kind=OWNER_KIND,
-            owned=[pods, services, secrets],
-            predicates=[SPEC_OR_METADATA_CHANGED],
-        ),
+        sources=[
+            *ray_watches(
+                clusters,
+                owner_kind=OWNER_KIND,
+                owned=[pods, services, secrets, pvcs],
+                predicates=[SPEC_OR_METADATA_CHANGED],
+            ),
+            watches(pvcs, lambda pvc: claim_requests(clusters.list(cs.namespace(pvc)), pvc)),
+        ],
         max_concurrent_reconciles=max_concurrent_reconciles,
         use_priority_queue=use_priority_queue,
     )
