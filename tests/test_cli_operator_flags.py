@@ -130,10 +130,6 @@ def test_kuberay_log_flags_refuse_what_kuberay_refuses(flags: dict[str, str], me
 
 def test_kuberay_feature_flags_refuse_what_rayop_does_not_implement() -> None:
     KubeRayFeatureFlags(forced_cluster_upgrade="true").check()  # accepted, no effect
-    with pytest.raises(
-        typer.BadParameter, match=re.escape("--config /etc/kuberay/config.yaml: KubeRay's")
-    ):
-        KubeRayFeatureFlags(config="/etc/kuberay/config.yaml").check()
     with pytest.raises(typer.BadParameter, match="--batch-scheduler=volcano: batch scheduler"):
         KubeRayFeatureFlags(batch_scheduler="volcano").check()
     with pytest.raises(typer.BadParameter, match="--enable-batch-scheduler=true: batch scheduler"):
@@ -142,8 +138,8 @@ def test_kuberay_feature_flags_refuse_what_rayop_does_not_implement() -> None:
         KubeRayFeatureFlags(enable_batch_scheduler="true", batch_scheduler="yunikorn").check()
 
 
-def test_use_kubernetes_proxy_keeps_the_proxy_unless_told_false() -> None:
-    assert KubeRayFeatureFlags().kubernetes_proxy() is True
+def test_use_kubernetes_proxy_unset_means_a_direct_connection_as_in_kuberay() -> None:
+    assert KubeRayFeatureFlags().kubernetes_proxy() is False
     assert KubeRayFeatureFlags(use_kubernetes_proxy="true").kubernetes_proxy() is True
     assert KubeRayFeatureFlags(use_kubernetes_proxy="false").kubernetes_proxy() is False
     with pytest.raises(typer.BadParameter):
@@ -186,7 +182,7 @@ def test_kuberay_chart_flags_parse_and_unknown_ones_exit_2_naming_them() -> None
 def test_config_and_batch_scheduler_stop_startup_with_exit_2() -> None:
     proc = _rayop_run("--config=/etc/kuberay/config.yaml")
     assert proc.returncode == 2
-    assert "/etc/kuberay/config.yaml" in proc.stderr and "not supported" in proc.stderr
+    assert "/etc/kuberay/config.yaml" in proc.stderr and "cannot read" in proc.stderr
     proc = _rayop_run("--batch-scheduler", "volcano")
     assert proc.returncode == 2 and "batch scheduler" in proc.stderr
 
@@ -289,7 +285,7 @@ def test_run_passes_kuberay_flags_into_the_operator_settings(
         _restore_root_logger(saved)
     assert [(s.use_kubernetes_proxy, s.enable_metrics) for s in seen] == [
         (False, True),
-        (True, False),
+        (False, False),
     ]
 
 

@@ -7,8 +7,9 @@ Two option groups of ``rayop run``:
   ``--zap-stacktrace-level``, ``--zap-time-encoding``), resolved against rayop's ``--log-level``
   and ``--log-format`` into one :class:`LogPlan`.
 - :class:`KubeRayFeatureFlags`: ``--forced-cluster-upgrade``, ``--use-kubernetes-proxy``,
-  ``--batch-scheduler``, ``--enable-batch-scheduler`` and ``--config``; :meth:`check` refuses what
-  rayop does not implement yet, with exit status 2 and a message naming why.
+  ``--batch-scheduler``, ``--enable-batch-scheduler`` and ``--config`` (KubeRay's Configuration
+  file, :mod:`rayop.cli.kuberay_config`); :meth:`check` refuses what rayop does not implement
+  yet, with exit status 2 and a message naming why.
 
 Every value is validated as KubeRay (Go's ``flag`` package and controller-runtime's zap flags)
 validates it. A flag KubeRay ignores is accepted and ignored in the same way; docs/compatibility.md
@@ -19,12 +20,15 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Annotated, Final
+from typing import TYPE_CHECKING, Annotated, Final
 
 import typer
 
 from rayop.cli.flags import parse_bool
 from rayop.cli.option_groups import OptionGroup
+
+if TYPE_CHECKING:
+    from rayop.controllers.common.configuration import Configuration
 
 __all__ = [
     "BATCH_SCHEDULER_FEATURE",
@@ -133,7 +137,7 @@ KubernetesProxyOpt = Annotated[
     typer.Option(
         "--use-kubernetes-proxy",
         help="Reach Ray dashboards through the API server's services proxy (true) or directly "
-        "(false); unset: the proxy (see docs/compatibility.md).",
+        "at the head service's cluster DNS name (false, the default).",
     ),
 ]
 BatchSchedulerOpt = Annotated[
@@ -149,7 +153,12 @@ EnableBatchSchedulerOpt = Annotated[
     ),
 ]
 ConfigOpt = Annotated[
-    str, typer.Option("--config", help="KubeRay's Configuration file (not supported yet).")
+    str,
+    typer.Option(
+        "--config",
+        help="KubeRay's Configuration file (config.ray.io/v1alpha1); the flags it has fields "
+        "for are then ignored, as in KubeRay.",
+    ),
 ]
 
 
@@ -253,31 +262,45 @@ class KubeRayFeatureFlags(OptionGroup):
     enable_batch_scheduler: EnableBatchSchedulerOpt = "false"
     config: ConfigOpt = ""
 
-    def check(self) -> None:
-        """Refuses what rayop does not implement yet; logs what KubeRay logs for the rest.
+    def configuration(self) -> Configuration | None:
+        """Returns the ``--config`` file's Configuration, validated; None without ``--config``.
 
         Raises:
-            typer.BadParameter: ``--config`` is given; a batch scheduler is asked for (both flags
-                at once with KubeRay's own error); a boolean does not parse.
+            typer.BadParameter: the file is not a valid Configuration (file, line and field).
         """
-        if self.config:
-            raise typer.BadParameter(
-                f"--config {self.config}: KubeRay's Configuration file "
-                "(config.ray.io/v1alpha1 Configuration) is not supported by rayop yet; "
-                "pass the settings as flags instead"
-            )
-        enable = parse_bool(self.enable_batch_scheduler, flag="--enable-batch-scheduler")
-        if enable and self.batch_scheduler:
+        if not self.config:
+            return None
+        from rayop.cli.kuberay_config import load_config_file
+
+        return load_config_file(self.config)
+
+    def check(self, config: Configuration | None = None) -> None:
+        """Refuses what rayop does not implement yet; logs what KubeRay logs for the rest.
+
+        Args:
+            config: The ``--config`` file's Configuration: its batch scheduler fields replace
+                the flags, as in KubeRay.
+
+        Raises:
+            typer.BadParameter: a batch scheduler is asked for (both ways at once with
+                KubeRay's own error); a boolean does not parse.
+        """
+        if config is not None:
+            enable = bool(config.enable_batch_scheduler)
+            scheduler = config.batch_scheduler or ""
+        else:
+            enable = parse_bool(self.enable_batch_scheduler, flag="--enable-batch-scheduler")
+            scheduler = self.batch_scheduler
+        if enable and scheduler:
             raise typer.BadParameter(
                 "both feature flags enable-batch-scheduler (deprecated) and batch-scheduler are "
                 "set. Please use batch-scheduler only"
             )
-        if enable or self.batch_scheduler:
-            given = (
-                "--enable-batch-scheduler=true"
-                if enable
-                else f"--batch-scheduler={self.batch_scheduler}"
-            )
+        if enable or scheduler:
+            given = "--enable-batch-scheduler=true" if enable else f"--batch-scheduler={scheduler}"
+            if config is not None:
+                given = "enableBatchScheduler: true" if enable else f"batchScheduler: {scheduler}"
+                given = f"--config {self.config}: {given}"
             raise typer.BadParameter(
                 f"{given}: {BATCH_SCHEDULER_FEATURE} is not implemented in rayop yet"
             )
@@ -289,14 +312,13 @@ class KubeRayFeatureFlags(OptionGroup):
     def kubernetes_proxy(self) -> bool:
         """Returns whether dashboards are reached through the services proxy.
 
-        An explicit value means what it means in KubeRay; unset keeps rayop's proxy (KubeRay's
-        default is a direct connection; docs/compatibility.md says why rayop differs).
+        As in KubeRay, unset means a direct connection to the head service.
 
         Raises:
             typer.BadParameter: the value is not a boolean.
         """
         if self.use_kubernetes_proxy is None:
-            return True
+            return False
         return parse_bool(self.use_kubernetes_proxy, flag="--use-kubernetes-proxy")
 
 

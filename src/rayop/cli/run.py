@@ -12,6 +12,11 @@ import typer
 
 from rayop.cli.app import app
 from rayop.cli.flags import parse_bool, parse_namespaces
+from rayop.cli.kuberay_config import (
+    apply_configuration,
+    log_configuration,
+    log_plan_with_configuration,
+)
 from rayop.cli.kuberay_flags import (
     KUBERAY_FEATURE_DEFAULTS,
     KUBERAY_LOG_DEFAULTS,
@@ -63,8 +68,12 @@ def run(
     from rayop.kube.config import ConfigError
     from rayop.runtime.manager import LeadershipLost
 
-    configure_logging(kuberay_logs.plan(log_level=logs.log_level, log_format=logs.log_format))
-    kuberay.check()
+    config = kuberay.configuration()
+    plan = kuberay_logs.plan(log_level=logs.log_level, log_format=logs.log_format)
+    configure_logging(log_plan_with_configuration(plan, config))
+    if config is not None:
+        log_configuration(kuberay.config, config)
+    kuberay.check(config)
     settings = dataclasses.replace(
         operator.settings(),
         use_kubernetes_proxy=kuberay.kubernetes_proxy(),
@@ -72,6 +81,8 @@ def run(
         leader_election_namespace=leader_election_namespace or None,
         watch_namespaces=parse_namespaces(watch_namespace),
     )
+    if config is not None:
+        settings = apply_configuration(settings, config)
     try:
         asyncio.run(_run(kubeconfig, settings))
     except LeadershipLost:

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from rayop.controllers.common.gates import FeatureGates
+from rayop.controllers.common.pod_defaults import NO_POD_DEFAULTS, PodDefaults
 
 KUBERAY_VERSION = "v1.7.0"
 """The KubeRay version rayop is compatible with; written into head pods and usage tags."""
@@ -72,6 +73,8 @@ class OperatorOptions:
     """``ENABLE_WEBHOOKS``."""
     feature_gates: FeatureGates = field(default_factory=FeatureGates)
     """Feature gates (not from the environment: ``--feature-gates``)."""
+    pod_defaults: PodDefaults = NO_POD_DEFAULTS
+    """Sidecars, env vars, labels and annotations of KubeRay's Configuration (``--config``)."""
 
     @classmethod
     def from_env(

@@ -16,6 +16,11 @@ from rayop.api.raycluster import AutoscalerVersion, HeadGroupSpec, RayCluster, W
 from rayop.controllers.common import cluster_spec as cs
 from rayop.controllers.common import labels, names
 from rayop.controllers.common.options import KUBERAY_VERSION, OperatorOptions
+from rayop.controllers.common.pod_defaults import (
+    add_default_envs,
+    add_default_metadata,
+    add_sidecars,
+)
 from rayop.controllers.raycluster import command, env, probes
 from rayop.controllers.raycluster.autoscaler import (
     apply_autoscaler_overrides,
@@ -118,6 +123,7 @@ def _finish_pod(
         ray["args"] = args
     for init in pod["spec"].get("initContainers") or []:
         env.add_init_container_env(init, fqdn)
+    add_default_envs(ray, options.pod_defaults)
     env.add_ray_container_env(
         ray,
         node_type=node_type,
@@ -193,6 +199,8 @@ def build_head_pod(rc: RayCluster, *, options: OperatorOptions, spec_hash: str) 
     env.add_gcs_ft_env(rc, "head", ray, template, params)
     _ensure_metrics_port(ray)
     _add_auth(rc, template)
+    add_sidecars(spec, options.pod_defaults, node_type="head")
+    add_default_metadata(metadata, options.pod_defaults)
     pod = _finish_pod(rc, template, node_type="head", params=params, fqdn=fqdn, options=options)
     annotations = pod["metadata"].setdefault("annotations", {})
     annotations[keys.UPGRADE_STRATEGY_RECREATE_HASH] = spec_hash
@@ -246,4 +254,6 @@ def build_worker_pod(
     if cs.is_autoscaling_v2(rc):
         spec["restartPolicy"] = "Never"
     _add_auth(rc, template)
+    add_sidecars(spec, options.pod_defaults, node_type="worker")
+    add_default_metadata(metadata, options.pod_defaults)
     return _finish_pod(rc, template, node_type="worker", params=params, fqdn=fqdn, options=options)
