@@ -17,6 +17,7 @@ from rayop.sim.apiserver import discovery
 from rayop.sim.apiserver.audit import Audit
 from rayop.sim.apiserver.crud import handle_crud
 from rayop.sim.apiserver.faults import FaultInjector, Faults
+from rayop.sim.apiserver.openapi_v2 import openapi_v2_response
 from rayop.sim.apiserver.pod_exec import STREAMING_SUBRESOURCES, handle_pod_stream
 from rayop.sim.apiserver.pod_log import handle_pod_log
 from rayop.sim.apiserver.proxy import handle_proxy
@@ -275,6 +276,7 @@ def _register_routes(app: web.Application) -> None:
             )
         ),
     )
+    r.add_get("/openapi/v2", _guard(lambda c, q: openapi_v2_response(c.store.resources, q)))
     r.add_get("/openapi/v3", _guard(lambda c, q: discovery.openapi_v3_index(c.store.resources)))
     r.add_get(
         "/openapi/v3/{rel:.*}",
