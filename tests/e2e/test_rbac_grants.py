@@ -6,7 +6,8 @@ on) runs under a token of the chart's ServiceAccount, so the embedded API server
 The end-to-end scenarios then run: every KubeRay RayCluster sample converges (but the three
 ``GATED_SAMPLES``, which rayop refuses whatever the gates: they exercise nothing more), a cluster is
 scaled down, has a named worker deleted, is suspended and deleted, a GCS fault-tolerant cluster
-is deleted through its Redis cleanup Job, a RayJob runs to completion and its cluster is shut
+is deleted through its Redis cleanup Job, an embedded GCS FT cluster's PVC is created and then
+owned when its deletion policy changes, the head Ingress drifts and is repaired, a RayJob runs to completion and its cluster is shut
 down, a RayService becomes ready, upgrades to a new cluster and is deleted.
 
 Every request the ServiceAccount made is in the audit as (API group, resource[/subresource],
@@ -29,14 +30,26 @@ from raycluster_env import GATED_SAMPLES, OperatorEnv, load_sample, sample_files
 from rayjob_env import FAST_DASHBOARD, small_rayjob
 from rayservice_env import small_rayservice
 
+from rayop.controllers.common.gates import FeatureGates
+from rayop.controllers.common.options import OperatorOptions
 from rayop.controllers.common.rbac_rules import cluster_role_rules, leader_election_rules
 from rayop.kube.config import load_config
-from rayop.kube.resources import INGRESSES, RAY_CLUSTERS, RAY_JOBS, RAY_SERVICES
+from rayop.kube.resources import (
+    INGRESSES,
+    PERSISTENT_VOLUME_CLAIMS,
+    RAY_CLUSTERS,
+    RAY_JOBS,
+    RAY_SERVICES,
+)
 from rayop.testing import ALL_KINDS, eventually, open_control_plane, open_operator
 
 pytestmark = pytest.mark.slow
 
 Grant = tuple[str, str, str]  # (API group, resource[/subresource], verb)
+GCS_GATE_ON = OperatorOptions(
+    feature_gates=FeatureGates().with_overrides({"GCSFaultToleranceEmbeddedStorage": True})
+)
+"""The embedded GCS storage scenario needs its alpha gate."""
 
 _ESCALATION = (
     "held only because the autoscaler Role the operator creates grants it, and RBAC refuses a "
@@ -61,6 +74,10 @@ NOT_EXERCISED: Mapping[Grant, str] = {
     ),
     ("", "secrets", "get"): "RayJob's read of an auth token Secret missing from the cache",
     ("", "services", "get"): "RayService's read of a service a create raced with",
+    ("", "persistentvolumeclaims", "get"): (
+        "RayCluster's read of a GCS storage PVC a create raced with (AlreadyExists), which "
+        "needs a cache lag these scenarios do not produce"
+    ),
     ("", "services", "delete"): "RayService suspend deletes its services (not in these scenarios)",
     ("ray.io", "rayjobs", "delete"): "RayJob deletionStrategy DeleteSelf (a feature-gated rule)",
     ("batch", "jobs", "delete"): (
@@ -106,6 +123,34 @@ async def raycluster_scenarios(env: OperatorEnv) -> None:
     await env.apply(ingress, "ingress")
     await eventually(lambda: env.converged("ingress", "ingress"), what="ingress cluster ready")
     assert env.objects(INGRESSES, "ingress")
+    drift = {"metadata": {"labels": {"by-hand": "x"}}}
+    await env.client.patch(INGRESSES, "ingress-head-ingress", drift, namespace="ingress")
+
+    def touch(obj: dict[str, Any]) -> None:  # a label change makes the controller look again
+        obj["metadata"].setdefault("labels", {})["touched"] = "1"
+
+    await env.edit("ingress", "ingress", touch)
+
+    def repaired() -> bool:
+        ingress = env.stored(INGRESSES, "ingress", "ingress-head-ingress") or {}
+        return "by-hand" not in (ingress.get("metadata", {}).get("labels") or {})
+
+    await eventually(repaired, what="ingress drift repaired")
+
+    rocksdb = {"backend": "rocksdb", "storage": {"deletionPolicy": "Retain"}}
+    await env.apply(simple_cluster("gcs", workers=0, gcsFaultToleranceOptions=rocksdb), "gcs")
+    await eventually(lambda: env.converged("gcs", "gcs"), what="embedded GCS FT cluster ready")
+
+    def delete_with_cluster(obj: dict[str, Any]) -> None:
+        obj["spec"]["gcsFaultToleranceOptions"]["storage"]["deletionPolicy"] = "DeleteWithCluster"
+
+    await env.edit("gcs", "gcs", delete_with_cluster)
+
+    def pvc_owned() -> bool:
+        pvc = env.stored(PERSISTENT_VOLUME_CLAIMS, "gcs", "gcs-gcs-pvc") or {}
+        return bool(pvc.get("metadata", {}).get("ownerReferences"))
+
+    await eventually(pvc_owned, what="GCS storage PVC owned once the policy changes")
 
     await env.apply(simple_cluster("life", workers=3), "life")
     await eventually(lambda: env.converged("life", "life"), what="life ready")
@@ -217,7 +262,10 @@ async def test_chart_grants_are_exactly_what_the_operator_uses(tmp_path: Path) -
         operator_config = await load_config(kubeconfig=str(kubeconfig))
         try:
             async with open_operator(
-                operator_config, controllers=ALL_KINDS, leader_election_namespace=NAMESPACE
+                operator_config,
+                controllers=ALL_KINDS,
+                leader_election_namespace=NAMESPACE,
+                options=GCS_GATE_ON,
             ) as running:
                 env = OperatorEnv(plane, running=running)
                 await raycluster_scenarios(env)
