@@ -27,7 +27,7 @@ from rayop.sim.apiserver.audit import Audit
 from rayop.sim.apiserver.faults import Faults
 from rayop.sim.apiserver.kubeconfig import kubeconfig_document
 from rayop.sim.apiserver.pod_log import POD_LOGS_KEY
-from rayop.sim.apiserver.proxy import ServiceRegistry
+from rayop.sim.apiserver.proxy import POD_PROXY_KEY, ServiceRegistry
 from rayop.sim.apiserver.rbac import Rbac
 from rayop.sim.apiserver.tls import TlsMaterial, generate_self_signed, server_ssl_context
 from rayop.sim.controller_manager.batch_jobs import JobController
@@ -212,6 +212,7 @@ class EmbeddedControlPlane:
             rbac=self._rbac,
         )
         app[POD_LOGS_KEY] = self._kubelet.logs
+        app[POD_PROXY_KEY] = self._dashboards.resolve_pod
         # handler_cancellation: a watch whose client has gone ends at once (as a request's
         # context is cancelled in kube-apiserver) instead of holding its watcher until the
         # next event or its timeout. Store writes never await, so none is cut in half.

@@ -10,13 +10,13 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import orjson
 from aiohttp import web
 
 from rayop.sim.apiserver import discovery
 from rayop.sim.apiserver.audit import Audit
 from rayop.sim.apiserver.crud import handle_crud
 from rayop.sim.apiserver.faults import FaultInjector, Faults
+from rayop.sim.apiserver.negotiation import decode_body
 from rayop.sim.apiserver.openapi_v2 import openapi_v2_response
 from rayop.sim.apiserver.pod_exec import STREAMING_SUBRESOURCES, handle_pod_stream
 from rayop.sim.apiserver.pod_log import handle_pod_log
@@ -112,10 +112,11 @@ async def _authorize(request: web.Request, user: UserInfo, req: ApiRequest) -> N
     )
     if req.verb in ("create", "update") and not req.subresource:
         try:
-            body = orjson.loads(await request.read())
-        except orjson.JSONDecodeError:
-            return  # YAML or protobuf bodies: the handler decodes (and refuses) them
-        rbac.check_escalation(user, req.info, namespace, body)
+            body = await decode_body(request, req.info)
+        except se.StatusError:
+            return  # a body that does not decode: the handler answers the error
+        if isinstance(body, dict):
+            rbac.check_escalation(user, req.info, namespace, body)
 
 
 async def _resource(
@@ -128,7 +129,7 @@ async def _resource(
     try:
         req = _parse(ctx, request, group, version, tail)
     except se.StatusError as err:
-        return error_response(err)
+        return error_response(err, request)
     faults = ctx.faults
     counted = req.verb != "watch"
     code = 500
@@ -146,7 +147,7 @@ async def _resource(
                 request[_AUDIT_ON_START] = lambda status: _audit(request, req, user, status)
             if req.subresource == "token" and req.info.key == "/serviceaccounts":
                 resp = await handle_token_request(ctx, request, req, request.app[RBAC_KEY])
-            elif req.subresource == "proxy" and req.info.key == "/services":
+            elif req.subresource == "proxy" and req.info.key in ("/services", "/pods"):
                 resp = await handle_proxy(ctx, request, req)
             elif req.subresource == "log" and req.info.key == "/pods":
                 resp = await handle_pod_log(ctx, request, req)
@@ -163,7 +164,7 @@ async def _resource(
         return resp
     except se.StatusError as err:
         code = err.code
-        return error_response(err)
+        return error_response(err, request, req.info)
     finally:
         _audit(request, req, user, code)
 

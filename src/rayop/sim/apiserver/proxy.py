@@ -1,7 +1,9 @@
-"""The services proxy subresource: /api/v1/namespaces/<ns>/services/<name>[:<port>]/proxy/<path>.
+"""The proxy subresources: /api/v1/namespaces/<ns>/{services,pods}/<name>[:<port>]/proxy/<path>.
 
 The control plane supplies a resolver from (namespace, service, port) to a base URL of the
-in-plane HTTP server behind it; the request is forwarded there and its answer relayed. The
+in-plane HTTP server behind it, and one for (namespace, pod, port) under :data:`POD_PROXY_KEY`
+(KubeRay's ``--use-kubernetes-proxy`` checks a head pod's Serve proxy through
+``pods/<pod>:8000/proxy/``); the request is forwarded there and its answer relayed. The
 :class:`ServiceRegistry` holds the in-process HTTP services tests register behind a Service.
 """
 
@@ -12,11 +14,16 @@ import inspect
 import aiohttp
 from aiohttp import web
 
-from rayop.sim.apiserver.request import ApiRequest, ServerContext
+from rayop.sim.apiserver.request import ApiRequest, ProxyResolver, ServerContext
 from rayop.sim.machinery import errors as se
 from rayop.sim.storage.store import Store
 
-__all__ = ["ServiceRegistry", "handle_proxy"]
+__all__ = ["POD_PROXY_KEY", "ServiceRegistry", "handle_proxy"]
+
+POD_PROXY_KEY: web.AppKey[ProxyResolver] = web.AppKey(
+    "rayop_sim_pod_proxy",
+    ProxyResolver,  # type: ignore[arg-type]
+)
 
 _HOP_HEADERS = frozenset(
     {
@@ -45,20 +52,27 @@ def _split_name(name: str) -> tuple[str, str]:
 
 
 async def handle_proxy(ctx: ServerContext, request: web.Request, req: ApiRequest) -> web.Response:
-    """Forwards one request to the in-plane service (10 s timeout).
+    """Forwards one request to the in-plane service or pod (10 s timeout).
 
     Raises:
-        StatusError: 404 when the service does not exist, 503 when nothing serves it.
+        StatusError: 404 when the service or pod does not exist, 503 when nothing serves it.
     """
+    pods = req.info.key == "/pods"
     if req.namespace is None or req.name is None:
-        raise se.not_found("services", "", req.name or "")
+        raise se.not_found(req.info.plural, "", req.name or "")
     service, port = _split_name(req.name)
     if ctx.store.peek(req.info, req.namespace, service) is None:
-        raise se.not_found("services", "", service)
+        raise se.not_found(req.info.plural, "", service)
+    resolver = request.app.get(POD_PROXY_KEY) if pods else ctx.proxy_resolver
     base: str | None = None
-    if ctx.proxy_resolver is not None:
-        res = ctx.proxy_resolver(req.namespace, service, port)
+    if resolver is not None:
+        res = resolver(req.namespace, service, port)
         base = await res if inspect.isawaitable(res) else res
+    if not base and pods:
+        raise se.service_unavailable(
+            f"error trying to reach service: nothing listens on port {port or '80'} of pod "
+            f'"{service}"'
+        )
     if not base:
         raise se.service_unavailable(f'no endpoints available for service "{service}"')
     url = base.rstrip("/") + "/" + req.subpath
