@@ -1,65 +1,51 @@
-"""Records ``events.k8s.io/v1`` Events about objects, aggregating repeats into a series.
+"""Records ``events.k8s.io/v1`` Events about objects, as client-go's ``tools/events`` does.
 
-:meth:`EventRecorder.event` never blocks and never raises: it queues the write for a background
-task (owned by the recorder, ended by :meth:`EventRecorder.close`), so a failing or slow API
-server cannot break a reconcile. An event isomorphic to one recorded less than ``series_window``
-seconds earlier (same regarding object, type, reason, action and note) does not create a new
-Event; the existing one gets ``series.count`` incremented and ``series.lastObservedTime`` set,
-with a merge patch. Timestamps are the injected clock's wall time.
+:meth:`EventRecorder.event` never blocks and never raises: it builds the Event, lets the
+series cache (:mod:`rayop.runtime.events_series`) decide whether it needs a write (a create,
+the patch that starts a series, or nothing but a higher count), and hands the write to the
+background writer (:mod:`rayop.runtime.events_writer`), whose tasks belong to the recorder and
+end with :meth:`EventRecorder.close`. So a failing or slow API server cannot break a reconcile.
+
+The recorder is meant to get a client of its own, with its own token bucket (the manager gives
+it one), so events never spend the reconcile client's budget, as controller-runtime gives
+client-go's broadcaster its own REST client. Every event asked for is counted in
+``rayop_events_recorded_total``, and every one not written as its own request in
+``rayop_events_unsent_total`` by reason (:mod:`rayop.runtime.events_metrics`). Event names are
+client-go's: ``<regarding name>.<wall time in nanoseconds, hex>``. Timestamps are the injected
+clock's wall time.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
+import re
 import socket
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 from rayop.kube.clock import micro_time
 from rayop.kube.resources import EVENTS
 from rayop.runtime.clock import MONOTONIC, Clock
-from rayop.runtime.supervisor import TaskSupervisor
+from rayop.runtime.events_metrics import EventMetrics, UnsentReason
+from rayop.runtime.events_series import FINISH_TIME, REFRESH_TIME, EventWrite, SeriesCache
+from rayop.runtime.events_writer import MAX_PENDING_BYTES, EventClient, EventWriter
 from rayop.runtime.timeouts import clock_timeout
+
+__all__ = ["EventClient", "EventRecorder", "EventType", "object_reference"]
 
 log = logging.getLogger(__name__)
 
 MAX_NOTE_LENGTH = 1024
-MAX_PENDING_WRITES = 1000
+"""events.k8s.io/v1 refuses a longer note; longer notes are cut to this length."""
+
 CLOSE_FLUSH_TIMEOUT = 5.0
 """Seconds :meth:`EventRecorder.close` waits for queued writes."""
 
 EventType = Literal["Normal", "Warning"]
 
-
-class EventClient(Protocol):
-    """The part of :class:`rayop.kube.client.KubeClient` the recorder uses."""
-
-    async def create(
-        self, res: Any, obj: dict[str, Any], *, namespace: str | None = None
-    ) -> dict[str, Any]: ...
-
-    async def patch(
-        self,
-        res: Any,
-        name: str,
-        body: Any,
-        *,
-        namespace: str | None = None,
-        patch_type: Literal["merge", "json", "strategic"] = "merge",
-        subresource: str | None = None,
-    ) -> dict[str, Any]: ...
-
-
-@dataclass(slots=True)
-class _Series:
-    name: str
-    namespace: str
-    count: int
-    last_seen: float
+_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 
 
 def object_reference(obj: Mapping[str, Any]) -> dict[str, Any]:
@@ -77,7 +63,17 @@ def object_reference(obj: Mapping[str, Any]) -> dict[str, Any]:
 
 
 class EventRecorder:
-    """Writes Events for one reporting controller; see the module docstring."""
+    """Writes Events for one reporting controller; see the module docstring.
+
+    Args:
+        client: Where the Events go; best a client with a token bucket of its own.
+        reporting_controller: ``reportingController`` of every Event.
+        reporting_instance: ``reportingInstance``; default ``<controller>-<hostname>``.
+        series_window: Seconds after its last observation a series ends (client-go: 6 min).
+        clock: Time source of timestamps, sweeps and retry sleeps.
+        metrics: Where the counters go; a private registry unless given.
+        max_pending_bytes: The memory budget of waiting writes.
+    """
 
     def __init__(
         self,
@@ -85,21 +81,40 @@ class EventRecorder:
         *,
         reporting_controller: str,
         reporting_instance: str | None = None,
-        series_window: float = 360.0,
+        series_window: float = FINISH_TIME,
         clock: Clock = MONOTONIC,
+        metrics: EventMetrics | None = None,
+        max_pending_bytes: int = MAX_PENDING_BYTES,
     ) -> None:
-        self._client = client
         self.reporting_controller = reporting_controller
         self.reporting_instance = (
             reporting_instance or f"{reporting_controller}-{socket.gethostname()}"
         )
-        self._window = series_window
+        self.client = client
+        """Where the Events are written."""
         self._clock = clock
-        self._series: dict[tuple[str, ...], _Series] = {}
-        self._pending: asyncio.Queue[tuple[str, _Series, dict[str, Any]]] = asyncio.Queue()
-        self._writer = TaskSupervisor(f"event recorder {reporting_controller}")
-        self.dropped = 0
-        """Events dropped because too many writes were pending."""
+        self.metrics = metrics if metrics is not None else EventMetrics()
+        self.metrics.initialise(reporting_controller)
+        self._series = SeriesCache(finish_time=series_window)
+        self._writer = EventWriter(
+            client,
+            clock=clock,
+            count_unsent=self._count_unsent,
+            on_refused=self._refused,
+            name=f"event recorder {reporting_controller}",
+            max_pending_bytes=max_pending_bytes,
+        )
+        self._sweeping = False
+        self._last_name_ns = 0
+
+    @property
+    def dropped(self) -> int:
+        """Events dropped because the pending writes had reached their memory budget."""
+        return self._writer.dropped
+
+    def unsent(self) -> dict[str, int]:
+        """Returns how many events were not written as their own request, by reason."""
+        return self.metrics.unsent_by_reason(self.reporting_controller)
 
     def event(
         self,
@@ -111,7 +126,7 @@ class EventRecorder:
         action: str | None = None,
         related: Mapping[str, Any] | None = None,
     ) -> None:
-        """Queues an Event about ``regarding`` (an object or object reference); never blocks.
+        """Records an Event about ``regarding`` (an object or object reference); never blocks.
 
         Args:
             regarding: The object the event is about (its metadata is used for the reference).
@@ -122,13 +137,23 @@ class EventRecorder:
             related: A second object involved, if any.
         """
         try:
-            self._record(
+            self.metrics.recorded.labels(self.reporting_controller, event_type).inc()
+            body = self._build(
                 regarding, event_type, reason, note[:MAX_NOTE_LENGTH], action or reason, related
             )
+            write = self._series.observe(body, self._clock.now(), body["eventTime"])
+            if write is None:
+                self._count_unsent("aggregated")
+                return
+            self._writer.submit(write)
+            if not self._sweeping:
+                self._sweeping = True
+                self._writer.spawn(self._finish_loop(), name="finish series")
+                self._writer.spawn(self._refresh_loop(), name="refresh series")
         except Exception:
             log.exception("failed to record event %s", reason)
 
-    def _record(
+    def _build(
         self,
         regarding: Mapping[str, Any],
         event_type: str,
@@ -136,31 +161,16 @@ class EventRecorder:
         note: str,
         action: str,
         related: Mapping[str, Any] | None,
-    ) -> None:
+    ) -> dict[str, Any]:
         ref = object_reference(regarding) if "metadata" in regarding else dict(regarding)
         namespace = ref.get("namespace") or "default"
-        key = (
-            str(ref.get("uid") or ""), str(ref.get("kind")), namespace, str(ref.get("name")),
-            event_type, reason, action, note,
-        )  # fmt: skip
-        now = self._clock.now()
-        now_text = micro_time(self._clock.wall())
-        self._expire(now)
-        series = self._series.get(key)
-        if series is not None and now - series.last_seen < self._window:
-            series.count += 1
-            series.last_seen = now
-            patch = {"series": {"count": series.count, "lastObservedTime": now_text}}
-            self._enqueue("patch", series, patch)
-            return
-        name = f"{ref.get('name')}.{uuid.uuid4().hex[:16]}"
-        series = _Series(name=name, namespace=namespace, count=1, last_seen=now)
-        self._series[key] = series
+        wall = self._clock.wall()
         body: dict[str, Any] = {
             "apiVersion": EVENTS.api_version,
             "kind": EVENTS.kind,
-            "metadata": {"name": name, "namespace": namespace},
-            "eventTime": now_text,
+            "metadata": {"name": self._event_name(str(ref.get("name")), wall.timestamp()),
+                         "namespace": namespace},
+            "eventTime": micro_time(wall),
             "reportingController": self.reporting_controller,
             "reportingInstance": self.reporting_instance,
             "action": action,
@@ -168,58 +178,53 @@ class EventRecorder:
             "note": note,
             "type": event_type,
             "regarding": ref,
-        }
+        }  # fmt: skip
         if related is not None:
             body["related"] = object_reference(related) if "metadata" in related else dict(related)
-        self._enqueue("create", series, body)
+        return body
 
-    def _expire(self, now: float) -> None:
-        if len(self._series) < 4096:
-            return
-        for key in [k for k, s in self._series.items() if now - s.last_seen >= self._window]:
-            del self._series[key]
+    def _event_name(self, ref_name: str, seconds: float) -> str:
+        """client-go's ``GenerateEventName``: ``<name>.<unix nanoseconds, hex>``, else a UUID.
 
-    def _enqueue(self, verb: str, series: _Series, body: dict[str, Any]) -> None:
-        if self._pending.qsize() >= MAX_PENDING_WRITES:
-            self.dropped += 1
-            return
-        self._pending.put_nowait((verb, series, body))
-        if not self._writer.running:
-            self._writer.spawn(self._write_loop(), name="writer")
+        The nanoseconds never repeat within one recorder (a frozen test clock included).
+        """
+        nanos = max(int(seconds * 1e9), self._last_name_ns + 1)
+        self._last_name_ns = nanos
+        name = f"{ref_name}.{nanos:x}"
+        if len(name) > 253 or not _DNS_SUBDOMAIN.fullmatch(name):
+            return str(uuid.uuid4())
+        return name
 
-    async def _write_loop(self) -> None:
+    async def _finish_loop(self) -> None:
         while True:
-            verb, series, body = await self._pending.get()
-            try:
-                if verb == "create":
-                    await self._client.create(EVENTS, body, namespace=series.namespace)
-                else:
-                    await self._client.patch(
-                        EVENTS, series.name, body, namespace=series.namespace, patch_type="merge"
-                    )
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:
-                log.warning("failed to write event %s/%s: %r", series.namespace, series.name, exc)
-                self._forget(series)
-            finally:
-                self._pending.task_done()
+            await self._clock.sleep(self._series.finish_time)
+            for write in self._series.finish(self._clock.now()):
+                self._writer.submit(write)
 
-    def _forget(self, series: _Series) -> None:
-        for key in [k for k, s in self._series.items() if s is series]:
-            del self._series[key]
+    async def _refresh_loop(self) -> None:
+        while True:
+            await self._clock.sleep(REFRESH_TIME)
+            for write in self._series.refresh():
+                self._writer.submit(write)
+
+    def _count_unsent(self, reason: UnsentReason) -> None:
+        self.metrics.unsent.labels(self.reporting_controller, reason).inc()
+
+    def _refused(self, write: EventWrite) -> None:
+        self._series.forget(write.namespace, write.name)
 
     async def flush(self) -> None:
         """Blocks until every queued write has been attempted."""
-        if self._writer.running:
-            await self._pending.join()
+        await self._writer.flush()
 
     async def close(self) -> None:
         """Flushes (at most :data:`CLOSE_FLUSH_TIMEOUT` s on the clock), then stops the writer.
 
-        Blocks until the writer task has ended; writes still queued after the timeout are dropped.
+        Blocks until the writer's tasks have ended; writes still queued after the timeout are
+        counted as unsent (reason ``shutdown``).
         """
         with contextlib.suppress(TimeoutError):
             async with clock_timeout(self._clock, CLOSE_FLUSH_TIMEOUT):
                 await self.flush()
         await self._writer.stop()
+        self._sweeping = False

@@ -23,10 +23,12 @@ from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
 
+from rayop.kube.client import KubeClient
 from rayop.runtime.clock import MONOTONIC, Clock
 from rayop.runtime.controller import CacheSyncTimeoutError, Controller
 from rayop.runtime.endpoints import HttpServer, health_app, metrics_app, parse_bind_address
 from rayop.runtime.events import EventClient, EventRecorder
+from rayop.runtime.events_metrics import EventMetrics
 from rayop.runtime.informer_factory import NO_FILTER, CacheConfig, InformerFactory
 from rayop.runtime.leaderelection import (
     DEFAULT_LEADER_ELECTION,
@@ -84,6 +86,11 @@ class Manager:
         cache_config: Label filters and resync period of the shared cache; default: none.
         cache_sync_timeout: Seconds to wait for the caches to sync before failing.
         clock: Time source for everything the manager creates.
+        event_client: Where the event recorders write. None: for a
+            :class:`~rayop.kube.client.KubeClient`, a second one on the same configuration
+            with a token bucket of its own (the same qps and burst), as controller-runtime
+            gives client-go's event broadcaster its own REST client, so events never spend
+            the reconcile budget; for any other client, that client.
     """
 
     def __init__(
@@ -101,8 +108,12 @@ class Manager:
         cache_config: CacheConfig = NO_FILTER,
         cache_sync_timeout: float = 120.0,
         clock: Clock = MONOTONIC,
+        event_client: EventClient | None = None,
     ) -> None:
         self.client = client
+        self._event_client = event_client
+        self._own_event_client: KubeClient | None = None
+        self.event_metrics = EventMetrics.of(metrics.registry)
         self.metrics = metrics
         self.clock = clock
         self.informers = InformerFactory(
@@ -163,13 +174,30 @@ class Manager:
         if recorder is None:
             instance = self.elector.identity if self.elector is not None else None
             recorder = EventRecorder(
-                self.client,
+                self._events_client(),
                 reporting_controller=reporting_controller,
                 reporting_instance=instance,
                 clock=self.clock,
+                metrics=self.event_metrics,
             )
             self._recorders[reporting_controller] = recorder
         return recorder
+
+    def _events_client(self) -> EventClient:
+        if self._event_client is None:
+            client = self.client
+            if isinstance(client, KubeClient):
+                self._own_event_client = KubeClient(
+                    client.config,
+                    qps=client.throttle.qps,
+                    burst=client.throttle.burst,
+                    metrics=client.metrics,
+                    clock=self.clock,
+                )
+                self._event_client = self._own_event_client
+            else:
+                self._event_client = client
+        return self._event_client
 
     # -- state ------------------------------------------------------------------------------
 
@@ -324,6 +352,8 @@ class Manager:
         await _stop_logged("informers", self.informers.stop())
         for name, recorder in self._recorders.items():
             await _stop_logged(f"event recorder {name}", recorder.close())
+        if self._own_event_client is not None:
+            await _stop_logged("event client", self._own_event_client.close())
         for name, server in self._servers:
             await _stop_logged(f"{name} server", server.stop())
         self._caches_synced = False

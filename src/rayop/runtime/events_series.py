@@ -1,0 +1,168 @@
+"""Folds isomorphic Events into series, as client-go's ``tools/events`` broadcaster does.
+
+Two events are isomorphic when they share type, action, reason, reporting controller and
+instance, ``regarding`` and ``related`` references (the note is not part of the key, so a
+repeat keeps the first event's note). The first event of a key is created; the second turns
+it into a series (count 2, ``lastObservedTime``) written at once with a patch; every later one
+only raises the count in memory. The counts reach the API server from two sweeps:
+
+- :meth:`SeriesCache.finish` (every 6 minutes): a series not observed for 6 minutes gets a
+  final patch with its count and is forgotten; a single event older than 6 minutes is
+  forgotten.
+- :meth:`SeriesCache.refresh` (every 30 minutes): every series is patched with its count.
+
+Recording is O(1) per event; the sweeps are O(cached keys) once per period, never per event.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+FINISH_TIME = 6 * 60.0
+"""client-go's ``finishTime``: a series ends this many seconds after its last observation."""
+
+REFRESH_TIME = 30 * 60.0
+"""client-go's ``refreshTime``: how often every live series is patched with its count."""
+
+EventKey = tuple[str, str, str, str, str, tuple[tuple[str, Any], ...], tuple[tuple[str, Any], ...]]
+
+
+@dataclass(slots=True, kw_only=True)
+class EventWrite:
+    """One API write of an Event: its creation, or a patch of its series.
+
+    Attributes:
+        verb: ``"create"`` or ``"patch"``.
+        namespace: The Event's namespace.
+        name: The Event's name.
+        body: For a create, the Event; for a patch, the strategic merge patch of its series.
+        event: For a patch, the whole Event (series included) to create if the patch finds
+            no Event (client-go's fallback when the Event was deleted meanwhile).
+        tries: Attempts made so far.
+    """
+
+    verb: Literal["create", "patch"]
+    namespace: str
+    name: str
+    body: dict[str, Any]
+    event: dict[str, Any] | None = None
+    tries: int = 0
+    size: int = field(default=0)
+    """An estimate of the bytes this write holds while it waits."""
+
+
+@dataclass(slots=True)
+class _Cached:
+    event: dict[str, Any]
+    """The Event as created (without series)."""
+    created: float
+    count: int = 1
+    last_observed: float = 0.0
+    last_observed_text: str = ""
+
+
+def event_key(event: Mapping[str, Any]) -> EventKey:
+    """Returns the key that makes two Events isomorphic (client-go's ``getKey``)."""
+    regarding = event.get("regarding") or {}
+    related = event.get("related") or {}
+    return (
+        str(event.get("type", "")),
+        str(event.get("action", "")),
+        str(event.get("reason", "")),
+        str(event.get("reportingController", "")),
+        str(event.get("reportingInstance", "")),
+        tuple(sorted(regarding.items())),
+        tuple(sorted(related.items())),
+    )
+
+
+class SeriesCache:
+    """Remembers recent Events by key and says which API write each occurrence needs.
+
+    Args:
+        finish_time: Seconds after which an unobserved series ends (client-go: 6 minutes).
+    """
+
+    def __init__(self, *, finish_time: float = FINISH_TIME) -> None:
+        self.finish_time = finish_time
+        self._cached: dict[EventKey, _Cached] = {}
+        self._keys: dict[tuple[str, str], EventKey] = {}
+        """(namespace, name) -> key, so :meth:`forget` needs no scan."""
+
+    def __len__(self) -> int:
+        return len(self._cached)
+
+    def observe(self, event: dict[str, Any], now: float, now_text: str) -> EventWrite | None:
+        """Records one occurrence of ``event``; returns the write it needs, or None.
+
+        Args:
+            event: The Event as it would be created (metadata name and namespace set).
+            now: The clock's monotonic time.
+            now_text: The clock's wall time as a MicroTime string.
+
+        Returns:
+            A create for a new key; a patch of the series for the second occurrence; None for
+            later occurrences (their count is written by :meth:`finish` or :meth:`refresh`).
+        """
+        key = event_key(event)
+        cached = self._cached.get(key)
+        if cached is None:
+            self._cached[key] = _Cached(event, created=now, last_observed=now)
+            meta = event["metadata"]
+            self._keys[meta["namespace"], meta["name"]] = key
+            return EventWrite(
+                verb="create", namespace=meta["namespace"], name=meta["name"], body=event
+            )
+        cached.count += 1
+        cached.last_observed = now
+        cached.last_observed_text = now_text
+        if cached.count > 2:
+            return None
+        return _series_patch(cached)
+
+    def finish(self, now: float) -> list[EventWrite]:
+        """Ends the series (and forgets the single events) not observed for ``finish_time``.
+
+        Returns:
+            The final patch of each ended series.
+        """
+        writes: list[EventWrite] = []
+        for key, cached in list(self._cached.items()):
+            if cached.count > 1:
+                if now - cached.last_observed > self.finish_time:
+                    writes.append(_series_patch(cached))
+                    self._drop(key)
+            elif now - cached.created > self.finish_time:
+                self._drop(key)
+        return writes
+
+    def refresh(self) -> list[EventWrite]:
+        """Returns a patch with the current count of every live series."""
+        return [_series_patch(c) for c in self._cached.values() if c.count > 1]
+
+    def forget(self, namespace: str, name: str) -> None:
+        """Forgets the Event ``namespace/name`` (its creation was refused)."""
+        key = self._keys.get((namespace, name))
+        if key is not None:
+            self._drop(key)
+
+    def _drop(self, key: EventKey) -> None:
+        meta = self._cached.pop(key).event["metadata"]
+        self._keys.pop((meta["namespace"], meta["name"]), None)
+
+
+def _series_patch(cached: _Cached) -> EventWrite:
+    series = {"count": cached.count, "lastObservedTime": cached.last_observed_text}
+    meta = cached.event["metadata"]
+    whole = copy.copy(cached.event)
+    whole["series"] = series
+    return EventWrite(
+        verb="patch",
+        namespace=meta["namespace"],
+        name=meta["name"],
+        body={"series": dict(series)},
+        event=whole,
+    )

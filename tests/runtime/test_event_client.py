@@ -1,0 +1,60 @@
+"""The manager's event recorders write through a client of their own: same server, same qps
+and burst, a token bucket of its own, so events never spend the reconcile client's budget."""
+
+from __future__ import annotations
+
+import asyncio
+
+from rayop.kube.client import KubeClient
+from rayop.kube.resources import CONFIGMAPS, EVENTS
+from rayop.runtime.manager import Manager
+from rayop.runtime.metrics import OperatorMetrics
+from rayop.testing import open_control_plane
+
+
+async def test_events_go_through_their_own_client_and_bucket() -> None:
+    async with (
+        open_control_plane(crds=False) as plane,
+        KubeClient(plane.config, qps=0.001, burst=5) as client,
+    ):
+        manager = Manager(
+            client,
+            metrics=OperatorMetrics(),
+            metrics_bind_address="0",
+            health_probe_bind_address="0",
+            leader_election=False,
+        )
+        recorder = manager.event_recorder("test-controller")
+        assert manager.event_recorder("test-controller") is recorder
+        own = recorder.client
+        assert isinstance(own, KubeClient) and own is not client
+        assert own.throttle is not client.throttle
+        assert (own.throttle.qps, own.throttle.burst) == (0.001, 5)
+        assert manager.event_recorder("other").client is own
+        cm = await plane.client.create(
+            CONFIGMAPS,
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {"name": "cm", "namespace": "default"},
+            },
+        )
+        for _ in range(5):  # empties the reconcile bucket: its next token is 1,000 s away
+            client.throttle.reserve()
+        for reason in ("A", "B", "C"):
+            recorder.event(cm, "Normal", reason, "a note")
+        async with asyncio.timeout(10):  # the events' bucket still has its 5 tokens
+            await recorder.flush()
+        events = (await plane.client.list(EVENTS, namespace="default"))["items"]
+        assert sorted(e["reason"] for e in events) == ["A", "B", "C"]
+        metrics = manager.render_metrics().decode()
+        assert (
+            'rayop_events_recorded_total{controller="test-controller",type="Normal"} 3.0' in metrics
+        )
+        await manager_closed(manager)
+
+
+async def manager_closed(manager: Manager) -> None:
+    """Runs the manager's shutdown path (recorders, then the event client) without running it."""
+    manager.request_stop()
+    await manager.run()
