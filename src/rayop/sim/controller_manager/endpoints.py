@@ -6,6 +6,9 @@ with the service's ports resolved against the pods' container ports, and one
 discovery.k8s.io/v1 EndpointSlice (label ``kubernetes.io/service-name``, owned by the Service)
 lists the same pods with ready/serving/terminating conditions. Both are rewritten only when
 they change, and removed with the Service.
+
+Pods and selectors are indexed by label (:mod:`.label_index`), so a pod event costs the
+Services it may match, and a sync the pods its Service selects, not the namespace's size.
 """
 
 from __future__ import annotations
@@ -13,6 +16,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from rayop.sim.controller_manager.label_index import (
+    Pair,
+    PodLabelIndex,
+    SelectorIndex,
+    label_pairs,
+)
 from rayop.sim.machinery.resources import ResourceInfo
 from rayop.sim.machinery.selectors import LabelSelector, label_selector_from_dict
 from rayop.sim.nodes.pod_status import condition_true
@@ -30,6 +39,7 @@ Key = tuple[str, str]
 class _Service:
     uid: str
     selector: LabelSelector
+    pairs: frozenset[Pair]
     ports: tuple[Obj, ...]
     labels: tuple[tuple[str, str], ...]
     publish_not_ready: bool
@@ -43,6 +53,7 @@ def _service_entry(svc: Obj) -> _Service | None:
     return _Service(
         uid=str(meta(svc).get("uid")),
         selector=label_selector_from_dict(selector),
+        pairs=label_pairs(selector),
         ports=tuple(p for p in spec.get("ports") or [] if isinstance(p, dict)),
         labels=tuple(sorted((meta(svc).get("labels") or {}).items())),
         publish_not_ready=bool(spec.get("publishNotReadyAddresses")),
@@ -100,7 +111,8 @@ class EndpointsController(StoreController):
     def __init__(self, store: Store) -> None:
         super().__init__(store)
         self._services: dict[Key, _Service] = {}
-        self._pods: dict[str, dict[str, Obj]] = {}
+        self._pods = PodLabelIndex()
+        self._selectors = SelectorIndex()
         self._slices: dict[Key, str] = {}
         self._dirty: set[Key] = set()
 
@@ -118,21 +130,21 @@ class EndpointsController(StoreController):
             entry = None if event_type == "DELETED" else _service_entry(obj)
             if entry is None:
                 self._services.pop(key, None)
+                self._selectors.remove(*key)
             else:
                 self._services[key] = entry
+                self._selectors.put(*key, entry.pairs)
             self._dirty.add(key)
         elif info.plural == "pods":
-            pods = self._pods.setdefault(key[0], {})
+            pairs = label_pairs(md.get("labels"))
             if event_type == "DELETED":
-                pods.pop(key[1], None)
+                self._pods.remove(*key)
             else:
-                pods[key[1]] = obj
-            labels = [md.get("labels") or {}]
-            if old is not None:
-                labels.append(meta(old).get("labels") or {})
-            for (ns, name), svc in self._services.items():
-                if ns == key[0] and any(svc.selector.matches(lab) for lab in labels):
-                    self._dirty.add((ns, name))
+                self._pods.put(*key, obj, pairs)
+            for labels in (pairs, None if old is None else label_pairs(meta(old).get("labels"))):
+                if labels is not None:
+                    for name in self._selectors.matching(key[0], labels):
+                        self._dirty.add((key[0], name))
         else:
             service = (md.get("labels") or {}).get(SERVICE_NAME_LABEL)
             if service and (md.get("labels") or {}).get(MANAGED_BY_LABEL) == MANAGED_BY:
@@ -185,9 +197,8 @@ class EndpointsController(StoreController):
         pods = sorted(
             (
                 p
-                for p in self._pods.get(namespace, {}).values()
-                if svc.selector.matches(meta(p).get("labels") or {})
-                and (p.get("status") or {}).get("podIP")
+                for p in self._pods.matching(namespace, svc.pairs)
+                if (p.get("status") or {}).get("podIP")
                 and (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
             ),
             key=lambda p: str((p.get("status") or {}).get("podIP")),
