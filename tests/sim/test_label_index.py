@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -28,10 +30,11 @@ op_st = st.tuples(
 def test_pod_index_matches_a_full_scan(
     ops: list[tuple[str, str, str, dict[str, str]]], selector: dict[str, str], namespace: str
 ) -> None:
-    index, truth = PodLabelIndex(), {}
+    index = PodLabelIndex()
+    truth: dict[tuple[str, str], dict[str, Any]] = {}
     for op, ns, name, labels in ops:
         if op == "put":
-            pod = {"metadata": {"name": name, "labels": labels}}
+            pod: dict[str, Any] = {"metadata": {"name": name, "labels": labels}}
             index.put(ns, name, pod, label_pairs(labels))
             truth[ns, name] = pod
         else:
