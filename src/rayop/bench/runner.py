@@ -136,6 +136,7 @@ def _operator(config: BenchConfig, cp: ControlPlane, concurrency: int) -> Operat
         burst=config.burst,
         options=OperatorOptions(),
         pod_create_concurrency=config.pod_create_concurrency,
+        use_kubernetes_proxy=True,  # the bench's planes (embedded or real) lack cluster DNS
     )
     return InProcessOperator(cp.config, settings)
 

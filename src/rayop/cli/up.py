@@ -7,6 +7,10 @@ ray.io CRDs, writes a kubeconfig, and runs the operator against it, so that
     kubectl --kubeconfig <path> get rayclusters
 
 shows a ready cluster within seconds. Ctrl-C stops everything; ``--state`` keeps the objects.
+
+The operator reaches Ray dashboards directly, as KubeRay does by default (no API server
+request); the embedded plane resolves the head services' cluster DNS names for it
+(:class:`~rayop.sim.dashboard.service_dns.ServiceDns`), which the banner says.
 """
 
 from __future__ import annotations
@@ -72,6 +76,12 @@ def _banner(cp: EmbeddedControlPlane, settings: OperatorSettings) -> str:
         lines.append(f"  operator metrics: {_local_url(settings.metrics_addr)}/metrics")
     if settings.health_probe_bind_address != "0":
         lines.append(f"  health: {_local_url(settings.health_probe_bind_address)}/readyz")
+    lines.append(
+        "  Ray dashboards: direct (<head svc>.<ns>.svc.cluster.local names resolved by the "
+        "embedded plane)"
+        if settings.dashboard_resolver is not None
+        else "  Ray dashboards: through the API server's services proxy"
+    )
     lines.append("  Ctrl-C stops it.")
     return "\n".join(lines)
 
@@ -80,12 +90,15 @@ async def _up(settings: OperatorSettings, plane: ControlPlaneFlags, pod_ready_de
     from rayop.controllers.operator import run_operator
     from rayop.kube.config import load_kubeconfig
     from rayop.runtime.manager import Manager
+    from rayop.sim.dashboard.service_dns import ServiceDns
     from rayop.sim.nodes.kubelet import KubeletConfig
 
     kubelet = KubeletConfig(ready_delay=pod_ready_delay)
     async with plane.control_plane(kubelet=kubelet, tls=True) as cp:  # tokens need HTTPS
         config = await load_kubeconfig(str(cp.kubeconfig_path))
         await install_crds(config)
+        dns = ServiceDns(cp.dashboards.resolve)
+        settings = dataclasses.replace(settings, use_kubernetes_proxy=False, dashboard_resolver=dns)
 
         async def announce(_: Manager) -> None:
             typer.echo(_banner(cp, settings))

@@ -17,6 +17,7 @@ from rayop.controllers.common import settings
 from rayop.controllers.common.cache_config import KUBERAY_CACHE_CONFIG
 from rayop.controllers.common.kuberay_metrics import enable_kuberay_metrics
 from rayop.controllers.common.options import OperatorOptions
+from rayop.controllers.dashboard.transport import ServiceResolver
 from rayop.controllers.raycluster.setup import setup_raycluster_controller
 from rayop.controllers.rayjob.setup import setup_rayjob_controller
 from rayop.controllers.rayservice.setup import setup_rayservice_controller
@@ -55,8 +56,11 @@ class OperatorSettings:
     """Client-side token bucket rate; negative disables throttling."""
     burst: int = 200
     """Client-side token bucket capacity."""
-    use_kubernetes_proxy: bool = True
-    """Reach Ray dashboards through the API server's services proxy, else directly."""
+    use_kubernetes_proxy: bool = False
+    """Reach Ray dashboards through the API server's services proxy, else directly (KubeRay's
+    default: ``http://<head svc>.<ns>.svc.<cluster domain>:<port>``, no API server request)."""
+    dashboard_resolver: ServiceResolver | None = None
+    """Maps direct dashboard URLs where cluster DNS cannot (``rayop up``'s embedded plane)."""
     options: OperatorOptions = field(default_factory=OperatorOptions.from_env)
     """KubeRay's environment options and feature gates."""
     pod_create_concurrency: int = settings.POD_CALL_CONCURRENCY
@@ -95,6 +99,7 @@ def build_manager(
         max_concurrent_reconciles=settings.reconcile_concurrency,
         use_priority_queue=settings.use_priority_queue,
         use_kubernetes_proxy=settings.use_kubernetes_proxy,
+        dashboard_resolver=settings.dashboard_resolver,
     )
     setup_rayjob_controller(
         manager,
@@ -102,6 +107,7 @@ def build_manager(
         max_concurrent_reconciles=settings.reconcile_concurrency,
         use_priority_queue=settings.use_priority_queue,
         use_kubernetes_proxy=settings.use_kubernetes_proxy,
+        dashboard_resolver=settings.dashboard_resolver,
     )
     return manager
 

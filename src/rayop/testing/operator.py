@@ -22,6 +22,7 @@ from prometheus_client import CollectorRegistry
 from rayop.controllers.common.cache_config import KUBERAY_CACHE_CONFIG
 from rayop.controllers.common.kuberay_metrics import enable_kuberay_metrics
 from rayop.controllers.common.options import OperatorOptions
+from rayop.controllers.dashboard.transport import ServiceResolver
 from rayop.controllers.raycluster.setup import setup_raycluster_controller
 from rayop.controllers.rayjob.setup import setup_rayjob_controller
 from rayop.controllers.rayservice.setup import setup_rayservice_controller
@@ -33,6 +34,7 @@ from rayop.runtime.informer_factory import CacheConfig
 from rayop.runtime.manager import Manager
 from rayop.runtime.metrics import OperatorMetrics
 from rayop.runtime.reconcile import ReconcileFunc
+from rayop.sim.dashboard.service_dns import ServiceDns
 from rayop.testing.control_plane import PlaneUnderTest
 
 Kind = Literal["RayCluster", "RayJob", "RayService"]
@@ -90,6 +92,7 @@ async def open_operator(
     wrap_reconcile: ReconcileWrapper | None = None,
     ready_timeout: float = 10.0,
     enable_metrics: bool = False,
+    use_kubernetes_proxy: bool | None = None,
 ) -> AsyncIterator[RunningOperator]:
     """Runs rayop's manager with the chosen controllers until the block exits.
 
@@ -114,6 +117,11 @@ async def open_operator(
         wrap_reconcile: Wraps every controller's reconcile function before it starts.
         ready_timeout: Seconds to wait for the caches to sync.
         enable_metrics: Register KubeRay's kuberay_* metrics (``--enable-metrics``).
+        use_kubernetes_proxy: Reach Ray dashboards through the API server's services proxy
+            (True) or directly at the head service's DNS name (False). None: directly on an
+            embedded plane, whose simulated cluster DNS (``ServiceDns``) resolves the names
+            with no API request, as KubeRay's default does in a cluster; through the proxy
+            for any other API server, whose cluster DNS this host cannot resolve.
 
     Yields:
         The running operator.
@@ -127,6 +135,7 @@ async def open_operator(
     if unknown:
         raise ValueError(f"no such controllers: {sorted(unknown)}; choose from {ALL_KINDS}")
     config = target.config if isinstance(target, PlaneUnderTest) else target
+    dashboards = _dashboard_access(target, use_kubernetes_proxy)
     opts = options or OperatorOptions()
     if feature_gates:
         opts = replace(opts, feature_gates=opts.feature_gates.with_overrides(feature_gates))
@@ -143,7 +152,8 @@ async def open_operator(
             clock=clock or MONOTONIC,
         )
         running = RunningOperator(
-            manager, client, _setup(manager, controllers, opts, concurrency, use_priority_queue),
+            manager, client,
+            _setup(manager, controllers, opts, concurrency, use_priority_queue, dashboards),
             opts,
         )  # fmt: skip
         if enable_metrics:
@@ -159,17 +169,39 @@ async def open_operator(
             await _stop(manager, task)
 
 
+@dataclass(frozen=True)
+class _DashboardAccess:
+    use_kubernetes_proxy: bool
+    resolver: ServiceResolver | None
+
+
+def _dashboard_access(
+    target: PlaneUnderTest | KubeConfig, use_kubernetes_proxy: bool | None
+) -> _DashboardAccess:
+    """Returns how the RayJob and RayService controllers reach dashboards on ``target``."""
+    embedded = isinstance(target, PlaneUnderTest)
+    proxy = (not embedded) if use_kubernetes_proxy is None else use_kubernetes_proxy
+    if proxy or not isinstance(target, PlaneUnderTest):
+        return _DashboardAccess(proxy, None)
+    return _DashboardAccess(False, ServiceDns(target.cp.dashboards.resolve))
+
+
 def _setup(
     manager: Manager,
     kinds: Collection[Kind],
     options: OperatorOptions,
     concurrency: int,
     use_priority_queue: bool,
+    dashboards: _DashboardAccess,
 ) -> dict[Kind, Controller]:
     setups: dict[Kind, Callable[..., Controller]] = {
         "RayCluster": setup_raycluster_controller,
         "RayService": setup_rayservice_controller,
         "RayJob": setup_rayjob_controller,
+    }
+    access: dict[str, object] = {
+        "use_kubernetes_proxy": dashboards.use_kubernetes_proxy,
+        "dashboard_resolver": dashboards.resolver,
     }
     return {
         kind: setups[kind](
@@ -177,6 +209,7 @@ def _setup(
             options=options,
             max_concurrent_reconciles=concurrency,
             use_priority_queue=use_priority_queue,
+            **({} if kind == "RayCluster" else access),
         )
         for kind in ALL_KINDS
         if kind in kinds

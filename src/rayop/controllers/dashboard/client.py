@@ -43,6 +43,7 @@ from rayop.controllers.dashboard.transport import (
     DashboardTransport,
     DirectTransport,
     ProxyTransport,
+    ServiceResolver,
 )
 from rayop.kube.client import KubeClient
 
@@ -128,9 +129,12 @@ class DashboardClient:
         token: str | None = None,
         timeout: float = DIRECT_TIMEOUT,
         session: aiohttp.ClientSession | None = None,
+        resolver: ServiceResolver | None = None,
     ) -> DashboardClient:
-        """Returns a client for ``http://<host>:<port>`` (2 s per call by default)."""
-        return cls(DirectTransport(base_url, timeout=timeout, session=session), token=token)
+        """Returns a client for ``http://<host>:<port>`` (2 s per call by default); a
+        ``resolver`` maps that address to where it really is (see :data:`ServiceResolver`)."""
+        transport = DirectTransport(base_url, timeout=timeout, session=session, resolver=resolver)
+        return cls(transport, token=token)
 
     @classmethod
     def via_proxy(

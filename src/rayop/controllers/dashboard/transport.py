@@ -1,6 +1,9 @@
 """How the Ray dashboard client reaches a head: directly, or through the services proxy.
 
-:class:`DirectTransport` talks HTTP to ``http://<head svc>:8265`` (2 s per call);
+:class:`DirectTransport` talks HTTP to ``http://<head svc>.<ns>.svc.<domain>:8265`` (2 s per call;
+KubeRay's default), costing no API server request; where the operator cannot resolve cluster DNS
+(the embedded control plane of ``rayop up`` and the test kit), a :data:`ServiceResolver` it is
+given maps that address to where the head really listens;
 :class:`ProxyTransport` goes through the API server's services proxy
 (``/api/v1/namespaces/<ns>/services/<svc>:dashboard/proxy``, 10 s per call; KubeRay's
 ``--use-kubernetes-proxy``). Both take a :class:`DashboardRequest`, return the status and body of
@@ -10,7 +13,7 @@ any answer and raise :class:`~rayop.controllers.dashboard.errors.DashboardUnavai
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -28,12 +31,17 @@ __all__ = [
     "DashboardTransport",
     "DirectTransport",
     "ProxyTransport",
+    "ServiceResolver",
 ]
 
 DIRECT_TIMEOUT = 2.0
 """Seconds per call when talking to the head directly (KubeRay's 2 s)."""
 PROXY_TIMEOUT = 10.0
 """Seconds per call through the API server's services proxy (KubeRay's 10 s)."""
+
+ServiceResolver = Callable[[str], "str | None"]
+"""Maps a direct base URL (``http://<svc>.<ns>.svc.<domain>:<port>``) to the base URL that
+really reaches it, or None when nothing answers there (a name that does not resolve)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -76,6 +84,7 @@ class DirectTransport:
         base_url: Scheme, host and port (a path prefix is kept).
         timeout: Seconds for each whole call.
         session: A shared aiohttp session (not closed by :meth:`close`); one is made if None.
+        resolver: Maps ``base_url`` to where it really is, at each call (None: DNS does).
     """
 
     def __init__(
@@ -84,21 +93,32 @@ class DirectTransport:
         *,
         timeout: float = DIRECT_TIMEOUT,
         session: aiohttp.ClientSession | None = None,
+        resolver: ServiceResolver | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.timeout = timeout
+        self.resolver = resolver
         self._session = session
         self._owned = session is None
 
+    def _target(self, request: DashboardRequest) -> str:
+        if self.resolver is None:
+            return self.base_url
+        resolved = self.resolver(self.base_url)
+        if resolved is None:
+            raise DashboardUnavailable(f"{request}: no address for {self.base_url}")
+        return resolved.rstrip("/")
+
     async def send(self, request: DashboardRequest) -> tuple[int, bytes]:
         """Sends one request; blocks at most ``timeout`` seconds."""
+        base = self._target(request)
         if self._session is None:
             self._session = aiohttp.ClientSession()
         data = None if request.json is None else orjson.dumps(request.json)
         try:
             async with self._session.request(
                 request.method,
-                self.base_url + request.path,
+                base + request.path,
                 params=request.params,
                 data=data,
                 headers=request.headers,

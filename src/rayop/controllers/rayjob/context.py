@@ -18,9 +18,11 @@ from datetime import datetime
 from typing import Any, Literal, Protocol
 
 from rayop.api.rayjob import RayJob, RayJobStatus
+from rayop.api.validation import Problem
 from rayop.controllers.common.options import OperatorOptions
 from rayop.controllers.dashboard.client import DashboardClient
 from rayop.controllers.dashboard.models import JobInfo, JobSubmitRequest
+from rayop.controllers.dashboard.transport import ServiceResolver
 from rayop.controllers.rayjob.cluster import head_service_name
 from rayop.controllers.rayjob.submitter import SubmitterOutcome
 from rayop.kube.client import KubeClient
@@ -95,11 +97,14 @@ DashboardFactory = Callable[[Obj, str, "str | None"], JobDashboard]
 """Builds a dashboard client for (cluster, ``status.dashboardURL``, auth token)."""
 
 
-def dashboard_factory(client: KubeClient, *, use_kubernetes_proxy: bool) -> DashboardFactory:
+def dashboard_factory(
+    client: KubeClient, *, use_kubernetes_proxy: bool, resolver: ServiceResolver | None = None
+) -> DashboardFactory:
     """Returns the factory KubeRay's ``--use-kubernetes-proxy`` selects.
 
     Through the proxy the client reaches ``<head svc>:dashboard`` via the API server (10 s per
-    call); directly it calls ``http://<dashboardURL>`` (2 s per call).
+    call); directly it calls ``http://<dashboardURL>`` (2 s per call), which ``resolver`` maps
+    where cluster DNS does not resolve it.
     """
 
     def make(cluster: Obj, url: str, token: str | None) -> JobDashboard:
@@ -108,7 +113,7 @@ def dashboard_factory(client: KubeClient, *, use_kubernetes_proxy: bool) -> Dash
             return DashboardClient.via_proxy(
                 client, namespace=namespace, service=head_service_name(cluster), token=token
             )
-        return DashboardClient.direct(f"http://{url}", token=token)
+        return DashboardClient.direct(f"http://{url}", token=token, resolver=resolver)
 
     return make
 
@@ -156,7 +161,7 @@ class PassContext:
     request: Request
     rayjob: dict[str, Any]
     job: RayJob
-    problems: list[str] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
     status: RayJobStatus
     original: RayJobStatus
     now: datetime

@@ -15,6 +15,7 @@ from typing import cast
 from rayop.controllers.common.options import OperatorOptions
 from rayop.controllers.common.own_writes import enqueue_when_caught_up, track_own_writes
 from rayop.controllers.common.registration import ray_watches, register_controller
+from rayop.controllers.dashboard.transport import ServiceResolver
 from rayop.controllers.rayjob.context import (
     Cache,
     RayJobDeps,
@@ -37,7 +38,8 @@ def setup_rayjob_controller(
     options: OperatorOptions,
     max_concurrent_reconciles: int,
     use_priority_queue: bool = True,
-    use_kubernetes_proxy: bool = True,
+    use_kubernetes_proxy: bool = False,
+    dashboard_resolver: ServiceResolver | None = None,
 ) -> Controller:
     """Builds the ``rayjob`` controller, registers it on ``manager`` and returns it.
 
@@ -49,6 +51,8 @@ def setup_rayjob_controller(
         use_priority_queue: Use controller-runtime's priority queue (the default).
         use_kubernetes_proxy: Reach dashboards through the API server's services proxy
             (KubeRay's ``--use-kubernetes-proxy``); otherwise directly at ``dashboardURL``.
+        dashboard_resolver: Maps direct dashboard addresses where cluster DNS cannot (the
+            embedded control plane); None: DNS resolves them.
     """
     informers = manager.informers
     rayjobs = informers.informer(RAY_JOBS)
@@ -68,7 +72,9 @@ def setup_rayjob_controller(
         own_writes=own_writes,
         recorder=manager.event_recorder(REPORTING_CONTROLLER),
         options=options,
-        dashboards=dashboard_factory(client, use_kubernetes_proxy=use_kubernetes_proxy),
+        dashboards=dashboard_factory(
+            client, use_kubernetes_proxy=use_kubernetes_proxy, resolver=dashboard_resolver
+        ),
         clock=manager.clock,
     )
     controller = register_controller(

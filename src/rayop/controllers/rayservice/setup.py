@@ -19,6 +19,7 @@ from rayop.controllers.common.registration import (
     ray_watches,
     register_controller,
 )
+from rayop.controllers.dashboard.transport import ServiceResolver
 from rayop.controllers.rayservice.context import RayServiceDeps
 from rayop.controllers.rayservice.dashboards import DashboardFactory
 from rayop.controllers.rayservice.reconciler import RayServiceReconciler
@@ -37,7 +38,8 @@ def setup_rayservice_controller(
     options: OperatorOptions,
     max_concurrent_reconciles: int,
     use_priority_queue: bool = True,
-    use_kubernetes_proxy: bool = True,
+    use_kubernetes_proxy: bool = False,
+    dashboard_resolver: ServiceResolver | None = None,
     clock: Clock | None = None,
 ) -> Controller:
     """Builds the ``rayservice`` controller, registers it on ``manager`` and returns it.
@@ -49,6 +51,8 @@ def setup_rayservice_controller(
         use_priority_queue: Use controller-runtime's priority queue (the default).
         use_kubernetes_proxy: Reach dashboards through the API server's services proxy
             (KubeRay's ``--use-kubernetes-proxy``); otherwise by the head service's DNS name.
+        dashboard_resolver: Maps direct dashboard addresses where cluster DNS cannot (the
+            embedded control plane); None: DNS resolves them.
         clock: Time source of requeues, status timestamps and deletion schedules (``now()``
             and ``wall()``); the manager's when None.
     """
@@ -74,6 +78,7 @@ def setup_rayservice_controller(
             client,
             use_kubernetes_proxy=use_kubernetes_proxy,
             cluster_domain=options.cluster_domain,
+            resolver=dashboard_resolver,
         ),
         serve_cache=ServeConfigCache(),
         own_writes=own_writes,
