@@ -118,6 +118,13 @@ def test_durations_print_as_go_does(ns: int, text: str) -> None:
     assert parse_go_duration(text) == ns
 
 
+def test_bytes_accept_base64_broken_over_lines_as_go_does() -> None:
+    secret = _msg("k8s.io.api.core.v1.Secret")
+    message_from_dict(secret, {"data": {"ca.crt": "aGVs\nbG8=\n"}})
+    assert secret.data["ca.crt"] == b"hello"
+    assert message_to_dict(secret) == {"data": {"ca.crt": "aGVsbG8="}}
+
+
 def test_a_value_of_the_wrong_type_names_its_field() -> None:
     msg = _msg("k8s.io.api.core.v1.Pod")
     with pytest.raises(ConversionError, match=r"spec\.containers\[0\]\.ports: expected a list"):

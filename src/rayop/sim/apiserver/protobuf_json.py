@@ -239,8 +239,8 @@ def _scalar(fd: FieldDescriptor, value: Any, path: str) -> Any:
         if isinstance(value, int | float) and not isinstance(value, bool):
             return float(value)
     elif t == FieldDescriptor.TYPE_BYTES and isinstance(value, str):
-        try:
-            return base64.b64decode(value, validate=True)
+        try:  # Go's base64 decoding skips line breaks (a PEM pasted as a block scalar)
+            return base64.b64decode(value.replace("\r", "").replace("\n", ""), validate=True)
         except ValueError as exc:
             raise ConversionError(f"{path}: illegal base64 data") from exc
     raise ConversionError(f"{path}: cannot store {_type(value)} in a {_TYPE_NAMES.get(t, t)} field")
