@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from rayop.api import keys
 from rayop.api.raycluster import RayCluster
-from rayop.api.validation import parse_raycluster
+from rayop.api.validation import Problem, parse_raycluster
 from rayop.controllers.common import cluster_spec as cs
 from rayop.controllers.common import labels, settings
 from rayop.controllers.common.options import OperatorOptions
@@ -81,7 +81,7 @@ class ReconcileContext:
     deps: ReconcilerDeps
     cached: Obj
     parsed: RayCluster | None
-    problems: list[str] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
 
     @property
     def rc(self) -> RayCluster:

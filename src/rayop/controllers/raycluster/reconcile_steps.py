@@ -18,7 +18,12 @@ from typing import Any
 from rayop.api import keys
 from rayop.api.common import MANAGED_BY_KUBERAY
 from rayop.api.raycluster import RayClusterStatus
-from rayop.api.validation import validate_raycluster, validate_raycluster_status
+from rayop.api.validation import (
+    Problem,
+    Reason,
+    validate_raycluster,
+    validate_raycluster_status,
+)
 from rayop.controllers.common import cluster_spec as cs
 from rayop.controllers.common import labels, names, settings
 from rayop.controllers.common.gate_checks import raycluster_gate_problems
@@ -71,13 +76,22 @@ async def validate(ctx: ReconcileContext) -> Stop | None:
         InvalidStatusError: the status is contradictory (requeued with backoff).
         Conflict: the status write lost a race.
     """
-    problems = list(ctx.problems) if ctx.parsed is None else validate_raycluster(ctx.parsed)
-    problems += raycluster_gate_problems(ctx.cached, ctx.deps.options.feature_gates)
+    gates = ctx.deps.options.feature_gates
+    if ctx.parsed is None:
+        problems = list(ctx.problems)
+    else:
+        problems = validate_raycluster(ctx.parsed, gates=gates.by_name())
+    problems += [
+        Problem(Reason.INVALID_RAYCLUSTER_SPEC, p)
+        for p in raycluster_gate_problems(ctx.cached, gates)
+    ]
     if problems:
-        message = "; ".join(problems)
-        metadata_problem = all(p.startswith("metadata.") for p in problems)
-        reason = ev.INVALID_RAYCLUSTER_METADATA if metadata_problem else ev.INVALID_RAYCLUSTER_SPEC
-        ctx.event("Warning", reason, message, ev.ACTION_VALIDATE)
+        reason = problems[0].reason
+        message = "; ".join(p.message for p in problems)
+        event = problems[0].event_message(ctx.namespace, ctx.name)
+        if len(problems) > 1:
+            event = "; ".join([event, *(p.message for p in problems[1:])])
+        ctx.event("Warning", reason, event, ev.ACTION_VALIDATE)
         if not await write_status_reason(ctx, f"{reason}: {message}"):
             return Stop.discarding_status(
                 Result(requeue_after=settings.RAYCLUSTER_STATUS_CHANGED_REQUEUE)
@@ -90,11 +104,12 @@ async def validate(ctx: ReconcileContext) -> Stop | None:
                 RayClusterStatus.model_validate(raw_status)
             )
         except ValueError as err:
-            status_problems = [str(err)]
+            status_problems = [Problem(Reason.INVALID_RAYCLUSTER_STATUS, str(err))]
         if status_problems:
-            message = "; ".join(status_problems)
-            ctx.event("Warning", ev.INVALID_RAYCLUSTER_STATUS, message, ev.ACTION_VALIDATE)
-            raise InvalidStatusError(message)
+            problem = status_problems[0]
+            event = problem.event_message(ctx.namespace, ctx.name)
+            ctx.event("Warning", problem.reason, event, ev.ACTION_VALIDATE)
+            raise InvalidStatusError(problem.message)
     return None
 
 

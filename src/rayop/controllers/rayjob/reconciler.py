@@ -27,8 +27,9 @@ from pydantic import ValidationError
 
 from rayop.api.common import MANAGED_BY_KUBERAY
 from rayop.api.rayjob import JobDeploymentStatus, JobFailedReason, RayJob, RayJobStatus
-from rayop.api.validation import validate_rayjob
+from rayop.api.validation import Problem, Reason, validate_rayjob
 from rayop.controllers.common.gate_checks import rayjob_gate_problems
+from rayop.controllers.common.gates import FeatureGates
 from rayop.controllers.dashboard.client import DashboardError
 from rayop.controllers.dashboard.models import is_terminal
 from rayop.controllers.rayjob import actions
@@ -90,8 +91,9 @@ async def reject_if_invalid(ctx: PassContext) -> Stop | None:
     """
     if not ctx.problems:
         return None
-    message = "; ".join(ctx.problems)
-    ctx.event("Warning", "InvalidRayJobSpec", message)
+    first = ctx.problems[0]
+    message = "; ".join(p.message for p in ctx.problems)
+    ctx.event("Warning", first.reason, first.event_message(ctx.request.namespace, ctx.request.name))
     ctx.status.job_deployment_status = JobDeploymentStatus.VALIDATION_FAILED
     ctx.status.reason = JobFailedReason.VALIDATION_FAILED
     ctx.status.message = message
@@ -123,8 +125,9 @@ PASS_STEPS: tuple[Step[PassContext], ...] = (
 """The steps of a pass, in order."""
 
 
-def parse(raw: dict[str, Any]) -> tuple[RayJob, list[str]]:
-    """Returns the RayJob parsed from its wire form and what validation found wrong with it.
+def parse(raw: dict[str, Any], gates: FeatureGates) -> tuple[RayJob, list[Problem]]:
+    """Returns the RayJob parsed from its wire form and what validation found wrong with it
+    (KubeRay's checks, then rayop's gate checks).
 
     The CRD schema is generated from the same models, so an admitted RayJob always parses; one
     that does not is invalid (its problems say why) and gets a spec of defaults.
@@ -132,8 +135,12 @@ def parse(raw: dict[str, Any]) -> tuple[RayJob, list[str]]:
     try:
         job = RayJob.model_validate(raw)
     except ValidationError:
-        return RayJob(metadata=raw.get("metadata") or {}), validate_rayjob(raw)
-    return job, validate_rayjob(job)
+        job = RayJob(metadata=raw.get("metadata") or {})
+        problems = validate_rayjob(raw, gates=gates.by_name())
+    else:
+        problems = validate_rayjob(job, gates=gates.by_name())
+    problems += [Problem(Reason.INVALID_RAYJOB_SPEC, p) for p in rayjob_gate_problems(raw, gates)]
+    return job, problems
 
 
 class RayJobReconciler:
@@ -148,8 +155,7 @@ class RayJobReconciler:
 
     def context(self, request: Request, raw: dict[str, Any]) -> PassContext:
         """Returns the context of one pass over ``raw`` (a private copy of the cached RayJob)."""
-        job, problems = parse(raw)
-        problems += rayjob_gate_problems(raw, self.deps.options.feature_gates)
+        job, problems = parse(raw, self.deps.options.feature_gates)
         status = job.status.model_copy(deep=True) if job.status is not None else RayJobStatus()
         return PassContext(
             deps=self.deps,

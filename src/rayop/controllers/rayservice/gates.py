@@ -21,7 +21,8 @@ import logging
 
 from rayop.api.common import MANAGED_BY_KUBERAY
 from rayop.api.rayservice import RayServiceConditionReason as Reason
-from rayop.api.validation import validate_rayservice
+from rayop.api.validation import Problem, validate_rayservice
+from rayop.api.validation import Reason as ValidationReason
 from rayop.controllers.common import settings as requeue
 from rayop.controllers.common.gate_checks import rayservice_gate_problems
 from rayop.controllers.rayservice import settings
@@ -87,12 +88,17 @@ async def validate(ctx: ServiceContext) -> Stop | None:
     """Reports an invalid RayService (event + ``Ready=False/ValidationFailed``) and ends the
     pass, the status written when it changed; never blocks itself.
     """
-    problems = validate_rayservice(ctx.service)
-    problems += rayservice_gate_problems(ctx.cached, ctx.deps.options.feature_gates)
+    gates = ctx.deps.options.feature_gates
+    problems = validate_rayservice(ctx.service, gates=gates.by_name())
+    problems += [
+        Problem(ValidationReason.INVALID_RAYSERVICE_SPEC, p)
+        for p in rayservice_gate_problems(ctx.cached, gates)
+    ]
     if not problems:
         return None
-    message = "; ".join(problems)
-    ctx.event("Warning", settings.INVALID_RAYSERVICE_SPEC, message)
+    first = problems[0]
+    message = "; ".join(p.message for p in problems)
+    ctx.event("Warning", first.reason, first.event_message(ctx.namespace, ctx.name))
     set_ready_false(ctx, Reason.VALIDATION_FAILED, message)
     ctx.status["observedGeneration"] = ctx.generation
     return Stop.after_status_write()

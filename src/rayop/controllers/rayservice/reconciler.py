@@ -92,9 +92,10 @@ class RayServiceReconciler:
         try:
             ctx = ServiceContext.of(request, self.deps, cached)
         except ValidationError:
-            message = "; ".join(validate_rayservice(cached))
+            message = "; ".join(p.message for p in validate_rayservice(cached))
             log.warning("RayService %s does not parse: %s", request, message)
-            self.deps.recorder.event(cached, "Warning", INVALID_RAYSERVICE_SPEC, message)
+            note = f"{request.namespace}/{request.name}: {message}"
+            self.deps.recorder.event(cached, "Warning", INVALID_RAYSERVICE_SPEC, note)
             return Result()
         stop = await run_steps(self.steps, ctx)
         if stop is None:
