@@ -5,12 +5,17 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+import pytest
+
 from rayop.controllers.common.options import OperatorOptions
+from rayop.controllers.common.spec_hash import rayservice_cluster_hash
 from rayop.controllers.rayservice import clusters
 from rayop.kube.errors import Conflict
 from rayop.kube.resources import RAY_CLUSTERS
 
 from .rayservice_fakes import NS, World, cluster_of, rayservice, with_status
+
+HASH = "ray.io/hash-without-replicas-and-workers-to-delete"
 
 
 def _new_head_params(service: dict[str, Any]) -> dict[str, Any]:
@@ -118,3 +123,68 @@ async def test_a_pending_cluster_that_exists_already_is_not_an_error() -> None:
     world.client.store[(RAY_CLUSTERS.plural, NS, "svc-p")] = cluster_of(service, "svc-p")
     await clusters.ensure_clusters(world.context(service))
     assert len(world.client.of("create")) == 1 and world.recorder.events == []
+
+
+def _edited(service: dict[str, Any], edit: str) -> dict[str, Any]:
+    changed = copy.deepcopy(service)
+    config = changed["spec"]["rayClusterConfig"]
+    group = config["workerGroupSpecs"][0]
+    gate = [{"name": "kueue.x-k8s.io/admission"}]
+    if edit in ("minReplicas", "maxReplicas", "replicas"):
+        group[edit] = 9
+    elif edit == "tolerations":
+        group["template"]["spec"]["tolerations"] = [{"key": "kueue", "operator": "Exists"}]
+    elif edit == "schedulingGates":
+        config["headGroupSpec"]["template"]["spec"]["schedulingGates"] = gate
+    elif edit == "upgradeStrategy":
+        config["upgradeStrategy"] = {"type": "Recreate"}
+    else:
+        config["suspend"] = True
+    return changed
+
+
+MUTED_EDITS = ["minReplicas", "maxReplicas", "replicas", "tolerations", "schedulingGates"]
+
+
+@pytest.mark.parametrize("edit", [*MUTED_EDITS, "upgradeStrategy", "suspend"])
+async def test_an_edit_of_a_muted_field_starts_no_upgrade(edit: str) -> None:
+    old = rayservice()
+    world = World()
+    world.add_cluster(cluster_of(old, "svc-old"))
+    ctx = world.context(with_status(_edited(old, edit), active="svc-old"))
+    await clusters.plan_clusters(ctx)
+    await clusters.ensure_clusters(ctx)
+    assert ctx.pending_name == "" and world.client.calls == []
+
+
+async def test_a_cluster_of_another_kuberay_version_is_updated_in_place() -> None:
+    old = rayservice()
+    cluster = cluster_of(old, "svc-old")
+    annotations = cluster["metadata"]["annotations"]
+    annotations.update({"ray.io/kuberay-version": "v1.6.0", HASH: "FROM-AN-OLDER-ALGORITHM"})
+    world = World()
+    world.add_cluster(cluster)
+    ctx = world.context(with_status(_new_head_params(old), active="svc-old"))
+    await clusters.plan_clusters(ctx)
+    assert ctx.pending_name == "" and world.client.calls == []
+    await clusters.ensure_clusters(ctx)
+    [update] = world.client.of("update", "rayclusters")
+    written = update.body["metadata"]["annotations"]
+    assert update.name == "svc-old" and written["ray.io/kuberay-version"] == "v1.7.0"
+    goal = _new_head_params(old)["spec"]["rayClusterConfig"]
+    assert written[HASH] == rayservice_cluster_hash(goal)
+    assert update.body["spec"]["headGroupSpec"]["rayStartParams"] == {"num-cpus": "0"}
+    assert world.recorder.reasons() == ["UpdatedRayCluster"]
+
+
+async def test_during_an_upgrade_the_active_cluster_of_another_version_is_left_alone() -> None:
+    old = rayservice()
+    active = cluster_of(old, "svc-old")
+    active["metadata"]["annotations"]["ray.io/kuberay-version"] = "v1.6.0"
+    world = World()
+    world.add_cluster(active)
+    world.add_cluster(cluster_of(_new_head_params(old), "svc-new"))
+    ctx = world.context(with_status(_new_head_params(old), active="svc-old", pending="svc-new"))
+    await clusters.plan_clusters(ctx)
+    await clusters.ensure_clusters(ctx)
+    assert ctx.pending_name == "svc-new" and world.client.of("update", "rayclusters") == []

@@ -4,10 +4,15 @@ A RayService's cluster is ``<rayservice>-<5 random chars>``, carries the RayServ
 annotations plus KubeRay's (``ray.io/originated-from-cr-name``, ``ray.io/originated-from-crd=
 RayService``; the spec hash, the worker group count, the KubeRay version, and
 ``ray.io/enable-serve-service=true``), and is controlled by the RayService (its one controller
-ownerReference, :func:`~rayop.controllers.common.ownership.controller_reference`). The hash covers
-``rayClusterConfig`` without what scaling changes (worker ``replicas`` and ``workersToDelete``),
-so the autoscaler never triggers an upgrade; a different hash means a new cluster is needed,
-unless the only difference is worker groups appended at the end (then the cluster is updated).
+ownerReference, :func:`~rayop.controllers.common.ownership.controller_reference`). The hash is
+KubeRay's own, bit for bit (:mod:`rayop.controllers.common.spec_hash`): ``rayClusterConfig``
+without ``suspend`` and without what scaling and external schedulers change (worker replicas,
+min/max replicas, ``workersToDelete``, tolerations, scheduling gates, ``upgradeStrategy``), so
+the autoscaler or Kueue never triggers an upgrade, and clusters KubeRay built are recognised
+as up to date. A different hash means a new cluster is needed, unless the only difference is
+worker groups appended at the end (then the cluster is updated). A cluster whose
+``ray.io/kuberay-version`` is not ours (built by another KubeRay version) is updated in place
+instead when it is the active one (KubeRay #2315: its hash may come from another algorithm).
 
 The builders read the RayService's metadata and spec from the typed
 :class:`~rayop.api.rayservice.RayService`; ``rayClusterConfig`` itself is taken raw from the
@@ -17,10 +22,7 @@ the user wrote it (a parsed and re-dumped spec could differ, and change every ha
 
 from __future__ import annotations
 
-import base64
 import copy
-import hashlib
-import json
 import random
 from collections.abc import Mapping
 from typing import Any
@@ -29,28 +31,35 @@ from rayop.api.rayservice import RayService, RayServiceSpec, RayServiceUpgradeTy
 from rayop.controllers.common import names
 from rayop.controllers.common.options import KUBERAY_VERSION, OperatorOptions
 from rayop.controllers.common.ownership import controller_reference
+from rayop.controllers.common.spec_hash import rayservice_cluster_hash
 from rayop.controllers.rayservice import settings
 
 Obj = Mapping[str, Any]
 
 
 def spec_hash(cluster_spec: Obj) -> str:
-    """Returns the hash of a RayClusterSpec without worker replicas and workersToDelete."""
-    spec: dict[str, Any] = copy.deepcopy(dict(cluster_spec))
-    for group in spec.get("workerGroupSpecs") or []:
-        group.pop("replicas", None)
-        strategy = group.get("scaleStrategy")
-        if isinstance(strategy, dict):
-            strategy.pop("workersToDelete", None)
-            if not strategy:
-                del group["scaleStrategy"]
-    payload = json.dumps(spec, sort_keys=True, separators=(",", ":")).encode()
-    return base64.b32hexencode(hashlib.sha1(payload, usedforsecurity=False).digest()).decode()
+    """Returns KubeRay's hash of a ``rayClusterConfig`` (``suspend`` and scaling fields muted).
+
+    Raises:
+        rayop.controllers.common.go_json.GoJsonError: a value does not fit KubeRay's Go type.
+    """
+    return rayservice_cluster_hash(cluster_spec)
 
 
 def goal_spec(rayservice: Obj) -> Obj:
     """Returns ``spec.rayClusterConfig`` of a stored RayService, raw (as the user wrote it)."""
     return (rayservice.get("spec") or {}).get("rayClusterConfig") or {}
+
+
+def cluster_kuberay_version(cluster: Obj) -> str:
+    """Returns the KubeRay version a cluster was built by (its annotation; "" when absent)."""
+    annotations = (cluster.get("metadata") or {}).get("annotations") or {}
+    return str(annotations.get(settings.KUBERAY_VERSION_ANNOTATION) or "")
+
+
+def built_by_other_version(cluster: Obj) -> bool:
+    """Tells whether ``ray.io/kuberay-version`` differs from ours (KubeRay's in-place path)."""
+    return cluster_kuberay_version(cluster) != KUBERAY_VERSION
 
 
 def cluster_hash(cluster: Obj) -> str:

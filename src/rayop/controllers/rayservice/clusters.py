@@ -9,7 +9,9 @@ A new pending cluster is prepared when there is no cluster at all, or when zero-
 upgrades are on and ``rayClusterConfig`` no longer matches the newest cluster (the pending one if
 any, else the active one) by more than worker groups appended at the end; appended groups are
 added to that cluster in place. If the spec goes back to the active cluster's during an upgrade,
-the pending cluster is dropped (it is then retired like any other).
+the pending cluster is dropped (it is then retired like any other). An active cluster whose
+``ray.io/kuberay-version`` is not ours is updated in place (spec, hash and version annotations)
+rather than replaced, as KubeRay does for clusters an earlier operator version built (#2315).
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ async def plan_clusters(ctx: ServiceContext) -> Stop | None:
         newest = pending if ctx.pending_name else active
         if (
             newest is not None
+            and not (newest is active and rs_cluster.built_by_other_version(newest))
             and not rs_cluster.matches_goal(newest, goal)
             and not rs_cluster.only_appended_worker_groups(newest, goal)
         ):
@@ -72,9 +75,11 @@ async def _forget_missing_active(ctx: ServiceContext) -> None:
 
 
 async def ensure_clusters(ctx: ServiceContext) -> Stop | None:
-    """Creates the pending cluster when missing; adds appended worker groups in place.
+    """Creates the pending cluster when missing; updates clusters in place where KubeRay does.
 
-    Blocks on the create and update calls; never ends the pass.
+    In place: worker groups appended at the end (pending cluster, or the active one when no
+    upgrade is under way), and an active cluster built by another KubeRay version when no
+    upgrade is under way. Blocks on the create and update calls; never ends the pass.
 
     Raises:
         rayop.kube.errors.ApiError: a create or update failed.
@@ -85,7 +90,11 @@ async def ensure_clusters(ctx: ServiceContext) -> Stop | None:
     upgrading = bool(ctx.pending_name)
     for cluster_name in (ctx.pending_name, "" if upgrading else ctx.active_name):
         cluster = ctx.cluster(cluster_name)
-        if cluster is not None and rs_cluster.only_appended_worker_groups(cluster, goal):
+        if cluster is None:
+            continue
+        is_active = cluster_name == ctx.active_name
+        other_version = is_active and rs_cluster.built_by_other_version(cluster)
+        if other_version or rs_cluster.only_appended_worker_groups(cluster, goal):
             updated = rs_cluster.updated_in_place(cluster, ctx.service, goal)
             await ctx.deps.client.update(RAY_CLUSTERS, updated)
             ctx.event("Normal", settings.UPDATED_RAY_CLUSTER, f"Updated RayCluster {cluster_name}")
