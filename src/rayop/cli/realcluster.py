@@ -27,8 +27,10 @@ from pathlib import Path
 import yaml
 
 from rayop.cli.realcluster_config import (
+    AUDIT_LOG,
     POD_NETWORK_SOCKET,
     SUBMITTER_ENV,
+    audit_policy,
     egress_selector_config,
     kwok_stages,
     pod_network_socket,
@@ -287,8 +289,16 @@ class RealCluster:
                 # default 5m; short, so that old resourceVersions expire (410) within a test
                 "--etcd-compaction-interval=5s",
                 f"--egress-selector-config-file={self._write_egress_config()}",
+                f"--audit-policy-file={self._write_audit_policy()}",
+                f"--audit-log-path={d / 'logs' / AUDIT_LOG}",
             ],
         )
+
+    def _write_audit_policy(self) -> Path:
+        """Writes the audit policy (every write request, Metadata level)."""
+        path = self.workdir / "audit-policy.yaml"
+        path.write_text(yaml.safe_dump(audit_policy(), sort_keys=False))
+        return path
 
     def _write_egress_config(self) -> Path:
         """Writes the egress selector config that tunnels "cluster" traffic to the socket."""

@@ -62,3 +62,22 @@ def egress_selector_config(socket: Path) -> dict[str, object]:
             }
         ],
     }
+
+
+AUDIT_LOG = "audit.log"
+"""The apiserver's audit log (JSON lines), in the control plane's ``logs`` directory."""
+
+
+def audit_policy() -> dict[str, object]:
+    """Returns the apiserver's audit Policy: every write request at Metadata level, once done.
+
+    A test counts pod creates and RayCluster deletes from it (for example during a takeover:
+    ``tests/real/test_takeover.py``); reads are not logged, to keep it small.
+    """
+    writes = ["create", "update", "patch", "delete", "deletecollection"]
+    return {
+        "apiVersion": "audit.k8s.io/v1",
+        "kind": "Policy",
+        "omitStages": ["RequestReceived", "ResponseStarted"],
+        "rules": [{"level": "Metadata", "verbs": writes}, {"level": "None"}],
+    }
