@@ -31,12 +31,19 @@ def load_docs(file_name: str, kind: str) -> list[Obj]:
 @contextlib.asynccontextmanager
 async def ray_world(kubeconfig: str, *, concurrency: int = 4) -> AsyncIterator[World]:
     """Runs the pod network and rayop's RayCluster, RayJob and RayService controllers (through
-    the services proxy, as ``rayop run`` does) until the block exits; yields a user view."""
+    the services proxy, ``--use-kubernetes-proxy``: this host cannot resolve the cluster's DNS
+    names) until the block exits; yields a user view."""
     config = await load_config(kubeconfig=kubeconfig)
     async with (
         user_client(kubeconfig) as user,
         PodNetwork(user, pod_network_socket(Path(kubeconfig))) as network,
-        open_operator(config, controllers=ALL_KINDS, concurrency=concurrency, ready_timeout=60),
+        open_operator(
+            config,
+            controllers=ALL_KINDS,
+            concurrency=concurrency,
+            ready_timeout=60,
+            use_kubernetes_proxy=True,
+        ),
     ):
         yield World(user, network)
 
