@@ -16,7 +16,7 @@ blobs stay readable. A compressor primed with the newest dictionary is kept and 
 older generations keep only their dictionary bytes.
 
 Decoding gives :class:`~rayop.runtime.frozen.FrozenDict` trees (see
-:func:`rayop.runtime.frozen.freeze_json`).
+:func:`rayop.runtime.frozen.freeze_decoded`).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from typing import Any
 
 import orjson
 
-from rayop.runtime.frozen import FrozenDict, freeze_json
+from rayop.runtime.frozen import FrozenDict, freeze_decoded
 
 WINDOW = 32 * 1024
 """Deflate's window: a preset dictionary longer than this is cut to its last 32 KB."""
@@ -81,7 +81,7 @@ class ObjectCodec:
 
     def decode(self, blob: bytes) -> FrozenDict:
         """Returns the read-only object a blob was made from (a new tree on every call)."""
-        value = freeze_json(orjson.loads(self.decode_json(blob)))
+        value = freeze_decoded(orjson.loads(self.decode_json(blob)))
         assert isinstance(value, FrozenDict)
         return value
 

@@ -9,6 +9,9 @@ cost no more memory than the originals) whose mutating methods raise :class:`Typ
 
 :func:`freeze` interns strings, so values repeated across long-lived objects are stored once;
 :func:`freeze_json` skips that and is about three times faster, for short-lived decoded copies.
+:func:`freeze_decoded` is about twice as fast again, for a value nobody else holds (what
+``orjson.loads`` just returned, as on every cache read): it reuses the value's own containers
+as scratch instead of building a second tree beside them.
 """
 
 from __future__ import annotations
@@ -147,6 +150,49 @@ def _freeze_list(value: list[Any] | tuple[Any, ...]) -> FrozenList:
             for v in value
         ],
     )
+    return frozen
+
+
+def freeze_decoded(value: Any) -> Any:
+    """Returns a read-only tree of a freshly decoded JSON value, consuming it; never blocks.
+
+    The result equals :func:`freeze_json`'s, but ``value``'s dicts and lists have their
+    children replaced by the frozen ones on the way, so the caller must hold the only
+    reference to ``value`` (and not use it afterwards). Only ``dict`` and ``list`` nodes are
+    frozen (orjson decodes no tuples).
+    """
+    kind = type(value)
+    if kind is dict:
+        return _consume_dict(value)
+    if kind is list:
+        return _consume_list(value)
+    return value
+
+
+_update_dict = dict.update
+
+
+def _consume_dict(value: dict[str, Any]) -> FrozenDict:
+    for key, child in value.items():
+        kind = type(child)
+        if kind is dict:
+            value[key] = _consume_dict(child)
+        elif kind is list:
+            value[key] = _consume_list(child)
+    frozen = _new_frozen_dict(FrozenDict)
+    _update_dict(frozen, value)
+    return frozen
+
+
+def _consume_list(value: list[Any]) -> FrozenList:
+    for index, child in enumerate(value):
+        kind = type(child)
+        if kind is dict:
+            value[index] = _consume_dict(child)
+        elif kind is list:
+            value[index] = _consume_list(child)
+    frozen = FrozenList()
+    _extend_list(frozen, value)
     return frozen
 
 
