@@ -257,10 +257,19 @@ class FakeRecorder:
 
     events: list[tuple[str, str, str]] = field(default_factory=list)
 
+    actions: list[str | None] = field(default_factory=list)
+
     def event(
-        self, regarding: Mapping[str, Any], event_type: EventType, reason: str, note: str
+        self,
+        regarding: Mapping[str, Any],
+        event_type: EventType,
+        reason: str,
+        note: str,
+        *,
+        action: str | None = None,
     ) -> None:
         self.events.append((event_type, reason, note))
+        self.actions.append(action)
 
     def reasons(self) -> list[str]:
         """Returns the reasons of the recorded Events, in order."""

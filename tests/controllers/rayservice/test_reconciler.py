@@ -20,7 +20,7 @@ async def test_a_new_service_gets_a_pending_cluster_and_a_status_in_one_pass() -
     last = world.client.of("update/status")[-1].body["status"]
     assert last["pendingServiceStatus"]["rayClusterName"].startswith("svc-")
     ready = {c["type"]: c["reason"] for c in last["conditions"]}
-    assert ready == {"Ready": "Initializing", "UpgradeInProgress": "NoActiveCluster"}
+    assert ready == {"Ready": "Initializing", "UpgradeInProgress": "Initializing"}
 
 
 async def test_a_pass_right_after_our_write_waits_for_the_cache() -> None:

@@ -47,7 +47,7 @@ def test_ready_condition_sequence() -> None:
     status: dict[str, Any] = {"numServeEndpoints": 0}
     st.set_conditions(status, generation=1, now=NOW)
     assert _conditions(status)["Ready"] == ("False", "Initializing")
-    assert _conditions(status)["UpgradeInProgress"] == ("Unknown", "NoActiveCluster")
+    assert _conditions(status)["UpgradeInProgress"] == ("False", "Initializing")
     status.update(numServeEndpoints=2, activeServiceStatus={"rayClusterName": "a"})
     st.set_conditions(status, generation=1, now=NOW)
     assert _conditions(status)["Ready"] == ("True", "NonZeroServeEndpoints")
@@ -58,6 +58,20 @@ def test_ready_condition_sequence() -> None:
     assert _conditions(status)["Ready"] == ("False", "ZeroServeEndpoints")
     assert status["serviceStatus"] == ""
     assert _conditions(status)["UpgradeInProgress"] == ("True", "BothActivePendingClustersExist")
+
+
+def test_conditions_keep_what_kuberay_keeps() -> None:
+    """With no endpoints Ready stays as it is; with no active cluster UpgradeInProgress keeps
+    Initializing but is Unknown after a cluster was lost."""
+    status: dict[str, Any] = {"numServeEndpoints": 0}
+    st.set_conditions(status, generation=1, now=NOW)
+    st.set_conditions(status, generation=1, now=NOW)
+    assert _conditions(status)["Ready"] == ("False", "Initializing")
+    status.update(activeServiceStatus={"rayClusterName": "a"})
+    st.set_conditions(status, generation=1, now=NOW)
+    status.update(activeServiceStatus={})
+    st.set_conditions(status, generation=1, now=NOW)
+    assert _conditions(status)["UpgradeInProgress"] == ("Unknown", "NoActiveCluster")
 
 
 def test_application_statuses_use_wire_names_and_default_for_unnamed() -> None:

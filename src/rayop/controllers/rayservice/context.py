@@ -157,6 +157,9 @@ class ServiceContext:
             return None
         return self.deps.clusters.get(self.namespace, cluster_name)
 
-    def event(self, event_type: EventType, reason: str, note: str) -> None:
-        """Records an Event about the RayService; never blocks."""
-        self.deps.recorder.event(self.cached, event_type, reason, note)
+    def event(
+        self, event_type: EventType, reason: str, note: str, *, action: str | None = None
+    ) -> None:
+        """Records an Event about the RayService (``action`` defaults to ``reason``); never
+        blocks."""
+        self.deps.recorder.event(self.cached, event_type, reason, note, action=action)

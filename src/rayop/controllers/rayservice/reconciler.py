@@ -6,7 +6,8 @@ One pass (kuberay-v1.md §6):
    (one that does not parse, which the CRD schema should never admit, gets a Warning event
    and no requeue, as an invalid spec does);
 2. gates, each of which may end the pass: the cache still behind our own last write (wait for
-   it), managedBy, deletion and finalizer, validation, suspend;
+   it), managedBy, deletion and finalizer, validation, suspend, the initializing timeout
+   (``ray.io/initializing-timeout``: once it has expired only retired clusters are deleted);
 3. cluster steps: choose and record the pending cluster, create it, retire old clusters (after
    the deletion delay, kept in an annotation), label head pods from the Serve health check,
    deploy the serve config, point the Services at the cluster that is ready;
@@ -38,6 +39,7 @@ from rayop.controllers.rayservice import (
     clusters,
     gates,
     head_label,
+    initializing_timeout,
     serve_config,
     services,
     suspend,
@@ -58,6 +60,7 @@ STEPS: tuple[ServiceStep, ...] = (
     gates.handle_deletion,
     gates.validate,
     suspend.handle_suspend,
+    initializing_timeout.stop_if_timed_out,
     clusters.plan_clusters,
     clusters.ensure_clusters,
     cleanup.cleanup_retired_clusters,

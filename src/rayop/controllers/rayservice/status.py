@@ -31,6 +31,7 @@ from rayop.api.rayservice import RayServiceConditionType as CondType
 from rayop.api.rayservice import ServiceStatus
 from rayop.controllers.dashboard.models import ServeApplicationDetails
 from rayop.controllers.rayservice.context import ServiceContext
+from rayop.controllers.rayservice.initializing_timeout import mark_if_timed_out
 from rayop.controllers.rayservice.service_builders import serve_service_name
 from rayop.kube.resources import RAY_SERVICES
 
@@ -81,8 +82,19 @@ def promote(status: dict[str, Any], serving_cluster: str) -> bool:
 
 
 def set_conditions(status: dict[str, Any], *, generation: int, now: str) -> None:
-    """Sets ``Ready``, ``serviceStatus`` and ``UpgradeInProgress`` from the rest of ``status``."""
+    """Sets ``Ready``, ``serviceStatus`` and ``UpgradeInProgress`` from the rest of ``status``
+    as KubeRay's ``calculateConditions`` does.
+
+    A RayService with no conditions starts with both False/Initializing. ``Ready`` turns True
+    with ready endpoints and False/ZeroServeEndpoints when they drop to none; otherwise it is
+    left as it is (Initializing, InitializingTimeout, ValidationFailed, ...).
+    ``UpgradeInProgress`` with no active cluster keeps Initializing or InitializingTimeout.
+    """
     conditions: list[dict[str, Any]] = status.setdefault("conditions", [])
+    if not conditions:
+        initializing = ("False", Reason.INITIALIZING, "RayService is initializing")
+        _set(conditions, CondType.READY, initializing, generation, now)
+        _set(conditions, CondType.UPGRADE_IN_PROGRESS, initializing, generation, now)
     ready = find_condition(conditions, CondType.READY)
     if int(status.get("numServeEndpoints") or 0) > 0:
         new = (
@@ -90,23 +102,43 @@ def set_conditions(status: dict[str, Any], *, generation: int, now: str) -> None
             Reason.NON_ZERO_SERVE_ENDPOINTS,
             "Number of serve endpoints is greater than 0",
         )
+        _set(conditions, CondType.READY, new, generation, now)
     elif ready is not None and ready.get("status") == "True":
-        new = ("False", Reason.ZERO_SERVE_ENDPOINTS, "No ready Serve endpoints")
-    elif ready is None or ready.get("reason") != Reason.ZERO_SERVE_ENDPOINTS:
-        new = ("False", Reason.INITIALIZING, "RayService is initializing")
-    else:
-        new = ("False", Reason.ZERO_SERVE_ENDPOINTS, "No ready Serve endpoints")
-    _set(conditions, CondType.READY, new, generation, now)
-    status["serviceStatus"] = ServiceStatus.RUNNING if new[0] == "True" else ""
+        new = ("False", Reason.ZERO_SERVE_ENDPOINTS, "Number of serve endpoints dropped to 0")
+        _set(conditions, CondType.READY, new, generation, now)
+    ready = find_condition(conditions, CondType.READY)
+    running = ready is not None and ready.get("status") == "True"
+    status["serviceStatus"] = ServiceStatus.RUNNING if running else ServiceStatus.NOT_RUNNING
     active = (status.get(ACTIVE) or {}).get("rayClusterName")
     pending = (status.get(PENDING) or {}).get("rayClusterName")
+    upgrade: tuple[str, str, str] | None
     if active and pending:
-        upgrade = ("True", Reason.BOTH_ACTIVE_PENDING_CLUSTERS_EXIST, "Both clusters exist")
+        upgrade = (
+            "True",
+            Reason.BOTH_ACTIVE_PENDING_CLUSTERS_EXIST,
+            "Both active and pending Ray clusters exist",
+        )
     elif active:
-        upgrade = ("False", Reason.NO_PENDING_CLUSTER, "Active Ray cluster exists and no pending")
+        upgrade = (
+            "False",
+            Reason.NO_PENDING_CLUSTER,
+            "Active Ray cluster exists and no pending Ray cluster",
+        )
     else:
-        upgrade = ("Unknown", Reason.NO_ACTIVE_CLUSTER, "No active Ray cluster exists")
-    _set(conditions, CondType.UPGRADE_IN_PROGRESS, upgrade, generation, now)
+        current = find_condition(conditions, CondType.UPGRADE_IN_PROGRESS)
+        keep = (Reason.INITIALIZING, Reason.INITIALIZING_TIMEOUT)
+        upgrade = (
+            None
+            if current is not None and current.get("reason") in keep
+            else (
+                "Unknown",
+                Reason.NO_ACTIVE_CLUSTER,
+                "No active Ray cluster exists, and the RayService is not initializing. Please "
+                "open a GitHub issue in the KubeRay repository.",
+            )
+        )
+    if upgrade is not None:
+        _set(conditions, CondType.UPGRADE_IN_PROGRESS, upgrade, generation, now)
 
 
 def _set(
@@ -208,6 +240,9 @@ async def finish_status(ctx: ServiceContext) -> None:
             entry["rayClusterStatus"] = copy.deepcopy(dict(cluster["status"]))
         status[key] = entry
     status["numServeEndpoints"] = serve_endpoints(ctx)
+    ready = find_condition(status.get("conditions") or [], CondType.READY)
+    if status["numServeEndpoints"] == 0 and (ready is None or ready.get("status") != "True"):
+        mark_if_timed_out(ctx)
     set_conditions(status, generation=ctx.generation, now=ctx.now())
     status["observedGeneration"] = ctx.generation
     await write_status_if_changed(ctx)

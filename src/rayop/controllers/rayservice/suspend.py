@@ -78,8 +78,20 @@ async def _suspended(ctx: ServiceContext) -> Stop | None:
 
 
 async def _resumed(ctx: ServiceContext) -> Stop | None:
-    mark(ctx, CondType.SUSPENDED, ("False", Reason.RESUMED, "RayService resumed"))
-    mark(ctx, CondType.READY, ("False", Reason.INITIALIZING, "RayService is initializing"))
+    mark(
+        ctx,
+        CondType.SUSPENDED,
+        ("False", Reason.RESUMED, "Spec.Suspend is false; RayService has resumed."),
+    )
+    # Ready and UpgradeInProgress are replaced, not updated, so that their lastTransitionTime
+    # is now: the initializing timeout (ray.io/initializing-timeout) starts again.
+    rearmed = (CondType.READY, CondType.UPGRADE_IN_PROGRESS)
+    ctx.status["conditions"] = [
+        c for c in ctx.status.get("conditions") or [] if c.get("type") not in rearmed
+    ]
+    message = "RayService is initializing after resuming from suspend."
+    for condition_type in rearmed:
+        mark(ctx, condition_type, ("False", Reason.INITIALIZING, message))
     await write_status(ctx)
     return None
 
