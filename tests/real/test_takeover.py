@@ -26,10 +26,11 @@ from typing import Any
 import pytest
 from pod_network import PodNetwork
 from ray_support import load_docs
-from real_support import build, load_sample, user_client
+from real_support import SAMPLES, build, load_sample, unique_namespace, user_client
 
 from rayop.cli.realcluster import pod_network_socket
 from rayop.cli.realcluster_config import AUDIT_LOG
+from rayop.controllers.common.spec_hash import raycluster_pod_hash, rayservice_cluster_hash
 from rayop.kube.client import KubeClient
 from rayop.kube.config import load_config
 from rayop.kube.resources import NAMESPACES, PODS, RAY_CLUSTERS, RAY_JOBS, RAY_SERVICES
@@ -45,6 +46,9 @@ pytestmark = [
 KUBERAY_VERSION = "v1.7.0"
 WATCH_SECONDS = 60.0
 SETTLE_TIMEOUT = 90.0
+SERVICE_HASH = "ray.io/hash-without-replicas-and-workers-to-delete"
+POD_HASH = "ray.io/upgrade-strategy-recreate-hash"
+RAY_KINDS = {"RayCluster": RAY_CLUSTERS, "RayJob": RAY_JOBS, "RayService": RAY_SERVICES}
 LONG_JOBS = DashboardConfig(job_run_seconds=None, serve_deploy_seconds=0.5)
 """Jobs run until the test ends, so the RayJob is Running through the takeover."""
 Obj = dict[str, Any]
@@ -82,6 +86,7 @@ async def kuberay_operator(
             "--health-probe-bind-address=0",
             "--enable-leader-election=false",
             "--use-kubernetes-proxy=true",
+            "--reconcile-concurrency=4",
             env={**os.environ, "KUBECONFIG": kubeconfig},
             stdout=log,
             stderr=asyncio.subprocess.STDOUT,
@@ -228,6 +233,8 @@ async def _takeover(
                 what="the RayCluster ready, the RayJob running, the RayService serving",
             )
             await asyncio.sleep(3.0)  # the first operator's last writes land
+        compared, wrong = await _hash_mismatches(client, ns)
+        assert compared >= 5 and not wrong, wrong
         before = await _snapshot(client, ns, names)
         offset = _size(audit_log)
         async with second(ns):
@@ -247,6 +254,59 @@ async def _takeover(
         assert job.get("jobDeploymentStatus") == "Running", job
         assert _serving(service), service
         print(f"takeover writes in {ns}: {dict(seen)}")
+
+
+async def _hash_mismatches(client: KubeClient, ns: str) -> tuple[int, list[str]]:
+    """Compares the hashes stored in ``ns`` with rayop's: (values compared, mismatches).
+
+    Each RayService's clusters carry the hash of its ``rayClusterConfig``; each head pod the
+    hash of its RayCluster's spec.
+    """
+    services = {
+        s["metadata"]["name"]: s for s in (await client.list(RAY_SERVICES, namespace=ns))["items"]
+    }
+    clusters = {
+        c["metadata"]["name"]: c for c in (await client.list(RAY_CLUSTERS, namespace=ns))["items"]
+    }
+    heads = await client.list(PODS, namespace=ns, label_selector="ray.io/node-type=head")
+    compared, wrong = 0, []
+    for name, cluster in clusters.items():
+        owner = (cluster["metadata"].get("labels") or {}).get("ray.io/originated-from-cr-name")
+        stored = (cluster["metadata"].get("annotations") or {}).get(SERVICE_HASH)
+        if owner in services and stored:
+            compared += 1
+            ours = rayservice_cluster_hash(services[owner]["spec"]["rayClusterConfig"])
+            if stored != ours:
+                wrong.append(f"{ns}/{name} {SERVICE_HASH}: stored {stored}, rayop {ours}")
+    for pod in heads["items"]:
+        cluster = clusters.get((pod["metadata"].get("labels") or {}).get("ray.io/cluster", ""))
+        stored = (pod["metadata"].get("annotations") or {}).get(POD_HASH)
+        if cluster is not None and stored:
+            compared += 1
+            ours = raycluster_pod_hash(cluster["spec"])
+            if stored != ours:
+                wrong.append(
+                    f"{ns}/{pod['metadata']['name']} {POD_HASH}: stored {stored}, rayop {ours}"
+                )
+    return compared, wrong
+
+
+async def _wait_stable(client: KubeClient, namespaces: list[str], *, minimum: int) -> None:
+    """Blocks until the namespaces hold ``minimum`` RayClusters or more and their count and
+    head pod count stay the same for 5 s (60 s at most)."""
+    loop = asyncio.get_running_loop()
+    deadline, last, since = loop.time() + 60, (-1, -1), loop.time()
+    while loop.time() < deadline:
+        clusters = heads = 0
+        for ns in namespaces:
+            clusters += len((await client.list(RAY_CLUSTERS, namespace=ns))["items"])
+            selector = "ray.io/node-type=head"
+            heads += len((await client.list(PODS, namespace=ns, label_selector=selector))["items"])
+        if (clusters, heads) != last:
+            last, since = (clusters, heads), loop.time()
+        elif clusters >= minimum and loop.time() - since >= 5:
+            return
+        await asyncio.sleep(0.5)
 
 
 def _tail(path: Path) -> str:
@@ -282,3 +342,35 @@ async def test_kuberay_takes_over_from_rayop(
         lambda ns: rayop_operator(real_kubeconfig, ns),
         lambda ns: kuberay_operator(kuberay_binary, real_kubeconfig, ns, tmp_path / "kuberay.log"),
     )
+
+
+async def test_kuberay_stores_the_hashes_rayop_computes_for_every_sample(
+    real_kubeconfig: str, kuberay_binary: Path, tmp_path: Path
+) -> None:
+    """KubeRay builds the clusters of every KubeRay sample; rayop's hash function reproduces
+    each RayService cluster's and each head pod's stored hash."""
+    files = sorted(p.name for p in SAMPLES.glob("ray-*.yaml"))
+    async with user_client(real_kubeconfig) as client:
+        namespaces: dict[str, str] = {}
+        services = 0
+        for file_name in files:
+            ns = unique_namespace("hashes")
+            await client.create(NAMESPACES, {"metadata": {"name": ns}})
+            namespaces[file_name] = ns
+            for kind, resource in RAY_KINDS.items():
+                for doc in load_docs(file_name, kind):
+                    await client.create(resource, _in(ns, [doc]), namespace=ns)
+                    services += kind == "RayService"
+        log_path = tmp_path / "kuberay.log"
+        async with kuberay_operator(
+            kuberay_binary, real_kubeconfig, ",".join(namespaces.values()), log_path
+        ):
+            await _wait_stable(client, list(namespaces.values()), minimum=services)
+        compared, wrong = 0, []
+        for ns in namespaces.values():
+            n, bad = await _hash_mismatches(client, ns)
+            compared, wrong = compared + n, wrong + bad
+        for ns in namespaces.values():
+            await client.delete(NAMESPACES, ns)
+    print(f"hashes compared: {compared} over {len(files)} samples ({services} RayServices)")
+    assert compared >= 60 and not wrong, "\n".join(wrong)
