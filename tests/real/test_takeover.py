@@ -366,7 +366,7 @@ async def test_kuberay_stores_the_hashes_rayop_computes_for_every_sample(
             kuberay_binary, real_kubeconfig, ",".join(namespaces.values()), log_path
         ):
             await _wait_stable(client, list(namespaces.values()), minimum=services)
-        compared, wrong = 0, []
+        compared, wrong = 0, list[str]()
         for ns in namespaces.values():
             n, bad = await _hash_mismatches(client, ns)
             compared, wrong = compared + n, wrong + bad
