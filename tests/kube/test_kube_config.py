@@ -1,5 +1,5 @@
 """load_config turns kubeconfigs (tokens, client certificates, exec plugins) and the in-cluster
-service account into a working KubeConfig, using kubernetes_asyncio's loaders."""
+service account into a working KubeConfig (read with PyYAML, no client library)."""
 
 from __future__ import annotations
 

@@ -1,38 +1,49 @@
-"""Where the API server is and how to authenticate to it, loaded with kubernetes_asyncio.
+"""Where the API server is and how to authenticate to it, loaded from a kubeconfig or a pod.
 
 :func:`load_config` finds the configuration in the order controller-runtime's ``GetConfig``
 uses: an explicit kubeconfig path, then ``$KUBECONFIG`` (a colon-separated list, merged), then
 the in-cluster service account (only when no context was asked for), then
-``~/.kube/config``. The kubeconfig parsing, contexts, client certificates, bearer tokens,
-token files, basic auth and exec credential plugins are all kubernetes_asyncio's; this module
-turns its result into a :class:`KubeConfig`: a server URL, an :class:`ssl.SSLContext` and a
-:class:`Credentials` provider that yields the ``Authorization`` header per request.
+``~/.kube/config``. Kubeconfig files are read with PyYAML (:mod:`rayop.kube.kubeconfig_file`)
+and honour what client-go's ``clientcmd`` honours: contexts and their namespace, the server,
+``certificate-authority(-data)``, ``insecure-skip-tls-verify``, ``tls-server-name``,
+``proxy-url`` (http and https proxies), ``client-certificate(-data)``/``client-key(-data)``,
+``token``, ``tokenFile`` (re-read every minute), basic auth, and exec credential plugins
+(:mod:`rayop.kube.exec_credentials`). ``auth-provider`` plugins are refused, as by a client-go
+program that links none (KubeRay's operator links none). The result is a :class:`KubeConfig`:
+a server URL, an :class:`ssl.SSLContext` and a :class:`Credentials` provider that yields the
+``Authorization`` header per request.
 
 Credential refresh: an exec plugin's token is re-fetched once its ``expirationTimestamp`` has
-passed, and on demand after a 401 (:meth:`Credentials.refresh`); the in-cluster token file is
-re-read every minute. Client certificates returned by an exec plugin are read once at load.
+passed, and on demand after a 401 (:meth:`Credentials.refresh`); token files (the in-cluster one
+included) are re-read every minute. Client certificates returned by an exec plugin are read once
+at load.
 """
 
 from __future__ import annotations
 
-import asyncio
-import datetime
+import base64
+import binascii
+import contextlib
+import ipaddress
+import logging
 import os
 import ssl
-from collections.abc import Mapping
+import tempfile
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 from urllib.parse import urlsplit
 
-from kubernetes_asyncio.client import Configuration
-from kubernetes_asyncio.config import ConfigException
-from kubernetes_asyncio.config.incluster_config import (
-    SERVICE_CERT_FILENAME,
-    SERVICE_TOKEN_FILENAME,
-    InClusterConfigLoader,
+from rayop.kube.credentials import (
+    NO_CREDENTIALS,
+    ConfigError,
+    Credentials,
+    FileTokenCredentials,
+    StaticCredentials,
 )
-from kubernetes_asyncio.config.kube_config import KubeConfigLoader, load_kube_config
+from rayop.kube.exec_credentials import ExecCredentials, ExecPlugin
+from rayop.kube.kubeconfig_file import read_kubeconfig, select_context
 
 __all__ = [
     "NO_CREDENTIALS",
@@ -45,97 +56,11 @@ __all__ = [
     "load_kubeconfig",
 ]
 
+log = logging.getLogger(__name__)
 
-class ConfigError(Exception):
-    """No usable configuration was found, or the one found is malformed."""
-
-
-@runtime_checkable
-class Credentials(Protocol):
-    """Supplies the authentication headers of each request."""
-
-    async def headers(self) -> Mapping[str, str]:
-        """Returns the headers to add (may run an exec plugin when the token has expired)."""
-        ...
-
-    async def refresh(self) -> bool:
-        """Forces new credentials after a 401; returns whether a retry may now succeed."""
-        ...
-
-
-@dataclass(frozen=True)
-class StaticCredentials:
-    """A fixed ``Authorization`` header value (``"Bearer <token>"``), or none at all."""
-
-    authorization: str | None = None
-
-    async def headers(self) -> Mapping[str, str]:
-        return {"Authorization": self.authorization} if self.authorization else {}
-
-    async def refresh(self) -> bool:
-        return False
-
-
-NO_CREDENTIALS: Credentials = StaticCredentials()
-"""Anonymous requests (or client-certificate authentication only)."""
-
-
-class _ConfigurationCredentials:
-    """The ``BearerToken`` api key of a kubernetes_asyncio Configuration, honouring its
-    refresh hook (the in-cluster loader re-reads the token file through it)."""
-
-    def __init__(self, configuration: Any) -> None:
-        self._configuration = configuration
-
-    async def headers(self) -> Mapping[str, str]:
-        value = await self._configuration.get_api_key_with_prefix("BearerToken")
-        return {"Authorization": str(value)} if value else {}
-
-    async def refresh(self) -> bool:
-        return False
-
-
-class _ExecPluginCredentials:
-    """A token from a kubeconfig exec plugin, re-run when expired or after a 401."""
-
-    def __init__(self, loader: KubeConfigLoader) -> None:
-        self._loader = loader
-        self._lock = asyncio.Lock()
-        self._token: str | None = getattr(loader, "token", None)
-        self._expiry: datetime.datetime | None = getattr(loader, "exec_plugin_expiry", None)
-
-    def _expired(self) -> bool:
-        if self._expiry is None:
-            return False
-        # Genuinely real time, not the injected clock: the expiry is a real instant set by the
-        # credential's issuer, and a virtual clock must not keep an expired token in use.
-        return datetime.datetime.now(datetime.UTC) >= self._expiry
-
-    async def headers(self) -> Mapping[str, str]:
-        if self._token is None or self._expired():
-            await self._rerun(self._token)
-        return {"Authorization": self._token} if self._token else {}
-
-    async def refresh(self) -> bool:
-        before = self._token
-        await self._rerun(before)
-        return self._token is not None
-
-    async def _rerun(self, seen: str | None) -> None:
-        async with self._lock:
-            if self._token != seen:  # another task refreshed it while we waited
-                return
-            loader = self._loader
-            # kubernetes_asyncio skips the plugin while its cached expiry is in the future;
-            # drop that cache so the plugin really runs.
-            if hasattr(loader, "exec_plugin_expiry"):
-                del loader.exec_plugin_expiry
-            try:
-                await loader.load_from_exec_plugin()
-            except ConfigException as exc:
-                raise ConfigError(f"exec credential plugin failed: {exc}") from exc
-            self._token = getattr(loader, "token", None)
-            self._expiry = getattr(loader, "exec_plugin_expiry", None)
+SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
+SERVICE_TOKEN_FILENAME = f"{SERVICE_ACCOUNT_DIR}/token"
+SERVICE_CERT_FILENAME = f"{SERVICE_ACCOUNT_DIR}/ca.crt"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -204,24 +129,111 @@ class KubeConfig:
         )
 
 
-def _ssl_context(configuration: Any) -> ssl.SSLContext | None:
-    if not str(configuration.host).startswith("https"):
-        return None
+def _b64(value: Any, what: str) -> bytes:
     try:
-        context = ssl.create_default_context(cafile=configuration.ssl_ca_cert)
-        if configuration.cert_file:
-            context.load_cert_chain(configuration.cert_file, keyfile=configuration.key_file)
-    except (OSError, ssl.SSLError) as exc:
+        return base64.b64decode(str(value), validate=True)
+    except (binascii.Error, ValueError) as exc:
+        raise ConfigError(f"{what} is not valid base64: {exc}") from exc
+
+
+@contextlib.contextmanager
+def _pem_files(cert: bytes, key: bytes) -> Iterator[tuple[str, str]]:
+    """Writes a certificate and key to private temporary files, removed on exit."""
+    with tempfile.TemporaryDirectory(prefix="rayop-tls-") as tmp:
+        paths = []
+        for name, data in (("client.crt", cert), ("client.key", key)):
+            path = os.path.join(tmp, name)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            paths.append(path)
+        yield paths[0], paths[1]
+
+
+def _client_pair(user: Mapping[str, Any]) -> tuple[bytes, bytes] | tuple[str, str] | None:
+    """The user's client certificate and key: data (bytes) over files (paths), or None."""
+    cert_data, key_data = user.get("client-certificate-data"), user.get("client-key-data")
+    cert_file, key_file = user.get("client-certificate"), user.get("client-key")
+    cert: bytes | str | None = (
+        _b64(cert_data, "client-certificate-data") if cert_data else cert_file or None
+    )
+    key: bytes | str | None = _b64(key_data, "client-key-data") if key_data else key_file or None
+    if cert is None and key is None:
+        return None
+    if cert is None or key is None:
+        raise ConfigError("client-certificate and client-key must be specified together")
+    if isinstance(cert, bytes) or isinstance(key, bytes):
+        return (
+            cert if isinstance(cert, bytes) else Path(cert).read_bytes(),
+            key if isinstance(key, bytes) else Path(key).read_bytes(),
+        )
+    return str(cert), str(key)
+
+
+def _ssl_context(
+    server: str,
+    cluster: Mapping[str, Any],
+    client: tuple[bytes, bytes] | tuple[str, str] | None,
+) -> ssl.SSLContext | None:
+    """Builds the TLS context of an https server; None for plain http."""
+    if not server.startswith("https"):
+        return None
+    ca_data, ca_file = (
+        cluster.get("certificate-authority-data"),
+        cluster.get("certificate-authority"),
+    )
+    insecure = bool(cluster.get("insecure-skip-tls-verify"))
+    if insecure and (ca_data or ca_file):
+        raise ConfigError(
+            "specifying a root certificates file with the insecure flag is not allowed"
+        )
+    try:
+        if ca_data:
+            context = ssl.create_default_context(
+                cadata=_b64(ca_data, "certificate-authority-data").decode()
+            )
+        else:
+            context = ssl.create_default_context(cafile=str(ca_file) if ca_file else None)
+        if client is not None:
+            cert, key = client
+            if isinstance(cert, bytes) and isinstance(key, bytes):
+                with _pem_files(cert, key) as (cert_path, key_path):
+                    context.load_cert_chain(cert_path, keyfile=key_path)
+            else:
+                context.load_cert_chain(str(cert), keyfile=str(key))
+    except (OSError, ssl.SSLError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot load TLS material: {exc}") from exc
-    if not configuration.verify_ssl:
+    if insecure:
         context.check_hostname = False
         context.verify_mode = ssl.CERT_NONE
     return context
 
 
-def _new_configuration() -> Any:
-    # Configuration() would start from the process-wide default; build a blank one instead.
-    return type.__call__(Configuration)
+def _proxy(cluster: Mapping[str, Any]) -> str | None:
+    proxy = cluster.get("proxy-url")
+    if not proxy:
+        return None
+    scheme = urlsplit(str(proxy)).scheme
+    if scheme not in ("http", "https"):
+        raise ConfigError(f"proxy-url {proxy!r}: scheme {scheme!r} is not supported (http, https)")
+    return str(proxy)
+
+
+def _static_credentials(user: Mapping[str, Any]) -> Credentials | None:
+    token, token_file = user.get("token"), user.get("tokenFile")
+    basic = user.get("username") or user.get("password")
+    if (token or token_file) and basic:
+        raise ConfigError(
+            "more than one authentication method found; found [token basicAuth], only one is allowed"
+        )
+    if token_file:
+        return FileTokenCredentials(str(token_file), str(token) if token else None)
+    if token:
+        return StaticCredentials(f"Bearer {token}")
+    if basic:
+        pair = f"{user.get('username') or ''}:{user.get('password') or ''}".encode()
+        return StaticCredentials(f"Basic {base64.b64encode(pair).decode()}")
+    return None
 
 
 async def load_kubeconfig(path: str, *, context: str | None = None) -> KubeConfig:
@@ -232,33 +244,35 @@ async def load_kubeconfig(path: str, *, context: str | None = None) -> KubeConfi
         context: The context to use; None means the file's current-context.
 
     Raises:
-        ConfigError: No file exists, the context is unknown, or the file is malformed.
+        ConfigError: No file exists, the context is unknown, the file is malformed, it asks
+            for something rayop refuses (an auth-provider, an interactive plugin), or an exec
+            plugin fails.
     """
-    configuration = _new_configuration()
-    try:
-        loader = await load_kube_config(
-            config_file=path,
-            context=context,
-            client_configuration=configuration,
-            persist_config=False,
-        )
-    except (ConfigException, AssertionError, KeyError, TypeError, AttributeError) as exc:
-        raise ConfigError(f"cannot load kubeconfig {path!r}: {exc}") from exc
-    user = getattr(loader, "_user", None)
-    credentials: Credentials
-    if user is not None and "exec" in user:
-        credentials = _ExecPluginCredentials(loader)
-    else:
-        credentials = _ConfigurationCredentials(configuration)
-    current = loader.current_context or {}
+    selected = select_context(read_kubeconfig(path), context)
+    cluster, user = selected.cluster, selected.user
+    server = str(cluster["server"]).rstrip("/")
+    if user.get("auth-provider"):
+        name = (user.get("auth-provider") or {}).get("name")
+        raise ConfigError(f"no Auth Provider found for name {name!r}: use an exec plugin instead")
+    client = _client_pair(user)
+    credentials = _static_credentials(user)
+    exec_spec = user.get("exec")
+    if exec_spec:
+        if credentials is not None:
+            raise ConfigError("an exec plugin cannot be combined with a token or basic auth")
+        plugin_credentials = await ExecCredentials.start(ExecPlugin(exec_spec, cluster))
+        credentials = plugin_credentials
+        first = plugin_credentials.first
+        if first.client_certificate and first.client_key:
+            client = (first.client_certificate, first.client_key)
     return KubeConfig(
-        server=str(configuration.host).rstrip("/"),
-        ssl_context=_ssl_context(configuration),
-        credentials=credentials,
-        tls_server_name=configuration.tls_server_name,
-        proxy=configuration.proxy,
-        namespace=str((current.get("context") or {}).get("namespace") or "default"),
-        context=current.get("name"),
+        server=server,
+        ssl_context=_ssl_context(server, cluster, client),
+        credentials=credentials or NO_CREDENTIALS,
+        tls_server_name=cluster.get("tls-server-name") or None,
+        proxy=_proxy(cluster),
+        namespace=selected.namespace,
+        context=selected.context,
     )
 
 
@@ -271,27 +285,40 @@ def load_incluster_config(
     """Loads the in-cluster service account configuration; never blocks on the network.
 
     Reads ``KUBERNETES_SERVICE_HOST``/``KUBERNETES_SERVICE_PORT``, the token (re-read every
-    minute) and the CA; the namespace comes from the ``namespace`` file beside the token.
+    minute) and the CA; the namespace comes from the ``namespace`` file beside the token. A CA
+    file that cannot be read is logged and the system's CAs are used, as client-go does.
 
     Raises:
-        ConfigError: Not running in a pod (variables or files missing or empty).
+        ConfigError: Not running in a pod (variables missing, token file missing or empty).
     """
-    configuration = _new_configuration()
-    env = dict(os.environ if environ is None else environ)
+    env = os.environ if environ is None else environ
+    host, port = env.get("KUBERNETES_SERVICE_HOST", ""), env.get("KUBERNETES_SERVICE_PORT", "")
+    if not host or not port:
+        raise ConfigError(
+            "unable to load in-cluster configuration, KUBERNETES_SERVICE_HOST and "
+            "KUBERNETES_SERVICE_PORT must be defined"
+        )
+    with contextlib.suppress(ValueError):
+        if ipaddress.ip_address(host).version == 6:
+            host = f"[{host}]"
+    server = f"https://{host}:{port}"
     try:
-        InClusterConfigLoader(
-            token_filename=token_file, cert_filename=ca_file, environ=env
-        ).load_and_set(configuration)
-    except ConfigException as exc:
+        credentials = FileTokenCredentials(token_file)
+    except ConfigError as exc:
         raise ConfigError(f"not running in a cluster: {exc}") from exc
+    cluster: dict[str, Any] = {}
+    if Path(ca_file).is_file():
+        cluster["certificate-authority"] = ca_file
+    else:
+        log.error("expected to load root CA config from %s, but it is not a file", ca_file)
     namespace_file = Path(token_file).with_name("namespace")
     namespace = "default"
     if namespace_file.is_file():
         namespace = namespace_file.read_text().strip() or "default"
     return KubeConfig(
-        server=str(configuration.host).rstrip("/"),
-        ssl_context=_ssl_context(configuration),
-        credentials=_ConfigurationCredentials(configuration),
+        server=server,
+        ssl_context=_ssl_context(server, cluster, None),
+        credentials=credentials,
         namespace=namespace,
         context="in-cluster",
     )
