@@ -157,7 +157,12 @@ async def test_recreate_upgrade_deletes_pods_whose_hash_is_stale() -> None:
 async def test_recreate_upgrade_first_annotates_a_head_of_another_operator_version() -> None:
     fakes = Fakes()
     cluster = minimal_cluster(upgradeStrategy={"type": "Recreate"}, workerGroupSpecs=[])
-    fakes.pods.put(pod("rc-head-1", "head", "headgroup"))
+    head = pod("rc-head-1", "head", "headgroup")
+    head["metadata"]["annotations"] = {
+        "ray.io/kuberay-version": "v1.6.0",
+        "ray.io/upgrade-strategy-recreate-hash": "from-another-version",
+    }
+    fakes.pods.put(head)
     ctx = context(cluster, fakes)
 
     await reconcile_pods(ctx)
@@ -166,3 +171,13 @@ async def test_recreate_upgrade_first_annotates_a_head_of_another_operator_versi
     annotations = patch.body["metadata"]["annotations"]
     assert annotations["ray.io/upgrade-strategy-recreate-hash"] == ctx.spec_hash()
     assert _deleted(fakes) == []
+
+
+async def test_recreate_upgrade_leaves_a_head_without_hash_or_version_alone() -> None:
+    fakes = Fakes()
+    cluster = minimal_cluster(upgradeStrategy={"type": "Recreate"}, workerGroupSpecs=[])
+    fakes.pods.put(pod("rc-head-1", "head", "headgroup"))
+
+    await reconcile_pods(context(cluster, fakes))
+
+    assert fakes.api.verbs("patch", "Pod") == [] and _deleted(fakes) == []

@@ -250,14 +250,20 @@ async def _suspend(ctx: ReconcileContext) -> bool:
 
 
 async def _recreate_upgrade(ctx: ReconcileContext) -> bool:
-    """Handles ``upgradeStrategy.type: Recreate``; returns True when the pods step must stop."""
+    """Handles ``upgradeStrategy.type: Recreate``; returns True when the pods step must stop.
+
+    As KubeRay: a head pod of another KubeRay version gets this version's hash and version
+    annotations instead of a restart; a head pod without a hash (or without both
+    annotations) is never restarted.
+    """
     strategy = ctx.rc.spec.upgrade_strategy
     heads = ctx.head_pods()
     if strategy is None or strategy.type != UpgradeStrategyType.RECREATE or not heads:
         return False
     head = heads[0]
     annotations = cs.annotations_of(head)
-    if annotations.get(keys.KUBERAY_VERSION) != KUBERAY_VERSION:
+    version = annotations.get(keys.KUBERAY_VERSION) or ""
+    if version and version != KUBERAY_VERSION:
         patch: dict[str, Any] = {
             "metadata": {
                 "annotations": {
@@ -268,7 +274,8 @@ async def _recreate_upgrade(ctx: ReconcileContext) -> bool:
         }
         await ctx.deps.client.patch(PODS, cs.name(head), patch, namespace=ctx.namespace)
         return False
-    if annotations.get(keys.UPGRADE_STRATEGY_RECREATE_HASH) == ctx.spec_hash():
+    stored_hash = annotations.get(keys.UPGRADE_STRATEGY_RECREATE_HASH) or ""
+    if not stored_hash or stored_hash == ctx.spec_hash():
         return False
     await delete_all_pods(ctx, ctx.cluster_pods(), group=HEAD_GROUP, reason="Recreate upgrade")
     ctx.deps.expectations.delete(ctx.namespace, ctx.name)
