@@ -9,6 +9,7 @@ points the tier at an already running cluster instead (for example one from
 
 from __future__ import annotations
 
+import gc
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +19,14 @@ from real_support import build, install_rayop_crds, server_and_token
 
 from rayop.cli.realcluster import RealCluster, RealClusterSettings, default_binaries_dir
 from rayop.cli.realcluster_http import ApiCaller, wait_until
+
+
+@pytest.fixture(autouse=True)
+def collect_garbage_after_each_test() -> Iterator[None]:
+    """Collects garbage after each test, so that an object left unclosed (a socket, a
+    session) is reported at the test that left it, not at a later one."""
+    yield
+    gc.collect()
 
 
 @pytest.fixture(scope="session")

@@ -126,6 +126,8 @@ class PodNetwork:
         self._by_local_port: dict[int, tuple[SimDashboard, str]] = {}
         self._played: set[str] = set()
         self._tasks: set[asyncio.Task[None]] = set()
+        self._tunnels: set[asyncio.Task[Any]] = set()
+        """The running connection handlers of the tunnel server."""
         self._runner: web.AppRunner | None = None
         self._server: asyncio.Server | None = None
         self._listed = asyncio.Event()
@@ -144,11 +146,14 @@ class PodNetwork:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        for task in list(self._tasks):
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
         if self._server is not None:
             self._server.close()
+        # The server's connection handlers (the apiserver's tunnels, kept alive) are not
+        # ended by closing the server: cancel them so that each closes both of its sockets.
+        tasks = [*self._tasks, *self._tunnels]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
         self.socket_path.unlink(missing_ok=True)
         if self._runner is not None:
             await self._runner.cleanup()
@@ -279,6 +284,10 @@ class PodNetwork:
         return None
 
     async def _on_connect(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        if task is not None:
+            self._tunnels.add(task)
+        up_writer: asyncio.StreamWriter | None = None
         try:
             request_line = (await reader.readline()).decode(errors="replace")
             while (await reader.readline()) not in (b"\r\n", b"\n", b""):
@@ -298,9 +307,15 @@ class PodNetwork:
             await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer))
         except (OSError, ValueError, asyncio.IncompleteReadError):
             pass
+        except asyncio.CancelledError:
+            pass  # the network is closing; asyncio's stream server logs a handler that re-raises
         finally:
-            with contextlib.suppress(OSError):
-                writer.close()
+            if task is not None:
+                self._tunnels.discard(task)
+            for stream in (writer, up_writer):
+                if stream is not None:
+                    with contextlib.suppress(OSError):
+                        stream.close()
 
     async def _http(self, request: web.Request) -> web.StreamResponse:
         sock = request.transport.get_extra_info("sockname") if request.transport else None
