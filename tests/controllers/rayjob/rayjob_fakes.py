@@ -149,7 +149,13 @@ class FakeRecorder:
     events: list[tuple[str, str, str]] = field(default_factory=list)
 
     def event(
-        self, regarding: Mapping[str, Any], event_type: EventType, reason: str, note: str
+        self,
+        regarding: Mapping[str, Any],
+        event_type: EventType,
+        reason: str,
+        note: str,
+        *,
+        action: str | None = None,
     ) -> None:
         self.events.append((event_type, reason, note))
 

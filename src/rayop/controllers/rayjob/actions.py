@@ -10,7 +10,6 @@ longer holds the object, so a later pass never mistakes a deleted object for a l
 from __future__ import annotations
 
 import base64
-import contextlib
 import copy
 import logging
 from typing import Any
@@ -95,7 +94,17 @@ async def get_or_create_cluster(ctx: PassContext) -> Obj:
         return found
     name = ctx.status.ray_cluster_name or ""
     if ctx.job.spec.cluster_selector:
-        raise ClusterNotFoundError(f"the cluster selector names {name!r}, which does not exist")
+        where = f"{ctx.namespace}/{name}"
+        ctx.event(
+            "Warning",
+            "RayClusterNotFound",
+            f"RayCluster {where} set in the clusterSelector is not found. It must be created "
+            "manually",
+            action="Validate",
+        )
+        raise ClusterNotFoundError(
+            f"clusterSelector mode is enabled, but RayCluster {where} is not found"
+        )
     cluster_spec = (ctx.rayjob.get("spec") or {}).get("rayClusterSpec") or {}
     desired = rc.build_raycluster(ctx.job, name, cluster_spec=cluster_spec)
     if ctx.job.spec.submission_mode == JobSubmissionMode.SIDECAR_MODE:
@@ -142,13 +151,27 @@ async def create_submitter_job_if_needed(ctx: PassContext, cluster: Obj) -> None
 async def reconcile_head_service(ctx: PassContext, cluster: Obj) -> None:
     """Keeps ``<rayjob>-head-svc`` selecting the cluster's head (ClusterIP preserved)."""
     desired = rc.build_rayjob_head_service(ctx.job, cluster, options=ctx.deps.options)
+    where = f"{ctx.namespace}/{desired['metadata']['name']}"
     current = ctx.deps.services.get(ctx.namespace, desired["metadata"]["name"])
     if current is None:
-        with contextlib.suppress(AlreadyExists):
+        try:
             await ctx.deps.client.create(SERVICES, desired, namespace=ctx.namespace)
+        except AlreadyExists:
+            return
+        except Exception as err:
+            message = f"Failed to create the service {where}, {err}"
+            ctx.event("Warning", "FailedToCreateService", message, action="Create")
+            raise
+        ctx.event("Normal", "CreatedService", f"Created the service {where}", action="Create")
         return
     if rc.head_service_needs_update(current, desired):
-        await ctx.deps.client.update(SERVICES, rc.updated_head_service(current, desired))
+        try:
+            await ctx.deps.client.update(SERVICES, rc.updated_head_service(current, desired))
+        except Exception as err:
+            message = f"Failed to update the service {where}, {err}"
+            ctx.event("Warning", "FailedToUpdateService", message, action="Update")
+            raise
+        ctx.event("Normal", "UpdatedService", f"Updated the service {where}", action="Update")
 
 
 def head_pod(ctx: PassContext, cluster_name: str) -> Obj | None:
@@ -188,32 +211,43 @@ def controlled_by_job(ctx: PassContext, obj: Obj) -> bool:
     return bool(uid) and (controller_owner(obj) or {}).get("uid") == uid
 
 
-async def _delete(ctx: PassContext, res: Any, obj: Obj | None, what: str, reason: str) -> bool:
+async def _delete(
+    ctx: PassContext, res: Any, obj: Obj | None, what: str, reasons: tuple[str, str]
+) -> bool:
     """Deletes an object this RayJob created; True once it is gone.
 
-    An object of that name that this RayJob does not control (a user's, or another owner's) is
-    never deleted: it counts as gone for the RayJob, and a Warning event says so.
+    ``reasons`` are the (deleted, failed) event reasons; ``what`` words the events as KubeRay
+    does ("cluster", "submitter K8s Job"). An object of that name that this RayJob does not
+    control (a user's, or another owner's) is never deleted: it counts as gone for the RayJob,
+    and a Warning event says so.
+
+    Raises:
+        ApiError: the delete failed (a Warning event says so).
     """
     if obj is None:
         return True
     meta = obj.get("metadata") or {}
+    where = f"{ctx.namespace}/{meta.get('name', '')}"
     if not controlled_by_job(ctx, obj):
         ctx.event(
             "Warning",
             "SkippedDeletingUnownedObject",
-            f"Not deleting {what} {ctx.namespace}/{meta.get('name', '')}: "
-            "it is not controlled by this RayJob",
+            f"Not deleting {what} {where}: it is not controlled by this RayJob",
         )
         return True
     if meta.get("deletionTimestamp"):
         return False
+    deleted, failed = reasons
     try:
         await ctx.deps.client.delete(
             res, str(meta.get("name", "")), namespace=ctx.namespace, propagation_policy="Background"
         )
     except NotFound:
         return False
-    ctx.event("Normal", reason, f"Deleted {what} {ctx.namespace}/{meta.get('name', '')}")
+    except Exception as err:
+        ctx.event("Warning", failed, f"Failed to delete {what} {where}: {err}", action="Delete")
+        raise
+    ctx.event("Normal", deleted, f"Deleted {what} {where}", action="Delete")
     return False
 
 
@@ -221,7 +255,8 @@ async def delete_cluster(ctx: PassContext) -> bool:
     """Deletes the RayJob's cluster (never a ``clusterSelector`` one); True once it is gone."""
     if ctx.job.spec.cluster_selector:
         return True
-    return await _delete(ctx, RAY_CLUSTERS, cached_cluster(ctx), "RayCluster", "DeletedRayCluster")
+    reasons = ("DeletedRayCluster", "FailedToDeleteRayCluster")
+    return await _delete(ctx, RAY_CLUSTERS, cached_cluster(ctx), "cluster", reasons)
 
 
 async def delete_submitter_job(ctx: PassContext) -> bool:
@@ -229,7 +264,8 @@ async def delete_submitter_job(ctx: PassContext) -> bool:
     if ctx.job.spec.submission_mode != JobSubmissionMode.K8S_JOB_MODE:
         return True
     batch_job = ctx.deps.jobs.get(ctx.namespace, ctx.name)
-    return await _delete(ctx, JOBS, batch_job, "Kubernetes Job", "DeletedRayJobSubmitter")
+    reasons = ("DeletedRayJobSubmitter", "FailedToDeleteRayJobSubmitter")
+    return await _delete(ctx, JOBS, batch_job, "submitter K8s Job", reasons)
 
 
 async def suspend_worker_groups(ctx: PassContext) -> None:

@@ -74,7 +74,13 @@ class EventSink(Protocol):
     """Records Events (:class:`rayop.runtime.events.EventRecorder`); never blocks."""
 
     def event(
-        self, regarding: Mapping[str, Any], event_type: EventType, reason: str, note: str
+        self,
+        regarding: Mapping[str, Any],
+        event_type: EventType,
+        reason: str,
+        note: str,
+        *,
+        action: str | None = None,
     ) -> None: ...
 
 
@@ -177,6 +183,8 @@ class PassContext:
         """The RayJob's name."""
         return self.request.name
 
-    def event(self, event_type: EventType, reason: str, note: str) -> None:
-        """Records an Event about the RayJob; never blocks."""
-        self.deps.recorder.event(self.rayjob, event_type, reason, note)
+    def event(
+        self, event_type: EventType, reason: str, note: str, *, action: str | None = None
+    ) -> None:
+        """Records an Event about the RayJob (``action`` defaults to ``reason``); never blocks."""
+        self.deps.recorder.event(self.rayjob, event_type, reason, note, action=action)

@@ -93,7 +93,8 @@ async def reject_if_invalid(ctx: PassContext) -> Stop | None:
         return None
     first = ctx.problems[0]
     message = "; ".join(p.message for p in ctx.problems)
-    ctx.event("Warning", first.reason, first.event_message(ctx.request.namespace, ctx.request.name))
+    note = first.event_message(ctx.request.namespace, ctx.request.name)
+    ctx.event("Warning", first.reason, note, action="Validate")
     ctx.status.job_deployment_status = JobDeploymentStatus.VALIDATION_FAILED
     ctx.status.reason = JobFailedReason.VALIDATION_FAILED
     ctx.status.message = message

@@ -98,7 +98,8 @@ async def validate(ctx: ServiceContext) -> Stop | None:
         return None
     first = problems[0]
     message = "; ".join(p.message for p in problems)
-    ctx.event("Warning", first.reason, first.event_message(ctx.namespace, ctx.name))
+    note = first.event_message(ctx.namespace, ctx.name)
+    ctx.event("Warning", first.reason, note, action=settings.ACTION_VALIDATE)
     set_ready_false(ctx, Reason.VALIDATION_FAILED, message)
     ctx.status["observedGeneration"] = ctx.generation
     return Stop.after_status_write()

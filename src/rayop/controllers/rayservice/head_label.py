@@ -45,8 +45,24 @@ async def update_head_serve_labels(ctx: ServiceContext) -> Stop | None:
             continue
         body = {"metadata": {"labels": {settings.SERVE_LABEL: want}}}
         pod_name = pod["metadata"]["name"]
-        await ctx.deps.client.patch(PODS, pod_name, body, namespace=ctx.namespace)
+        where = f"{ctx.namespace}/{pod_name}"
+        try:
+            await ctx.deps.client.patch(PODS, pod_name, body, namespace=ctx.namespace)
+        except Exception as err:
+            ctx.event(
+                "Warning",
+                settings.FAILED_TO_UPDATE_HEAD_POD_SERVE_LABEL,
+                f'Failed to update the serve label to "{want}" for the Head Pod {where}: {err}',
+                action=settings.ACTION_UPDATE,
+            )
+            raise
         log.info("RayService %s: head pod %s ray.io/serve=%s", ctx.request, pod_name, want)
+        ctx.event(
+            "Normal",
+            settings.UPDATED_HEAD_POD_SERVE_LABEL,
+            f'Updated the serve label to "{want}" for the Head Pod {where}',
+            action=settings.ACTION_UPDATE,
+        )
     return None
 
 

@@ -57,18 +57,49 @@ async def reconcile_services(ctx: ServiceContext) -> Stop | None:
 
 
 async def _apply(ctx: ServiceContext, desired: Mapping[str, Any], target: str) -> None:
+    """Creates ``desired`` or retargets the existing Service to ``target``, with KubeRay's
+    events (``CreatedService``/``FailedToCreateService``, ``UpdatedService``/
+    ``FailedToUpdateService``)."""
     name = desired["metadata"]["name"]
+    where = f"{ctx.namespace}/{name}"
     existing = ctx.deps.services.get(ctx.namespace, name)
     if existing is None:
         try:
             await ctx.deps.client.create(SERVICES, desired, namespace=ctx.namespace)
         except AlreadyExists:
             existing = await ctx.deps.client.get(SERVICES, name, namespace=ctx.namespace)
+        except Exception as err:
+            ctx.event(
+                "Warning",
+                settings.FAILED_TO_CREATE_SERVICE,
+                f"Failed to create the service {where}, {err}",
+                action=settings.ACTION_CREATE,
+            )
+            raise
         else:
-            ctx.event("Normal", settings.CREATED_SERVICE, f"Created service {ctx.namespace}/{name}")
+            ctx.event(
+                "Normal",
+                settings.CREATED_SERVICE,
+                f"Created the service {where}",
+                action=settings.ACTION_CREATE,
+            )
             return
     if builders.selected_cluster(existing) == target:
         return
-    await ctx.deps.client.update(SERVICES, builders.retargeted(existing, desired))
+    try:
+        await ctx.deps.client.update(SERVICES, builders.retargeted(existing, desired))
+    except Exception as err:
+        ctx.event(
+            "Warning",
+            settings.FAILED_TO_UPDATE_SERVICE,
+            f"Failed to update the service {where}, {err}",
+            action=settings.ACTION_UPDATE,
+        )
+        raise
     log.info("RayService %s: service %s now selects cluster %s", ctx.request, name, target)
-    ctx.event("Normal", settings.UPDATED_SERVICE, f"Service {name} now selects RayCluster {target}")
+    ctx.event(
+        "Normal",
+        settings.UPDATED_SERVICE,
+        f"Updated the service {where}",
+        action=settings.ACTION_UPDATE,
+    )

@@ -18,7 +18,6 @@ suspending phase requeues after 2 s while clusters remain, and writes its status
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Awaitable, Callable
 
 from rayop.api.conditions import is_condition_true
@@ -63,14 +62,35 @@ async def _suspending(ctx: ServiceContext) -> Stop | None:
     remaining = await delete_owned_clusters(ctx)
     for name in (builders.head_service_name(ctx.service), builders.serve_service_name(ctx.service)):
         if ctx.deps.services.get(ctx.namespace, name) is not None:
-            with contextlib.suppress(NotFound):
-                await ctx.deps.client.delete(SERVICES, name, namespace=ctx.namespace)
-            ctx.event("Normal", settings.DELETED_SERVICE, f"Deleted service {name}")
+            await _delete_service(ctx, name)
     if remaining:
         return Stop.discarding_status(Result(requeue_after=requeue.RAYSERVICE_REQUEUE))
     mark(ctx, CondType.SUSPENDING, ("False", Reason.SUSPEND_COMPLETE, "Suspend complete"))
     mark(ctx, CondType.SUSPENDED, ("True", Reason.SUSPEND_COMPLETE, "Suspended"))
     return Stop.after_status_write()
+
+
+async def _delete_service(ctx: ServiceContext, name: str) -> None:
+    """Deletes one Service of the RayService (gone already is fine), with KubeRay's events."""
+    where = f"{ctx.namespace}/{name}"
+    try:
+        await ctx.deps.client.delete(SERVICES, name, namespace=ctx.namespace)
+    except NotFound:
+        pass
+    except Exception as err:
+        ctx.event(
+            "Warning",
+            settings.FAILED_TO_DELETE_SERVICE,
+            f"Failed to delete the Service {where} during suspend: {err}",
+            action=settings.ACTION_DELETE,
+        )
+        raise
+    ctx.event(
+        "Normal",
+        settings.DELETED_SERVICE,
+        f"Deleted the Service {where} during suspend",
+        action=settings.ACTION_DELETE,
+    )
 
 
 async def _suspended(ctx: ServiceContext) -> Stop | None:
