@@ -4,6 +4,16 @@
 - apiGroups:
   - ''
   resources:
+  - persistentvolumeclaims
+  verbs:
+  - get
+  - list
+  - watch
+  - create
+  - update
+- apiGroups:
+  - ''
+  resources:
   - pods
   verbs:
   - get
