@@ -8,10 +8,10 @@ KubeRay's Warning event. rayop's own checks (values its controllers cannot act o
 :mod:`.rayop_checks`) run only when KubeRay's pass. Nothing here blocks or raises.
 
 Modules: :mod:`.raycluster`, :mod:`.rayjob`, :mod:`.rayservice` (one per kind);
-:mod:`.cluster_spec` (``ValidateRayClusterSpec``, shared by the three); :mod:`.deletion` (a
-RayJob's deletion strategy); :mod:`.k8s_names` and :mod:`.go_values` (apimachinery's name rules
-and Go's durations, integers and versions, as KubeRay uses them); :mod:`.gates` (the feature
-gates some checks read, by KubeRay's names).
+:mod:`.cluster_spec` (``ValidateRayClusterSpec``, shared by the three) with :mod:`.gcs_ft` and
+:mod:`.pod_template`; :mod:`.deletion` (a RayJob's deletion strategy); :mod:`.k8s_names` and
+:mod:`.go_values` (apimachinery's name rules and Go's durations, integers and versions, as
+KubeRay uses them); :mod:`.gates` (the feature gates some checks read, by KubeRay's names).
 """
 
 from __future__ import annotations

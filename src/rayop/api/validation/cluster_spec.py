@@ -16,29 +16,22 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from rayop.api import keys
 from rayop.api.raycluster import (
     AuthMode,
     AutoscalerVersion,
-    GcsFaultToleranceBackend,
     RayClusterSpec,
     WorkerGroupSpec,
 )
 from rayop.api.validation.gates import Gates, gate_on
+from rayop.api.validation.gcs_ft import gcs_ft_problem
 from rayop.api.validation.go_values import parse_generic_version, version_less
 from rayop.api.validation.k8s_names import label_key_errors, label_value_errors
+from rayop.api.validation.pod_template import containers, env, env_var, template_spec
 
 __all__ = ["cluster_spec_problem", "is_autoscaling_enabled"]
 
-RAY_REDIS_ADDRESS: Final = "RAY_REDIS_ADDRESS"
-REDIS_PASSWORD: Final = "REDIS_PASSWORD"
-REDIS_USERNAME: Final = "REDIS_USERNAME"
 RAY_ENABLE_AUTOSCALER_V2: Final = "RAY_enable_autoscaler_v2"
 KUBERAY_GEN_AUTOSCALER_START_CMD: Final = "KUBERAY_GEN_AUTOSCALER_START_CMD"
-RAY_GCS_STORAGE: Final = "RAY_gcs_storage"
-RAY_GCS_STORAGE_PATH: Final = "RAY_gcs_storage_path"
-GCS_STORAGE_VOLUME: Final = "gcs-storage"
-GCS_STORAGE_MOUNT_PATH: Final = "/data/gcs"
 
 _NO_MESSAGE: Final = ""
 """Returned by a check that stops at a gated feature: no KubeRay message, the gate check speaks."""
@@ -54,29 +47,8 @@ def _is_autoscaling_v2(spec: RayClusterSpec) -> bool:
     return options is not None and options.version == AutoscalerVersion.V2
 
 
-def _template_spec(template: Mapping[str, Any]) -> Mapping[str, Any]:
-    spec = template.get("spec")
-    return spec if isinstance(spec, Mapping) else {}
-
-
-def _containers(template: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    containers = _template_spec(template).get("containers")
-    if not isinstance(containers, list):
-        return []
-    return [c if isinstance(c, Mapping) else {} for c in containers]
-
-
-def _env(container: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    env = container.get("env")
-    return [e for e in env if isinstance(e, Mapping)] if isinstance(env, list) else []
-
-
-def _env_var(name: str, env: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
-    return next((e for e in env if e.get("name") == name), None)
-
-
 def _v2_env_on(head_env: Sequence[Mapping[str, Any]]) -> bool:
-    var = _env_var(RAY_ENABLE_AUTOSCALER_V2, head_env)
+    var = env_var(RAY_ENABLE_AUTOSCALER_V2, head_env)
     return var is not None and var.get("value") in ("1", "true")
 
 
@@ -113,7 +85,7 @@ def _worker_problem(
     group: WorkerGroupSpec, spec: RayClusterSpec, head_env: Sequence[Mapping[str, Any]]
 ) -> str:
     name = group.group_name
-    if not _containers(group.template):
+    if not containers(group.template):
         return "workerGroupSpec should have at least one container"
     # KubeRay also refuses a group without minReplicas or maxReplicas when autoscaling is off;
     # the CRD defaults both (0 and 2147483647), so no object the API server admits lacks them.
@@ -200,8 +172,8 @@ def cluster_spec_problem(
         gates: KubeRay feature gates by name; KubeRay's defaults when None.
     """
     head = spec.head_group_spec
-    head_containers = _containers(head.template)
-    if not head_containers:
+    headcontainers = containers(head.template)
+    if not headcontainers:
         return "headGroupSpec should have at least one container"
     head_params = head.ray_start_params or {}
     problem = _group_resources("Head", head_params, head.resources or {}) or _group_labels(
@@ -209,135 +181,15 @@ def cluster_spec_problem(
     )
     if problem:
         return problem
-    head_container = head_containers[0]
-    head_env = _env(head_container)
+    head_container = headcontainers[0]
+    head_env = env(head_container)
     for group in spec.worker_group_specs or ():
         if problem := _worker_problem(group, spec, head_env):
             return problem
-    problem_or_stop = _gcs_ft_problem(spec, annotations, head_env, head_container, gates)
+    problem_or_stop = gcs_ft_problem(spec, annotations, head_env, head_container, gates)
     if problem_or_stop is not None:
         return problem_or_stop
     return _rest(spec, head_env, gates)
-
-
-def _gcs_ft_problem(
-    spec: RayClusterSpec,
-    annotations: Mapping[str, str],
-    head_env: Sequence[Mapping[str, Any]],
-    head_container: Mapping[str, Any],
-    gates: Gates | None,
-) -> str | None:
-    options = spec.gcs_fault_tolerance_options
-    if annotations.get(keys.FT_ENABLED) and options is not None:
-        return (
-            f"{keys.FT_ENABLED} annotation and GcsFaultToleranceOptions are both set. "
-            "Please use only GcsFaultToleranceOptions to configure GCS fault tolerance"
-        )
-    ft_annotation = str(annotations.get(keys.FT_ENABLED, "")).lower() == "true"
-    if not ft_annotation and options is None and _env_var(RAY_REDIS_ADDRESS, head_env):
-        return (
-            f"{RAY_REDIS_ADDRESS} is set which implicitly enables GCS fault tolerance, but "
-            "GcsFaultToleranceOptions is not set. Please set GcsFaultToleranceOptions to "
-            "enable GCS fault tolerance"
-        )
-    if options is not None:
-        use = "use GcsFaultToleranceOptions"
-        if (spec.head_group_spec.ray_start_params or {}).get("redis-password"):
-            return (
-                "cannot set `redis-password` in rayStartParams when GcsFaultToleranceOptions "
-                f"is enabled - {use}.RedisPassword instead"
-            )
-        if _env_var(REDIS_PASSWORD, head_env):
-            return (
-                "cannot set `REDIS_PASSWORD` env var in head Pod when GcsFaultToleranceOptions "
-                f"is enabled - {use}.RedisPassword instead"
-            )
-        if _env_var(RAY_REDIS_ADDRESS, head_env):
-            return (
-                "cannot set `RAY_REDIS_ADDRESS` env var in head Pod when "
-                f"GcsFaultToleranceOptions is enabled - {use}.RedisAddress instead"
-            )
-        if annotations.get(keys.EXTERNAL_STORAGE_NAMESPACE):
-            return (
-                "cannot set `ray.io/external-storage-namespace` annotation when "
-                f"GcsFaultToleranceOptions is enabled - {use}.ExternalStorageNamespace instead"
-            )
-        backend = _backend_problem(spec, head_env, head_container, gates)
-        if backend is not None:
-            return backend
-    if (spec.head_group_spec.ray_start_params or {}).get("redis-username") or _env_var(
-        REDIS_USERNAME, head_env
-    ):
-        return (
-            "cannot set redis username in rayStartParams or environment variables - use "
-            "GcsFaultToleranceOptions.RedisUsername instead"
-        )
-    return None
-
-
-def _backend_problem(
-    spec: RayClusterSpec,
-    head_env: Sequence[Mapping[str, Any]],
-    head_container: Mapping[str, Any],
-    gates: Gates | None,
-) -> str | None:
-    options = spec.gcs_fault_tolerance_options
-    assert options is not None
-    if options.backend != GcsFaultToleranceBackend.ROCKSDB:
-        if options.storage is not None:
-            return (
-                "cannot set GcsFaultToleranceOptions.Storage when backend is 'redis' - it only "
-                "applies to the 'rocksdb' backend"
-            )
-        return None
-    if not gate_on(gates, "GCSFaultToleranceEmbeddedStorage"):
-        return _NO_MESSAGE
-    for wire, value in (
-        ("RedisAddress", options.redis_address or None),
-        ("RedisUsername", options.redis_username),
-        ("RedisPassword", options.redis_password),
-        ("ExternalStorageNamespace", options.external_storage_namespace or None),
-    ):
-        if value is not None:
-            return f"cannot set GcsFaultToleranceOptions.{wire} when backend is 'rocksdb'"
-    storage = options.storage
-    if (
-        storage is not None
-        and storage.claim_name
-        and (
-            storage.size is not None
-            or storage.storage_class_name is not None
-            or storage.access_modes
-        )
-    ):
-        return (
-            "GcsFaultToleranceOptions.Storage.ClaimName is mutually exclusive with size, "
-            "storageClassName, and accessModes"
-        )
-    if _env_var(RAY_GCS_STORAGE, head_env) or _env_var(RAY_GCS_STORAGE_PATH, head_env):
-        return (
-            f"cannot set `{RAY_GCS_STORAGE}` or `{RAY_GCS_STORAGE_PATH}` env var in head Pod "
-            "when the embedded GCS FT backend is used - these are managed by KubeRay"
-        )
-    mounts = head_container.get("volumeMounts")
-    for mount in mounts if isinstance(mounts, list) else ():
-        if isinstance(mount, Mapping) and (
-            mount.get("mountPath") == GCS_STORAGE_MOUNT_PATH
-            or mount.get("name") == GCS_STORAGE_VOLUME
-        ):
-            return (
-                f'cannot set a volume mount named "{GCS_STORAGE_VOLUME}" or mounted at '
-                f"{GCS_STORAGE_MOUNT_PATH} in the head container when the embedded GCS FT "
-                "backend is used - it is managed by KubeRay"
-            )
-    volumes = _template_spec(spec.head_group_spec.template).get("volumes")
-    for volume in volumes if isinstance(volumes, list) else ():
-        if isinstance(volume, Mapping) and volume.get("name") == GCS_STORAGE_VOLUME:
-            return (
-                f'cannot set a volume named "{GCS_STORAGE_VOLUME}" in the head Pod when the '
-                "embedded GCS FT backend is used - it is managed by KubeRay"
-            )
-    return None
 
 
 def _rest(
@@ -348,7 +200,7 @@ def _rest(
     if not gate_on(gates, "RayJobDeletionPolicy") and any(g.suspend for g in groups):
         return _NO_MESSAGE
     autoscaling = is_autoscaling_enabled(spec)
-    v2_env = _env_var(RAY_ENABLE_AUTOSCALER_V2, head_env)
+    v2_env = env_var(RAY_ENABLE_AUTOSCALER_V2, head_env)
     if not autoscaling and v2_env is not None and v2_env.get("value") in ("1", "true"):
         return (
             f"environment variable {RAY_ENABLE_AUTOSCALER_V2} cannot be set to "
@@ -361,7 +213,7 @@ def _rest(
     idle = options.idle_timeout_seconds if options is not None else None
     if idle is not None and idle < 0:
         return f"autoscalerOptions.idleTimeoutSeconds must be non-negative, got {idle}"
-    if options is not None and _env_var(
+    if options is not None and env_var(
         KUBERAY_GEN_AUTOSCALER_START_CMD, [e for e in options.env or () if isinstance(e, Mapping)]
     ):
         return (
@@ -389,14 +241,14 @@ def _autoscaling_problem(spec: RayClusterSpec, v2_env_set: bool) -> str:
         )
     if not _is_autoscaling_v2(spec):
         return ""
-    if _template_spec(spec.head_group_spec.template).get("restartPolicy") not in (
+    if template_spec(spec.head_group_spec.template).get("restartPolicy") not in (
         None,
         "",
         "Never",
     ):
         return "restartPolicy for head Pod should be Never or unset when using autoscaler V2"
     for group in spec.worker_group_specs or ():
-        if _template_spec(group.template).get("restartPolicy") not in (None, "", "Never"):
+        if template_spec(group.template).get("restartPolicy") not in (None, "", "Never"):
             return (
                 f"restartPolicy for worker group {group.group_name} should be Never or unset "
                 "when using autoscaler V2"
