@@ -188,3 +188,17 @@ async def test_during_an_upgrade_the_active_cluster_of_another_version_is_left_a
     await clusters.plan_clusters(ctx)
     await clusters.ensure_clusters(ctx)
     assert ctx.pending_name == "svc-new" and world.client.of("update", "rayclusters") == []
+
+
+async def test_a_cluster_without_a_worker_group_count_is_updated_in_place() -> None:
+    old = rayservice()
+    cluster = cluster_of(old, "svc-old")
+    del cluster["metadata"]["annotations"]["ray.io/num-worker-groups"]
+    world = World()
+    world.add_cluster(cluster)
+    ctx = world.context(with_status(_new_head_params(old), active="svc-old"))
+    await clusters.plan_clusters(ctx)
+    assert ctx.pending_name == ""
+    await clusters.ensure_clusters(ctx)
+    [update] = world.client.of("update", "rayclusters")
+    assert update.body["metadata"]["annotations"]["ray.io/num-worker-groups"] == "1"

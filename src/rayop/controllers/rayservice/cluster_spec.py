@@ -83,10 +83,16 @@ def matches_goal(cluster: Obj, goal: Obj) -> bool:
 
 
 def only_appended_worker_groups(cluster: Obj, goal: Obj) -> bool:
-    """Tells whether ``goal`` equals the cluster's spec plus worker groups appended at the end."""
+    """Tells whether ``goal`` equals the cluster's spec plus worker groups appended at the end.
+
+    As in KubeRay, a cluster whose ``ray.io/num-worker-groups`` is missing or not a count is
+    updated in place too (KubeRay's partial comparison answers yes when it cannot parse it).
+    """
     count = num_worker_groups(cluster)
+    if count < 0:
+        return True
     groups = list(goal.get("workerGroupSpecs") or [])
-    if count < 0 or len(groups) <= count:
+    if len(groups) <= count:
         return False
     truncated = {**dict(goal), "workerGroupSpecs": groups[:count]}
     return cluster_hash(cluster) == spec_hash(truncated)
