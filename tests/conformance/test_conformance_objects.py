@@ -42,13 +42,23 @@ async def test_services_get_cluster_ips_and_node_ports(kube: Kube, ns: str) -> N
 
 
 async def _wait_pod(
-    kube: Kube, path: str, predicate: Any, *, timeout: float = 60
+    kube: Kube, path: str, predicate: Any, *, timeout: float = 60, since: str | None = None
 ) -> dict[str, Any]:
+    """Watches one pod until ``predicate(event_type, pod)`` holds; returns that pod.
+
+    ``since`` is a resourceVersion to watch from: without it the watch starts at the current
+    state, so a change made before the watch opened (kwok deletes a pod within milliseconds of
+    its deletionTimestamp) would never be seen.
+    """
     collection, name = path.rsplit("/", 1)
+    params: dict[str, Any] = {"fieldSelector": f"metadata.name={name}"}
+    if since is not None:
+        params["resourceVersion"] = since
     async with asyncio.timeout(timeout):
-        async with kube.watch(
-            collection, fieldSelector=f"metadata.name={name}", timeoutSeconds=int(timeout)
-        ) as (status, events):
+        async with kube.watch(collection, timeoutSeconds=int(timeout), **params) as (
+            status,
+            events,
+        ):
             assert status == 200
             async for event in events:
                 obj: dict[str, Any] = event["object"]
@@ -86,7 +96,8 @@ async def test_pod_runs_and_graceful_deletion_shows_a_deletion_timestamp(
     code, deleting = await kube.delete(f"{pods}/life")
     assert code == 200 and deleting["metadata"]["deletionTimestamp"]
     assert deleting["metadata"]["deletionGracePeriodSeconds"] == 1
-    await _wait_pod(kube, f"{pods}/life", lambda t, _: t == "DELETED")
+    since = deleting["metadata"]["resourceVersion"]
+    await _wait_pod(kube, f"{pods}/life", lambda t, _: t == "DELETED", since=since)
     code, body = await kube.get(f"{pods}/life")
     assert_status(code, body, 404, "NotFound")
 

@@ -100,6 +100,11 @@ async def test_too_old_resource_version_is_expired(kube: Kube, ns: str) -> None:
         if status == 200:
             async with asyncio.timeout(30):
                 event = await anext(aiter(events))
+            if event["type"] == "ADDED" and external_kubeconfig():
+                # A real watch cache that has dropped no event since it started replays its
+                # whole history to a watch from an older version (docs/known-differences.md).
+                assert event["object"]["metadata"]["name"] == "churn"
+                return
             assert event["type"] == "ERROR"
             body = event["object"]
         else:

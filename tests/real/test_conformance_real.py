@@ -50,13 +50,7 @@ kube = _suite_conftest.kube
 ns = _suite_conftest.ns
 gizmos = _suite_conftest.gizmos
 
-KNOWN_DIFFERENCES = {
-    "test_too_old_resource_version_is_expired": (
-        "a real watch cache keeps far more than the embedded server's 200 events and serves a "
-        "watch from an RV older than its first list as the current state (ADDED events); "
-        "see docs/known-differences.md"
-    ),
-}
+KNOWN_DIFFERENCES: dict[str, str] = {}
 """Suite tests that fail on a real kube-apiserver by nature; strict xfail, so a change shows."""
 
 for _name in SUITE:

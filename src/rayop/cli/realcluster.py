@@ -173,7 +173,13 @@ class RealCluster:
         """Stops every component this object started (blocks until they exit)."""
         stop_cluster(self.workdir)
         for proc in self._procs.values():
-            proc.poll()
+            # A component may still be exiting (its /proc cmdline already gone, so stop_cluster
+            # counts it as stopped): reap it, or it outlives its Popen as a ResourceWarning.
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
 
     # -- start-up steps ------------------------------------------------------------------------
 
