@@ -1,0 +1,259 @@
+"""rayop's chart, by real Helm on the real tier: linted and rendered in every mode, installed and run.
+
+Helm is required here (``scripts/controlplane-build helm``; the test fails if it cannot be
+built). Every values mode of tests/deploy/chart_modes.py is linted and rendered. Then, for the
+install modes below, the chart is ``helm install``-ed into a fresh namespace of the real
+kube-apiserver and the operator is run the way its pod would run it: the real tier has no
+kubelet that runs containers (kwok only pretends the operator pod runs), so ``rayop run`` is
+started as a process with the installed Deployment's args, authenticated by a token the API
+server issues for the chart's ServiceAccount (TokenRequest). The real apiserver enforces RBAC,
+so the operator works with exactly the chart's grants. Stand-ins for what a kubelet gives a
+pod: the kubeconfig holds the service-account token (a pod has the token file), free loopback
+ports are appended for /metrics and the probes (a later flag wins), and
+``--leader-election-namespace`` names the release namespace (a pod reads it from the
+service-account namespace file).
+
+In each mode KubeRay's ray-cluster.sample.yaml converges in a namespace the operator watches,
+while the same sample in a namespace it does not watch gets no pod and no status, and the
+operator's log shows no Forbidden answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import copy
+import importlib.util
+import os
+import signal
+import socket
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import aiohttp
+import pytest
+import yaml
+from real_support import (
+    apply_raycluster,
+    build,
+    cluster_pods,
+    converged,
+    create_namespace,
+    load_sample,
+    unique_namespace,
+    user_client,
+)
+
+from rayop.kube.client import KubeClient
+from rayop.kube.resource import Resource
+from rayop.kube.resources import RAY_CLUSTERS
+from rayop.testing import eventually
+
+pytestmark = [pytest.mark.real, pytest.mark.timeout(240, func_only=True)]
+
+REPO = Path(__file__).resolve().parents[2]
+DEPLOY_TESTS = REPO / "tests" / "deploy"
+DEPLOYMENTS = Resource("apps", "v1", "deployments", "Deployment")
+
+Obj = dict[str, Any]
+
+
+def _load(name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(f"rayop_real_{name}", DEPLOY_TESTS / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+helm_cli = _load("helm_cli")
+chart_modes = _load("chart_modes")
+
+
+@pytest.fixture(scope="module")
+def helm() -> Path:
+    """The real helm binary; the real tier fails, rather than skips, without it."""
+    ok, why = build("helm")
+    if not ok:
+        pytest.fail(f"helm is required in the real tier: {why}")
+    path: Path = helm_cli.helm_path()
+    return path
+
+
+@pytest.mark.parametrize("mode", chart_modes.MODES)
+def test_chart_lints_and_renders_in_every_mode(helm: Path, mode: str) -> None:
+    values = chart_modes.MODES[mode]
+    assert "0 chart(s) failed" in helm_cli.lint(values)
+    objects = helm_cli.template(values)
+    assert helm_cli.deployment_container(objects)["args"]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+INSTALL_MODES = [
+    "cluster-wide",
+    "singleNamespaceInstall",
+    "singleNamespaceInstall with watchNamespace",
+    "watchNamespace with a ClusterRole",
+]
+
+
+async def layout(mode: str, client: KubeClient, release_ns: str) -> tuple[Obj, list[str]]:
+    """Returns the values of an install mode and the namespaces its operator must reconcile."""
+
+    async def fresh(prefix: str) -> str:
+        return await create_namespace(client, unique_namespace(prefix))
+
+    if mode == "cluster-wide":
+        return {}, [await fresh("anywhere")]
+    if mode == "singleNamespaceInstall":
+        return {"singleNamespaceInstall": True}, [release_ns]
+    if mode == "singleNamespaceInstall with watchNamespace":
+        watched = [await fresh("team-a"), await fresh("team-b")]
+        return {"singleNamespaceInstall": True, "watchNamespace": watched}, watched
+    assert mode == "watchNamespace with a ClusterRole", mode
+    watched = [await fresh("team-a")]
+    return {"watchNamespace": watched}, watched
+
+
+async def service_account_kubeconfig(
+    client: KubeClient, admin_kubeconfig: str, namespace: str, account: str, path: Path
+) -> Path:
+    """Writes a kubeconfig that authenticates as ``namespace/account`` (a TokenRequest)."""
+    status, body = await client.request(
+        "POST",
+        f"/api/v1/namespaces/{namespace}/serviceaccounts/{account}/token",
+        json={"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+              "spec": {"expirationSeconds": 3600}},
+    )  # fmt: skip
+    assert status == 201, body
+    return write_token_kubeconfig(admin_kubeconfig, yaml.safe_load(body)["status"]["token"], path)
+
+
+def write_token_kubeconfig(admin_kubeconfig: str, token: str, path: Path) -> Path:
+    """Writes the admin kubeconfig with every user's credentials replaced by ``token``."""
+    doc = yaml.safe_load(Path(admin_kubeconfig).read_text())
+    for user in doc["users"]:
+        user["user"] = {"token": token}
+    path.write_text(yaml.safe_dump(doc))
+    return path
+
+
+def tail(log: Path) -> str:
+    """Returns the end of the operator's log (for failure messages)."""
+    return log.read_text()[-3000:]
+
+
+@contextlib.asynccontextmanager
+async def helm_release(
+    helm: Path, kubeconfig: str, release: str, namespace: str, values: Obj
+) -> AsyncIterator[None]:
+    """``helm install``s the chart (CRDs are the session's); uninstalls it on exit."""
+    args = ["--kubeconfig", kubeconfig, "--namespace", namespace]
+    await asyncio.to_thread(
+        helm_cli.run_helm, "install", release, str(helm_cli.CHART), "--skip-crds", *args,
+        values=values,
+    )  # fmt: skip
+    try:
+        yield
+    finally:
+        await asyncio.to_thread(helm_cli.run_helm, "uninstall", release, "--wait", *args)
+
+
+@contextlib.asynccontextmanager
+async def operator_process(
+    argv: list[str], kubeconfig: Path, log: Path
+) -> AsyncIterator[asyncio.subprocess.Process]:
+    """Runs ``argv`` with ``kubeconfig`` as a pod's operator; stops it with SIGTERM on exit."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KUBE")}
+    env["KUBECONFIG"] = str(kubeconfig)
+    with log.open("wb") as out:
+        proc = await asyncio.create_subprocess_exec(
+            *argv, env=env, stdout=out, stderr=asyncio.subprocess.STDOUT, cwd=REPO
+        )
+    try:
+        yield proc
+    finally:
+        if proc.returncode is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                await asyncio.wait_for(proc.wait(), 20)
+            except TimeoutError:
+                proc.kill()
+                await proc.wait()
+
+
+async def wait_ready(proc: asyncio.subprocess.Process, port: int, log: Path) -> None:
+    """Blocks until /readyz answers 200; fails if the operator exits first."""
+
+    async def ready() -> bool:
+        if proc.returncode is not None:
+            pytest.fail(f"rayop run exited {proc.returncode}:\n{tail(log)}")
+        with contextlib.suppress(aiohttp.ClientError):
+            async with session.get(f"http://127.0.0.1:{port}/readyz") as resp:
+                return resp.status == 200
+        return False
+
+    async with aiohttp.ClientSession() as session:
+        await eventually(ready, timeout=60, what="the operator's /readyz")
+
+
+@pytest.mark.parametrize("mode", INSTALL_MODES)
+async def test_installed_chart_runs_an_operator_with_only_its_rbac(
+    helm: Path, real_kubeconfig: str, tmp_path: Path, mode: str
+) -> None:
+    (sample,) = load_sample("ray-cluster.sample.yaml")
+    name = sample["metadata"]["name"]
+    async with user_client(real_kubeconfig) as client:
+        release_ns = await create_namespace(client, unique_namespace("rayop-chart"))
+        values, targets = await layout(mode, client, release_ns)
+        unwatched = None
+        if mode != "cluster-wide":
+            unwatched = await create_namespace(client, unique_namespace("unwatched"))
+        release = f"rayop-{release_ns.rsplit('-', 1)[1]}"
+        values = {**values, "fullnameOverride": release, "serviceAccount": {"name": release}}
+
+        async with helm_release(helm, real_kubeconfig, release, release_ns, values):
+            (deployment,) = (await client.list(DEPLOYMENTS, namespace=release_ns))["items"]
+            container = deployment["spec"]["template"]["spec"]["containers"][0]
+            metrics_port, probe_port = free_port(), free_port()
+            argv = [
+                sys.executable, "-m", "rayop", *container["command"][1:], *container["args"],
+                f"--metrics-addr=127.0.0.1:{metrics_port}",
+                f"--health-probe-bind-address=127.0.0.1:{probe_port}",
+                f"--leader-election-namespace={release_ns}",
+            ]  # fmt: skip
+            kubeconfig = await service_account_kubeconfig(
+                client, real_kubeconfig, release_ns, release, tmp_path / "sa-kubeconfig"
+            )
+            log = tmp_path / "operator.log"
+            if unwatched:
+                await apply_raycluster(client, copy.deepcopy(sample), unwatched)
+            async with operator_process(argv, kubeconfig, log) as proc:
+                await wait_ready(proc, probe_port, log)
+                for namespace in targets:
+                    await apply_raycluster(client, copy.deepcopy(sample), namespace)
+                for namespace in targets:
+                    await eventually(
+                        lambda ns=namespace: converged(client, ns, name),
+                        timeout=90,
+                        what=f"{namespace}/{name} ready under the chart's RBAC ({mode})",
+                    )
+                if unwatched:
+                    assert await cluster_pods(client, unwatched, name) == []
+                    other = await client.get(RAY_CLUSTERS, name, namespace=unwatched)
+                    assert not other.get("status"), other.get("status")
+                proc.send_signal(signal.SIGTERM)
+                code = await asyncio.wait_for(proc.wait(), 20)
+            text = log.read_text()
+            assert code == 0, text[-3000:]
+            assert "Forbidden" not in text, [ln for ln in text.splitlines() if "Forbidden" in ln]
