@@ -19,6 +19,7 @@ from rayop.sim.apiserver.protobuf_json import (
     format_go_duration,
     message_from_dict,
     message_to_dict,
+    new_message,
     parse_go_duration,
 )
 
@@ -131,6 +132,14 @@ def test_a_value_of_the_wrong_type_names_its_field() -> None:
         message_from_dict(msg, {"spec": {"containers": [{"name": "c", "ports": 80}]}})
     with pytest.raises(ConversionError, match=r"metadata\.name: cannot store an object"):
         message_from_dict(msg, {"metadata": {"name": {}}})
+    with pytest.raises(ConversionError, match=r"spec\.containers\[0\]\.name: cannot store"):
+        new_message(type(msg), {"spec": {"containers": [{"name": 7}]}})  # the fast path falls back
+    built = new_message(
+        type(msg), {"spec": {"containers": [{"name": "c", "ports": [{"containerPort": 1.0}]}]}}
+    )
+    assert message_to_dict(built) == {
+        "spec": {"containers": [{"name": "c", "ports": [{"containerPort": 1}]}]}
+    }
 
 
 def test_every_go_field_rule_names_a_field_of_its_message() -> None:

@@ -23,7 +23,7 @@ from google.protobuf.message import DecodeError, Message
 
 from rayop.sim.apiserver import proto
 from rayop.sim.apiserver.proto.go_fields import API_VERSIONS
-from rayop.sim.apiserver.protobuf_json import ConversionError, message_from_dict, message_to_dict
+from rayop.sim.apiserver.protobuf_json import ConversionError, message_to_dict, new_message
 from rayop.sim.machinery import errors as se
 
 __all__ = [
@@ -112,9 +112,8 @@ def _envelope(obj: Obj, api_version: str, kind: str) -> bytes:
     desc = _descriptor(api_version, kind)
     if desc is None:
         raise se.internal_error(f"no protobuf message for {api_version}/{kind}")
-    msg = message_factory.GetMessageClass(desc)()
     try:
-        message_from_dict(msg, obj)
+        msg = new_message(message_factory.GetMessageClass(desc), obj)
     except ConversionError as exc:
         raise se.internal_error(f"cannot encode {api_version}/{kind} as protobuf: {exc}") from exc
     envelope: Any = _message(_UNKNOWN)

@@ -28,7 +28,7 @@ from google.protobuf.message import Message
 
 from rayop.sim.apiserver.proto.go_fields import FIELDS, WRAPPERS
 
-__all__ = ["ConversionError", "message_from_dict", "message_to_dict"]
+__all__ = ["ConversionError", "message_from_dict", "message_to_dict", "new_message"]
 
 Obj = dict[str, Any]
 _META = "k8s.io.apimachinery.pkg.apis.meta.v1."
@@ -46,16 +46,21 @@ class ConversionError(ValueError):
     """A value that does not fit its field (the message says which field and why)."""
 
 
-@dataclass
+@dataclass(eq=False)
 class _Field:
-    """One field of a message with its JSON name and rules."""
+    """One field of a message with its JSON name, its rules and its value converters."""
 
     fd: FieldDescriptor
+    name: str
     json: str
     inline: bool
     keep_zero: bool
     is_map: bool
-    value_fd: FieldDescriptor | None  # a map's value field
+    repeated: bool
+    is_message: bool
+    value_fd: FieldDescriptor  # a map's value field, else the field itself
+    to_json: Callable[[Any], Any] | None  # one value to JSON (None: as it is)
+    to_kwargs: Callable[[Any], Any] | None  # one JSON value to a constructor value
 
 
 @dataclass
@@ -66,6 +71,34 @@ class _Table:
     by_json: dict[str, tuple[_Field, ...]] = field(default_factory=dict)
 
 
+def _b64encode(value: bytes) -> str:
+    return base64.b64encode(value).decode()
+
+
+def _b64decode(value: Any) -> bytes:
+    if not isinstance(value, str):
+        raise ConversionError(f"expected a base64 string, got {_type(value)}")
+    try:  # Go's base64 decoding skips line breaks (a PEM pasted as a block scalar)
+        return base64.b64decode(value.replace("\r", "").replace("\n", ""), validate=True)
+    except ValueError as exc:
+        raise ConversionError("illegal base64 data") from exc
+
+
+def _converters(vfd: FieldDescriptor) -> tuple[Any, Any]:
+    """(to JSON, to constructor value) of one value of ``vfd``'s type."""
+    mt = vfd.message_type
+    if mt is None:
+        if vfd.type == FieldDescriptor.TYPE_BYTES:
+            return _b64encode, _b64decode
+        return None, None
+    name = mt.full_name
+    if name in _TO_JSON:
+        return _TO_JSON[name], _KWARGS[name]
+    if name in WRAPPERS:
+        return (lambda m: list(m.items)), (lambda v: {"items": v})
+    return message_to_dict, (lambda v: _kwargs(mt, v))
+
+
 @functools.cache
 def _table(desc: Descriptor) -> _Table:
     tags = FIELDS.get(desc.full_name, {})
@@ -74,13 +107,20 @@ def _table(desc: Descriptor) -> _Table:
         json_name, flags = tags.get(fd.name, (fd.name, ""))
         mt = fd.message_type
         is_map = mt is not None and mt.GetOptions().map_entry
+        vfd = mt.fields_by_name["value"] if is_map and mt is not None else fd
+        to_json, to_kwargs = _converters(vfd)
         f = _Field(
             fd,
+            fd.name,
             json_name,
             "i" in flags,
             "z" in flags,
             is_map,
-            mt.fields_by_name["value"] if is_map and mt is not None else None,
+            fd.is_repeated and not is_map,
+            mt is not None and not is_map,
+            vfd,
+            to_json,
+            to_kwargs,
         )
         table.by_number[fd.number] = f
         if f.inline and mt is not None:
@@ -91,47 +131,74 @@ def _table(desc: Descriptor) -> _Table:
     return table
 
 
-def _is_zero(value: Any) -> bool:
-    return value is False or value == 0 or value == "" or value == b""
-
-
 def message_to_dict(msg: Message) -> Obj:
     """Returns the JSON-shaped dict of a (non-special) message."""
     out: Obj = {}
-    table = _table(msg.DESCRIPTOR)
+    by_number = _table(msg.DESCRIPTOR).by_number
     for fd, value in msg.ListFields():
-        f = table.by_number[fd.number]
+        f = by_number[fd.number]
+        conv = f.to_json
         if f.is_map:
             if value:
-                vfd = f.value_fd
-                assert vfd is not None
-                out[f.json] = {k: _value_to_json(vfd, v) for k, v in value.items()}
-        elif fd.is_repeated:
+                out[f.json] = (
+                    dict(value) if conv is None else {k: conv(v) for k, v in value.items()}
+                )
+        elif f.repeated:
             if value:
-                out[f.json] = [_value_to_json(fd, v) for v in value]
+                out[f.json] = list(value) if conv is None else [conv(v) for v in value]
         elif f.inline:
             out.update(message_to_dict(value))
-        elif fd.message_type is not None:
-            converted = _value_to_json(fd, value)
+        elif f.is_message:
+            assert conv is not None
+            converted = conv(value)
             if converted is not None:
                 out[f.json] = converted
-        elif f.keep_zero or not _is_zero(value):
-            out[f.json] = _value_to_json(fd, value)
+        elif f.keep_zero or value:  # Go's omitempty leaves out "", 0 and false
+            out[f.json] = value if conv is None else conv(value)
     return out
 
 
-def _value_to_json(fd: FieldDescriptor, value: Any) -> Any:
-    mt = fd.message_type
-    if mt is None:
-        if fd.type == FieldDescriptor.TYPE_BYTES:
-            return base64.b64encode(value).decode()
-        return value
-    special = _TO_JSON.get(mt.full_name)
-    if special is not None:
-        return special(value)
-    if mt.full_name in WRAPPERS:
-        return list(value.items)
-    return message_to_dict(value)
+def _kwargs(desc: Descriptor, obj: Any) -> Obj:
+    """The constructor arguments of a message from its JSON form (the fast path: the C
+    constructor checks the types; any mismatch sends the caller to :func:`message_from_dict`,
+    which names the field)."""
+    if not isinstance(obj, dict):
+        raise ConversionError(f"expected an object, got {_type(obj)}")
+    by_json = _table(desc).by_json
+    kw: Obj = {}
+    for key, value in obj.items():
+        chain = by_json.get(key)
+        if chain is None or value is None:
+            continue
+        target = kw
+        for inline in chain[:-1]:
+            target = target.setdefault(inline.name, {})
+        f = chain[-1]
+        conv = f.to_kwargs
+        if conv is None:
+            target[f.name] = value
+        elif f.is_map:
+            target[f.name] = {k: conv(v) for k, v in value.items() if v is not None}
+        elif f.repeated:
+            target[f.name] = [conv(v) for v in value]
+        else:
+            target[f.name] = conv(value)
+    return kw
+
+
+def new_message(cls: type[Message], obj: Any) -> Message:
+    """Builds a message of ``cls`` from its JSON form; keys without a field are dropped.
+
+    Raises:
+        ConversionError: A value of the wrong type, naming its field.
+    """
+    desc: Any = cls.DESCRIPTOR
+    try:
+        return cls(**_kwargs(desc, obj))
+    except (TypeError, ValueError, AttributeError):
+        msg = cls()
+        message_from_dict(msg, obj)  # the slow path names the field that does not fit
+        return msg
 
 
 def message_from_dict(msg: Message, obj: Any, path: str = "") -> None:
@@ -190,17 +257,20 @@ def _set(msg: Message, f: _Field, value: Any, path: str) -> None:
 def _fill(sub: Message, fd: FieldDescriptor, value: Any, path: str) -> None:
     mt = fd.message_type
     assert mt is not None
-    special = _FROM_JSON.get(mt.full_name)
+    special = _KWARGS.get(mt.full_name)
     if special is not None:
-        sub.SetInParent()
         try:
-            special(sub, value)
+            kw = special(value)
         except (TypeError, ValueError) as exc:
             raise ConversionError(f"{path}: {exc}") from exc
+        sub.SetInParent()
+        for k, v in kw.items():
+            setattr(sub, k, v)
     elif mt.full_name in WRAPPERS:
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise ConversionError(f"{path}: expected a list of strings, got {_type(value)}")
         wrapper: Any = sub
+        wrapper.SetInParent()
         wrapper.items.extend(value)
     else:
         message_from_dict(sub, value, path)
@@ -239,10 +309,10 @@ def _scalar(fd: FieldDescriptor, value: Any, path: str) -> Any:
         if isinstance(value, int | float) and not isinstance(value, bool):
             return float(value)
     elif t == FieldDescriptor.TYPE_BYTES and isinstance(value, str):
-        try:  # Go's base64 decoding skips line breaks (a PEM pasted as a block scalar)
-            return base64.b64decode(value.replace("\r", "").replace("\n", ""), validate=True)
-        except ValueError as exc:
-            raise ConversionError(f"{path}: illegal base64 data") from exc
+        try:
+            return _b64decode(value)
+        except ConversionError as exc:
+            raise ConversionError(f"{path}: {exc}") from exc
     raise ConversionError(f"{path}: cannot store {_type(value)} in a {_TYPE_NAMES.get(t, t)} field")
 
 
@@ -288,20 +358,18 @@ def _parse_time(value: Any) -> dt.datetime:
     return t
 
 
-def _time_from_json(msg: Any, value: Any) -> None:
+def _time_kwargs(value: Any) -> Obj:
     if value == "":
-        return
+        return {}  # Go's zero Time
     t = _parse_time(value)
-    msg.seconds = int((t - _EPOCH).total_seconds() // 1)
-    msg.nanos = 0
+    return {"seconds": int((t - _EPOCH).total_seconds() // 1), "nanos": 0}
 
 
-def _micro_time_from_json(msg: Any, value: Any) -> None:
+def _micro_time_kwargs(value: Any) -> Obj:
     if value == "":
-        return
+        return {}
     delta = _parse_time(value) - _EPOCH
-    msg.seconds = delta.days * 86400 + delta.seconds
-    msg.nanos = delta.microseconds * 1000
+    return {"seconds": delta.days * 86400 + delta.seconds, "nanos": delta.microseconds * 1000}
 
 
 _DURATION_UNITS = {"ns": 1, "us": 1_000, "µs": 1_000, "ms": 1_000_000, "s": 10**9}
@@ -353,31 +421,30 @@ def parse_go_duration(text: str) -> int:
     return -round(total) if text.startswith("-") else round(total)
 
 
-def _duration_from_json(msg: Any, value: Any) -> None:
+def _duration_kwargs(value: Any) -> Obj:
     if not isinstance(value, str):
         raise TypeError(f"expected a duration string, got {_type(value)}")
-    msg.duration = parse_go_duration(value)
+    return {"duration": parse_go_duration(value)}
 
 
 def _int_or_string_to_json(msg: Any) -> int | str:
     return str(msg.strVal) if msg.type == 1 else int(msg.intVal)
 
 
-def _int_or_string_from_json(msg: Any, value: Any) -> None:
+def _int_or_string_kwargs(value: Any) -> Obj:
     if isinstance(value, bool):
         raise TypeError("expected a number or a string, got a bool")
     if isinstance(value, int):
-        msg.type, msg.intVal = 0, value
-    elif isinstance(value, str):
-        msg.type, msg.strVal = 1, value
-    else:
-        raise TypeError(f"expected a number or a string, got {_type(value)}")
+        return {"type": 0, "intVal": value}
+    if isinstance(value, str):
+        return {"type": 1, "strVal": value}
+    raise TypeError(f"expected a number or a string, got {_type(value)}")
 
 
-def _quantity_from_json(msg: Any, value: Any) -> None:
+def _quantity_kwargs(value: Any) -> Obj:
     if isinstance(value, bool) or not isinstance(value, str | int | float):
         raise TypeError(f"expected a quantity string or number, got {_type(value)}")
-    msg.string = value if isinstance(value, str) else repr(value)
+    return {"string": value if isinstance(value, str) else repr(value)}
 
 
 def _raw_to_json(raw: bytes) -> Any:
@@ -398,12 +465,12 @@ _TO_JSON: dict[str, Callable[[Any], Any]] = {
     _RAW: lambda m: _raw_to_json(m.raw),
     _FIELDS_V1: lambda m: _raw_to_json(m.Raw),
 }
-_FROM_JSON: dict[str, Callable[[Any, Any], None]] = {
-    _TIME: _time_from_json,
-    _MICRO_TIME: _micro_time_from_json,
-    _DURATION: _duration_from_json,
-    _INT_OR_STRING: _int_or_string_from_json,
-    _QUANTITY: _quantity_from_json,
-    _RAW: lambda m, v: setattr(m, "raw", orjson.dumps(v)),
-    _FIELDS_V1: lambda m, v: setattr(m, "Raw", orjson.dumps(v)),
+_KWARGS: dict[str, Callable[[Any], Obj]] = {
+    _TIME: _time_kwargs,
+    _MICRO_TIME: _micro_time_kwargs,
+    _DURATION: _duration_kwargs,
+    _INT_OR_STRING: _int_or_string_kwargs,
+    _QUANTITY: _quantity_kwargs,
+    _RAW: lambda v: {"raw": orjson.dumps(v)},
+    _FIELDS_V1: lambda v: {"Raw": orjson.dumps(v)},
 }
