@@ -3,7 +3,10 @@
 Follows controller-runtime's internal controller (controller-machinery.md C1-C8): sources feed
 the queue; once every source reports synced, exactly ``max_concurrent_reconciles`` workers each
 loop ``get -> active_workers+1 -> reconcile and handle the outcome -> active_workers-1 -> done``.
-The queue guarantees that one request is never reconciled by two workers at once. The reconcile
+The queue guarantees that one request is never reconciled by two workers at once. With adaptive
+concurrency (:meth:`Controller.adapt_concurrency`) as many workers as the ceiling run, and a
+:class:`~rayop.runtime.worker_gate.WorkerGate` lets only the current limit of them take requests;
+:mod:`rayop.runtime.concurrency_auto` moves that limit. The reconcile
 contract (results, errors, panics, timeouts) is written in
 :class:`rayop.runtime.reconcile.Reconciler`.
 """
@@ -17,7 +20,10 @@ import uuid
 from collections.abc import Hashable, Iterable
 from typing import Final, cast
 
+from rayop.kube.metrics import RestClientMetrics
 from rayop.runtime.clock import MONOTONIC, Clock
+from rayop.runtime.concurrency_auto import WINDOW_SECONDS, AdaptiveConcurrency
+from rayop.runtime.concurrency_law import LawSettings
 from rayop.runtime.metrics import OperatorMetrics
 from rayop.runtime.ratelimit import RateLimiter, default_controller_rate_limiter
 from rayop.runtime.reconcile import (
@@ -35,6 +41,7 @@ from rayop.runtime.reconcile import (
     invoke,
 )
 from rayop.runtime.source import Enqueue, Source
+from rayop.runtime.worker_gate import WorkerGate
 from rayop.runtime.workqueue_metrics import QueueMetrics
 from rayop.runtime.workqueue_priority import PriorityQueue
 from rayop.runtime.workqueue_ratelimiting import RateLimitingQueue
@@ -159,7 +166,12 @@ class Controller:
         self.name = name
         self._reconcile = reconcile
         self._sources = tuple(sources)
-        self.max_concurrent_reconciles = max(1, max_concurrent_reconciles)
+        self._worker_count = max(1, max_concurrent_reconciles)
+        self._gate = WorkerGate(self._worker_count, clock)
+        self.adaptive: AdaptiveConcurrency | None = None
+        self._idle: dict[asyncio.Task[None], None] = {}
+        """Workers holding a permit while they wait for a request, oldest first."""
+        self._revoked: set[asyncio.Task[None]] = set()
         self._recover_panic = recover_panic
         self._timeout = reconciliation_timeout if reconciliation_timeout else None
         self._clock = clock
@@ -186,6 +198,59 @@ class Controller:
         self._supervisor: asyncio.Task[None] | None = None
         self._workers: list[asyncio.Task[None]] = []
 
+    @property
+    def max_concurrent_reconciles(self) -> int:
+        """How many workers may reconcile at once now (fixed, or the adaptive limit)."""
+        return self._gate.limit
+
+    def adapt_concurrency(
+        self,
+        settings: LawSettings,
+        *,
+        rest: RestClientMetrics | None = None,
+        interval: float = WINDOW_SECONDS,
+    ) -> AdaptiveConcurrency:
+        """Makes the worker count adaptive, between ``settings.floor`` and ``settings.ceiling``.
+
+        Call it before :meth:`start`. The controller then starts ``ceiling`` workers, lets
+        ``floor`` of them reconcile, and moves that limit every ``interval`` seconds as
+        :class:`~rayop.runtime.concurrency_law.GradientAimd` decides from this controller's
+        metrics and ``rest`` (the API client's). Never blocks.
+
+        Raises:
+            RuntimeError: The controller was already started.
+        """
+        if self._started:
+            raise RuntimeError(f"controller {self.name!r} is running: its concurrency is fixed")
+        self._worker_count = settings.ceiling
+        self._gate = WorkerGate(settings.floor, self._clock)
+        self.adaptive = AdaptiveConcurrency(
+            self.name,
+            self._gate,
+            self._set_limit,
+            lambda: float(len(self.queue)),
+            self.metrics,
+            rest,
+            settings,
+            self._clock,
+            interval,
+        )
+        return self.adaptive
+
+    def _set_limit(self, limit: int) -> None:
+        """Moves the worker limit; surplus workers that wait for a request give their permit back.
+
+        Waiting in the queue's ``get`` is cancellation-safe (a cancelled waiter takes no item
+        and passes its wake-up on), so a revoked idle worker takes nothing; a reconciling worker
+        is never interrupted and gives its permit back when it finishes.
+        """
+        self._gate.set_limit(limit)
+        surplus = self._gate.held - self._gate.limit
+        for task in list(self._idle)[: max(0, surplus)]:
+            del self._idle[task]
+            self._revoked.add(task)
+            task.cancel()
+
     def enqueue(self, request: Request, priority: int | None = None) -> None:
         """Queues ``request`` for reconciliation (the callback given to sources); never blocks."""
         self._ops.add(request, priority)
@@ -203,6 +268,14 @@ class Controller:
             raise RuntimeError(f"controller {self.name!r} was already started")
         self._started = True
         self.metrics.init_controller(self.name, self.max_concurrent_reconciles)
+        if self.adaptive is not None:
+            logger.info(
+                "controller %s: adaptive reconcile concurrency between %d and %d, starting at %d",
+                self.name,
+                self.adaptive.law.settings.floor,
+                self.adaptive.law.settings.ceiling,
+                self.max_concurrent_reconciles,
+            )
         try:
             await self._start_sources()
             synced = await self._wait_for_sync()
@@ -277,12 +350,19 @@ class Controller:
             async with asyncio.TaskGroup() as group:
                 self._workers = [
                     group.create_task(self._worker(), name=f"controller:{self.name}:worker-{i}")
-                    for i in range(self.max_concurrent_reconciles)
+                    for i in range(self._worker_count)
                 ]
                 ticker = group.create_task(self._update_unfinished_work())
+                adapting = (
+                    group.create_task(self.adaptive.run(), name=f"controller:{self.name}:adaptive")
+                    if self.adaptive is not None
+                    else None
+                )
                 self._running.set()
                 await asyncio.wait(self._workers)
                 ticker.cancel()
+                if adapting is not None:
+                    adapting.cancel()
         except Exception:
             logger.exception("controller %s crashed", self.name)
             raise
@@ -291,17 +371,34 @@ class Controller:
             self.queue.shut_down()
 
     async def _worker(self) -> None:
-        ops, series = self._ops, self._series
-        while True:
-            request, priority, shutdown = await ops.get()
-            if shutdown:
-                return
-            series.active_workers.inc()
+        ops, series, gate = self._ops, self._series, self._gate
+        me = cast(asyncio.Task[None], asyncio.current_task())
+        while await gate.acquire():
             try:
-                await self._reconcile_handler(request, priority)
+                self._idle[me] = None
+                try:
+                    request, priority, shutdown = await ops.get()
+                except asyncio.CancelledError:
+                    if me not in self._revoked or self._stopping:
+                        raise
+                    self._revoked.discard(me)
+                    me.uncancel()
+                    continue  # the permit was revoked by a lowered limit
+                finally:
+                    self._idle.pop(me, None)
+                if shutdown:
+                    gate.close()  # the workers waiting for a permit exit too
+                    return
+                series.active_workers.inc()
+                gate.started()
+                try:
+                    await self._reconcile_handler(request, priority)
+                finally:
+                    gate.finished()
+                    series.active_workers.dec()
+                    self.queue.done(request)
             finally:
-                series.active_workers.dec()
-                self.queue.done(request)
+                gate.release()
 
     async def _reconcile_handler(self, request: Request, priority: int | None) -> None:
         started = self._clock.now()

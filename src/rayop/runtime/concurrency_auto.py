@@ -1,0 +1,158 @@
+"""Runs a controller's adaptive concurrency: every few seconds, its metrics into the law.
+
+Each window reads the controller's own series (reconciles, errors, the workqueue wait of the
+items handed out, the queue depth, the gate's all-busy time) and the REST client's (request
+latency, token-bucket waits), turns the differences into a
+:class:`~rayop.runtime.concurrency_law.Window`, and applies the
+:class:`~rayop.runtime.concurrency_law.GradientAimd` decision: the gate's limit and
+``controller_runtime_max_concurrent_reconciles`` follow it, and every change is logged with its
+reason.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Final
+
+from prometheus_client.metrics import MetricWrapperBase
+
+from rayop.kube.metrics import RestClientMetrics
+from rayop.runtime.clock import Clock
+from rayop.runtime.concurrency_law import Decision, GradientAimd, LawSettings, Window
+from rayop.runtime.metrics import OperatorMetrics
+from rayop.runtime.worker_gate import WorkerGate
+
+logger = logging.getLogger("rayop.runtime.concurrency")
+
+WINDOW_SECONDS: Final[float] = 2.0
+"""Seconds between two decisions."""
+
+
+@dataclass(frozen=True, slots=True)
+class Totals:
+    """Cumulative figures at one instant; two of them make a window."""
+
+    t: float
+    busy_seconds: float
+    queue_wait_sum: float
+    queue_wait_count: float
+    requests: float
+    request_seconds: float
+    throttle_seconds: float
+    throttle_count: float
+    reconciles: float
+    errors: float
+
+
+def _sum(metric: MetricWrapperBase, suffix: str) -> float:
+    return sum(
+        s.value for family in metric.collect() for s in family.samples if s.name.endswith(suffix)
+    )
+
+
+def window(before: Totals, after: Totals, queue_depth: float) -> Window:
+    """Returns what happened between two readings."""
+    seconds = max(after.t - before.t, 1e-9)
+    waits = after.queue_wait_count - before.queue_wait_count
+    requests = after.requests - before.requests
+    request_seconds = after.request_seconds - before.request_seconds
+    throttled = after.throttle_seconds - before.throttle_seconds
+    limited = after.throttle_count > 0
+    return Window(
+        seconds=seconds,
+        busy_fraction=min(1.0, (after.busy_seconds - before.busy_seconds) / seconds),
+        queue_depth=queue_depth,
+        queue_wait_mean=(after.queue_wait_sum - before.queue_wait_sum) / waits if waits else None,
+        api_latency_mean=max(0.0, request_seconds - throttled) / requests if requests else None,
+        throttle_wait_mean=throttled / requests if requests and limited else None,
+        reconciles=round(after.reconciles - before.reconciles),
+        errors=round(after.errors - before.errors),
+    )
+
+
+class AdaptiveConcurrency:
+    """Adjusts one controller's worker limit from its metrics, one window at a time.
+
+    Args:
+        name: The controller's name (its metric labels).
+        gate: The controller's worker gate (its all-busy time and current limit).
+        apply: Sets the controller's limit (the gate's, revoking surplus idle workers).
+        queue_depth: Returns how many requests wait in the controller's queue.
+        metrics: The operator's metrics (the controller's and workqueue series).
+        rest: The API client's REST metrics; None when the client records none (the law then
+            sees no API latency and no throttling).
+        settings: The law's bounds and thresholds.
+        clock: Time source of the windows.
+        interval: Seconds per window.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        gate: WorkerGate,
+        apply: Callable[[int], None],
+        queue_depth: Callable[[], float],
+        metrics: OperatorMetrics,
+        rest: RestClientMetrics | None,
+        settings: LawSettings,
+        clock: Clock,
+        interval: float = WINDOW_SECONDS,
+    ) -> None:
+        self.name = name
+        self.gate = gate
+        self._apply = apply
+        self.law = GradientAimd(settings, start=gate.limit)
+        self._queue_depth = queue_depth
+        self._metrics = metrics
+        self._rest = rest
+        self._clock = clock
+        self._interval = interval
+        self.decisions: list[tuple[float, Decision]] = []
+        """Every change so far: (clock time, decision)."""
+
+    def read(self) -> Totals:
+        """Returns the cumulative figures now; never blocks."""
+        m, name = self._metrics, self.name
+        wait = m.workqueue_queue_duration_seconds.labels(name=name, controller=name)
+        rest = self._rest
+        return Totals(
+            t=self._clock.now(),
+            busy_seconds=self.gate.busy_seconds(),
+            queue_wait_sum=_sum(wait, "_sum"),
+            queue_wait_count=_sum(wait, "_count"),
+            requests=_sum(rest.request_duration_seconds, "_count") if rest else 0.0,
+            request_seconds=_sum(rest.request_duration_seconds, "_sum") if rest else 0.0,
+            throttle_seconds=_sum(rest.rate_limiter_duration_seconds, "_sum") if rest else 0.0,
+            throttle_count=_sum(rest.rate_limiter_duration_seconds, "_count") if rest else 0.0,
+            reconciles=sum(
+                _sum(m.reconcile_total.labels(controller=name, result=r), "_total")
+                for r in ("success", "error", "requeue", "requeue_after")
+            ),
+            errors=_sum(m.reconcile_errors_total.labels(controller=name), "_total"),
+        )
+
+    async def step(self, before: Totals) -> Totals:
+        """Closes the window begun at ``before``, applies the decision; returns the new start."""
+        after = self.read()
+        decision = self.law.update(window(before, after, self._queue_depth()))
+        if decision.changed:
+            self._apply(decision.limit)
+            self._metrics.max_concurrent_reconciles.labels(controller=self.name).set(decision.limit)
+            self.decisions.append((after.t, decision))
+            logger.info(
+                "controller %s: reconcile concurrency %d -> %d: %s",
+                self.name,
+                decision.previous,
+                decision.limit,
+                decision.reason,
+            )
+        return after
+
+    async def run(self) -> None:
+        """Decides every ``interval`` seconds until cancelled."""
+        before = self.read()
+        while True:
+            await self._clock.sleep(self._interval)
+            before = await self.step(before)

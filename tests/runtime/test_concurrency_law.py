@@ -1,0 +1,140 @@
+"""The adaptive concurrency law on synthetic signals, window by window (2 s of virtual time each).
+
+A toy plant stands for the controller and its API server: ``demand`` reconciles want to run at
+once; with ``limit`` workers the surplus waits in the queue; the API server's latency is flat
+up to ``knee`` concurrent requests and climbs beyond it.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import pytest
+
+from rayop.runtime.concurrency_law import Decision, GradientAimd, LawSettings, Window
+
+WINDOW = 2.0
+
+
+@dataclass
+class Plant:
+    """Turns a limit into the window a controller would measure."""
+
+    demand: float
+    base_latency: float = 0.02
+    knee: float | None = None
+    slowdown: float = 1.0
+    """Multiplies the latency (an API server slowing down)."""
+    throttle: float | None = None
+    error_share: float = 0.0
+
+    def window(self, limit: int) -> Window:
+        backlog = self.demand > limit
+        latency = self.base_latency * self.slowdown
+        if self.knee is not None and limit > self.knee:
+            latency *= 1 + (limit - self.knee)
+        reconciles = 100
+        return Window(
+            seconds=WINDOW,
+            busy_fraction=1.0 if backlog else 0.8 * self.demand / limit,
+            queue_depth=10 * (self.demand - limit) if backlog else 0.0,
+            queue_wait_mean=2.0 if backlog else 0.01,
+            api_latency_mean=latency,
+            throttle_wait_mean=self.throttle,
+            reconciles=reconciles,
+            errors=round(self.error_share * reconciles),
+        )
+
+
+def drive(law: GradientAimd, plant: Plant, windows: int) -> list[Decision]:
+    return [law.update(plant.window(law.limit)) for _ in range(windows)]
+
+
+def reversals(decisions: list[Decision]) -> int:
+    moves = [d.limit - d.previous for d in decisions if d.changed]
+    return sum(1 for a, b in itertools.pairwise(moves) if (a > 0) != (b > 0))
+
+
+def test_grows_one_worker_at_a_time_to_the_ceiling_under_backlog_with_flat_latency() -> None:
+    law = GradientAimd(LawSettings(ceiling=16))
+    decisions = drive(law, Plant(demand=100), 60)  # 120 s
+    limits = [d.limit for d in decisions]
+    assert limits[-1] == 16
+    assert all(b - a in (0, 1) for a, b in itertools.pairwise([1, *limits]))
+    first = next(d for d in decisions if d.changed)
+    assert first.reason is not None
+    assert first.reason.startswith("workers all busy 100% of the time, 990 queued")
+    assert first.reason.endswith(": 1 -> 2 workers")
+
+
+def test_shrinks_within_30_virtual_seconds_when_api_latency_rises() -> None:
+    law = GradientAimd(LawSettings(ceiling=16))
+    plant = Plant(demand=100)
+    drive(law, plant, 60)
+    assert law.limit == 16
+    plant.slowdown = 5.0
+    decisions = drive(law, plant, round(30 / WINDOW))
+    first = next(i for i, d in enumerate(decisions) if d.changed)
+    assert first * WINDOW < 30
+    assert decisions[first].limit == 12  # multiplicative: 16 * 0.75
+    reason = decisions[first].reason or ""
+    assert "API latency rose to" in reason
+    assert "(throttling excluded)" in reason
+    assert decisions[-1].limit < 16
+
+
+@pytest.mark.parametrize(
+    ("plant", "cause"),
+    [
+        (Plant(demand=100, throttle=0.3), "client throttling wait reached 300 ms per request"),
+        (Plant(demand=100, error_share=0.2), "reconcile errors reached 20% of reconciles"),
+    ],
+)
+def test_throttling_or_errors_shrink_the_limit(plant: Plant, cause: str) -> None:
+    law = GradientAimd(LawSettings(ceiling=16), start=8)
+    decisions = drive(law, plant, 3)
+    assert decisions[0].limit == 6
+    assert decisions[0].reason is not None and decisions[0].reason.startswith(cause)
+
+
+def test_holds_in_the_dead_band_between_growing_and_shrinking() -> None:
+    # Throttling 0.1 s: too much to grow (>= 50 ms), too little to shrink (< 250 ms).
+    law = GradientAimd(LawSettings(ceiling=16), start=4)
+    assert [d.limit for d in drive(law, Plant(demand=100, throttle=0.1), 50)] == [4] * 50
+
+
+def test_idle_workers_are_removed_one_at_a_time() -> None:
+    law = GradientAimd(LawSettings(ceiling=16, idle_after=10), start=6)
+    decisions = drive(law, Plant(demand=0.5), 30)
+    assert [d.limit for d in decisions if d.changed] == [5, 4, 3]
+    assert decisions[9].reason is not None
+    assert "nothing queued for 10 windows: 6 -> 5 workers" in decisions[9].reason
+
+
+def test_no_oscillation_on_a_steady_signal() -> None:
+    law = GradientAimd(LawSettings(ceiling=16))
+    plant = Plant(demand=5.5)
+    drive(law, plant, 60)
+    assert law.limit == 6
+    assert not any(d.changed for d in drive(law, plant, 300))  # 10 minutes
+
+
+def test_a_limit_that_raised_latency_is_probed_ever_more_rarely() -> None:
+    law = GradientAimd(LawSettings(ceiling=16))
+    plant = Plant(demand=100, base_latency=0.05, knee=6)
+    drive(law, plant, 60)
+    decisions = drive(law, plant, 600)  # 20 minutes of a steady signal
+    assert 4 <= min(d.limit for d in decisions) <= max(d.limit for d in decisions) <= 7
+    changes = [d for d in decisions if d.changed]
+    assert len(changes) <= 12
+    assert reversals(decisions) <= 8
+    assert all(d.limit <= 6 for d in decisions[-100:])
+
+
+def test_settings_are_checked() -> None:
+    with pytest.raises(ValueError, match="floor"):
+        LawSettings(floor=4, ceiling=2)
+    with pytest.raises(ValueError, match="decrease_factor"):
+        LawSettings(decrease_factor=1.0)
+    assert GradientAimd(LawSettings(floor=2, ceiling=4), start=9).limit == 4
