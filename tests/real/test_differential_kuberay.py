@@ -46,11 +46,8 @@ CONVERGE_TIMEOUT = 150.0
 SAMPLE_FILES = eligible_samples()
 
 KNOWN_DIFFERENCES: dict[str, str] = {
-    # regex matched against each diff line -> reason (see docs/known-differences.md)
-    r"^pods\.head\[\w*\]\.metadata\.annotations\.ray\.io/upgrade-strategy-recreate-hash: ": (
-        "rayop hashes canonical JSON of the spec, KubeRay Go's struct encoding; the values "
-        "are only compared with earlier values written by the same operator"
-    ),
+    # regex matched against each diff line -> reason (see docs/known-differences.md); none
+    # today: even the head pods' ray.io/upgrade-strategy-recreate-hash is KubeRay's value
 }
 REFUSED_BY_KUBERAY: dict[str, str] = {
     # sample -> the alpha feature gate it needs (off by default): both operators refuse it
