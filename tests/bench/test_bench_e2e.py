@@ -40,6 +40,19 @@ def test_small_bench_reports_every_figure_per_concurrency_and_no_duplicate_pods(
         assert r["api_requests_by_verb"]["create"] >= 9
         assert r["operator_cpu_seconds"] > 0 and r["operator_peak_rss_mb"] > 0
         assert r["samples"], "the operator's gauges were sampled"
+        # Every event is accounted for: written (a create or a series patch) or counted unsent.
+        assert r["events_recorded"] > 0 and r["event_writes_by_verb"]["create"] > 0
+        unsent = r["events_unsent_by_reason"]
+        assert set(unsent) == {
+            "aggregated",
+            "queue_full",
+            "rejected",
+            "retries_exhausted",
+            "shutdown",
+        }
+        assert unsent["queue_full"] == unsent["rejected"] == unsent["retries_exhausted"] == 0
+        writes = sum(r["event_writes_by_verb"].values())
+        assert writes + unsent["aggregated"] >= r["events_recorded"]
     advice = doc["recommendation"]
     assert advice["concurrency"] in (1, 2) and advice["reasons"]
     assert "workers busy" in advice["text"]

@@ -84,9 +84,19 @@ ROWS: list[tuple[str, Callable[[ConcurrencyResult], str]]] = [
     ("operator requests", lambda r: str(r.operator_requests)),
     ("pod creates (expected)", lambda r: f"{r.pod_creates} ({r.expected_pod_creates})"),
     ("duplicate pod creates", lambda r: str(r.duplicate_pod_creates)),
+    ("event writes (API server, by verb)", lambda r: _counts(r.event_writes_by_verb)),
+    ("events recorded", lambda r: "-" if r.events_recorded is None else str(r.events_recorded)),
+    ("events not written alone, by reason", lambda r: _counts(r.events_unsent_by_reason)),
     ("operator CPU (s)", lambda r: _n(r.operator_cpu_seconds, 1)),
     ("operator peak RSS (MiB)", lambda r: _n(r.operator_peak_rss_mb, 0)),
 ]  # fmt: skip
+
+
+def _counts(counts: dict[str, int] | None) -> str:
+    """Formats non-zero counts as ``a 3, b 1``; ``-`` when unknown, ``0`` when all are zero."""
+    if counts is None:
+        return "-"
+    return ", ".join(f"{k} {v}" for k, v in counts.items() if v) or "0"
 
 
 def table_rows(results: Sequence[ConcurrencyResult]) -> list[tuple[str, list[str]]]:

@@ -71,6 +71,14 @@ class ConcurrencyResult:
     pod_creates: int = 0
     expected_pod_creates: int = 0
     duplicate_pod_creates: int = 0
+    event_writes_by_verb: dict[str, int] = field(default_factory=dict)
+    """Requests the API server served on ``events`` during the measured phase, by verb."""
+    events_recorded: int | None = None
+    """Events the operator's controllers asked to record (rayop_events_recorded_total); None
+    for an operator that does not export it (KubeRay)."""
+    events_unsent_by_reason: dict[str, int] | None = None
+    """Recorded events not written as their own request (rayop_events_unsent_total), by
+    reason: aggregated into a series count, queue_full, rejected, retries_exhausted, shutdown."""
     operator_cpu_seconds: float | None = None
     operator_peak_rss_mb: float | None = None
     samples: list[tuple[float, float, float, float]] = field(default_factory=list)

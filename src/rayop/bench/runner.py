@@ -337,6 +337,14 @@ def _result(
     for (verb, _res, _sub, _code), n in requests.items():
         by_verb[verb] += n
     creates = pod_creates(all_requests)
+    event_writes: Counter[str] = Counter()
+    for (verb, res, _sub, _code), n in requests.items():
+        if res == "events":
+            event_writes[verb] += n
+    recorded = after.by_label("rayop_events_recorded_total", "type")
+    recorded_before = before.by_label("rayop_events_recorded_total", "type")
+    unsent = after.by_label("rayop_events_unsent_total", "reason")
+    unsent_before = before.by_label("rayop_events_unsent_total", "reason")
     latencies = [t.latency for t in measured if t.latency is not None]
     groups = sorted({t.group for t in measured if t.group})
     rss = max((s.rss_bytes for s in samples), default=0.0)
@@ -384,6 +392,15 @@ def _result(
         pod_creates=creates,
         expected_pod_creates=ctx.expected_pod_creates,
         duplicate_pod_creates=max(0, creates - ctx.expected_pod_creates),
+        event_writes_by_verb=dict(sorted(event_writes.items())),
+        events_recorded=(
+            int(sum(recorded.values()) - sum(recorded_before.values())) if recorded else None
+        ),
+        events_unsent_by_reason=(
+            {r: int(n - unsent_before.get(r, 0.0)) for r, n in sorted(unsent.items()) if r}
+            if unsent
+            else None
+        ),
         operator_cpu_seconds=cpu,
         operator_peak_rss_mb=rss / 2**20 if operator.in_process or operator.pid else None,
         samples=[(s.t, s.active_workers, s.max_workers, s.queue_depth) for s in samples],
