@@ -123,7 +123,10 @@ def test_kuberays_chart_with_the_same_values_renders_the_args_rayops_starts_with
     their_args = deployment_container(theirs)["args"]
     assert our_args[: len(their_args)] == their_args
     rest = our_args[len(their_args) :]
-    assert [a.split("=", 1)[0] + "=" for a in rest] == list(RAYOP_ONLY_ARGS)
+    expected = list(RAYOP_ONLY_ARGS)
+    if (values.get("configuration") or {}).get("enabled"):
+        expected.remove("--health-probe-bind-address=")  # the file's probeAddr applies
+    assert [a.split("=", 1)[0] + "=" for a in rest] == expected
 
 
 @pytest.mark.parametrize("mode", KUBERAY_COMPARABLE)
@@ -195,6 +198,21 @@ def test_configuration_mode_mounts_the_file_the_operator_is_pointed_at() -> None
     first = pod["metadata"]["annotations"][checksum]
     second = find(changed, "Deployment")["spec"]["template"]["metadata"]["annotations"][checksum]
     assert re.fullmatch("[0-9a-f]{64}", first) and first != second
+
+
+def test_configuration_mode_puts_a_changed_health_port_in_the_file() -> None:
+    values = {"configuration": {"enabled": True}, "rayop": {"healthProbePort": 9440}}
+    objects = template(values)
+    args = deployment_container(objects)["args"]
+    assert not [a for a in args if a.startswith("--health-probe-bind-address")]
+    config = yaml.safe_load(find(objects, "ConfigMap")["data"]["config.yaml"])
+    assert config["probeAddr"] == ":9440"
+    ports = {p["name"]: p["containerPort"] for p in deployment_container(objects)["ports"]}
+    assert ports["health"] == 9440
+    default = yaml.safe_load(
+        find(template({"configuration": {"enabled": True}}), "ConfigMap")["data"]["config.yaml"]
+    )
+    assert "probeAddr" not in default  # KubeRay's default, :8082, as KubeRay's chart leaves it
 
 
 def test_single_namespace_install_watches_the_release_namespace() -> None:

@@ -11,7 +11,10 @@ so the operator works with exactly the chart's grants. Stand-ins for what a kube
 pod: the kubeconfig holds the service-account token (a pod has the token file), free loopback
 ports are appended for /metrics and the probes (a later flag wins), and
 ``--leader-election-namespace`` names the release namespace (a pod reads it from the
-service-account namespace file).
+service-account namespace file). With ``configuration.enabled`` the operator ignores flags, so
+the ConfigMap's config.yaml is written to a file (a pod has it mounted) with those three
+stand-ins added as ``metricsAddr``, ``probeAddr`` and ``leaderElectionNamespace``; the
+Configuration's label, env var and head sidecar must be on the pods.
 
 In each mode KubeRay's ray-cluster.sample.yaml converges in a namespace the operator watches,
 while the same sample in a namespace it does not watch gets no pod and no status, and the
@@ -49,7 +52,7 @@ from real_support import (
 
 from rayop.kube.client import KubeClient
 from rayop.kube.resource import Resource
-from rayop.kube.resources import RAY_CLUSTERS
+from rayop.kube.resources import CONFIGMAPS, RAY_CLUSTERS
 from rayop.testing import eventually
 
 pytestmark = [pytest.mark.real, pytest.mark.timeout(240, func_only=True)]
@@ -104,7 +107,16 @@ INSTALL_MODES = [
     "singleNamespaceInstall",
     "singleNamespaceInstall with watchNamespace",
     "watchNamespace with a ClusterRole",
+    "configuration, singleNamespaceInstall",
 ]
+
+CONFIGURATION = {
+    "enabled": True,
+    "defaultPodLabels": {"team": "ml"},
+    "defaultContainerEnvs": [{"name": "RAY_enable_open_telemetry", "value": "true"}],
+    "headSidecarContainers": [{"name": "fluentbit", "image": "fluent/fluent-bit:1.9"}],
+}
+"""The Configuration of the ``configuration`` install mode (KubeRay's field names)."""
 
 
 async def layout(mode: str, client: KubeClient, release_ns: str) -> tuple[Obj, list[str]]:
@@ -120,6 +132,8 @@ async def layout(mode: str, client: KubeClient, release_ns: str) -> tuple[Obj, l
     if mode == "singleNamespaceInstall with watchNamespace":
         watched = [await fresh("team-a"), await fresh("team-b")]
         return {"singleNamespaceInstall": True, "watchNamespace": watched}, watched
+    if mode == "configuration, singleNamespaceInstall":
+        return {"singleNamespaceInstall": True, "configuration": CONFIGURATION}, [release_ns]
     assert mode == "watchNamespace with a ClusterRole", mode
     watched = [await fresh("team-a")]
     return {"watchNamespace": watched}, watched
@@ -146,6 +160,24 @@ def write_token_kubeconfig(admin_kubeconfig: str, token: str, path: Path) -> Pat
         user["user"] = {"token": token}
     path.write_text(yaml.safe_dump(doc))
     return path
+
+
+def write_yaml(path: Path, doc: Obj) -> Path:
+    """Writes ``doc`` as YAML to ``path``; returns the path."""
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return path
+
+
+async def check_configuration_applied(client: KubeClient, namespace: str, name: str) -> None:
+    """Fails unless the chart's Configuration is on the cluster's pods (label, env, sidecar)."""
+    pods = await cluster_pods(client, namespace, name)
+    assert pods
+    for pod in pods:
+        assert pod["metadata"]["labels"].get("team") == "ml", pod["metadata"]["labels"]
+        ray = pod["spec"]["containers"][0]
+        assert {"name": "RAY_enable_open_telemetry", "value": "true"} in ray.get("env", [])
+    heads = [p for p in pods if p["metadata"]["labels"].get("ray.io/node-type") == "head"]
+    assert [c["name"] for c in heads[0]["spec"]["containers"]][-1] == "fluentbit"
 
 
 def tail(log: Path) -> str:
@@ -226,12 +258,22 @@ async def test_installed_chart_runs_an_operator_with_only_its_rbac(
             (deployment,) = (await client.list(DEPLOYMENTS, namespace=release_ns))["items"]
             container = deployment["spec"]["template"]["spec"]["containers"][0]
             metrics_port, probe_port = free_port(), free_port()
-            argv = [
-                sys.executable, "-m", "rayop", *container["command"][1:], *container["args"],
-                f"--metrics-addr=127.0.0.1:{metrics_port}",
-                f"--health-probe-bind-address=127.0.0.1:{probe_port}",
-                f"--leader-election-namespace={release_ns}",
-            ]  # fmt: skip
+            stand_ins = {
+                "metrics-addr": f"127.0.0.1:{metrics_port}",
+                "health-probe-bind-address": f"127.0.0.1:{probe_port}",
+                "leader-election-namespace": release_ns,
+            }
+            args = list(container["args"])
+            if "--config" in args:  # flags are ignored: the stand-ins go into the file
+                config_map = await client.get(CONFIGMAPS, f"{release}-config", namespace=release_ns)
+                config = yaml.safe_load(config_map["data"]["config.yaml"])
+                config.update(metricsAddr=stand_ins["metrics-addr"],
+                              probeAddr=stand_ins["health-probe-bind-address"],
+                              leaderElectionNamespace=release_ns)  # fmt: skip
+                args[args.index("--config") + 1] = str(write_yaml(tmp_path / "config.yaml", config))
+            else:
+                args += [f"--{flag}={value}" for flag, value in stand_ins.items()]
+            argv = [sys.executable, "-m", "rayop", *container["command"][1:], *args]
             kubeconfig = await service_account_kubeconfig(
                 client, real_kubeconfig, release_ns, release, tmp_path / "sa-kubeconfig"
             )
@@ -248,6 +290,8 @@ async def test_installed_chart_runs_an_operator_with_only_its_rbac(
                         timeout=90,
                         what=f"{namespace}/{name} ready under the chart's RBAC ({mode})",
                     )
+                if "configuration" in values:
+                    await check_configuration_applied(client, targets[0], name)
                 if unwatched:
                     assert await cluster_pods(client, unwatched, name) == []
                     other = await client.get(RAY_CLUSTERS, name, namespace=unwatched)

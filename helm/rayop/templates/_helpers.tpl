@@ -104,7 +104,7 @@ does not have. */}}
 {{- end -}}
 
 {{/* The operator's arguments after `run`: KubeRay's flags (or --config) in the order KubeRay's
-chart renders them, then rayop's own. */}}
+chart renders them, then rayop's own (flags the Configuration file has no field for). */}}
 {{- define "rayop.args" -}}
 {{- $args := list -}}
 {{- if .Values.configuration.enabled -}}
@@ -155,7 +155,10 @@ chart renders them, then rayop's own. */}}
 {{- with include "rayop.featureGates" . -}}
 {{- $args = append $args (printf "--feature-gates=%s" .) -}}
 {{- end -}}
+{{- if not .Values.configuration.enabled -}}
+{{- /* With --config the file's probeAddr applies (the ConfigMap renders it). */ -}}
 {{- $args = append $args (printf "--health-probe-bind-address=:%v" .Values.rayop.healthProbePort) -}}
+{{- end -}}
 {{- $args = append $args (printf "--use-priority-queue=%t" .Values.rayop.usePriorityQueue) -}}
 {{- $args = append $args (printf "--log-level=%s" .Values.rayop.logLevel) -}}
 {{- range .Values.rayop.extraArgs -}}
