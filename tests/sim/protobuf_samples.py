@@ -267,5 +267,54 @@ def samples() -> dict[tuple[str, str], Obj]:
                 "hostPath": {"path": "/tmp/pv"},
             },
         },
+        {
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "ValidatingWebhookConfiguration",
+            "metadata": _meta("proto-vwc"),
+            "webhooks": [
+                {
+                    "name": "vwidget.example.com",
+                    "clientConfig": {"url": "https://127.0.0.1:1/validate"},
+                    "rules": [
+                        {
+                            "apiGroups": ["example.com"],
+                            "apiVersions": ["v1"],
+                            "operations": ["CREATE"],
+                            "resources": ["widgets"],
+                        }
+                    ],
+                    "failurePolicy": "Ignore",
+                    "sideEffects": "None",
+                    "admissionReviewVersions": ["v1"],
+                    "timeoutSeconds": 5,
+                }
+            ],
+        },
+        {
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "ValidatingWebhookConfiguration",
+            "metadata": _meta("proto-vwc"),
+            "webhooks": [
+                {
+                    "name": "validate.ray.io",
+                    "admissionReviewVersions": ["v1"],
+                    "sideEffects": "None",
+                    "failurePolicy": "Fail",
+                    "timeoutSeconds": 10,
+                    "clientConfig": {
+                        "service": {"namespace": "default", "name": "webhook", "port": 443},
+                        "caBundle": "AAEC",
+                    },
+                    "rules": [
+                        {
+                            "apiGroups": ["ray.io"],
+                            "apiVersions": ["v1"],
+                            "operations": ["CREATE", "UPDATE"],
+                            "resources": ["rayclusters"],
+                        }
+                    ],
+                }
+            ],
+        },
     ]
     return {(o["apiVersion"], o["kind"]): o for o in objs}

@@ -38,6 +38,8 @@ from rayop.sim.storage.objects import (
 )
 from rayop.sim.storage.watch_events import WatchStream
 from rayop.sim.storage.watch_hub import WatchHub, copied_events
+from rayop.sim.storage.webhook_admission import VALIDATING_WEBHOOK_CONFIGURATIONS as WEBHOOKS
+from rayop.sim.storage.webhook_admission import WebhookAdmission
 from rayop.sim.storage.write_path import WritePath
 
 __all__ = ["DEFAULT_NAMESPACES", "Expired", "Persistence", "Store", "Subscriber", "clone"]
@@ -106,6 +108,8 @@ class Store:
         seed: int | None = None,
     ) -> None:
         self.resources = registry or ResourceRegistry()
+        if self.resources.get("admissionregistration.k8s.io", "v1", WEBHOOKS.plural) is None:
+            self.resources.register(WEBHOOKS)
         rng = random.Random(seed)
         ips = IpAllocator(rng=rng)
         self._table = ObjectTable(self.resources, persistence=persistence)
@@ -113,8 +117,15 @@ class Store:
         self._deletes = DeletePath(
             self._table, wall_clock=wall_clock, graceful_pod_deletion=graceful_pod_deletion
         )
+        self.webhooks = WebhookAdmission(self._table)
+        """The validating webhooks (set ``resolve_service`` to reach Service-addressed ones)."""
         self._writes = WritePath(
-            self._table, self._deletes, wall_clock=wall_clock, rng=rng, ips=ips
+            self._table,
+            self._deletes,
+            wall_clock=wall_clock,
+            rng=rng,
+            ips=ips,
+            admission=self.webhooks,
         )
         self._table.load()
         services = self.resources.get("", "v1", "services")

@@ -22,6 +22,7 @@ from rayop.sim.machinery.timestamps import timestamp
 from rayop.sim.storage.aliases import find_alias
 from rayop.sim.storage.delete_path import DeletePath
 from rayop.sim.storage.objects import CRD_KEY, NS_KEY, Obj, ObjectTable, clone
+from rayop.sim.storage.webhook_admission import WebhookAdmission
 
 __all__ = ["NAME_ALPHABET", "WritePath"]
 
@@ -53,6 +54,8 @@ class WritePath:
     wall_clock: Callable[[], float]
     rng: random.Random
     ips: IpAllocator
+    admission: WebhookAdmission | None = None
+    """Validating webhooks, called after defaulting and before the commit (None: none)."""
 
     def seed_namespace(self, name: str) -> None:
         """Creates Namespace ``name`` unless it exists (never blocks; for the store's start)."""
@@ -111,6 +114,8 @@ class WritePath:
         if self.table.find(info, ns, name) is not None:
             raise se.already_exists(info.plural, info.group, name)
         apply_create_defaults(info.key, obj, self.ips)
+        if self.admission is not None:
+            await self.admission.admit(info, "CREATE", ns, name, obj, None)
         if dry_run:
             return clone(obj) if copy else obj
         stored = self.table.commit(info, "ADDED", ns, name, obj, None)
@@ -230,6 +235,10 @@ class WritePath:
             new = _merge_status(info, old, obj)
         else:
             new = self._merge_main(info, old, obj, with_status=with_status)
+        if self.admission is not None:
+            await self.admission.admit(
+                info, "UPDATE", ns, name, new, old, subresource=subresource or ""
+            )
         return self.deletes.commit_change(info, ns, name, new, old, dry_run=dry_run, copy=copy)
 
     def _merge_main(self, info: ResourceInfo, old: Obj, new: Obj, *, with_status: bool) -> Obj:

@@ -8,6 +8,127 @@ API_VERSIONS maps an apiVersion to its proto package.
 """
 
 FIELDS: dict[str, dict[str, tuple[str, str]]] = {
+    'k8s.io.api.admissionregistration.v1.AuditAnnotation': {
+        'key': ('key', 'z'),
+        'valueExpression': ('valueExpression', 'z'),
+    },
+    'k8s.io.api.admissionregistration.v1.ExpressionWarning': {
+        'fieldRef': ('fieldRef', 'z'),
+        'warning': ('warning', 'z'),
+    },
+    'k8s.io.api.admissionregistration.v1.MatchCondition': {
+        'expression': ('expression', 'z'),
+        'name': ('name', 'z'),
+    },
+    'k8s.io.api.admissionregistration.v1.MatchResources': {
+        'matchPolicy': ('matchPolicy', 'z'),
+        'namespaceSelector': ('namespaceSelector', 'z'),
+        'objectSelector': ('objectSelector', 'z'),
+    },
+    'k8s.io.api.admissionregistration.v1.MutatingAdmissionPolicyBindingList': {
+        'items': ('items', 'z'),
+    },
+    'k8s.io.api.admissionregistration.v1.MutatingAdmissionPolicyBindingSpec': {
+        'matchResources': ('matchResources', 'z'),
+        'paramRef': ('paramRef', 'z'),
+    },
+    'k8s.io.api.admissionregistration.v1.MutatingAdmissionPolicyList': {
+        'items': ('items', 'z'),
+    },
+    'k8s.io.api.admissionregistration.v1.MutatingAdmissionPolicySpec': {
+        'failurePolicy': ('failurePolicy', 'z'),
+        'matchConstraints': ('matchConstraints', 'z'),
+        'paramKind': ('paramKind', 'z'),
+    },
+    'k8s.io.api.admissionregistration.v1.MutatingWebhook': {
+        'admissionReviewVersions': ('admissionReviewVersions', 'z'),
+        'clientConfig': ('clientConfig', 'z'),
+        'failurePolicy': ('failurePolicy', 'z'),
+        'matchPolicy': ('matchPolicy', 'z'),
+        'name': ('name', 'z'),
+        'namespaceSelector': ('namespaceSelector', 'z'),
+        'objectSelector': ('objectSelector', 'z'),
+        'reinvocationPolicy': ('reinvocationPolicy', 'z'),
+        'sideEffects': ('sideEffects', 'z'),
+        'timeoutSeconds': ('timeoutSeconds', 'z'),
+    },
+    'k8s.io.api.admissionregistration.v1.MutatingWebhookConfiguration': {
+        'Webhooks': ('webhooks', ''),
+    },
+    'k8s.io.api.admissionregistration.v1.MutatingWebhookConfigurationList': {
+        'items': ('items', 'z'),
+    },
+    'k8s.io.api.admissionregistration.v1.Mutation': {
+        'applyConfiguration': ('applyConfiguration', 'z'),
+        'jsonPatch': ('jsonPatch', 'z'),
+        'patchType': ('patchType', 'z'),
+    },
+    'k8s.io.api.admissionregistration.v1.NamedRuleWithOperations': {
+        'ruleWithOperations': ('', 'i'),
+    },
+    'k8s.io.api.admissionregistration.v1.ParamRef': {
+        'parameterNotFoundAction': ('parameterNotFoundAction', 'z'),
+        'selector': ('selector', 'z'),
+    },
+    'k8s.io.api.admissionregistration.v1.Rule': {
+        'scope': ('scope', 'z'),
+    },
+    'k8s.io.api.admissionregistration.v1.RuleWithOperations': {
+        'rule': ('', 'i'),
+    },
+    'k8s.io.api.admissionregistration.v1.ServiceReference': {
+        'name': ('name', 'z'),
+        'namespace': ('namespace', 'z'),
+        'path': ('path', 'z'),
+        'port': ('port', 'z'),
+    },
+    'k8s.io.api.admissionregistration.v1.ValidatingAdmissionPolicyBindingList': {
+        'items': ('items', 'z'),
+    },
+    'k8s.io.api.admissionregistration.v1.ValidatingAdmissionPolicyBindingSpec': {
+        'matchResources': ('matchResources', 'z'),
+        'paramRef': ('paramRef', 'z'),
+    },
+    'k8s.io.api.admissionregistration.v1.ValidatingAdmissionPolicyList': {
+        'items': ('items', 'z'),
+    },
+    'k8s.io.api.admissionregistration.v1.ValidatingAdmissionPolicySpec': {
+        'failurePolicy': ('failurePolicy', 'z'),
+        'matchConstraints': ('matchConstraints', 'z'),
+        'paramKind': ('paramKind', 'z'),
+    },
+    'k8s.io.api.admissionregistration.v1.ValidatingAdmissionPolicyStatus': {
+        'typeChecking': ('typeChecking', 'z'),
+    },
+    'k8s.io.api.admissionregistration.v1.ValidatingWebhook': {
+        'admissionReviewVersions': ('admissionReviewVersions', 'z'),
+        'clientConfig': ('clientConfig', 'z'),
+        'failurePolicy': ('failurePolicy', 'z'),
+        'matchPolicy': ('matchPolicy', 'z'),
+        'name': ('name', 'z'),
+        'namespaceSelector': ('namespaceSelector', 'z'),
+        'objectSelector': ('objectSelector', 'z'),
+        'sideEffects': ('sideEffects', 'z'),
+        'timeoutSeconds': ('timeoutSeconds', 'z'),
+    },
+    'k8s.io.api.admissionregistration.v1.ValidatingWebhookConfiguration': {
+        'Webhooks': ('webhooks', ''),
+    },
+    'k8s.io.api.admissionregistration.v1.ValidatingWebhookConfigurationList': {
+        'items': ('items', 'z'),
+    },
+    'k8s.io.api.admissionregistration.v1.Validation': {
+        'Expression': ('expression', 'z'),
+        'reason': ('reason', 'z'),
+    },
+    'k8s.io.api.admissionregistration.v1.Variable': {
+        'Expression': ('expression', 'z'),
+        'Name': ('name', 'z'),
+    },
+    'k8s.io.api.admissionregistration.v1.WebhookClientConfig': {
+        'service': ('service', 'z'),
+        'url': ('url', 'z'),
+    },
     'k8s.io.api.apps.v1.ControllerRevision': {
         'data': ('data', 'z'),
         'revision': ('revision', 'z'),
@@ -1954,6 +2075,7 @@ WRAPPERS: frozenset[str] = frozenset({
     'k8s.io.apimachinery.pkg.runtime.schema.GroupVersions',
 })
 API_VERSIONS: dict[str, str] = {
+    'admissionregistration.k8s.io/v1': 'k8s.io.api.admissionregistration.v1',
     'apps/v1': 'k8s.io.api.apps.v1',
     'authentication.k8s.io/v1': 'k8s.io.api.authentication.v1',
     'authorization.k8s.io/v1': 'k8s.io.api.authorization.v1',
