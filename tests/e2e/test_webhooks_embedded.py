@@ -10,10 +10,11 @@ import pytest
 
 from rayop.controllers.common.gates import FeatureGates
 from rayop.controllers.webhooks.configuration import webhook_configuration
+from rayop.controllers.webhooks.serving import WebhookSettings, serving
 from rayop.controllers.webhooks.validators import handlers
 from rayop.kube.errors import ApiError, Invalid
 from rayop.kube.resource import Resource
-from rayop.kube.resources import RAY_CLUSTERS
+from rayop.kube.resources import RAY_CLUSTERS, RAY_JOBS
 from rayop.runtime.admission_server import AdmissionServer
 from rayop.runtime.serving_cert import ca_bundle, ensure_serving_cert
 from rayop.testing import open_control_plane
@@ -94,3 +95,33 @@ async def test_invalid_objects_are_refused_at_admission(tmp_path: Path) -> None:
             await plane.client.create(RAY_CLUSTERS, _cluster("later"), namespace="default")
     finally:
         await server.stop()
+
+
+async def test_the_operator_serves_and_registers_its_webhooks(tmp_path: Path) -> None:
+    settings = WebhookSettings(
+        host="127.0.0.1", port=0, cert_dir=tmp_path, register_url="https://127.0.0.1:0"
+    )
+    async with open_control_plane() as plane:
+        async with serving(plane.client, FeatureGates(), settings) as server:
+            config = await plane.client.get(
+                WEBHOOK_CONFIGURATIONS, "validating-webhook-configuration"
+            )
+            url = config["webhooks"][1]["clientConfig"]["url"]
+            assert url == f"https://127.0.0.1:{server.port}/validate-ray-io-v1-rayjob"
+            spec = {"entrypoint": "python x.py", "suspend": True, "rayClusterSpec": {}}
+            spec["rayClusterSpec"] = _cluster("c")["spec"]
+            job = {"apiVersion": "ray.io/v1", "kind": "RayJob", "metadata": {"name": "job"}}
+            job["spec"] = spec
+            with pytest.raises(Invalid) as refused:
+                await plane.client.create(RAY_JOBS, job, namespace="default")
+            assert refused.value.status["message"] == (
+                'admission webhook "vrayjob.kb.io" denied the request: RayJob.ray.io "job" is '
+                "invalid: spec: Invalid value: The RayJob spec is invalid: a RayJob with "
+                "shutdownAfterJobFinishes set to false is not allowed to be suspended"
+            )
+        # Registered again by the next start, with the new port.
+        async with serving(plane.client, FeatureGates(), settings) as server:
+            config = await plane.client.get(
+                WEBHOOK_CONFIGURATIONS, "validating-webhook-configuration"
+            )
+            assert f":{server.port}/" in config["webhooks"][0]["clientConfig"]["url"]
