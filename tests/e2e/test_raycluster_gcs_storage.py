@@ -22,7 +22,7 @@ from raycluster_env import OperatorEnv, running_operator, simple_cluster
 
 from rayop.controllers.common.gates import FeatureGates
 from rayop.controllers.common.options import OperatorOptions
-from rayop.kube.resources import CONFIGMAPS, PERSISTENT_VOLUME_CLAIMS, RAY_CLUSTERS
+from rayop.kube.resources import CONFIGMAPS, PERSISTENT_VOLUME_CLAIMS, PODS, RAY_CLUSTERS
 from rayop.testing import eventually
 
 TARBALL = (
@@ -218,3 +218,39 @@ async def test_a_pvc_another_object_controls_is_refused(env: OperatorEnv) -> Non
     assert not [w for w in env.cp.audit.writes if w.resource == "pods" and w.namespace == ns]
     pvc = _pvc(env, ns, "taken-gcs-pvc") or {}
     assert pvc["metadata"]["ownerReferences"] == [foreign]
+
+
+async def test_a_deleted_pvc_is_replaced_before_a_new_head_uses_it(env: OperatorEnv) -> None:
+    ns = await env.namespace("gcs-fresh")
+    await env.apply(_rocksdb("fresh"), ns)
+    await eventually(lambda: env.converged(ns, "fresh"), what="cluster ready")
+    old_uid = (_pvc(env, ns, "fresh-gcs-pvc") or {})["metadata"]["uid"]
+    (head,) = [
+        p["metadata"]["name"]
+        for p in env.pods(ns, "fresh")
+        if p["metadata"]["labels"]["ray.io/node-type"] == "head"
+    ]
+    await env.client.delete(PERSISTENT_VOLUME_CLAIMS, "fresh-gcs-pvc", namespace=ns)
+    await env.client.delete(PODS, head, namespace=ns)
+
+    def fresh_store() -> bool:
+        pvc = _pvc(env, ns, "fresh-gcs-pvc") or {}
+        return (
+            bool(pvc)
+            and pvc["metadata"]["uid"] != old_uid
+            and not pvc["metadata"].get("deletionTimestamp")
+        )
+
+    await eventually(fresh_store, what="a new PVC")
+    await eventually(lambda: env.converged(ns, "fresh"), what="ready again with a new head")
+    creates = [
+        (w.resource, w.name)
+        for w in env.cp.audit.writes
+        if w.verb == "create" and w.namespace == ns and w.code == 201
+        and w.resource in ("pods", "persistentvolumeclaims")
+    ]  # fmt: skip
+    second_pvc = [i for i, c in enumerate(creates) if c[0] == "persistentvolumeclaims"][1]
+    heads_after_delete = [
+        i for i, (res, name) in enumerate(creates) if res == "pods" and "head" in name
+    ][1:]
+    assert heads_after_delete and all(i > second_pvc for i in heads_after_delete), creates

@@ -18,7 +18,7 @@ from rayop.kube.resources import PERSISTENT_VOLUME_CLAIMS
 from rayop.runtime.reconcile import Request
 from rayop.runtime.steps import StatusEdits
 
-from ._fakes import UID, Fakes, context
+from ._fakes import UID, Fakes, context, pod
 from ._fixtures import minimal_cluster
 
 OURS = {"apiVersion": "ray.io/v1", "kind": "RayCluster", "name": "rc", "uid": UID}
@@ -201,3 +201,23 @@ async def test_a_create_racing_an_unseen_pvc_reads_and_adopts_it() -> None:
     (update,) = fakes.api.verbs("update", "PersistentVolumeClaim")
     assert [r["uid"] for r in update.body["metadata"]["ownerReferences"]] == [UID]
     assert "CreatedPVC" not in fakes.events.reasons()
+
+
+@pytest.mark.parametrize("storage", [{}, {"claimName": "rc-gcs-pvc"}])
+async def test_a_terminating_pvc_holds_a_new_head_back(storage: dict[str, Any]) -> None:
+    fakes = Fakes()
+    dying = _live(_pvc(_cluster()), deletionTimestamp="2026-01-01T00:00:00Z")
+    fakes.informers.informer(PERSISTENT_VOLUME_CLAIMS).put(dying)
+    stop = await reconcile_gcs_storage_pvc(context(_cluster(**storage), fakes))
+    assert stop is not None and stop.status is StatusEdits.WRITE
+    assert stop.result.requeue_after == 2.0
+    assert fakes.api.calls == [] and fakes.events.reasons() == []
+
+
+async def test_a_terminating_pvc_still_used_by_the_head_is_left_to_it() -> None:
+    fakes = Fakes()
+    dying = _live(_pvc(_cluster()), deletionTimestamp="2026-01-01T00:00:00Z")
+    fakes.informers.informer(PERSISTENT_VOLUME_CLAIMS).put(dying)
+    fakes.pods.put(pod("head", "head", "headgroup"))
+    assert await reconcile_gcs_storage_pvc(context(_cluster(), fakes)) is None
+    assert fakes.api.calls == []

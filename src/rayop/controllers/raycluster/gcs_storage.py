@@ -24,6 +24,11 @@ validation enforces before this step runs). Nothing happens unless GCS FT is on 
   another object controls is refused with an error, as controller-runtime's
   ``SetControllerReference`` refuses it, and left untouched.
 
+A PVC (either kind) that is being deleted is waited for, beyond KubeRay: while no head pod
+exists the pass ends before the pod step and looks again in 2 s, so a new head pod is never
+bound to a claim that is about to vanish (a user deleting the PVC for a fresh store gets a new
+one once the old one is gone); a running head pod is left alone.
+
 The grant this needs on ``persistentvolumeclaims``: list and watch (the cache), create, update,
 and get (the live PVC a create raced with, when the cache has not shown it yet).
 """
@@ -174,6 +179,8 @@ async def reconcile_gcs_storage_pvc(ctx: ReconcileContext) -> Stop | None:
         return None
     name = cs.gcs_storage_pvc_name(rc)
     existing = ctx.deps.informers.informer(PERSISTENT_VOLUME_CLAIMS).get(ctx.namespace, name)
+    if existing is not None and cs.meta(existing).get("deletionTimestamp"):
+        return _wait_for_deletion(ctx)
     storage = _storage(rc)
     if storage is not None and storage.claim_name:
         return None if existing is not None else await _missing_claim(ctx, name)
@@ -195,6 +202,14 @@ async def reconcile_gcs_storage_pvc(ctx: ReconcileContext) -> Stop | None:
     if updated is not None:
         await ctx.deps.client.update(PERSISTENT_VOLUME_CLAIMS, updated)
     return None
+
+
+def _wait_for_deletion(ctx: ReconcileContext) -> Stop | None:
+    """Holds a new head pod back while the PVC is being deleted (it would never start), or goes
+    on when a head pod still uses it (the PVC goes once that pod does)."""
+    if ctx.head_pods():
+        return None
+    return Stop.after_status_write(Result(requeue_after=settings.RAYCLUSTER_STATUS_CHANGED_REQUEUE))
 
 
 async def _missing_claim(ctx: ReconcileContext, name: str) -> Stop:
