@@ -207,7 +207,8 @@ async def _wait(what: str, check: Any, timeout: float = CONVERGE_TIMEOUT) -> Non
 
 
 def _refused_requests(plane: Plane) -> list[str]:
-    """The audit's request counts answered 415 or 5xx, read from the server's /metrics."""
+    """The audit's request counts answered 415 or 5xx, and watches answered 4xx (client-go's
+    reflectors open watch-lists, which the plane serves), read from the server's /metrics."""
     config = yaml.safe_load(plane.kubeconfig.read_text())
     server = config["clusters"][0]["cluster"]["server"]
     token = config["users"][0]["user"]["token"]
@@ -221,11 +222,13 @@ def _refused_requests(plane: Plane) -> list[str]:
     refused = []
     for line in out.splitlines():
         m = _METRIC.match(line)
-        if not m or not (m.group(1) == "415" or m.group(1).startswith("5")):
+        if m is None:
             continue
-        if m.group(1) == "503" and m.group(3) == "proxy":
+        code, subresource, verb = m.group(1), m.group(3), m.group(4)
+        if code == "503" and subresource == "proxy":
             continue  # the far end refused (Serve not up yet): kube-apiserver answers 503 too
-        refused.append(line)
+        if code == "415" or code.startswith("5") or (verb == "WATCH" and code.startswith("4")):
+            refused.append(line)
     return refused
 
 

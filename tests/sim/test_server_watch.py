@@ -78,17 +78,57 @@ async def test_too_old_rv_gives_expired_error_event() -> None:
         assert status["message"].startswith("too old resource version: 2")
 
 
-async def test_send_initial_events_is_refused_with_4xx() -> None:
+async def test_send_initial_events_streams_the_state_then_the_end_marker_then_live() -> None:
     async with open_harness() as h:
+        await h.call("POST", POD, pod("a"))
+        _, b = await h.call("POST", POD, pod("b"))
+        reader = asyncio.create_task(
+            _events(
+                h,
+                POD,
+                4,
+                sendInitialEvents="true",
+                resourceVersionMatch="NotOlderThan",
+                allowWatchBookmarks="true",
+                timeoutSeconds=5,
+            )
+        )
+        await asyncio.sleep(0.2)
+        await h.call("POST", POD, pod("c"))
+        evs = await asyncio.wait_for(reader, 5)
+        assert [
+            (e["type"], e["object"]["metadata"]["name"]) for e in evs if e["type"] != "BOOKMARK"
+        ] == [
+            ("ADDED", "a"),
+            ("ADDED", "b"),
+            ("ADDED", "c"),
+        ]
+        marker = evs[2]
+        assert marker["type"] == "BOOKMARK"
+        assert marker["object"]["metadata"] == {
+            "resourceVersion": b["metadata"]["resourceVersion"],
+            "annotations": {"k8s.io/initial-events-end": "true"},
+        }
+
+
+async def test_watch_list_options_are_checked_as_kube_apiserver_does() -> None:
+    async with open_harness() as h:
+        code, err = await h.call("GET", POD, watch="1", sendInitialEvents="true")
+        assert code == 422 and err["reason"] == "Invalid"
+        assert err["details"]["causes"][0]["message"] == (
+            "Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"
+        )
+        code, err = await h.call("GET", POD, watch="1", resourceVersionMatch="NotOlderThan")
+        assert code == 422 and "unless sendInitialEvents is provided" in err["message"]
         code, err = await h.call(
             "GET",
             POD,
             watch="1",
             sendInitialEvents="true",
             resourceVersionMatch="NotOlderThan",
-            allowWatchBookmarks="true",
+            resourceVersion="99999",
         )
-        assert code == 422 and err["reason"] == "Invalid"
+        assert code == 504 and "Too large resource version" in err["message"]
 
 
 async def test_watch_faults_drop_after_events_and_delay() -> None:

@@ -1,7 +1,8 @@
 """The watch handler: a chunked stream of ``{"type", "object"}`` JSON lines (W1), or of
 length-prefixed protobuf WatchEvent frames for a client that accepts protobuf.
 
-Honours resourceVersion (replay or synthetic ADDED), allowWatchBookmarks, timeoutSeconds,
+Honours resourceVersion (replay or synthetic ADDED), sendInitialEvents (the watch-list, in
+watch_list.py), allowWatchBookmarks, timeoutSeconds,
 Table output for ``kubectl get -w``, and the watch faults (delivery delay, drops). A too old
 resourceVersion is reported as an ERROR event carrying a 410 Expired Status.
 """
@@ -18,6 +19,7 @@ from rayop.sim.apiserver import tables
 from rayop.sim.apiserver.negotiation import PROTOBUF, negotiate
 from rayop.sim.apiserver.protobuf import encode_watch_frame
 from rayop.sim.apiserver.request import ApiRequest, ServerContext
+from rayop.sim.apiserver.watch_list import InitialEventsStream, validate_watch_options
 from rayop.sim.machinery import errors as se
 from rayop.sim.storage.watch_events import Event, WatchStream
 
@@ -81,39 +83,34 @@ async def handle_watch(
     """Streams watch events until timeoutSeconds, a fault drop or the client going away.
 
     Raises:
-        StatusError: 4xx for bad parameters (before the stream starts); sendInitialEvents is
-            refused with 422 so clients fall back to list+watch.
+        StatusError: 4xx for bad parameters (before the stream starts), with
+            kube-apiserver's rules for sendInitialEvents (watch_list.py).
     """
     q = request.query
-    if q.get("sendInitialEvents") is not None:
-        raise se.invalid(
-            "ListOptions",
-            "meta.k8s.io",
-            "",
-            [
-                (
-                    "sendInitialEvents",
-                    "FieldValueForbidden",
-                    "Forbidden: sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled",
-                )
-            ],
-        )
+    send_initial = validate_watch_options(q)
+    resource_version = q.get("resourceVersion")
+    current = ctx.store.current_rv()
+    if send_initial is not None:
+        _check_not_older_than(resource_version, current)
+        resource_version = None if send_initial else str(current)
     timeout = float(q.get("timeoutSeconds") or _DEFAULT_TIMEOUT)
     bookmarks = q.get("allowWatchBookmarks") in ("true", "1", "True")
     field_sel = q.get("fieldSelector")
     if req.name is not None:
         pinned = f"metadata.name={req.name}"
         field_sel = f"{field_sel},{pinned}" if field_sel else pinned
-    stream: WatchStream | None = None
+    stream: WatchStream | InitialEventsStream | None = None
     error: se.StatusError | None = None
     try:
         stream = ctx.store.open_watch(
             req.info,
             req.namespace,
-            resource_version=q.get("resourceVersion"),
+            resource_version=resource_version,
             label_selector=q.get("labelSelector"),
             field_selector=field_sel,
         )
+        if send_initial:
+            stream = InitialEventsStream(stream, req.info, current, marker=bookmarks)
     except se.StatusError as err:
         if err.code != 410:
             raise
@@ -144,10 +141,22 @@ async def handle_watch(
     return resp
 
 
+def _check_not_older_than(resource_version: str | None, current: int) -> None:
+    """The state a watch-list starts from must be at least ``resource_version``."""
+    if resource_version in (None, "", "0"):
+        return
+    try:
+        want = int(str(resource_version))
+    except ValueError as exc:
+        raise se.bad_request(f"invalid resource version: {resource_version}") from exc
+    if want > current:
+        raise se.timeout(f"Too large resource version: {want}, current: {current}")
+
+
 async def _pump(
     ctx: ServerContext,
     resp: web.StreamResponse,
-    stream: WatchStream,
+    stream: WatchStream | InitialEventsStream,
     encode: Any,
     *,
     timeout: float,
