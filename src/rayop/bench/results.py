@@ -25,6 +25,11 @@ class ConcurrencyResult:
     """
 
     concurrency: int
+    """The fixed worker count, or the ceiling of an adaptive run."""
+    adaptive: bool = False
+    """Run with ``--reconcile-concurrency=auto`` (between 1 and ``concurrency`` workers)."""
+    repeat: int = 0
+    """Which run of this setting it was (0 for the first; ``--repeat`` runs each value again)."""
     scenario: str = "create"
     clusters: int = 0
     workers: int = 0
@@ -84,6 +89,11 @@ class ConcurrencyResult:
     samples: list[tuple[float, float, float, float]] = field(default_factory=list)
     """(t, active workers, max workers, queue depth) every 0.5 s."""
     notes: list[str] = field(default_factory=list)
+
+    @property
+    def label(self) -> str:
+        """The setting as ``--reconcile-concurrency`` takes it: ``8``, or ``auto`` (at most 16)."""
+        return f"auto<={self.concurrency}" if self.adaptive else str(self.concurrency)
 
     def to_json(self) -> dict[str, Any]:
         """Returns a JSON-ready dict (every field, latency stats as nested objects)."""
