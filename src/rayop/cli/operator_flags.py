@@ -26,13 +26,50 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("rayop.cli")
 
+AUTO_CONCURRENCY = 0
+"""How :func:`parse_reconcile_concurrency` reports ``--reconcile-concurrency=auto``."""
+
+
+def parse_reconcile_concurrency(value: str | int) -> int:
+    """Parses ``--reconcile-concurrency``: a worker count >= 1, or ``auto`` (:data:`AUTO_CONCURRENCY`).
+
+    Raises:
+        typer.BadParameter: neither a positive integer nor ``auto``.
+    """
+    if isinstance(value, int):
+        number = value
+    elif value.strip().lower() == "auto":
+        return AUTO_CONCURRENCY
+    else:
+        try:
+            number = int(value)
+        except ValueError:
+            number = AUTO_CONCURRENCY
+    if number < 1:
+        raise typer.BadParameter(
+            f"--reconcile-concurrency expects a worker count >= 1 or auto, got {value!r}"
+        )
+    return number
+
+
 ConcurrencyOpt = Annotated[
     int,
     typer.Option(
         "--reconcile-concurrency",
-        min=1,
+        parser=parse_reconcile_concurrency,
+        metavar="N|auto",
         help="Workers per controller; the RayCluster, RayJob and RayService controllers each get "
-        "this many. It does not change Ray task concurrency.",
+        "this many. It does not change Ray task concurrency. auto: each controller adapts its "
+        "workers between 1 and --max-reconcile-concurrency to its queue, API latency, "
+        "throttling and errors.",
+    ),
+]
+MaxConcurrencyOpt = Annotated[
+    int,
+    typer.Option(
+        "--max-reconcile-concurrency",
+        min=1,
+        help="With --reconcile-concurrency=auto: the most workers one controller may run.",
     ),
 ]
 MetricsAddrOpt = Annotated[
@@ -91,6 +128,7 @@ class OperatorFlags(OptionGroup):
     """The operator options of ``rayop run`` and ``rayop up`` (KubeRay's defaults)."""
 
     reconcile_concurrency: ConcurrencyOpt = 1
+    max_reconcile_concurrency: MaxConcurrencyOpt = 16
     metrics_addr: MetricsAddrOpt = ":8080"
     health_probe_bind_address: HealthAddrOpt = ":8082"
     qps: QpsOpt = 100.0
@@ -187,6 +225,7 @@ def configure_logging(level: str, fmt: str) -> None:
 def shared_settings(
     *,
     reconcile_concurrency: int,
+    max_reconcile_concurrency: int = 16,
     use_priority_queue: str,
     metrics_addr: str,
     health_probe_bind_address: str,
@@ -201,8 +240,11 @@ def shared_settings(
     """
     from rayop.controllers.operator import OperatorSettings
 
+    adaptive = reconcile_concurrency == AUTO_CONCURRENCY  # parsed by the option already
     return OperatorSettings(
-        reconcile_concurrency=reconcile_concurrency,
+        reconcile_concurrency=1 if adaptive else reconcile_concurrency,
+        adaptive_concurrency=adaptive,
+        max_reconcile_concurrency=max_reconcile_concurrency,
         use_priority_queue=parse_bool(use_priority_queue, flag="--use-priority-queue"),
         metrics_addr=metrics_addr,
         health_probe_bind_address=health_probe_bind_address,

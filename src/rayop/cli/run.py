@@ -100,6 +100,11 @@ async def _run(kubeconfig: str | None, settings: OperatorSettings) -> None:
     config = await load_config(kubeconfig=kubeconfig)
     log.info(
         "starting rayop operator",
-        extra={"server": config.server, "reconcileConcurrency": settings.reconcile_concurrency},
+        extra={
+            "server": config.server,
+            "reconcileConcurrency": (
+                "auto" if settings.adaptive_concurrency else settings.reconcile_concurrency
+            ),
+        },
     )
     await run_operator(config, settings)

@@ -24,6 +24,7 @@ from rayop.controllers.rayservice.setup import setup_rayservice_controller
 from rayop.kube.client import KubeClient
 from rayop.kube.config import KubeConfig
 from rayop.kube.metrics import RestClientMetrics
+from rayop.runtime.concurrency_law import LawSettings
 from rayop.runtime.manager import Manager
 from rayop.runtime.metrics import OperatorMetrics
 
@@ -38,6 +39,11 @@ class OperatorSettings:
 
     reconcile_concurrency: int = 1
     """Workers per controller (KubeRay's --reconcile-concurrency); every controller gets this many."""
+    adaptive_concurrency: bool = False
+    """``--reconcile-concurrency=auto``: each controller moves its workers between 1 and
+    ``max_reconcile_concurrency`` (:mod:`rayop.runtime.concurrency_law`)."""
+    max_reconcile_concurrency: int = 16
+    """The ceiling of adaptive concurrency (``--max-reconcile-concurrency``)."""
     use_priority_queue: bool = True
     """controller-runtime's priority queue (the default since v0.23), else the classic queue."""
     metrics_addr: str = ":8080"
@@ -84,7 +90,7 @@ def build_manager(
         watch_namespaces=list(settings.watch_namespaces) or None,
         cache_config=KUBERAY_CACHE_CONFIG,
     )
-    setup_raycluster_controller(
+    raycluster = setup_raycluster_controller(
         manager,
         options=settings.options,
         max_concurrent_reconciles=settings.reconcile_concurrency,
@@ -93,7 +99,7 @@ def build_manager(
     )
     if settings.enable_metrics:
         enable_kuberay_metrics(manager)
-    setup_rayservice_controller(
+    rayservice = setup_rayservice_controller(
         manager,
         options=settings.options,
         max_concurrent_reconciles=settings.reconcile_concurrency,
@@ -101,7 +107,7 @@ def build_manager(
         use_kubernetes_proxy=settings.use_kubernetes_proxy,
         dashboard_resolver=settings.dashboard_resolver,
     )
-    setup_rayjob_controller(
+    rayjob = setup_rayjob_controller(
         manager,
         options=settings.options,
         max_concurrent_reconciles=settings.reconcile_concurrency,
@@ -109,6 +115,10 @@ def build_manager(
         use_kubernetes_proxy=settings.use_kubernetes_proxy,
         dashboard_resolver=settings.dashboard_resolver,
     )
+    if settings.adaptive_concurrency:
+        law = LawSettings(floor=1, ceiling=settings.max_reconcile_concurrency)
+        for controller in (raycluster, rayservice, rayjob):
+            controller.adapt_concurrency(law, rest=client.metrics)
     return manager
 
 
