@@ -290,31 +290,5 @@ def samples() -> dict[tuple[str, str], Obj]:
                 }
             ],
         },
-        {
-            "apiVersion": "admissionregistration.k8s.io/v1",
-            "kind": "ValidatingWebhookConfiguration",
-            "metadata": _meta("proto-vwc"),
-            "webhooks": [
-                {
-                    "name": "validate.ray.io",
-                    "admissionReviewVersions": ["v1"],
-                    "sideEffects": "None",
-                    "failurePolicy": "Fail",
-                    "timeoutSeconds": 10,
-                    "clientConfig": {
-                        "service": {"namespace": "default", "name": "webhook", "port": 443},
-                        "caBundle": "AAEC",
-                    },
-                    "rules": [
-                        {
-                            "apiGroups": ["ray.io"],
-                            "apiVersions": ["v1"],
-                            "operations": ["CREATE", "UPDATE"],
-                            "resources": ["rayclusters"],
-                        }
-                    ],
-                }
-            ],
-        },
     ]
     return {(o["apiVersion"], o["kind"]): o for o in objs}
