@@ -20,6 +20,7 @@ from rayop.api.validation.gates import DEFAULT_GATES, Gates
 from rayop.api.validation.problem import Problem, Reason
 from rayop.api.validation.raycluster import (
     MAX_RAYCLUSTER_NAME_LENGTH,
+    autoscaler_v1_warning,
     parse_raycluster,
     validate_raycluster,
     validate_raycluster_status,
@@ -41,6 +42,7 @@ __all__ = [
     "Gates",
     "Problem",
     "Reason",
+    "autoscaler_v1_warning",
     "initializing_timeout",
     "parse_raycluster",
     "validate_raycluster",

@@ -15,6 +15,7 @@ from typing import Any, Final
 from rayop.api import keys
 from rayop.api.conditions import is_condition_true
 from rayop.api.raycluster import (
+    AutoscalerVersion,
     RayCluster,
     RayClusterConditionType,
     RayClusterStatus,
@@ -29,6 +30,7 @@ from rayop.api.validation.rayop_checks import cluster_spec_checks
 
 __all__ = [
     "MAX_RAYCLUSTER_NAME_LENGTH",
+    "autoscaler_v1_warning",
     "parse_raycluster",
     "validate_raycluster",
     "validate_raycluster_status",
@@ -102,6 +104,26 @@ def validate_raycluster(
     if message := upgrade_strategy_problem(cluster):
         return [Problem(Reason.INVALID_RAYCLUSTER_SPEC, message, _UPGRADE)]
     return [_spec(p) for p in cluster_spec_checks(cluster.spec, "spec")]
+
+
+def autoscaler_v1_warning(cluster: RayCluster) -> str | None:
+    """Returns KubeRay's warning (not a refusal) for worker groups whose restartPolicy is
+    neither unset nor Never while the autoscaler v1 is asked for explicitly, or None."""
+    spec = cluster.spec
+    options = spec.autoscaler_options
+    if not spec.enable_in_tree_autoscaling or options is None or options.version != AutoscalerVersion.V1:
+        return None
+    groups = [
+        group.group_name
+        for group in spec.worker_group_specs or ()
+        if (group.template.get("spec") or {}).get("restartPolicy") not in (None, "", "Never")
+    ]
+    if not groups:
+        return None
+    return (
+        f"restartPolicy for worker groups [{', '.join(groups)}] should be Never or unset when "
+        "using autoscaler V1"
+    )
 
 
 def validate_raycluster_status(status: RayClusterStatus) -> list[Problem]:

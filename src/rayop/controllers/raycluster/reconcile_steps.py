@@ -21,6 +21,7 @@ from rayop.api.raycluster import RayClusterStatus
 from rayop.api.validation import (
     Problem,
     Reason,
+    autoscaler_v1_warning,
     validate_raycluster,
     validate_raycluster_status,
 )
@@ -97,6 +98,9 @@ async def validate(ctx: ReconcileContext) -> Stop | None:
                 Result(requeue_after=settings.RAYCLUSTER_STATUS_CHANGED_REQUEUE)
             )
         return Stop.discarding_status()
+    if ctx.parsed is not None and (warning := autoscaler_v1_warning(ctx.parsed)):
+        note = f"RayCluster spec warning {ctx.namespace}/{ctx.name}: {warning}"
+        ctx.event("Warning", ev.INVALID_RAYCLUSTER_SPEC, note, ev.ACTION_VALIDATE)
     raw_status = ctx.cached.get("status")
     if raw_status:
         try:
