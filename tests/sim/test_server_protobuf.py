@@ -246,3 +246,20 @@ async def test_accept_header_picks_the_response_type(accept: str, expected: str)
             "/api/v1/namespaces/default", headers={**hdrs, "Accept": "text/html"}
         ) as r:
             assert r.status == 406
+
+
+async def test_token_request_in_protobuf() -> None:
+    async with open_harness() as h:
+        sa = samples()[("v1", "ServiceAccount")]
+        assert (await h.call("POST", "/api/v1/namespaces/default/serviceaccounts", sa))[0] == 201
+        request = {
+            "apiVersion": "authentication.k8s.io/v1",
+            "kind": "TokenRequest",
+            "spec": {"audiences": ["ray"], "expirationSeconds": 600},
+        }
+        path = f"/api/v1/namespaces/default/serviceaccounts/{sa['metadata']['name']}/token"
+        code, ctype, raw = await _pb(h, "POST", path, encode_protobuf(request))
+        assert code == 201 and ctype == PROTOBUF
+        issued = decode_protobuf(raw)
+        assert issued["kind"] == "TokenRequest" and issued["status"]["token"]
+        assert issued["spec"] == {"audiences": ["ray"], "expirationSeconds": 600}

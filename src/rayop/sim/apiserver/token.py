@@ -10,11 +10,11 @@ from __future__ import annotations
 import time
 from typing import Any
 
-import orjson
 from aiohttp import web
 
+from rayop.sim.apiserver.negotiation import decode_body, respond
 from rayop.sim.apiserver.rbac import Rbac
-from rayop.sim.apiserver.request import ApiRequest, ServerContext, json_response
+from rayop.sim.apiserver.request import ApiRequest, ServerContext
 from rayop.sim.machinery import errors as se
 from rayop.sim.machinery.timestamps import timestamp
 
@@ -34,18 +34,16 @@ async def handle_token_request(
     """
     if req.verb != "create" or not req.name or not req.namespace:
         raise se.method_not_allowed()
-    raw = await request.read()
-    try:
-        body: Any = orjson.loads(raw) if raw else {}
-    except orjson.JSONDecodeError as exc:
-        raise se.bad_request(f"unable to decode the TokenRequest: {exc}") from exc
+    body: Any = await decode_body(request, req.info)  # JSON, YAML or protobuf (client-go)
     spec = dict((body or {}).get("spec") or {}) if isinstance(body, dict) else {}
     expiration = int(spec.get("expirationSeconds") or _DEFAULT_EXPIRATION)
     spec["expirationSeconds"] = expiration
     spec.setdefault("audiences", [])
     token = rbac.issue_token(req.namespace, req.name)
     now = time.time()
-    return json_response(
+    return respond(
+        request,
+        req.info,
         {
             "apiVersion": "authentication.k8s.io/v1",
             "kind": "TokenRequest",
