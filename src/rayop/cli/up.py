@@ -99,6 +99,11 @@ async def _up(settings: OperatorSettings, plane: ControlPlaneFlags, pod_ready_de
         await install_crds(config)
         dns = ServiceDns(cp.dashboards.resolve)
         settings = dataclasses.replace(settings, use_kubernetes_proxy=False, dashboard_resolver=dns)
+        if settings.options.enable_webhooks:  # the plane calls the operator's webhooks directly
+            webhooks = dataclasses.replace(
+                settings.webhooks, host="127.0.0.1", port=0, register_url="https://127.0.0.1:0"
+            )
+            settings = dataclasses.replace(settings, webhooks=webhooks)
 
         async def announce(_: Manager) -> None:
             typer.echo(_banner(cp, settings))

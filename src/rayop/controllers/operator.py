@@ -21,6 +21,7 @@ from rayop.controllers.dashboard.transport import ServiceResolver
 from rayop.controllers.raycluster.setup import setup_raycluster_controller
 from rayop.controllers.rayjob.setup import setup_rayjob_controller
 from rayop.controllers.rayservice.setup import setup_rayservice_controller
+from rayop.controllers.webhooks.serving import WebhookSettings, serving
 from rayop.kube.client import KubeClient
 from rayop.kube.config import KubeConfig
 from rayop.kube.metrics import RestClientMetrics
@@ -73,6 +74,8 @@ class OperatorSettings:
     """Pod create/delete calls of one worker group in flight at once (1: one by one, as KubeRay)."""
     enable_metrics: bool = False
     """KubeRay's --enable-metrics: export the nine kuberay_* metrics."""
+    webhooks: WebhookSettings = field(default_factory=WebhookSettings)
+    """Where the validating webhooks are served when ``ENABLE_WEBHOOKS=true``."""
 
 
 def build_manager(
@@ -155,7 +158,11 @@ async def run_operator(
                 loop.add_signal_handler(sig, manager.request_stop)
         ready_task = loop.create_task(_announce_ready(manager, on_ready)) if on_ready else None
         try:
-            await manager.run()
+            async with contextlib.AsyncExitStack() as stack:
+                if settings.options.enable_webhooks:
+                    gates = settings.options.feature_gates
+                    await stack.enter_async_context(serving(client, gates, settings.webhooks))
+                await manager.run()
         finally:
             if ready_task is not None:
                 ready_task.cancel()
