@@ -55,7 +55,7 @@ def test_small_bench_reports_every_figure_per_concurrency_and_no_duplicate_pods(
         assert writes + unsent["aggregated"] >= r["events_recorded"]
     advice = doc["recommendation"]
     assert advice["concurrency"] in (1, 2) and advice["reasons"]
-    assert "workers busy" in advice["text"]
+    assert "2 against 1: all ready" in advice["text"]
     page = html.read_text()
     assert page.count("data:image/png;base64,") == 2
     assert "concurrency 2" in page

@@ -20,6 +20,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from rayop.bench.recommend import Recommendation
+from rayop.bench.report_workers import workers_chart
 from rayop.bench.results import ConcurrencyResult
 
 
@@ -37,7 +38,7 @@ class LiveProgress:
             console=console,
             transient=False,
         )
-        self._tasks: dict[int, Any] = {}
+        self._tasks: dict[int | str, Any] = {}
 
     def __enter__(self) -> LiveProgress:
         self._progress.__enter__()
@@ -51,7 +52,7 @@ class LiveProgress:
     ) -> None:
         self._progress.__exit__(exc_type, exc, tb)
 
-    def update(self, concurrency: int, phase: str, ready: int, total: int) -> None:
+    def update(self, concurrency: int | str, phase: str, ready: int, total: int) -> None:
         """Shows how far the run at ``concurrency`` is (the runner's progress callback)."""
         task = self._tasks.get(concurrency)
         if task is None:
@@ -124,7 +125,7 @@ def render_table(results: Sequence[ConcurrencyResult], *, title: str = "") -> Ta
     table = Table(title=title or None)
     table.add_column("")
     for r in results:
-        table.add_column(f"concurrency {r.concurrency}", justify="right")
+        table.add_column(f"concurrency {r.label}", justify="right")
     for label, cells in table_rows(results):
         table.add_row(label, *cells)
     return table
@@ -134,7 +135,7 @@ def plain_table(results: Sequence[ConcurrencyResult]) -> str:
     """Returns the end table as fixed-width text."""
     rows = table_rows(results)
     width = max(len(label) for label, _ in rows) + 2
-    header = "".join(f"{'c=' + str(r.concurrency):>20}" for r in results)
+    header = "".join(f"{'c=' + r.label:>20}" for r in results)
     lines = [f"{'':{width}}{header}"]
     lines += [f"{label:{width}}" + "".join(f"{c:>20}" for c in cells) for label, cells in rows]
     return "\n".join(lines)
@@ -151,6 +152,8 @@ def write_json(
             "concurrency": advice.concurrency,
             "action": advice.action,
             "reasons": list(advice.reasons),
+            "next_limit": advice.next_limit,
+            "margin": advice.margin,
             "text": advice.text,
         },
     }
@@ -163,6 +166,7 @@ def _chart(results: Sequence[ConcurrencyResult], *, kind: str) -> str:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    results = [r for r in results if not r.adaptive] or list(results)
     xs = [r.concurrency for r in results]
     fig, ax = plt.subplots(figsize=(6, 3.5), dpi=100)
     if kind == "ready":
@@ -197,7 +201,7 @@ def write_html(
 ) -> None:
     """Writes a self-contained HTML page: settings, advice, table and two charts."""
     rows = table_rows(results)
-    head = "".join(f"<th>concurrency {r.concurrency}</th>" for r in results)
+    head = "".join(f"<th>concurrency {html.escape(r.label)}</th>" for r in results)
     body = "".join(
         f"<tr><th>{html.escape(label)}</th>"
         + "".join(f"<td>{html.escape(c)}</td>" for c in cells)
@@ -212,6 +216,8 @@ def write_html(
         f'<img alt="{kind}" src="data:image/png;base64,{_chart(results, kind=kind)}">'
         for kind in ("ready", "queue")
     )
+    if any(r.adaptive for r in results):
+        charts += f'<img alt="workers" src="data:image/png;base64,{workers_chart(results)}">'
     page = f"""<!doctype html>
 <html><head><meta charset="utf-8"><title>rayop bench</title>
 <style>body{{font-family:sans-serif;margin:2em}}table{{border-collapse:collapse}}

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import random
 import time
 from collections import Counter
@@ -47,8 +48,8 @@ from rayop.runtime.supervisor import TaskSupervisor
 SAMPLE_INTERVAL = 0.5
 NAMESPACE = "rayop-bench"
 
-Progress = Callable[[int, str, int, int], None]
-"""progress(concurrency, phase, clusters ready, clusters expected)."""
+Progress = Callable[[int | str, str, int, int], None]
+"""progress(concurrency or "auto", phase, clusters ready, clusters expected)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -57,6 +58,12 @@ class BenchConfig:
 
     scenario: ScenarioSpec = field(default_factory=ScenarioSpec)
     concurrency: tuple[int, ...] = (1, 2, 4, 8)
+    adaptive: bool = False
+    """Also run ``--reconcile-concurrency=auto`` (after the fixed values)."""
+    max_concurrency: int = 16
+    """The adaptive run's ``--max-reconcile-concurrency``."""
+    repeat: int = 1
+    """Runs of every setting (more than one measures the run-to-run noise)."""
     server: ServerSettings = field(default_factory=ServerSettings)
     qps: float = 100.0
     burst: int = 200
@@ -74,8 +81,15 @@ class BenchConfig:
 async def run_bench(
     config: BenchConfig, *, progress: Progress | None = None
 ) -> list[ConcurrencyResult]:
-    """Runs the scenario once per concurrency value; blocks until all are measured."""
-    return [await run_once(config, c, progress=progress) for c in config.concurrency]
+    """Runs the scenario ``repeat`` times per setting (fixed values, then auto); blocks until done."""
+    settings = [(c, False) for c in config.concurrency]
+    if config.adaptive:
+        settings.append((config.max_concurrency, True))
+    return [
+        await run_once(config, c, progress=progress, adaptive=adaptive, repeat=r)
+        for r in range(config.repeat)
+        for c, adaptive in settings
+    ]
 
 
 def _control_plane(config: BenchConfig) -> ControlPlane:
@@ -103,32 +117,61 @@ async def install_crds(client: KubeClient) -> None:
 
 
 async def run_once(
-    config: BenchConfig, concurrency: int, *, progress: Progress | None = None
+    config: BenchConfig,
+    concurrency: int,
+    *,
+    progress: Progress | None = None,
+    adaptive: bool = False,
+    repeat: int = 0,
 ) -> ConcurrencyResult:
-    """Measures one concurrency value on a fresh control plane; blocks until done."""
-    notify = progress or (lambda *_: None)
+    """Measures one setting on a fresh control plane; blocks until done.
+
+    Args:
+        config: The bench settings.
+        concurrency: The fixed worker count, or the ceiling when ``adaptive``.
+        progress: Called as the run advances.
+        adaptive: Run the operator with ``--reconcile-concurrency=auto``.
+        repeat: Which run of this setting this is (recorded in the result).
+    """
+    label: int | str = "auto" if adaptive else concurrency
+    if repeat:
+        label = f"{label} #{repeat + 1}"
+
+    def notify(_c: int | str, phase: str, ready: int, total: int) -> None:
+        if progress is not None:
+            progress(label, phase, ready, total)
+
     notify(concurrency, "starting", 0, 0)
     cp = _control_plane(config)
     async with cp, KubeClient(cp.config, qps=-1, user_agent="rayop-bench") as user:
         await install_crds(user)
-        namespace = NAMESPACE if cp.fresh else f"{NAMESPACE}-{concurrency}-{config.scenario.seed}"
+        namespace = (
+            NAMESPACE
+            if cp.fresh
+            else f"{NAMESPACE}-{'auto' if adaptive else concurrency}-{config.scenario.seed}-{repeat}"
+        )
         with contextlib.suppress(AlreadyExists):
             await user.create(NAMESPACES, {"metadata": {"name": namespace}})
-        operator = _operator(config, cp, concurrency)
+        operator = _operator(config, cp, concurrency, adaptive)
         try:
             async with operator:
-                return await _measure(config, concurrency, cp, user, operator, namespace, notify)
+                result = await _measure(config, concurrency, cp, user, operator, namespace, notify)
+                return dataclasses.replace(result, adaptive=adaptive, repeat=repeat)
         finally:
             if not cp.fresh:
                 with contextlib.suppress(Exception):
                     await user.delete(NAMESPACES, namespace)
 
 
-def _operator(config: BenchConfig, cp: ControlPlane, concurrency: int) -> OperatorUnderTest:
+def _operator(
+    config: BenchConfig, cp: ControlPlane, concurrency: int, adaptive: bool = False
+) -> OperatorUnderTest:
     if config.external_metrics_url:
         return ExternalOperator(config.external_metrics_url, pid=config.external_operator_pid)
     settings = OperatorSettings(
-        reconcile_concurrency=concurrency,
+        reconcile_concurrency=1 if adaptive else concurrency,
+        adaptive_concurrency=adaptive,
+        max_reconcile_concurrency=concurrency,
         metrics_addr="0",
         health_probe_bind_address="0",
         enable_leader_election=False,
@@ -186,7 +229,7 @@ async def _measure(
     user: KubeClient,
     operator: OperatorUnderTest,
     namespace: str,
-    notify: Callable[[int, str, int, int], None],
+    notify: Progress,
 ) -> ConcurrencyResult:
     operator_started = time.monotonic()  # no item can have waited longer than the operator ran
     spec = config.scenario

@@ -16,22 +16,27 @@ from typing import Annotated
 import typer
 
 from rayop.cli.app import app
-from rayop.cli.operator_flags import BurstOpt, QpsOpt
+from rayop.cli.operator_flags import BurstOpt, MaxConcurrencyOpt, QpsOpt
 
 
-def parse_concurrency(value: str) -> tuple[int, ...]:
-    """Parses ``1,2,4,8`` into sorted distinct positive integers.
+def parse_concurrency(value: str) -> tuple[tuple[int, ...], bool]:
+    """Parses ``1,2,4,8,auto`` into sorted distinct positive integers and whether auto is asked.
 
     Raises:
-        typer.BadParameter: an entry is not a positive integer.
+        typer.BadParameter: an entry is neither a positive integer nor ``auto``, or no fixed
+            value is given (auto is compared with fixed values).
     """
+    entries = [v.strip().lower() for v in value.split(",") if v.strip()]
+    auto = "auto" in entries
     try:
-        values = sorted({int(v) for v in value.split(",") if v.strip()})
+        values = sorted({int(v) for v in entries if v != "auto"})
     except ValueError as exc:
-        raise typer.BadParameter(f"--concurrency expects integers like 1,2,4,8: {value!r}") from exc
+        raise typer.BadParameter(
+            f"--concurrency expects integers like 1,2,4,8 (and auto): {value!r}"
+        ) from exc
     if not values or values[0] < 1:
-        raise typer.BadParameter("--concurrency values must be >= 1")
-    return tuple(values)
+        raise typer.BadParameter("--concurrency needs fixed values >= 1 (auto is compared to them)")
+    return tuple(values), auto
 
 
 @app.command("bench")
@@ -45,8 +50,16 @@ def bench(
     clusters: Annotated[int, typer.Option(min=1, help="RayClusters in the scenario.")] = 100,
     workers: Annotated[int, typer.Option(min=0, help="Workers per RayCluster.")] = 10,
     concurrency: Annotated[
-        str, typer.Option(help="Comma-separated --reconcile-concurrency values to compare.")
+        str,
+        typer.Option(
+            help="Comma-separated --reconcile-concurrency values to compare; auto runs "
+            "--reconcile-concurrency=auto beside them."
+        ),
     ] = "1,2,4,8",
+    max_reconcile_concurrency: MaxConcurrencyOpt = 16,
+    repeat: Annotated[
+        int, typer.Option(min=1, help="Runs of every value (2 or more measure the noise).")
+    ] = 1,
     seed: Annotated[int, typer.Option(help="Seed of every random choice.")] = 0,
     big_workers: Annotated[
         int, typer.Option(help="head-of-line: workers of the big cluster.")
@@ -103,14 +116,17 @@ def bench(
         raise typer.BadParameter("--external-operator needs --external-metrics-url")
     if external_operator and not kubeconfig:
         raise typer.BadParameter("--external-operator needs --kubeconfig (the operator's cluster)")
-    values = parse_concurrency(concurrency)
+    values, auto = parse_concurrency(concurrency)
     if external_operator:
-        values = values[:1]
+        values, auto = values[:1], False
     config = BenchConfig(
         scenario=ScenarioSpec(
             kind=scenario, clusters=clusters, workers=workers, seed=seed, big_workers=big_workers
         ),
         concurrency=values,
+        adaptive=auto,
+        max_concurrency=max_reconcile_concurrency,
+        repeat=repeat,
         server=ServerSettings(
             pod_start_delay=pod_start_delay, api_latency=api_latency, watch_lag=watch_lag, seed=seed
         ),
@@ -129,13 +145,15 @@ def bench(
     with LiveProgress(console) as live:
         results = asyncio.run(run_bench(config, progress=live.update))
     wall = time.monotonic() - started
-    advice = recommend(results)
+    advice = recommend(results, qps=qps, burst=burst)
     meta = {
         "scenario": scenario,
         "clusters": clusters,
         "workers": workers,
         "big_workers": big_workers if scenario == "head-of-line" else None,
-        "concurrency": list(values),
+        "concurrency": [*values, *(["auto"] if auto else [])],
+        "max_reconcile_concurrency": max_reconcile_concurrency if auto else None,
+        "repeat": repeat,
         "seed": seed,
         "pod_start_delay": pod_start_delay,
         "api_latency": api_latency,
