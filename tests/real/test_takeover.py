@@ -234,7 +234,7 @@ async def _takeover(
             )
             await asyncio.sleep(3.0)  # the first operator's last writes land
         compared, wrong = await _hash_mismatches(client, ns)
-        assert compared >= 5 and not wrong, wrong
+        assert compared == 4 and not wrong, wrong  # 3 head pods, 1 RayService cluster
         before = await _snapshot(client, ns, names)
         offset = _size(audit_log)
         async with second(ns):
@@ -292,19 +292,20 @@ async def _hash_mismatches(client: KubeClient, ns: str) -> tuple[int, list[str]]
 
 
 async def _wait_stable(client: KubeClient, namespaces: list[str], *, minimum: int) -> None:
-    """Blocks until the namespaces hold ``minimum`` RayClusters or more and their count and
-    head pod count stay the same for 5 s (60 s at most)."""
+    """Blocks until ``minimum`` RayService clusters or more exist in the namespaces and their
+    count and the head pod count stay the same for 5 s (90 s at most)."""
     loop = asyncio.get_running_loop()
-    deadline, last, since = loop.time() + 60, (-1, -1), loop.time()
+    deadline, last, since = loop.time() + 90, (-1, -1), loop.time()
     while loop.time() < deadline:
-        clusters = heads = 0
+        service_clusters = heads = 0
         for ns in namespaces:
-            clusters += len((await client.list(RAY_CLUSTERS, namespace=ns))["items"])
+            for rc in (await client.list(RAY_CLUSTERS, namespace=ns))["items"]:
+                service_clusters += SERVICE_HASH in (rc["metadata"].get("annotations") or {})
             selector = "ray.io/node-type=head"
             heads += len((await client.list(PODS, namespace=ns, label_selector=selector))["items"])
-        if (clusters, heads) != last:
-            last, since = (clusters, heads), loop.time()
-        elif clusters >= minimum and loop.time() - since >= 5:
+        if (service_clusters, heads) != last:
+            last, since = (service_clusters, heads), loop.time()
+        elif service_clusters >= minimum and loop.time() - since >= 5:
             return
         await asyncio.sleep(0.5)
 
