@@ -1,0 +1,101 @@
+"""rayop's validating webhooks called by a real kube-apiserver, and by the embedded plane alike.
+
+The same requests go to both API servers with rayop's webhooks registered as rayop up registers
+them (a URL and the self-managed CA): a refusal, and a webhook that is down (failurePolicy
+Fail), must give the same Status on both.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from real_support import create_namespace, unique_namespace, user_client
+
+from rayop.controllers.common.gates import FeatureGates
+from rayop.controllers.webhooks.configuration import CONFIGURATION_NAME
+from rayop.controllers.webhooks.serving import (
+    VALIDATING_WEBHOOK_CONFIGURATIONS,
+    WebhookSettings,
+    serving,
+)
+from rayop.kube.client import KubeClient
+from rayop.kube.errors import ApiError
+from rayop.kube.resources import RAY_CLUSTERS
+from rayop.testing import open_control_plane
+
+pytestmark = [pytest.mark.real, pytest.mark.timeout(180, func_only=True)]
+
+CONTAINERS = {"spec": {"containers": [{"name": "ray-head", "image": "rayproject/ray:2.52.0"}]}}
+
+
+def _cluster(name: str, min_replicas: int = 0) -> dict[str, Any]:
+    group = {
+        "groupName": "small",
+        "minReplicas": min_replicas,
+        "maxReplicas": 2,
+        "rayStartParams": {},
+        "template": copy.deepcopy(CONTAINERS),
+    }
+    return {
+        "apiVersion": "ray.io/v1",
+        "kind": "RayCluster",
+        "metadata": {"name": name},
+        "spec": {
+            "headGroupSpec": {"rayStartParams": {}, "template": copy.deepcopy(CONTAINERS)},
+            "workerGroupSpecs": [group],
+        },
+    }
+
+
+async def _outcomes(client: KubeClient, cert_dir: Path) -> list[dict[str, Any]]:
+    """Creates a valid and an invalid cluster with the webhooks up, then one with them down;
+    returns the Status of each refusal (code, reason, message)."""
+    namespace = await create_namespace(client, unique_namespace("webhooks"))
+    settings = WebhookSettings(
+        host="127.0.0.1", port=0, cert_dir=cert_dir, register_url="https://127.0.0.1:0"
+    )
+    statuses = []
+    try:
+        async with serving(client, FeatureGates(), settings) as server:
+            await client.create(RAY_CLUSTERS, _cluster("good"), namespace=namespace)
+            try:
+                await client.create(RAY_CLUSTERS, _cluster("bad", 5), namespace=namespace)
+            except ApiError as err:
+                statuses.append(err.status)
+            port = server.port
+        try:
+            await client.create(RAY_CLUSTERS, _cluster("later"), namespace=namespace)
+        except ApiError as err:
+            status = dict(err.status)
+            status["message"] = str(status.get("message", "")).replace(str(port), "<port>")
+            statuses.append(status)
+    finally:
+        await client.delete(VALIDATING_WEBHOOK_CONFIGURATIONS, CONFIGURATION_NAME)
+    return [{k: s.get(k) for k in ("code", "reason", "message")} for s in statuses]
+
+
+@pytest.fixture
+async def real_client(real_kubeconfig: str) -> AsyncIterator[KubeClient]:
+    async with user_client(real_kubeconfig) as client:
+        yield client
+
+
+async def test_refusals_are_the_same_on_a_real_and_the_embedded_api_server(
+    real_client: KubeClient, tmp_path: Path
+) -> None:
+    real = await _outcomes(real_client, tmp_path / "real")
+    async with open_control_plane() as plane:
+        embedded = await _outcomes(plane.client, tmp_path / "embedded")
+    assert real[0] == {
+        "code": 422,
+        "reason": "Invalid",
+        "message": 'admission webhook "vraycluster.kb.io" denied the request: RayCluster.ray.io '
+        '"bad" is invalid: spec: Invalid value: worker group small has minReplicas 5 greater '
+        "than maxReplicas 2",
+    }
+    assert real[1]["code"] == 500 and real[1]["reason"] == "InternalError"
+    assert embedded == real
