@@ -141,3 +141,13 @@ def test_values_of_the_wrong_type_are_refused() -> None:
         marshal_raycluster_spec({"headGroupSpec": {"rayStartParams": ["x"]}})
     with pytest.raises(QuantityError):
         canonical_quantity("1Xi")
+
+
+def test_a_spec_go_cannot_decode_still_hashes_stably(caplog: pytest.LogCaptureFixture) -> None:
+    bad = {"headGroupSpec": {"template": {"spec": {"containers": [{"name": "c", "image": 5}]}}}}
+    text = marshal_raycluster_spec(bad, lenient=True)
+    assert '"image":5,' in text and text == marshal_raycluster_spec(bad, lenient=True)
+    assert kuberay_spec_hash(bad) == kuberay_spec_hash(copy.deepcopy(bad))
+    assert "headGroupSpec.template.spec.containers[0].image" in caplog.text
+    quantity = {"headGroupSpec": {"template": {"spec": {"overhead": {"cpu": "1Xi"}}}}}
+    assert '"overhead":{"cpu":"1Xi"}' in marshal_raycluster_spec(quantity, lenient=True)

@@ -26,7 +26,7 @@ from datetime import UTC, datetime
 from importlib import resources
 from typing import Any
 
-from rayop.controllers.common.go_quantity import canonical_quantity
+from rayop.controllers.common.go_quantity import QuantityError, canonical_quantity
 
 TYPES_FILE = "go_types_raycluster_spec.json"
 
@@ -48,14 +48,31 @@ def type_table() -> tuple[str, Mapping[str, tuple[Field, ...]]]:
     return str(raw["root"]), types
 
 
-def marshal_raycluster_spec(spec: Mapping[str, Any]) -> str:
+class _Output(list[str]):
+    """The JSON written so far, and what to do with a value Go's decoder would refuse."""
+
+    def __init__(self, *, lenient: bool) -> None:
+        super().__init__()
+        self.lenient = lenient
+
+
+def marshal_raycluster_spec(spec: Mapping[str, Any], *, lenient: bool = False) -> str:
     """Returns Go's ``json.Marshal`` of ``spec`` decoded into KubeRay's ``RayClusterSpec``.
 
+    Args:
+        spec: The wire dict.
+        lenient: Write a value that does not fit its Go type as plain JSON (Go-escaped)
+            instead of raising. Go's decoder refuses such a spec, so KubeRay cannot read the
+            object at all and there is no KubeRay value to match; rayop still needs a stable
+            hash for it (it can only arise where rayop's CRD leaves the pod template unchecked,
+            and the API server then refuses the pods built from it).
+
     Raises:
-        GoJsonError: a value does not fit its Go type (Go's ``json.Unmarshal`` would fail).
+        GoJsonError: a value does not fit its Go type (Go's ``json.Unmarshal`` would fail),
+            unless ``lenient``.
     """
     root, types = type_table()
-    out: list[str] = []
+    out = _Output(lenient=lenient)
     _encode(spec, root, types, out, root)
     return "".join(out)
 
@@ -87,7 +104,7 @@ def _is_empty(value: Any, ref: str, types: Mapping[str, tuple[Field, ...]]) -> b
     if value is None:
         return not (ref in types or ref in ("quantity", "intorstr", "time"))
     if ref.startswith(("[]", "map")) or ref in ("string", "bytes"):
-        return len(value) == 0
+        return isinstance(value, (str, list, Mapping)) and len(value) == 0
     if ref in ("int", "float"):
         return bool(value == 0)
     if ref == "bool":
@@ -96,7 +113,20 @@ def _is_empty(value: Any, ref: str, types: Mapping[str, tuple[Field, ...]]) -> b
 
 
 def _encode(
-    value: Any, ref: str, types: Mapping[str, tuple[Field, ...]], out: list[str], path: str
+    value: Any, ref: str, types: Mapping[str, tuple[Field, ...]], out: _Output, path: str
+) -> None:
+    mark = len(out)
+    try:
+        _dispatch(value, ref, types, out, path)
+    except (GoJsonError, QuantityError):
+        if not out.lenient:
+            raise
+        del out[mark:]
+        out.append(_raw(value))
+
+
+def _dispatch(
+    value: Any, ref: str, types: Mapping[str, tuple[Field, ...]], out: _Output, path: str
 ) -> None:
     if ref.startswith("*"):
         if value is None:
@@ -114,7 +144,7 @@ def _encode(
 
 
 def _encode_list(
-    value: Any, elem: str, types: Mapping[str, tuple[Field, ...]], out: list[str], path: str
+    value: Any, elem: str, types: Mapping[str, tuple[Field, ...]], out: _Output, path: str
 ) -> None:
     if value is None:
         out.append("null")
@@ -130,7 +160,7 @@ def _encode_list(
 
 
 def _encode_map(
-    value: Any, elem: str, types: Mapping[str, tuple[Field, ...]], out: list[str], path: str
+    value: Any, elem: str, types: Mapping[str, tuple[Field, ...]], out: _Output, path: str
 ) -> None:
     if value is None:
         out.append("null")
@@ -151,7 +181,7 @@ def _encode_struct(
     value: Any,
     fields: tuple[Field, ...],
     types: Mapping[str, tuple[Field, ...]],
-    out: list[str],
+    out: _Output,
     path: str,
 ) -> None:
     if value is None:

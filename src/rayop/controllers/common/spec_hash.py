@@ -21,10 +21,13 @@ from __future__ import annotations
 import base64
 import copy
 import hashlib
+import logging
 from collections.abc import Mapping
 from typing import Any
 
-from rayop.controllers.common.go_json import marshal_raycluster_spec
+from rayop.controllers.common.go_json import GoJsonError, marshal_raycluster_spec
+
+log = logging.getLogger(__name__)
 
 WORKER_MUTED = ("replicas", "minReplicas", "maxReplicas")
 TEMPLATE_MUTED = ("tolerations", "schedulingGates")
@@ -33,8 +36,8 @@ TEMPLATE_MUTED = ("tolerations", "schedulingGates")
 def kuberay_spec_hash(spec: Mapping[str, Any]) -> str:
     """Returns KubeRay's hash of a RayClusterSpec wire dict (the muted fields left out).
 
-    Raises:
-        rayop.controllers.common.go_json.GoJsonError: a value does not fit KubeRay's Go type.
+    A spec Go's decoder would refuse (a value of the wrong type) is hashed with that value as
+    plain JSON, and a warning names it: KubeRay cannot read such an object at all.
     """
     return _digest(muted_spec(spec))
 
@@ -59,21 +62,13 @@ def muted_spec(spec: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def rayservice_cluster_hash(cluster_config: Mapping[str, Any]) -> str:
-    """Returns the hash a RayService stores on its clusters: ``rayClusterConfig`` without ``suspend``.
-
-    Raises:
-        rayop.controllers.common.go_json.GoJsonError: a value does not fit KubeRay's Go type.
-    """
+    """Returns the hash a RayService stores on its clusters: ``rayClusterConfig`` without ``suspend``."""
     spec = {k: v for k, v in cluster_config.items() if k != "suspend"}
     return kuberay_spec_hash(spec)
 
 
 def raycluster_pod_hash(spec: Mapping[str, Any]) -> str:
-    """Returns the head pods' recreate hash: the spec with absent ``rayStartParams`` as ``{}``.
-
-    Raises:
-        rayop.controllers.common.go_json.GoJsonError: a value does not fit KubeRay's Go type.
-    """
+    """Returns the head pods' recreate hash: the spec with absent ``rayStartParams`` as ``{}``."""
     result: dict[str, Any] = copy.deepcopy(dict(spec))
     groups = [result.get("headGroupSpec"), *(result.get("workerGroupSpecs") or [])]
     for group in groups:
@@ -90,6 +85,13 @@ def _mute_template(group: dict[str, Any]) -> None:
 
 
 def _digest(spec: Mapping[str, Any]) -> str:
-    payload = marshal_raycluster_spec(spec).encode()
+    try:
+        text = marshal_raycluster_spec(spec)
+    except GoJsonError as err:
+        log.warning(
+            "spec hash: KubeRay's Go types cannot hold the spec (%s); hashing it as is", err
+        )
+        text = marshal_raycluster_spec(spec, lenient=True)
+    payload = text.encode()
     digest = hashlib.sha1(payload, usedforsecurity=False).digest()
     return base64.b32hexencode(digest).decode()

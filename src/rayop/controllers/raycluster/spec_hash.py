@@ -15,9 +15,5 @@ from rayop.controllers.common.spec_hash import raycluster_pod_hash
 
 
 def spec_hash(cluster: Obj) -> str:
-    """Returns KubeRay's hash of the cluster's spec without the scaling-related fields.
-
-    Raises:
-        rayop.controllers.common.go_json.GoJsonError: a value does not fit KubeRay's Go type.
-    """
+    """Returns KubeRay's hash of the cluster's spec without the scaling-related fields."""
     return raycluster_pod_hash(cs.spec(cluster))

@@ -38,11 +38,7 @@ Obj = Mapping[str, Any]
 
 
 def spec_hash(cluster_spec: Obj) -> str:
-    """Returns KubeRay's hash of a ``rayClusterConfig`` (``suspend`` and scaling fields muted).
-
-    Raises:
-        rayop.controllers.common.go_json.GoJsonError: a value does not fit KubeRay's Go type.
-    """
+    """Returns KubeRay's hash of a ``rayClusterConfig`` (``suspend`` and scaling fields muted)."""
     return rayservice_cluster_hash(cluster_spec)
 
 
