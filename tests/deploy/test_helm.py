@@ -24,6 +24,7 @@ from helm_cli import (
     lint,
     missing_helm_reason,
     template,
+    template_text,
 )
 from manifests import DEPLOY, find, load_yaml, operator_container, parse_run_args
 
@@ -318,20 +319,84 @@ def test_chart_crds_equal_the_generated_ones() -> None:
     assert by_name == {crd["metadata"]["name"]: crd for crd in build_crds()}
 
 
-def test_every_value_in_values_yaml_is_used_by_a_template() -> None:
-    texts = "\n".join(p.read_text() for p in (CHART / "templates").iterdir())
-    values = yaml.safe_load((CHART / "values.yaml").read_text())
-    whole = {"resources", "securityContext", "podSecurityContext", "nodeSelector", "affinity",
-             "labels", "annotations", "additionalLabels"}  # fmt: skip
+WHOLE_VALUES = {"resources", "securityContext", "podSecurityContext", "nodeSelector", "affinity",
+                "labels", "annotations", "additionalLabels"}  # fmt: skip
+"""Values that are a YAML block handed over as it is (changed as a whole by the test below)."""
 
-    def paths(node: Any, prefix: str, key: str) -> list[tuple[str, str]]:
-        if isinstance(node, dict) and node and key not in whole:
-            return [p for k, v in node.items() for p in paths(v, f"{prefix}.{k}", k)]
-        return [(prefix, key)]
+PREREQUISITES: dict[str, Values] = {
+    "logging.sizeLimit": {"logging": {"baseDir": "/var/log/ray", "fileName": "op.log"}},
+    "logging.baseDir": {"logging": {"fileName": "op.log"}},
+    "logging.fileName": {"logging": {"baseDir": "/var/log/ray"}},
+    "metrics.serviceMonitor": {"metrics": {"serviceMonitor": {"enabled": True}}},
+    "configuration": {"configuration": {"enabled": True}},
+    "crNamespacedRbacEnable": {"singleNamespaceInstall": True},
+}
+"""What must be set for a value to matter (the longest matching prefix of its path)."""
 
-    unused = [
-        path
-        for path, key in paths(values, ".Values", "")
-        if path not in texts and not re.search(rf"\b{re.escape(key)}\b", texts)
-    ]
+
+def _leaves(node: Any, path: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], Any]]:
+    if isinstance(node, dict) and node and (not path or path[-1] not in WHOLE_VALUES):
+        return [leaf for key, value in node.items() for leaf in _leaves(value, (*path, key))]
+    return [(path, node)]
+
+
+def _changed(path: tuple[str, ...], value: Any) -> Any:
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, int | float):
+        return value + 1
+    if path[-1] in WHOLE_VALUES or isinstance(value, dict):
+        return {"example.com/changed": "yes"} if path[-1] in {"labels", "annotations",
+               "additionalLabels", "nodeSelector"} else {"changed": {"by": "test"}}  # fmt: skip
+    if isinstance(value, list) or value is None:
+        if path[-1] == "featureGates":
+            return [{"name": "RayClusterStatusConditions", "enabled": False}]
+        if path[-1] in {"env", "defaultContainerEnvs"}:
+            return [{"name": "CHANGED", "value": "yes"}]
+        if path[-1] == "extraArgs":
+            return ["--zap-devel=true"]
+        return [{"name": "changed"}]
+    return "changed" if path[-1] != "sizeLimit" else "2Gi"
+
+
+def _nest(path: tuple[str, ...], value: Any) -> Values:
+    for key in reversed(path):
+        value = {key: value}
+    return value  # type: ignore[no-any-return]
+
+
+def _sets(values: Values, path: tuple[str, ...]) -> bool:
+    node: Any = values
+    for key in path:
+        if not isinstance(node, dict) or key not in node:
+            return False
+        node = node[key]
+    return True
+
+
+def _merge(base: Values, extra: Values) -> Values:
+    merged = dict(base)
+    for key, value in extra.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = _merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def test_every_value_in_values_yaml_changes_the_render() -> None:
+    defaults = yaml.safe_load((CHART / "values.yaml").read_text())
+    leaves = _leaves(defaults)
+    assert len(leaves) > 40
+    unused = []
+    for path, value in leaves:
+        dotted = ".".join(path)
+        prefixes = [p for p in PREREQUISITES if dotted == p or dotted.startswith(p + ".")]
+        base = PREREQUISITES[max(prefixes, key=len)] if prefixes else {}
+        if _sets(base, path):  # the value is the switch its prerequisite turns on
+            base = {}
+        before = template_text(base)
+        after = template_text(_merge(base, _nest(path, _changed(path, value))))
+        if before == after:
+            unused.append(dotted)
     assert unused == []
