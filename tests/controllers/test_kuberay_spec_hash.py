@@ -151,3 +151,11 @@ def test_a_spec_go_cannot_decode_still_hashes_stably(caplog: pytest.LogCaptureFi
     assert "headGroupSpec.template.spec.containers[0].image" in caplog.text
     quantity = {"headGroupSpec": {"template": {"spec": {"overhead": {"cpu": "1Xi"}}}}}
     assert '"overhead":{"cpu":"1Xi"}' in marshal_raycluster_spec(quantity, lenient=True)
+
+
+def test_hashing_leaves_the_spec_as_it_was() -> None:
+    spec = _spec()
+    kept = copy.deepcopy(spec)
+    raycluster_pod_hash(spec)
+    rayservice_cluster_hash(spec)
+    assert spec == kept

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from importlib import resources
@@ -79,24 +80,15 @@ def marshal_raycluster_spec(spec: Mapping[str, Any], *, lenient: bool = False) -
 
 def go_string(text: str) -> str:
     """Returns ``text`` as a JSON string literal escaped as Go's encoder (HTML-safe) does."""
-    parts = ['"']
-    for char in text:
-        code = ord(char)
-        if char in ('"', "\\"):
-            parts.append("\\" + char)
-        elif code < 0x20:
-            parts.append(_CONTROL.get(char) or f"\\u00{code:02x}")
-        elif char in "<>&" or code in (0x2028, 0x2029):
-            parts.append(f"\\u{code:04x}")
-        elif 0xD800 <= code <= 0xDFFF:
-            parts.append("\\ufffd")
-        else:
-            parts.append(char)
-    parts.append('"')
-    return "".join(parts)
+    quoted = json.dumps(text, ensure_ascii=False)  # the same escapes below U+0020 as Go
+    if not text.isascii() and _SURROGATE.search(text):
+        quoted = _SURROGATE.sub(lambda _: "\\ufffd", quoted)
+    return quoted.translate(_GO_ONLY) if _NEEDS_GO_ESCAPE.search(text) else quoted
 
 
-_CONTROL = {"\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+_GO_ONLY = str.maketrans({c: f"\\u{ord(c):04x}" for c in "<>&\u2028\u2029"})
+_NEEDS_GO_ESCAPE = re.compile("[<>&\u2028\u2029]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _is_empty(value: Any, ref: str, types: Mapping[str, tuple[Field, ...]]) -> bool:

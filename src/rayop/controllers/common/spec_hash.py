@@ -19,7 +19,6 @@ missing ``rayStartParams`` to ``{}`` (:func:`raycluster_pod_hash`).
 from __future__ import annotations
 
 import base64
-import copy
 import hashlib
 import logging
 from collections.abc import Mapping
@@ -43,21 +42,36 @@ def kuberay_spec_hash(spec: Mapping[str, Any]) -> str:
 
 
 def muted_spec(spec: Mapping[str, Any]) -> dict[str, Any]:
-    """Returns a deep copy of ``spec`` without the fields KubeRay mutes before hashing."""
-    result: dict[str, Any] = copy.deepcopy(dict(spec))
-    result.pop("upgradeStrategy", None)
+    """Returns ``spec`` without the fields KubeRay mutes before hashing (``spec`` is not changed).
+
+    Only the mappings on the way to a muted field are copied; the rest is shared.
+    """
+    result = {k: v for k, v in spec.items() if k != "upgradeStrategy"}
     head = result.get("headGroupSpec")
-    if isinstance(head, dict):
-        _mute_template(head)
-    for group in result.get("workerGroupSpecs") or []:
-        if not isinstance(group, dict):
-            continue
-        for key in WORKER_MUTED:
-            group.pop(key, None)
-        strategy = group.get("scaleStrategy")
-        if isinstance(strategy, dict):
-            strategy.pop("workersToDelete", None)
-        _mute_template(group)
+    if isinstance(head, Mapping):
+        result["headGroupSpec"] = _muted_template(head)
+    groups = result.get("workerGroupSpecs")
+    if isinstance(groups, list):
+        result["workerGroupSpecs"] = [_muted_worker(g) for g in groups]
+    return result
+
+
+def _muted_worker(group: Any) -> Any:
+    if not isinstance(group, Mapping):
+        return group
+    result = {k: v for k, v in group.items() if k not in WORKER_MUTED}
+    strategy = result.get("scaleStrategy")
+    if isinstance(strategy, Mapping):
+        result["scaleStrategy"] = {k: v for k, v in strategy.items() if k != "workersToDelete"}
+    return _muted_template(result)
+
+
+def _muted_template(group: Mapping[str, Any]) -> dict[str, Any]:
+    result = dict(group)
+    template = result.get("template")
+    if isinstance(template, Mapping) and isinstance(template.get("spec"), Mapping):
+        pod_spec = {k: v for k, v in template["spec"].items() if k not in TEMPLATE_MUTED}
+        result["template"] = {**template, "spec": pod_spec}
     return result
 
 
@@ -69,19 +83,20 @@ def rayservice_cluster_hash(cluster_config: Mapping[str, Any]) -> str:
 
 def raycluster_pod_hash(spec: Mapping[str, Any]) -> str:
     """Returns the head pods' recreate hash: the spec with absent ``rayStartParams`` as ``{}``."""
-    result: dict[str, Any] = copy.deepcopy(dict(spec))
-    groups = [result.get("headGroupSpec"), *(result.get("workerGroupSpecs") or [])]
-    for group in groups:
-        if isinstance(group, dict) and group.get("rayStartParams") is None:
-            group["rayStartParams"] = {}
+    result = dict(spec)
+    head = result.get("headGroupSpec")
+    if isinstance(head, Mapping):
+        result["headGroupSpec"] = _with_ray_start_params(head)
+    groups = result.get("workerGroupSpecs")
+    if isinstance(groups, list):
+        result["workerGroupSpecs"] = [_with_ray_start_params(g) for g in groups]
     return kuberay_spec_hash(result)
 
 
-def _mute_template(group: dict[str, Any]) -> None:
-    spec = (group.get("template") or {}).get("spec")
-    if isinstance(spec, dict):
-        for key in TEMPLATE_MUTED:
-            spec.pop(key, None)
+def _with_ray_start_params(group: Any) -> Any:
+    if not isinstance(group, Mapping) or group.get("rayStartParams") is not None:
+        return group
+    return {**group, "rayStartParams": {}}
 
 
 def _digest(spec: Mapping[str, Any]) -> str:
