@@ -80,8 +80,8 @@ def _service_create(obj: Obj, alloc: IpAllocator) -> None:
         if not isinstance(port, dict):
             continue
         port.setdefault("protocol", "TCP")
-        if "port" in port:
-            port.setdefault("targetPort", port["port"])
+        if "port" in port and port.get("targetPort") in (None, 0, ""):  # Go clients send 0
+            port["targetPort"] = port["port"]
         if stype in ("NodePort", "LoadBalancer") and not port.get("nodePort"):
             port["nodePort"] = alloc.node_port()
     if stype in ("NodePort", "LoadBalancer"):
@@ -104,8 +104,8 @@ def _service_create_ports_only(obj: Obj, alloc: IpAllocator) -> None:
     for port in spec.get("ports") or []:
         if isinstance(port, dict):
             port.setdefault("protocol", "TCP")
-            if "port" in port:
-                port.setdefault("targetPort", port["port"])
+            if "port" in port and port.get("targetPort") in (None, 0, ""):
+                port["targetPort"] = port["port"]
             if stype in ("NodePort", "LoadBalancer") and not port.get("nodePort"):
                 port["nodePort"] = alloc.node_port()
 
