@@ -263,3 +263,19 @@ async def test_token_request_in_protobuf() -> None:
         issued = decode_protobuf(raw)
         assert issued["kind"] == "TokenRequest" and issued["status"]["token"]
         assert issued["spec"] == {"audiences": ["ray"], "expirationSeconds": 600}
+
+
+async def test_a_go_clients_unset_target_port_defaults_to_the_port() -> None:
+    """client-go writes every non-pointer field: an unset targetPort arrives as 0."""
+    async with open_harness() as h:
+        info = h.store.resources.get("", "v1", "services")
+        assert info is not None
+        svc = {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": "head-svc"},
+            "spec": {"ports": [{"name": "dashboard", "port": 8265, "targetPort": 0}]},
+        }
+        code, _, raw = await _pb(h, "POST", _path(info), encode_protobuf(svc))
+        assert code == 201
+        assert decode_protobuf(raw)["spec"]["ports"][0]["targetPort"] == 8265
