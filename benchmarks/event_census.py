@@ -15,10 +15,9 @@ import sys
 from collections import Counter
 
 from rayop.bench.scenarios import raycluster
-from rayop.kube.resources import Resource
+from rayop.kube.resources import RAY_CLUSTERS as RAYCLUSTERS
 from rayop.testing import eventually, open_control_plane, open_operator
 
-RAYCLUSTERS = Resource("ray.io", "v1", "rayclusters", "RayCluster")
 NAMESPACE = "census"
 
 
