@@ -9,6 +9,7 @@ feature the user asked for.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 from collections.abc import AsyncIterator
@@ -18,15 +19,17 @@ import pytest_asyncio
 from raycluster_env import (
     GATED_SAMPLES,
     SAMPLE_GATES,
+    SAMPLES,
     OperatorEnv,
     load_sample,
     running_operator,
     sample_files,
 )
+from sample_nodes import sample_claims, sample_node_pools
 
 from rayop.controllers.common.options import OperatorOptions
-from rayop.kube.resources import ROLES, SERVICE_ACCOUNTS, SERVICES
-from rayop.testing import eventually
+from rayop.kube.resources import PERSISTENT_VOLUME_CLAIMS, ROLES, SERVICE_ACCOUNTS, SERVICES
+from rayop.testing import FAST_KUBELET, eventually
 
 pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.slow]
 
@@ -43,8 +46,12 @@ def namespace_for(file_name: str) -> str:
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def samples_env() -> AsyncIterator[OperatorEnv]:
     """One operator with every sample applied up front, so they converge side by side."""
-    async with running_operator(concurrency=4) as env:
+    pools = sample_node_pools(SAMPLES / f for f in SAMPLE_FILES)  # TPU and GPU nodes
+    kubelet = dataclasses.replace(FAST_KUBELET, node_pools=pools)
+    async with running_operator(concurrency=4, kubelet=kubelet) as env:
         for file_name in SAMPLE_FILES:
+            for claim in sample_claims(SAMPLES / file_name):  # as kubectl apply -f would
+                await env.plane.create(PERSISTENT_VOLUME_CLAIMS, claim, namespace_for(file_name))
             for raycluster in load_sample(file_name):
                 await env.apply(raycluster, namespace_for(file_name))
         yield env

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from raycluster_env import load_sample
+from raycluster_env import SAMPLES, load_sample
 from rayjob_env import (
     RayJobEnv,
     load_docs,
@@ -25,6 +25,7 @@ from rayjob_env import (
     rayjob_sample_files,
     running_rayjob_operator,
 )
+from sample_nodes import sample_kubelet
 
 from rayop.testing import eventually
 
@@ -81,7 +82,8 @@ async def _apply(samples: Samples, file_name: str) -> None:
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def samples() -> AsyncIterator[Samples]:
-    async with running_rayjob_operator() as env:
+    kubelet = sample_kubelet(SAMPLES / f for f in SAMPLE_FILES)  # their TPU and GPU nodes
+    async with running_rayjob_operator(kubelet=kubelet) as env:
         applied = Samples(env)
         await asyncio.gather(*(_apply(applied, f) for f in SAMPLE_FILES))
         yield applied

@@ -26,9 +26,17 @@ from typing import Any
 
 import pytest
 from chart_install import NAMESPACE, kubectl_install, render_release
-from raycluster_env import GATED_SAMPLES, OperatorEnv, load_sample, sample_files, simple_cluster
+from raycluster_env import (
+    GATED_SAMPLES,
+    SAMPLES,
+    OperatorEnv,
+    load_sample,
+    sample_files,
+    simple_cluster,
+)
 from rayjob_env import FAST_DASHBOARD, small_rayjob
 from rayservice_env import small_rayservice
+from sample_nodes import sample_claims, sample_kubelet
 
 from rayop.controllers.common.gates import FeatureGates
 from rayop.controllers.common.options import OperatorOptions
@@ -110,6 +118,8 @@ async def raycluster_scenarios(env: OperatorEnv) -> None:
     cleanup."""
     files = [f for f in sample_files() if f not in GATED_SAMPLES]
     for file_name in files:
+        for claim in sample_claims(SAMPLES / file_name):  # as kubectl apply -f would
+            await env.plane.create(PERSISTENT_VOLUME_CLAIMS, claim, namespace_for(file_name))
         for rc in load_sample(file_name):
             await env.apply(rc, namespace_for(file_name))
     for file_name in files:
@@ -253,7 +263,10 @@ async def test_chart_grants_are_exactly_what_the_operator_uses(tmp_path: Path) -
     release = render_release(tmp_path)
     user = f"system:serviceaccount:{NAMESPACE}:{release.service_account}"
     failure: BaseException | None = None
-    async with open_control_plane(tls=True, dashboard=FAST_DASHBOARD, crds=False) as plane:
+    kubelet = sample_kubelet(SAMPLES / f for f in sample_files())  # their TPU and GPU nodes
+    async with open_control_plane(
+        tls=True, dashboard=FAST_DASHBOARD, crds=False, kubelet=kubelet
+    ) as plane:
         cp = plane.cp
         await kubectl_install(cp, release, tmp_path)
         token = cp.issue_service_account_token(NAMESPACE, release.service_account)

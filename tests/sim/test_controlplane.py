@@ -204,7 +204,7 @@ async def test_a_watch_client_that_disconnects_is_dropped_quietly(
     assert errors == [], [r.getMessage() for r in errors]
 
 
-async def test_a_persistent_volume_claim_is_bound_at_once() -> None:
+async def test_a_persistent_volume_claim_binds_once_a_pod_uses_it() -> None:
     async with EmbeddedControlPlane(kubelet=FAST) as cp, aiohttp.ClientSession() as http:
         claim = {
             "apiVersion": "v1",
@@ -220,4 +220,23 @@ async def test_a_persistent_volume_claim_is_bound_at_once() -> None:
             assert resp.status == 201, await resp.text()
         async with http.get(f"{url}/gcs-storage", headers=_auth(cp)) as resp:
             stored = await resp.json()
-        assert stored["status"]["phase"] == "Bound"
+        assert stored["status"]["phase"] == "Pending"  # kind's class waits for its first consumer
+        pod = {
+            "metadata": {"name": "uses-it"},
+            "spec": {
+                "containers": [{"name": "c", "image": "busybox"}],
+                "volumes": [{"name": "d", "persistentVolumeClaim": {"claimName": "gcs-storage"}}],
+            },
+        }
+        pods = f"{cp.url}/api/v1/namespaces/default/pods"
+        async with http.post(pods, json=pod, headers=_auth(cp)) as resp:
+            assert resp.status == 201, await resp.text()
+        for _ in range(200):
+            async with http.get(f"{url}/gcs-storage", headers=_auth(cp)) as resp:
+                stored = await resp.json()
+            if stored["status"]["phase"] == "Bound":
+                break
+            await asyncio.sleep(0.05)
+        assert stored["status"]["phase"] == "Bound", stored
+        assert stored["spec"]["storageClassName"] == "standard"
+        assert stored["spec"]["volumeName"] == f"pvc-{stored['metadata']['uid']}"

@@ -268,7 +268,9 @@ async def _writes_until_ready(config: KubeletConfig) -> list[dict[str, Any]]:
     store = Store(seed=5)
     pods = info(store, "", "pods")
     seen: list[dict[str, Any]] = []
-    store.subscribe(lambda t, i, obj, old: seen.append(obj) if t == "MODIFIED" else None)
+    store.subscribe(
+        lambda t, i, obj, old: seen.append(obj) if t == "MODIFIED" and i.plural == "pods" else None
+    )
     k = await _kubelet(store, config)
     await store.create(pods, "default", _pod("w"))
     await wait_for(store, pods, "default", "w", is_ready)

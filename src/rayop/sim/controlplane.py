@@ -34,6 +34,7 @@ from rayop.sim.controller_manager.batch_jobs import JobController
 from rayop.sim.controller_manager.endpoints import EndpointsController
 from rayop.sim.controller_manager.garbage_collector import GarbageCollector
 from rayop.sim.controller_manager.serviceaccounts import ServiceAccountController
+from rayop.sim.controller_manager.volumes import VolumeController
 from rayop.sim.dashboard.head import DashboardConfig
 from rayop.sim.dashboard.registry import DashboardRegistry
 from rayop.sim.dashboard.submitter import SubmitterSimulator
@@ -196,6 +197,7 @@ class EmbeddedControlPlane:
             GarbageCollector(self._store),
             EndpointsController(self._store),
             JobController(self._store),
+            VolumeController(self._store),
             self._kubelet,
             self._dashboards,
         ]

@@ -1,7 +1,7 @@
 """Per-kind defaulting done by the API server on create and update (pods, services, jobs...).
 
 These are the strategy hooks kube-apiserver runs before storing an object: a pod starts
-Pending, a service gets a clusterIP (and node ports), a PVC is bound at once, a namespace is
+Pending, a service gets a clusterIP (and node ports), a PVC starts Pending, a namespace is
 Active, a job gets its selector. Functions mutate the object they are given (already a copy).
 """
 
@@ -120,14 +120,7 @@ def _namespace_create(obj: Obj, alloc: IpAllocator) -> None:
 def _pvc_create(obj: Obj, alloc: IpAllocator) -> None:
     spec = obj.setdefault("spec", {})
     spec.setdefault("volumeMode", "Filesystem")
-    spec.setdefault("storageClassName", "standard")
-    spec.setdefault("volumeName", "pvc-" + obj["metadata"]["uid"])
-    requests = (spec.get("resources") or {}).get("requests") or {}
-    obj["status"] = {
-        "phase": "Bound",
-        "accessModes": spec.get("accessModes") or ["ReadWriteOnce"],
-        "capacity": dict(requests),
-    }
+    obj["status"] = {"phase": "Pending"}  # sim/controller_manager/volumes.py binds it
 
 
 def _job_create(obj: Obj, alloc: IpAllocator) -> None:

@@ -109,6 +109,7 @@ BUILTIN_RESOURCES: tuple[ResourceInfo, ...] = (
     _r("", "v1", "secrets", "Secret", True),
     _r("", "v1", "serviceaccounts", "ServiceAccount", True, ("sa",)),
     _r("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", True, ("pvc",), status=True),
+    _r("", "v1", "persistentvolumes", "PersistentVolume", False, ("pv",), status=True),
     _r("", "v1", "nodes", "Node", False, ("no",), status=True),
     _r("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice", True),
     ResourceInfo(
@@ -138,6 +139,7 @@ BUILTIN_RESOURCES: tuple[ResourceInfo, ...] = (
         categories=("all",),
     ),
     _r("coordination.k8s.io", "v1", "leases", "Lease", True),
+    _r("storage.k8s.io", "v1", "storageclasses", "StorageClass", False, ("sc",)),
     _r("networking.k8s.io", "v1", "ingresses", "Ingress", True, ("ing",), status=True),
     _r(
         "apiextensions.k8s.io",

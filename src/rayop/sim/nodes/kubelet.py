@@ -17,13 +17,14 @@ import logging
 import random
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 
 from rayop.sim.machinery.resources import ResourceInfo
 from rayop.sim.machinery.timestamps import now_rfc3339
 from rayop.sim.nodes import pod_status as ps
 from rayop.sim.nodes.container_logs import PodLogs
 from rayop.sim.nodes.container_output import record_crash, record_exit, record_start
+from rayop.sim.nodes.kubelet_config import KubeletConfig as KubeletConfig
+from rayop.sim.nodes.pod_scheduling import PodScheduler
 from rayop.sim.nodes.scheduler import Placement
 from rayop.sim.storage.controller_base import Obj, StoreController, error_code, meta
 from rayop.sim.storage.store import Store
@@ -31,46 +32,6 @@ from rayop.sim.storage.store import Store
 log = logging.getLogger(__name__)
 
 PodHook = Callable[[Obj], Awaitable[None] | None]
-
-
-@dataclass(frozen=True, kw_only=True)
-class KubeletConfig:
-    """Timing and failure settings of the simulated kubelet (all times in seconds)."""
-
-    pending_delay: float = 0.0
-    """From creation until the pod is scheduled and reported Pending with its IP."""
-    running_delay: float = 0.1
-    """From Pending until the containers run (phase Running)."""
-    ready_delay: float = 0.1
-    """From Running until the pod is Ready (plus readiness initialDelaySeconds x factor)."""
-    jitter: float = 0.0
-    """Up to this many seconds are added at random to each of the delays above."""
-    failure_rate: float = 0.0
-    """Fraction of pods that end in phase Failed instead of running."""
-    crashloop_rate: float = 0.0
-    """Fraction of pods whose first container crash-loops (CrashLoopBackOff, never Ready)."""
-    readiness_probe_factor: float = 0.0
-    """Multiplies readinessProbe.initialDelaySeconds to delay Ready (0: probes add nothing)."""
-    job_duration: float | None = 1.0
-    """How long a Job's pod runs before it succeeds; None: until :meth:`Kubelet.complete_pod`."""
-    job_failure_rate: float = 0.0
-    """Fraction of Job pods that end Failed instead of Succeeded."""
-    unschedulable_rate: float = 0.0
-    """Fraction of pods left Pending with PodScheduled False, reason Unschedulable."""
-    delete_delay: float = 0.05
-    """Upper bound of how long a gracefully deleted pod stays visible (capped by its grace)."""
-    crashloop_backoff: float = 10.0
-    """Base of the crash-loop restart back-off (doubles per restart, at most 300 s)."""
-    seed: int | None = None
-    """Seed of the random outcomes (None: unpredictable)."""
-    nodes: int = 3
-    """How many fake nodes pods are spread over."""
-    node_prefix: str = "sim-node-"
-    """Node names are this prefix followed by 0..nodes-1."""
-
-    def node_names(self) -> list[str]:
-        """Returns the fake nodes' names."""
-        return [f"{self.node_prefix}{i}" for i in range(max(1, self.nodes))]
 
 
 def _is_job_pod(pod: Obj) -> bool:
@@ -101,17 +62,30 @@ class Kubelet(StoreController):
         self._rng = random.Random(self.config.seed)
         self._lifecycles: dict[str, asyncio.Task[None]] = {}
         self._finalizing: set[str] = set()
-        self._placement = Placement(self.config.node_names())
+        self._placement = Placement(
+            self.config.node_names(),
+            capacity=self.config.node_capacity,
+            labels=self.config.node_labels,
+            taints=self.config.node_taints,
+            pools=self.config.node_pools,
+        )
+        self._scheduler = PodScheduler(store, self._placement)
+        self._scheduler.writer = self
         self._pods: ResourceInfo | None = None
 
     # -- StoreController hooks -------------------------------------------------------------
 
     def wants(self, info: ResourceInfo) -> bool:
-        return info.group == "" and info.plural == "pods"
+        return (info.group == "" and info.plural == "pods") or self._scheduler.wants(info)
+
+    def observe(self, event_type: str, info: ResourceInfo, obj: Obj, old: Obj | None) -> None:
+        self._scheduler.observe(event_type, info, obj)
 
     def needs_handling(
         self, event_type: str, info: ResourceInfo, obj: Obj, old: Obj | None
     ) -> bool:
+        if info.plural != "pods":
+            return False
         if event_type != "MODIFIED":
             return True
         md = meta(obj)
@@ -124,6 +98,7 @@ class Kubelet(StoreController):
     async def resync(self) -> None:
         self._pods = self.resource("", "v1", "pods")
         await self._placement.create_nodes(self.store, time.time())
+        self._scheduler.prime()
         if self._pods is None:
             return
         items, _ = self.store.list(self._pods)
@@ -235,6 +210,11 @@ class Kubelet(StoreController):
                 info, ns, name, uid, lambda p: ps.mark_unschedulable(p, now_rfc3339(), nodes=nodes)
             )
             return
+        if not (pod.get("spec") or {}).get("nodeName"):
+            node = await self._scheduler.schedule(info, pod)
+            if node is None:
+                return
+            pod = self.store.peek(info, ns, name) or pod
         if (pod.get("status") or {}).get("phase") == "Running":
             ready_now = ps.condition_true(pod, "Ready")
         else:
@@ -276,7 +256,7 @@ class Kubelet(StoreController):
         """
         md = meta(pod)
         ns, name, uid = str(md.get("namespace") or ""), str(md["name"]), str(md.get("uid"))
-        node = str((pod.get("spec") or {}).get("nodeName") or self._placement.pick_node())
+        node = str((pod.get("spec") or {}).get("nodeName") or self._scheduler.placed(uid))
         host_ip, pod_ip = self._placement.host_ip(node), self._placement.allocate_ip()
         stages: list[Callable[[Obj], None]] = [
             lambda p: ps.mark_scheduled(p, now_rfc3339(), host_ip=host_ip, pod_ip=pod_ip)

@@ -77,8 +77,12 @@ def condition_true(pod: Obj, ctype: str) -> bool:
     return False
 
 
-def mark_unschedulable(pod: Obj, now: str, *, nodes: int) -> None:
-    """Leaves the pod Pending with PodScheduled False, reason Unschedulable."""
+def mark_unschedulable(pod: Obj, now: str, *, nodes: int, message: str | None = None) -> None:
+    """Leaves the pod Pending with PodScheduled False, reason Unschedulable.
+
+    ``message`` is the scheduler's FitError text (a node-affinity refusal on every node when
+    None, what the ``unschedulable_rate`` fault reports).
+    """
     st = pod.setdefault("status", {})
     st["phase"] = "Pending"
     set_condition(
@@ -87,8 +91,10 @@ def mark_unschedulable(pod: Obj, now: str, *, nodes: int) -> None:
         False,
         now,
         reason="Unschedulable",
-        message=f"0/{nodes} nodes are available: {nodes} node(s) didn't match "
-        "Pod's node affinity/selector. preemption: 0/{nodes} nodes are available.",
+        message=message
+        or f"0/{nodes} nodes are available: {nodes} node(s) didn't match Pod's node "
+        f"affinity/selector. preemption: 0/{nodes} nodes are available: {nodes} Preemption is "
+        "not helpful for scheduling.",
     )
 
 

@@ -1,21 +1,54 @@
-"""The simulated scheduler's placement: fake nodes, round-robin node choice and pod IPs.
+"""The simulated scheduler's placement: fake nodes, node choice by kube-scheduler's filters, pod IPs.
 
-Nothing is ever refused for lack of room: node selectors, affinities, tolerations and resource
-requests are recorded on the pod but do not block placement (the kubelet's
-``unschedulable_rate`` fault is the only way to leave a pod unscheduled).
+Nodes are created with the configured capacity, labels and taints (users may change them later,
+``kubectl taint`` or ``label``: the Node objects are what is read). A pod goes to the next node,
+round-robin, that passes the filters of :mod:`rayop.sim.nodes.scheduling`; what each bound,
+unfinished pod requests is counted against its node, and a pod is counted ("assumed", as
+kube-scheduler does) from the moment it is placed, before its binding is written.
 """
 
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 from rayop.sim.machinery.timestamps import timestamp
+from rayop.sim.nodes.quantities import pod_requests
+from rayop.sim.nodes.scheduling import NodeView, fit_message, node_problems
 from rayop.sim.storage.store import Store
 
-__all__ = ["Placement"]
+__all__ = ["DEFAULT_NODE_CAPACITY", "NodePool", "Placement"]
 
 Obj = dict[str, Any]
+
+DEFAULT_NODE_CAPACITY: Mapping[str, str] = {
+    "cpu": "100k",
+    "memory": "1Pi",
+    "pods": "1M",
+    "ephemeral-storage": "1Pi",
+}
+"""Each simulated node's capacity unless configured: large, so that load tests never run out."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class NodePool:
+    """A group of identical extra nodes (GPU nodes, a TPU slice, a tainted pool...).
+
+    Nodes are named ``<name>-0`` .. ``<name>-<count-1>``.
+    """
+
+    name: str
+    count: int = 1
+    labels: Mapping[str, str] = field(default_factory=dict)
+    capacity: Mapping[str, str] = field(default_factory=lambda: dict(DEFAULT_NODE_CAPACITY))
+    taints: tuple[Mapping[str, Any], ...] = ()
+
+    def node_names(self) -> list[str]:
+        """Returns the pool's node names."""
+        return [f"{self.name}-{i}" for i in range(max(0, self.count))]
 
 
 class Placement:
@@ -23,10 +56,36 @@ class Placement:
 
     Args:
         node_names: The fake nodes' names, in the order pods are spread over them.
+        capacity: Each node's capacity (and allocatable).
+        labels: Labels every node gets besides the standard ones.
+        taints: Taints every node gets.
+        pools: Further nodes, with their own labels, capacity and taints.
     """
 
-    def __init__(self, node_names: list[str]) -> None:
-        self.node_names = node_names
+    def __init__(
+        self,
+        node_names: list[str],
+        *,
+        capacity: Mapping[str, str] = DEFAULT_NODE_CAPACITY,
+        labels: Mapping[str, str] | None = None,
+        taints: Sequence[Mapping[str, Any]] = (),
+        pools: Sequence[NodePool] = (),
+    ) -> None:
+        self.node_names = list(node_names)
+        self._specs: dict[str, tuple[dict[str, str], dict[str, str], list[dict[str, Any]]]] = {
+            name: (dict(capacity), dict(labels or {}), [dict(t) for t in taints])
+            for name in node_names
+        }
+        for pool in pools:
+            for name in pool.node_names():
+                self.node_names.append(name)
+                self._specs[name] = (
+                    dict(pool.capacity),
+                    dict(pool.labels),
+                    [dict(t) for t in pool.taints],
+                )
+        self.nodes: dict[str, NodeView] = {}
+        self._usage: dict[str, tuple[str, dict[str, Fraction]]] = {}
         self._used_ips: set[str] = set()
         self._next_ip = 0
         self._next_node = 0
@@ -36,11 +95,74 @@ class Placement:
         index = self.node_names.index(node) if node in self.node_names else 0
         return f"192.168.0.{10 + index % 240}"
 
-    def pick_node(self) -> str:
-        """Returns the next node, round-robin."""
-        node = self.node_names[self._next_node % len(self.node_names)]
-        self._next_node += 1
-        return node
+    # -- what the nodes hold -------------------------------------------------------------
+
+    def observe_node(self, event_type: str, node: Obj) -> None:
+        """Keeps the view of a Node object current (its pods' requests are kept)."""
+        name = str((node.get("metadata") or {}).get("name") or "")
+        old = self.nodes.pop(name, None)
+        if event_type == "DELETED":
+            return
+        view = NodeView.of(node)
+        if old is not None:
+            view.requested, view.pods = old.requested, old.pods
+        self.nodes[name] = view
+
+    def observe_pod(self, event_type: str, pod: Obj) -> None:
+        """Counts a bound, unfinished pod's requests on its node; uncounts it when it ends."""
+        md = pod.get("metadata") or {}
+        uid = str(md.get("uid") or "")
+        node = str((pod.get("spec") or {}).get("nodeName") or "")
+        phase = (pod.get("status") or {}).get("phase")
+        ended = event_type == "DELETED" or phase in ("Succeeded", "Failed")
+        held = self._usage.get(uid)
+        if ended or (not node and held is None):
+            self.release(uid)
+            return
+        if held is not None and (not node or held[0] == node):
+            return
+        self.release(uid)
+        self._hold(uid, node, pod_requests(pod))
+
+    def _hold(self, uid: str, node: str, requests: dict[str, Fraction]) -> None:
+        self._usage[uid] = (node, requests)
+        view = self.nodes.get(node)
+        if view is not None:
+            view.pods += 1
+            for name, value in requests.items():
+                view.requested[name] = view.requested.get(name, Fraction(0)) + value
+
+    def release(self, uid: str) -> None:
+        """Stops counting a pod (it ended, went away, or its placement was abandoned)."""
+        held = self._usage.pop(uid, None)
+        if held is None:
+            return
+        view = self.nodes.get(held[0])
+        if view is not None:
+            view.pods -= 1
+            for name, value in held[1].items():
+                view.requested[name] = view.requested.get(name, Fraction(0)) - value
+
+    def choose(self, pod: Obj) -> tuple[str | None, str]:
+        """Places a pod: returns (node, "") and counts it there, or (None, the FitError text)."""
+        order = [n for n in self.node_names if n in self.nodes] + sorted(
+            n for n in self.nodes if n not in self.node_names
+        )
+        requests = pod_requests(pod)
+        problems: dict[str, tuple[list[str], bool]] = {}
+        for offset in range(len(order)):
+            name = order[(self._next_node + offset) % len(order)]
+            reasons, resolvable = node_problems(pod, self.nodes[name], requests)
+            if not reasons:
+                self._next_node += offset + 1
+                uid = str((pod.get("metadata") or {}).get("uid") or "")
+                self.release(uid)
+                self._hold(uid, name, requests)
+                return name, ""
+            problems[name] = (reasons, resolvable)
+        return None, fit_message(problems)
+
+    # -- IPs and Node objects ------------------------------------------------------------
 
     def note_ip(self, ip: str) -> None:
         """Marks an IP already held by a stored pod as used."""
@@ -63,14 +185,37 @@ class Placement:
         if nodes is None:
             return
         for name in self.node_names:
+            capacity, labels, taints = self._specs[name]
+            node = _node_object(
+                name,
+                self.host_ip(name),
+                timestamp(now),
+                capacity=capacity,
+                labels=labels,
+                taints=taints,
+            )
             with contextlib.suppress(Exception):
-                await store.create(
-                    nodes, "", _node_object(name, self.host_ip(name), timestamp(now))
-                )
+                await store.create(nodes, "", node)
+            stored = store.peek(nodes, "", name)
+            if stored is not None and not (stored.get("status") or {}).get("allocatable"):
+                # a create drops the status, as the API server does; a kubelet then reports it
+                with contextlib.suppress(Exception):
+                    await store.update(
+                        nodes, "", name, dict(stored, status=node["status"]), subresource="status"
+                    )
+        for node in store.list(nodes)[0]:
+            self.observe_node("ADDED", node)
 
 
-def _node_object(name: str, ip: str, now: str) -> Obj:
-    capacity = {"cpu": "64", "memory": "256Gi", "pods": "1000", "ephemeral-storage": "1Ti"}
+def _node_object(
+    name: str,
+    ip: str,
+    now: str,
+    *,
+    capacity: Mapping[str, str],
+    labels: Mapping[str, str],
+    taints: Sequence[Mapping[str, Any]],
+) -> Obj:
     return {
         "apiVersion": "v1",
         "kind": "Node",
@@ -81,12 +226,13 @@ def _node_object(name: str, ip: str, now: str) -> Obj:
                 "kubernetes.io/os": "linux",
                 "kubernetes.io/arch": "amd64",
                 "type": "sim",
+                **labels,
             },
         },
-        "spec": {},
+        "spec": {"taints": [dict(t) for t in taints]} if taints else {},
         "status": {
-            "capacity": capacity,
-            "allocatable": capacity,
+            "capacity": dict(capacity),
+            "allocatable": dict(capacity),
             "addresses": [
                 {"type": "InternalIP", "address": ip},
                 {"type": "Hostname", "address": name},
