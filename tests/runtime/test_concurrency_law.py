@@ -24,6 +24,8 @@ class Plant:
     demand: float
     base_latency: float = 0.02
     knee: float | None = None
+    slope: float = 1.0
+    """Latency grows by ``slope`` times the base per worker beyond the knee."""
     slowdown: float = 1.0
     """Multiplies the latency (an API server slowing down)."""
     throttle: float | None = None
@@ -33,7 +35,7 @@ class Plant:
         backlog = self.demand > limit
         latency = self.base_latency * self.slowdown
         if self.knee is not None and limit > self.knee:
-            latency *= 1 + (limit - self.knee)
+            latency *= 1 + self.slope * (limit - self.knee)
         reconciles = 100
         return Window(
             seconds=WINDOW,
@@ -120,9 +122,20 @@ def test_no_oscillation_on_a_steady_signal() -> None:
     assert not any(d.changed for d in drive(law, plant, 300))  # 10 minutes
 
 
-def test_a_limit_that_raised_latency_is_probed_ever_more_rarely() -> None:
+def test_latency_that_grows_with_the_workers_stops_the_growth_past_the_knee_for_good() -> None:
+    # Past 6 workers each one more adds the base latency again: at 8 the latency implies about
+    # 5 requests queued, inside the dead band (3 to 6), where the limit holds.
     law = GradientAimd(LawSettings(ceiling=16))
     plant = Plant(demand=100, base_latency=0.05, knee=6)
+    drive(law, plant, 60)
+    assert law.limit in (7, 8)
+    assert 3 <= law.queued() <= 6
+    assert not any(d.changed for d in drive(law, plant, 600))
+
+
+def test_a_limit_that_raised_latency_is_probed_ever_more_rarely() -> None:
+    law = GradientAimd(LawSettings(ceiling=16))
+    plant = Plant(demand=100, base_latency=0.05, knee=6, slope=9.0)
     drive(law, plant, 60)
     decisions = drive(law, plant, 600)  # 20 minutes of a steady signal
     assert 4 <= min(d.limit for d in decisions) <= max(d.limit for d in decisions) <= 7

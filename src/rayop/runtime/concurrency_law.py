@@ -4,14 +4,18 @@ The law is additive increase, multiplicative decrease (Chiu & Jain, "Analysis of
 and Decrease Algorithms for Congestion Avoidance in Computer Networks", 1989; Jacobson,
 "Congestion Avoidance and Control", SIGCOMM 1988), driven as TCP Vegas drives its window
 (Brakmo & Peterson, "TCP Vegas: End to End Congestion Avoidance on a Global Internet", IEEE JSAC
-1995) and as Netflix's concurrency-limits ``Gradient2Limit`` drives a server's limit: by the
-ratio of the recent request latency to a base latency measured when the system was not loaded.
+1995) and as Netflix's concurrency-limits ``VegasLimit`` drives a server's limit: by the ratio
+of the recent request latency to the base latency (the lowest seen). As in Vegas, latency is
+judged by the queueing it implies, ``limit * (1 - base / recent)``: how many of this
+controller's requests wait at the API server beyond what an unloaded server would take. Twice
+the workers at twice the latency is the server's capacity reached, not a reason to stop at one
+worker; ten workers at five times the latency is contention.
 
 Every window (a few seconds of the controller's metrics), in this order:
 
 1. **Decrease** (multiplicative, ``limit * decrease_factor``, at least one worker) when the
-   API server's share of request latency (client throttling excluded) rose beyond
-   ``latency_tolerance`` times its base and ``latency_floor`` seconds above it, or the client
+   API server's share of request latency (client throttling excluded) implies more than
+   ``queued_to_shrink`` requests queued and is ``latency_floor`` seconds above its base, or the client
    token-bucket wait per request reached ``throttle_shrink``, or reconcile errors reached
    ``error_shrink`` of reconciles. At most once per ``cooldown`` windows, so one slow spell
    does not drop the limit to the floor before the first decrease has taken effect.
@@ -19,7 +23,7 @@ Every window (a few seconds of the controller's metrics), in this order:
    time and nothing waited, for ``idle_after`` windows in a row.
 3. **Increase** (one worker) when all workers were busy at least ``busy_to_grow`` of the time,
    items waited in the queue (and the mean wait reached ``queue_wait_to_grow`` or grew), API
-   latency stayed within ``latency_flat`` of its base, throttling below ``throttle_hold`` and
+   latency implied fewer than ``queued_to_grow`` requests queued, throttling below ``throttle_hold`` and
    errors below ``error_hold``, for ``grow_after`` windows in a row.
 
 Hysteresis keeps a steady signal from making the limit oscillate: the thresholds to grow are
@@ -69,8 +73,10 @@ class LawSettings:
     busy_to_grow: float = 0.9
     queue_wait_to_grow: float = 0.5
     grow_after: int = 2
-    latency_flat: float = 1.2
-    latency_tolerance: float = 1.5
+    queued_to_grow: float = 3.0
+    """Vegas' alpha: grow only while latency implies fewer requests queued than this."""
+    queued_to_shrink: float = 6.0
+    """Vegas' beta: shrink when latency implies more requests queued than this."""
     latency_floor: float = 0.02
     throttle_hold: float = 0.05
     throttle_shrink: float = 0.25
@@ -83,7 +89,8 @@ class LawSettings:
     probe_after: int = 30
     probe_max: int = 480
     base_alpha: float = 0.05
-    """How fast the base latency follows a higher latency (it follows a lower one at once)."""
+    """How fast the base latency follows a higher latency while it implies little queueing (it
+    follows a lower one at once)."""
     recent_alpha: float = 0.5
     """Smoothing of the recent latency (an exponential moving average)."""
 
@@ -157,27 +164,35 @@ class GradientAimd:
         base = self.base_latency
         if base is None or self.recent_latency < base:
             self.base_latency = self.recent_latency
-        elif not self._latency_rose():
+        elif self.queued() < s.queued_to_grow:  # noise, not queueing: let the base follow
             self.base_latency = base + s.base_alpha * (self.recent_latency - base)
 
     def _latency_rose(self) -> bool:
         base, recent, s = self.base_latency, self.recent_latency, self.settings
         if base is None or recent is None:
             return False
-        return recent >= base * s.latency_tolerance and recent - base >= s.latency_floor
+        return self.queued() > s.queued_to_shrink and recent - base >= s.latency_floor
 
     def _latency_flat(self) -> bool:
         base, recent, s = self.base_latency, self.recent_latency, self.settings
         if base is None or recent is None:
             return True
-        return recent <= base * s.latency_flat or recent - base < s.latency_floor
+        return self.queued() < s.queued_to_grow or recent - base < s.latency_floor
+
+    def queued(self) -> float:
+        """Requests the latency implies are queued at the API server: ``limit * (1 - base/recent)``."""
+        base, recent = self.base_latency, self.recent_latency
+        if base is None or recent is None or recent <= base:
+            return 0.0
+        return self.limit * (1 - base / recent)
 
     def _congestion(self, w: Window) -> str | None:
         s = self.settings
         if self._latency_rose():
             return (
                 f"API latency rose to {_ms(self.recent_latency)} from a base of "
-                f"{_ms(self.base_latency)} (throttling excluded)"
+                f"{_ms(self.base_latency)} (throttling excluded), about {self.queued():.1f} "
+                "requests queued at the API server"
             )
         if w.throttle_wait_mean is not None and w.throttle_wait_mean >= s.throttle_shrink:
             return f"client throttling wait reached {_ms(w.throttle_wait_mean)} per request"
