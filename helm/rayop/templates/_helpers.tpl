@@ -77,7 +77,10 @@ does not have. */}}
 {{- define "rayop.validate" -}}
 {{- if hasKey .Values "reconcileConcurrency" -}}
 {{- $value := toString .Values.reconcileConcurrency -}}
-{{- if not (regexMatch "^[1-9][0-9]*$" $value) -}}
+{{- $configFile := and .Values.configuration .Values.configuration.enabled -}}
+{{- if and (eq $value "auto") $configFile -}}
+{{- fail "values.reconcileConcurrency auto is a rayop flag: KubeRay's Configuration file (configuration.enabled) holds a number" -}}
+{{- else if and (ne $value "auto") (not (regexMatch "^[1-9][0-9]*$" $value)) -}}
 {{- fail (printf "values.reconcileConcurrency must be a positive integer, got %q" $value) -}}
 {{- end -}}
 {{- end -}}
