@@ -220,6 +220,8 @@ CASES += [
         },
     ),
 ]
+Outcome = tuple[dict[str, Any], dict[str, Any]]
+"""(warnings by object, statuses by object) of one operator."""
 RESOURCES: dict[str, Resource] = {
     "RayCluster": RAY_CLUSTERS,
     "RayJob": RAY_JOBS,
@@ -238,6 +240,24 @@ async def _warnings(client: KubeClient, namespace: str) -> dict[str, list[tuple[
         note = str(event.get("note", "")).replace(namespace, "<ns>")
         found.setdefault(name, set()).add((str(event.get("reason")), note))
     return {name: sorted(items) for name, items in found.items()}
+
+
+async def _statuses(client: KubeClient, namespace: str) -> dict[str, Any]:
+    """Returns what each RayJob and RayService status says about the refusal."""
+    found: dict[str, Any] = {}
+    for job in (await client.list(RAY_JOBS, namespace=namespace))["items"]:
+        status = job.get("status") or {}
+        found[job["metadata"]["name"]] = [
+            status.get(k) for k in ("jobDeploymentStatus", "reason", "message")
+        ]
+    for service in (await client.list(RAY_SERVICES, namespace=namespace))["items"]:
+        conditions = (service.get("status") or {}).get("conditions") or []
+        found[service["metadata"]["name"]] = [
+            [c.get(k) for k in ("type", "status", "reason", "message")]
+            for c in conditions
+            if c.get("type") == "Ready"
+        ]
+    return found
 
 
 async def _apply_all(client: KubeClient, namespace: str) -> list[str]:
@@ -272,8 +292,8 @@ def kuberay_binary() -> Path:
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def warnings(
     real_kubeconfig: str, kuberay_binary: Path, tmp_path_factory: pytest.TempPathFactory
-) -> AsyncIterator[tuple[dict[str, Any], dict[str, Any]]]:
-    """Runs KubeRay, then rayop, over the cases; yields the warnings of each."""
+) -> AsyncIterator[tuple[Outcome, Outcome]]:
+    """Runs KubeRay, then rayop, over the cases; yields the warnings and statuses of each."""
     token = secrets.token_hex(2)
     kuberay_ns, rayop_ns = f"vk-{token}", f"vr-{token}"
     log_path = tmp_path_factory.mktemp("kuberay") / "ray-operator.log"
@@ -294,6 +314,7 @@ async def warnings(
             try:
                 names = await _apply_all(client, kuberay_ns)
                 kuberay = await _settle(client, kuberay_ns, names)
+                kuberay_statuses = await _statuses(client, kuberay_ns)
                 assert proc.returncode is None, log_path.read_text()[-3000:]
             finally:
                 if proc.returncode is None:
@@ -309,13 +330,13 @@ async def warnings(
         ):
             names = await _apply_all(client, rayop_ns)
             rayop = await _settle(client, rayop_ns, names)
-    yield kuberay, rayop
+            rayop_statuses = await _statuses(client, rayop_ns)
+    yield (kuberay, kuberay_statuses), (rayop, rayop_statuses)
 
 
 @pytest.mark.parametrize("name", [c["metadata"]["name"] for c in CASES])
-async def test_the_same_warning_as_kuberay(
-    warnings: tuple[dict[str, Any], dict[str, Any]], name: str
-) -> None:
-    kuberay, rayop = warnings
+async def test_the_same_warning_as_kuberay(warnings: tuple[Outcome, Outcome], name: str) -> None:
+    (kuberay, kuberay_statuses), (rayop, rayop_statuses) = warnings
     assert kuberay.get(name), f"KubeRay recorded no warning for {name}"
     assert rayop.get(name) == kuberay[name]
+    assert rayop_statuses.get(name) == kuberay_statuses.get(name), "the same status"
