@@ -95,6 +95,10 @@ class EventRecorder:
         self._clock = clock
         self.metrics = metrics if metrics is not None else EventMetrics()
         self.metrics.initialise(reporting_controller)
+        self._recorded = {
+            t: self.metrics.recorded.labels(reporting_controller, t) for t in ("Normal", "Warning")
+        }
+        self._aggregated = self.metrics.unsent.labels(reporting_controller, "aggregated")
         self._series = SeriesCache(finish_time=series_window)
         self._writer = EventWriter(
             client,
@@ -137,13 +141,16 @@ class EventRecorder:
             related: A second object involved, if any.
         """
         try:
-            self.metrics.recorded.labels(self.reporting_controller, event_type).inc()
+            counter = self._recorded.get(event_type)
+            if counter is None:
+                counter = self.metrics.recorded.labels(self.reporting_controller, event_type)
+            counter.inc()
             body = self._build(
                 regarding, event_type, reason, note[:MAX_NOTE_LENGTH], action or reason, related
             )
             write = self._series.observe(body, self._clock.now(), body["eventTime"])
             if write is None:
-                self._count_unsent("aggregated")
+                self._aggregated.inc()
                 return
             self._writer.submit(write)
             if not self._sweeping:
