@@ -58,8 +58,17 @@ def reversals(decisions: list[Decision]) -> int:
     return sum(1 for a, b in itertools.pairwise(moves) if (a > 0) != (b > 0))
 
 
+def test_slow_start_doubles_the_limit_under_backlog_with_flat_latency() -> None:
+    law = GradientAimd(LawSettings(ceiling=12))
+    decisions = drive(law, Plant(demand=100), 20)
+    assert [d.limit for d in decisions if d.changed] == [2, 4, 8, 12]
+    assert (decisions[1].reason or "").endswith(
+        ": 1 -> 2 workers (slow start: doubling until the first congestion)"
+    )
+
+
 def test_grows_one_worker_at_a_time_to_the_ceiling_under_backlog_with_flat_latency() -> None:
-    law = GradientAimd(LawSettings(ceiling=16))
+    law = GradientAimd(LawSettings(ceiling=16, slow_start=False))
     decisions = drive(law, Plant(demand=100), 60)  # 120 s
     limits = [d.limit for d in decisions]
     assert limits[-1] == 16
@@ -114,11 +123,12 @@ def test_idle_workers_are_removed_one_at_a_time() -> None:
     assert "nothing queued for 10 windows: 6 -> 5 workers" in decisions[9].reason
 
 
-def test_no_oscillation_on_a_steady_signal() -> None:
-    law = GradientAimd(LawSettings(ceiling=16))
+@pytest.mark.parametrize(("slow_start", "settled"), [(False, 6), (True, 8)])
+def test_no_oscillation_on_a_steady_signal(slow_start: bool, settled: int) -> None:
+    law = GradientAimd(LawSettings(ceiling=16, slow_start=slow_start))
     plant = Plant(demand=5.5)
     drive(law, plant, 60)
-    assert law.limit == 6
+    assert law.limit == settled  # the first value at which the queue stops backing up
     assert not any(d.changed for d in drive(law, plant, 300))  # 10 minutes
 
 

@@ -17,6 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from rayop.kube.metrics import RestClientMetrics
 from rayop.runtime.concurrency_law import LawSettings
 from rayop.runtime.controller import Controller, Request, Result
 from rayop.runtime.metrics import OperatorMetrics
@@ -177,4 +178,45 @@ def test_a_backlog_with_flat_latency_grows_the_limit_and_the_gauge_follows(
     assert gauge == 4
     changes = [r.getMessage() for r in caplog.records if "reconcile concurrency" in r.getMessage()]
     assert changes[0].startswith("controller grow: reconcile concurrency 1 -> 2: workers all busy")
-    assert len(changes) == 3
+    assert len(changes) == 2  # slow start: 1 -> 2 -> 4
+
+
+def test_api_latency_rising_mid_run_shrinks_the_limit_within_30_virtual_seconds() -> None:
+    clock = FakeClock()
+    metrics = OperatorMetrics()
+    rest = RestClientMetrics(metrics.registry)
+    latency = 0.02
+
+    async def reconcile(request: Request) -> Result:
+        for _ in range(5):  # five API calls of ``latency`` each, as the REST client records them
+            await clock.sleep(latency)
+            rest.observe_request("GET", "api", latency)
+        return Result()
+
+    async def main() -> tuple[list[int], list[int]]:
+        nonlocal latency
+        source = InMemorySource()
+        controller = Controller("slow", reconcile, sources=[source], clock=clock, metrics=metrics)
+        controller.adapt_concurrency(LawSettings(floor=1, ceiling=8), rest=rest, interval=2.0)
+        for i in range(5000):
+            source.add(Request("ns", f"c{i}"))
+        await controller.start()
+
+        async def run_for(seconds: float) -> list[int]:
+            limits = []
+            for _ in range(round(seconds / 0.02)):
+                clock.step(0.02)
+                await settle(3)
+                limits.append(controller.max_concurrent_reconciles)
+            return limits
+
+        before = await run_for(40.0)
+        latency = 0.2  # the API server slows down tenfold
+        after = await run_for(30.0)
+        await controller.stop(graceful=False)
+        return before, after
+
+    before, after = asyncio.run(main())
+    assert before[-1] == 8
+    assert min(after) < 8
+    assert after[-1] < 8

@@ -21,7 +21,8 @@ Every window (a few seconds of the controller's metrics), in this order:
    does not drop the limit to the floor before the first decrease has taken effect.
 2. **Idle decrease** (one worker) when the workers were all busy less than ``idle_busy`` of the
    time and nothing waited, for ``idle_after`` windows in a row.
-3. **Increase** (one worker) when all workers were busy at least ``busy_to_grow`` of the time,
+3. **Increase** (one worker; twice the workers during slow start, as TCP's slow start does,
+   until the first decrease) when all workers were busy at least ``busy_to_grow`` of the time,
    items waited in the queue (and the mean wait reached ``queue_wait_to_grow`` or grew), API
    latency implied fewer than ``queued_to_grow`` requests queued, throttling below ``throttle_hold`` and
    errors below ``error_hold``, for ``grow_after`` windows in a row.
@@ -86,6 +87,8 @@ class LawSettings:
     idle_busy: float = 0.25
     idle_after: int = 10
     cooldown: int = 3
+    slow_start: bool = True
+    """Double the limit on each increase until the first decrease (TCP's slow start)."""
     probe_after: int = 30
     probe_max: int = 480
     base_alpha: float = 0.05
@@ -140,6 +143,7 @@ class GradientAimd:
         self._since_congested = 2 * s.probe_max
         self._probe_wait = s.probe_after
         self._last_wait: float | None = None
+        self._slow_start = s.slow_start
 
     def update(self, w: Window) -> Decision:
         """Folds one window into the state and returns the limit to run with next."""
@@ -213,6 +217,7 @@ class GradientAimd:
         if self.limit <= s.floor or self._since_decrease < s.cooldown:
             return None
         old = self.limit
+        self._slow_start = False
         self.limit = max(s.floor, min(old - 1, math.floor(old * s.decrease_factor)))
         if self._since_congested < 2 * self._probe_wait:  # congestion recurred soon: probe later
             self._probe_wait = min(s.probe_max, 2 * self._probe_wait)
@@ -263,10 +268,12 @@ class GradientAimd:
             return None
         self._grow_streak = 0
         old = self.limit
-        self.limit += 1
+        step = old if self._slow_start else 1
+        self.limit = min(s.ceiling, old + step)
         return (
             f"workers all busy {w.busy_fraction:.0%} of the time, {w.queue_depth:.0f} queued "
             f"(mean wait {wait:.2f} s), API latency {_ms(self.recent_latency)} (base "
             f"{_ms(self.base_latency)}), throttling {_ms(w.throttle_wait_mean)}, errors "
             f"{w.error_share:.0%}: {old} -> {self.limit} workers"
+            + (" (slow start: doubling until the first congestion)" if self._slow_start else "")
         )
