@@ -2,21 +2,27 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from collections.abc import AsyncIterator
 from fractions import Fraction
+from pathlib import Path
 from typing import Any
 
 import pytest
+from apiserver_process import kubectl_env, running_apiserver
 
 from rayop.sim.controlplane import EmbeddedControlPlane
 from rayop.sim.nodes.kubelet import KubeletConfig
 from rayop.sim.nodes.quantities import parse_quantity, pod_requests
-from rayop.sim.nodes.scheduler import NodePool
+from rayop.sim.nodes.scheduler import DEFAULT_NODE_CAPACITY, NodePool
 from rayop.sim.storage.store import Store
 from rayop.testing import FAST_KUBELET, eventually
 
 Obj = dict[str, Any]
 NS = "default"
+KUBECTL = "/usr/bin/kubectl"
 
 
 def _pod(name: str, **spec: Any) -> Obj:
@@ -331,3 +337,51 @@ async def test_a_node_pool_takes_the_pods_that_select_it(plane: Plane) -> None:
     node = plane.get("nodes", "gpu-1", "")
     assert node is not None and node["metadata"]["labels"]["accelerator"] == "a100"
     assert node["status"]["allocatable"]["nvidia.com/gpu"] == "8"
+
+
+def test_rayop_apiserver_takes_the_node_capacity(tmp_path: Path) -> None:
+    args = ("--nodes", "1", "--node-capacity", "cpu=2", "--node-capacity", "nvidia.com/gpu=1")
+    with running_apiserver(tmp_path, *args) as kubeconfig:
+        env = kubectl_env(kubeconfig, tmp_path)
+        pod = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "wide"},
+            "spec": _asking("3", **{"nvidia.com/gpu": "1"}),
+        }
+        apply = [KUBECTL, "apply", "-f", "-"]
+        subprocess.run(
+            apply, input=json.dumps(pod).encode(), env=env, check=True, capture_output=True
+        )
+        node = subprocess.run(
+            [KUBECTL, "get", "node", "sim-node-0", "-o", "json"],
+            env=env,
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+        allocatable = json.loads(node.stdout)["status"]["allocatable"]
+        assert allocatable["cpu"] == "2" and allocatable["nvidia.com/gpu"] == "1"
+        assert allocatable["memory"] == DEFAULT_NODE_CAPACITY["memory"]
+        wait = subprocess.run(
+            [KUBECTL, "wait", "--for=condition=PodScheduled=false", "pod/wide", "--timeout=30s"],
+            env=env,
+            capture_output=True,
+            text=True,
+        )
+        assert wait.returncode == 0, wait.stderr
+        describe = subprocess.run(
+            [KUBECTL, "describe", "pod", "wide"],
+            env=env,
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
+        assert "FailedScheduling" in describe and "1 Insufficient cpu" in describe
+    bad = subprocess.run(
+        [sys.executable, "-m", "rayop", "apiserver", "--node-capacity", "cpu=lots"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert bad.returncode == 2 and "expected RESOURCE=QUANTITY" in bad.stderr

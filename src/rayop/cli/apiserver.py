@@ -16,6 +16,8 @@ from rayop.cli.control_plane_flags import ControlPlaneFlags, PodReadyDelayOpt
 from rayop.cli.option_groups import expand_option_groups
 from rayop.sim.apiserver.faults import Faults
 from rayop.sim.nodes.kubelet import KubeletConfig
+from rayop.sim.nodes.quantities import parse_quantity
+from rayop.sim.nodes.scheduler import DEFAULT_NODE_CAPACITY
 
 if TYPE_CHECKING:
     from rayop.sim.controlplane import EmbeddedControlPlane
@@ -30,6 +32,20 @@ def _parse_latency(values: list[str]) -> dict[str, tuple[float, float]]:
             out[verb.strip() or "*"] = (float(fixed or 0), float(jitter or 0))
         except ValueError as exc:
             raise typer.BadParameter(f"expected VERB=FIXED[,JITTER], got {value!r}") from exc
+    return out
+
+
+def _parse_capacity(values: list[str]) -> dict[str, str]:
+    out = dict(DEFAULT_NODE_CAPACITY)
+    for value in values:
+        name, _, quantity = value.partition("=")
+        try:
+            parse_quantity(quantity)
+        except ValueError as exc:
+            raise typer.BadParameter(f"expected RESOURCE=QUANTITY, got {value!r}") from exc
+        if not name.strip():
+            raise typer.BadParameter(f"expected RESOURCE=QUANTITY, got {value!r}")
+        out[name.strip()] = quantity.strip()
     return out
 
 
@@ -79,6 +95,13 @@ def apiserver(
     job_duration: Annotated[float, typer.Option(help="Seconds a Job's pod runs.")] = 1.0,
     job_failure_rate: Annotated[float, typer.Option(help="Fraction of Job pods that fail.")] = 0.0,
     nodes: Annotated[int, typer.Option(help="Number of simulated nodes.")] = 3,
+    node_capacity: Annotated[
+        list[str],
+        typer.Option(
+            help="Each node's capacity of a resource, RESOURCE=QUANTITY (repeatable; e.g. "
+            "cpu=8, nvidia.com/gpu=4); the scheduler counts pod requests against it."
+        ),
+    ] = [],  # noqa: B006
     seed: Annotated[int | None, typer.Option(help="Seed of the kubelet's random outcomes.")] = None,
     watch_delay: Annotated[
         float, typer.Option(help="Seconds each watch event is held back.")
@@ -118,6 +141,7 @@ def apiserver(
         job_duration=job_duration,
         job_failure_rate=job_failure_rate,
         nodes=nodes,
+        node_capacity=_parse_capacity(node_capacity),
         seed=seed,
     )
     faults = Faults(
