@@ -12,6 +12,7 @@ reason.
 from __future__ import annotations
 
 import logging
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
@@ -28,6 +29,8 @@ logger = logging.getLogger("rayop.runtime.concurrency")
 
 WINDOW_SECONDS: Final[float] = 2.0
 """Seconds between two decisions."""
+DECISIONS_KEPT: Final[int] = 1000
+"""How many of the latest limit changes :attr:`AdaptiveConcurrency.decisions` keeps."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,8 +112,8 @@ class AdaptiveConcurrency:
         self._rest = rest
         self._clock = clock
         self._interval = interval
-        self.decisions: list[tuple[float, Decision]] = []
-        """Every change so far: (clock time, decision)."""
+        self.decisions: deque[tuple[float, Decision]] = deque(maxlen=DECISIONS_KEPT)
+        """The latest changes: (clock time, decision)."""
 
     def read(self) -> Totals:
         """Returns the cumulative figures now; never blocks."""
