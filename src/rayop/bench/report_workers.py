@@ -27,11 +27,12 @@ def workers_chart(results: Sequence[ConcurrencyResult]) -> str:
         if not r.samples:
             continue
         ts = [s[0] for s in r.samples]
+        name = r.label + (f" #{r.repeat + 1}" if r.repeat else "")
         style = "-" if r.adaptive else ":"
-        top.step(ts, [s[2] for s in r.samples], style, where="post", label=f"limit c={r.label}")
+        top.step(ts, [s[2] for s in r.samples], style, where="post", label=f"limit c={name}")
         if r.adaptive:
-            top.plot(ts, [s[1] for s in r.samples], alpha=0.5, label=f"busy c={r.label}")
-        bottom.plot(ts, [s[3] for s in r.samples], style, label=f"c={r.label}")
+            top.plot(ts, [s[1] for s in r.samples], alpha=0.5, label=f"busy c={name}")
+        bottom.plot(ts, [s[3] for s in r.samples], style, label=f"c={name}")
     top.set_ylabel("workers")
     top.set_title("Workers and queue depth over time (the sampled controller)")
     bottom.set_ylabel("queue depth")
