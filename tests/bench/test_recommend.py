@@ -123,7 +123,7 @@ def test_a_few_routine_conflicts_do_not_veto_a_raise() -> None:
     )
     assert (advice.concurrency, advice.action, advice.next_limit) == (8, "raise", None)
     assert advice.reasons[-1] == (
-        "at 8 workers were all busy 50% of the time, queue wait p99 9.90 s, reconcile time p50 "
+        "at 8: workers were all busy 50% of the time, queue wait p99 9.90 s, reconcile time p50 "
         "50 ms: concurrency is no longer the bottleneck"
     )
 
@@ -178,7 +178,7 @@ def test_still_saturated_at_the_highest_value_asks_for_more_measurements() -> No
         "concurrency",
     )
     assert advice.reasons[-1] == (
-        "at 2 workers were all busy 98% of the time, queue wait p99 15 s, reconcile time p50 "
+        "at 2: workers were all busy 98% of the time, queue wait p99 15 s, reconcile time p50 "
         "50 ms: still saturated at the highest value tested, measure higher values"
     )
 

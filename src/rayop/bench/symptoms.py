@@ -34,7 +34,7 @@ def saturated(o: Outcome) -> bool:
 
 def _state(o: Outcome) -> str:
     return (
-        f"at {o.concurrency} workers were all busy {o.busy:.0%} of the time, queue wait p99 "
+        f"at {o.concurrency}: workers were all busy {o.busy:.0%} of the time, queue wait p99 "
         f"{fmt_seconds(o.wait_p99)}, reconcile time p50 {fmt_seconds(o.reconcile_p50)}"
     )
 
