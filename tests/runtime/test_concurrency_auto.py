@@ -1,0 +1,57 @@
+"""A window of adaptive concurrency is read from the controller's and the REST client's series."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from rayop.kube.metrics import RestClientMetrics
+from rayop.runtime.clock import Clock
+from rayop.runtime.concurrency_auto import AdaptiveConcurrency, Totals, window
+from rayop.runtime.concurrency_law import LawSettings
+from rayop.runtime.metrics import OperatorMetrics
+from rayop.runtime.worker_gate import WorkerGate
+from rayop.testing.clock import FakeClock
+
+
+def test_a_window_excludes_the_throttling_wait_from_api_latency() -> None:
+    before = Totals(t=0, busy_seconds=0, queue_wait_sum=0, queue_wait_count=0, requests=0,
+                    request_seconds=0, throttle_seconds=0, throttle_count=0, reconciles=0,
+                    errors=0)  # fmt: skip
+    after = Totals(t=2, busy_seconds=1.5, queue_wait_sum=30, queue_wait_count=10, requests=100,
+                   request_seconds=7, throttle_seconds=5, throttle_count=100, reconciles=40,
+                   errors=4)  # fmt: skip
+    w = window(before, after, queue_depth=12)
+    assert w.busy_fraction == pytest.approx(0.75)
+    assert w.queue_wait_mean == pytest.approx(3.0)
+    assert w.api_latency_mean == pytest.approx(0.02)  # (7 s - 5 s throttled) / 100 requests
+    assert w.throttle_wait_mean == pytest.approx(0.05)
+    assert (w.reconciles, w.errors, w.error_share) == (40, 4, 0.1)
+    unthrottled = window(before, dataclasses.replace(after, throttle_count=0), 0)
+    assert unthrottled.throttle_wait_mean is None
+
+
+def _adaptive(
+    clock: Clock, metrics: OperatorMetrics, rest: RestClientMetrics
+) -> AdaptiveConcurrency:
+    gate = WorkerGate(1, clock)
+    return AdaptiveConcurrency("c", gate, gate.set_limit, lambda: 0.0, metrics, rest,
+                               LawSettings(), clock)  # fmt: skip
+
+
+def test_the_readings_come_from_the_registry_series() -> None:
+    clock, metrics = FakeClock(), OperatorMetrics()
+    metrics.init_controller("c", 1)
+    rest = RestClientMetrics(metrics.registry)
+    auto = _adaptive(clock, metrics, rest)
+    rest.observe_request("GET", "h", 0.3)
+    rest.observe_rate_limiter("GET", "h", 0.1)
+    metrics.reconcile_total.labels(controller="c", result="success").inc(3)
+    metrics.reconcile_total.labels(controller="c", result="error").inc()
+    metrics.reconcile_errors_total.labels(controller="c").inc()
+    metrics.workqueue_queue_duration_seconds.labels(name="c", controller="c").observe(2.0)
+    clock.step(2)
+    t = auto.read()
+    assert (t.t, t.requests, t.request_seconds, t.throttle_seconds) == (1002, 1, 0.3, 0.1)
+    assert (t.reconciles, t.errors, t.queue_wait_sum, t.queue_wait_count) == (4, 1, 2.0, 1)
