@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, NewType
 
 import typer
@@ -103,6 +105,22 @@ FeatureGatesOpt = Annotated[
     ),
 ]
 
+WebhookCertDirOpt = Annotated[
+    str,
+    typer.Option(
+        "--webhook-cert-dir",
+        help="With ENABLE_WEBHOOKS=true: the directory of the webhook server's tls.crt and "
+        "tls.key (controller-runtime's default); a self-signed pair is made there when it "
+        "holds none.",
+    ),
+]
+WebhookPortOpt = Annotated[
+    int,
+    typer.Option(
+        "--webhook-port", min=0, help="With ENABLE_WEBHOOKS=true: the webhook server's port."
+    ),
+]
+
 GoBool = NewType("GoBool", bool)
 """A bool option that takes Go's ``--flag=true|false`` (typer turns a plain ``bool`` into a switch)."""
 
@@ -136,6 +154,10 @@ class OperatorFlags(OptionGroup):
     use_priority_queue: PriorityQueueOpt = "true"
     feature_gates: FeatureGatesOpt = ""
     enable_metrics: EnableMetricsOpt = GoBool(False)
+    webhook_cert_dir: WebhookCertDirOpt = str(
+        Path(tempfile.gettempdir()) / "k8s-webhook-server" / "serving-certs"
+    )
+    webhook_port: WebhookPortOpt = 9443
 
     def settings(self) -> OperatorSettings:
         """Returns the operator settings of these flags (see :func:`shared_settings`).
@@ -143,9 +165,16 @@ class OperatorFlags(OptionGroup):
         Raises:
             typer.BadParameter: a boolean or a feature gate does not parse.
         """
+        from rayop.controllers.webhooks.serving import WebhookSettings
+
         values = dataclasses.asdict(self)
         enable_metrics = bool(values.pop("enable_metrics"))
-        return dataclasses.replace(shared_settings(**values), enable_metrics=enable_metrics)
+        webhooks = WebhookSettings(
+            cert_dir=Path(values.pop("webhook_cert_dir")), port=values.pop("webhook_port")
+        )
+        return dataclasses.replace(
+            shared_settings(**values), enable_metrics=enable_metrics, webhooks=webhooks
+        )
 
 
 KUBERAY_DEFAULTS = OperatorFlags()
