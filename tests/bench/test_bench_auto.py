@@ -9,6 +9,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
+from rayop.bench.latency_step import LatencyStep
 from rayop.cli import app
 from rayop.cli.bench import parse_concurrency
 
@@ -47,3 +48,30 @@ def test_an_adaptive_run_is_measured_beside_the_fixed_ones_and_plotted(tmp_path:
     page = html.read_text()
     assert page.count("data:image/png;base64,") == 3
     assert "concurrency auto&lt;=4" in page
+
+
+def test_a_latency_step_parses_and_needs_the_in_process_plane() -> None:
+    step = LatencyStep.parse("20=0.25")
+    assert (step.after, step.latency) == (20.0, 0.25)
+    assert step.note == "API latency raised to 0.25 s at 20 s into the measured phase"
+    for bad in ("20", "a=1", "-1=0.2", "5=-1"):
+        with pytest.raises(ValueError, match="AFTER=SECONDS"):
+            LatencyStep.parse(bad)
+    result = CliRunner().invoke(app, ["bench", "--api-latency-step", "5=0.1"])
+    assert result.exit_code == 2
+    assert "needs --in-process" in result.output
+
+
+@pytest.mark.slow
+def test_the_latency_step_slows_the_in_process_plane_mid_run(tmp_path: Path) -> None:
+    out = tmp_path / "bench.json"
+    args = (
+        "bench --clusters 20 --workers 2 --concurrency 1,auto --max-reconcile-concurrency 4 "
+        "--pod-start-delay 0.5 --in-process --api-latency-step 1=0.05 --timeout 120 "
+        f"--json {out}"
+    )
+    result = CliRunner().invoke(app, args.split())
+    assert result.exit_code == 0, result.output
+    for r in json.loads(out.read_text())["results"]:
+        assert "API latency raised to 0.05 s at 1 s into the measured phase" in r["notes"]
+        assert r["api_server_latency_mean"] > 0.03

@@ -100,6 +100,11 @@ class InProcessControlPlane:
         from rayop.sim.nodes.kubelet import KubeletConfig
 
         latency = {v: (settings.api_latency, 0.0) for v in AUDIT_VERBS if v != "watch"}
+        self._faults = Faults(
+            latency=latency if settings.api_latency else {},
+            watch_delay=settings.watch_lag,
+            seed=settings.seed,
+        )
         self._cp = EmbeddedControlPlane(
             kubelet=KubeletConfig(
                 pending_delay=0.0,
@@ -107,13 +112,13 @@ class InProcessControlPlane:
                 ready_delay=0.0,
                 seed=settings.seed,
             ),
-            faults=Faults(
-                latency=latency if settings.api_latency else {},
-                watch_delay=settings.watch_lag,
-                seed=settings.seed,
-            ),
+            faults=self._faults,
         )
         self.config = KubeConfig.for_server("http://127.0.0.1", token="")
+
+    def set_api_latency(self, seconds: float) -> None:
+        """Adds ``seconds`` to every non-watch request from now on (``--api-latency-step``)."""
+        self._faults.latency = {v: (seconds, 0.0) for v in AUDIT_VERBS if v != "watch"}
 
     async def __aenter__(self) -> InProcessControlPlane:
         await self._cp.start()

@@ -32,6 +32,7 @@ from rayop.bench.environment import (
     ServerSettings,
     SubprocessControlPlane,
 )
+from rayop.bench.latency_step import LatencyStep
 from rayop.bench.metrics import Snapshot, WorkerSample, busy_fraction, mean_active, percentile
 from rayop.bench.metrics import sample_workers as read_sample
 from rayop.bench.readiness import ReadinessTracker, Target, job_complete
@@ -64,6 +65,8 @@ class BenchConfig:
     """The adaptive run's ``--max-reconcile-concurrency``."""
     repeat: int = 1
     """Runs of every setting (more than one measures the run-to-run noise)."""
+    latency_step: LatencyStep | None = None
+    """Raise the API latency mid-run (in-process plane only)."""
     server: ServerSettings = field(default_factory=ServerSettings)
     qps: float = 100.0
     burst: int = 200
@@ -81,7 +84,13 @@ class BenchConfig:
 async def run_bench(
     config: BenchConfig, *, progress: Progress | None = None
 ) -> list[ConcurrencyResult]:
-    """Runs the scenario ``repeat`` times per setting (fixed values, then auto); blocks until done."""
+    """Runs the scenario ``repeat`` times per setting (fixed values, then auto); blocks until done.
+
+    Raises:
+        ValueError: a latency step was asked for without the in-process plane.
+    """
+    if config.latency_step is not None and (config.kubeconfig or not config.in_process):
+        raise ValueError("--api-latency-step needs the in-process plane (--in-process)")
     settings = [(c, False) for c in config.concurrency]
     if config.adaptive:
         settings.append((config.max_concurrency, True))
@@ -266,6 +275,12 @@ async def _measure(
     cpu0, t0 = operator_cpu_seconds(operator), time.monotonic()
     sampler = _Sampler(operator, tick("measure"))
     sampler.start()
+    step = config.latency_step
+    stepping = (
+        asyncio.create_task(step.apply(cp), name="bench:latency-step")
+        if step is not None and isinstance(cp, InProcessControlPlane)
+        else None
+    )
     if not timed_out:
         try:
             async with asyncio.timeout(config.timeout):
@@ -275,6 +290,11 @@ async def _measure(
         except TimeoutError:
             timed_out = True
     elapsed = time.monotonic() - t0
+    stepped = stepping is not None and stepping.done() and not stepping.cancelled()
+    if stepping is not None:
+        stepping.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await stepping
     cpu_end = operator_cpu_seconds(operator)
     cpu = None if cpu_end is None or cpu0 is None else cpu_end - cpu0
     await sampler.stop()
@@ -286,7 +306,7 @@ async def _measure(
     notify(concurrency, "done", len(met()), len(met()) + pending())
 
     measured = [t for t in met() if t.started >= t0]  # prepare's targets are not timed
-    return _result(
+    result = _result(
         config=config,
         concurrency=concurrency,
         operator=operator,
@@ -302,6 +322,9 @@ async def _measure(
         ctx=ctx,
         timed_out=timed_out,
     )
+    if stepped and step is not None:
+        result.notes.append(step.note)
+    return result
 
 
 def operator_cpu_seconds(operator: OperatorUnderTest) -> float | None:

@@ -71,6 +71,14 @@ def bench(
         float, typer.Option(help="Seconds added to every non-watch API request.")
     ] = 0.0,
     watch_lag: Annotated[float, typer.Option(help="Seconds each watch event is held.")] = 0.0,
+    api_latency_step: Annotated[
+        str | None,
+        typer.Option(
+            metavar="AFTER=SECONDS",
+            help="Raise --api-latency to SECONDS, AFTER seconds into the measured phase "
+            "(needs --in-process).",
+        ),
+    ] = None,
     qps: QpsOpt = 100.0,
     burst: BurstOpt = 200,
     pod_create_concurrency: Annotated[
@@ -116,6 +124,17 @@ def bench(
         raise typer.BadParameter("--external-operator needs --external-metrics-url")
     if external_operator and not kubeconfig:
         raise typer.BadParameter("--external-operator needs --kubeconfig (the operator's cluster)")
+    from rayop.bench.latency_step import LatencyStep
+
+    try:
+        step = LatencyStep.parse(api_latency_step) if api_latency_step is not None else None
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from exc
+    if step is not None and (kubeconfig or not in_process):
+        raise typer.BadParameter(
+            "--api-latency-step needs --in-process: only the in-process plane changes its "
+            "latency while it runs"
+        )
     values, auto = parse_concurrency(concurrency)
     if external_operator:
         values, auto = values[:1], False
@@ -127,6 +146,7 @@ def bench(
         adaptive=auto,
         max_concurrency=max_reconcile_concurrency,
         repeat=repeat,
+        latency_step=step,
         server=ServerSettings(
             pod_start_delay=pod_start_delay, api_latency=api_latency, watch_lag=watch_lag, seed=seed
         ),
@@ -158,6 +178,7 @@ def bench(
         "pod_start_delay": pod_start_delay,
         "api_latency": api_latency,
         "watch_lag": watch_lag,
+        "api_latency_step": api_latency_step,
         "qps": qps,
         "burst": burst,
         "pod_create_concurrency": pod_create_concurrency,
