@@ -124,7 +124,7 @@ async def test_gated_sample_is_refused_under_default_gates(
     samples_env: OperatorEnv, file_name: str
 ) -> None:
     gate = GATED_SAMPLES[file_name]
-    await assert_refused(samples_env, file_name, f"needs the {gate} feature gate, which is off")
+    await assert_refused(samples_env, file_name, gate, "feature gate")  # KubeRay's message
 
 
 async def test_gated_samples_are_still_refused_with_their_gates_on() -> None:

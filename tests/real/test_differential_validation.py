@@ -222,6 +222,18 @@ CASES += [
 ]
 Outcome = tuple[dict[str, Any], dict[str, Any]]
 """(warnings by object, statuses by object) of one operator."""
+CASES += [  # alpha gates, off by default in both operators
+    _obj("RayCluster", "gate-network-policy", _cluster_spec(networkPolicy={"mode": "DenyAll"})),
+    _obj("RayCluster", "gate-mtls", _cluster_spec(tlsOptions={"enabled": False})),
+    _obj("RayCluster", "gate-history", _cluster_spec(historyServerOptions={})),
+    _obj(
+        "RayCluster",
+        "gate-rocksdb",
+        _cluster_spec(gcsFaultToleranceOptions={"backend": "rocksdb"}),
+    ),
+    _job("gate-job-network", rayClusterSpec=_cluster_spec(networkPolicy={"mode": "DenyAll"})),
+    _service("gate-service-mtls", rayClusterConfig=_cluster_spec(tlsOptions={"enabled": True})),
+]
 RESOURCES: dict[str, Resource] = {
     "RayCluster": RAY_CLUSTERS,
     "RayJob": RAY_JOBS,

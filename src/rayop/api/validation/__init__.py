@@ -22,6 +22,7 @@ from rayop.api.validation.raycluster import (
     MAX_RAYCLUSTER_NAME_LENGTH,
     autoscaler_v1_warning,
     parse_raycluster,
+    raycluster_spec_problem,
     validate_raycluster,
     validate_raycluster_status,
 )
@@ -45,6 +46,7 @@ __all__ = [
     "autoscaler_v1_warning",
     "initializing_timeout",
     "parse_raycluster",
+    "raycluster_spec_problem",
     "validate_raycluster",
     "validate_raycluster_status",
     "validate_rayjob",

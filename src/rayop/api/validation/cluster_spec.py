@@ -224,7 +224,10 @@ def _rest(
         return _NO_MESSAGE
     if problem := _auth_problem(spec):
         return problem
-    if spec.network_policy is not None or spec.tls_options is not None:
+    if spec.network_policy is not None:
+        return _NO_MESSAGE
+    tls = spec.tls_options
+    if tls is not None and (tls.enabled or not gate_on(gates, "RayClusterMTLS")):
         return _NO_MESSAGE
     return None
 

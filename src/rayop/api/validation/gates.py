@@ -19,6 +19,7 @@ DEFAULT_GATES: Final[Mapping[str, bool]] = {
     "RayJobDeletionPolicy": True,
     "RayServiceIncrementalUpgrade": True,
     "GCSFaultToleranceEmbeddedStorage": False,
+    "RayClusterMTLS": False,
 }
 """KubeRay v1.7's defaults of the gates validation reads (beta on, alpha off)."""
 

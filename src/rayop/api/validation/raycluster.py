@@ -32,6 +32,7 @@ __all__ = [
     "MAX_RAYCLUSTER_NAME_LENGTH",
     "autoscaler_v1_warning",
     "parse_raycluster",
+    "raycluster_spec_problem",
     "validate_raycluster",
     "validate_raycluster_status",
 ]
@@ -50,8 +51,13 @@ def parse_raycluster(obj: Mapping[str, Any]) -> tuple[RayCluster | None, list[Pr
     return cluster, [_spec(e) for e in errors]
 
 
-def _spec(message: str) -> Problem:
+def raycluster_spec_problem(message: str) -> Problem:
+    """Returns a RayCluster spec problem worded as KubeRay's controller words its event
+    (``The RayCluster spec is invalid <ns>/<name>: <message>``)."""
     return Problem(Reason.INVALID_RAYCLUSTER_SPEC, message, _SPEC)
+
+
+_spec = raycluster_spec_problem
 
 
 def metadata_problem(metadata: Mapping[str, Any]) -> str | None:
@@ -99,7 +105,10 @@ def validate_raycluster(
     if message := metadata_problem(cluster.metadata):
         return [Problem(Reason.INVALID_RAYCLUSTER_METADATA, message, _METADATA)]
     annotations = cluster.metadata.get("annotations") or {}
-    if message := cluster_spec_problem(cluster.spec, annotations, gates):
+    message = cluster_spec_problem(cluster.spec, annotations, gates)
+    if message == "":
+        return []  # a gated feature: the gate check refuses it, with KubeRay's message
+    if message:
         return [_spec(message)]
     if message := upgrade_strategy_problem(cluster):
         return [Problem(Reason.INVALID_RAYCLUSTER_SPEC, message, _UPGRADE)]
@@ -111,7 +120,11 @@ def autoscaler_v1_warning(cluster: RayCluster) -> str | None:
     neither unset nor Never while the autoscaler v1 is asked for explicitly, or None."""
     spec = cluster.spec
     options = spec.autoscaler_options
-    if not spec.enable_in_tree_autoscaling or options is None or options.version != AutoscalerVersion.V1:
+    if (
+        not spec.enable_in_tree_autoscaling
+        or options is None
+        or options.version != AutoscalerVersion.V1
+    ):
         return None
     groups = [
         group.group_name

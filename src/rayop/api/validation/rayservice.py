@@ -159,6 +159,9 @@ def validate_rayservice(
     if message := metadata_problem(service.metadata):
         return [Problem(Reason.INVALID_RAYSERVICE_METADATA, message)]
     annotations = service.metadata.get("annotations") or {}
-    if message := spec_problem(service.spec, annotations, gates):
+    message = spec_problem(service.spec, annotations, gates)
+    if message == "":
+        return []  # a gated feature: the gate check refuses it, with KubeRay's message
+    if message:
         return [Problem(Reason.INVALID_RAYSERVICE_SPEC, message)]
     return [Problem(Reason.INVALID_RAYSERVICE_SPEC, p) for p in rayservice_checks(service.spec)]

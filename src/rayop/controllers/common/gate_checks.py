@@ -1,8 +1,9 @@
 """Refusal of gated spec fields: gate off (kuberay-v1.md §3.1 step 4), or feature unimplemented.
 
 KubeRay's spec validation refuses a spec that uses a gated feature while the operator runs with
-that gate off; the RayCluster controller then reports it like any other invalid spec (Warning
-event ``InvalidRayClusterSpec``, ``status.reason``, no pods). The checks need the operator's
+that gate off, with the messages of KubeRay's ``ValidateRayClusterSpec``/``ValidateRayJobSpec``;
+the RayCluster controller then reports it like any other invalid spec (Warning event
+``InvalidRayClusterSpec``, ``status.reason``, no pods). The checks need the operator's
 :class:`~rayop.controllers.common.options.FeatureGates`, so they live here rather than in
 the option-free ``rayop.api.validation``. They read wire JSON (plain dicts), never block and
 never raise.
@@ -43,22 +44,40 @@ __all__ = [
     "rayservice_gate_problems",
 ]
 
-_FIELD_GATES: tuple[tuple[str, str, str, str], ...] = (
+_FIELD_GATES: tuple[tuple[str, str, str, str, str], ...] = (
     (
         "historyServerOptions",
         "RayClusterHistoryServer",
         "ray_cluster_history_server",
         "the history-server collector",
+        "RayClusterHistoryServer feature gate is not enabled",
     ),
-    ("networkPolicy", "RayClusterNetworkPolicy", "ray_cluster_network_policy", "NetworkPolicy"),
-    ("tlsOptions", "RayClusterMTLS", "ray_cluster_mtls", "mTLS"),
+    (
+        "networkPolicy",
+        "RayClusterNetworkPolicy",
+        "ray_cluster_network_policy",
+        "NetworkPolicy",
+        "spec.networkPolicy requires the RayClusterNetworkPolicy feature gate to be enabled",
+    ),
+    (
+        "tlsOptions",
+        "RayClusterMTLS",
+        "ray_cluster_mtls",
+        "mTLS",
+        "spec.tlsOptions requires the RayClusterMTLS feature gate to be enabled",
+    ),
 )
-"""(spec field, KubeRay gate name, FeatureGates attribute, feature) for fields refused when set:
-with the gate off as KubeRay does, with it on because rayop does not implement the feature."""
+"""(spec field, KubeRay gate name, FeatureGates attribute, feature, KubeRay's gate-off message)
+for fields refused when set: with the gate off as KubeRay does, with it on because rayop does
+not implement the feature."""
 
-
-def _needs(where: str, gate: str) -> str:
-    return f"{where}: needs the {gate} feature gate, which is off (--feature-gates={gate}=true)"
+ROCKSDB_GATE_OFF = (
+    "the embedded RocksDB GCS fault tolerance backend (GcsFaultToleranceOptions.Backend: "
+    "'rocksdb') requires the GCSFaultToleranceEmbeddedStorage feature gate to be enabled"
+)
+DELETION_STRATEGY_GATE_OFF = (
+    "RayJobDeletionPolicy feature gate must be enabled to use DeletionStrategy"
+)
 
 
 def _not_implemented(where: str, feature: str, gate: str) -> str:
@@ -78,7 +97,7 @@ def _mapping(value: Any) -> Mapping[str, Any]:
 
 
 def cluster_spec_gate_problems(
-    spec: Mapping[str, Any] | None, gates: FeatureGates, *, at: str = "spec"
+    spec: Mapping[str, Any] | None, gates: FeatureGates, *, at: str = "spec", lead: str = ""
 ) -> list[str]:
     """Returns a problem for each gated feature a RayCluster spec uses that rayop must refuse.
 
@@ -90,7 +109,9 @@ def cluster_spec_gate_problems(
         spec: The RayCluster spec as wire JSON (a RayCluster's ``spec``, a RayJob's
             ``spec.rayClusterSpec`` or a RayService's ``spec.rayClusterConfig``).
         gates: The operator's feature gates.
-        at: The path of ``spec`` in the object, used in the messages.
+        at: The path of ``spec`` in the object, used in the "not implemented" messages.
+        lead: What KubeRay puts before a cluster spec message of a RayJob or RayService
+            (``"The RayJob spec is invalid: "``).
     """
     spec = _mapping(spec)
     problems = []
@@ -100,21 +121,22 @@ def cluster_spec_gate_problems(
         and ft.get("backend") == "rocksdb"
         and not gates.gcs_fault_tolerance_embedded_storage
     ):
-        problems.append(
-            _needs(f"{at}.gcsFaultToleranceOptions.backend", "GCSFaultToleranceEmbeddedStorage")
-        )
+        problems.append(lead + ROCKSDB_GATE_OFF)
     if not gates.ray_job_deletion_policy:
-        for i, group in enumerate(spec.get("workerGroupSpecs") or ()):
+        for group in spec.get("workerGroupSpecs") or ():
             if _mapping(group).get("suspend") is True:
+                name = _mapping(group).get("groupName", "")
                 problems.append(
-                    _needs(f"{at}.workerGroupSpecs[{i}].suspend", "RayJobDeletionPolicy")
+                    f"{lead}worker group {name} can be suspended only when the "
+                    "RayJobDeletionPolicy feature gate is enabled"
                 )
-    for field, gate, attribute, feature in _FIELD_GATES:
+                break  # KubeRay names the first such group
+    for field, gate, attribute, feature, gate_off in _FIELD_GATES:
         value = spec.get(field)
         if value is None:
             continue
         if not getattr(gates, attribute):
-            problems.append(_needs(f"{at}.{field}", gate))
+            problems.append(lead + gate_off)
         elif _requests_feature(field, value):
             problems.append(_not_implemented(f"{at}.{field}", feature, gate))
     return problems
@@ -134,10 +156,12 @@ def rayjob_gate_problems(rayjob: Mapping[str, Any], gates: FeatureGates) -> list
     spec = _mapping(rayjob.get("spec"))
     problems = []
     if spec.get("deletionStrategy") is not None and not gates.ray_job_deletion_policy:
-        problems.append(_needs("spec.deletionStrategy", "RayJobDeletionPolicy"))
+        problems.append(DELETION_STRATEGY_GATE_OFF)
     cluster_spec = spec.get("rayClusterSpec")
     if cluster_spec is not None:
-        problems += cluster_spec_gate_problems(cluster_spec, gates, at="spec.rayClusterSpec")
+        problems += cluster_spec_gate_problems(
+            cluster_spec, gates, at="spec.rayClusterSpec", lead="The RayJob spec is invalid: "
+        )
     return problems
 
 
@@ -145,5 +169,8 @@ def rayservice_gate_problems(rayservice: Mapping[str, Any], gates: FeatureGates)
     """Returns the refused gated features a RayService's ``spec.rayClusterConfig`` uses."""
     spec = _mapping(rayservice.get("spec"))
     return cluster_spec_gate_problems(
-        spec.get("rayClusterConfig"), gates, at="spec.rayClusterConfig"
+        spec.get("rayClusterConfig"),
+        gates,
+        at="spec.rayClusterConfig",
+        lead="The RayService spec is invalid: ",
     )

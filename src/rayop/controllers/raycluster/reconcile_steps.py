@@ -22,6 +22,7 @@ from rayop.api.validation import (
     Problem,
     Reason,
     autoscaler_v1_warning,
+    raycluster_spec_problem,
     validate_raycluster,
     validate_raycluster_status,
 )
@@ -82,10 +83,7 @@ async def validate(ctx: ReconcileContext) -> Stop | None:
         problems = list(ctx.problems)
     else:
         problems = validate_raycluster(ctx.parsed, gates=gates.by_name())
-    problems += [
-        Problem(Reason.INVALID_RAYCLUSTER_SPEC, p)
-        for p in raycluster_gate_problems(ctx.cached, gates)
-    ]
+    problems += [raycluster_spec_problem(p) for p in raycluster_gate_problems(ctx.cached, gates)]
     if problems:
         reason = problems[0].reason
         message = "; ".join(p.message for p in problems)
