@@ -18,7 +18,9 @@ sees another's objects. Reported per run and as ratios rayop/KubeRay:
   (``apiserver_request_total`` deltas; ALL clients: kwok, the controller-manager, the scheduler
   and the bench's own creates and watches are included, and are the same for both operators);
 - the operator's own requests by HTTP method (its ``rest_client_requests_total`` deltas);
-- operator CPU seconds (user + system) and peak RSS, read with psutil on the operator process.
+- operator CPU seconds (user + system) and peak RSS, read with psutil on the operator process;
+- the stored Events about ray.io objects by reason: Event objects and the occurrences they
+  stand for (series counts), 3 s after the last cluster is ready.
 
 It runs by hand only, never in CI: the KubeRay operator cannot be built there (the Go module
 proxy answers ``github.com/ray-project/kuberay/ray-operator@v1.7.0``'s module zip with 403), so
@@ -33,6 +35,7 @@ one invocation, not absolute figures across machines. Run::
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import subprocess
@@ -45,6 +48,9 @@ from pathlib import Path
 from typing import Any
 
 from rayop.cli.realcluster import RealCluster, RealClusterSettings, free_port
+from rayop.kube.client import KubeClient
+from rayop.kube.config import load_config
+from rayop.kube.resources import EVENTS
 
 REPO = Path(__file__).resolve().parents[1]
 VERBS = ("create", "get", "list", "watch", "update", "patch", "delete")
@@ -104,6 +110,30 @@ def wait_for_metrics(url: str, proc: subprocess.Popen[bytes], timeout: float = 6
     raise TimeoutError(f"{url} did not come up in {timeout} s")
 
 
+EVENT_SETTLE_SECONDS = 3.0
+"""How long the operator gets to write its last events before they are counted."""
+
+RAY_KINDS = ("RayCluster", "RayJob", "RayService")
+
+
+async def events_by_reason(kubeconfig: str) -> dict[str, list[int]]:
+    """Counts the stored Events about ray.io objects: reason -> [Event objects, occurrences].
+
+    An occurrence is one recorded event: an Event's ``series.count`` (events.k8s.io), or its
+    ``count`` (core/v1), or 1.
+    """
+    async with KubeClient(await load_config(kubeconfig=kubeconfig), qps=-1) as client:
+        events = (await client.list(EVENTS))["items"]
+    out: dict[str, list[int]] = {}
+    for event in events:
+        if (event.get("regarding") or {}).get("kind") not in RAY_KINDS:
+            continue
+        counts = out.setdefault(str(event.get("reason")), [0, 0])
+        counts[0] += 1
+        counts[1] += int((event.get("series") or {}).get("count") or event.get("count") or 1)
+    return dict(sorted(out.items()))
+
+
 def run_one(
     operator: str, concurrency: int, args: argparse.Namespace, workdir: Path
 ) -> dict[str, Any]:
@@ -137,7 +167,10 @@ def run_one(
         subprocess.run(bench, env=env, check=True, stdout=subprocess.DEVNULL)
         if proc.poll() is not None:
             raise RuntimeError(f"{operator} exited during the run (see {log.name})")
-        return dict(json.loads(out.read_text())["results"][0])
+        result = dict(json.loads(out.read_text())["results"][0])
+        time.sleep(EVENT_SETTLE_SECONDS)  # both recorders write asynchronously
+        result["events_by_reason"] = asyncio.run(events_by_reason(str(info.kubeconfig)))
+        return result
     finally:
         proc.terminate()
         try:
@@ -184,6 +217,8 @@ def rows(result: dict[str, Any]) -> list[tuple[str, Any]]:
     out.append(("operator requests", result.get("operator_requests")))
     out.append(("operator CPU (s)", result.get("operator_cpu_seconds")))
     out.append(("operator peak RSS (MB)", result.get("operator_peak_rss_mb")))
+    for reason, (objects, occurrences) in (result.get("events_by_reason") or {}).items():
+        out.append((f"events {reason} (objects / occurrences)", f"{objects} / {occurrences}"))
     return out
 
 

@@ -88,7 +88,10 @@ async def test_the_first_event_is_created_the_second_starts_a_series_and_later_o
     recorder.event(CLUSTER, "Warning", "FailedToCreatePod", "other note", action="CreatePod")
     recorder.event(CLUSTER, "Normal", "CreatedService", "created head service")
     await recorder.flush()
-    (v1, name, event), (v2, n2, p2), (v3, _, other) = api.calls
+    # Writes of one Event keep their order; different Events may interleave.
+    first = [c for c in api.calls if c[2].get("reason") != "CreatedService"]
+    (v1, name, event), (v2, n2, p2) = first
+    ((v3, _, other),) = [c for c in api.calls if c[2].get("reason") == "CreatedService"]
     assert (v1, v2, v3) == ("create", "patch", "create")
     assert n2 == name and name.startswith("c1.") and int(name[3:], 16) > 0
     assert event["apiVersion"] == "events.k8s.io/v1" and event["type"] == "Warning"
@@ -121,8 +124,8 @@ async def test_the_finish_sweep_writes_the_final_count_and_ends_the_series() -> 
         "once",
     )
     await recorder.flush()
-    first = api.calls[0][1]
-    assert api.verbs() == ["create", "patch", "create"]
+    first = next(c[1] for c in api.calls if c[2].get("reason") == "FailedToCreatePod")
+    assert sorted(api.verbs()) == ["create", "create", "patch"]
     clock.step(360)  # the first sweep: nothing is older than 6 minutes yet
     await settle()
     assert len(api.calls) == 3
@@ -178,6 +181,7 @@ async def test_a_refused_create_is_not_retried_and_is_forgotten() -> None:
     api, clock = FakeEventApi(Forbidden(status(403, "Forbidden"))), FakeClock()
     recorder = recorder_for(api, clock)
     recorder.event(CLUSTER, "Normal", "R", "n")
+    await recorder.flush()
     recorder.event({"bogus": True}, "Normal", "R", "n")  # a reference without metadata
     await recorder.flush()
     recorder.event(CLUSTER, "Normal", "R", "n")  # the refused Event was forgotten: created anew
@@ -242,8 +246,24 @@ async def test_writes_still_queued_at_close_are_counted_as_shutdown() -> None:
             "n",
         )
     await settle()
-    await recorder.close()  # 8 writes in flight are cancelled, 12 were still queued
-    assert recorder.unsent()["shutdown"] == 12
+    in_flight = len(api.calls)  # one per writer that got a write: at most 8
+    assert 0 < in_flight <= 8
+    await recorder.close()  # the writes in flight are cancelled; the queued ones are counted
+    assert recorder.unsent()["shutdown"] == 20 - in_flight
+
+
+async def test_a_series_patch_never_overtakes_its_create() -> None:
+    api, clock = FakeEventApi(), FakeClock()
+    api.block = asyncio.Event()
+    recorder = recorder_for(api, clock)
+    recorder.event(CLUSTER, "Normal", "Created", "n")
+    recorder.event(CLUSTER, "Normal", "Created", "n")
+    await settle()
+    assert api.verbs() == ["create"]  # the patch waits behind it, though 7 writers are idle
+    api.block.set()
+    await recorder.flush()
+    assert api.verbs() == ["create", "patch"]
+    await recorder.close()
 
 
 async def test_counters_are_exported_per_controller_and_reason() -> None:
@@ -270,9 +290,10 @@ async def test_event_names_are_unique_even_on_a_frozen_clock() -> None:
         {**CLUSTER, "metadata": {**CLUSTER["metadata"], "name": "Not_DNS"}}, "Normal", "A", "n"
     )
     await recorder.flush()
-    names = [c[1] for c in api.calls]
-    assert len(set(names)) == 4 and all(n.startswith("c1.") for n in names[:3])
-    assert len(names[3]) == 36  # not a DNS subdomain: a UUID, as client-go
+    names = {c[2]["regarding"]["name"] + "/" + c[2]["reason"]: c[1] for c in api.calls}
+    assert len(set(names.values())) == 4
+    assert all(names[f"c1/{r}"].startswith("c1.") for r in ("A", "B", "C"))
+    assert len(names["Not_DNS/A"]) == 36  # not a DNS subdomain: a UUID, as client-go
     await recorder.close()
 
 

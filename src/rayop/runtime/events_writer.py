@@ -5,7 +5,9 @@ and once the waiting writes hold :data:`MAX_PENDING_BYTES` a new write is droppe
 counted, reason ``queue_full``), never silently. A repeat of an event in a series takes no
 place in the queue (it only raises a count), so the budget is spent on distinct events only.
 
-:data:`WRITERS` tasks send the writes. A patch that finds no Event creates it instead. A write
+:data:`WRITERS` tasks send the writes, each from a queue of its own; every write of one Event
+goes to the same queue, so its patch never overtakes its create (with one queue, concurrent
+writers let the patch reach the server first: a 404, a fallback create, a 409, a retry). A patch that finds no Event creates it instead. A write
 the API server refuses with a Status is not retried (reason ``rejected``), except a create of a
 series that already exists; a transport error is retried after 10 s (±25 %) up to
 :data:`MAX_TRIES` times in all (then ``retries_exhausted``). A retry waits in its own task, so
@@ -17,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+import zlib
 from collections.abc import Callable
 from typing import Any, Literal, Protocol
 
@@ -95,7 +98,8 @@ class EventWriter:
         self._on_refused = on_refused
         self._max_bytes = max_pending_bytes
         self._retry_sleep = retry_sleep
-        self._queue: asyncio.Queue[EventWrite] = asyncio.Queue()
+        self._queues: list[asyncio.Queue[EventWrite]] = [asyncio.Queue() for _ in range(WRITERS)]
+        """One queue per writer; an Event's writes all go to the same one, in order."""
         self._pending_bytes = 0
         self._tasks = TaskSupervisor(name)
         self._started = False
@@ -133,20 +137,21 @@ class EventWriter:
 
     def _put(self, write: EventWrite) -> None:
         self._pending_bytes += write.size
-        self._queue.put_nowait(write)
+        shard = zlib.crc32(f"{write.namespace}/{write.name}".encode()) % WRITERS
+        self._queues[shard].put_nowait(write)
         if not self._started:
             self._started = True
-            for i in range(WRITERS):
-                self._tasks.spawn(self._work(), name=f"writer {i}")
+            for i, queue in enumerate(self._queues):
+                self._tasks.spawn(self._work(queue), name=f"writer {i}")
 
-    async def _work(self) -> None:
+    async def _work(self, queue: asyncio.Queue[EventWrite]) -> None:
         while True:
-            write = await self._queue.get()
+            write = await queue.get()
             self._pending_bytes -= write.size
             try:
                 await self._attempt(write)
             finally:
-                self._queue.task_done()
+                queue.task_done()
 
     async def _attempt(self, write: EventWrite) -> None:
         write.tries += 1
@@ -207,7 +212,8 @@ class EventWriter:
 
     async def flush(self) -> None:
         """Blocks until every queued write has been attempted once (retries may follow)."""
-        await self._queue.join()
+        for queue in self._queues:
+            await queue.join()
 
     async def stop(self) -> None:
         """Stops the writers and sweeps; counts what was still queued as ``shutdown``."""
@@ -215,10 +221,11 @@ class EventWriter:
         for _ in range(self._retrying):
             self._count_unsent("shutdown")
         self._retrying = 0
-        while not self._queue.empty():
-            self._pending_bytes -= self._queue.get_nowait().size
-            self._queue.task_done()
-            self._count_unsent("shutdown")
+        for queue in self._queues:
+            while not queue.empty():
+                self._pending_bytes -= queue.get_nowait().size
+                queue.task_done()
+                self._count_unsent("shutdown")
         self._started = False
 
 
