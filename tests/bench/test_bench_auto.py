@@ -67,11 +67,11 @@ def test_the_latency_step_slows_the_in_process_plane_mid_run(tmp_path: Path) -> 
     out = tmp_path / "bench.json"
     args = (
         "bench --clusters 20 --workers 2 --concurrency 1,auto --max-reconcile-concurrency 4 "
-        "--pod-start-delay 0.5 --in-process --api-latency-step 1=0.05 --timeout 120 "
+        "--pod-start-delay 0.5 --in-process --api-latency-step 0=0.05 --timeout 120 "
         f"--json {out}"
     )
     result = CliRunner().invoke(app, args.split())
     assert result.exit_code == 0, result.output
     for r in json.loads(out.read_text())["results"]:
-        assert "API latency raised to 0.05 s at 1 s into the measured phase" in r["notes"]
+        assert "API latency raised to 0.05 s at 0 s into the measured phase" in r["notes"]
         assert r["api_server_latency_mean"] > 0.03
