@@ -96,7 +96,15 @@ def test_appended_worker_group_is_an_in_place_update_not_an_upgrade() -> None:
     assert not cs.matches_goal(cluster, goal)
     assert cs.only_appended_worker_groups(cluster, goal)
     cluster["spec"]["suspend"] = True
+    cluster["metadata"]["labels"]["left-by-someone"] = "x"
+    cluster["metadata"]["annotations"]["left-by-someone"] = "x"
     updated = cs.updated_in_place(cluster, RayService.model_validate(grown), goal)
+    # labels and annotations are those of a cluster built afresh, as KubeRay replaces them
+    fresh = cs.build_ray_cluster(
+        RayService.model_validate(grown), goal, cluster["metadata"]["name"]
+    )
+    assert updated["metadata"]["labels"] == fresh["metadata"]["labels"]
+    assert updated["metadata"]["annotations"] == fresh["metadata"]["annotations"]
     assert [g["groupName"] for g in updated["spec"]["workerGroupSpecs"]] == ["small", "extra"]
     assert updated["spec"]["suspend"] is True
     assert cs.matches_goal(updated, goal)

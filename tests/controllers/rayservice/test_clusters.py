@@ -84,7 +84,9 @@ async def test_appended_worker_groups_update_the_active_cluster_in_place() -> No
     [update] = world.client.of("update", "rayclusters")
     groups = [g["groupName"] for g in update.body["spec"]["workerGroupSpecs"]]
     assert update.name == "svc-old" and groups == ["small", "extra"]
-    assert world.recorder.reasons() == ["UpdatedRayCluster"]
+    [(_, reason, note)] = world.recorder.events
+    assert reason == "UpdatedRayCluster"
+    assert note == f"Updated the active RayCluster {update.body['metadata']['namespace']}/svc-old"
 
 
 async def test_going_back_to_the_active_spec_drops_the_pending_cluster() -> None:

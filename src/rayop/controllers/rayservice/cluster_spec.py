@@ -141,12 +141,14 @@ def build_ray_cluster(service: RayService, goal: Obj, cluster_name: str) -> dict
 
 
 def updated_in_place(cluster: Obj, service: RayService, goal: Obj) -> dict[str, Any]:
-    """Returns ``cluster`` with spec ``goal`` and ``service``'s annotations, its ``suspend`` kept."""
+    """Returns ``cluster`` with spec ``goal``, its ``suspend`` kept, and the labels and
+    annotations of a cluster built afresh (replacing the old ones wholesale, as KubeRay does)."""
     result = copy.deepcopy(dict(cluster))
     suspend = (result.get("spec") or {}).get("suspend")
-    result["spec"] = copy.deepcopy(dict(goal))
+    built = build_ray_cluster(service, goal, str(result["metadata"]["name"]))
+    result["spec"] = built["spec"]
     if suspend is not None:
         result["spec"]["suspend"] = suspend
-    annotations = result["metadata"].setdefault("annotations", {})
-    annotations.update(cluster_annotations(service, goal))
+    result["metadata"]["labels"] = built["metadata"]["labels"]
+    result["metadata"]["annotations"] = built["metadata"]["annotations"]
     return result

@@ -96,8 +96,17 @@ async def ensure_clusters(ctx: ServiceContext) -> Stop | None:
         other_version = is_active and rs_cluster.built_by_other_version(cluster)
         if other_version or rs_cluster.only_appended_worker_groups(cluster, goal):
             updated = rs_cluster.updated_in_place(cluster, ctx.service, goal)
-            await ctx.deps.client.update(RAY_CLUSTERS, updated)
-            ctx.event("Normal", settings.UPDATED_RAY_CLUSTER, f"Updated RayCluster {cluster_name}")
+            which = "active" if is_active else "pending"
+            where = f"{ctx.namespace}/{cluster_name}"
+            try:
+                await ctx.deps.client.update(RAY_CLUSTERS, updated)
+            except Exception as exc:
+                note = f"Failed to update the {which} RayCluster {where}: {exc}"
+                ctx.event("Warning", settings.FAILED_TO_UPDATE_RAY_CLUSTER, note)
+                raise
+            ctx.event(
+                "Normal", settings.UPDATED_RAY_CLUSTER, f"Updated the {which} RayCluster {where}"
+            )
     return None
 
 

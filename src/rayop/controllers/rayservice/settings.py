@@ -36,6 +36,7 @@ SERVE_LABEL: Final = keys.RAY_SERVE
 CREATED_RAY_CLUSTER: Final = "CreatedRayCluster"
 FAILED_TO_CREATE_RAY_CLUSTER: Final = "FailedToCreateRayCluster"
 UPDATED_RAY_CLUSTER: Final = "UpdatedRayCluster"
+FAILED_TO_UPDATE_RAY_CLUSTER: Final = "FailedToUpdateRayCluster"
 DELETED_RAY_CLUSTER: Final = "DeletedRayCluster"
 FAILED_TO_DELETE_RAY_CLUSTER: Final = "FailedToDeleteRayCluster"
 CREATED_SERVICE: Final = "CreatedService"
