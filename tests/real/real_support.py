@@ -3,8 +3,10 @@ views of RayClusters and their pods (a real server has no store to peek into).""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import copy
+import os
 import secrets
 import subprocess
 from collections.abc import AsyncIterator, Sequence
@@ -175,3 +177,39 @@ async def converged(client: KubeClient, namespace: str, name: str) -> bool:
     """Tells whether the RayCluster is ready as KubeRay reports it, with all pods ready."""
     rc = await client.get(RAY_CLUSTERS, name, namespace=namespace)
     return raycluster_converged(rc, await cluster_pods(client, namespace, name))
+
+
+@contextlib.asynccontextmanager
+async def kuberay_running(
+    binary: Path, kubeconfig: str, log_path: Path, *args: str
+) -> AsyncIterator[asyncio.subprocess.Process]:
+    """Runs KubeRay's operator (no metrics or probe ports, no leader election, plus ``args``)
+    against ``kubeconfig`` until the block exits, its output in ``log_path``.
+
+    On a normal exit of the block it checks that KubeRay did not exit early; in any case it
+    stops KubeRay (SIGTERM, SIGKILL after 15 s) and blocks until it has exited.
+    """
+    with log_path.open("wb") as log:
+        proc = await asyncio.create_subprocess_exec(
+            str(binary),
+            *args,
+            "--metrics-addr=0",
+            "--health-probe-bind-address=0",
+            "--enable-leader-election=false",
+            env={**os.environ, "KUBECONFIG": kubeconfig},
+            stdout=log,
+            stderr=asyncio.subprocess.STDOUT,
+        )
+        try:
+            yield proc
+            if proc.returncode is not None:
+                log_text = await asyncio.to_thread(log_path.read_text)
+                raise AssertionError(f"KubeRay exited early: {log_text[-3000:]}")
+        finally:
+            if proc.returncode is None:
+                proc.terminate()
+            try:
+                await asyncio.wait_for(proc.wait(), 15)
+            except TimeoutError:
+                proc.kill()
+                await proc.wait()

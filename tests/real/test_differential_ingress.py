@@ -24,7 +24,14 @@ from typing import Any
 import pytest
 import pytest_asyncio
 from differential import _common_metadata, _replace_strings, diff
-from real_support import apply_raycluster, build, create_namespace, rayop_operator, user_client
+from real_support import (
+    apply_raycluster,
+    build,
+    create_namespace,
+    kuberay_running,
+    rayop_operator,
+    user_client,
+)
 
 from rayop.kube.client import KubeClient
 from rayop.kube.errors import NotFound
@@ -161,28 +168,9 @@ async def outcomes(
     async with user_client(real_kubeconfig) as client:
         for ns in (kuberay_ns, rayop_ns):
             await create_namespace(client, ns)
-        with log_path.open("wb") as log:
-            proc = await asyncio.create_subprocess_exec(
-                str(kuberay_binary),
-                f"--watch-namespace={kuberay_ns}",
-                "--metrics-addr=0",
-                "--health-probe-bind-address=0",
-                "--enable-leader-election=false",
-                env={**os.environ, "KUBECONFIG": real_kubeconfig},
-                stdout=log,
-                stderr=asyncio.subprocess.STDOUT,
-            )
-            try:
-                kuberay = await _run(client, kuberay_ns)
-                assert proc.returncode is None, log_path.read_text()[-3000:]
-            finally:
-                if proc.returncode is None:
-                    proc.terminate()
-                try:
-                    await asyncio.wait_for(proc.wait(), 15)
-                except TimeoutError:
-                    proc.kill()
-                    await proc.wait()
+        watch = f"--watch-namespace={kuberay_ns}"
+        async with kuberay_running(kuberay_binary, real_kubeconfig, log_path, watch):
+            kuberay = await _run(client, kuberay_ns)
         async with rayop_operator(real_kubeconfig, watch_namespaces=[rayop_ns]):
             rayop = await _run(client, rayop_ns)
     yield kuberay, rayop

@@ -27,6 +27,7 @@ from real_support import (
     converged,
     create_namespace,
     eligible_samples,
+    kuberay_running,
     load_sample,
     rayop_operator,
     user_client,
@@ -116,29 +117,11 @@ async def outcomes(
     async with user_client(real_kubeconfig) as client:
         for ns in [*kuberay_ns.values(), *rayop_ns.values()]:
             await create_namespace(client, ns)
-        with log_path.open("wb") as log:
-            proc = await asyncio.create_subprocess_exec(
-                str(kuberay_binary),
-                f"--watch-namespace={','.join(kuberay_ns.values())}",
-                "--metrics-addr=0",
-                "--health-probe-bind-address=0",
-                "--enable-leader-election=false",
-                "--reconcile-concurrency=4",
-                env={**os.environ, "KUBECONFIG": real_kubeconfig},
-                stdout=log,
-                stderr=asyncio.subprocess.STDOUT,
-            )
-            try:
-                kuberay = await _run_samples(client, kuberay_ns)
-                assert proc.returncode is None, log_path.read_text()[-3000:]
-            finally:
-                if proc.returncode is None:
-                    proc.terminate()
-                try:
-                    await asyncio.wait_for(proc.wait(), 15)
-                except TimeoutError:
-                    proc.kill()
-                    await proc.wait()
+        watch = f"--watch-namespace={','.join(kuberay_ns.values())}"
+        async with kuberay_running(
+            kuberay_binary, real_kubeconfig, log_path, watch, "--reconcile-concurrency=4"
+        ):
+            kuberay = await _run_samples(client, kuberay_ns)
         async with rayop_operator(
             real_kubeconfig, watch_namespaces=list(rayop_ns.values()), concurrency=4
         ):

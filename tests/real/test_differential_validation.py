@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from real_support import build, create_namespace, user_client
+from real_support import build, create_namespace, kuberay_running, user_client
 
 from rayop.kube.client import KubeClient
 from rayop.kube.config import load_config
@@ -312,30 +312,11 @@ async def warnings(
     async with user_client(real_kubeconfig) as client:
         for ns in (kuberay_ns, rayop_ns):
             await create_namespace(client, ns)
-        with log_path.open("wb") as log:
-            proc = await asyncio.create_subprocess_exec(
-                str(kuberay_binary),
-                f"--watch-namespace={kuberay_ns}",
-                "--metrics-addr=0",
-                "--health-probe-bind-address=0",
-                "--enable-leader-election=false",
-                env={**os.environ, "KUBECONFIG": real_kubeconfig},
-                stdout=log,
-                stderr=asyncio.subprocess.STDOUT,
-            )
-            try:
-                names = await _apply_all(client, kuberay_ns)
-                kuberay = await _settle(client, kuberay_ns, names)
-                kuberay_statuses = await _statuses(client, kuberay_ns)
-                assert proc.returncode is None, log_path.read_text()[-3000:]
-            finally:
-                if proc.returncode is None:
-                    proc.terminate()
-                try:
-                    await asyncio.wait_for(proc.wait(), 15)
-                except TimeoutError:
-                    proc.kill()
-                    await proc.wait()
+        watch = f"--watch-namespace={kuberay_ns}"
+        async with kuberay_running(kuberay_binary, real_kubeconfig, log_path, watch):
+            names = await _apply_all(client, kuberay_ns)
+            kuberay = await _settle(client, kuberay_ns, names)
+            kuberay_statuses = await _statuses(client, kuberay_ns)
         config = await load_config(kubeconfig=real_kubeconfig)
         async with open_operator(
             config, watch_namespaces=[rayop_ns], controllers=ALL_KINDS, ready_timeout=60
