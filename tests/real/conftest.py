@@ -19,6 +19,7 @@ from real_support import build, install_rayop_crds, server_and_token
 
 from rayop.cli.realcluster import RealCluster, RealClusterSettings, default_binaries_dir
 from rayop.cli.realcluster_http import ApiCaller, wait_until
+from rayop.controllers.common.options import KUBERAY_VERSION
 
 UNRAISABLE_AS_WARNING = pytest.mark.filterwarnings(
     "always::pytest.PytestUnraisableExceptionWarning"
@@ -55,6 +56,25 @@ def controlplane_binaries() -> Path:
     if not ok:
         pytest.skip(f"real control plane cannot be built: {why}")
     return default_binaries_dir()
+
+
+@pytest.fixture(scope="session")
+def kuberay_binary() -> Path:
+    """KubeRay v1.7.0's operator binary, built by ``scripts/controlplane-build kuberay`` (a
+    no-op when cached), else ``$RAYOP_KUBERAY_BINARY``.
+
+    A build that fails fails the tests that need KubeRay, with the step that failed: the
+    differential, takeover and side-by-side tests are the point of this tier, so CI must not
+    turn green by skipping them.
+    """
+    explicit = os.environ.get("RAYOP_KUBERAY_BINARY")
+    if explicit and Path(explicit).is_file():
+        return Path(explicit)
+    ok, why = build("kuberay")
+    if not ok:
+        pytest.fail(f"KubeRay {KUBERAY_VERSION} cannot be built here: {why}")
+    cache = os.environ.get("RAYOP_CACHE_DIR") or os.path.expanduser("~/.cache/rayop")
+    return Path(cache) / "kuberay" / KUBERAY_VERSION / "ray-operator"
 
 
 @pytest.fixture(scope="session")

@@ -184,12 +184,12 @@ async def kuberay_running(
     binary: Path, kubeconfig: str, log_path: Path, *args: str
 ) -> AsyncIterator[asyncio.subprocess.Process]:
     """Runs KubeRay's operator (no metrics or probe ports, no leader election, plus ``args``)
-    against ``kubeconfig`` until the block exits, its output in ``log_path``.
+    against ``kubeconfig`` until the block exits, its output appended to ``log_path``.
 
     On a normal exit of the block it checks that KubeRay did not exit early; in any case it
     stops KubeRay (SIGTERM, SIGKILL after 15 s) and blocks until it has exited.
     """
-    with log_path.open("wb") as log:
+    with log_path.open("ab") as log:
         proc = await asyncio.create_subprocess_exec(
             str(binary),
             *args,

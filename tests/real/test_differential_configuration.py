@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import os
 import secrets
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -22,14 +21,14 @@ import pytest_asyncio
 from differential import diff, snapshot
 from real_support import (
     apply_raycluster,
-    build,
     converged,
     create_namespace,
+    kuberay_running,
     load_sample,
     rayop_operator,
     user_client,
 )
-from test_differential_kuberay import KUBERAY_VERSION, unexplained
+from test_differential_kuberay import unexplained
 
 from rayop.controllers.common.configuration_file import parse_configuration
 from rayop.controllers.common.options import OperatorOptions
@@ -92,19 +91,6 @@ def kuberay_config(namespaces: list[str]) -> str:
     )
 
 
-@pytest.fixture(scope="module")
-def kuberay_binary() -> Path:
-    """The KubeRay operator binary (built by scripts/controlplane-build), else a skip."""
-    ok, why = build("kuberay")
-    if ok:
-        cache = os.environ.get("RAYOP_CACHE_DIR") or os.path.expanduser("~/.cache/rayop")
-        return Path(cache) / "kuberay" / KUBERAY_VERSION / "ray-operator"
-    explicit = os.environ.get("RAYOP_KUBERAY_BINARY")
-    if explicit and Path(explicit).is_file():
-        return Path(explicit)
-    pytest.skip(f"KubeRay {KUBERAY_VERSION} cannot be built here: {why}")
-
-
 async def _run_samples(client: KubeClient, namespaces: dict[str, str]) -> dict[str, Any]:
     for file_name, ns in namespaces.items():
         for raycluster in load_sample(file_name):
@@ -141,25 +127,11 @@ async def snapshots(
     async with user_client(real_kubeconfig) as client:
         for ns in [*kuberay_ns.values(), *rayop_ns.values()]:
             await create_namespace(client, ns)
-        with log_path.open("wb") as log:
-            proc = await asyncio.create_subprocess_exec(
-                str(kuberay_binary),
-                f"--config={config_path}",
-                env={**os.environ, "KUBECONFIG": real_kubeconfig},
-                stdout=log,
-                stderr=asyncio.subprocess.STDOUT,
-            )
-            try:
-                kuberay = await _run_samples(client, kuberay_ns)
-                assert proc.returncode is None, log_path.read_text()[-3000:]
-            finally:
-                if proc.returncode is None:
-                    proc.terminate()
-                try:
-                    await asyncio.wait_for(proc.wait(), 15)
-                except TimeoutError:
-                    proc.kill()
-                    await proc.wait()
+        # With --config, KubeRay ignores its flags (those the helper adds too): the file rules.
+        async with kuberay_running(
+            kuberay_binary, real_kubeconfig, log_path, f"--config={config_path}"
+        ):
+            kuberay = await _run_samples(client, kuberay_ns)
         defaults = parse_configuration(kuberay_config([])).pod_defaults()
         options = dataclasses.replace(OperatorOptions(), pod_defaults=defaults)
         async with rayop_operator(

@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import copy
 import functools
-import os
 import secrets
 import tarfile
 from collections.abc import AsyncIterator
@@ -29,9 +28,9 @@ import yaml
 from differential import _common_metadata, _replace_strings, diff, snapshot
 from real_support import (
     apply_raycluster,
-    build,
     converged,
     create_namespace,
+    kuberay_running,
     rayop_operator,
     user_client,
 )
@@ -92,19 +91,6 @@ class Outcome:
     pvc_events: list[tuple[str, str, str]]
     converged: bool
     collected: bool = False
-
-
-@pytest.fixture(scope="module")
-def kuberay_binary() -> Path:
-    """The KubeRay operator binary built by scripts/controlplane-build (else skip)."""
-    ok, why = build("kuberay")
-    if ok:
-        cache = os.environ.get("RAYOP_CACHE_DIR") or os.path.expanduser("~/.cache/rayop")
-        return Path(cache) / "kuberay" / KUBERAY_VERSION / "ray-operator"
-    explicit = os.environ.get("RAYOP_KUBERAY_BINARY")
-    if explicit and Path(explicit).is_file():
-        return Path(explicit)
-    pytest.skip(f"KubeRay {KUBERAY_VERSION} cannot be built here: {why}")
 
 
 async def _prebound_volume(client: KubeClient, namespace: str, claim: str) -> None:
@@ -182,29 +168,14 @@ async def outcomes(
         for ns in (kuberay_ns, rayop_ns):
             await create_namespace(client, ns)
             await _prebound_volume(client, ns, claim)
-        with log_path.open("wb") as log:
-            proc = await asyncio.create_subprocess_exec(
-                str(kuberay_binary),
-                f"--watch-namespace={kuberay_ns}",
-                f"--feature-gates={GATE}=true",
-                "--metrics-addr=0",
-                "--health-probe-bind-address=0",
-                "--enable-leader-election=false",
-                env={**os.environ, "KUBECONFIG": real_kubeconfig},
-                stdout=log,
-                stderr=asyncio.subprocess.STDOUT,
-            )
-            try:
-                kuberay = await _run(client, kuberay_ns, copy.deepcopy(sample))
-                assert proc.returncode is None, log_path.read_text()[-3000:]
-            finally:
-                if proc.returncode is None:
-                    proc.terminate()
-                try:
-                    await asyncio.wait_for(proc.wait(), 15)
-                except TimeoutError:
-                    proc.kill()
-                    await proc.wait()
+        async with kuberay_running(
+            kuberay_binary,
+            real_kubeconfig,
+            log_path,
+            f"--watch-namespace={kuberay_ns}",
+            f"--feature-gates={GATE}=true",
+        ):
+            kuberay = await _run(client, kuberay_ns, copy.deepcopy(sample))
         gates = FeatureGates().with_overrides({GATE: True})
         async with rayop_operator(
             real_kubeconfig,

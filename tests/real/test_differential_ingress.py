@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import os
 import secrets
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -26,7 +25,6 @@ import pytest_asyncio
 from differential import _common_metadata, _replace_strings, diff
 from real_support import (
     apply_raycluster,
-    build,
     create_namespace,
     kuberay_running,
     rayop_operator,
@@ -145,16 +143,6 @@ async def _run(client: KubeClient, ns: str) -> Outcome:
             }
         ),
     )
-
-
-@pytest.fixture(scope="module")
-def kuberay_binary() -> Path:
-    """The KubeRay operator binary built by scripts/controlplane-build (else skip)."""
-    ok, why = build("kuberay")
-    if ok:
-        cache = os.environ.get("RAYOP_CACHE_DIR") or os.path.expanduser("~/.cache/rayop")
-        return Path(cache) / "kuberay" / KUBERAY_VERSION / "ray-operator"
-    pytest.skip(f"KubeRay {KUBERAY_VERSION} cannot be built here: {why}")
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")

@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import os
 import re
 import secrets
 from pathlib import Path
 from typing import Any
 
 import pytest
-from real_support import build, create_namespace, user_client
+from real_support import create_namespace, kuberay_running, user_client
 
 from rayop.kube.client import KubeClient
 from rayop.kube.config import load_config
@@ -111,16 +110,6 @@ async def _outcome(client: KubeClient, namespace: str) -> Obj:
     }
 
 
-@pytest.fixture(scope="module")
-def kuberay_binary() -> Path:
-    """KubeRay's operator binary (scripts/controlplane-build); skips when it cannot be built."""
-    ok, why = build("kuberay")
-    if not ok:
-        pytest.skip(f"KubeRay {KUBERAY_VERSION} cannot be built here: {why}")
-    cache = os.environ.get("RAYOP_CACHE_DIR") or os.path.expanduser("~/.cache/rayop")
-    return Path(cache) / "kuberay" / KUBERAY_VERSION / "ray-operator"
-
-
 async def test_the_same_timeout_as_kuberay(
     real_kubeconfig: str, kuberay_binary: Path, tmp_path: Path
 ) -> None:
@@ -130,26 +119,10 @@ async def test_the_same_timeout_as_kuberay(
     async with user_client(real_kubeconfig) as client:
         for ns in (kuberay_ns, rayop_ns):
             await create_namespace(client, ns)
-        with log_path.open("wb") as log:
-            proc = await asyncio.create_subprocess_exec(
-                str(kuberay_binary),
-                f"--watch-namespace={kuberay_ns}",
-                "--metrics-addr=0",
-                "--health-probe-bind-address=0",
-                "--enable-leader-election=false",
-                env={**os.environ, "KUBECONFIG": real_kubeconfig},
-                stdout=log,
-                stderr=asyncio.subprocess.STDOUT,
-            )
-            try:
-                kuberay = await _outcome(client, kuberay_ns)
-            finally:
-                proc.terminate()
-                try:
-                    await asyncio.wait_for(proc.wait(), 15)
-                except TimeoutError:
-                    proc.kill()
-                    await proc.wait()
+        async with kuberay_running(
+            kuberay_binary, real_kubeconfig, log_path, f"--watch-namespace={kuberay_ns}"
+        ):
+            kuberay = await _outcome(client, kuberay_ns)
         config = await load_config(kubeconfig=real_kubeconfig)
         async with open_operator(
             config, watch_namespaces=[rayop_ns], controllers=ALL_KINDS, ready_timeout=60

@@ -10,7 +10,6 @@ which is explained in docs/known-differences.md.
 from __future__ import annotations
 
 import asyncio
-import os
 import re
 import secrets
 from collections.abc import AsyncIterator
@@ -23,7 +22,6 @@ import pytest_asyncio
 from differential import diff, snapshot
 from real_support import (
     apply_raycluster,
-    build,
     converged,
     create_namespace,
     eligible_samples,
@@ -64,20 +62,6 @@ class Outcome:
 
     snapshot: dict[str, Any]
     converged: bool
-
-
-@pytest.fixture(scope="module")
-def kuberay_binary() -> Path:
-    """The KubeRay operator binary: built by scripts/controlplane-build, else
-    ``$RAYOP_KUBERAY_BINARY``; the tests skip with the build's failed step otherwise."""
-    ok, why = build("kuberay")
-    if ok:
-        cache = os.environ.get("RAYOP_CACHE_DIR") or os.path.expanduser("~/.cache/rayop")
-        return Path(cache) / "kuberay" / KUBERAY_VERSION / "ray-operator"
-    explicit = os.environ.get("RAYOP_KUBERAY_BINARY")
-    if explicit and Path(explicit).is_file():
-        return Path(explicit)
-    pytest.skip(f"KubeRay {KUBERAY_VERSION} cannot be built here: {why}")
 
 
 def _namespaces(prefix: str) -> dict[str, str]:

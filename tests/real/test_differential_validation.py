@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import os
 import secrets
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -19,7 +18,7 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from real_support import build, create_namespace, kuberay_running, user_client
+from real_support import create_namespace, kuberay_running, user_client
 
 from rayop.kube.client import KubeClient
 from rayop.kube.config import load_config
@@ -289,16 +288,6 @@ async def _settle(client: KubeClient, namespace: str, names: list[str]) -> dict[
             await asyncio.sleep(3)  # any second event (a status write retried) lands too
             return await _warnings(client, namespace)
         await asyncio.sleep(0.5)
-
-
-@pytest.fixture(scope="module")
-def kuberay_binary() -> Path:
-    """KubeRay's operator binary (scripts/controlplane-build); skips when it cannot be built."""
-    ok, why = build("kuberay")
-    if not ok:
-        pytest.skip(f"KubeRay {KUBERAY_VERSION} cannot be built here: {why}")
-    cache = os.environ.get("RAYOP_CACHE_DIR") or os.path.expanduser("~/.cache/rayop")
-    return Path(cache) / "kuberay" / KUBERAY_VERSION / "ray-operator"
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")

@@ -18,7 +18,6 @@ answers such a probe 503 as well).
 from __future__ import annotations
 
 import asyncio
-import os
 import re
 import secrets
 import signal
@@ -32,7 +31,14 @@ from typing import Any
 import pytest
 import pytest_asyncio
 import yaml
-from real_support import GATED_SAMPLES, SAMPLES, build, converged, eligible_samples, user_client
+from real_support import (
+    GATED_SAMPLES,
+    SAMPLES,
+    converged,
+    eligible_samples,
+    kuberay_running,
+    user_client,
+)
 
 from rayop.kube.client import KubeClient
 from rayop.kube.errors import AlreadyExists
@@ -103,17 +109,6 @@ class Plane:
 
 
 @pytest.fixture(scope="module")
-def kuberay_binary() -> Path:
-    """KubeRay's operator binary (scripts/controlplane-build kuberay); skips with the failed
-    build step when it cannot be built here."""
-    ok, why = build("kuberay")
-    if not ok:
-        pytest.skip(f"KubeRay {KUBERAY_VERSION} cannot be built here: {why}")
-    cache = os.environ.get("RAYOP_CACHE_DIR") or os.path.expanduser("~/.cache/rayop")
-    return Path(cache) / "kuberay" / KUBERAY_VERSION / "ray-operator"
-
-
-@pytest.fixture(scope="module")
 def plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Plane]:
     """Runs `rayop apiserver` (fast pods) for the module; stops it after SIGTERM."""
     workdir = tmp_path_factory.mktemp("kuberay-on-embedded")
@@ -153,29 +148,14 @@ async def client(plane: Plane) -> AsyncIterator[KubeClient]:
 async def kuberay(plane: Plane, client: KubeClient, kuberay_binary: Path) -> AsyncIterator[Path]:
     """Runs KubeRay against the plane for the module; yields its log's path."""
     log_path = plane.workdir / "ray-operator.log"
-    with log_path.open("wb") as log:
-        proc = await asyncio.create_subprocess_exec(
-            str(kuberay_binary),
-            f"--kubeconfig={plane.kubeconfig}",
-            "--use-kubernetes-proxy",
-            "--metrics-addr=0",
-            "--health-probe-bind-address=0",
-            "--enable-leader-election=false",
-            "--reconcile-concurrency=4",
-            stdout=log,
-            stderr=asyncio.subprocess.STDOUT,
-        )
-        try:
-            yield log_path
-            assert proc.returncode is None, f"KubeRay exited early; its log: {log_path}"
-        finally:
-            if proc.returncode is None:
-                proc.terminate()
-            try:
-                await asyncio.wait_for(proc.wait(), 15)
-            except TimeoutError:
-                proc.kill()
-                await proc.wait()
+    async with kuberay_running(
+        kuberay_binary,
+        str(plane.kubeconfig),
+        log_path,
+        "--use-kubernetes-proxy",
+        "--reconcile-concurrency=4",
+    ):
+        yield log_path
 
 
 async def _apply_sample(client: KubeClient, file_name: str, namespace: str) -> list[Obj]:

@@ -16,7 +16,6 @@ import asyncio
 import contextlib
 import copy
 import json
-import os
 import secrets
 from collections import Counter
 from collections.abc import AsyncIterator, Callable
@@ -26,7 +25,7 @@ from typing import Any
 import pytest
 from pod_network import PodNetwork
 from ray_support import load_docs
-from real_support import SAMPLES, build, load_sample, unique_namespace, user_client
+from real_support import SAMPLES, kuberay_running, load_sample, unique_namespace, user_client
 
 from rayop.cli.realcluster import pod_network_socket
 from rayop.cli.realcluster_config import AUDIT_LOG
@@ -55,16 +54,6 @@ Obj = dict[str, Any]
 
 
 @pytest.fixture(scope="module")
-def kuberay_binary() -> Path:
-    """KubeRay's operator binary (built by scripts/controlplane-build; skip when it cannot be)."""
-    ok, why = build("kuberay")
-    if not ok:
-        pytest.skip(f"KubeRay {KUBERAY_VERSION} cannot be built here: {why}")
-    cache = os.environ.get("RAYOP_CACHE_DIR") or os.path.expanduser("~/.cache/rayop")
-    return Path(cache) / "kuberay" / KUBERAY_VERSION / "ray-operator"
-
-
-@pytest.fixture(scope="module")
 def audit_log(real_kubeconfig: str) -> Path:
     """The real tier's audit log (skip on an external cluster, which has none of ours)."""
     path = Path(real_kubeconfig).resolve().parent / "logs" / AUDIT_LOG
@@ -78,30 +67,15 @@ async def kuberay_operator(
     binary: Path, kubeconfig: str, namespace: str, log_path: Path
 ) -> AsyncIterator[None]:
     """Runs KubeRay's operator on ``namespace`` until the block exits (then stops it)."""
-    with log_path.open("ab") as log:
-        proc = await asyncio.create_subprocess_exec(
-            str(binary),
-            f"--watch-namespace={namespace}",
-            "--metrics-addr=0",
-            "--health-probe-bind-address=0",
-            "--enable-leader-election=false",
-            "--use-kubernetes-proxy=true",
-            "--reconcile-concurrency=4",
-            env={**os.environ, "KUBECONFIG": kubeconfig},
-            stdout=log,
-            stderr=asyncio.subprocess.STDOUT,
-        )
-        try:
-            yield
-            assert proc.returncode is None, _tail(log_path)
-        finally:
-            if proc.returncode is None:
-                proc.terminate()
-            try:
-                await asyncio.wait_for(proc.wait(), 15)
-            except TimeoutError:
-                proc.kill()
-                await proc.wait()
+    async with kuberay_running(
+        binary,
+        kubeconfig,
+        log_path,
+        f"--watch-namespace={namespace}",
+        "--use-kubernetes-proxy=true",
+        "--reconcile-concurrency=4",
+    ):
+        yield
 
 
 @contextlib.asynccontextmanager
