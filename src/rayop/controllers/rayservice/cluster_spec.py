@@ -121,8 +121,15 @@ def cluster_annotations(service: RayService, goal: Obj) -> dict[str, str]:
     return result
 
 
-def build_ray_cluster(service: RayService, goal: Obj, cluster_name: str) -> dict[str, Any]:
-    """Returns the RayCluster ``cluster_name`` of ``service`` with spec ``goal`` (raw)."""
+def build_ray_cluster(
+    service: RayService, goal: Obj, cluster_name: str, *, drop_worker_replicas: bool = False
+) -> dict[str, Any]:
+    """Returns the RayCluster ``cluster_name`` of ``service`` with spec ``goal`` (raw).
+
+    ``drop_worker_replicas``: leave every worker group's ``replicas`` unset, as KubeRay does for
+    the new cluster of an incremental upgrade (it scales from ``minReplicas`` with Serve's
+    ``target_capacity``).
+    """
     cluster_labels = dict(service.metadata.get("labels") or {})
     cluster_labels[settings.ORIGINATED_FROM_CR_NAME] = names.check_label(service.name)
     cluster_labels[settings.ORIGINATED_FROM_CRD] = settings.OWNER_KIND
@@ -136,16 +143,27 @@ def build_ray_cluster(service: RayService, goal: Obj, cluster_name: str) -> dict
             "annotations": cluster_annotations(service, goal),
             "ownerReferences": [controller_reference(service)],
         },
-        "spec": copy.deepcopy(dict(goal)),
+        "spec": _spec_copy(goal, drop_worker_replicas),
     }
 
 
-def updated_in_place(cluster: Obj, service: RayService, goal: Obj) -> dict[str, Any]:
+def _spec_copy(goal: Obj, drop_worker_replicas: bool) -> dict[str, Any]:
+    spec = copy.deepcopy(dict(goal))
+    if drop_worker_replicas:
+        for group in spec.get("workerGroupSpecs") or []:
+            group.pop("replicas", None)
+    return spec
+
+
+def updated_in_place(
+    cluster: Obj, service: RayService, goal: Obj, *, drop_worker_replicas: bool = False
+) -> dict[str, Any]:
     """Returns ``cluster`` with spec ``goal``, its ``suspend`` kept, and the labels and
     annotations of a cluster built afresh (replacing the old ones wholesale, as KubeRay does)."""
     result = copy.deepcopy(dict(cluster))
     suspend = (result.get("spec") or {}).get("suspend")
-    built = build_ray_cluster(service, goal, str(result["metadata"]["name"]))
+    name = str(result["metadata"]["name"])
+    built = build_ray_cluster(service, goal, name, drop_worker_replicas=drop_worker_replicas)
     result["spec"] = built["spec"]
     if suspend is not None:
         result["spec"]["suspend"] = suspend

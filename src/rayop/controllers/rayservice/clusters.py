@@ -12,6 +12,12 @@ added to that cluster in place. If the spec goes back to the active cluster's du
 the pending cluster is dropped (it is then retired like any other). An active cluster whose
 ``ray.io/kuberay-version`` is not ours is updated in place (spec, hash and version annotations)
 rather than replaced, as KubeRay does for clusters an earlier operator version built (#2315).
+
+With NewClusterWithIncrementalUpgrade (:mod:`.incremental`) a pending cluster is never replaced
+or dropped by a spec change (a rollback moves traffic back first, and no new cluster is prepared
+while it runs); a new pending cluster starts at ``targetCapacity`` 0 (100 when there is no
+active cluster), and while an active cluster exists clusters are built with worker ``replicas``
+unset.
 """
 
 from __future__ import annotations
@@ -21,6 +27,11 @@ import logging
 from rayop.controllers.rayservice import cluster_spec as rs_cluster
 from rayop.controllers.rayservice import settings
 from rayop.controllers.rayservice.context import ServiceContext
+from rayop.controllers.rayservice.incremental.mode import (
+    TARGET_CAPACITY,
+    is_incremental,
+    rolling_back,
+)
 from rayop.controllers.rayservice.status import ACTIVE, PENDING, write_status_if_changed
 from rayop.kube.errors import AlreadyExists, NotFound
 from rayop.kube.resources import RAY_CLUSTERS
@@ -42,7 +53,10 @@ async def plan_clusters(ctx: ServiceContext) -> Stop | None:
     goal = rs_cluster.goal_spec(ctx.cached)
     active, pending = ctx.cluster(ctx.active_name), ctx.cluster(ctx.pending_name)
     new_name = ""
-    if not ctx.active_name and not ctx.pending_name:
+    incremental = is_incremental(ctx.spec, ctx.deps.options)
+    if incremental and (rolling_back(ctx.status) or ctx.pending_name):
+        pass
+    elif not ctx.active_name and not ctx.pending_name:
         new_name = rs_cluster.new_cluster_name(ctx.name, ctx.deps.rng)
     elif ctx.pending_name and active is not None and rs_cluster.matches_goal(active, goal):
         log.info("RayService %s: spec is the active cluster's again; dropping pending", ctx.request)
@@ -59,6 +73,9 @@ async def plan_clusters(ctx: ServiceContext) -> Stop | None:
     if new_name:
         log.info("RayService %s: preparing new cluster %s", ctx.request, new_name)
         ctx.set_cluster_name(PENDING, new_name)
+        if incremental:
+            first = not ctx.active_name
+            ctx.status[PENDING][TARGET_CAPACITY] = 100 if first else 0
     await write_status_if_changed(ctx)
     return None
 
@@ -95,7 +112,9 @@ async def ensure_clusters(ctx: ServiceContext) -> Stop | None:
         is_active = cluster_name == ctx.active_name
         other_version = is_active and rs_cluster.built_by_other_version(cluster)
         if other_version or rs_cluster.only_appended_worker_groups(cluster, goal):
-            updated = rs_cluster.updated_in_place(cluster, ctx.service, goal)
+            updated = rs_cluster.updated_in_place(
+                cluster, ctx.service, goal, drop_worker_replicas=_drop_replicas(ctx)
+            )
             which = "active" if is_active else "pending"
             where = f"{ctx.namespace}/{cluster_name}"
             try:
@@ -110,8 +129,16 @@ async def ensure_clusters(ctx: ServiceContext) -> Stop | None:
     return None
 
 
+def _drop_replicas(ctx: ServiceContext) -> bool:
+    """Tells whether clusters are built without worker replicas (incremental, active exists)."""
+    return is_incremental(ctx.spec, ctx.deps.options) and bool(ctx.active_name)
+
+
 async def _create(ctx: ServiceContext, cluster_name: str) -> None:
-    body = rs_cluster.build_ray_cluster(ctx.service, rs_cluster.goal_spec(ctx.cached), cluster_name)
+    goal = rs_cluster.goal_spec(ctx.cached)
+    body = rs_cluster.build_ray_cluster(
+        ctx.service, goal, cluster_name, drop_worker_replicas=_drop_replicas(ctx)
+    )
     try:
         await ctx.deps.client.create(RAY_CLUSTERS, body, namespace=ctx.namespace)
     except AlreadyExists:

@@ -21,6 +21,7 @@ from rayop.api.common import format_time
 from rayop.api.rayservice import RayService, RayServiceSpec
 from rayop.controllers.common.options import OperatorOptions
 from rayop.controllers.rayservice.dashboards import DashboardFactory
+from rayop.controllers.rayservice.incremental.state import RouteState
 from rayop.controllers.rayservice.serve_cache import ServeConfigCache
 from rayop.controllers.rayservice.settings import ORIGINATED_FROM_CR_NAME, ORIGINATED_FROM_CRD
 from rayop.kube.client import KubeClient
@@ -69,6 +70,9 @@ class ServiceContext:
         ready_clusters: Clusters whose head is ready and whose applications are all RUNNING.
         next_deletion_in: Seconds until the next retired cluster is due, if any.
         serving_cluster: The cluster the serve service selects after this pass ("" if none).
+        services_reconciled: Whether the Services were pointed at a ready cluster this pass.
+        routes: The Gateway and HTTPRoute of an incremental upgrade (None for other
+            strategies).
     """
 
     request: Request
@@ -80,6 +84,8 @@ class ServiceContext:
     ready_clusters: set[str] = field(default_factory=set)
     next_deletion_in: float | None = None
     serving_cluster: str = ""
+    services_reconciled: bool = False
+    routes: RouteState | None = None
 
     @classmethod
     def of(cls, request: Request, deps: RayServiceDeps, cached: Obj) -> ServiceContext:

@@ -10,7 +10,10 @@ One pass (kuberay-v1.md §6):
    (``ray.io/initializing-timeout``: once it has expired only retired clusters are deleted);
 3. cluster steps: choose and record the pending cluster, create it, retire old clusters (after
    the deletion delay, kept in an annotation), label head pods from the Serve health check,
-   deploy the serve config, point the Services at the cluster that is ready;
+   deploy the serve config, point the Services at the cluster that is ready; with
+   NewClusterWithIncrementalUpgrade also start or cancel a rollback, move Serve
+   ``target_capacity`` and keep the Gateway, HTTPRoute and per-cluster serve Services
+   (:mod:`.incremental`);
 4. fold what was learned into the status (promotion, applications, endpoints, conditions) and
    write it when it changed;
 5. requeue after 2 s, or sooner (never under 50 ms) when a retired cluster is due. A gate that
@@ -45,6 +48,8 @@ from rayop.controllers.rayservice import (
     suspend,
 )
 from rayop.controllers.rayservice.context import RayServiceDeps, ServiceContext
+from rayop.controllers.rayservice.incremental import rollback as incremental_rollback
+from rayop.controllers.rayservice.incremental import routes as incremental_routes
 from rayop.controllers.rayservice.settings import INVALID_RAYSERVICE_SPEC
 from rayop.controllers.rayservice.status import finish_status, write_status_if_changed
 from rayop.runtime.reconcile import Request, Result
@@ -64,8 +69,11 @@ STEPS: tuple[ServiceStep, ...] = (
     clusters.plan_clusters,
     clusters.ensure_clusters,
     cleanup.cleanup_retired_clusters,
+    incremental_rollback.check_rollback,
     head_label.update_head_serve_labels,
+    incremental_routes.read_routes,
     serve_config.reconcile_serve,
+    incremental_routes.reconcile_routes,
     services.reconcile_services,
 )
 

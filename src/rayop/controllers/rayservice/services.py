@@ -5,6 +5,11 @@ cluster if its applications are (kuberay-v1.md §6 step 13); with neither ready,
 created or changed, so the serve service never selects a cluster whose applications were not
 seen RUNNING in this pass. A missing Service is created; an existing one is updated only when it
 selects another cluster (selector, and ports if they differ; ClusterIP kept).
+
+During an incremental upgrade (``UpgradeInProgress`` with NewClusterWithIncrementalUpgrade) the
+head service stays on the active cluster: traffic moves through the HTTPRoute instead, and the
+serve service of each cluster is its own ``<cluster>-serve-svc``
+(:mod:`.incremental.routes`), so no ``<svc>-serve-svc`` is made.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from typing import Any
 from rayop.controllers.rayservice import service_builders as builders
 from rayop.controllers.rayservice import settings
 from rayop.controllers.rayservice.context import ServiceContext
+from rayop.controllers.rayservice.incremental.mode import upgrading
 from rayop.kube.errors import AlreadyExists
 from rayop.kube.resources import SERVICES
 from rayop.runtime.steps import Stop
@@ -25,6 +31,13 @@ log = logging.getLogger(__name__)
 
 def target_cluster(ctx: ServiceContext) -> str:
     """Returns the cluster the services should select now ("" when none is ready)."""
+    if ctx.routes is not None:
+        ready = {ctx.active_name, ctx.pending_name} & ctx.ready_clusters - {""}
+        if not ready:
+            return ""
+        if ctx.pending_name in ready and not upgrading(ctx.status):
+            return ctx.pending_name
+        return ctx.active_name if ctx.cluster(ctx.active_name) is not None else ""
     for cluster_name in (ctx.pending_name, ctx.active_name):
         if cluster_name and cluster_name in ctx.ready_clusters:
             return cluster_name
@@ -50,9 +63,11 @@ async def reconcile_services(ctx: ServiceContext) -> Stop | None:
     options = ctx.deps.options
     head = builders.build_rayservice_head_service(ctx.service, cluster, options=options)
     await _apply(ctx, head, target)
-    serve = builders.build_rayservice_serve_service(ctx.service, cluster)
-    await _apply(ctx, serve, target)
+    if ctx.routes is None:
+        serve = builders.build_rayservice_serve_service(ctx.service, cluster)
+        await _apply(ctx, serve, target)
     ctx.serving_cluster = target
+    ctx.services_reconciled = True
     return None
 
 

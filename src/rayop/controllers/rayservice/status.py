@@ -4,7 +4,8 @@ What the pass learned is folded into ``ctx.status`` by :func:`finish_status`
 (kuberay-v1.md §4.6, §6 step 14; dashboard §6.6):
 
 * **promotion**: once the serve service selects the pending cluster, it becomes the active one
-  and the pending entry is cleared;
+  and the pending entry is cleared (an incremental upgrade promotes, counts endpoints and
+  records traffic as :mod:`.incremental.status_fold` says);
 * each entry gets ``applicationStatuses`` (when the dashboard was read this pass; an
   application named "" is stored as ``default``) and ``rayClusterStatus``;
 * ``numServeEndpoints`` counts ready pods (unique ``targetRef.uid``) across the EndpointSlices
@@ -31,6 +32,7 @@ from rayop.api.rayservice import RayServiceConditionType as CondType
 from rayop.api.rayservice import ServiceStatus
 from rayop.controllers.dashboard.models import ServeApplicationDetails
 from rayop.controllers.rayservice.context import ServiceContext
+from rayop.controllers.rayservice.incremental.status_fold import fold_incremental
 from rayop.controllers.rayservice.initializing_timeout import mark_if_timed_out
 from rayop.controllers.rayservice.service_builders import serve_service_name
 from rayop.kube.resources import RAY_SERVICES
@@ -226,7 +228,11 @@ async def finish_status(ctx: ServiceContext) -> None:
         rayop.kube.errors.ApiError: the status write failed.
     """
     status = ctx.status
-    promote(status, ctx.serving_cluster)
+    if ctx.routes is not None:
+        serve_services = fold_incremental(ctx)
+    else:
+        promote(status, ctx.serving_cluster)
+        serve_services = [serve_service_name(ctx.service)]
     for key in (ACTIVE, PENDING):
         entry = status.get(key) or {}
         cluster_name = entry.get("rayClusterName")
@@ -239,7 +245,7 @@ async def finish_status(ctx: ServiceContext) -> None:
         if cluster is not None and cluster.get("status"):
             entry["rayClusterStatus"] = copy.deepcopy(dict(cluster["status"]))
         status[key] = entry
-    status["numServeEndpoints"] = serve_endpoints(ctx)
+    status["numServeEndpoints"] = serve_endpoints(ctx, serve_services)
     ready = find_condition(status.get("conditions") or [], CondType.READY)
     if status["numServeEndpoints"] == 0 and (ready is None or ready.get("status") != "True"):
         mark_if_timed_out(ctx)
@@ -248,9 +254,11 @@ async def finish_status(ctx: ServiceContext) -> None:
     await write_status_if_changed(ctx)
 
 
-def serve_endpoints(ctx: ServiceContext) -> int:
-    """Returns the ready pods behind the serve service, from the EndpointSlice cache."""
-    selector = {"kubernetes.io/service-name": serve_service_name(ctx.service)}
-    return count_ready_endpoints(
-        ctx.deps.endpoint_slices.list(ctx.namespace, label_selector=selector)
-    )
+def serve_endpoints(ctx: ServiceContext, service_names: Iterable[str]) -> int:
+    """Returns the ready pods behind the serve Services, from the EndpointSlice cache."""
+    total = 0
+    for name in service_names:
+        selector = {"kubernetes.io/service-name": name}
+        slices = ctx.deps.endpoint_slices.list(ctx.namespace, label_selector=selector)
+        total += count_ready_endpoints(slices)
+    return total

@@ -5,7 +5,8 @@ Phases, one function each (kuberay-v1.md §6 step 6):
 * **requested**: ``spec.suspend`` set and not yet Suspending/Suspended: ``Suspending=True``
   (SuspendRequested) and the active and pending entries, endpoints and ``serviceStatus`` are
   reset; nothing is deleted in this pass;
-* **suspending**: every cluster the RayService created and its two Services are deleted; once
+* **suspending**: every cluster the RayService created and its two Services (and, for an
+  incremental upgrade, its Gateway and HTTPRoute) are deleted; once
   none remain, ``Suspending=False`` and ``Suspended=True`` (SuspendComplete). This runs to the
   end even if ``spec.suspend`` is cleared meanwhile;
 * **suspended**: nothing to do while ``spec.suspend`` stays set;
@@ -28,6 +29,7 @@ from rayop.controllers.rayservice import service_builders as builders
 from rayop.controllers.rayservice import settings
 from rayop.controllers.rayservice.cleanup import delete_owned_clusters
 from rayop.controllers.rayservice.context import ServiceContext
+from rayop.controllers.rayservice.incremental.routes import delete_routes
 from rayop.controllers.rayservice.status import mark, set_ready_false, write_status
 from rayop.kube.errors import NotFound
 from rayop.kube.resources import SERVICES
@@ -60,6 +62,7 @@ async def _requested(ctx: ServiceContext) -> Stop | None:
 
 async def _suspending(ctx: ServiceContext) -> Stop | None:
     remaining = await delete_owned_clusters(ctx)
+    remaining = await delete_routes(ctx) or remaining
     for name in (builders.head_service_name(ctx.service), builders.serve_service_name(ctx.service)):
         if ctx.deps.services.get(ctx.namespace, name) is not None:
             await _delete_service(ctx, name)
