@@ -144,11 +144,11 @@ def test_a_bad_file_stops_startup_with_exit_2_naming_file_line_and_field(tmp_pat
     assert f"{path}:5:4: headSidecarContainers[1].name: Duplicate value: 'log'" in proc.stderr
 
 
-def test_a_batch_scheduler_in_the_file_is_refused_like_the_flag(tmp_path: Path) -> None:
+def test_an_unknown_batch_scheduler_in_the_file_is_refused_like_the_flag(tmp_path: Path) -> None:
     path = tmp_path / "config.yaml"
     path.write_text(
-        "apiVersion: config.ray.io/v1alpha1\nkind: Configuration\nbatchScheduler: volcano\n"
+        "apiVersion: config.ray.io/v1alpha1\nkind: Configuration\nbatchScheduler: slurm\n"
     )
     proc = _rayop_run(f"--config={path}")
     assert proc.returncode == 2
-    assert "batchScheduler: volcano: batch scheduler integration" in proc.stderr
+    assert "scheduler is not supported, name=slurm" in proc.stderr

@@ -128,14 +128,16 @@ def test_kuberay_log_flags_refuse_what_kuberay_refuses(flags: dict[str, str], me
         KubeRayLogFlags(**flags).plan(log_level="info", log_format="json")
 
 
-def test_kuberay_feature_flags_refuse_what_rayop_does_not_implement() -> None:
-    KubeRayFeatureFlags(forced_cluster_upgrade="true").check()  # accepted, no effect
-    with pytest.raises(typer.BadParameter, match="--batch-scheduler=volcano: batch scheduler"):
-        KubeRayFeatureFlags(batch_scheduler="volcano").check()
-    with pytest.raises(typer.BadParameter, match="--enable-batch-scheduler=true: batch scheduler"):
-        KubeRayFeatureFlags(enable_batch_scheduler="true").check()
+def test_kuberay_feature_flags_make_kuberays_batch_scheduler_checks() -> None:
+    assert KubeRayFeatureFlags(forced_cluster_upgrade="true").check() == ""  # no effect
+    assert KubeRayFeatureFlags(batch_scheduler="volcano").check() == "volcano"
+    assert KubeRayFeatureFlags(enable_batch_scheduler="true").check() == "volcano"
     with pytest.raises(typer.BadParameter, match="Please use batch-scheduler only"):
         KubeRayFeatureFlags(enable_batch_scheduler="true", batch_scheduler="yunikorn").check()
+    with pytest.raises(typer.BadParameter, match="cannot be combined with --batch-scheduler"):
+        KubeRayFeatureFlags(batch_scheduler="volcano").check(kubernetes_was=True)
+    with pytest.raises(typer.BadParameter, match=r"name=slurm .*volcano, yunikorn"):
+        KubeRayFeatureFlags(batch_scheduler="slurm").check()
 
 
 def test_use_kubernetes_proxy_unset_means_a_direct_connection_as_in_kuberay() -> None:
@@ -183,8 +185,9 @@ def test_config_and_batch_scheduler_stop_startup_with_exit_2() -> None:
     proc = _rayop_run("--config=/etc/kuberay/config.yaml")
     assert proc.returncode == 2
     assert "/etc/kuberay/config.yaml" in proc.stderr and "cannot read" in proc.stderr
-    proc = _rayop_run("--batch-scheduler", "volcano")
-    assert proc.returncode == 2 and "batch scheduler" in proc.stderr
+    proc = _rayop_run("--batch-scheduler", "slurm")
+    assert proc.returncode == 2 and "scheduler is not supported, name=slurm" in proc.stderr
+    assert "kai-scheduler, scheduler-plugins" in proc.stderr
 
 
 def test_log_file_path_writes_info_and_above_as_kuberay(tmp_path: Path) -> None:

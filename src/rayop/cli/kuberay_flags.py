@@ -8,8 +8,8 @@ Two option groups of ``rayop run``:
   and ``--log-format`` into one :class:`LogPlan`.
 - :class:`KubeRayFeatureFlags`: ``--forced-cluster-upgrade``, ``--use-kubernetes-proxy``,
   ``--batch-scheduler``, ``--enable-batch-scheduler`` and ``--config`` (KubeRay's Configuration
-  file, :mod:`rayop.cli.kuberay_config`); :meth:`check` refuses what rayop does not implement
-  yet, with exit status 2 and a message naming why.
+  file, :mod:`rayop.cli.kuberay_config`); :meth:`check` makes KubeRay's batch scheduler checks
+  (exit status 2 and KubeRay's message when they fail).
 
 Every value is validated as KubeRay (Go's ``flag`` package and controller-runtime's zap flags)
 validates it. A flag KubeRay ignores is accepted and ignored in the same way; docs/compatibility.md
@@ -31,7 +31,6 @@ if TYPE_CHECKING:
     from rayop.controllers.common.configuration import Configuration
 
 __all__ = [
-    "BATCH_SCHEDULER_FEATURE",
     "ZAP_LEVELS",
     "ZAP_STACKTRACE_LEVELS",
     "ZAP_TIME_ENCODINGS",
@@ -41,12 +40,6 @@ __all__ = [
 ]
 
 log = logging.getLogger("rayop.cli")
-
-BATCH_SCHEDULER_FEATURE: Final = (
-    "batch scheduler integration (gang scheduling: volcano, yunikorn, scheduler-plugins, "
-    "kai-scheduler)"
-)
-"""The feature ``--batch-scheduler`` and ``--enable-batch-scheduler`` ask for (not built yet)."""
 
 ENCODERS: Final = ("json", "console")
 """KubeRay's ``--log-stdout-encoder`` / ``--log-file-encoder`` values (empty means json)."""
@@ -274,40 +267,44 @@ class KubeRayFeatureFlags(OptionGroup):
 
         return load_config_file(self.config)
 
-    def check(self, config: Configuration | None = None) -> None:
-        """Refuses what rayop does not implement yet; logs what KubeRay logs for the rest.
+    def check(self, config: Configuration | None = None, *, kubernetes_was: bool = False) -> str:
+        """Checks the batch scheduler choice as KubeRay does; logs what KubeRay logs.
 
         Args:
             config: The ``--config`` file's Configuration: its batch scheduler fields replace
                 the flags, as in KubeRay.
+            kubernetes_was: The ``KubernetesWAS`` feature gate (exclusive with the flags).
+
+        Returns:
+            The batch scheduler to run with ("" for none; ``volcano`` for the deprecated flag).
 
         Raises:
-            typer.BadParameter: a batch scheduler is asked for (both ways at once with
-                KubeRay's own error); a boolean does not parse.
+            typer.BadParameter: KubeRay's batch scheduler checks fail (both flags, the gate with
+                a flag, an unknown name: the message lists the valid ones); a boolean does not
+                parse.
         """
+        from rayop.controllers.batchscheduler.registry import (
+            BatchSchedulerConfigError,
+            check_batch_scheduler_config,
+        )
+
         if config is not None:
             enable = bool(config.enable_batch_scheduler)
             scheduler = config.batch_scheduler or ""
         else:
             enable = parse_bool(self.enable_batch_scheduler, flag="--enable-batch-scheduler")
             scheduler = self.batch_scheduler
-        if enable and scheduler:
-            raise typer.BadParameter(
-                "both feature flags enable-batch-scheduler (deprecated) and batch-scheduler are "
-                "set. Please use batch-scheduler only"
+        try:
+            chosen = check_batch_scheduler_config(
+                enable=enable, scheduler=scheduler, kubernetes_was=kubernetes_was
             )
-        if enable or scheduler:
-            given = "--enable-batch-scheduler=true" if enable else f"--batch-scheduler={scheduler}"
-            if config is not None:
-                given = "enableBatchScheduler: true" if enable else f"batchScheduler: {scheduler}"
-                given = f"--config {self.config}: {given}"
-            raise typer.BadParameter(
-                f"{given}: {BATCH_SCHEDULER_FEATURE} is not implemented in rayop yet"
-            )
+        except BatchSchedulerConfigError as exc:
+            raise typer.BadParameter(f"batch scheduler configs validation failed: {exc}") from exc
         if parse_bool(self.forced_cluster_upgrade, flag="--forced-cluster-upgrade"):
             log.info(
                 "Deprecated feature flag forced-cluster-upgrade is enabled, which has no effect."
             )
+        return chosen
 
     def kubernetes_proxy(self) -> bool:
         """Returns whether dashboards are reached through the services proxy.

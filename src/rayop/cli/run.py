@@ -65,6 +65,7 @@ def run(
     kuberay: KubeRayFeatureFlags = KUBERAY_FEATURE_DEFAULTS,
 ) -> None:
     """Run the RayCluster, RayJob and RayService controllers against a Kubernetes API server."""
+    from rayop.controllers.common.startup_checks import StartupCheckError
     from rayop.kube.config import ConfigError
     from rayop.runtime.manager import LeadershipLost
 
@@ -73,7 +74,6 @@ def run(
     configure_logging(log_plan_with_configuration(plan, config))
     if config is not None:
         log_configuration(kuberay.config, config)
-    kuberay.check(config)
     settings = dataclasses.replace(
         operator.settings(),
         use_kubernetes_proxy=kuberay.kubernetes_proxy(),
@@ -83,6 +83,10 @@ def run(
     )
     if config is not None:
         settings = apply_configuration(settings, config)
+    scheduler = kuberay.check(config, kubernetes_was=settings.options.feature_gates.kubernetes_was)
+    settings = dataclasses.replace(
+        settings, options=dataclasses.replace(settings.options, batch_scheduler=scheduler)
+    )
     try:
         asyncio.run(_run(kubeconfig, settings))
     except LeadershipLost:
@@ -91,13 +95,20 @@ def run(
     except ConfigError as exc:
         typer.echo(f"error: {exc}", err=True)
         sys.exit(2)
+    except StartupCheckError as exc:
+        log.error("%s", exc)
+        sys.exit(1)
 
 
 async def _run(kubeconfig: str | None, settings: OperatorSettings) -> None:
+    from rayop.controllers.common.startup_checks import run_startup_checks
     from rayop.controllers.operator import run_operator
+    from rayop.kube.client import KubeClient
     from rayop.kube.config import load_config
 
     config = await load_config(kubeconfig=kubeconfig)
+    async with KubeClient(config) as client:
+        await run_startup_checks(client, settings.options)
     log.info(
         "starting rayop operator",
         extra={

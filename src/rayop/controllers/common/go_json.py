@@ -252,3 +252,20 @@ def _raw(value: Any) -> str:
     if isinstance(value, str):
         return go_string(value)
     return json.dumps(value)
+
+
+def marshal_typed(value: Any, ref: str) -> str:
+    """Returns Go's ``json.Marshal`` of ``value`` decoded into a type of the spec's closure.
+
+    Args:
+        value: The wire value.
+        ref: A type reference of ``go_types_raycluster_spec.json``: ``core/v1.Toleration``,
+            ``[]core/v1.Toleration``, ``*core/v1.Affinity``, ``mapstring``...
+
+    Raises:
+        GoJsonError: the value does not fit the type.
+    """
+    _, types = type_table()
+    out = _Output(lenient=False)
+    _encode(value, ref, types, out, ref)
+    return "".join(out)

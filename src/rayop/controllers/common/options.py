@@ -71,6 +71,9 @@ class OperatorOptions:
     """``RAYJOB_STATUS_CHECK_TIMEOUT_SECONDS``."""
     enable_webhooks: bool = False
     """``ENABLE_WEBHOOKS``."""
+    batch_scheduler: str = ""
+    """The batch scheduler (``--batch-scheduler``, ``volcano`` for ``--enable-batch-scheduler``;
+    checked by ``batchscheduler.registry``); "" for none."""
     feature_gates: FeatureGates = field(default_factory=FeatureGates)
     """Feature gates (not from the environment: ``--feature-gates``)."""
     pod_defaults: PodDefaults = NO_POD_DEFAULTS

@@ -18,8 +18,11 @@ from typing import Any, TypeVar
 from rayop.api import keys
 from rayop.api.conditions import is_condition_true, object_conditions
 from rayop.api.raycluster import UpgradeStrategyType, WorkerGroupSpec
+from rayop.controllers.batchscheduler import registry as batch
+from rayop.controllers.batchscheduler.interface import RAY_CLUSTER
 from rayop.controllers.common import cluster_spec as cs
 from rayop.controllers.common import labels
+from rayop.controllers.common.names import HEAD_GROUP_LABEL_VALUE
 from rayop.controllers.common.options import KUBERAY_VERSION
 from rayop.controllers.raycluster import events as ev
 from rayop.controllers.raycluster.pods import build_head_pod, build_worker_pod
@@ -186,6 +189,7 @@ async def _create_pod(ctx: ReconcileContext, pod: dict[str, Any], *, group: str)
 
 async def _create_head(ctx: ReconcileContext) -> None:
     pod = build_head_pod(ctx.rc, options=ctx.deps.options, spec_hash=ctx.spec_hash())
+    batch.add_metadata(ctx.deps.options, RAY_CLUSTER, ctx.cached, pod, HEAD_GROUP_LABEL_VALUE)
     try:
         await _create_pod(ctx, pod, group=HEAD_GROUP)
     except Exception as err:
@@ -205,6 +209,7 @@ async def _create_worker(
         replica_name=creation.replica_name,
         host_index=creation.host_index,
     )
+    batch.add_metadata(ctx.deps.options, RAY_CLUSTER, ctx.cached, pod, group.group_name)
     return await _create_pod(ctx, pod, group=group.group_name)
 
 
@@ -327,6 +332,7 @@ async def reconcile_pods(ctx: ReconcileContext) -> Stop | None:
     """
     if await _suspend(ctx) or await _recreate_upgrade(ctx):
         return None
+    await batch.submit(ctx.deps.options, ctx.deps.client, RAY_CLUSTER, ctx.cached)
     expectations = ctx.deps.expectations
     if expectations.is_satisfied(ctx.namespace, ctx.name, HEAD_GROUP):
         await _reconcile_head(ctx)

@@ -12,17 +12,20 @@ from __future__ import annotations
 import base64
 import copy
 import logging
-from typing import Any
+from typing import Any, cast
 
 from rayop.api import keys
 from rayop.api.raycluster import RayClusterStatus
 from rayop.api.rayjob import DeletionPolicyType, JobSubmissionMode
+from rayop.controllers.batchscheduler import registry as batch
+from rayop.controllers.batchscheduler.interface import RAY_JOB
 from rayop.controllers.common import cluster_spec as cs
 from rayop.controllers.common import labels, names
 from rayop.controllers.raycluster.builders import AUTH_TOKEN_SECRET_KEY
 from rayop.controllers.rayjob import cluster as rc
 from rayop.controllers.rayjob.context import JobDashboard, Obj, PassContext
 from rayop.controllers.rayjob.submitter import build_sidecar_container, build_submitter_job
+from rayop.kube.client import KubeClient
 from rayop.kube.errors import AlreadyExists, NotFound
 from rayop.kube.resources import JOBS, RAY_CLUSTERS, RAY_JOBS, SECRETS, SERVICES
 from rayop.runtime.indexer import controller_owner
@@ -30,6 +33,10 @@ from rayop.runtime.indexer import controller_owner
 log = logging.getLogger(__name__)
 
 FINALIZER = keys.RAYJOB_FINALIZER
+
+
+SUBMITTER_GROUP = "submitter"
+"""The group name a batch scheduler gives the submitter pod (``RayNodeSubmitterGroupLabelValue``)."""
 
 
 class ClusterNotFoundError(Exception):
@@ -112,6 +119,8 @@ async def get_or_create_cluster(ctx: PassContext) -> Obj:
             ctx.job, desired, job_id=ctx.status.job_id or "", options=ctx.deps.options
         )
         desired = rc.build_raycluster(ctx.job, name, cluster_spec=cluster_spec, sidecar=sidecar)
+    if ctx.job.spec.submission_mode == JobSubmissionMode.K8S_JOB_MODE:
+        batch.add_metadata(ctx.deps.options, RAY_JOB, ctx.rayjob, desired, "")
     try:
         created = await ctx.deps.client.create(RAY_CLUSTERS, desired, namespace=ctx.namespace)
     except AlreadyExists:
@@ -136,6 +145,8 @@ async def create_submitter_job_if_needed(ctx: PassContext, cluster: Obj) -> None
         dashboard_url=ctx.status.dashboard_url or "",
         options=ctx.deps.options,
     )
+    template = desired["spec"]["template"]
+    batch.add_metadata(ctx.deps.options, RAY_JOB, ctx.rayjob, template, SUBMITTER_GROUP)
     try:
         await ctx.deps.client.create(JOBS, desired, namespace=ctx.namespace)
     except AlreadyExists:
@@ -303,3 +314,44 @@ async def execute_deletion(ctx: PassContext, policy: DeletionPolicyType) -> None
         await delete_cluster(ctx)
     elif policy == DeletionPolicyType.DELETE_WORKERS:
         await suspend_worker_groups(ctx)
+
+
+def _kube_client(ctx: PassContext) -> KubeClient:
+    """The operator's client (``RayJobClient`` is only the subset the RayJob's own steps use)."""
+    return cast(KubeClient, ctx.deps.client)
+
+
+async def submit_to_batch_scheduler(ctx: PassContext) -> None:
+    """Hands the RayJob to the batch scheduler before its cluster exists (a PodGroup); blocks.
+
+    Raises:
+        BatchSchedulingError: the scheduler refuses the RayJob; ApiError: a call failed.
+    """
+    await batch.submit(ctx.deps.options, _kube_client(ctx), RAY_JOB, ctx.rayjob)
+
+
+async def cleanup_batch_scheduler(ctx: PassContext) -> None:
+    """Releases what the batch scheduler holds for the RayJob, with KubeRay's events; blocks.
+
+    Raises:
+        Exception: the cleanup failed (after a ``FailedToCleanupBatchScheduler`` Warning).
+    """
+    rayjob = {**ctx.rayjob, "status": {"rayClusterName": ctx.status.ray_cluster_name or ""}}
+    where = f"{ctx.namespace}/{ctx.name}"
+    try:
+        changed = await batch.cleanup(ctx.deps.options, _kube_client(ctx), rayjob)
+    except Exception as err:
+        ctx.event(
+            "Warning",
+            "FailedToCleanupBatchScheduler",
+            f"Failed to cleanup batch scheduler resources for RayJob {where}: {err}",
+            action="Cleanup",
+        )
+        raise
+    if changed:
+        ctx.event(
+            "Normal",
+            "BatchSchedulerCleanedUp",
+            f"Cleaned up batch scheduler resources for RayJob {where}",
+            action="Cleanup",
+        )

@@ -67,6 +67,7 @@ async def on_initializing(ctx: PassContext) -> Stop | None:
         or checks.pre_running_deadline_exceeded(ctx.job, ctx.status, ctx.now)
     ):
         return None
+    await actions.submit_to_batch_scheduler(ctx)
     cluster = await actions.get_or_create_cluster(ctx)
     ctx.status.ray_cluster_status = actions.cluster_status(cluster)
     if not ctx.status.dashboard_url:
@@ -200,6 +201,7 @@ async def on_suspending_or_retrying(ctx: PassContext) -> Stop | None:
     job_gone = await actions.delete_submitter_job(ctx)
     if not (cluster_gone and job_gone):
         return WAIT
+    await actions.cleanup_batch_scheduler(ctx)
     reset_attempt(ctx.status)
     return None
 
@@ -213,7 +215,18 @@ async def on_suspended(ctx: PassContext) -> Stop | None:
 
 
 async def on_finished(ctx: PassContext) -> Stop | None:
-    """Complete / Failed: apply the deletion rules, legacy policies or TTL (see ``deletion``)."""
+    """Complete / Failed: apply the deletion rules, legacy policies or TTL (see ``deletion``),
+    then release what the batch scheduler holds (a failure there is only logged)."""
+    try:
+        return await _finish(ctx)
+    finally:
+        try:
+            await actions.cleanup_batch_scheduler(ctx)
+        except Exception:
+            log.exception("Failed to cleanup batch scheduler resources")
+
+
+async def _finish(ctx: PassContext) -> Stop | None:
     decision = deletion.decide(
         ctx.job,
         ctx.status,

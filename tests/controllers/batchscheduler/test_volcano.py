@@ -1,0 +1,155 @@
+"""Volcano: the PodGroup KubeRay v1.7 makes for the samples, its resizing, the pod fields."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any, cast
+
+import pytest
+import yaml
+
+from rayop.controllers.batchscheduler.interface import RAY_CLUSTER, RAY_JOB, BatchSchedulingError
+from rayop.controllers.batchscheduler.volcano import PODGROUPS, VolcanoScheduler
+from rayop.kube.client import KubeClient
+from rayop.kube.resources import RAY_CLUSTERS
+
+from ._fakes import FakeApi
+
+SAMPLES = Path(__file__).resolve().parents[4] / "shared" / "compat" / "kuberay-v1.7.0" / "samples"
+Obj = dict[str, Any]
+pytestmark = pytest.mark.asyncio
+
+
+def sample(file_name: str, kind: str) -> Obj:
+    """The first object of ``kind`` in a KubeRay sample, as the API server would store it."""
+    with (SAMPLES / file_name).open() as f:
+        obj = next(d for d in yaml.safe_load_all(f) if d and d.get("kind") == kind)
+    obj["metadata"].update(namespace="ns", uid="uid-owner")
+    return cast(Obj, obj)
+
+
+def client(api: FakeApi) -> KubeClient:
+    return cast(KubeClient, api)
+
+
+async def test_rayjob_sample_pod_group_counts_the_submitter_resources_not_its_pod() -> None:
+    api, job = FakeApi(), sample("ray-job.volcano-scheduler-queue.yaml", "RayJob")
+    await VolcanoScheduler().submit(client(api), RAY_JOB, job)
+    group = api.stored(PODGROUPS, "ray-rayjob-sample-0-pg", "ns")
+    assert group is not None
+    assert group["spec"] == {
+        "minMember": 3,  # head + 2 workers; the submitter is not a member
+        "minResources": {"cpu": "3500m", "memory": "4296Mi"},  # + 500m / 200Mi submitter
+        "queue": "kuberay-test-queue",
+    }
+    assert group["metadata"]["ownerReferences"] == [
+        {
+            "apiVersion": "ray.io/v1",
+            "kind": "RayJob",
+            "name": "rayjob-sample-0",
+            "uid": "uid-owner",
+            "controller": True,
+            "blockOwnerDeletion": True,
+        }
+    ]
+    assert group["status"] == {"phase": "Pending"}
+
+
+async def test_raycluster_sample_pod_group_and_a_scale_resizes_it() -> None:
+    api = FakeApi()
+    cluster = sample("ray-cluster.volcano-scheduler-queue.yaml", "RayCluster")
+    scheduler = VolcanoScheduler()
+    await scheduler.submit(client(api), RAY_CLUSTER, cluster)
+    name = f"ray-{cluster['metadata']['name']}-pg"
+    first = api.stored(PODGROUPS, name, "ns")
+    assert first is not None and first["spec"]["queue"] == "kuberay-test-queue"
+    await scheduler.submit(client(api), RAY_CLUSTER, cluster)
+    assert [w[0] for w in api.writes] == ["create"]  # nothing changed: no write
+    bigger = copy.deepcopy(cluster)
+    bigger["spec"]["workerGroupSpecs"][0]["replicas"] += 1
+    bigger["spec"]["workerGroupSpecs"][0]["maxReplicas"] = 10
+    await scheduler.submit(client(api), RAY_CLUSTER, bigger)
+    resized = api.stored(PODGROUPS, name, "ns")
+    assert resized is not None
+    assert resized["spec"]["minMember"] == first["spec"]["minMember"] + 1
+    assert [w[0] for w in api.writes] == ["create", "update"]
+
+
+async def test_cluster_made_by_a_rayjob_gets_no_pod_group_and_pods_join_the_jobs() -> None:
+    api = FakeApi()
+    cluster = sample("ray-cluster.volcano-scheduler-queue.yaml", "RayCluster")
+    cluster["metadata"]["labels"].update(
+        {"ray.io/originated-from-crd": "RayJob", "ray.io/originated-from-cr-name": "job-1"}
+    )
+    scheduler = VolcanoScheduler()
+    await scheduler.submit(client(api), RAY_CLUSTER, cluster)
+    assert api.writes == []
+    pod: Obj = {"kind": "Pod", "metadata": {"name": "p"}, "spec": {}}
+    scheduler.add_metadata(RAY_CLUSTER, cluster, pod, "small-group")
+    assert pod["metadata"]["annotations"] == {
+        "scheduling.k8s.io/group-name": "ray-job-1-pg",
+        "volcano.sh/task-spec": "small-group",
+    }
+    assert pod["metadata"]["labels"] == {"volcano.sh/queue-name": "kuberay-test-queue"}
+    assert pod["spec"]["schedulerName"] == "volcano"
+
+
+async def test_priority_class_and_network_topology_labels() -> None:
+    api = FakeApi()
+    cluster = sample("ray-cluster.volcano-scheduler.yaml", "RayCluster")
+    cluster["metadata"].setdefault("labels", {}).update(
+        {
+            "ray.io/priority-class-name": "no-such-class",  # Volcano reports it, not rayop
+            "volcano.sh/network-topology-mode": "hard",
+            "volcano.sh/network-topology-highest-tier-allowed": "2",
+        }
+    )
+    await VolcanoScheduler().submit(client(api), RAY_CLUSTER, cluster)
+    group = api.stored(PODGROUPS, f"ray-{cluster['metadata']['name']}-pg", "ns")
+    assert group is not None
+    assert group["spec"]["priorityClassName"] == "no-such-class"
+    assert group["spec"]["networkTopology"] == {"mode": "hard", "highestTierAllowed": 2}
+    cluster["metadata"]["labels"]["volcano.sh/network-topology-highest-tier-allowed"] = "two"
+    cluster["metadata"]["name"] = "other"
+    with pytest.raises(BatchSchedulingError, match="failed to convert"):
+        await VolcanoScheduler().submit(client(api), RAY_CLUSTER, cluster)
+
+
+async def test_rayjob_with_cluster_selector_is_refused_with_kuberays_message() -> None:
+    job = sample("ray-job.volcano-scheduler-queue.yaml", "RayJob")
+    del job["spec"]["rayClusterSpec"]
+    job["spec"]["clusterSelector"] = {"ray.io/cluster": "c"}
+    with pytest.raises(BatchSchedulingError, match="referencing an existing RayCluster"):
+        await VolcanoScheduler().submit(client(FakeApi()), RAY_JOB, job)
+
+
+async def test_finished_rayjob_releases_the_queue_once_its_cluster_is_gone() -> None:
+    api, job = FakeApi(), sample("ray-job.volcano-scheduler-queue.yaml", "RayJob")
+    scheduler = VolcanoScheduler()
+    await scheduler.submit(client(api), RAY_JOB, job)
+    job["status"] = {"rayClusterName": "rayjob-sample-0-abcde"}
+    cluster = {"metadata": {"name": "rayjob-sample-0-abcde", "namespace": "ns"}}
+    cluster["spec"] = copy.deepcopy(job["spec"]["rayClusterSpec"])
+    api.put(RAY_CLUSTERS, cluster)
+    assert await scheduler.cleanup(client(api), job) is True  # the submitter's share released
+    group = api.stored(PODGROUPS, "ray-rayjob-sample-0-pg", "ns")
+    assert group is not None and group["spec"]["minResources"] == {"cpu": "3", "memory": "4Gi"}
+    await api.delete(RAY_CLUSTERS, "rayjob-sample-0-abcde", namespace="ns")
+    assert await scheduler.cleanup(client(api), job) is True
+    group = api.stored(PODGROUPS, "ray-rayjob-sample-0-pg", "ns")
+    assert group is not None and group["spec"] == {
+        "minResources": {},
+        "queue": "kuberay-test-queue",
+    }
+    assert await scheduler.cleanup(client(api), job) is False
+
+
+async def test_a_pod_group_the_operator_did_not_create_is_never_deleted() -> None:
+    api, job = FakeApi(), sample("ray-job.volcano-scheduler-queue.yaml", "RayJob")
+    theirs = {"metadata": {"name": "ray-rayjob-sample-0-pg", "namespace": "ns"}, "spec": {}}
+    api.put(PODGROUPS, theirs)
+    job["status"] = {"rayClusterName": "gone"}
+    await VolcanoScheduler().cleanup(client(api), job)
+    assert api.stored(PODGROUPS, "ray-rayjob-sample-0-pg", "ns") is not None
+    assert all(w[0] != "delete" for w in api.writes)
