@@ -9,7 +9,7 @@ import copy
 import os
 import secrets
 import subprocess
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -181,10 +181,15 @@ async def converged(client: KubeClient, namespace: str, name: str) -> bool:
 
 @contextlib.asynccontextmanager
 async def kuberay_running(
-    binary: Path, kubeconfig: str, log_path: Path, *args: str
+    binary: Path,
+    kubeconfig: str,
+    log_path: Path,
+    *args: str,
+    env: Mapping[str, str] | None = None,
 ) -> AsyncIterator[asyncio.subprocess.Process]:
     """Runs KubeRay's operator (no metrics or probe ports, no leader election, plus ``args``)
-    against ``kubeconfig`` until the block exits, its output appended to ``log_path``.
+    against ``kubeconfig`` until the block exits, its output appended to ``log_path``; ``env``
+    is added to this process's environment.
 
     On a normal exit of the block it checks that KubeRay did not exit early; in any case it
     stops KubeRay (SIGTERM, SIGKILL after 15 s) and blocks until it has exited.
@@ -196,7 +201,7 @@ async def kuberay_running(
             "--metrics-addr=0",
             "--health-probe-bind-address=0",
             "--enable-leader-election=false",
-            env={**os.environ, "KUBECONFIG": kubeconfig},
+            env={**os.environ, **(env or {}), "KUBECONFIG": kubeconfig},
             stdout=log,
             stderr=asyncio.subprocess.STDOUT,
         )

@@ -18,6 +18,7 @@ answers such a probe 503 as well).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 import secrets
 import signal
@@ -108,13 +109,13 @@ class Plane:
     workdir: Path
 
 
-@pytest.fixture(scope="module")
-def plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Plane]:
-    """Runs `rayop apiserver` (fast pods) for the module; stops it after SIGTERM."""
-    workdir = tmp_path_factory.mktemp("kuberay-on-embedded")
+@contextlib.contextmanager
+def running_plane(workdir: Path, *args: str) -> Iterator[Plane]:
+    """Runs `rayop apiserver` (fast pods, plus ``args``) until the block exits, then stops it
+    with SIGTERM."""
     kubeconfig = workdir / "kubeconfig.yaml"
     cmd = [sys.executable, "-m", "rayop", "apiserver", "--kubeconfig-out", str(kubeconfig)]
-    cmd += ["--pod-running-delay", "0.05", "--pod-ready-delay", "0.05"]
+    cmd += ["--pod-running-delay", "0.05", "--pod-ready-delay", "0.05", *args]
     with (workdir / "apiserver.log").open("a") as stderr:
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=stderr, text=True)
     assert proc.stdout is not None
@@ -133,6 +134,13 @@ def plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Plane]:
             proc.kill()
             proc.wait()
         proc.stdout.close()
+
+
+@pytest.fixture(scope="module")
+def plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Plane]:
+    """Runs `rayop apiserver` (fast pods) for the module."""
+    with running_plane(tmp_path_factory.mktemp("kuberay-on-embedded")) as running:
+        yield running
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
@@ -186,9 +194,9 @@ async def _wait(what: str, check: Any, timeout: float = CONVERGE_TIMEOUT) -> Non
         await asyncio.sleep(0.5)
 
 
-def _refused_requests(plane: Plane) -> list[str]:
-    """The audit's request counts answered 415 or 5xx, and watches answered 4xx (client-go's
-    reflectors open watch-lists, which the plane serves), read from the server's /metrics."""
+def request_counts(plane: Plane) -> list[tuple[str, re.Match[str]]]:
+    """The server's ``apiserver_request_total`` lines from its /metrics, each with its match
+    (groups: code, resource, subresource, verb, count)."""
     config = yaml.safe_load(plane.kubeconfig.read_text())
     server = config["clusters"][0]["cluster"]["server"]
     token = config["users"][0]["user"]["token"]
@@ -199,11 +207,14 @@ def _refused_requests(plane: Plane) -> list[str]:
         check=True,
         timeout=30,
     ).stdout
+    return [(line, m) for line in out.splitlines() if (m := _METRIC.match(line)) is not None]
+
+
+def refused_requests(plane: Plane) -> list[str]:
+    """The audit's request counts answered 415 or 5xx, and watches answered 4xx (client-go's
+    reflectors open watch-lists, which the plane serves), read from the server's /metrics."""
     refused = []
-    for line in out.splitlines():
-        m = _METRIC.match(line)
-        if m is None:
-            continue
+    for line, m in request_counts(plane):
         code, subresource, verb = m.group(1), m.group(3), m.group(4)
         if code == "503" and subresource == "proxy":
             continue  # the far end refused (Serve not up yet): kube-apiserver answers 503 too
@@ -233,6 +244,11 @@ async def test_every_raycluster_sample_reaches_ready(client: KubeClient, kuberay
 
 
 async def test_ray_job_sample_succeeds(client: KubeClient, kuberay: Path) -> None:
+    await ray_job_sample_succeeds(client)
+
+
+async def ray_job_sample_succeeds(client: KubeClient) -> None:
+    """Applies ``ray-job.sample.yaml`` in a new namespace; waits for SUCCEEDED and Complete."""
     ns = _ns("krjob")
     await _apply_sample(client, "ray-job.sample.yaml", ns)
 
@@ -250,6 +266,12 @@ async def test_ray_job_sample_succeeds(client: KubeClient, kuberay: Path) -> Non
 async def test_ray_service_sample_is_ready_with_the_head_serving(
     client: KubeClient, kuberay: Path
 ) -> None:
+    await ray_service_sample_is_ready_with_the_head_serving(client)
+
+
+async def ray_service_sample_is_ready_with_the_head_serving(client: KubeClient) -> None:
+    """Applies ``ray-service.sample.yaml`` in a new namespace; waits for Ready and for the
+    head's ``ray.io/serve=true`` label (KubeRay's Serve proxy check)."""
     ns = _ns("krsvc")
     await _apply_sample(client, "ray-service.sample.yaml", ns)
 
@@ -271,5 +293,5 @@ async def test_ray_service_sample_is_ready_with_the_head_serving(
 
 async def test_no_request_was_refused(plane: Plane, kuberay: Path) -> None:
     """Runs last: every request KubeRay (and the tests) sent was understood by the plane."""
-    refused = _refused_requests(plane)
+    refused = refused_requests(plane)
     assert not refused, "\n".join(refused)

@@ -49,19 +49,30 @@ def _parse_capacity(values: list[str]) -> dict[str, str]:
     return out
 
 
-async def _serve(cp: EmbeddedControlPlane) -> None:
+async def _serve(cp: EmbeddedControlPlane, http_proxy_port: int | None = None) -> None:
+    from rayop.sim.dashboard.http_proxy import ClusterHttpProxy
+
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(NotImplementedError):
             loop.add_signal_handler(sig, stop.set)
-    async with cp:
+    async with cp, contextlib.AsyncExitStack() as stack:
         typer.echo(cp.kubeconfig_path)
         sys.stdout.flush()
         typer.echo(
             f"rayop apiserver listening on {cp.url}; kubectl --kubeconfig {cp.kubeconfig_path}",
             err=True,
         )
+        if http_proxy_port is not None:
+            proxy = await stack.enter_async_context(
+                ClusterHttpProxy(cp.dashboards, port=http_proxy_port)
+            )
+            typer.echo(
+                f"cluster network proxy on {proxy.url}: start an operator that calls dashboards "
+                f"directly with HTTP_PROXY={proxy.url}",
+                err=True,
+            )
         await stop.wait()
 
 
@@ -124,6 +135,14 @@ def apiserver(
     latency: Annotated[
         list[str], typer.Option(help="Per-verb latency VERB=FIXED[,JITTER] (repeatable).")
     ] = [],  # noqa: B006
+    http_proxy_port: Annotated[
+        int | None,
+        typer.Option(
+            help="Serve an HTTP forward proxy on this loopback port (0: any) through which a "
+            "process with HTTP_PROXY set reaches head services by cluster DNS name and pods by "
+            "IP (KubeRay without --use-kubernetes-proxy)."
+        ),
+    ] = None,
 ) -> None:
     """Run the embedded Kubernetes-compatible control plane until Ctrl-C or SIGTERM.
 
@@ -158,4 +177,4 @@ def apiserver(
     # The server allocates many short-lived dicts per request; the cyclic collector's default
     # thresholds spend ~40% of the pod-create path rescanning them (measured with pyinstrument).
     gc.set_threshold(50_000, 20, 20)
-    asyncio.run(_serve(cp))
+    asyncio.run(_serve(cp, http_proxy_port))

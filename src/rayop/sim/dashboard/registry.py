@@ -247,6 +247,14 @@ class DashboardRegistry(StoreController):
                 return None if dash is None or kind is None else self.base_url(dash, kind)
         return None
 
+    def resolve_pod_ip(self, pod_ip: str, port: str | None) -> str | None:
+        """Like :meth:`resolve_pod` for a head addressed by its pod IP (``status.podIP``)."""
+        for namespace, heads in self._heads.items():
+            for obj in heads.values():
+                if (obj.get("status") or {}).get("podIP") == pod_ip:
+                    return self.resolve_pod(namespace, str(meta(obj).get("name") or ""), port)
+        return None
+
     # -- internals -----------------------------------------------------------------------
 
     def _service(self, namespace: str, name: str) -> Obj | None:
