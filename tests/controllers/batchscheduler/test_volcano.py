@@ -3,34 +3,17 @@
 from __future__ import annotations
 
 import copy
-from pathlib import Path
-from typing import Any, cast
 
 import pytest
-import yaml
 
 from rayop.controllers.batchscheduler.interface import RAY_CLUSTER, RAY_JOB, BatchSchedulingError
 from rayop.controllers.batchscheduler.volcano import PODGROUPS, VolcanoScheduler
-from rayop.kube.client import KubeClient
 from rayop.kube.resources import RAY_CLUSTERS
 
 from ._fakes import FakeApi
+from ._samples import client, pod, sample
 
-SAMPLES = Path(__file__).resolve().parents[4] / "shared" / "compat" / "kuberay-v1.7.0" / "samples"
-Obj = dict[str, Any]
 pytestmark = pytest.mark.asyncio
-
-
-def sample(file_name: str, kind: str) -> Obj:
-    """The first object of ``kind`` in a KubeRay sample, as the API server would store it."""
-    with (SAMPLES / file_name).open() as f:
-        obj = next(d for d in yaml.safe_load_all(f) if d and d.get("kind") == kind)
-    obj["metadata"].update(namespace="ns", uid="uid-owner")
-    return cast(Obj, obj)
-
-
-def client(api: FakeApi) -> KubeClient:
-    return cast(KubeClient, api)
 
 
 async def test_rayjob_sample_pod_group_counts_the_submitter_resources_not_its_pod() -> None:
@@ -85,14 +68,14 @@ async def test_cluster_made_by_a_rayjob_gets_no_pod_group_and_pods_join_the_jobs
     scheduler = VolcanoScheduler()
     await scheduler.submit(client(api), RAY_CLUSTER, cluster)
     assert api.writes == []
-    pod: Obj = {"kind": "Pod", "metadata": {"name": "p"}, "spec": {}}
-    scheduler.add_metadata(RAY_CLUSTER, cluster, pod, "small-group")
-    assert pod["metadata"]["annotations"] == {
+    child = pod()
+    scheduler.add_metadata(RAY_CLUSTER, cluster, child, "small-group")
+    assert child["metadata"]["annotations"] == {
         "scheduling.k8s.io/group-name": "ray-job-1-pg",
         "volcano.sh/task-spec": "small-group",
     }
-    assert pod["metadata"]["labels"] == {"volcano.sh/queue-name": "kuberay-test-queue"}
-    assert pod["spec"]["schedulerName"] == "volcano"
+    assert child["metadata"]["labels"] == {"volcano.sh/queue-name": "kuberay-test-queue"}
+    assert child["spec"]["schedulerName"] == "volcano"
 
 
 async def test_priority_class_and_network_topology_labels() -> None:
