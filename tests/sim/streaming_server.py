@@ -54,7 +54,9 @@ class StreamingServer:
     session: aiohttp.ClientSession
     url: str
 
-    async def create_pod(self, name: str, *containers: str, node: str = "node-1") -> None:
+    async def create_pod(
+        self, name: str, *containers: str, node: str = "node-1", phase: str = "Running"
+    ) -> None:
         """Creates a pod with the named containers, bound to ``node`` ("" leaves it unbound)."""
         spec: dict[str, Any] = {
             "containers": [{"name": c, "image": "rayproject/ray"} for c in containers]
@@ -62,8 +64,15 @@ class StreamingServer:
         if node:
             spec["nodeName"] = node
         body = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": spec}
-        async with self.session.post(f"{self.url}/api/v1/namespaces/default/pods", json=body) as r:
+        pods = f"{self.url}/api/v1/namespaces/default/pods"
+        async with self.session.post(pods, json=body) as r:
             assert r.status == 201, await r.text()
+        if phase:
+            patch = {"status": {"phase": phase}}
+            headers = {"Content-Type": "application/merge-patch+json"}
+            url = f"{pods}/{name}/status"
+            async with self.session.patch(url, json=patch, headers=headers) as r:
+                assert r.status == 200, await r.text()
 
     def env(self, **extra: str) -> dict[str, str]:
         """The environment kubectl runs with."""

@@ -6,6 +6,13 @@ SPDY/3.1 (``KUBECTL_REMOTE_COMMAND_WEBSOCKETS=false``, the fallback).
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import fcntl
+import os
+import signal
+import struct
+import termios
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -71,3 +78,83 @@ async def test_success_stdin_cwd_and_remapped_mounts(
         "exec", "head", "--", "cat", "/home/ray/samples/entrypoint.py", env=transport
     )
     assert (code, out) == (0, "print('from the configmap')\n"), err
+
+
+async def test_bad_input_answers_as_kube_apiserver_and_the_kubelet(
+    server: StreamingServer, transport: dict[str, str]
+) -> None:
+    code, _, err = await server.kubectl("exec", "head", "-c", "nosuch", "--", "true", env=transport)
+    assert code == 1 and "container nosuch is not valid for pod head" in err, err
+    await server.create_pod("pending", "ray-head")  # bound to a node, no process env
+    code, _, err = await server.kubectl("exec", "pending", "--", "true", env=transport)
+    assert code == 1 and 'unable to upgrade connection: container not found ("ray-head")' in err
+    await server.create_pod("unbound", "ray-head", node="")
+    code, _, err = await server.kubectl("exec", "unbound", "--", "true", env=transport)
+    assert code == 1 and "pod unbound does not have a host assigned" in err, err
+    code, _, err = await server.kubectl("exec", "head", "--", "no-such-binary", env=transport)
+    assert code == 1, err
+    assert "Internal error occurred: error executing command in container" in err
+    assert 'exec: "no-such-binary": executable file not found in $PATH' in err
+    code, _, err = await server.kubectl(
+        "exec", "head", "--", "sh", "-c", "no-such-binary", env=transport
+    )
+    assert code == 127 and "command terminated with exit code 127" in err, err
+    code, _, err = await server.kubectl(
+        "exec", "head", "--", "sh", "-c", "kill -9 $$", env=transport
+    )
+    assert code == 137 and "command terminated with exit code 137" in err, err
+
+
+class Terminal:
+    """A pseudo-terminal kubectl runs on (kubectl -t needs its stdin to be a terminal)."""
+
+    def __init__(self, rows: int, cols: int) -> None:
+        self.master, self.slave = os.openpty()
+        self.resize(rows, cols)
+        os.set_blocking(self.master, False)
+        self.output = b""
+
+    def resize(self, rows: int, cols: int) -> None:
+        fcntl.ioctl(self.slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+
+    async def read_until(self, text: bytes, timeout: float = 20) -> None:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while text not in self.output:
+            ready = loop.create_future()
+            loop.add_reader(self.master, ready.set_result, None)
+            try:
+                await asyncio.wait_for(ready, max(0.0, deadline - loop.time()))
+            finally:
+                loop.remove_reader(self.master)
+            with contextlib.suppress(BlockingIOError):
+                self.output += os.read(self.master, 4096)
+
+    def close(self) -> None:
+        os.close(self.master)
+        os.close(self.slave)
+
+
+async def test_tty_sizes_and_resizes_the_terminal(
+    server: StreamingServer, transport: dict[str, str]
+) -> None:
+    term = Terminal(30, 100)
+    proc = await asyncio.create_subprocess_exec(
+        KUBECTL, "exec", "-it", "head", "--", "sh", "-c",
+        'tty >/dev/null && echo is-a-tty; stty size; read x; '
+        'while [ "$(stty size)" = "30 100" ]; do sleep 0.05; done; stty size; exit 4',
+        stdin=term.slave, stdout=term.slave, stderr=term.slave, env=server.env(**transport),
+    )  # fmt: skip
+    try:
+        await term.read_until(b"30 100")
+        assert b"is-a-tty" in term.output
+        os.write(term.master, b"go\r")  # stdin reaches the command
+        term.resize(40, 120)
+        proc.send_signal(signal.SIGWINCH)  # kubectl relays the new size on the resize channel
+        await term.read_until(b"40 120")
+        assert await asyncio.wait_for(proc.wait(), 20) == 4
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+        term.close()

@@ -5,13 +5,14 @@ streams per connection, sharing a ``requestID`` header: ``streamType: error`` an
 ``streamType: data``, both with the ``port`` header. Once both are open the server dials
 ``pod_ip:port`` and copies bytes both ways; a half-close travels as FIN in both directions. A
 dial failure is written on the error stream, in the kubelet's words, and both streams are
-reset (kubectl prints it and keeps listening).
+reset (kubectl prints it, closes the connection and ends: "lost connection to pod").
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 
 from rayop.sim.apiserver.streaming.spdy_session import SpdySession, SpdyStream
 from rayop.sim.nodes.container_exec import ContainerProcessEnv
@@ -60,7 +61,7 @@ async def _forward(pair: _Pair, env: ContainerProcessEnv, pod: str, uid: str) ->
     try:
         reader, writer = await asyncio.open_connection(env.pod_ip, port)
     except OSError as err:
-        reason = err.strerror or str(err)
+        reason = os.strerror(err.errno) if err.errno else str(err)
         message = (
             f"error forwarding port {port} to pod {pod}, uid {uid}: failed to connect to "
             f"{env.pod_ip}:{port} inside the pod's network namespace, error: dial tcp4 "
