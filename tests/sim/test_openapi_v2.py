@@ -142,8 +142,8 @@ def kubectl_env_of(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[st
 def test_kubectl_apply_of_an_unknown_kind_says_no_matches_for_kind(
     kubectl_env_of: dict[str, str], tmp_path: Path
 ) -> None:
-    manifest = tmp_path / "cron.yaml"
-    manifest.write_text("apiVersion: ray.io/v1\nkind: RayCronJob\nmetadata: {name: x}\nspec: {}\n")
+    manifest = tmp_path / "unknown.yaml"
+    manifest.write_text("apiVersion: ray.io/v1\nkind: RayWorkflow\nmetadata: {name: x}\nspec: {}\n")
     result = subprocess.run(
         [KUBECTL, "apply", "-f", str(manifest)],
         env=kubectl_env_of,
@@ -152,7 +152,7 @@ def test_kubectl_apply_of_an_unknown_kind_says_no_matches_for_kind(
         timeout=60,
     )
     assert result.returncode != 0
-    assert 'no matches for kind "RayCronJob" in version "ray.io/v1"' in result.stderr
+    assert 'no matches for kind "RayWorkflow" in version "ray.io/v1"' in result.stderr
     assert "failed to download openapi" not in result.stderr
 
 

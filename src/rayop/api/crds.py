@@ -14,6 +14,7 @@ from pydantic import BaseModel
 
 from rayop.api.common import GROUP, VERSION
 from rayop.api.raycluster import RayClusterSpec, RayClusterStatus
+from rayop.api.raycronjob import RayCronJobSpec, RayCronJobStatus
 from rayop.api.rayjob import RayJobSpec, RayJobStatus
 from rayop.api.rayservice import RayServiceSpec, RayServiceStatuses
 from rayop.api.schema import model_schema
@@ -21,6 +22,7 @@ from rayop.api.schema import model_schema
 __all__ = [
     "KINDS",
     "RAYCLUSTER",
+    "RAYCRONJOB",
     "RAYJOB",
     "RAYSERVICE",
     "CrdKind",
@@ -94,7 +96,20 @@ RAYSERVICE = CrdKind(
         ("num serve endpoints", "string", ".status.numServeEndpoints", 0),
     ),
 )
-KINDS: tuple[CrdKind, ...] = (RAYCLUSTER, RAYJOB, RAYSERVICE)
+RAYCRONJOB = CrdKind(
+    kind="RayCronJob",
+    plural="raycronjobs",
+    spec=RayCronJobSpec,
+    status=RayCronJobStatus,
+    printer_columns=(
+        ("schedule", "string", ".spec.schedule", 0),
+        ("timezone", "string", ".spec.timeZone", 0),
+        ("last schedule", "date", ".status.lastScheduleTime", 0),
+        ("age", "date", ".metadata.creationTimestamp", 0),
+        ("suspend", "boolean", ".spec.suspend", 0),
+    ),
+)
+KINDS: tuple[CrdKind, ...] = (RAYCLUSTER, RAYJOB, RAYSERVICE, RAYCRONJOB)
 
 
 def crd_schema(kind: CrdKind) -> dict[str, Any]:
@@ -148,5 +163,5 @@ def build_crd(kind: CrdKind) -> dict[str, Any]:
 
 
 def build_crds() -> list[dict[str, Any]]:
-    """Returns the three CRDs (rayclusters, rayjobs, rayservices), freshly built each call."""
+    """Returns the four CRDs (rayclusters, rayjobs, rayservices, raycronjobs), freshly built."""
     return [build_crd(kind) for kind in KINDS]

@@ -29,6 +29,10 @@ RAY_ORIGINATED_FROM_CR_NAME: Final = "ray.io/originated-from-cr-name"
 RAY_ORIGINATED_FROM_CRD: Final = "ray.io/originated-from-crd"
 RAY_JOB_SUBMISSION_MODE: Final = "ray.io/job-submission-mode"
 
+# The label and annotation a RayCronJob puts on each RayJob it creates.
+RAY_CRONJOB_NAME: Final = "ray.io/cronjob-name"
+RAY_CRONJOB_SCHEDULED_TIMESTAMP: Final = "ray.io/cronjob-scheduled-timestamp"
+
 # Annotations.
 FT_ENABLED: Final = "ray.io/ft-enabled"
 EXTERNAL_STORAGE_NAMESPACE: Final = "ray.io/external-storage-namespace"

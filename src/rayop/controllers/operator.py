@@ -19,6 +19,7 @@ from rayop.controllers.common.kuberay_metrics import enable_kuberay_metrics
 from rayop.controllers.common.options import OperatorOptions
 from rayop.controllers.dashboard.transport import ServiceResolver
 from rayop.controllers.raycluster.setup import setup_raycluster_controller
+from rayop.controllers.raycronjob.setup import setup_raycronjob_controller
 from rayop.controllers.rayjob.setup import setup_rayjob_controller
 from rayop.controllers.rayservice.setup import setup_rayservice_controller
 from rayop.controllers.webhooks.serving import WebhookSettings, serving
@@ -118,6 +119,13 @@ def build_manager(
         use_kubernetes_proxy=settings.use_kubernetes_proxy,
         dashboard_resolver=settings.dashboard_resolver,
     )
+    if settings.options.feature_gates.ray_cron_job:
+        setup_raycronjob_controller(
+            manager,
+            options=settings.options,
+            max_concurrent_reconciles=settings.reconcile_concurrency,
+            use_priority_queue=settings.use_priority_queue,
+        )
     if settings.adaptive_concurrency:
         law = LawSettings(floor=1, ceiling=settings.max_reconcile_concurrency)
         for controller in (raycluster, rayservice, rayjob):

@@ -24,6 +24,7 @@ from rayop.controllers.common.kuberay_metrics import enable_kuberay_metrics
 from rayop.controllers.common.options import OperatorOptions
 from rayop.controllers.dashboard.transport import ServiceResolver
 from rayop.controllers.raycluster.setup import setup_raycluster_controller
+from rayop.controllers.raycronjob.setup import setup_raycronjob_controller
 from rayop.controllers.rayjob.setup import setup_rayjob_controller
 from rayop.controllers.rayservice.setup import setup_rayservice_controller
 from rayop.kube.client import KubeClient
@@ -37,11 +38,14 @@ from rayop.runtime.reconcile import ReconcileFunc
 from rayop.sim.dashboard.service_dns import ServiceDns
 from rayop.testing.control_plane import PlaneUnderTest
 
-Kind = Literal["RayCluster", "RayJob", "RayService"]
+Kind = Literal["RayCluster", "RayJob", "RayService", "RayCronJob"]
 """A Ray controller :func:`open_operator` can run, named by the kind it reconciles."""
 
 ALL_KINDS: tuple[Kind, ...] = ("RayCluster", "RayService", "RayJob")
 """Every Ray controller, in the order ``rayop run`` registers them."""
+
+GATED_KINDS: tuple[Kind, ...] = ("RayCronJob",)
+"""Controllers ``rayop run`` registers only with their gate on (asked for by name here)."""
 
 RAYCLUSTER_ONLY: tuple[Kind, ...] = ("RayCluster",)
 """The default of :func:`open_operator`: the RayCluster controller alone."""
@@ -131,9 +135,10 @@ async def open_operator(
         AssertionError: the caches did not sync within ``ready_timeout``.
         BaseException: whatever the manager raised while starting or running.
     """
-    unknown = set(controllers) - set(ALL_KINDS)
+    unknown = set(controllers) - {*ALL_KINDS, *GATED_KINDS}
     if unknown:
-        raise ValueError(f"no such controllers: {sorted(unknown)}; choose from {ALL_KINDS}")
+        known = (*ALL_KINDS, *GATED_KINDS)
+        raise ValueError(f"no such controllers: {sorted(unknown)}; choose from {known}")
     config = target.config if isinstance(target, PlaneUnderTest) else target
     dashboards = _dashboard_access(target, use_kubernetes_proxy)
     opts = options or OperatorOptions()
@@ -198,6 +203,7 @@ def _setup(
         "RayCluster": setup_raycluster_controller,
         "RayService": setup_rayservice_controller,
         "RayJob": setup_rayjob_controller,
+        "RayCronJob": setup_raycronjob_controller,
     }
     access: dict[str, object] = {
         "use_kubernetes_proxy": dashboards.use_kubernetes_proxy,
@@ -209,9 +215,9 @@ def _setup(
             options=options,
             max_concurrent_reconciles=concurrency,
             use_priority_queue=use_priority_queue,
-            **({} if kind == "RayCluster" else access),
+            **({} if kind in ("RayCluster", "RayCronJob") else access),
         )
-        for kind in ALL_KINDS
+        for kind in (*ALL_KINDS, *GATED_KINDS)
         if kind in kinds
     }
 

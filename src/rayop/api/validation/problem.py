@@ -19,6 +19,7 @@ class Reason(StrEnum):
     INVALID_RAYJOB_STATUS = "InvalidRayJobStatus"
     INVALID_RAYSERVICE_METADATA = "InvalidRayServiceMetadata"
     INVALID_RAYSERVICE_SPEC = "InvalidRayServiceSpec"
+    INVALID_RAYCRONJOB_SPEC = "InvalidRayCronJobSpec"
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,152 @@
+"""The RayCronJob reconciler: one pass of KubeRay v1.7's RayCronJob controller.
+
+A pass reads the RayCronJob from the cache (gone: done) and:
+
+1. ends at once (looking again in 3 s) while the cache predates this controller's own last
+   status write, so a tick's RayJob is never created twice from a stale ``lastScheduleTime``;
+2. validates it (:func:`~rayop.api.validation.raycronjob.validate_raycronjob`): a problem is a
+   Warning event ``InvalidRayCronJobSpec`` (``<namespace>/<name>: <message>``) and the pass
+   ends with no requeue; the next change of the object is looked at afresh. KubeRay's
+   RayCronJob status has no field for a reason (its schema prunes any), so the event is the
+   report, as in KubeRay;
+3. when ``spec.suspend`` is true records the Normal event ``SuspendedRayCronJob`` and ends;
+4. computes the due tick (:mod:`.timing`): none due, it requeues at the next tick; one due, it
+   creates that tick's RayJob (AlreadyExists is success: the name is deterministic), writes
+   ``status.lastScheduleTime`` and requeues at the tick after it (or not at all when that one
+   is due already: the status write triggers the next pass, so missed ticks catch up).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from rayop.api.common import format_time, parse_time
+from rayop.api.cron import parse
+from rayop.api.raycronjob import RayCronJob
+from rayop.api.validation.raycronjob import schedule_spec, validate_raycronjob
+from rayop.controllers.common.options import OperatorOptions
+from rayop.controllers.raycronjob.child import child_rayjob
+from rayop.controllers.raycronjob.timing import decide
+from rayop.kube.errors import AlreadyExists
+from rayop.kube.resource import Resource
+from rayop.kube.resources import RAY_JOBS
+from rayop.runtime.clock import Clock
+from rayop.runtime.events import EventType
+from rayop.runtime.frozen import thaw
+from rayop.runtime.own_writes import OwnWrites
+from rayop.runtime.reconcile import Request, Result
+
+__all__ = ["RAY_CRON_JOBS", "REQUEUE_SECONDS", "RayCronJobDeps", "RayCronJobReconciler"]
+
+log = logging.getLogger(__name__)
+
+RAY_CRON_JOBS = Resource("ray.io", "v1", "raycronjobs", "RayCronJob")
+REQUEUE_SECONDS = 3.0
+"""KubeRay's ``RayCronJobDefaultRequeueDuration``."""
+SUSPENDED_NOTE = "RayCronJob suspended, no new RayJobs will be created"
+
+
+class Cache(Protocol):
+    """A read-only informer cache."""
+
+    def get(self, namespace: str | None, name: str) -> Mapping[str, Any] | None: ...
+
+
+class CronClient(Protocol):
+    """The API verbs the controller uses (:class:`rayop.kube.client.KubeClient`)."""
+
+    async def create(
+        self, res: Resource, obj: Mapping[str, Any], *, namespace: str | None = None
+    ) -> dict[str, Any]: ...
+
+    async def update_status(self, res: Resource, obj: Mapping[str, Any]) -> dict[str, Any]: ...
+
+
+class EventSink(Protocol):
+    """Records Events (:class:`rayop.runtime.events.EventRecorder`); never blocks."""
+
+    def event(
+        self,
+        regarding: Mapping[str, Any],
+        event_type: EventType,
+        reason: str,
+        note: str,
+        *,
+        action: str | None = None,
+    ) -> None: ...
+
+
+@dataclass(frozen=True, kw_only=True)
+class RayCronJobDeps:
+    """Everything a pass needs besides the RayCronJob itself."""
+
+    client: CronClient
+    raycronjobs: Cache
+    own_writes: OwnWrites
+    recorder: EventSink
+    options: OperatorOptions
+    clock: Clock
+    """``wall()`` is the time ticks are compared with."""
+
+
+class RayCronJobReconciler:
+    """Reconciles one RayCronJob per call (see the module docstring)."""
+
+    def __init__(self, deps: RayCronJobDeps) -> None:
+        self.deps = deps
+
+    async def reconcile(self, request: Request) -> Result:
+        """Runs one pass for ``request``.
+
+        Raises:
+            ApiError: creating the RayJob (other than AlreadyExists) or writing the status
+                failed; the request is retried with backoff.
+        """
+        deps = self.deps
+        cached = deps.raycronjobs.get(request.namespace, request.name)
+        if cached is None:
+            return Result()
+        if deps.own_writes.cache_behind(cached):
+            return Result(requeue_after=REQUEUE_SECONDS)
+        wire: dict[str, Any] = thaw(cached)
+        problems = validate_raycronjob(wire, gates=deps.options.feature_gates.by_name())
+        if problems:
+            note = problems[0].event_message(request.namespace, request.name)
+            deps.recorder.event(wire, "Warning", problems[0].reason, note, action="Validate")
+            log.info("RayCronJob %s is invalid: %s", request, problems[0].message)
+            return Result()
+        cron = RayCronJob.model_validate(wire)
+        if cron.spec.suspend:
+            deps.recorder.event(
+                wire, "Normal", "SuspendedRayCronJob", SUSPENDED_NOTE, action="Suspend"
+            )
+            return Result()
+        return await self._schedule(request, cron, wire)
+
+    async def _schedule(self, request: Request, cron: RayCronJob, wire: dict[str, Any]) -> Result:
+        deps = self.deps
+        schedule = parse(schedule_spec(cron))
+        last = cron.status.last_schedule_time if cron.status else None
+        created = parse_time(str(cron.metadata.get("creationTimestamp", "")))
+        now = deps.clock.wall()
+        decision = decide(
+            schedule, created=created, last=parse_time(last) if last else None, now=now
+        )
+        if decision.tick is None:
+            return Result(requeue_after=decision.requeue_after)
+        child = child_rayjob(cron, wire, decision.tick)
+        name = child["metadata"]["name"]
+        try:
+            await deps.client.create(RAY_JOBS, child, namespace=request.namespace)
+            log.info("RayCronJob %s: created RayJob %s", request, name)
+        except AlreadyExists:
+            log.info("RayCronJob %s: the RayJob %s of this tick exists already", request, name)
+        tick = format_time(decision.tick)
+        if tick != last:
+            wire["status"] = {**(wire.get("status") or {}), "lastScheduleTime": tick}
+            written = await deps.client.update_status(RAY_CRON_JOBS, wire)
+            deps.own_writes.record(written)
+        return Result(requeue_after=decision.requeue_after)
