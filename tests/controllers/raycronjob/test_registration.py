@@ -1,0 +1,28 @@
+"""``rayop run`` registers the RayCronJob controller only with the ``RayCronJob`` gate on."""
+
+from __future__ import annotations
+
+import pytest
+
+from rayop.controllers.common.gates import FeatureGates
+from rayop.controllers.common.options import OperatorOptions
+from rayop.controllers.operator import OperatorSettings, build_manager, new_client
+from rayop.kube.config import KubeConfig
+from rayop.runtime.metrics import OperatorMetrics
+
+
+@pytest.mark.parametrize(("gate", "expected"), [(False, False), (True, True)])
+async def test_the_gate_decides_whether_the_controller_runs(gate: bool, expected: bool) -> None:
+    gates = FeatureGates().with_overrides({"RayCronJob": gate})
+    settings = OperatorSettings(
+        metrics_addr="0",
+        health_probe_bind_address="0",
+        enable_leader_election=False,
+        options=OperatorOptions(feature_gates=gates),
+    )
+    metrics = OperatorMetrics()
+    async with new_client(KubeConfig(server="http://127.0.0.1:9"), settings, metrics) as client:
+        manager = build_manager(client, settings, metrics)
+        names = sorted(entry.controller.name for entry in manager._entries)
+    others = ["raycluster", "rayjob", "rayservice"]
+    assert names == sorted([*others, "raycronjob"] if expected else others)
