@@ -7,7 +7,8 @@ The end-to-end scenarios then run: every KubeRay RayCluster sample converges (bu
 ``GATED_SAMPLES``, which rayop refuses whatever the gates: they exercise nothing more), a cluster is
 scaled down, has a named worker deleted, is suspended and deleted, a GCS fault-tolerant cluster
 is deleted through its Redis cleanup Job, an embedded GCS FT cluster's PVC is created and then
-owned when its deletion policy changes, the head Ingress drifts and is repaired, a RayJob runs to completion and its cluster is shut
+owned when its deletion policy changes, a cluster's NetworkPolicies are created, repaired and
+deleted, the head Ingress drifts and is repaired, a RayJob runs to completion and its cluster is shut
 down, a RayService becomes ready, upgrades to a new cluster and is deleted.
 
 Every request the ServiceAccount made is in the audit as (API group, resource[/subresource],
@@ -41,6 +42,7 @@ from sample_nodes import sample_claims, sample_kubelet
 from rayop.controllers.common.gates import FeatureGates
 from rayop.controllers.common.options import OperatorOptions
 from rayop.controllers.common.rbac_rules import cluster_role_rules, leader_election_rules
+from rayop.controllers.raycluster.network_policy import NETWORK_POLICIES
 from rayop.kube.config import load_config
 from rayop.kube.resources import (
     INGRESSES,
@@ -55,9 +57,11 @@ pytestmark = pytest.mark.slow
 
 Grant = tuple[str, str, str]  # (API group, resource[/subresource], verb)
 GCS_GATE_ON = OperatorOptions(
-    feature_gates=FeatureGates().with_overrides({"GCSFaultToleranceEmbeddedStorage": True})
+    feature_gates=FeatureGates().with_overrides(
+        {"GCSFaultToleranceEmbeddedStorage": True, "RayClusterNetworkPolicy": True}
+    )
 )
-"""The embedded GCS storage scenario needs its alpha gate."""
+"""The embedded GCS storage and NetworkPolicy scenarios need their alpha gates."""
 
 _ESCALATION = (
     "held only because the autoscaler Role the operator creates grants it, and RBAC refuses a "
@@ -87,6 +91,10 @@ NOT_EXERCISED: Mapping[Grant, str] = {
         "needs a cache lag these scenarios do not produce"
     ),
     ("", "services", "delete"): "RayService suspend deletes its services (not in these scenarios)",
+    ("networking.k8s.io", "networkpolicies", "get"): (
+        "the networkpolicy controller's read of a policy a create raced with (AlreadyExists), "
+        "which needs a cache lag these scenarios do not produce"
+    ),
     ("ray.io", "rayjobs", "delete"): "RayJob deletionStrategy DeleteSelf (a feature-gated rule)",
     ("batch", "jobs", "delete"): (
         "RayJob deletion rules and suspend delete the submitter Job (not in these scenarios)"
@@ -146,6 +154,22 @@ async def raycluster_scenarios(env: OperatorEnv) -> None:
         return "by-hand" not in (ingress.get("metadata", {}).get("labels") or {})
 
     await eventually(repaired, what="ingress drift repaired")
+
+    await env.apply(simple_cluster("np", workers=0, networkPolicy={}), "np")
+    await eventually(lambda: env.stored(NETWORK_POLICIES, "np", "np-head"), what="head policy")
+    await env.client.patch(NETWORK_POLICIES, "np-head", drift, namespace="np")
+
+    def policy_repaired() -> bool:
+        policy = env.stored(NETWORK_POLICIES, "np", "np-head") or {}
+        return "by-hand" not in (policy.get("metadata", {}).get("labels") or {})
+
+    await eventually(policy_repaired, what="network policy drift repaired")
+
+    def no_policy(obj: dict[str, Any]) -> None:
+        del obj["spec"]["networkPolicy"]
+
+    await env.edit("np", "np", no_policy)
+    await eventually(lambda: not env.objects(NETWORK_POLICIES, "np"), what="policies deleted")
 
     rocksdb = {"backend": "rocksdb", "storage": {"deletionPolicy": "Retain"}}
     await env.apply(simple_cluster("gcs", workers=0, gcsFaultToleranceOptions=rocksdb), "gcs")

@@ -81,8 +81,8 @@ GATED_SAMPLES: dict[str, str] = {
     "ray-cluster.mtls.yaml": "RayClusterMTLS",
     "ray-cluster.network-policy-deny-all.yaml": "RayClusterNetworkPolicy",
 }
-"""KubeRay samples using a feature behind an alpha gate -> that gate. rayop refuses them even
-with the gate on: it does not implement the features (NetworkPolicy, mTLS, history server)."""
+"""KubeRay samples using a feature behind an alpha gate -> that gate. With the gate on rayop runs
+the NetworkPolicy and history-server ones and refuses the mTLS one (not implemented)."""
 
 SPECIAL_NODE_KEYS = ("nodeSelector", "affinity", "schedulerName")
 EXTENDED_RESOURCES = ("nvidia.com/gpu", "google.com/tpu")

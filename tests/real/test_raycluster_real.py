@@ -3,7 +3,8 @@
 The same behaviours as tests/e2e, observed only through the API: KubeRay samples converge
 (the real scheduler binds the pods, kwok makes them Running and Ready), replicas scale both
 ways, and deleting a RayCluster lets the real garbage collector remove what it owned. The
-samples of alpha features rayop does not implement are refused even with their gates on.
+NetworkPolicy and history-server samples converge with their gates on; the mTLS sample, a
+feature rayop does not implement, is refused even with its gate on.
 """
 
 from __future__ import annotations
@@ -41,7 +42,9 @@ pytestmark = [
     pytest.mark.asyncio(loop_scope="module"),
 ]
 
-SAMPLE_FILES = [f for f in eligible_samples() if f not in GATED_SAMPLES]
+REFUSED_SAMPLES = ["ray-cluster.mtls.yaml"]
+"""Gated samples rayop still refuses with their gate on (mTLS is not implemented)."""
+SAMPLE_FILES = [f for f in eligible_samples() if f not in REFUSED_SAMPLES]
 SAMPLE_OPTIONS = OperatorOptions(
     feature_gates=FeatureGates().with_overrides(dict.fromkeys(GATED_SAMPLES.values(), True))
 )
@@ -87,7 +90,7 @@ async def test_sample_converges(operator: KubeClient, file_name: str) -> None:
             assert pod["status"]["podIP"]
 
 
-@pytest.mark.parametrize("file_name", sorted(GATED_SAMPLES))
+@pytest.mark.parametrize("file_name", REFUSED_SAMPLES)
 async def test_gated_sample_is_refused_with_its_gate_on(
     operator: KubeClient, file_name: str
 ) -> None:

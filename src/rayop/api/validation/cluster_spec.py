@@ -7,8 +7,9 @@ here. As in KubeRay, the first failing check is the answer and its message is Ku
 Checks of a feature whose gate is off (history server, network policy, mTLS, embedded RocksDB,
 suspended worker groups without ``RayJobDeletionPolicy``) end the checks without a message: the
 controllers' gate checks (``rayop.controllers.common.gate_checks``) refuse those fields, with
-the gate named. The contents of ``historyServerOptions``, ``networkPolicy`` and enabled
-``tlsOptions`` are not checked here: rayop refuses those features as not implemented.
+the gate named. With their gates on, ``historyServerOptions`` and ``networkPolicy`` get KubeRay's
+checks (``history_server.py``, ``network_policy.py``); the contents of enabled ``tlsOptions``
+are not checked here: rayop refuses mTLS as not implemented.
 """
 
 from __future__ import annotations
@@ -25,7 +26,9 @@ from rayop.api.raycluster import (
 from rayop.api.validation.gates import Gates, gate_on
 from rayop.api.validation.gcs_ft import gcs_ft_problem
 from rayop.api.validation.go_values import parse_generic_version, version_less
+from rayop.api.validation.history_server import history_server_problem
 from rayop.api.validation.k8s_names import label_key_errors, label_value_errors
+from rayop.api.validation.network_policy import network_policy_problem
 from rayop.api.validation.pod_template import containers, env, env_var, template_spec
 
 __all__ = ["cluster_spec_problem", "is_autoscaling_enabled"]
@@ -221,11 +224,17 @@ def _rest(
             "managed by KubeRay and injected automatically into the autoscaler container"
         )
     if spec.history_server_options is not None:
-        return _NO_MESSAGE
+        if not gate_on(gates, "RayClusterHistoryServer"):
+            return _NO_MESSAGE
+        if problem := history_server_problem(spec):
+            return problem
     if problem := _auth_problem(spec):
         return problem
     if spec.network_policy is not None:
-        return _NO_MESSAGE
+        if not gate_on(gates, "RayClusterNetworkPolicy"):
+            return _NO_MESSAGE
+        if problem := network_policy_problem(spec):
+            return problem
     tls = spec.tls_options
     if tls is not None and (tls.enabled or not gate_on(gates, "RayClusterMTLS")):
         return _NO_MESSAGE

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 __all__ = [
     "dns1035_label_errors",
+    "dns1123_label_errors",
     "go_list",
     "label_key_errors",
     "label_value_errors",
@@ -26,6 +27,7 @@ _LABEL_KEY_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
 _LABEL_VALUE_FMT = "(" + _LABEL_KEY_FMT + ")?"
 
 _DNS1035 = re.compile(_DNS1035_FMT)
+_DNS1123_LABEL = re.compile(_DNS1123_LABEL_FMT)
 _DNS1123_SUBDOMAIN = re.compile(_DNS1123_SUBDOMAIN_FMT)
 _LABEL_KEY = re.compile(_LABEL_KEY_FMT)
 _LABEL_VALUE = re.compile(_LABEL_VALUE_FMT)
@@ -33,6 +35,10 @@ _LABEL_VALUE = re.compile(_LABEL_VALUE_FMT)
 _DNS1035_MSG = (
     "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an "
     "alphabetic character, and end with an alphanumeric character"
+)
+_DNS1123_LABEL_MSG = (
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and "
+    "must start and end with an alphanumeric character"
 )
 _SUBDOMAIN_MSG = (
     "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
@@ -68,6 +74,16 @@ def dns1035_label_errors(value: str) -> list[str]:
         errors.append("must be no more than 63 characters")
     if not _DNS1035.fullmatch(value):
         errors.append(_regex_error(_DNS1035_MSG, _DNS1035_FMT, "my-name", "abc-123"))
+    return errors
+
+
+def dns1123_label_errors(value: str) -> list[str]:
+    """Returns what ``IsDNS1123Label`` finds wrong with ``value`` (empty when valid)."""
+    errors = []
+    if len(value) > 63:
+        errors.append("must be no more than 63 characters")
+    if not _DNS1123_LABEL.fullmatch(value):
+        errors.append(_regex_error(_DNS1123_LABEL_MSG, _DNS1123_LABEL_FMT, "my-name", "123-abc"))
     return errors
 
 

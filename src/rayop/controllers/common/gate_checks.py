@@ -19,12 +19,14 @@ Which field each gate guards (KubeRay's ``utils/validation.go``; the samples
 - a worker group with ``suspend: true``, and a RayJob's ``deletionStrategy``:
   ``RayJobDeletionPolicy``.
 
-rayop does not implement the three alpha features behind the first three gates (no
-NetworkPolicy objects, no certificates or TLS settings, no history-server collector sidecar).
-Rather than run a cluster without a security or observability feature the user asked for, it
-refuses those fields even with their gate on, through the same path and with a message saying
-so; only ``tlsOptions`` that does not turn TLS on (``enabled`` absent or false, KubeRay's
-default) is accepted with the gate on. With the gate off the message is KubeRay's gate message.
+With their gates on, ``historyServerOptions`` (the collector sidecar, ``pods.py`` and
+``history_server.py`` in the RayCluster controller) and ``networkPolicy`` (the ``networkpolicy``
+controller) are honoured as KubeRay does. rayop does not implement mTLS (no certificates or
+TLS settings): rather than run a cluster without a security feature the user asked for, it
+refuses ``tlsOptions`` that turns TLS on even with its gate on, through the same path and with
+a message saying so; ``tlsOptions`` that does not turn TLS on (``enabled`` absent or false,
+KubeRay's default) is accepted with the gate on. With the gate off the message is KubeRay's gate
+message.
 
 The RayCluster checks also apply to the cluster spec embedded in a RayJob or a RayService, as
 KubeRay validates those through the same function.
@@ -68,8 +70,8 @@ _FIELD_GATES: tuple[tuple[str, str, str, str, str], ...] = (
     ),
 )
 """(spec field, KubeRay gate name, FeatureGates attribute, feature, KubeRay's gate-off message)
-for fields refused when set: with the gate off as KubeRay does, with it on because rayop does
-not implement the feature."""
+for gated fields: refused with the gate off as KubeRay does, and with it on only when rayop does
+not implement the feature (see ``_IMPLEMENTED``)."""
 
 ROCKSDB_GATE_OFF = (
     "the embedded RocksDB GCS fault tolerance backend (GcsFaultToleranceOptions.Backend: "
@@ -87,8 +89,15 @@ def _not_implemented(where: str, feature: str, gate: str) -> str:
     )
 
 
+_IMPLEMENTED: frozenset[str] = frozenset({"historyServerOptions", "networkPolicy"})
+"""Gated fields rayop honours once their gate is on (KubeRay's own checks then apply)."""
+
+
 def _requests_feature(field: str, value: Any) -> bool:
-    """Tells whether a set gated field asks for its feature (``tlsOptions`` only when enabled)."""
+    """Tells whether a set gated field asks for an unimplemented feature (``tlsOptions`` only
+    when enabled)."""
+    if field in _IMPLEMENTED:
+        return False
     return field != "tlsOptions" or _mapping(value).get("enabled") is True
 
 

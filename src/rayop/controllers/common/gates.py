@@ -49,16 +49,16 @@ class FeatureGates:
     sidecar_submitter_restart: bool = False
     """``SidecarSubmitterRestart`` (alpha); not implemented by rayop's RayJob controller."""
     ray_cluster_network_policy: bool = False
-    """``RayClusterNetworkPolicy`` (alpha): off refuses ``spec.networkPolicy``; rayop does not
-    implement NetworkPolicies, so on it refuses the field as not implemented."""
+    """``RayClusterNetworkPolicy`` (alpha): off refuses ``spec.networkPolicy``; on starts the
+    ``networkpolicy`` controller, which keeps KubeRay's NetworkPolicies."""
     gcs_fault_tolerance_embedded_storage: bool = False
     """``GCSFaultToleranceEmbeddedStorage`` (alpha): allows GCS FT backend ``rocksdb``."""
     ray_cluster_mtls: bool = False
     """``RayClusterMTLS`` (alpha): off refuses ``spec.tlsOptions``; rayop does not implement mTLS,
     so on it refuses ``tlsOptions.enabled: true`` as not implemented."""
     ray_cluster_history_server: bool = False
-    """``RayClusterHistoryServer`` (alpha): off refuses ``spec.historyServerOptions``; rayop has
-    no history-server collector, so on it refuses the field as not implemented."""
+    """``RayClusterHistoryServer`` (alpha): off refuses ``spec.historyServerOptions``; on adds
+    KubeRay's history-server collector sidecar to head and worker pods."""
     kubernetes_was: bool = False
     """``KubernetesWAS`` (alpha); not implemented by rayop."""
 

@@ -21,7 +21,7 @@ from rayop.controllers.common.pod_defaults import (
     add_default_metadata,
     add_sidecars,
 )
-from rayop.controllers.raycluster import command, env, probes
+from rayop.controllers.raycluster import command, env, history_server, probes
 from rayop.controllers.raycluster.autoscaler import (
     apply_autoscaler_overrides,
     build_autoscaler_container,
@@ -115,6 +115,10 @@ def _finish_pod(
         sidecar = next(c for c in containers if c.get("name") == "autoscaler")
         _add_empty_dir(pod, ray, RAY_LOG_VOLUME, RAY_LOG_PATH, memory=False)
         _add_empty_dir(pod, sidecar, RAY_LOG_VOLUME, RAY_LOG_PATH, memory=False)
+    collector = history_server.collector_index(pod["spec"], options.feature_gates)
+    if collector is not None:
+        _add_empty_dir(pod, ray, RAY_LOG_VOLUME, RAY_LOG_PATH, memory=False)
+        _add_empty_dir(pod, containers[collector], RAY_LOG_VOLUME, RAY_LOG_PATH, memory=False)
     ray_start = command.ray_start_command(node_type, params, ray)
     overwrite = metadata["annotations"].get(keys.OVERWRITE_CONTAINER_CMD, "").lower() == "true"
     args = command.container_args(ray, ray_start, overwrite=overwrite)
@@ -132,6 +136,8 @@ def _finish_pod(
         ray_start_cmd=ray_start,
         creator_crd=creator,
     )
+    if collector is not None:
+        history_server.add_ray_event_env(ray)
     if options.enable_probes_injection:
         probes.add_probes(
             ray,
@@ -199,6 +205,7 @@ def build_head_pod(rc: RayCluster, *, options: OperatorOptions, spec_hash: str) 
     env.add_gcs_ft_env(rc, "head", ray, template, params)
     _ensure_metrics_port(ray)
     _add_auth(rc, template)
+    history_server.add_collector(rc, spec, node_type="head", fqdn=fqdn, gates=options.feature_gates)
     add_sidecars(spec, options.pod_defaults, node_type="head")
     add_default_metadata(metadata, options.pod_defaults)
     pod = _finish_pod(rc, template, node_type="head", params=params, fqdn=fqdn, options=options)
@@ -254,6 +261,9 @@ def build_worker_pod(
     if cs.is_autoscaling_v2(rc):
         spec["restartPolicy"] = "Never"
     _add_auth(rc, template)
+    history_server.add_collector(
+        rc, spec, node_type="worker", fqdn=fqdn, gates=options.feature_gates
+    )
     add_sidecars(spec, options.pod_defaults, node_type="worker")
     add_default_metadata(metadata, options.pod_defaults)
     return _finish_pod(rc, template, node_type="worker", params=params, fqdn=fqdn, options=options)

@@ -5,7 +5,9 @@ The controller is named ``raycluster``. It watches RayClusters with the predicat
 trigger it) and the Pods, Services, Secrets and PersistentVolumeClaims it owns (their
 controlling owner is enqueued); a PVC also enqueues the clusters naming it as their GCS storage
 ``claimName``.
-Scale expectations read the shared pod cache.
+Scale expectations read the shared pod cache. With the ``RayClusterNetworkPolicy`` gate on, the
+``networkpolicy`` controller (:mod:`~rayop.controllers.raycluster.network_policy_sync`) is
+registered beside it, as KubeRay's ``main.go`` does.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from rayop.controllers.common.registration import (
 )
 from rayop.controllers.raycluster.events import REPORTING_CONTROLLER
 from rayop.controllers.raycluster.gcs_storage import claim_requests
+from rayop.controllers.raycluster.network_policy_sync import setup_network_policy_controller
 from rayop.controllers.raycluster.reconcile_context import ReconcilerDeps
 from rayop.controllers.raycluster.reconciler import RayClusterReconciler
 from rayop.kube.client import KubeClient
@@ -96,4 +99,10 @@ def setup_raycluster_controller(
         use_priority_queue=use_priority_queue,
     )
     enqueue_when_caught_up(own_writes, controller)
+    if options.feature_gates.ray_cluster_network_policy:
+        setup_network_policy_controller(
+            manager,
+            max_concurrent_reconciles=max_concurrent_reconciles,
+            use_priority_queue=use_priority_queue,
+        )
     return controller

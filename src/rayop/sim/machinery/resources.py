@@ -141,6 +141,7 @@ BUILTIN_RESOURCES: tuple[ResourceInfo, ...] = (
     _r("coordination.k8s.io", "v1", "leases", "Lease", True),
     _r("storage.k8s.io", "v1", "storageclasses", "StorageClass", False, ("sc",)),
     _r("networking.k8s.io", "v1", "ingresses", "Ingress", True, ("ing",), status=True),
+    _r("networking.k8s.io", "v1", "networkpolicies", "NetworkPolicy", True, ("netpol",)),
     _r(
         "apiextensions.k8s.io",
         "v1",

@@ -1,0 +1,233 @@
+"""KubeRay v1.7.0's ``networkpolicy`` controller: the NetworkPolicies of each RayCluster.
+
+It runs only with the ``RayClusterNetworkPolicy`` gate on, beside the ``raycluster``
+controller and independent of it, as KubeRay's does: it watches RayClusters (generation
+changes only) and the NetworkPolicies they control, and its events carry the reporting
+controller ``networkpolicy-controller``. One pass over a RayCluster:
+
+- gone, being deleted, or managed by another controller (``spec.managedBy``): nothing (garbage
+  collection removes the policies of a deleted cluster);
+- no ``spec.networkPolicy``: the policies it controls are deleted (the feature turned off);
+- otherwise the head policy and one per worker group
+  (:mod:`rayop.controllers.raycluster.network_policy`) are created when absent (Normal
+  ``CreatedNetworkPolicy``) and brought back to the desired ``spec`` and labels when they
+  drifted (Normal ``UpdatedNetworkPolicy``); a policy of that name the cluster does not control
+  is never touched: Warning ``NetworkPolicyNameCollision`` and the pass fails (requeued with
+  backoff until the user renames one of them). Then the policies it controls and no longer
+  wants (a removed worker group) are deleted (Normal ``DeletedNetworkPolicy``).
+
+Failed writes are Warning ``FailedToCreateNetworkPolicy``, ``FailedToUpdateNetworkPolicy`` and
+``FailedToDeleteNetworkPolicy`` with KubeRay's messages. Unlike KubeRay, a spec rayop cannot
+parse is skipped here (the ``raycluster`` controller reports it).
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final, cast
+
+from rayop.api import keys
+from rayop.api.common import MANAGED_BY_KUBERAY
+from rayop.api.raycluster import RayCluster
+from rayop.api.validation.raycluster import parse_raycluster
+from rayop.controllers.common import cluster_spec as cs
+from rayop.controllers.common.registration import register_controller
+from rayop.controllers.raycluster.ingress_sync import controlled_by
+from rayop.controllers.raycluster.network_policy import (
+    NETWORK_POLICIES,
+    build_network_policies,
+    normalize_ports,
+)
+from rayop.controllers.raycluster.pods import owner_reference
+from rayop.kube.client import KubeClient
+from rayop.kube.errors import AlreadyExists, NotFound
+from rayop.kube.resources import RAY_CLUSTERS
+from rayop.runtime.controller import Controller
+from rayop.runtime.events import EventRecorder
+from rayop.runtime.indexer import Obj
+from rayop.runtime.informer_source import for_, owns
+from rayop.runtime.manager import Manager
+from rayop.runtime.predicate import generation_changed
+from rayop.runtime.reconcile import Request, Result
+
+__all__ = [
+    "CONTROLLER_NAME",
+    "REPORTING_CONTROLLER",
+    "NetworkPolicySync",
+    "setup_network_policy_controller",
+]
+
+log = logging.getLogger(__name__)
+
+CONTROLLER_NAME: Final = "networkpolicy"
+REPORTING_CONTROLLER: Final = "networkpolicy-controller"
+
+CREATED: Final = "CreatedNetworkPolicy"
+UPDATED: Final = "UpdatedNetworkPolicy"
+DELETED: Final = "DeletedNetworkPolicy"
+FAILED_TO_CREATE: Final = "FailedToCreateNetworkPolicy"
+FAILED_TO_UPDATE: Final = "FailedToUpdateNetworkPolicy"
+FAILED_TO_DELETE: Final = "FailedToDeleteNetworkPolicy"
+NAME_COLLISION: Final = "NetworkPolicyNameCollision"
+
+
+class NetworkPolicyCollisionError(Exception):
+    """A NetworkPolicy with the operator's name exists and the RayCluster does not control it."""
+
+
+def _comparable(value: Any) -> Any:
+    """Returns ``value`` without nulls and empty lists (absent on the wire either way)."""
+    if isinstance(value, Mapping):
+        kept = {k: _comparable(v) for k, v in value.items()}
+        return {k: v for k, v in kept.items() if v is not None and v != []}
+    if isinstance(value, list):
+        return [_comparable(v) for v in value]
+    return value
+
+
+def needs_update(existing: Mapping[str, Any], desired: Mapping[str, Any]) -> bool:
+    """Tells whether a live policy's ``spec`` or labels differ from the desired ones."""
+    want_spec = normalize_ports(desired.get("spec") or {})
+    if _comparable(dict(existing.get("spec") or {})) != _comparable(want_spec):
+        return True
+    return dict(cs.labels_of(existing)) != dict(cs.labels_of(desired))
+
+
+@dataclass(slots=True)
+class NetworkPolicySync:
+    """The pass of the ``networkpolicy`` controller; pass :meth:`reconcile` to a controller.
+
+    Args:
+        client: The API client.
+        clusters: The RayCluster cache.
+        policies: The NetworkPolicy cache.
+        recorder: The event recorder (reporting controller ``networkpolicy-controller``).
+    """
+
+    client: KubeClient
+    clusters: Any
+    policies: Any
+    recorder: EventRecorder
+
+    async def reconcile(self, request: Request) -> Result:
+        """Runs one pass for ``request`` (see the module docstring).
+
+        Raises:
+            NetworkPolicyCollisionError: a policy with the desired name is not the cluster's.
+            ApiError: a create, update or delete failed.
+        """
+        cached = self.clusters.get(request.namespace or None, request.name)
+        if cached is None or cs.meta(cached).get("deletionTimestamp"):
+            return Result()
+        managed_by = cs.spec(cached).get("managedBy")
+        if managed_by and managed_by != MANAGED_BY_KUBERAY:
+            return Result()
+        rc, _problems = parse_raycluster(cached)
+        if rc is None:
+            return Result()
+        if rc.spec.network_policy is None:
+            await self._delete_stale(rc, cached, set())
+            return Result()
+        desired = build_network_policies(rc)
+        for policy in desired:
+            policy["metadata"]["ownerReferences"] = [owner_reference(rc)]
+            await self._create_or_update(cached, policy)
+        await self._delete_stale(rc, cached, {cs.name(p) for p in desired})
+        return Result()
+
+    def _event(self, cluster: Obj, event_type: str, reason: str, note: str, action: str) -> None:
+        regarding = {"apiVersion": "ray.io/v1", "kind": "RayCluster", "metadata": cs.meta(cluster)}
+        self.recorder.event(regarding, cast(Any, event_type), reason, note, action=action)
+
+    async def _create_or_update(self, cluster: Obj, policy: dict[str, Any]) -> None:
+        namespace, name = cs.namespace(policy), cs.name(policy)
+        where = f"{namespace}/{name}"
+        existing = self.policies.get(namespace, name)
+        if existing is None:
+            try:
+                await self.client.create(NETWORK_POLICIES, policy, namespace=namespace)
+            except AlreadyExists:
+                existing = await self.client.get(NETWORK_POLICIES, name, namespace=namespace)
+            except Exception as err:
+                note = f"Failed to create NetworkPolicy {where}: {err}"
+                self._event(cluster, "Warning", FAILED_TO_CREATE, note, "Create")
+                raise
+            else:
+                self._event(cluster, "Normal", CREATED, f"Created NetworkPolicy {where}", "Create")
+                return
+        uid = str(cs.meta(cluster).get("uid", ""))
+        if not controlled_by(existing, uid):
+            note = (
+                f"NetworkPolicy {where} already exists and is not owned by this RayCluster, "
+                "network isolation will not be applied. Rename the existing NetworkPolicy or "
+                "use a different RayCluster name to avoid the collision"
+            )
+            self._event(cluster, "Warning", NAME_COLLISION, note, "Validate")
+            raise NetworkPolicyCollisionError(
+                f"NetworkPolicy {where} already exists and is not owned by this RayCluster"
+            )
+        if not needs_update(existing, policy):
+            return
+        updated = copy.deepcopy(dict(existing))
+        updated.setdefault("apiVersion", "networking.k8s.io/v1")
+        updated.setdefault("kind", "NetworkPolicy")
+        updated["spec"] = normalize_ports(policy["spec"])
+        updated.setdefault("metadata", {})["labels"] = dict(policy["metadata"]["labels"])
+        try:
+            await self.client.update(NETWORK_POLICIES, updated)
+        except Exception as err:
+            note = f"Failed to update NetworkPolicy {where}: {err}"
+            self._event(cluster, "Warning", FAILED_TO_UPDATE, note, "Update")
+            raise
+        self._event(cluster, "Normal", UPDATED, f"Updated NetworkPolicy {where}", "Update")
+
+    async def _delete_stale(self, rc: RayCluster, cluster: Obj, keep: set[str]) -> None:
+        namespace = cs.namespace(cluster)
+        uid = str(cs.meta(cluster).get("uid", ""))
+        for policy in self.policies.list(namespace, label_selector={keys.RAY_CLUSTER: rc.name}):
+            name = cs.name(policy)
+            if name in keep or not controlled_by(policy, uid):
+                continue
+            try:
+                await self.client.delete(NETWORK_POLICIES, name, namespace=namespace)
+            except NotFound:
+                continue
+            except Exception as err:
+                note = f"Failed to delete NetworkPolicy {namespace}/{name}: {err}"
+                self._event(cluster, "Warning", FAILED_TO_DELETE, note, "Delete")
+                raise
+            note = f"Deleted NetworkPolicy {namespace}/{name}"
+            self._event(cluster, "Normal", DELETED, note, "Delete")
+
+
+def setup_network_policy_controller(
+    manager: Manager, *, max_concurrent_reconciles: int, use_priority_queue: bool = True
+) -> Controller:
+    """Builds the ``networkpolicy`` controller, registers it on ``manager`` and returns it.
+
+    Call it only with the ``RayClusterNetworkPolicy`` gate on (KubeRay starts it only then).
+
+    Args:
+        manager: The manager whose client, informers, metrics and clock are used.
+        max_concurrent_reconciles: Worker count (``--reconcile-concurrency``).
+        use_priority_queue: controller-runtime's priority queue (the default).
+    """
+    clusters = manager.informers.informer(RAY_CLUSTERS)
+    policies = manager.informers.informer(NETWORK_POLICIES)
+    sync = NetworkPolicySync(
+        client=cast(KubeClient, manager.client),
+        clusters=clusters,
+        policies=policies,
+        recorder=manager.event_recorder(REPORTING_CONTROLLER),
+    )
+    return register_controller(
+        manager,
+        CONTROLLER_NAME,
+        sync.reconcile,
+        sources=[for_(clusters, generation_changed), owns(policies, "RayCluster", "ray.io")],
+        max_concurrent_reconciles=max_concurrent_reconciles,
+        use_priority_queue=use_priority_queue,
+    )
