@@ -25,7 +25,7 @@ from rayop.controllers.raycronjob.reconciler import RAY_CRON_JOBS
 from rayop.kube.errors import ApiError
 from rayop.kube.resources import CONFIGMAPS, RAY_JOBS
 from rayop.runtime.reconcile import ReconcileFunc, Request, Result
-from rayop.testing import PlaneUnderTest, eventually, open_control_plane, open_operator
+from rayop.testing import Kind, PlaneUnderTest, eventually, open_control_plane, open_operator
 
 ARCHIVE = (
     Path(__file__).resolve().parents[2].parent
@@ -35,6 +35,7 @@ ARCHIVE = (
     / "ray-operator-src.tar.gz"
 )
 GATES = {"RayCronJob": True}
+CRON_ONLY: tuple[Kind, ...] = ("RayCronJob",)
 
 
 def _sample(name: str) -> list[dict[str, Any]]:
@@ -153,7 +154,7 @@ async def test_the_time_zone_sample_waits_for_its_tick_and_unknown_fields_are_pr
     ns = "cron-timezone"
     passes = Counting()
     async with open_operator(
-        plane, controllers=("RayCronJob",), feature_gates=GATES, wrap_reconcile=passes
+        plane, controllers=CRON_ONLY, feature_gates=GATES, wrap_reconcile=passes
     ):
         await plane.create(RAY_CRON_JOBS, cron, ns)
         stored = plane.stored(RAY_CRON_JOBS, ns, "raycronjob-timezone-sample")
@@ -179,11 +180,11 @@ async def test_a_schedule_that_does_not_parse_is_a_warning_event_not_a_crash_loo
     ns = "cron-invalid"
     passes = Counting()
     async with open_operator(
-        plane, controllers=("RayCronJob",), feature_gates=GATES, wrap_reconcile=passes
+        plane, controllers=CRON_ONLY, feature_gates=GATES, wrap_reconcile=passes
     ):
         await plane.create(RAY_CRON_JOBS, cron, ns)
         await eventually(
-            lambda: plane.events(ns, "InvalidRayCronJobSpec"), what="InvalidRayCronJobSpec"
+            lambda: bool(plane.events(ns, "InvalidRayCronJobSpec")), what="InvalidRayCronJobSpec"
         )
         (event,) = plane.events(ns, "InvalidRayCronJobSpec")
         assert event["type"] == "Warning"
