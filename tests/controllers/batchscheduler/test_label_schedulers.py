@@ -21,16 +21,16 @@ async def test_yunikorn_rayjob_sample_labels_and_task_groups() -> None:
     scheduler = YuniKornScheduler()
     await scheduler.submit(client(FakeApi()), RAY_JOB, job)  # no objects
     template: dict[str, object] = {"spec": {"containers": []}}
-    scheduler.add_metadata(RAY_JOB, job, template, "submitter")
+    scheduler.add_metadata(RAY_JOB, job, template, "submittergroup")
     meta = template["metadata"]
     assert isinstance(meta, dict)
     assert meta["labels"] == {"applicationId": "rayjob-yunikorn-0", "queue": "root.test"}
-    assert meta["annotations"]["yunikorn.apache.org/task-group-name"] == "submitter"
+    assert meta["annotations"]["yunikorn.apache.org/task-group-name"] == "submittergroup"
     groups = json.loads(meta["annotations"]["yunikorn.apache.org/task-groups"])
     assert [(g["name"], g["minMember"]) for g in groups] == [
         ("headgroup", 1),
         ("small-group", 1),
-        ("submitter", 1),
+        ("submittergroup", 1),
     ]
     assert groups[0]["minResource"] == {"cpu": "1", "memory": "2Gi"}
     assert groups[2]["minResource"] == {"cpu": "500m", "memory": "200Mi"}

@@ -48,7 +48,7 @@ TASK_GROUP_NAME_ANNOTATION = "yunikorn.apache.org/task-group-name"
 TASK_GROUPS_ANNOTATION = "yunikorn.apache.org/task-groups"
 GANG_SCHEDULING_LABEL = "ray.io/gang-scheduling-enabled"
 HEAD_GROUP = HEAD_GROUP_LABEL_VALUE
-SUBMITTER_GROUP = "submitter"
+SUBMITTER_GROUP = "submittergroup"
 
 _DEFAULT_SUBMITTER_POD: dict[str, Any] = {
     "containers": [

@@ -35,7 +35,7 @@ log = logging.getLogger(__name__)
 FINALIZER = keys.RAYJOB_FINALIZER
 
 
-SUBMITTER_GROUP = "submitter"
+SUBMITTER_GROUP = "submittergroup"
 """The group name a batch scheduler gives the submitter pod (``RayNodeSubmitterGroupLabelValue``)."""
 
 
