@@ -106,7 +106,8 @@ def _read_submitter(ctx: PassContext) -> SubmitterOutcome | None:
         return SubmitterOutcome() if batch_job is None else submitter_job_outcome(batch_job)
     if mode == JobSubmissionMode.SIDECAR_MODE:
         pod = actions.head_pod(ctx, ctx.status.ray_cluster_name or "")
-        return None if pod is None else sidecar_outcome(pod)
+        restarts = ctx.deps.options.feature_gates.sidecar_submitter_restart
+        return None if pod is None else sidecar_outcome(pod, restarts=restarts)
     return SubmitterOutcome()
 
 

@@ -94,16 +94,21 @@ def submitter_address(*, mode: str, dashboard_url: str, cluster: Obj) -> str:
     return dashboard_url if dashboard_url.startswith("http://") else f"http://{dashboard_url}"
 
 
-def build_submit_command(job: RayJob, *, job_id: str, address: str, mode: str) -> list[str]:
+def build_submit_command(
+    job: RayJob, *, job_id: str, address: str, mode: str, sidecar_restarts: bool = False
+) -> list[str]:
     """Returns the words of the submitter's bash script (joined with spaces by the caller).
 
     K8sJobMode guards the submit with ``ray job status`` (the Job may retry), submits with
-    ``--no-wait`` and then follows the logs; SidecarMode submits and streams in one command.
+    ``--no-wait`` and then follows the logs; SidecarMode submits and streams in one command,
+    unless ``sidecar_restarts`` (gate ``SidecarSubmitterRestart``: the container may restart)
+    asks for the same guard as K8sJobMode's.
 
     Raises:
         ValueError: ``runtimeEnvYAML`` is not a mapping.
     """
-    guarded = mode == JobSubmissionMode.K8S_JOB_MODE
+    sidecar = mode == JobSubmissionMode.SIDECAR_MODE
+    guarded = mode == JobSubmissionMode.K8S_JOB_MODE or (sidecar and sidecar_restarts)
     words = [*_gcs_wait_loop(address), "sleep", "2", ";", "done", ";"]
     if guarded:
         words += ["if", "!", "ray", "job", "status", "--address", address, job_id]
@@ -152,7 +157,10 @@ def _configure(
 ) -> None:
     if not container.get("command") or mode == JobSubmissionMode.SIDECAR_MODE:
         address = submitter_address(mode=mode, dashboard_url=dashboard_url, cluster=cluster or {})
-        words = build_submit_command(job, job_id=job_id, address=address, mode=mode)
+        restarts = options.feature_gates.sidecar_submitter_restart
+        words = build_submit_command(
+            job, job_id=job_id, address=address, mode=mode, sidecar_restarts=restarts
+        )
         container["command"] = ["/bin/bash", "-lce" if options.enable_login_shell else "-ce", "--"]
         container["args"] = [" ".join(words)]
     env = container.setdefault("env", [])
@@ -166,8 +174,16 @@ def _configure(
 def build_sidecar_container(
     job: RayJob, cluster: Obj, *, job_id: str, options: OperatorOptions
 ) -> dict[str, Any]:
-    """Returns the SidecarMode submitter container appended to the head pod."""
+    """Returns the SidecarMode submitter container appended to the head pod.
+
+    With the ``SidecarSubmitterRestart`` gate on it gets ``restartPolicy: OnFailure`` (a
+    per-container restart rule, Kubernetes 1.35+): a non-zero exit, such as ``ray job logs
+    --follow`` losing its connection, restarts only this container, which then finds the job
+    submitted and follows its logs again.
+    """
     container = default_submitter_container(cs.spec(cluster))
+    if options.feature_gates.sidecar_submitter_restart:
+        container["restartPolicy"] = "OnFailure"
     _configure(
         container,
         job,
@@ -292,19 +308,50 @@ def submitter_job_outcome(batch_job: Obj) -> SubmitterOutcome:
     return SubmitterOutcome()
 
 
-def sidecar_outcome(head_pod: Obj) -> SubmitterOutcome:
-    """Reads the ``ray-job-submitter`` container's terminated state in the head pod."""
+def sidecar_outcome(
+    head_pod: Obj, *, restarts: bool = False, backoff_limit: int = DEFAULT_SUBMITTER_BACKOFF_LIMIT
+) -> SubmitterOutcome:
+    """Reads the ``ray-job-submitter`` container's state in the head pod.
+
+    Without ``restarts`` a non-zero exit fails the job. With ``restarts`` (gate
+    ``SidecarSubmitterRestart``) an exit is transient: the job fails only once the container,
+    having terminated before, has restarted ``backoff_limit`` times and is not now done with
+    exit code 0.
+    """
     for status in (head_pod.get("status") or {}).get("containerStatuses") or []:
         if status.get("name") != SUBMITTER_CONTAINER_NAME:
             continue
         terminated = (status.get("state") or {}).get("terminated")
+        at = (terminated or {}).get("finishedAt")
+        finished = parse_time(at) if at else None
+        if restarts:
+            return _restart_outcome(status, backoff_limit, finished)
         if not terminated:
             return SubmitterOutcome()
-        at = terminated.get("finishedAt")
-        finished = parse_time(at) if at else None
         code = int(terminated.get("exitCode") or 0)
         if code != 0:
-            message = f"Ray head pod container {SUBMITTER_CONTAINER_NAME} terminated with exit code {code}"
+            message = (
+                f"Ray head pod container {SUBMITTER_CONTAINER_NAME} terminated with exit code "
+                f"{code}: {terminated.get('reason', '')}"
+            )
             return SubmitterOutcome(failed=True, message=message, finished_at=finished)
         return SubmitterOutcome(finished_at=finished)
     return SubmitterOutcome()
+
+
+def _restart_outcome(
+    status: Obj, backoff_limit: int, finished: datetime | None
+) -> SubmitterOutcome:
+    """KubeRay's restart-count check of a submitter container that may restart."""
+    if not (status.get("lastState") or {}).get("terminated"):
+        return SubmitterOutcome(finished_at=finished)
+    terminated = (status.get("state") or {}).get("terminated")
+    if terminated and int(terminated.get("exitCode") or 0) == 0:
+        return SubmitterOutcome(finished_at=finished)
+    if int(status.get("restartCount") or 0) >= backoff_limit:
+        message = (
+            f"Ray head pod submitter container {SUBMITTER_CONTAINER_NAME} terminated after "
+            "exceeding the maximum restart count"
+        )
+        return SubmitterOutcome(failed=True, message=message, finished_at=finished)
+    return SubmitterOutcome(finished_at=finished)
