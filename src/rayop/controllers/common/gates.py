@@ -45,9 +45,11 @@ class FeatureGates:
     ray_service_incremental_upgrade: bool = True
     """``RayServiceIncrementalUpgrade`` (beta); rayop does not implement incremental upgrades."""
     ray_cron_job: bool = False
-    """``RayCronJob`` (alpha); rayop has no RayCronJob controller."""
+    """``RayCronJob`` (alpha): run the RayCronJob controller (``controllers/raycronjob/``)."""
     sidecar_submitter_restart: bool = False
-    """``SidecarSubmitterRestart`` (alpha); not implemented by rayop's RayJob controller."""
+    """``SidecarSubmitterRestart`` (alpha): the SidecarMode submitter container restarts on
+    failure (``restartPolicy: OnFailure``), guards its submit, and fails the RayJob only after
+    its restart limit."""
     ray_cluster_network_policy: bool = False
     """``RayClusterNetworkPolicy`` (alpha): off refuses ``spec.networkPolicy``; on starts the
     ``networkpolicy`` controller, which keeps KubeRay's NetworkPolicies."""
