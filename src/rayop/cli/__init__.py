@@ -10,6 +10,7 @@ from rayop.cli import bench as _bench  # noqa: F401  (registers `rayop bench`)
 from rayop.cli import crds as _crds  # noqa: F401  (registers `rayop crds`)
 from rayop.cli import dev as _dev  # noqa: F401  (registers `rayop dev real-cluster`)
 from rayop.cli import run as _run  # noqa: F401  (registers `rayop run`)
+from rayop.cli import samples as _samples  # noqa: F401  (registers `rayop samples`)
 from rayop.cli import up as _up  # noqa: F401  (registers `rayop up`)
 from rayop.cli import version as _version  # noqa: F401  (registers `rayop version`)
 from rayop.cli.app import app
