@@ -124,6 +124,7 @@ def test_the_configuration_is_kuberays() -> None:
         "vraycluster.kb.io",
         "vrayjob.kb.io",
         "vrayservice.kb.io",
+        "vraycronjob.kb.io",
     ]
     first = config["webhooks"][0]
     assert first["failurePolicy"] == "Fail" and first["sideEffects"] == "None"

@@ -6,7 +6,8 @@ KubeRay's ``config/webhook/manifests.yaml``: one configuration named
 ``ray.io/v1`` resource, ``failurePolicy: Fail``, ``sideEffects: None``, AdmissionReview
 ``v1``. The client config points either at a Service (in a cluster: KubeRay's
 ``webhook-service``, port 443 to the operator's 9443) or at a URL (the operator running beside
-an embedded control plane).
+an embedded control plane). A fourth webhook, ``vraycronjob.kb.io``, is rayop's own (KubeRay
+has none for RayCronJob).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ _WEBHOOKS: Final = (
     ("vraycluster.kb.io", "RayCluster", "rayclusters"),
     ("vrayjob.kb.io", "RayJob", "rayjobs"),
     ("vrayservice.kb.io", "RayService", "rayservices"),
+    ("vraycronjob.kb.io", "RayCronJob", "raycronjobs"),
 )
 
 
@@ -34,7 +36,7 @@ def webhook_configuration(
     service_name: str = SERVICE_NAME,
     name: str = CONFIGURATION_NAME,
 ) -> dict[str, Any]:
-    """Returns the configuration registering the three webhooks.
+    """Returns the configuration registering the four webhooks.
 
     Args:
         ca_bundle: Base64 PEM of the CA that signed the serving certificate.

@@ -1,11 +1,14 @@
-"""The validating webhook handlers of RayCluster, RayJob and RayService.
+"""The validating webhook handlers of RayCluster, RayJob, RayService and RayCronJob.
 
 KubeRay v1.7's webhooks refuse only what its metadata checks refuse (and duplicate worker group
 names); issue 15 asks rayop to refuse at admission everything the reconcile-time check refuses,
 so these handlers run the same :mod:`rayop.api.validation` checks and the operator's gate checks,
 and answer as KubeRay's webhooks do: a ``422 Invalid`` Status whose message is
 ``<Kind>.ray.io "<name>" is invalid: <field>: Invalid value: ...`` with one cause per problem
-(the metadata problem under ``metadata.name``, the others under ``spec``).
+(the metadata problem under ``metadata.name``, the others under ``spec``). KubeRay has no
+RayCronJob webhook; rayop's refuses what its RayCronJob controller refuses (KubeRay's
+``ValidateRayCronJobSpec``) and the gated fields of the template, at the path and under the
+name kubebuilder would give it.
 
 An update that leaves ``spec`` as it was is checked on its metadata only: the operator's own
 finalizer and annotation updates of an object admitted before the webhook existed must never
@@ -25,6 +28,7 @@ from rayop.api.validation import (
     validate_rayjob,
     validate_rayservice,
 )
+from rayop.api.validation.raycronjob import validate_raycronjob
 from rayop.controllers.common.gate_checks import (
     raycluster_gate_problems,
     rayjob_gate_problems,
@@ -39,6 +43,7 @@ PATHS: Final = {
     "RayCluster": "/validate-ray-io-v1-raycluster",
     "RayJob": "/validate-ray-io-v1-rayjob",
     "RayService": "/validate-ray-io-v1-rayservice",
+    "RayCronJob": "/validate-ray-io-v1-raycronjob",
 }
 """KubeRay's webhook path of each kind."""
 
@@ -117,6 +122,12 @@ def _duplicate_groups(obj: Mapping[str, Any]) -> list[tuple[str, str]]:
     return []
 
 
+def _raycronjob_gate_problems(obj: Mapping[str, Any], gates: FeatureGates) -> list[str]:
+    """The template's gated fields, checked as a RayJob's."""
+    template = (obj.get("spec") or {}).get("jobTemplate") or {}
+    return rayjob_gate_problems({"spec": template}, gates)
+
+
 def _handler(kind: str, validate: Validate, gate_check: GateCheck, gates: FeatureGates) -> Handler:
     def decide(request: Mapping[str, Any]) -> AdmissionVerdict:
         if request.get("operation") not in ("CREATE", "UPDATE"):
@@ -149,5 +160,8 @@ def handlers(gates: FeatureGates) -> dict[str, Handler]:
         PATHS["RayJob"]: _handler("RayJob", validate_rayjob, rayjob_gate_problems, gates),
         PATHS["RayService"]: _handler(
             "RayService", validate_rayservice, rayservice_gate_problems, gates
+        ),
+        PATHS["RayCronJob"]: _handler(
+            "RayCronJob", validate_raycronjob, _raycronjob_gate_problems, gates
         ),
     }
