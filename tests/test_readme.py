@@ -1,10 +1,9 @@
 """The README quick start works as written: every command in it is run here.
 
 ``./scripts/up ...`` is started as the user would (from the checkout), the test waits for its
-banner, then runs the "second terminal" commands with bash in a directory holding KubeRay's
-``ray-cluster.sample.yaml`` (copied from ../shared, never into the repo), re-running
-``kubectl get rayclusters`` until the cluster shows ready, and finally sends SIGINT (Ctrl-C) and
-checks a clean exit. HOME is a temporary directory, so ``~/.kube/rayop.yaml`` lands there.
+banner, then runs the "second terminal" commands with bash in the checkout (the RayCluster comes
+from ``rayop samples``), re-running ``kubectl get rayclusters`` until the cluster shows ready,
+and finally sends SIGINT (Ctrl-C) and checks a clean exit. HOME is a temporary directory, so ``~/.kube/rayop.yaml`` lands there.
 
 ``./scripts/test`` is not run: it is the command that runs this very test (pytest over the
 whole suite, after ruff and mypy over the whole tree, minutes of work), so running it here would
@@ -19,7 +18,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import signal
 import socket
 import subprocess
@@ -29,9 +27,6 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-SAMPLE = (
-    REPO.parent / "shared" / "compat" / "kuberay-v1.7.0" / "samples" / "ray-cluster.sample.yaml"
-)
 
 pytestmark = pytest.mark.slow
 
@@ -72,7 +67,7 @@ def test_quick_start_lists_the_two_commands_and_the_kubectl_steps() -> None:
     commands = quick_start_commands()
     assert commands[0].startswith("./scripts/up")
     assert commands[-1] == "./scripts/test"
-    assert any(c.startswith("kubectl apply -f ray-cluster.sample.yaml") for c in commands)
+    assert ".venv/bin/rayop samples raycluster | kubectl apply -f -" in commands
     assert "kubectl get rayclusters" in commands
 
 
@@ -81,9 +76,7 @@ def test_every_quick_start_command_runs(tmp_path: Path) -> None:
     up, user_steps = commands[0], [c for c in commands[1:] if c != "./scripts/test"]
     home = tmp_path / "home"
     (home / ".kube").mkdir(parents=True)
-    work = tmp_path / "work"
-    work.mkdir()
-    shutil.copy(SAMPLE, work / SAMPLE.name)
+    work = REPO  # the second terminal runs in the checkout (.venv/bin/rayop samples ...)
     env = {k: v for k, v in os.environ.items() if not k.startswith("KUBE")}
     env.update(HOME=str(home), PYTHONUNBUFFERED="1")
     if not (port_free(8080) and port_free(8082)):
@@ -106,7 +99,7 @@ def test_every_quick_start_command_runs(tmp_path: Path) -> None:
             out = bash(command, cwd=work, env=env, prelude=exports)
             if command == "kubectl get rayclusters":
                 deadline = time.monotonic() + 60
-                while not re.search(r"raycluster-kuberay\s.*\bready\b", out):
+                while not re.search(r"raycluster-sample\s.*\bready\b", out):
                     assert time.monotonic() < deadline, f"never ready:\n{out}"
                     time.sleep(0.5)
                     out = bash(command, cwd=work, env=env, prelude=exports)
