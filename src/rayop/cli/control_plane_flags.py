@@ -46,6 +46,14 @@ class ControlPlaneFlags(OptionGroup):
         Path | None,
         typer.Option("--state", help="SQLite file that keeps every object across runs."),
     ] = None
+    real_ray: Annotated[
+        bool,
+        typer.Option(
+            "--real-ray",
+            help="Run pods' containers as local processes with the local Ray (pip install "
+            '"rayop[ray]"; RAYOP_RAY_ENV names another virtualenv with Ray).',
+        ),
+    ] = False
 
     def control_plane(
         self,
@@ -63,8 +71,19 @@ class ControlPlaneFlags(OptionGroup):
             token: The bearer token; one is generated when None.
             faults: Faults to inject; none when None.
         """
+        import dataclasses
+
         from rayop.sim.controlplane import EmbeddedControlPlane
 
+        if self.real_ray:
+            from rayop.sim.nodes.processes.ray_install import RayNotInstalled, find_ray
+
+            try:
+                find_ray(kubelet.ray_env)
+            except RayNotInstalled as exc:
+                typer.echo(f"rayop: {exc}", err=True)
+                raise typer.Exit(2) from exc
+            kubelet = dataclasses.replace(kubelet, real_ray=True)
         return EmbeddedControlPlane(
             host=self.host,
             port=self.port,

@@ -97,7 +97,7 @@ async def _up(settings: OperatorSettings, plane: ControlPlaneFlags, pod_ready_de
     async with plane.control_plane(kubelet=kubelet, tls=True) as cp:  # tokens need HTTPS
         config = await load_kubeconfig(str(cp.kubeconfig_path))
         await install_crds(config)
-        dns = ServiceDns(cp.dashboards.resolve)
+        dns = ServiceDns(cp.resolve_service_url)
         settings = dataclasses.replace(settings, use_kubernetes_proxy=False, dashboard_resolver=dns)
         if settings.options.enable_webhooks:  # the plane calls the operator's webhooks directly
             webhooks = dataclasses.replace(

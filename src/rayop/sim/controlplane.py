@@ -38,7 +38,9 @@ from rayop.sim.controller_manager.volumes import VolumeController
 from rayop.sim.dashboard.head import DashboardConfig
 from rayop.sim.dashboard.registry import DashboardRegistry
 from rayop.sim.dashboard.submitter import SubmitterSimulator
+from rayop.sim.nodes.container_exec import CONTAINER_EXECUTOR_KEY
 from rayop.sim.nodes.kubelet import Kubelet, KubeletConfig
+from rayop.sim.nodes.processes.runtime import ProcessRuntime
 from rayop.sim.storage.controller_base import StoreController
 from rayop.sim.storage.store import Store
 
@@ -104,6 +106,7 @@ class EmbeddedControlPlane:
         self._services: ServiceRegistry | None = None
         self.dashboard_config = dashboard or DashboardConfig()
         self._dashboards: DashboardRegistry | None = None
+        self._processes: ProcessRuntime | None = None
         self._rbac: Rbac | None = None
         self._temp_kubeconfig = False
 
@@ -132,7 +135,19 @@ class EmbeddedControlPlane:
         registered = self._services.resolve(namespace, service, port) if self._services else None
         if registered is None and self._dashboards is not None:
             return self._dashboards.resolve(namespace, service, port)
+        if registered is None and self._processes is not None:
+            return self._processes.resolve_url(namespace, service, port)
         return registered
+
+    def resolve_service_url(self, namespace: str, service: str, port: str) -> str | None:
+        """Returns the base URL serving ``service:port`` (a simulated head, or with
+        ``real_ray`` a ready pod's address), or None; what the services proxy forwards to."""
+        return self._resolve_proxy(namespace, service, port)
+
+    @property
+    def processes(self) -> ProcessRuntime | None:
+        """The process runtime running the pods (``real_ray``), else None."""
+        return self._processes
 
     def register_service_handler(
         self, namespace: str, service: str, port: int | str, handler_base_url: str
@@ -190,8 +205,17 @@ class EmbeddedControlPlane:
         self._store = self._build_store()
         self._services = ServiceRegistry(self._store)
         self._kubelet = Kubelet(self._store, self.kubelet_config)
-        self._dashboards = DashboardRegistry(self._store, config=self.dashboard_config)
-        SubmitterSimulator(self._dashboards, self._kubelet)
+        if self.kubelet_config.real_ray:  # real processes: no simulated heads or submitters
+            self._processes = ProcessRuntime(
+                self._store,
+                self._kubelet.logs,
+                ray_env=self.kubelet_config.ray_env,
+                backoff=self.kubelet_config.crashloop_backoff,
+            )
+            self._kubelet.processes = self._processes
+        else:
+            self._dashboards = DashboardRegistry(self._store, config=self.dashboard_config)
+            SubmitterSimulator(self._dashboards, self._kubelet)
         self._controllers = [
             ServiceAccountController(self._store),
             GarbageCollector(self._store),
@@ -199,7 +223,7 @@ class EmbeddedControlPlane:
             JobController(self._store),
             VolumeController(self._store),
             self._kubelet,
-            self._dashboards,
+            *([self._dashboards] if self._dashboards is not None else []),
         ]
         for controller in self._controllers:
             await controller.start()
@@ -214,7 +238,11 @@ class EmbeddedControlPlane:
             rbac=self._rbac,
         )
         app[POD_LOGS_KEY] = self._kubelet.logs
-        app[POD_PROXY_KEY] = self._dashboards.resolve_pod
+        if self._processes is not None:
+            app[POD_PROXY_KEY] = self._processes.resolve_pod_url
+            app[CONTAINER_EXECUTOR_KEY] = self._processes
+        elif self._dashboards is not None:
+            app[POD_PROXY_KEY] = self._dashboards.resolve_pod
         # handler_cancellation: a watch whose client has gone ends at once (as a request's
         # context is cancelled in kube-apiserver) instead of holding its watcher until the
         # next event or its timeout. Store writes never await, so none is cut in half.
@@ -243,6 +271,9 @@ class EmbeddedControlPlane:
         for controller in reversed(self._controllers):
             await controller.stop()
         self._controllers = []
+        if self._processes is not None:
+            await self._processes.close()
+            self._processes = None
         if self._persistence is not None:
             close = getattr(self._persistence, "close", None)
             if close is not None:

@@ -188,7 +188,7 @@ def _dashboard_access(
     proxy = (not embedded) if use_kubernetes_proxy is None else use_kubernetes_proxy
     if proxy or not isinstance(target, PlaneUnderTest):
         return _DashboardAccess(proxy, None)
-    return _DashboardAccess(False, ServiceDns(target.cp.dashboards.resolve))
+    return _DashboardAccess(False, ServiceDns(target.cp.resolve_service_url))
 
 
 def _setup(

@@ -17,6 +17,7 @@ import logging
 import random
 import time
 from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
 
 from rayop.sim.machinery.resources import ResourceInfo
 from rayop.sim.machinery.timestamps import now_rfc3339
@@ -28,6 +29,9 @@ from rayop.sim.nodes.pod_scheduling import PodScheduler
 from rayop.sim.nodes.scheduler import Placement
 from rayop.sim.storage.controller_base import Obj, StoreController, error_code, meta
 from rayop.sim.storage.store import Store
+
+if TYPE_CHECKING:
+    from rayop.sim.nodes.processes.runtime import ProcessRuntime
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +63,8 @@ class Kubelet(StoreController):
         self.on_pod_running: list[PodHook] = []
         self.completion_claims: list[Callable[[Obj], bool]] = []
         self.logs = PodLogs()
+        self.processes: ProcessRuntime | None = None
+        """Set (``--real-ray``): pods' containers run as local processes instead of timers."""
         self._rng = random.Random(self.config.seed)
         self._lifecycles: dict[str, asyncio.Task[None]] = {}
         self._finalizing: set[str] = set()
@@ -114,6 +120,8 @@ class Kubelet(StoreController):
         if event_type == "DELETED":
             self._cancel(uid)
             self._finalizing.discard(uid)
+            if self.processes is not None:
+                self.spawn(self.processes.stop_pod(uid, 0.0), name=f"kubelet-stop-{uid}")
             self.logs.forget(uid)
             return
         if md.get("deletionTimestamp"):
@@ -215,6 +223,9 @@ class Kubelet(StoreController):
             if node is None:
                 return
             pod = self.store.peek(info, ns, name) or pod
+        if self.processes is not None:
+            await self._run_processes(info, pod)
+            return
         if (pod.get("status") or {}).get("phase") == "Running":
             ready_now = ps.condition_true(pod, "Ready")
         else:
@@ -244,6 +255,29 @@ class Kubelet(StoreController):
             )
             if ended is not None:
                 record_exit(self.logs, ended)
+
+    async def _run_processes(self, info: ResourceInfo, pod: Obj) -> None:
+        """Binds the pod with a loopback IP and lets the process runtime run it (--real-ray)."""
+        assert self.processes is not None
+        md = meta(pod)
+        ns, name, uid = str(md.get("namespace") or ""), str(md["name"]), str(md.get("uid"))
+        node = str((pod.get("spec") or {}).get("nodeName") or self._scheduler.placed(uid))
+        host_ip, pod_ip = self._placement.host_ip(node), self.processes.allocate_ip()
+        scheduled = await self._write_status(
+            info,
+            ns,
+            name,
+            uid,
+            lambda p: ps.mark_scheduled(p, now_rfc3339(), host_ip=host_ip, pod_ip=pod_ip),
+            node=node,
+        )
+        if scheduled is None:
+            return
+
+        async def write(stage: Callable[[Obj], None]) -> Obj | None:
+            return await self._write_status(info, ns, name, uid, stage)
+
+        await self.processes.run(scheduled, write)
 
     async def _start(
         self, info: ResourceInfo, pod: Obj, *, running: float, fails: bool, ready: bool
@@ -353,6 +387,9 @@ class Kubelet(StoreController):
             else min(float(grace), self.config.delete_delay)
         )
         try:
+            if self.processes is not None:
+                await self.processes.stop_pod(str(uid), None if grace is None else float(grace))
+                delay = 0.0
             await asyncio.sleep(max(0.0, delay))
             current = await self.get(info, ns, name)
             if (

@@ -53,6 +53,10 @@ class KubeletConfig:
     """Taints every node gets (``{"key": ..., "value": ..., "effect": "NoSchedule"}``)."""
     node_pools: tuple[NodePool, ...] = ()
     """Further nodes with labels, capacity and taints of their own (GPU or TPU nodes...)."""
+    real_ray: bool = False
+    """Run every pod's containers as local processes with the local Ray (``--real-ray``)."""
+    ray_env: str | None = None
+    """With ``real_ray``: a virtualenv holding Ray (None: ``$RAYOP_RAY_ENV`` or rayop's own)."""
 
     def node_names(self) -> list[str]:
         """Returns the fake nodes' names."""

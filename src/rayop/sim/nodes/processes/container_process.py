@@ -1,0 +1,156 @@
+"""One container's process tree: start it, copy its output to the log, stop all of it.
+
+The container's command runs in a new session with ``RAYOP_CONTAINER=<pod uid>/<container>`` in
+its environment. ``ray start`` daemonizes the GCS, raylet, dashboard and agents, and Ray's job
+supervisor starts entrypoints in sessions of their own, but every one of them inherits that
+variable; :func:`tree_pids` finds the whole tree by it (and by the session), so stopping a
+container (SIGTERM, then SIGKILL after the grace period) leaves nothing behind, as the end of
+a container's PID namespace does. stdout and stderr go to the container's log together, as
+``kubectl logs`` shows them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from rayop.sim.nodes.container_logs import LogSink
+
+__all__ = ["CONTAINER_ENV", "ContainerProcess", "kill_tree", "tree_pids"]
+
+CONTAINER_ENV = "RAYOP_CONTAINER"
+PLANE_ENV = "RAYOP_PLANE"
+
+
+def _environ_has(pid: int, marker: bytes) -> bool:
+    try:
+        data = Path(f"/proc/{pid}/environ").read_bytes()
+    except OSError:
+        return False
+    return marker in data.split(b"\0")
+
+
+def tree_pids(marker: str, *, session: int | None = None) -> list[int]:
+    """Returns the pids whose environment holds ``marker`` (``NAME=value``) or in ``session``."""
+    wanted = marker.encode()
+    me = os.getpid()
+    found: list[int] = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == me:
+            continue
+        pid = int(entry)
+        in_session = False
+        if session is not None:
+            with contextlib.suppress(OSError):
+                in_session = os.getsid(pid) == session
+        if in_session or _environ_has(pid, wanted):
+            found.append(pid)
+    return found
+
+
+def _signal_all(pids: Sequence[int], sig: int) -> None:
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, sig)
+
+
+async def kill_tree(marker: str, *, session: int | None, grace: float) -> None:
+    """Sends SIGTERM to the tree, waits up to ``grace`` seconds, then SIGKILLs what is left."""
+    pids = tree_pids(marker, session=session)
+    _signal_all(pids, signal.SIGTERM)
+    deadline = asyncio.get_running_loop().time() + max(0.0, grace)
+    while pids and asyncio.get_running_loop().time() < deadline:
+        await asyncio.sleep(0.2)
+        pids = tree_pids(marker, session=session)
+    while pids:
+        _signal_all(pids, signal.SIGKILL)
+        await asyncio.sleep(0.1)
+        pids = tree_pids(marker, session=session)
+
+
+class ContainerProcess:
+    """A running container command (its process tree and its output pump).
+
+    Args:
+        argv: The command and args, already rewritten for this machine.
+        env: The full environment (the marker variables are added here).
+        cwd: The working directory.
+        marker: ``<pod uid>/<container>``; stored in ``RAYOP_CONTAINER``.
+        plane: The control plane's id, stored in ``RAYOP_PLANE``.
+        sink: Where stdout and stderr go.
+    """
+
+    def __init__(
+        self,
+        argv: Sequence[str],
+        env: Mapping[str, str],
+        cwd: str,
+        *,
+        marker: str,
+        plane: str,
+        sink: LogSink,
+    ) -> None:
+        self.argv = list(argv)
+        self.env = {**env, CONTAINER_ENV: marker, PLANE_ENV: plane}
+        self.cwd = cwd
+        self.marker = f"{CONTAINER_ENV}={marker}"
+        self.sink = sink
+        self._proc: asyncio.subprocess.Process | None = None
+        self._pump: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        """Starts the command in a new session.
+
+        Raises:
+            OSError: the executable does not exist or cannot run (the caller reports it as
+                the container's error).
+        """
+        self._proc = await asyncio.create_subprocess_exec(
+            *self.argv,
+            env=self.env,
+            cwd=self.cwd,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            start_new_session=True,
+            limit=1 << 20,
+        )
+        self._pump = asyncio.create_task(self._copy_output(), name=f"logs {self.marker}")
+
+    async def _copy_output(self) -> None:
+        assert self._proc is not None and self._proc.stdout is not None
+        while True:
+            try:
+                line = await self._proc.stdout.readline()
+            except ValueError:  # a line longer than the limit: pass on what was read
+                line = await self._proc.stdout.read(1 << 20)
+            if not line:
+                return
+            self.sink.write(line)
+
+    async def wait(self) -> int:
+        """Waits for the command to exit, kills what it left running, returns its exit code."""
+        assert self._proc is not None
+        code = await self._proc.wait()
+        if self._pump is not None:
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(asyncio.shield(self._pump), 2.0)
+        await kill_tree(self.marker, session=self._proc.pid, grace=0.0)
+        return code
+
+    async def stop(self, grace: float) -> None:
+        """Stops the whole tree: SIGTERM, then SIGKILL after ``grace`` seconds."""
+        session = self._proc.pid if self._proc is not None else None
+        await kill_tree(self.marker, session=session, grace=grace)
+        if self._proc is not None and self._proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                self._proc.kill()
+            await self._proc.wait()
+        if self._pump is not None:
+            self._pump.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._pump
