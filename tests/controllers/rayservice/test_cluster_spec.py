@@ -74,7 +74,7 @@ def test_built_cluster_carries_kuberay_labels_annotations_and_owner() -> None:
     }
     annotations = meta["annotations"]
     assert annotations["note"] == "x"
-    assert annotations["ray.io/enable-serve-service"] == "true"
+    assert "ray.io/enable-serve-service" not in annotations
     assert annotations["ray.io/num-worker-groups"] == "1"
     assert annotations["ray.io/hash-without-replicas-and-workers-to-delete"] == cs.spec_hash(
         cs.goal_spec(svc)

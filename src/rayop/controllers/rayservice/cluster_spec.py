@@ -2,9 +2,10 @@
 
 A RayService's cluster is ``<rayservice>-<5 random chars>``, carries the RayService's labels and
 annotations plus KubeRay's (``ray.io/originated-from-cr-name``, ``ray.io/originated-from-crd=
-RayService``; the spec hash, the worker group count, the KubeRay version, and
-``ray.io/enable-serve-service=true``), and is controlled by the RayService (its one controller
-ownerReference, :func:`~rayop.controllers.common.ownership.controller_reference`). The hash is
+RayService``; the spec hash, the worker group count and the KubeRay version; not
+``ray.io/enable-serve-service``, so the RayCluster controller makes no ``<cluster>-serve-svc``:
+the RayService makes its serve Services itself), and is controlled by the RayService (its one
+controller ownerReference, :func:`~rayop.controllers.common.ownership.controller_reference`). The hash is
 KubeRay's own, bit for bit (:mod:`rayop.controllers.common.spec_hash`): ``rayClusterConfig``
 without ``suspend`` and without what scaling and external schedulers change (worker replicas,
 min/max replicas, ``workersToDelete``, tolerations, scheduling gates, ``upgradeStrategy``), so
@@ -115,7 +116,6 @@ def cluster_annotations(service: RayService, goal: Obj) -> dict[str, str]:
             settings.HASH_ANNOTATION: spec_hash(goal),
             settings.NUM_WORKER_GROUPS_ANNOTATION: str(len(goal.get("workerGroupSpecs") or [])),
             settings.KUBERAY_VERSION_ANNOTATION: KUBERAY_VERSION,
-            settings.ENABLE_SERVE_SERVICE_ANNOTATION: "true",
         }
     )
     return result
