@@ -19,15 +19,13 @@ from incremental_env import (
     GATEWAYS,
     HTTP_ROUTES,
     CrdsUnavailable,
-    GatewayProgrammer,
     gateway_api_crds,
     incremental_sample,
 )
 from rayservice_env import RayServiceEnv, running_rayservice_operator
 
-from rayop.kube.errors import AlreadyExists, NotFound
-from rayop.kube.resources import CRDS, RAY_CLUSTERS, RAY_SERVICES
-from rayop.testing import eventually
+from rayop.kube.resources import RAY_CLUSTERS, RAY_SERVICES
+from rayop.testing import GatewayProgrammer, eventually, install_gateway_api_crds
 
 NS = "incremental"
 
@@ -37,19 +35,7 @@ async def _apply_crds(env: RayServiceEnv) -> None:
         crds = gateway_api_crds()
     except CrdsUnavailable as exc:
         pytest.skip(f"Gateway API CRDs not available: {exc}")
-    for crd in crds:
-        with contextlib.suppress(AlreadyExists):
-            await env.client.create(CRDS, crd)
-
-    async def served() -> bool:
-        try:
-            await env.client.list(HTTP_ROUTES, namespace=NS, limit=1)
-            await env.client.list(GATEWAYS, namespace=NS, limit=1)
-        except NotFound:
-            return False
-        return True
-
-    await eventually(served, timeout=10, what="the Gateway API served")
+    await install_gateway_api_crds(env.client, crds)
 
 
 def _backends(env: RayServiceEnv, name: str) -> list[tuple[str, int]]:

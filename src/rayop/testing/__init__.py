@@ -35,6 +35,7 @@ if TYPE_CHECKING:
         open_control_plane,
         plane_config,
     )
+    from rayop.testing.gateway_api import GatewayProgrammer, install_gateway_api_crds
     from rayop.testing.operator import ALL_KINDS, Kind, RunningOperator, open_operator
     from rayop.testing.readiness import ray_node_pods, raycluster_converged, running_and_ready
 
@@ -51,6 +52,8 @@ _LAZY = {
     "ray_node_pods": "readiness",
     "raycluster_converged": "readiness",
     "running_and_ready": "readiness",
+    "GatewayProgrammer": "gateway_api",
+    "install_gateway_api_crds": "gateway_api",
 }
 """Names imported on first use -> the submodule that defines them."""
 
@@ -59,12 +62,14 @@ __all__ = [
     "FAST_KUBELET",
     "WALL_START",
     "FakeClock",
+    "GatewayProgrammer",
     "InMemorySource",
     "Kind",
     "PlaneUnderTest",
     "RunningOperator",
     "eventually",
     "install_crds",
+    "install_gateway_api_crds",
     "open_control_plane",
     "open_operator",
     "plane_config",
