@@ -22,10 +22,11 @@ sees another's objects. Reported per run and as ratios rayop/KubeRay:
 - the stored Events about ray.io objects by reason: Event objects and the occurrences they
   stand for (series counts), 3 s after the last cluster is ready.
 
-It runs by hand only, never in CI: the KubeRay operator cannot be built there (the Go module
-proxy answers ``github.com/ray-project/kuberay/ray-operator@v1.7.0``'s module zip with 403), so
-it needs a binary built from a source snapshot (``--kuberay`` / ``$RAYOP_KUBERAY_BINARY``). On
-2 shared cores the whole control plane competes with the operator for CPU; compare ratios from
+KubeRay's binary is built from the source snapshot in shared/compat by
+``scripts/controlplane-build kuberay`` (``--kuberay`` / ``$RAYOP_KUBERAY_BINARY`` name another).
+CI runs it at 20 x 5, one concurrency (``tests/real/test_side_by_side_small.py``: same work on
+both sides, figures printed, not asserted); the full size is run by hand. On 2 shared cores the
+whole control plane competes with the operator for CPU; compare ratios from
 one invocation, not absolute figures across machines. Run::
 
     .venv/bin/python benchmarks/side_by_side.py [--clusters 100] [--workers 10] \
