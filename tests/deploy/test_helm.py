@@ -39,7 +39,9 @@ RAYOP_ONLY_ARGS = ("--health-probe-bind-address=", "--use-priority-queue=", "--l
 """The flags rayop's chart renders after KubeRay's (its `rayop:` values)."""
 
 RBAC_KINDS = ("ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding")
-USER_ROLES = sorted(f"{k}-{r}-role" for k in ("rayjob", "rayservice") for r in ("editor", "viewer"))
+USER_ROLES = sorted(
+    f"{k}-{r}-role" for k in ("rayjob", "rayservice", "raycronjob") for r in ("editor", "viewer")
+)
 
 
 @pytest.mark.parametrize("mode", MODES)
