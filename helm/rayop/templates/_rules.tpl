@@ -135,10 +135,30 @@
 - apiGroups:
   - ray.io
   resources:
+  - raycronjobs
+  verbs:
+  - list
+  - watch
+- apiGroups:
+  - ray.io
+  resources:
+  - raycronjobs/finalizers
+  verbs:
+  - update
+- apiGroups:
+  - ray.io
+  resources:
+  - raycronjobs/status
+  verbs:
+  - update
+- apiGroups:
+  - ray.io
+  resources:
   - rayjobs
   verbs:
   - list
   - watch
+  - create
   - update
   - delete
 - apiGroups:

@@ -18,6 +18,7 @@ __all__ = [
     "CONTROLLER_RULES",
     "LEADER_ELECTION_RULES",
     "RAYCLUSTER_RULES",
+    "RAYCRONJOB_RULES",
     "RAYJOB_RULES",
     "RAYSERVICE_RULES",
     "VERB_ORDER",
@@ -147,10 +148,21 @@ RAYSERVICE_RULES: Final[tuple[PolicyRule, ...]] = (
 )
 """What the RayService controller calls."""
 
+RAYCRONJOB_RULES: Final[tuple[PolicyRule, ...]] = (
+    PolicyRule("ray.io", ("raycronjobs",), ("list", "watch")),
+    PolicyRule("ray.io", ("raycronjobs/status",), ("update",)),
+    # blockOwnerDeletion on the owner reference of each RayJob it creates.
+    PolicyRule("ray.io", ("raycronjobs/finalizers",), ("update",)),
+    PolicyRule("ray.io", ("rayjobs",), ("create",)),
+    PolicyRule("events.k8s.io", ("events",), ("create", "patch")),
+)
+"""What the RayCronJob controller calls (registered only with the ``RayCronJob`` gate on)."""
+
 CONTROLLER_RULES: Final[Mapping[str, tuple[PolicyRule, ...]]] = {
     "raycluster": RAYCLUSTER_RULES + AUTOSCALER_DELEGATED_RULES,
     "rayjob": RAYJOB_RULES,
     "rayservice": RAYSERVICE_RULES,
+    "raycronjob": RAYCRONJOB_RULES,
 }
 """Every controller's rules, by controller name; the ClusterRole is their union."""
 
