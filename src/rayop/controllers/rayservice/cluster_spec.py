@@ -96,10 +96,17 @@ def only_appended_worker_groups(cluster: Obj, goal: Obj) -> bool:
 
 
 def zero_downtime_enabled(spec: RayServiceSpec, options: OperatorOptions) -> bool:
-    """Tells whether a spec change prepares a new cluster (upgradeStrategy, else the env gate)."""
+    """Tells whether a spec change prepares a new cluster (upgradeStrategy, else the env gate).
+
+    As KubeRay's ``isZeroDowntimeUpgradeEnabled``: NewCluster does, and so does
+    NewClusterWithIncrementalUpgrade while the ``RayServiceIncrementalUpgrade`` gate is on.
+    """
     strategy = spec.upgrade_strategy.type if spec.upgrade_strategy is not None else None
     if strategy:
-        return strategy != RayServiceUpgradeType.NONE
+        allowed = {RayServiceUpgradeType.NEW_CLUSTER}
+        if options.feature_gates.ray_service_incremental_upgrade:
+            allowed.add(RayServiceUpgradeType.NEW_CLUSTER_WITH_INCREMENTAL_UPGRADE)
+        return strategy in allowed
     return options.enable_zero_downtime
 
 
