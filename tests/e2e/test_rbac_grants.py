@@ -43,6 +43,7 @@ from rayop.controllers.common.gates import FeatureGates
 from rayop.controllers.common.options import OperatorOptions
 from rayop.controllers.common.rbac_rules import cluster_role_rules, leader_election_rules
 from rayop.controllers.raycluster.network_policy import NETWORK_POLICIES
+from rayop.controllers.raycronjob.reconciler import RAY_CRON_JOBS
 from rayop.kube.config import load_config
 from rayop.kube.resources import (
     INGRESSES,
@@ -58,10 +59,14 @@ pytestmark = pytest.mark.slow
 Grant = tuple[str, str, str]  # (API group, resource[/subresource], verb)
 GCS_GATE_ON = OperatorOptions(
     feature_gates=FeatureGates().with_overrides(
-        {"GCSFaultToleranceEmbeddedStorage": True, "RayClusterNetworkPolicy": True}
+        {
+            "GCSFaultToleranceEmbeddedStorage": True,
+            "RayClusterNetworkPolicy": True,
+            "RayCronJob": True,
+        }
     )
 )
-"""The embedded GCS storage and NetworkPolicy scenarios need their alpha gates."""
+"""The embedded GCS storage, NetworkPolicy and RayCronJob scenarios need their alpha gates."""
 
 _ESCALATION = (
     "held only because the autoscaler Role the operator creates grants it, and RBAC refuses a "
@@ -73,7 +78,7 @@ NOT_EXERCISED: Mapping[Grant, str] = {
             "needed by the OwnerReferencesPermissionEnforcement admission plugin to set "
             "blockOwnerDeletion on owner references; the embedded server has no admission plugins"
         )
-        for plural in ("rayclusters", "rayjobs", "rayservices")
+        for plural in ("rayclusters", "rayjobs", "rayservices", "raycronjobs")
     },
     ("", "pods", "get"): _ESCALATION,
     ("", "pods/resize", "patch"): _ESCALATION,
@@ -253,6 +258,26 @@ async def rayjob_scenario(env: OperatorEnv) -> None:
     )
 
 
+async def raycronjob_scenario(env: OperatorEnv) -> None:
+    """A RayCronJob creates a (suspended) RayJob on its first tick and records the tick."""
+    ns = await env.namespace("cron")
+    template = small_rayjob("template", shutdownAfterJobFinishes=True, suspend=True)["spec"]
+    cron = {
+        "apiVersion": "ray.io/v1",
+        "kind": "RayCronJob",
+        "metadata": {"name": "cron", "namespace": ns},
+        "spec": {"schedule": "@every 1s", "jobTemplate": template},
+    }
+    await env.client.create(RAY_CRON_JOBS, cron, namespace=ns)
+
+    def ticked() -> bool:
+        stored = env.stored(RAY_CRON_JOBS, ns, "cron") or {}
+        return bool((stored.get("status") or {}).get("lastScheduleTime"))
+
+    await eventually(ticked, what="RayCronJob ticked")
+    assert any(j["metadata"]["name"].startswith("cron-") for j in env.objects(RAY_JOBS, ns))
+
+
 async def rayservice_scenario(env: OperatorEnv) -> None:
     """A RayService becomes ready, upgrades to a new cluster (old one deleted), is deleted."""
     ns = await env.namespace("serve")
@@ -300,7 +325,7 @@ async def test_chart_grants_are_exactly_what_the_operator_uses(tmp_path: Path) -
         try:
             async with open_operator(
                 operator_config,
-                controllers=ALL_KINDS,
+                controllers=(*ALL_KINDS, "RayCronJob"),
                 leader_election_namespace=NAMESPACE,
                 options=GCS_GATE_ON,
             ) as running:
@@ -308,6 +333,7 @@ async def test_chart_grants_are_exactly_what_the_operator_uses(tmp_path: Path) -
                 await raycluster_scenarios(env)
                 await rayjob_scenario(env)
                 await rayservice_scenario(env)
+                await raycronjob_scenario(env)
         except BaseException as exc:  # report missing grants first: they may be the cause
             failure = exc
     # Read after the server stopped: a watch is audited when it ends.
