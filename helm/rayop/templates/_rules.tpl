@@ -209,6 +209,14 @@
   - list
   - watch
   - create
+- apiGroups:
+  - route.openshift.io
+  resources:
+  - routes
+  verbs:
+  - list
+  - watch
+  - create
 {{- end -}}
 
 {{/* Leader election: a Role in the operator's own namespace. */}}

@@ -11,13 +11,14 @@ import contextlib
 import logging
 import signal
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from rayop.controllers.common import settings
 from rayop.controllers.common.cache_config import KUBERAY_CACHE_CONFIG
 from rayop.controllers.common.kuberay_metrics import enable_kuberay_metrics
 from rayop.controllers.common.options import OperatorOptions
 from rayop.controllers.dashboard.transport import ServiceResolver
+from rayop.controllers.raycluster.route import is_openshift_cluster
 from rayop.controllers.raycluster.setup import setup_raycluster_controller
 from rayop.controllers.raycronjob.setup import setup_raycronjob_controller
 from rayop.controllers.rayjob.setup import setup_rayjob_controller
@@ -156,9 +157,13 @@ async def run_operator(
 
     Raises:
         rayop.runtime.manager.LeadershipLost: leadership was lost; the caller exits non-zero.
+        rayop.controllers.raycluster.route.OpenShiftDetectionError: the API groups could not be
+            read at startup (KubeRay exits then too: Route or Ingress depends on the answer).
     """
     metrics = OperatorMetrics()
     async with new_client(config, settings, metrics) as client:
+        openshift = await is_openshift_cluster(client)  # KubeRay asks once, at startup
+        settings = replace(settings, options=replace(settings.options, is_openshift=openshift))
         manager = build_manager(client, settings, metrics)
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):

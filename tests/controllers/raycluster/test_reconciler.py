@@ -118,6 +118,7 @@ def test_the_step_lists_are_kuberay_s_order() -> None:
     assert [s.__name__ for s in RESOURCE_STEPS] == [
         "reconcile_autoscaler_rbac",
         "reconcile_ingress",
+        "reconcile_route",
         "reconcile_auth_secret",
         "reconcile_head_service",
         "reconcile_headless_worker_service",

@@ -60,7 +60,10 @@ class OperatorOptions:
     enable_random_pod_delete: bool = False
     """``ENABLE_RANDOM_POD_DELETE``; lets the operator scale down autoscaled groups itself."""
     use_ingress_on_openshift: bool = False
-    """``USE_INGRESS_ON_OPENSHIFT``."""
+    """``USE_INGRESS_ON_OPENSHIFT``: on OpenShift, make the head Ingress rather than a Route."""
+    is_openshift: bool = False
+    """Whether the API server is OpenShift (not from the environment: detected once at startup
+    by ``rayop run``, :func:`rayop.controllers.raycluster.route.is_openshift_cluster`)."""
     enable_zero_downtime: bool = True
     """``ENABLE_ZERO_DOWNTIME`` (RayService); only ``"false"`` disables it."""
     delete_rayjob_cr_after_job_finishes: bool = False

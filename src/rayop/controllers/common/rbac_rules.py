@@ -85,6 +85,8 @@ RAYCLUSTER_RULES: Final[tuple[PolicyRule, ...]] = (
     PolicyRule("rbac.authorization.k8s.io", ("roles", "rolebindings"), ("list", "watch", "create")),
     # update: the head Ingress drift repair (labels, annotations, spec).
     PolicyRule("networking.k8s.io", ("ingresses",), ("list", "watch", "create", "update")),
+    # The head Route on OpenShift (instead of the Ingress): created once, never updated.
+    PolicyRule("route.openshift.io", ("routes",), ("list", "watch", "create")),
     # The networkpolicy controller (RayClusterNetworkPolicy); get: the policy a create raced.
     PolicyRule("networking.k8s.io", ("networkpolicies",), (*_READ, "create", "update", "delete")),
     # The Ray auth token Secret.

@@ -1,6 +1,7 @@
 """The ingress step of a RayCluster reconcile: create ``<cluster>-head-ingress``, repair drift.
 
-KubeRay v1.7.0's ``reconcileIngressKubernetes``: with ``headGroupSpec.enableIngress`` the head
+KubeRay v1.7.0's ``reconcileIngressKubernetes``: with ``headGroupSpec.enableIngress`` (and not on
+OpenShift, where ``route.py`` makes a Route unless ``USE_INGRESS_ON_OPENSHIFT=true``) the head
 Ingress is built (:func:`~rayop.controllers.raycluster.services.build_head_ingress`) and
 
 - created when absent (Normal ``CreatedIngress``; a create that answers AlreadyExists only means
@@ -26,7 +27,7 @@ from typing import Any
 
 from rayop.controllers.common import cluster_spec as cs
 from rayop.controllers.raycluster import events as ev
-from rayop.controllers.raycluster import services
+from rayop.controllers.raycluster import route, services
 from rayop.controllers.raycluster.reconcile_context import ReconcileContext
 from rayop.kube.errors import AlreadyExists
 from rayop.kube.resources import INGRESSES
@@ -89,6 +90,8 @@ async def reconcile_ingress(ctx: ReconcileContext) -> Stop | None:
     rc = ctx.rc
     if not rc.spec.head_group_spec.enable_ingress:
         return None
+    if route.uses_route(ctx.deps.options):
+        return None  # a Route instead
     desired = services.build_head_ingress(rc)
     name = cs.name(desired)
     existing = ctx.deps.informers.informer(INGRESSES).get(ctx.namespace, name)

@@ -9,7 +9,7 @@ One pass (kuberay-v1.md §3.1):
    included: Warning event + ``status.reason``, no requeue), the GCS FT Redis cleanup finalizer,
    deletion;
 3. resource steps (:data:`RESOURCE_STEPS`), stopping at the first error: autoscaler RBAC,
-   ingress, auth secret, head service, headless worker service, serve service, the embedded GCS
+   ingress (or the OpenShift Route), auth secret, head service, headless worker service, serve service, the embedded GCS
    storage PVC, pods;
 4. the status is computed from the caches with that error and written only when it changed;
 5. the error (resource step, then status computation, then status write) is raised, so the
@@ -37,6 +37,7 @@ from rayop.controllers.raycluster import (
     pod_sync,
     reconcile_steps,
     redis_cleanup,
+    route,
 )
 from rayop.controllers.raycluster.reconcile_context import (
     ReconcileContext,
@@ -60,6 +61,7 @@ GATE_STEPS: tuple[Step[ReconcileContext], ...] = (
 RESOURCE_STEPS: tuple[Step[ReconcileContext], ...] = (
     reconcile_steps.reconcile_autoscaler_rbac,
     ingress_sync.reconcile_ingress,
+    route.reconcile_route,
     reconcile_steps.reconcile_auth_secret,
     reconcile_steps.reconcile_head_service,
     reconcile_steps.reconcile_headless_worker_service,
