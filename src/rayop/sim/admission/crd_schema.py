@@ -1,8 +1,11 @@
 """Admission of custom resources against their CRD schema: pruning, defaulting, validation.
 
 Follows the apiextensions-apiserver order: unknown fields are pruned (unless the schema says
-``x-kubernetes-preserve-unknown-fields``), then schema defaults are applied, then the object is
-validated (jsonschema does the checking); failures become 422 Invalid with field paths.
+``x-kubernetes-preserve-unknown-fields``) and reported as the request's ``fieldValidation``
+asks (``field_validation.py``: Strict refuses them), nulls where the schema is not nullable are
+dropped (or replaced by the default), schema defaults are applied, then the object is
+validated (jsonschema does the checking); failures become 422 Invalid with field paths and
+kube-apiserver's messages.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from typing import Any
 import jsonschema
 import orjson
 
+from rayop.sim.admission.field_validation import report_unknown
 from rayop.sim.machinery import errors as se
 from rayop.sim.machinery.resources import ResourceInfo
 
@@ -22,8 +26,23 @@ Obj = dict[str, Any]
 _validators: dict[int, tuple[Mapping[str, Any], jsonschema.protocols.Validator]] = {}
 
 
-def prune(value: Any, schema: Mapping[str, Any] | None, *, root: bool = False) -> Any:
-    """Removes fields the structural ``schema`` does not declare (in place); returns value."""
+def prune(
+    value: Any,
+    schema: Mapping[str, Any] | None,
+    *,
+    root: bool = False,
+    removed: list[str] | None = None,
+    path: str = "",
+) -> Any:
+    """Removes fields the structural ``schema`` does not declare (in place); returns value.
+
+    Args:
+        value: the object (or a part of it).
+        schema: its structural schema.
+        root: ``value`` is a whole object (apiVersion, kind and metadata are kept).
+        removed: collects the path of every removed field (``spec.items[0].x``).
+        path: the path of ``value`` (for ``removed``).
+    """
     if schema is None or schema.get("x-kubernetes-int-or-string"):
         return value
     if isinstance(value, dict):
@@ -35,14 +54,20 @@ def prune(value: Any, schema: Mapping[str, Any] | None, *, root: bool = False) -
         for key in list(value):
             if key in keep:
                 continue
+            where = f"{path}.{key}" if path else key
             if props is not None and key in props:
-                prune(value[key], props[key])
+                prune(value[key], props[key], removed=removed, path=where)
             elif isinstance(additional, Mapping):
-                prune(value[key], additional)
+                prune(value[key], additional, removed=removed, path=where)
             elif not (additional is True or preserve):
                 del value[key]
+                if removed is not None:
+                    removed.append(where)
     elif isinstance(value, list):
-        _each_item(value, schema, prune)
+        items = schema.get("items")
+        if isinstance(items, Mapping):
+            for i, item in enumerate(value):
+                prune(item, items, removed=removed, path=f"{path}[{i}]")
     return value
 
 
@@ -53,6 +78,8 @@ def apply_defaults(value: Any, schema: Mapping[str, Any] | None) -> Any:
     if isinstance(value, dict):
         props = schema.get("properties") or {}
         for key, sub in props.items():
+            if key in value and value[key] is None and not sub.get("nullable"):
+                del value[key]  # kube-apiserver prunes non-nullable nulls, then defaults
             if key not in value and isinstance(sub, Mapping) and "default" in sub:
                 value[key] = orjson.loads(orjson.dumps(sub["default"]))
             if key in value:
@@ -129,13 +156,55 @@ def _cause(err: jsonschema.ValidationError) -> tuple[str, str, str]:
     if v == "type":
         want: Any = err.validator_value
         want_s = want if isinstance(want, str) else want[0]
-        shown = inst or ('"object"' if isinstance(err.instance, dict) else '"array"')
+        shown = f'"{_json_type(err.instance)}"'
         return (
             path,
             "FieldValueTypeInvalid",
             (f"Invalid value: {shown}: {path} in body must be of type {want_s}: {shown}"),
         )
+    bound: Any = err.validator_value
+    if v == "pattern":
+        return (
+            path,
+            "FieldValueInvalid",
+            f"Invalid value: {inst}: {path} in body should match '{bound}'",
+        )
+    if v == "maxLength":
+        return path, "FieldValueTooLong", f"Too long: may not be more than {bound} bytes"
+    if v == "maxItems":
+        return (
+            path,
+            "FieldValueTooMany",
+            f"Too many: {len(err.instance) if isinstance(err.instance, list) else 0}: "
+            f"must have at most {bound} items",
+        )
+    if v in _BOUNDS:
+        said = _BOUNDS[v].format(bound)
+        return path, "FieldValueInvalid", f"Invalid value: {inst}: {path} in body {said}"
     return path, "FieldValueInvalid", f"Invalid value: {inst or 'value'}: {err.message}"
+
+
+_BOUNDS = {
+    "minimum": "should be greater than or equal to {}",
+    "maximum": "should be less than or equal to {}",
+    "minLength": "should be at least {} chars long",
+    "minItems": "should have at least {} items",
+}
+
+
+def _json_type(value: Any) -> str:
+    """Returns the JSON type name kube-apiserver shows for a mistyped value."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list) else "object"
 
 
 def validate_custom(info: ResourceInfo, obj: Obj) -> None:
@@ -161,7 +230,9 @@ def admit_custom(info: ResourceInfo, obj: Obj, old: Obj | None) -> None:
     if info.schema is None:
         return
     schema = info.schema
-    prune(obj, schema, root=True)
+    removed: list[str] = []
+    prune(obj, schema, root=True, removed=removed)
+    report_unknown(info.kind, info.version, removed)
     apply_defaults(obj, schema)
     validate_custom(info, obj)
 

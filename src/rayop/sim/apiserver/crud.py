@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import yaml
 from aiohttp import web
 
+from rayop.sim.admission import field_validation
 from rayop.sim.apiserver import tables
 from rayop.sim.apiserver.negotiation import decode_body, respond
 from rayop.sim.apiserver.patch import APPLY_PATCH, apply_patch, json_merge_patch
@@ -52,12 +54,13 @@ async def handle_crud(ctx: ServerContext, request: web.Request, req: ApiRequest)
     if verb == "get":
         obj = await ctx.store.get(req.info, req.namespace, req.name or "", copy=False)
         return _respond(request, req, obj)
-    if verb == "create":
-        return await _create(ctx, request, req)
-    if verb == "update":
-        return await _update(ctx, request, req)
-    if verb == "patch":
-        return await _patch(ctx, request, req)
+    if verb in ("create", "update", "patch"):
+        with field_validation.directive(request.query.get("fieldValidation")) as fields:
+            write = {"create": _create, "update": _update, "patch": _patch}[verb]
+            response = await write(ctx, request, req)
+        for warning in fields.warnings:
+            response.headers.add("Warning", f"299 - {json.dumps(warning)}")
+        return response
     if verb == "delete":
         return await _delete(ctx, request, req)
     return await _delete_collection(ctx, request, req)

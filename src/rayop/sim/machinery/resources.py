@@ -155,16 +155,21 @@ BUILTIN_RESOURCES: tuple[ResourceInfo, ...] = (
 
 
 def infos_from_crd(crd: Mapping[str, Any]) -> list[ResourceInfo]:
-    """Returns one ResourceInfo per served version of a CRD object."""
+    """Returns one ResourceInfo per served version of a CRD object, the storage version first.
+
+    A served version that is not the storage version (while the storage version is served)
+    gets ``storage_key``: its objects are the storage version's, converted on the way in and
+    out (the conversion strategy None: only ``apiVersion`` changes; see ``sim/storage/aliases``).
+    """
     spec = crd.get("spec") or {}
     names = spec.get("names") or {}
     group = spec.get("group", "")
     kind = names.get("kind", "")
     plural = names.get("plural", "")
     out: list[ResourceInfo] = []
-    for ver in spec.get("versions") or []:
-        if not ver.get("served", True):
-            continue
+    served = [v for v in spec.get("versions") or [] if v.get("served", True)]
+    stored_served = any(v.get("storage") for v in served)
+    for ver in sorted(served, key=lambda v: not v.get("storage")):
         sub = ver.get("subresources") or {}
         schema = (ver.get("schema") or {}).get("openAPIV3Schema")
         out.append(
@@ -182,6 +187,9 @@ def infos_from_crd(crd: Mapping[str, Any]) -> list[ResourceInfo]:
                 printer_columns=tuple(ver.get("additionalPrinterColumns") or ()),
                 schema=schema,
                 crd_name=(crd.get("metadata") or {}).get("name", ""),
+                storage_key=(
+                    f"{group}/{plural}" if stored_served and not ver.get("storage") else ""
+                ),
             )
         )
     return out
@@ -240,7 +248,8 @@ class ResourceRegistry:
         for info in infos:
             self._by_gvr[(info.group, info.version, info.plural)] = info
             self._by_kind[(info.api_version, info.kind)] = info
-            self._by_key[info.key] = info
+            if info is infos[0]:
+                self._by_key[info.key] = info  # the storage version
         if infos:
             self._crd_infos[name] = infos
         return infos

@@ -4,13 +4,21 @@
 converted into the stored form on the way in and back on the way out. Both APIs serve the same
 objects, as in Kubernetes: an event written through one is read through the other
 (``kubectl describe`` reads core events; client-go recorders write events.k8s.io ones).
+
+A custom resource's served versions other than its storage version are aliases too, with the
+conversion strategy ``None`` of apiextensions-apiserver: an object written through such a
+version is pruned, defaulted and validated against that version's schema, then stored with the
+storage version's ``apiVersion``; read back through it, it gets that version's ``apiVersion``
+and is pruned to that version's schema.
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from rayop.sim.admission.crd_schema import admit_custom, prune
 from rayop.sim.machinery.resources import ResourceInfo, ResourceRegistry
 from rayop.sim.storage.objects import Obj
 
@@ -79,6 +87,25 @@ def find_alias(resources: ResourceRegistry, info: ResourceInfo) -> Alias | None:
         return None
     conv = _CONVERSIONS.get((info.group, info.plural))
     canon = resources.by_key(info.storage_key)
-    if conv is None or canon is None or canon is info:
+    if canon is None or canon is info:
         return None
+    if conv is None:
+        return _version_alias(info, canon) if info.is_custom else None
     return Alias(canon, conv[0], conv[1])
+
+
+def _version_alias(served: ResourceInfo, stored: ResourceInfo) -> Alias:
+    """Returns the conversion (strategy None) between two versions of one custom resource."""
+
+    def into(obj: Obj) -> Obj:
+        admitted = copy.deepcopy(obj)
+        admit_custom(served, admitted, None)
+        return {**admitted, "apiVersion": stored.api_version}
+
+    def out(obj: Obj) -> Obj:
+        shown = copy.deepcopy({**obj, "apiVersion": served.api_version})
+        if served.schema is not None:
+            prune(shown, served.schema, root=True)
+        return shown
+
+    return Alias(stored, into, out)
