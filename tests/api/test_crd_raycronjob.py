@@ -22,7 +22,7 @@ def kuberay(compat_dir: Path) -> dict[str, Any]:
 
 
 def _version(crd: dict[str, Any]) -> dict[str, Any]:
-    (version,) = crd["spec"]["versions"]
+    (version,) = [v for v in crd["spec"]["versions"] if v["name"] == "v1"]
     return version  # type: ignore[no-any-return]
 
 

@@ -86,11 +86,11 @@ ManagedBy = Annotated[
     CrdField(
         {
             "x-kubernetes-validations": [
-                {"rule": "self == oldSelf", "message": "spec.managedBy cannot be changed"},
+                {"rule": "self == oldSelf", "message": "the managedBy field is immutable"},
                 {
                     "rule": f"self in ['{MANAGED_BY_KUBERAY}', '{MANAGED_BY_MULTIKUEUE}']",
-                    "message": f"spec.managedBy must be '{MANAGED_BY_KUBERAY}' "
-                    f"or '{MANAGED_BY_MULTIKUEUE}'",
+                    "message": "the managedBy field value must be either "
+                    f"'{MANAGED_BY_KUBERAY}' or '{MANAGED_BY_MULTIKUEUE}'",
                 },
             ]
         }
@@ -159,12 +159,23 @@ class ConditionStatus(StrEnum):
     UNKNOWN = "Unknown"
 
 
+CONDITION_TYPE_PATTERN = (
+    r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
+    r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$"
+)
+"""``metav1.Condition``'s ``type`` pattern (a qualified name)."""
+CONDITION_REASON_PATTERN = r"^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$"
+"""``metav1.Condition``'s ``reason`` pattern (CamelCase, commas and colons allowed)."""
+
+
 class Condition(ApiModel):
     """A ``metav1.Condition``: one aspect of an object's state, with when it last changed."""
 
-    type: Annotated[str, CrdField({"maxLength": 316})]
+    type: Annotated[str, CrdField({"maxLength": 316, "pattern": CONDITION_TYPE_PATTERN})]
     status: ConditionStatus
-    reason: Annotated[str, CrdField({"minLength": 1, "maxLength": 1024})]
+    reason: Annotated[
+        str, CrdField({"minLength": 1, "maxLength": 1024, "pattern": CONDITION_REASON_PATTERN})
+    ]
     message: Annotated[str, CrdField({"maxLength": 32768})]
     last_transition_time: Time
     observed_generation: Annotated[Int64, CrdField({"minimum": 0})] | None = None

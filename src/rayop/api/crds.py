@@ -1,8 +1,9 @@
 """The CustomResourceDefinitions of rayclusters, rayjobs and rayservices, built from our models.
 
 Names, printer columns and categories are KubeRay v1.7's; the schemas come from
-:func:`rayop.api.schema.model_schema`. Only ``v1`` is defined (served and stored); KubeRay's
-deprecated ``v1alpha1`` is not served.
+:func:`rayop.api.schema.model_schema`. ``v1`` is served and stored; RayCluster, RayJob and
+RayService also serve KubeRay's deprecated ``v1alpha1`` (not stored, no conversion webhook:
+:mod:`rayop.api.v1alpha1`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from rayop.api.raycronjob import RayCronJobSpec, RayCronJobStatus
 from rayop.api.rayjob import RayJobSpec, RayJobStatus
 from rayop.api.rayservice import RayServiceSpec, RayServiceStatuses
 from rayop.api.schema import model_schema
+from rayop.api.v1alpha1 import ALPHA_KINDS, v1alpha1_version
 
 __all__ = [
     "KINDS",
@@ -148,18 +150,24 @@ def build_crd(kind: CrdKind) -> dict[str, Any]:
                 "categories": ["all"],
             },
             "scope": "Namespaced",
-            "versions": [
-                {
-                    "name": VERSION,
-                    "served": True,
-                    "storage": True,
-                    "subresources": {"status": {}},
-                    "additionalPrinterColumns": columns,
-                    "schema": {"openAPIV3Schema": crd_schema(kind)},
-                }
-            ],
+            "versions": _versions(kind, columns),
         },
     }
+
+
+def _versions(kind: CrdKind, columns: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Returns ``v1`` (served, stored) and, for KubeRay's older kinds, ``v1alpha1``."""
+    v1 = {
+        "name": VERSION,
+        "served": True,
+        "storage": True,
+        "subresources": {"status": {}},
+        "additionalPrinterColumns": columns,
+        "schema": {"openAPIV3Schema": crd_schema(kind)},
+    }
+    if kind.kind not in ALPHA_KINDS:
+        return [v1]
+    return [v1, v1alpha1_version(kind.kind, v1)]
 
 
 def build_crds() -> list[dict[str, Any]]:

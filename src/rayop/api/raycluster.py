@@ -217,7 +217,10 @@ class GcsFaultToleranceOptions(ApiModel):
             CrdField(
                 {
                     "x-kubernetes-validations": [
-                        {"rule": "self == oldSelf", "message": "backend cannot be changed"}
+                        {
+                            "rule": "self == oldSelf",
+                            "message": "gcsFaultToleranceOptions.backend is immutable",
+                        }
                     ]
                 }
             ),

@@ -126,11 +126,13 @@ _DELETION_CONDITION_RULES = CrdField(
         "x-kubernetes-validations": [
             {
                 "rule": "!(has(self.jobStatus) && has(self.jobDeploymentStatus))",
-                "message": "a deletion condition takes jobStatus or jobDeploymentStatus, not both",
+                "message": "JobStatus and JobDeploymentStatus cannot be used together within the "
+                "same deletion condition.",
             },
             {
                 "rule": "has(self.jobStatus) || has(self.jobDeploymentStatus)",
-                "message": "a deletion condition needs jobStatus or jobDeploymentStatus",
+                "message": "the deletion condition requires either the JobStatus or the "
+                "JobDeploymentStatus field.",
             },
         ]
     }
@@ -149,11 +151,13 @@ _DELETION_STRATEGY_RULES = CrdField(
         "x-kubernetes-validations": [
             {
                 "rule": "!((has(self.onSuccess) || has(self.onFailure)) && has(self.deletionRules))",
-                "message": "deletionRules cannot be combined with onSuccess/onFailure",
+                "message": "legacy policies (onSuccess/onFailure) and deletionRules cannot be used "
+                "together within the same deletionStrategy",
             },
             {
                 "rule": "((has(self.onSuccess) && has(self.onFailure)) || has(self.deletionRules))",
-                "message": "deletionStrategy needs both onSuccess and onFailure, or deletionRules",
+                "message": "deletionStrategy requires either BOTH onSuccess and onFailure, OR the "
+                "deletionRules field (cannot be empty)",
             },
         ]
     }

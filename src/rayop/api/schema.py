@@ -9,8 +9,9 @@ fields, ``x-kubernetes-*`` extensions). The mapping is:
 - ``X | None`` is ``X`` (optional fields are simply not listed as required);
 - ``int | str`` is Kubernetes' int-or-string;
 - ``list[X]`` is an ``array``; ``dict[str, X]`` an ``object`` with ``additionalProperties``;
-- ``dict[str, Any]`` is an embedded Kubernetes object kept as is
-  (``x-kubernetes-preserve-unknown-fields: true``);
+- ``dict[str, Any]`` is an embedded Kubernetes object: where
+  :data:`rayop.api.k8s_schemas.EMBEDDED` names its type (``Model.wireField``), that type's full
+  schema; elsewhere it is kept as is (``x-kubernetes-preserve-unknown-fields: true``);
 - a model is an ``object`` with its fields under their wire names (aliases), sorted.
 
 A field's default becomes the schema default when it is not ``None``; a field without a default
@@ -29,6 +30,8 @@ from typing import Any
 
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
+
+from rayop.api.k8s_schemas import embedded_schema
 
 __all__ = ["CrdField", "model_schema", "type_schema"]
 
@@ -69,6 +72,7 @@ def model_schema(model: type[BaseModel]) -> dict[str, Any]:
     for name, field in model.model_fields.items():
         wire = field.alias or name
         prop = type_schema(field.annotation, field.metadata)
+        prop = _embedded(model, wire, prop)
         if field.description:
             prop = {"description": field.description, **prop}
         if field.default is not PydanticUndefined and field.default is not None:
@@ -80,6 +84,33 @@ def model_schema(model: type[BaseModel]) -> dict[str, Any]:
     if required:
         schema["required"] = sorted(required)
     return schema
+
+
+def _embedded(model: type[BaseModel], wire: str, prop: dict[str, Any]) -> dict[str, Any]:
+    """Returns ``prop`` with its open object (or open items) replaced by the Kubernetes type.
+
+    The type is looked up as ``Class.wireField`` for ``model`` and then its bases, so a field
+    inherited from a base model gets the same schema.
+    """
+    for owner in model.__mro__:
+        where = f"{owner.__name__}.{wire}"
+        kubernetes = embedded_schema(where)
+        if kubernetes is not None:
+            return _embed(prop, kubernetes, where)
+    return prop
+
+
+def _embed(prop: dict[str, Any], kubernetes: dict[str, Any], where: str) -> dict[str, Any]:
+    """Returns ``prop`` with its open object (or its open items) replaced by ``kubernetes``."""
+    if _is_open(prop):
+        return kubernetes
+    if prop.get("type") == "array" and _is_open(prop.get("items") or {}):
+        return {**prop, "items": kubernetes}
+    raise TypeError(f"{where} is not an embedded object (dict[str, Any] or a list of them)")
+
+
+def _is_open(schema: dict[str, Any]) -> bool:
+    return schema == {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
 
 
 def type_schema(tp: Any, metadata: typing.Sequence[Any] = ()) -> dict[str, Any]:
