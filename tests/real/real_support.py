@@ -48,12 +48,12 @@ def build(*components: str) -> tuple[bool, str]:
 
 
 def install_rayop_crds(server: str, token: str) -> None:
-    """Creates rayop's ray.io CRDs and blocks until all three kinds are served."""
-    api = ApiCaller(server, token)
+    """Creates rayop's ray.io CRDs and blocks until all four kinds are served."""
+    api = ApiCaller(server, token, timeout=120)  # a full-schema CRD is ~1 MB to store
     for crd in build_crds():
         code = api.create(CRD_PATH, crd)
         assert code in (201, 409), f"creating {crd['metadata']['name']}: HTTP {code}"
-    for plural in ("rayclusters", "rayjobs", "rayservices"):
+    for plural in ("rayclusters", "rayjobs", "rayservices", "raycronjobs"):
         wait_until(
             lambda p=plural: api.status(f"/apis/ray.io/v1/{p}") == 200,  # type: ignore[misc]
             timeout=30,
