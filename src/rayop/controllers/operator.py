@@ -120,16 +120,18 @@ def build_manager(
         use_kubernetes_proxy=settings.use_kubernetes_proxy,
         dashboard_resolver=settings.dashboard_resolver,
     )
+    controllers = [raycluster, rayservice, rayjob]
     if settings.options.feature_gates.ray_cron_job:
-        setup_raycronjob_controller(
+        raycronjob = setup_raycronjob_controller(
             manager,
             options=settings.options,
             max_concurrent_reconciles=settings.reconcile_concurrency,
             use_priority_queue=settings.use_priority_queue,
         )
+        controllers.append(raycronjob)
     if settings.adaptive_concurrency:
         law = LawSettings(floor=1, ceiling=settings.max_reconcile_concurrency)
-        for controller in (raycluster, rayservice, rayjob):
+        for controller in controllers:
             controller.adapt_concurrency(law, rest=client.metrics)
     return manager
 

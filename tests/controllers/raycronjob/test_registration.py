@@ -15,6 +15,8 @@ from rayop.runtime.metrics import OperatorMetrics
 async def test_the_gate_decides_whether_the_controller_runs(gate: bool, expected: bool) -> None:
     gates = FeatureGates().with_overrides({"RayCronJob": gate})
     settings = OperatorSettings(
+        adaptive_concurrency=True,
+        max_reconcile_concurrency=6,
         metrics_addr="0",
         health_probe_bind_address="0",
         enable_leader_election=False,
@@ -24,5 +26,6 @@ async def test_the_gate_decides_whether_the_controller_runs(gate: bool, expected
     async with new_client(KubeConfig(server="http://127.0.0.1:9"), settings, metrics) as client:
         manager = build_manager(client, settings, metrics)
         names = sorted(entry.controller.name for entry in manager._entries)
+        assert all(entry.controller.adaptive for entry in manager._entries)
     others = ["raycluster", "rayjob", "rayservice"]
     assert names == sorted([*others, "raycronjob"] if expected else others)
