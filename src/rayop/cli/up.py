@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -118,8 +118,30 @@ def up(
     pod_ready_delay: PodReadyDelayOpt = 0.5,
     operator: OperatorFlags = KUBERAY_DEFAULTS,
     logs: LogFlags = CONSOLE_LOGS,
+    batch_scheduler: Annotated[
+        str,
+        typer.Option(
+            "--batch-scheduler",
+            help="volcano, yunikorn, kai-scheduler or scheduler-plugins (their CRDs: apply them).",
+        ),
+    ] = "",
 ) -> None:
     """Start an embedded control plane and the operator in one process."""
+    from rayop.controllers.batchscheduler.registry import (
+        BatchSchedulerConfigError,
+        check_batch_scheduler_config,
+    )
+
     logs.configure()
     settings = dataclasses.replace(operator.settings(), enable_leader_election=False)  # one process
+    try:
+        scheduler = check_batch_scheduler_config(
+            enable=False,
+            scheduler=batch_scheduler,
+            kubernetes_was=settings.options.feature_gates.kubernetes_was,
+        )
+    except BatchSchedulerConfigError as exc:
+        raise typer.BadParameter(f"batch scheduler configs validation failed: {exc}") from exc
+    options = dataclasses.replace(settings.options, batch_scheduler=scheduler)
+    settings = dataclasses.replace(settings, options=options)
     asyncio.run(_up(settings, plane, pod_ready_delay))

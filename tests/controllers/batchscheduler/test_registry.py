@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import pytest
 
 from rayop.controllers.batchscheduler.kubernetes_was import KubernetesWASScheduler
@@ -54,3 +58,13 @@ def test_git_versions() -> None:
     assert parse_git_version("v1.35.0-gke.1200") == (1, 35, 0)
     with pytest.raises(ValueError, match="invalid semantic version"):
         parse_git_version("latest")
+
+
+def test_rayop_up_refuses_an_unknown_scheduler_with_exit_2() -> None:
+    env = {**os.environ, "COLUMNS": "250"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "rayop", "up", "--batch-scheduler=slurm"],
+        capture_output=True, text=True, timeout=60, env=env, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 2
+    assert "scheduler is not supported, name=slurm (valid names: volcano," in proc.stderr
