@@ -165,3 +165,26 @@ int connect(int fd, const struct sockaddr *addr, socklen_t len) {
     bind_source(fd, dest, dest_len, real_bind);
     return real_connect(fd, dest, dest_len);
 }
+
+/* A UDP socket "connected" to an outside address is how Ray (and others) learn their own IP
+ * (connect to 8.8.8.8, read getsockname()). From inside a pod the answer is the pod's IP, so
+ * that is what such a socket reports; every other socket reports its real address. */
+int getsockname(int fd, struct sockaddr *addr, socklen_t *len) {
+    typedef int (*name_call)(int, struct sockaddr *, socklen_t *);
+    static name_call real_getsockname;
+    if (real_getsockname == NULL) real_getsockname = (name_call)dlsym(RTLD_NEXT, "getsockname");
+    int rc = real_getsockname(fd, addr, len);
+    if (rc != 0 || addr == NULL || !have_pod_ip() || addr->sa_family != AF_INET ||
+        *len < (socklen_t)sizeof(struct sockaddr_in))
+        return rc;
+    int type = 0;
+    socklen_t type_len = sizeof type;
+    if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &type_len) != 0 || type != SOCK_DGRAM) return rc;
+    struct sockaddr_in peer;
+    socklen_t peer_len = sizeof peer;
+    if (getpeername(fd, (struct sockaddr *)&peer, &peer_len) != 0 || peer.sin_family != AF_INET)
+        return rc;
+    if ((ntohl(peer.sin_addr.s_addr) >> 24) == 127) return rc;
+    ((struct sockaddr_in *)addr)->sin_addr = pod_ip;
+    return rc;
+}

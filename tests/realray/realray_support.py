@@ -1,0 +1,127 @@
+"""Helpers of the real-Ray tier: ``rayop up --real-ray`` as a subprocess, kubectl, the Ray
+processes of a pod (found by the ``RAYOP_POD`` marker the kubelet puts into their environment)
+and their memory."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from rayop.sim.nodes.processes.container_process import tree_pids
+
+KUBECTL = shutil.which("kubectl") or "kubectl"
+SAMPLES = Path(__file__).resolve().parents[3] / "shared" / "compat" / "kuberay-v1.7.0" / "samples"
+
+
+class Kubectl:
+    """Runs kubectl against one plane."""
+
+    def __init__(self, kubeconfig: Path, home: Path) -> None:
+        self.env = dict(os.environ, KUBECONFIG=str(kubeconfig), HOME=str(home))
+
+    def run(
+        self, *args: str, check: bool = True, timeout: float = 120
+    ) -> subprocess.CompletedProcess[str]:
+        """Runs ``kubectl args...``; fails the test on a non-zero exit when ``check``."""
+        proc = subprocess.run(
+            [KUBECTL, *args], env=self.env, capture_output=True, text=True, timeout=timeout
+        )
+        if check and proc.returncode != 0:
+            raise AssertionError(f"kubectl {' '.join(args)} failed: {proc.stderr}{proc.stdout}")
+        return proc
+
+    def json(self, *args: str) -> Any:
+        """Runs ``kubectl get args... -o json`` and decodes it."""
+        return json.loads(self.run("get", *args, "-o", "json").stdout)
+
+    def apply(self, manifest: str) -> None:
+        """Applies a manifest given as text."""
+        proc = subprocess.run(
+            [KUBECTL, "apply", "-f", "-"],
+            env=self.env,
+            input=manifest,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert proc.returncode == 0, proc.stderr
+
+    def wait_for(self, what: str, jsonpath: str, value: str, timeout: float) -> float:
+        """Blocks until ``{jsonpath}`` of ``what`` is ``value``; returns the seconds it took."""
+        start = time.monotonic()
+        while True:
+            out = self.run("get", what, "-o", f"jsonpath={{{jsonpath}}}", check=False)
+            if out.returncode == 0 and out.stdout.strip() == value:
+                return time.monotonic() - start
+            if time.monotonic() - start > timeout:
+                raise AssertionError(
+                    f"{what} {jsonpath} is {out.stdout!r}, not {value!r} after {timeout} s"
+                )
+            time.sleep(1.0)
+
+    def pod_names(self, selector: str) -> list[str]:
+        """The names of the pods the label selector matches."""
+        items = self.json("pods", "-l", selector)["items"]
+        return [str(p["metadata"]["name"]) for p in items]
+
+
+@contextmanager
+def rayop_up(workdir: Path, ray_env: str) -> Iterator[tuple[subprocess.Popen[str], Kubectl]]:
+    """Runs ``rayop up --real-ray`` until the block exits, then stops it with SIGINT."""
+    kubeconfig = workdir / "kubeconfig.yaml"
+    cmd = [
+        sys.executable, "-m", "rayop", "up", "--real-ray", "--kubeconfig-out", str(kubeconfig),
+        "--metrics-addr", "0", "--health-probe-bind-address", "0",
+    ]  # fmt: skip
+    env = dict(os.environ, RAYOP_RAY_ENV=ray_env)
+    with (workdir / "up.log").open("a") as stderr:
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=stderr, text=True, env=env)
+    try:
+        assert proc.stdout is not None
+        first = proc.stdout.readline()
+        assert first.startswith("rayop is up"), first + (workdir / "up.log").read_text()
+        yield proc, Kubectl(kubeconfig, workdir)
+    finally:
+        stop(proc)
+
+
+def stop(proc: subprocess.Popen[str], timeout: float = 90) -> int | None:
+    """Sends SIGINT (Ctrl-C) and waits for the exit (killing it after ``timeout``)."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    if proc.stdout is not None:
+        proc.stdout.close()
+    return proc.returncode
+
+
+def pod_pids(uid: str) -> list[int]:
+    """The pids of every process of the pod (its containers and all they started)."""
+    return tree_pids(f"RAYOP_POD={uid}")
+
+
+def rss_bytes(pids: list[int]) -> int:
+    """The summed resident set size of the processes (those gone are skipped)."""
+    total = 0
+    for pid in pids:
+        try:
+            status = Path(f"/proc/{pid}/status").read_text()
+        except OSError:
+            continue
+        for line in status.splitlines():
+            if line.startswith("VmRSS:"):
+                total += int(line.split()[1]) * 1024
+    return total
