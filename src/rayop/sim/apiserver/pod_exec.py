@@ -7,7 +7,7 @@ connection to the node's kubelet. Here the kubelet is whatever set a
 (``rayop up --real-ray``): ``exec`` runs the command as a local process in the container's
 process environment and ``portforward`` dials the pod's loopback address
 (``streaming/``: WebSocket ``v5``/``v4.channel.k8s.io``, SPDY/3.1, and SPDY tunnelled in a
-WebSocket). A container that is not running answers as the kubelet does (``container not
+WebSocket; port-forward also over the ``v4.channel.k8s.io`` WebSocket channels). A container that is not running answers as the kubelet does (``container not
 found ("name")``, which kubectl shows as "unable to upgrade connection: ..."). Without an
 executor (the simulated kubelet runs no process), and always for ``attach``, the answer is
 ``501`` with a Status saying why.
@@ -28,6 +28,7 @@ from rayop.sim.apiserver.streaming.portforward import (
     PORTFORWARD_PROTOCOL,
     serve_port_forward_session,
 )
+from rayop.sim.apiserver.streaming.portforward_websocket import serve_port_forward_websocket
 from rayop.sim.apiserver.streaming.spdy_upgrade import (
     SPDY_TUNNEL_PREFIX,
     negotiate,
@@ -153,9 +154,7 @@ async def _serve_port_forward(
         ]
         tunnel = SPDY_TUNNEL_PREFIX + PORTFORWARD_PROTOCOL
         if tunnel not in offered:
-            raise not_supported(
-                "portforward", pod, f"WebSocket port forwarding needs the {tunnel} subprotocol"
-            )
+            return await serve_port_forward_websocket(request, env, pod, uid)
         async with open_tunnelled_spdy(request, tunnel) as (session, response):
             await serve_port_forward_session(session, env, pod, uid)
         return response

@@ -89,6 +89,8 @@ class _Channels:
             async for msg in self.ws:
                 if msg.type == WSMsgType.BINARY and not self.base64:
                     self._dispatch(msg.data)
+                elif msg.type == WSMsgType.TEXT and not self.base64:
+                    self._dispatch(msg.data.encode())  # as Go's websocket reads text frames
                 elif msg.type == WSMsgType.TEXT and self.base64 and msg.data:
                     with contextlib.suppress(binascii.Error, ValueError):
                         channel = ord(msg.data[0]) - ord("0")

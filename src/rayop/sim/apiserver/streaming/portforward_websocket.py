@@ -1,0 +1,152 @@
+"""``pods/portforward`` over the WebSocket channel protocol (``v4.channel.k8s.io``).
+
+Clients that do not tunnel SPDY (the Python kubernetes client's ``portforward``, older
+client-go) name the ports in the query (``?ports=8265,6379``) and get two channels per port,
+in order: data (``2i``) and error (``2i+1``). As the kubelet does, the server first writes each
+port as two little-endian bytes on both of its channels, then dials ``pod_ip:port`` once per
+port and relays; a dial failure is written on the error channel. The connection closes when
+every port's relay has ended.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import contextlib
+import os
+import struct
+
+from aiohttp import WSMsgType, web
+
+from rayop.sim.machinery import errors as se
+from rayop.sim.nodes.container_exec import ContainerProcessEnv
+
+__all__ = ["PORTFORWARD_WEBSOCKET_PROTOCOLS", "requested_ports", "serve_port_forward_websocket"]
+
+PORTFORWARD_WEBSOCKET_PROTOCOLS = ("v4.channel.k8s.io", "v4.base64.channel.k8s.io")
+READ_SIZE = 32 * 1024
+
+
+def requested_ports(request: web.Request) -> list[int]:
+    """Returns the ports of the ``ports`` query parameters (repeated or comma-separated).
+
+    Raises:
+        StatusError: 400 in the kubelet's words when none is given or one is not a port.
+    """
+    values = request.query.getall("ports", [])
+    if not values:
+        raise se.bad_request('query parameter "ports" is required')
+    ports: list[int] = []
+    for value in values:
+        if not value:
+            raise se.bad_request('query parameter "ports" cannot be empty')
+        for part in value.split(","):
+            try:
+                port = int(part)
+                if not 0 <= port < 65536:
+                    raise ValueError(part)
+            except ValueError:
+                raise se.bad_request(f'unable to parse "{value}" as a port') from None
+            if port < 1:
+                raise se.bad_request(f'port "{value}" must be > 0')
+            ports.append(port)
+    return ports
+
+
+class _Relay:
+    """The channels of one WebSocket and the sockets behind its ports."""
+
+    def __init__(self, ws: web.WebSocketResponse, ports: list[int]) -> None:
+        self.ws = ws
+        self.ports = ports
+        self.base64 = (ws.ws_protocol or "").startswith("v4.base64.")
+        self.inbound: list[asyncio.Queue[bytes | None]] = [asyncio.Queue() for _ in ports]
+        self._lock = asyncio.Lock()
+
+    async def send(self, channel: int, data: bytes) -> None:
+        if self.ws.closed:
+            return
+        async with self._lock:
+            with contextlib.suppress(ConnectionError, RuntimeError):
+                if self.base64:
+                    await self.ws.send_str(
+                        chr(ord("0") + channel) + base64.b64encode(data).decode()
+                    )
+                else:
+                    await self.ws.send_bytes(bytes([channel]) + data)
+
+    async def read_loop(self) -> None:
+        try:
+            async for msg in self.ws:
+                frame: bytes | None = None
+                if msg.type == WSMsgType.BINARY and not self.base64:
+                    frame = msg.data
+                elif msg.type == WSMsgType.TEXT and not self.base64:
+                    frame = msg.data.encode()  # as Go's websocket reads text frames
+                elif msg.type == WSMsgType.TEXT and self.base64 and msg.data:
+                    with contextlib.suppress(binascii.Error, ValueError):
+                        channel = ord(msg.data[0]) - ord("0")
+                        frame = bytes([channel]) + base64.b64decode(msg.data[1:])
+                if frame and frame[0] % 2 == 0 and frame[0] // 2 < len(self.ports):
+                    self.inbound[frame[0] // 2].put_nowait(frame[1:])
+        finally:
+            for queue in self.inbound:
+                queue.put_nowait(None)
+
+    async def forward(self, index: int, env: ContainerProcessEnv, pod: str, uid: str) -> None:
+        port = self.ports[index]
+        try:
+            reader, writer = await asyncio.open_connection(env.pod_ip, port)
+        except OSError as err:
+            reason = os.strerror(err.errno) if err.errno else str(err)
+            message = (
+                f"error forwarding port {port} to pod {pod}, uid {uid}: failed to connect to "
+                f"{env.pod_ip}:{port} inside the pod's network namespace, error: dial tcp4 "
+                f"{env.pod_ip}:{port}: connect: {reason.lower()}"
+            )
+            await self.send(2 * index + 1, message.encode())
+            return
+
+        async def outbound() -> None:
+            while data := await reader.read(READ_SIZE):
+                await self.send(2 * index, data)
+
+        async def inbound() -> None:
+            while (data := await self.inbound[index].get()) is not None:
+                writer.write(data)
+                await writer.drain()
+
+        out, into = asyncio.create_task(outbound()), asyncio.create_task(inbound())
+        try:
+            await asyncio.wait({out, into}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in (out, into):
+                task.cancel()
+            await asyncio.gather(out, into, return_exceptions=True)
+            writer.close()
+            with contextlib.suppress(OSError):
+                await writer.wait_closed()
+
+
+async def serve_port_forward_websocket(
+    request: web.Request, env: ContainerProcessEnv, pod: str, uid: str
+) -> web.WebSocketResponse:
+    """Accepts the WebSocket, announces each port, relays until every port's relay ended."""
+    ports = requested_ports(request)
+    ws = web.WebSocketResponse(protocols=PORTFORWARD_WEBSOCKET_PROTOCOLS, autoping=True)
+    await ws.prepare(request)
+    relay = _Relay(ws, ports)
+    for index, port in enumerate(ports):
+        announce = struct.pack("<H", port)
+        await relay.send(2 * index, announce)
+        await relay.send(2 * index + 1, announce)
+    reader = asyncio.create_task(relay.read_loop())
+    try:
+        await asyncio.gather(*(relay.forward(i, env, pod, uid) for i in range(len(ports))))
+        await ws.close()
+    finally:
+        reader.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await reader
+    return ws
