@@ -20,6 +20,7 @@ import pytest
 from streaming_server import KUBECTL, StreamingServer, open_streaming_server
 
 from rayop.sim.nodes.container_exec import ContainerProcessEnv
+from rayop.testing import eventually
 
 pytestmark = pytest.mark.skipif(not Path(KUBECTL).exists(), reason="kubectl is not installed")
 
@@ -158,3 +159,28 @@ async def test_tty_sizes_and_resizes_the_terminal(
             proc.kill()
             await proc.wait()
         term.close()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, IndexError):
+        return False
+    return state != "Z"
+
+
+async def test_a_client_that_goes_away_ends_the_command(
+    server: StreamingServer, transport: dict[str, str], tmp_path: Path
+) -> None:
+    pidfile = tmp_path / "exec.pid"
+    proc = await asyncio.create_subprocess_exec(
+        KUBECTL, "exec", "head", "--", "sh", "-c", f"echo $$ > {pidfile}; exec sleep 300",
+        env=server.env(**transport), stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.DEVNULL,
+    )  # fmt: skip
+    await eventually(lambda: pidfile.exists() and pidfile.read_text().strip() != "", timeout=20)
+    pid = int(pidfile.read_text())
+    assert _alive(pid)
+    proc.kill()
+    await proc.wait()
+    await eventually(lambda: not _alive(pid), timeout=20, what=f"exec'd process {pid} ended")
