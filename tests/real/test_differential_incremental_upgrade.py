@@ -1,0 +1,277 @@
+"""Differential test: KubeRay's incremental-upgrade sample, KubeRay v1.7.0's binary against rayop.
+
+On the real control plane with the Gateway API CRDs (``scripts/gateway-api-crds``) applied and
+the simulated Ray heads of ``pod_network.py`` (reached through the services proxy), each
+operator in turn runs ``ray-service.incremental-upgrade.yaml`` from KubeRay's source: first
+deployment, then a spec change upgraded with NewClusterWithIncrementalUpgrade (25 % steps every
+second, 25 % surge, so that it ends in seconds; the sample's 10 %/30 s schedule is tested on
+virtual time in tests/controllers/rayservice/test_incremental_schedule.py). A Gateway
+implementation is played by :class:`rayop.testing.GatewayProgrammer`. Compared, with cluster
+names as ``<old>``/``<new>``: the Gateway, the HTTPRoute and the per-cluster serve Services
+(spec, labels, owners), the RayService status at each end (target capacities, traffic percents,
+conditions), the route's weights and the Serve ``target_capacity`` of both heads as they moved,
+and the Serve config the new head ends with.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import copy
+import importlib.util
+import json
+import secrets
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+from pod_network import PodNetwork
+from real_support import create_namespace, kuberay_running, user_client
+
+from rayop.cli.realcluster import pod_network_socket
+from rayop.kube.client import KubeClient
+from rayop.kube.config import load_config
+from rayop.kube.resources import RAY_SERVICES, SERVICES
+from rayop.testing import ALL_KINDS, GatewayProgrammer, install_gateway_api_crds, open_operator
+from rayop.testing.gateway_api import GATEWAYS, HTTP_ROUTES
+
+pytestmark = [
+    pytest.mark.real,
+    pytest.mark.timeout(420, func_only=True),
+    pytest.mark.asyncio(loop_scope="module"),
+]
+
+Obj = dict[str, Any]
+UPGRADE_OPTIONS = {"stepSizePercent": 25, "intervalSeconds": 1, "maxSurgePercent": 25}
+
+
+def _support() -> ModuleType:
+    """Loads tests/e2e/incremental_env.py (the CRD fetch and the sample reader) by path."""
+    path = Path(__file__).resolve().parents[1] / "e2e" / "incremental_env.py"
+    spec = importlib.util.spec_from_file_location("incremental_env", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class _Names:
+    """Replaces namespaces and cluster names by placeholders throughout a snapshot."""
+
+    def __init__(self, namespace: str) -> None:
+        self.map: dict[str, str] = {namespace: "<ns>"}
+
+    def add(self, name: str, placeholder: str) -> None:
+        if name:
+            self.map[name] = placeholder
+
+    def __call__(self, value: Any) -> Any:
+        if isinstance(value, dict):
+            return {self(k): self(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [self(v) for v in value]
+        if isinstance(value, str):
+            for name in sorted(self.map, key=len, reverse=True):
+                value = value.replace(name, self.map[name])
+        return value
+
+
+def _owners(obj: Obj) -> list[tuple[Any, ...]]:
+    return [
+        (o.get("kind"), o.get("name"), o.get("controller"), o.get("blockOwnerDeletion"))
+        for o in (obj.get("metadata") or {}).get("ownerReferences") or []
+    ]
+
+
+def _entry(status: Obj, which: str) -> Obj:
+    entry = status.get(f"{which}ServiceStatus") or {}
+    return {
+        "rayClusterName": entry.get("rayClusterName", ""),
+        "targetCapacity": entry.get("targetCapacity"),
+        "trafficRoutedPercent": entry.get("trafficRoutedPercent"),
+        "hasLastTrafficMigratedTime": "lastTrafficMigratedTime" in entry,
+    }
+
+
+def _status_view(status: Obj) -> Obj:
+    return {
+        "active": _entry(status, "active"),
+        "pending": _entry(status, "pending"),
+        "conditions": sorted(
+            (c["type"], c["status"], c["reason"], c.get("message", ""))
+            for c in status.get("conditions") or []
+        ),
+        "serviceStatus": status.get("serviceStatus"),
+    }
+
+
+async def _objects(client: KubeClient, ns: str, name: str, clusters: list[str]) -> Obj:
+    gateway = await client.get(GATEWAYS, f"{name}-gateway", namespace=ns)
+    route = await client.get(HTTP_ROUTES, f"{name}-httproute", namespace=ns)
+    services = {}
+    for cluster in clusters:
+        svc = await client.get(SERVICES, f"{cluster}-serve-svc", namespace=ns)
+        spec = svc["spec"]
+        services[cluster] = {
+            "labels": svc["metadata"].get("labels"),
+            "owners": _owners(svc),
+            "selector": spec.get("selector"),
+            "ports": sorted((p.get("name"), p.get("port")) for p in spec.get("ports") or []),
+            "type": spec.get("type"),
+        }
+    return {
+        "gateway": {
+            "labels": gateway["metadata"].get("labels"),
+            "owners": _owners(gateway),
+            "spec": gateway["spec"],
+        },
+        "route": {
+            "labels": route["metadata"].get("labels"),
+            "owners": _owners(route),
+            "spec": route["spec"],
+        },
+        "serveServices": services,
+    }
+
+
+async def _wait(check: Callable[[], Any], what: str, timeout: float = 120) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not await check():
+        if loop.time() > deadline:
+            raise AssertionError(f"not within {timeout} s: {what}")
+        await asyncio.sleep(0.5)
+
+
+async def _run(client: KubeClient, network: PodNetwork, ns: str, sample: Obj) -> Obj:
+    """Deploys the sample, upgrades it, and returns the normalised snapshot."""
+    name = sample["metadata"]["name"]
+    names = _Names(ns)
+    result: Obj = {}
+    obj = copy.deepcopy(sample)
+    obj["metadata"]["namespace"] = ns
+    async with GatewayProgrammer(client, ns):
+        await client.create(RAY_SERVICES, obj, namespace=ns)
+
+        async def status() -> Obj:
+            found = await client.get(RAY_SERVICES, name, namespace=ns)
+            return dict(found.get("status") or {})
+
+        async def deployed() -> bool:
+            active = (await status()).get("activeServiceStatus") or {}
+            return active.get("trafficRoutedPercent") == 100 and bool(active.get("rayClusterName"))
+
+        await _wait(deployed, "first cluster with all the traffic")
+        old = (await status())["activeServiceStatus"]["rayClusterName"]
+        names.add(old, "<old>")
+        await asyncio.sleep(3)  # a few more passes: nothing may change once deployed
+        result["deployed"] = {
+            "status": _status_view(await status()),
+            **await _objects(client, ns, name, [old]),
+        }
+        moves: list[tuple[Any, ...]] = []
+
+        async def observe() -> None:
+            while True:
+                route = await client.get(HTTP_ROUTES, f"{name}-httproute", namespace=ns)
+                weights = tuple(
+                    (r["name"], r.get("weight"))
+                    for r in route["spec"]["rules"][0].get("backendRefs") or []
+                )
+                capacities = tuple(
+                    None if dash is None else dash.serve.target_capacity
+                    for dash in (
+                        network.for_cluster(ns, c)
+                        for c in names.map
+                        if names.map[c] in ("<old>", "<new>")
+                    )
+                )
+                state = (weights, capacities)
+                if not moves or moves[-1] != state:
+                    moves.append(state)
+                await asyncio.sleep(0.1)
+
+        observer = asyncio.create_task(observe())
+        try:
+            config = (await client.get(RAY_SERVICES, name, namespace=ns))["spec"]
+            head = config["rayClusterConfig"]["headGroupSpec"]
+            patch = {
+                "upgradeStrategy": {"clusterUpgradeOptions": UPGRADE_OPTIONS},
+                "rayClusterConfig": {
+                    "headGroupSpec": {**head, "rayStartParams": {"num-cpus": "1"}}
+                },
+            }
+            await client.patch(RAY_SERVICES, name, {"spec": patch}, namespace=ns)
+
+            async def pending_named() -> bool:
+                pending = (await status()).get("pendingServiceStatus") or {}
+                return bool(pending.get("rayClusterName"))
+
+            await _wait(pending_named, "a pending cluster")
+            new = (await status())["pendingServiceStatus"]["rayClusterName"]
+            names.add(new, "<new>")
+
+            async def promoted() -> bool:
+                active = (await status()).get("activeServiceStatus") or {}
+                route = await client.get(HTTP_ROUTES, f"{name}-httproute", namespace=ns)
+                refs = route["spec"]["rules"][0].get("backendRefs") or []
+                return active.get("rayClusterName") == new and len(refs) == 1
+
+            await _wait(promoted, "the new cluster promoted, alone on the route", timeout=180)
+            await asyncio.sleep(3)
+        finally:
+            observer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await observer
+        result["upgraded"] = {
+            "status": _status_view(await status()),
+            **await _objects(client, ns, name, [new]),
+        }
+        result["moves"] = moves
+        dash = network.for_cluster(ns, new)
+        assert dash is not None
+        result["newServe"] = {
+            "apps": sorted(dash.serve.apps),
+            "targetCapacity": dash.serve.target_capacity,
+        }
+    normalised: Obj = names(result)
+    return normalised
+
+
+async def test_the_same_incremental_upgrade_as_kuberay(
+    real_kubeconfig: str, kuberay_binary: Path, tmp_path: Path
+) -> None:
+    support = _support()
+    sample = support.incremental_sample()
+    token = secrets.token_hex(2)
+    kuberay_ns, rayop_ns = f"ik-{token}", f"ir-{token}"
+    log_path = tmp_path / "ray-operator.log"
+    socket = pod_network_socket(Path(real_kubeconfig))
+    async with user_client(real_kubeconfig) as client:
+        await install_gateway_api_crds(client, support.gateway_api_crds())
+        for ns in (kuberay_ns, rayop_ns):
+            await create_namespace(client, ns)
+        async with PodNetwork(client, socket) as network:
+            watch = f"--watch-namespace={kuberay_ns}"
+            async with kuberay_running(
+                kuberay_binary, real_kubeconfig, log_path, "--use-kubernetes-proxy", watch
+            ):
+                kuberay = await _run(client, network, kuberay_ns, sample)
+        async with PodNetwork(client, socket) as network:
+            config = await load_config(kubeconfig=real_kubeconfig)
+            async with open_operator(
+                config,
+                watch_namespaces=[rayop_ns],
+                controllers=ALL_KINDS,
+                ready_timeout=60,
+                use_kubernetes_proxy=True,
+            ):
+                rayop = await _run(client, network, rayop_ns, sample)
+    (tmp_path / "outcomes.json").write_text(json.dumps({"kuberay": kuberay, "rayop": rayop}))
+    weights = [dict(w).get("<new>-serve-svc") for w, _ in kuberay["moves"] if len(w) == 2]
+    steps = [w for i, w in enumerate(weights) if w and (i == 0 or weights[i - 1] != w)]
+    assert steps == [25, 50, 75, 100], kuberay["moves"]
+    for key in ("deployed", "upgraded", "newServe", "moves"):
+        assert rayop[key] == kuberay[key], (key, kuberay[key], rayop[key])
