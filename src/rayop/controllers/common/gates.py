@@ -43,7 +43,7 @@ class FeatureGates:
     ray_multi_host_indexing: bool = True
     """``RayMultiHostIndexing`` (beta): replica index/name/host-index labels on worker pods."""
     ray_service_incremental_upgrade: bool = True
-    """``RayServiceIncrementalUpgrade`` (beta); rayop does not implement incremental upgrades."""
+    """``RayServiceIncrementalUpgrade`` (beta): NewClusterWithIncrementalUpgrade (Gateway API)."""
     ray_cron_job: bool = False
     """``RayCronJob`` (alpha): run the RayCronJob controller (``controllers/raycronjob/``)."""
     sidecar_submitter_restart: bool = False
