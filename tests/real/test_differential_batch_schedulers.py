@@ -10,6 +10,9 @@ scheduler-plugins cluster of this test's own, without the gang label) are applie
 ``kubectl apply -f`` would. No scheduler runs, so the pods stay Pending; compared are the
 PodGroups (Volcano's and scheduler-plugins'), the pods (labels, annotations, schedulerName:
 ``differential.snapshot``) and the RayCluster a RayJob creates (its labels and annotations).
+Then Volcano's lifecycle: a RayCluster scaled (its PodGroup resized), a RayJob suspended (its
+PodGroup emptied, the queue released, ``BatchSchedulerCleanedUp``), the RayCluster deleted (its
+PodGroup collected by the garbage collector): the PodGroups after each step are compared.
 
 CRDs: scheduler-plugins' PodGroup CRD comes from its Go module (``scripts/batch-scheduler-crds``,
 the version KubeRay's go.mod uses). volcano.sh/apis ships no CRD YAML and KAI's module is not
@@ -54,7 +57,7 @@ from rayop.kube.client import KubeClient
 from rayop.kube.config import load_config
 from rayop.kube.errors import AlreadyExists
 from rayop.kube.resource import Resource
-from rayop.kube.resources import CONFIGMAPS, CRDS, PODS, RAY_CLUSTERS, RAY_JOBS
+from rayop.kube.resources import CONFIGMAPS, CRDS, EVENTS, PODS, RAY_CLUSTERS, RAY_JOBS
 from rayop.testing import eventually, open_operator
 
 pytestmark = [
@@ -358,6 +361,101 @@ async def test_what_kuberay_made_is_what_the_test_expects(
     annotations = yunikorn["pods"]["head"][0]["metadata"]["annotations"]
     groups = json.loads(annotations["yunikorn.apache.org/task-groups"])
     assert [g["name"] for g in groups] == ["headgroup", "small-group", "submittergroup"]
+
+
+async def _pod_groups(client: KubeClient, ns: str) -> dict[str, Obj]:
+    listed = (await client.list(volcano.PODGROUPS, namespace=ns))["items"]
+    return {g["metadata"]["name"]: _normalize(g, ns) for g in listed}
+
+
+async def _volcano_lifecycle(client: KubeClient, ns: str) -> list[Any]:
+    """Scale a RayCluster, suspend a RayJob, delete the RayCluster; the PodGroups after each."""
+    docs = _documents(CASES[0])
+    job_docs = copy.deepcopy(docs["ray-job.volcano-scheduler-queue.yaml"])
+    for doc in job_docs:
+        if doc["kind"] == "RayJob":
+            doc["spec"]["shutdownAfterJobFinishes"] = True  # a RayJob KubeRay lets suspend
+    await _apply(client, [*job_docs, *docs["ray-cluster.volcano-scheduler-queue.yaml"]], ns)
+    steps: list[Any] = []
+
+    async def groups_are(names: set[str]) -> bool:
+        return set(await _pod_groups(client, ns)) == names
+
+    both = {"ray-rayjob-sample-0-pg", "ray-test-cluster-0-pg"}
+    await eventually(lambda: groups_are(both), timeout=60, what="both PodGroups")
+    await asyncio.sleep(SETTLE_SECONDS)
+    steps.append(await _pod_groups(client, ns))
+    cluster = await client.get(RAY_CLUSTERS, "test-cluster-0", namespace=ns)
+    worker = cluster["spec"]["workerGroupSpecs"][0]
+    worker["replicas"] = worker["maxReplicas"] = worker.get("replicas", 0) + 1
+    await client.update(RAY_CLUSTERS, cluster)
+
+    async def resized() -> bool:
+        group = (await _pod_groups(client, ns))["ray-test-cluster-0-pg"]
+        return bool(
+            group["spec"]["minMember"] != steps[0]["ray-test-cluster-0-pg"]["spec"]["minMember"]
+        )
+
+    await eventually(resized, timeout=60, what="the RayCluster's PodGroup resized")
+    steps.append(await _pod_groups(client, ns))
+    await client.patch(RAY_JOBS, "rayjob-sample-0", {"spec": {"suspend": True}}, namespace=ns)
+
+    async def suspended() -> bool:
+        job = await client.get(RAY_JOBS, "rayjob-sample-0", namespace=ns)
+        return (job.get("status") or {}).get("jobDeploymentStatus") == "Suspended"
+
+    await eventually(suspended, timeout=90, what="the RayJob suspended")
+    await asyncio.sleep(SETTLE_SECONDS)
+    steps.append(await _pod_groups(client, ns))
+    events = (await client.list(EVENTS, namespace=ns))["items"]
+    steps.append(
+        sorted(
+            {
+                (e.get("reason", ""), (e.get("note") or "").replace(ns, "<ns>"))
+                for e in events
+                if "BatchScheduler" in str(e.get("reason", ""))
+            }
+        )
+    )
+    await client.delete(RAY_CLUSTERS, "test-cluster-0", namespace=ns)
+    await eventually(
+        lambda: groups_are({"ray-rayjob-sample-0-pg"}), timeout=90, what="the PodGroup collected"
+    )
+    steps.append(await _pod_groups(client, ns))
+    return steps
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def lifecycles(
+    real_kubeconfig: str, kuberay_binary: Path, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[tuple[list[Any], list[Any]]]:
+    """The Volcano lifecycle under KubeRay, then under rayop; yields (kuberay, rayop)."""
+    token = secrets.token_hex(2)
+    log_path = tmp_path_factory.mktemp("kuberay-volcano") / "ray-operator.log"
+    async with user_client(real_kubeconfig) as client:
+        await _install_crds(client)
+        kuberay_ns = await create_namespace(client, f"kuberay-vclife-{token}")
+        rayop_ns = await create_namespace(client, f"rayop-vclife-{token}")
+        args = ("--batch-scheduler=volcano", f"--watch-namespace={kuberay_ns}")
+        async with kuberay_running(kuberay_binary, real_kubeconfig, log_path, *args):
+            kuberay = await _volcano_lifecycle(client, kuberay_ns)
+        async with _rayop(real_kubeconfig, "volcano", [rayop_ns]):
+            rayop = await _volcano_lifecycle(client, rayop_ns)
+    yield kuberay, rayop
+
+
+async def test_volcano_pod_groups_follow_scale_suspend_and_delete_as_kuberay(
+    lifecycles: tuple[list[Any], list[Any]],
+) -> None:
+    kuberay, rayop = lifecycles
+    suspended = kuberay[2]["ray-rayjob-sample-0-pg"]["spec"]
+    assert suspended == {"minResources": {}, "queue": "kuberay-test-queue"}  # queue released
+    assert any(reason == "BatchSchedulerCleanedUp" for reason, _ in kuberay[3])
+    names = ["created", "scaled", "suspended", "events", "deleted"]
+    lines = [
+        f"{names[i]}: {line}" for i in range(len(names)) for line in diff(kuberay[i], rayop[i])
+    ]
+    assert not lines, "\n".join(lines)
 
 
 def _rayop_run(kubeconfig: str, *args: str) -> subprocess.CompletedProcess[str]:
