@@ -10,8 +10,13 @@ the traffic and the old one no capacity.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Mapping
 from typing import Any
 
+import pytest
+
+from rayop.kube.errors import NotFound
+from rayop.kube.resource import Resource
 from rayop.kube.resources import RAY_CLUSTERS
 
 from .incremental_world import WORKER, Passes, incremental_spec
@@ -158,3 +163,41 @@ async def test_reverted_spec_rolls_traffic_back_in_steps_then_drops_the_new_clus
     assert (active["targetCapacity"], active["trafficRoutedPercent"]) == (100, 100)
     await passes.run(1)
     assert passes.route_backends() == [(f"{old}-serve-svc", 100)]
+
+
+async def test_suspend_deletes_the_gateway_and_route_with_kuberays_events() -> None:
+    world = World()
+    passes = Passes(world, _sample_like())
+    await _deployed(passes)
+    passes.patch_spec(suspend=True)
+    await passes.run(6)
+    assert passes.stored("gateways", f"{NAME}-gateway") is None
+    assert passes.stored("httproutes", f"{NAME}-httproute") is None
+    notes = {(reason, note) for _, reason, note in world.recorder.events}
+    assert ("DeletedGateway", f"Deleted the Gateway ns/{NAME}-gateway during suspend") in notes
+    assert (
+        "DeletedHTTPRoute",
+        f"Deleted the HTTPRoute ns/{NAME}-httproute during suspend",
+    ) in notes
+    kinds = {c["type"]: c["status"] for c in passes.status["conditions"]}
+    assert kinds["Suspended"] == "True"
+
+
+async def test_a_missing_gateway_api_is_a_warning_event_and_a_retry(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    world = World()
+    passes = Passes(world, _sample_like())
+    create = world.client.create
+
+    async def no_gateway_api(res: Resource, obj: Mapping[str, Any], **kw: Any) -> dict[str, Any]:
+        if res.group == "gateway.networking.k8s.io":
+            raise NotFound({"code": 404, "reason": "NotFound"})
+        return await create(res, obj, **kw)
+
+    monkeypatch.setattr(world.client, "create", no_gateway_api)
+    with pytest.raises(NotFound):
+        await passes.run(1)
+    warnings = [(r, n) for t, r, n in world.recorder.events if t == "Warning"]
+    assert warnings and warnings[0][0] == "FailedToCreateGateway"
+    assert warnings[0][1].startswith(f"Failed to create Gateway for RayService ns/{NAME}-gateway: ")
