@@ -10,7 +10,7 @@ from rayop.cli.app import app
 
 
 def render_crds() -> str:
-    """Returns the three CRDs as one multi-document YAML string (``---`` before each)."""
+    """Returns the four CRDs as one multi-document YAML string (``---`` before each)."""
     return yaml.safe_dump_all(build_crds(), explicit_start=True, sort_keys=False, width=1000)
 
 
