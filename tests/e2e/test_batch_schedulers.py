@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
+import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -34,10 +35,11 @@ pytestmark = [pytest.mark.asyncio, pytest.mark.timeout(120, func_only=True)]
 
 Obj = dict[str, Any]
 CRD_DIR = Path(__file__).resolve().parents[1] / "real" / "crds"
+CACHE = Path(os.environ.get("RAYOP_CACHE_DIR") or Path.home() / ".cache" / "rayop")
 PLUGINS_CRD = (
-    Path.home() / ".cache/rayop/batch-schedulers/scheduler-plugins-v0.33.5"
-    "/scheduling.x-k8s.io_podgroups.yaml"
+    CACHE / "batch-schedulers" / "scheduler-plugins-v0.33.5" / "scheduling.x-k8s.io_podgroups.yaml"
 )
+"""Fetched by ``scripts/batch-scheduler-crds`` (the real tier runs it; here it is only used)."""
 QUEUES = {
     "scheduling.volcano.sh/v1beta1": Resource(
         "scheduling.volcano.sh", "v1beta1", "queues", "Queue", namespaced=False
