@@ -62,7 +62,8 @@ class FeatureGates:
     """``RayClusterHistoryServer`` (alpha): off refuses ``spec.historyServerOptions``; on adds
     KubeRay's history-server collector sidecar to head and worker pods."""
     kubernetes_was: bool = False
-    """``KubernetesWAS`` (alpha); not implemented by rayop."""
+    """``KubernetesWAS`` (alpha): Kubernetes workload-aware scheduling (a Workload and PodGroup
+    per gang-scheduled RayCluster; ``controllers/batchscheduler/kubernetes_was.py``)."""
 
     def with_overrides(self, gates: Mapping[str, bool]) -> FeatureGates:
         """Returns a copy with the gates named (KubeRay's names, as in ``--feature-gates``) set.
