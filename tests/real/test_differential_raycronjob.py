@@ -1,9 +1,10 @@
 """Differential test: RayCronJobs under KubeRay v1.7.0's binary and under rayop, side by side.
 
 KubeRay runs with ``--feature-gates=RayCronJob=true`` watching one namespace, rayop's RayCronJob
-controller watches another; the same three RayCronJobs go into both at the same moment: one
-every minute (its RayJob template suspended, so no cluster is made), one suspended, one whose
-schedule does not parse. After two ticks both namespaces must hold RayJobs with the same names,
+controller watches another; the same RayCronJobs go into both at the same moment: KubeRay's two
+samples (from its source archive: every minute, and 21:45 in Asia/Taipei), one every minute in
+America/New_York (its RayJob template suspended, so no cluster is made), one suspended, one
+whose schedule does not parse. After two ticks both namespaces must hold RayJobs with the same names,
 labels, annotations and owner references (the owner's uid aside), the same
 ``status.lastScheduleTime``, and the same events (the namespace in notes aside).
 """
@@ -13,11 +14,13 @@ from __future__ import annotations
 import asyncio
 import copy
 import secrets
+import tarfile
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from real_support import create_namespace, kuberay_running, user_client
 
 from rayop.kube.client import KubeClient
@@ -56,7 +59,23 @@ def _cron(name: str, schedule: str, **spec: Any) -> Obj:
     }
 
 
+ARCHIVE = (
+    Path(__file__).resolve().parents[3] / "shared/compat/kuberay-v1.7.0/ray-operator-src.tar.gz"
+)
+
+
+def _sample(name: str) -> Obj:
+    with tarfile.open(ARCHIVE) as archive:
+        member = archive.extractfile(f"ray-operator/config/samples/{name}")
+        assert member is not None, name
+        docs = [d for d in yaml.safe_load_all(member.read()) if d]
+    (cron,) = [d for d in docs if d["kind"] == "RayCronJob"]
+    return dict(cron)
+
+
 CRONS = (
+    _sample("ray-cronjob.sample.yaml"),
+    _sample("ray-cronjob-timezone.sample.yaml"),
     _cron("minutely", "* * * * *", timeZone="America/New_York"),
     _cron("paused", "* * * * *", suspend=True),
     _cron("broken", "*/0 * * * *"),
@@ -148,19 +167,26 @@ async def test_the_same_rayjobs_status_and_events_as_kuberay(
         ):
             await _away_from_a_minute_boundary()
             await asyncio.gather(_apply(client, kuberay_ns), _apply(client, rayop_ns))
-            await _wait_for_ticks(client, (kuberay_ns, rayop_ns), 2)
+            await _wait_for_ticks(client, (kuberay_ns, rayop_ns), 4)  # two ticks of two
             kuberay = await _outcome(client, kuberay_ns)
             rayop = await _outcome(client, rayop_ns)
-    assert len(kuberay["rayjobs"]) >= 2, kuberay
-    assert len(rayop["rayjobs"]) >= 2, rayop
-    assert all(str(name).startswith("minutely-") for name, *_ in kuberay["rayjobs"]), kuberay
+    assert len(kuberay["rayjobs"]) >= 4, kuberay
+    assert len(rayop["rayjobs"]) >= 4, rayop
+    names = [str(name) for name, *_ in kuberay["rayjobs"]]
+    assert any(n.startswith("minutely-") for n in names), kuberay
+    assert any(n.startswith("raycronjob-sample-") for n in names), kuberay
+    assert not any(n.startswith("raycronjob-timezone-sample-") for n in names), kuberay
     assert kuberay["lastScheduleTime"]["paused"] is None
     assert kuberay["lastScheduleTime"]["broken"] is None
     assert any(e[1] == "InvalidRayCronJobSpec" for e in kuberay["events"]), kuberay
     assert any(e[1] == "SuspendedRayCronJob" for e in kuberay["events"]), kuberay
-    # The two may be one tick apart at the moment of reading: compare the common ticks.
-    common = min(len(kuberay["rayjobs"]), len(rayop["rayjobs"]))
-    assert rayop["rayjobs"][:common] == kuberay["rayjobs"][:common]
-    if len(rayop["rayjobs"]) == len(kuberay["rayjobs"]):
+    # The two may be one tick apart at the moment of reading: compare the ticks both have made.
+    theirs = {str(job[0]): job for job in kuberay["rayjobs"]}
+    ours = {str(job[0]): job for job in rayop["rayjobs"]}
+    both = theirs.keys() & ours.keys()
+    assert len(both) >= 4, (sorted(theirs), sorted(ours))
+    assert theirs.keys() <= ours.keys() or ours.keys() <= theirs.keys(), (theirs, ours)
+    assert [ours[n] for n in sorted(both)] == [theirs[n] for n in sorted(both)]
+    if theirs.keys() == ours.keys():
         assert rayop["lastScheduleTime"] == kuberay["lastScheduleTime"]
     assert rayop["events"] == kuberay["events"]
