@@ -70,7 +70,7 @@ def _banner(cp: EmbeddedControlPlane, settings: OperatorSettings) -> str:
         f"rayop is up: embedded API server at {cp.url}",
         f"  kubeconfig: {kc}",
         f"  export KUBECONFIG={kc}",
-        "  kubectl apply -f ray-cluster.sample.yaml && kubectl get rayclusters",
+        "  rayop samples raycluster | kubectl apply -f - && kubectl get rayclusters",
     ]
     if settings.metrics_addr != "0":
         lines.append(f"  operator metrics: {_local_url(settings.metrics_addr)}/metrics")
