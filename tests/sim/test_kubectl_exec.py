@@ -184,3 +184,22 @@ async def test_a_client_that_goes_away_ends_the_command(
     proc.kill()
     await proc.wait()
     await eventually(lambda: not _alive(pid), timeout=20, what=f"exec'd process {pid} ended")
+
+
+async def test_kubectl_cp_into_a_remapped_mount_and_out_of_the_working_directory(
+    server: StreamingServer, transport: dict[str, str], tmp_path: Path
+) -> None:
+    local = tmp_path / "local.py"
+    local.write_text("print('copied in')\n")
+    code, _, err = await server.kubectl(
+        "cp", str(local), "head:/home/ray/samples/copied.py", env=transport
+    )  # tar xf - in the pod: stdin must reach its end (v5 CLOSE, SPDY FIN)
+    assert code == 0, err
+    assert (tmp_path / "pod" / "config" / "copied.py").read_text() == "print('copied in')\n"
+    # Out of the pod, from the working directory (an absolute remapped path would name the
+    # file by its path on this machine inside the tar stream, which kubectl refuses).
+    (tmp_path / "pod" / "work" / "result.txt").write_text("42\n")
+    back = tmp_path / "back.txt"
+    code, _, err = await server.kubectl("cp", "head:result.txt", str(back), env=transport)
+    assert code == 0, err
+    assert back.read_text() == "42\n"
