@@ -136,21 +136,29 @@ class ContainerProcess:
         """Waits for the command to exit, kills what it left running, returns its exit code."""
         assert self._proc is not None
         code = await self._proc.wait()
-        if self._pump is not None:
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(asyncio.shield(self._pump), 2.0)
         await kill_tree(self.marker, session=self._proc.pid, grace=0.0)
+        await self._close_output()
         return code
 
     async def stop(self, grace: float) -> None:
         """Stops the whole tree: SIGTERM, then SIGKILL after ``grace`` seconds."""
         session = self._proc.pid if self._proc is not None else None
         await kill_tree(self.marker, session=session, grace=grace)
-        if self._proc is not None and self._proc.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                self._proc.kill()
+        if self._proc is not None:
+            if self._proc.returncode is None:
+                with contextlib.suppress(ProcessLookupError):
+                    self._proc.kill()
             await self._proc.wait()
+        await self._close_output()
+
+    async def _close_output(self) -> None:
+        """Lets the pump read the output to its end (2 s at most), then closes the pipe."""
         if self._pump is not None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(self._pump), 2.0)
             self._pump.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._pump
+        transport = getattr(self._proc, "_transport", None)
+        if transport is not None:
+            transport.close()  # the pipe of a daemon that outlived its kill would stay open

@@ -242,12 +242,12 @@ class PodRunner:
         ]
         try:
             if not await self.publish():
-                return None
+                return None  # the pod is gone: stop() ends the process
             code = await running.process.wait()
         finally:
             for task in probes:
                 task.cancel()
-            self.running.pop(name, None)
+        self.running.pop(name, None)
         sink.close()
         signalled = code < 0
         state.ended(128 - code if signalled else code, now_rfc3339())

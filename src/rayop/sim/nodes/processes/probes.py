@@ -78,10 +78,12 @@ async def _exec(
         return ProbeResult(False, f"Exec probe errored: {exc}")
     try:
         out, _ = await asyncio.wait_for(proc.communicate(), timeout)
-    except TimeoutError:
+    except (TimeoutError, asyncio.CancelledError) as exc:
         with contextlib.suppress(ProcessLookupError):
             proc.kill()
         await proc.wait()
+        if isinstance(exc, asyncio.CancelledError):
+            raise
         return ProbeResult(False, f"command timed out after {timeout:g}s")
     if proc.returncode == 0:
         return ProbeResult(True)

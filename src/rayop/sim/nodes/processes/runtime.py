@@ -52,6 +52,7 @@ class ProcessRuntime:
         ray_env: A virtualenv with Ray (None: ``$RAYOP_RAY_ENV`` or this interpreter's).
         cache_dir: Where the loopback shim is built once.
         backoff: Base of the crash-loop back-off in seconds.
+        ray: The Ray to use, found already (``ray_env`` is then not looked at).
 
     Raises:
         RayNotInstalled: Ray is not installed where it was looked for.
@@ -66,9 +67,10 @@ class ProcessRuntime:
         ray_env: str | None = None,
         cache_dir: Path | None = None,
         backoff: float = 10.0,
+        ray: RayInstall | None = None,
     ) -> None:
         self.store = store
-        self.ray: RayInstall = find_ray(ray_env)
+        self.ray: RayInstall = ray or find_ray(ray_env)
         cache = cache_dir or Path.home() / ".cache" / "rayop" / "loopback-shim"
         self.shim = build_shim(cache)
         self.plane_id = secrets.token_hex(6)

@@ -1,0 +1,125 @@
+"""The ``--real-ray`` kubelet running ordinary pods as processes (no Ray needed: these pods run
+``sh``): exit codes and restartPolicy, CrashLoopBackOff, logs, env and mounted ConfigMaps, exec
+readiness probes, and deletion ending every process of the pod."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sim_waiting import info, is_ready, wait_for
+
+from rayop.sim.nodes.kubelet import Kubelet, KubeletConfig
+from rayop.sim.nodes.processes.container_process import tree_pids
+from rayop.sim.nodes.processes.ray_install import RayInstall
+from rayop.sim.nodes.processes.runtime import ProcessRuntime
+from rayop.sim.storage.store import Store
+
+Obj = dict[str, Any]
+NO_RAY = RayInstall(bin_dir=Path(sys.executable).parent, version="2.60.0")
+"""These pods never run ``ray``: the interpreter's directory stands in for Ray's bin dir."""
+
+
+def _pod(name: str, script: str, **spec: Any) -> Obj:
+    container: Obj = {"name": "main", "image": "busybox", "command": ["sh", "-c", script]}
+    container.update(spec.pop("container", {}))
+    return {"metadata": {"name": name}, "spec": {"containers": [container], **spec}}
+
+
+@pytest.fixture
+async def kubelet() -> AsyncIterator[Kubelet]:
+    store = Store(seed=3)
+    kubelet = Kubelet(store, KubeletConfig(crashloop_backoff=0.2, delete_delay=0.01))
+    runtime = ProcessRuntime(store, kubelet.logs, ray=NO_RAY, backoff=0.2)
+    kubelet.processes = runtime
+    await kubelet.start()
+    try:
+        yield kubelet
+    finally:
+        await kubelet.stop()
+        await runtime.close()
+
+
+def _log(kubelet: Kubelet, pod: Obj | None, previous: bool = False) -> str:
+    assert pod is not None
+    uid = pod["metadata"]["uid"]
+    log = kubelet.logs.previous(uid, "main") if previous else kubelet.logs.current(uid, "main")
+    return "" if log is None else log.read().decode()
+
+
+def _terminated(pod: Obj | None) -> bool:
+    return pod is not None and pod["status"].get("phase") in ("Succeeded", "Failed")
+
+
+async def test_exit_codes_end_the_pod_per_restart_policy(kubelet: Kubelet) -> None:
+    pods = info(kubelet.store, "", "pods")
+    await kubelet.store.create(pods, "default", _pod("ok", "echo fine", restartPolicy="Never"))
+    await kubelet.store.create(
+        pods, "default", _pod("bad", "echo oops; exit 3", restartPolicy="Never")
+    )
+    ok = await wait_for(kubelet.store, pods, "default", "ok", _terminated, timeout=30)
+    bad = await wait_for(kubelet.store, pods, "default", "bad", _terminated, timeout=30)
+    assert ok is not None and bad is not None
+    assert ok["status"]["phase"] == "Succeeded" and bad["status"]["phase"] == "Failed"
+    term = bad["status"]["containerStatuses"][0]["state"]["terminated"]
+    assert term["exitCode"] == 3 and term["reason"] == "Error"
+    assert bad["status"]["podIP"].startswith("127.") and "oops" in _log(kubelet, bad)
+
+
+async def test_a_crashing_container_restarts_with_back_off(kubelet: Kubelet) -> None:
+    pods = info(kubelet.store, "", "pods")
+    await kubelet.store.create(pods, "default", _pod("crash", "echo run; exit 1"))
+
+    def restarted_twice(pod: Obj | None) -> bool:
+        statuses = (pod or {}).get("status", {}).get("containerStatuses") or [{}]
+        return int(statuses[0].get("restartCount") or 0) >= 2
+
+    pod = await wait_for(kubelet.store, pods, "default", "crash", restarted_twice, timeout=30)
+    status = pod["status"] if pod else {}
+    assert status["phase"] == "Running"
+    assert status["containerStatuses"][0]["lastState"]["terminated"]["exitCode"] == 1
+    assert "run" in _log(kubelet, pod, previous=True)
+
+
+async def test_env_configmap_volume_and_readiness_probe(kubelet: Kubelet) -> None:
+    store = kubelet.store
+    await store.create(
+        info(store, "", "configmaps"),
+        "default",
+        {"metadata": {"name": "cm"}, "data": {"k": "from-cm"}},
+    )
+    spec: Obj = {
+        "volumes": [{"name": "conf", "configMap": {"name": "cm"}}],
+        "container": {
+            "env": [{"name": "IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}],
+            "volumeMounts": [{"name": "conf", "mountPath": "/etc/conf"}],
+            "readinessProbe": {
+                "exec": {"command": ["cat", "/etc/conf/k"]},
+                "periodSeconds": 1,
+            },
+        },
+    }
+    pods = info(store, "", "pods")
+    await store.create(
+        pods, "default", _pod("cfg", 'echo "ip=$IP k=$(cat /etc/conf/k)"; sleep 600', **spec)
+    )
+    pod = await wait_for(store, pods, "default", "cfg", is_ready, timeout=30)
+    assert pod is not None
+    assert f"ip={pod['status']['podIP']} k=from-cm" in _log(kubelet, pod)
+
+
+async def test_deleting_a_pod_ends_all_its_processes(kubelet: Kubelet) -> None:
+    pods = info(kubelet.store, "", "pods")
+    await kubelet.store.create(
+        pods, "default", _pod("long", "sleep 600 & sleep 600", terminationGracePeriodSeconds=1)
+    )
+    pod = await wait_for(kubelet.store, pods, "default", "long", is_ready, timeout=30)
+    assert pod is not None
+    uid = pod["metadata"]["uid"]
+    assert len(tree_pids(f"RAYOP_POD={uid}")) >= 2
+    await kubelet.store.delete(pods, "default", "long")
+    await wait_for(kubelet.store, pods, "default", "long", lambda p: p is None, timeout=30)
+    assert tree_pids(f"RAYOP_POD={uid}") == []
