@@ -170,3 +170,18 @@ async def test_a_deleted_raycronjob_ends_the_pass() -> None:
     result = await world.reconcile()
     assert result.requeue_after is None
     assert world.client.creates == []
+
+
+async def test_a_template_using_a_feature_whose_gate_is_off_is_refused() -> None:
+    created = utc(2026, 5, 1)
+    obj = raycronjob("* * * * *", created)
+    obj["spec"]["jobTemplate"]["rayClusterSpec"]["networkPolicy"] = {"mode": "DenyAll"}
+    world = CronWorld(created, obj)
+    world.jump_to(utc(2026, 5, 1, 0, 5))
+    result = await world.reconcile()
+    assert result.requeue_after is None
+    assert world.client.creates == []
+    ((kind, reason, note, action),) = world.recorder.events
+    assert (kind, reason, action) == ("Warning", "InvalidRayCronJobSpec", "Validate")
+    assert note.startswith(f"{NAMESPACE}/{NAME}: invalid RayJob template: ")
+    assert "RayClusterNetworkPolicy" in note

@@ -4,7 +4,7 @@ A pass reads the RayCronJob from the cache (gone: done) and:
 
 1. ends at once (looking again in 3 s) while the cache predates this controller's own last
    status write, so a tick's RayJob is never created twice from a stale ``lastScheduleTime``;
-2. validates it (:func:`~rayop.api.validation.raycronjob.validate_raycronjob`): a problem is a
+2. validates it (:func:`template_problems`: KubeRay's ``ValidateRayCronJobSpec``): a problem is a
    Warning event ``InvalidRayCronJobSpec`` (``<namespace>/<name>: <message>``) and the pass
    ends with no requeue; the next change of the object is looked at afresh. KubeRay's
    RayCronJob status has no field for a reason (its schema prunes any), so the event is the
@@ -26,7 +26,10 @@ from typing import Any, Protocol
 from rayop.api.common import format_time, parse_time
 from rayop.api.cron import parse
 from rayop.api.raycronjob import RayCronJob
+from rayop.api.validation.problem import Problem, Reason
 from rayop.api.validation.raycronjob import schedule_spec, validate_raycronjob
+from rayop.controllers.common.gate_checks import rayjob_gate_problems
+from rayop.controllers.common.gates import FeatureGates
 from rayop.controllers.common.options import OperatorOptions
 from rayop.controllers.raycronjob.child import child_rayjob
 from rayop.controllers.raycronjob.timing import decide
@@ -92,6 +95,19 @@ class RayCronJobDeps:
     """``wall()`` is the time ticks are compared with."""
 
 
+def template_problems(wire: Mapping[str, Any], gates: FeatureGates) -> list[Problem]:
+    """KubeRay's ``ValidateRayCronJobSpec``, the template's gated fields included (KubeRay's
+    RayJob spec check refuses them, so its RayCronJob check does too)."""
+    problems = validate_raycronjob(wire, gates=gates.by_name())
+    if problems:
+        return problems
+    template = (wire.get("spec") or {}).get("jobTemplate") or {}
+    return [
+        Problem(Reason.INVALID_RAYCRONJOB_SPEC, f"invalid RayJob template: {message}")
+        for message in rayjob_gate_problems({"spec": template}, gates)
+    ]
+
+
 class RayCronJobReconciler:
     """Reconciles one RayCronJob per call (see the module docstring)."""
 
@@ -112,7 +128,7 @@ class RayCronJobReconciler:
         if deps.own_writes.cache_behind(cached):
             return Result(requeue_after=REQUEUE_SECONDS)
         wire: dict[str, Any] = thaw(cached)
-        problems = validate_raycronjob(wire, gates=deps.options.feature_gates.by_name())
+        problems = template_problems(wire, deps.options.feature_gates)
         if problems:
             note = problems[0].event_message(request.namespace, request.name)
             deps.recorder.event(wire, "Warning", problems[0].reason, note, action="Validate")
