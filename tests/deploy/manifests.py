@@ -18,7 +18,7 @@ DEPLOY = REPO / "deploy"
 
 def load_yaml(path: Path) -> list[dict[str, Any]]:
     """Returns the non-empty documents of a YAML file."""
-    return [doc for doc in yaml.safe_load_all(path.read_text()) if doc]
+    return [doc for doc in yaml.load_all(path.read_text(), Loader=yaml.CSafeLoader) if doc]
 
 
 def find(docs: Iterable[dict[str, Any]], kind: str, name: str | None = None) -> dict[str, Any]:

@@ -34,7 +34,7 @@ def kustomize(directory: Path) -> list[dict[str, Any]]:
         [KUBECTL, "kustomize", str(directory)], capture_output=True, text=True, timeout=60
     )
     assert proc.returncode == 0, proc.stderr
-    return [doc for doc in yaml.safe_load_all(proc.stdout) if doc]
+    return [doc for doc in yaml.load_all(proc.stdout, Loader=yaml.CSafeLoader) if doc]
 
 
 def test_checked_in_crds_equal_the_generated_ones() -> None:

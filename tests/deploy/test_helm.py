@@ -332,6 +332,7 @@ PREREQUISITES: dict[str, Values] = {
     "metrics.serviceMonitor": {"metrics": {"serviceMonitor": {"enabled": True}}},
     "configuration": {"configuration": {"enabled": True}},
     "crNamespacedRbacEnable": {"singleNamespaceInstall": True},
+    "webhook": {"webhook": {"enabled": True}},
 }
 """What must be set for a value to matter (the longest matching prefix of its path)."""
 
