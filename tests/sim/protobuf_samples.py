@@ -243,6 +243,22 @@ def samples() -> dict[tuple[str, str], Obj]:
             },
         },
         {
+            "apiVersion": "networking.k8s.io/v1",
+            "kind": "NetworkPolicy",
+            "metadata": _meta("proto-np"),
+            "spec": {
+                "podSelector": {"matchLabels": {"ray.io/cluster": "c"}},
+                "policyTypes": ["Ingress", "Egress"],
+                "ingress": [{"from": [{"podSelector": {"matchLabels": {"ray.io/cluster": "c"}}}]}],
+                "egress": [
+                    {
+                        "to": [{"ipBlock": {"cidr": "10.0.0.0/8", "except": ["10.1.0.0/16"]}}],
+                        "ports": [{"protocol": "UDP", "port": 53, "endPort": 60}],
+                    }
+                ],
+            },
+        },
+        {
             "apiVersion": "storage.k8s.io/v1",
             "kind": "StorageClass",
             "metadata": _meta("proto-sc"),
