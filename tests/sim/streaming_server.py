@@ -104,11 +104,13 @@ class StreamingServer:
 
 
 @asynccontextmanager
-async def open_streaming_server(tmp: Path) -> AsyncIterator[StreamingServer]:
+async def open_streaming_server(
+    tmp: Path, faults: Faults | None = None
+) -> AsyncIterator[StreamingServer]:
     """Serves build_app over HTTPS on loopback with a TableExecutor set; yields the server."""
     executor = TableExecutor()
     store = Store(graceful_pod_deletion=False, seed=7)
-    app = build_app(store, token=TOKEN, faults=Faults(seed=3), audit=Audit())
+    app = build_app(store, token=TOKEN, faults=faults or Faults(seed=3), audit=Audit())
     app[CONTAINER_EXECUTOR_KEY] = executor
     material = generate_self_signed(tmp / "tls")
     runner = web.AppRunner(app, handle_signals=False, access_log=None, shutdown_timeout=0.5,

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 from streaming_server import KUBECTL, StreamingServer, open_streaming_server
 
+from rayop.sim.apiserver.faults import Faults
 from rayop.sim.nodes.container_exec import ContainerProcessEnv
 from rayop.testing import eventually
 
@@ -203,3 +204,24 @@ async def test_kubectl_cp_into_a_remapped_mount_and_out_of_the_working_directory
     code, _, err = await server.kubectl("cp", "head:result.txt", str(back), env=transport)
     assert code == 0, err
     assert back.read_text() == "42\n"
+
+
+async def test_an_open_exec_is_not_counted_in_flight(tmp_path: Path) -> None:
+    faults = Faults(seed=3)
+    async with open_streaming_server(tmp_path, faults) as srv:
+        srv.executor.envs["head"] = ContainerProcessEnv(
+            env={"PATH": "/usr/bin:/bin"}, cwd=str(tmp_path), pod_ip="127.0.0.1", mounts={}
+        )
+        await srv.create_pod("head", "ray-head")
+        faults.max_in_flight = 1  # one request at a time, long-running ones exempt
+        proc = await asyncio.create_subprocess_exec(
+            KUBECTL, "exec", "-i", "head", "--", "sh", "-c", "echo started; cat",
+            env=srv.env(), stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        assert proc.stdout is not None and proc.stdin is not None
+        assert await asyncio.wait_for(proc.stdout.readline(), 20) == b"started\n"
+        code, out, err = await srv.kubectl("get", "pod", "head", "-o", "name")
+        assert (code, out) == (0, "pod/head\n"), err
+        proc.stdin.close()
+        assert await asyncio.wait_for(proc.wait(), 20) == 0

@@ -131,7 +131,9 @@ async def _resource(
     except se.StatusError as err:
         return error_response(err, request)
     faults = ctx.faults
-    counted = req.verb != "watch"
+    # Long-running requests (watches, exec/attach/port-forward streams) are not in flight, as
+    # kube-apiserver's max-in-flight filter exempts them.
+    counted = req.verb != "watch" and req.subresource not in STREAMING_SUBRESOURCES
     code = 500
     resp: web.StreamResponse
     try:
