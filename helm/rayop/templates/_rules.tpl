@@ -89,6 +89,24 @@
   - create
   - patch
 - apiGroups:
+  - gateway.networking.k8s.io
+  resources:
+  - gateways
+  verbs:
+  - get
+  - create
+  - update
+  - delete
+- apiGroups:
+  - gateway.networking.k8s.io
+  resources:
+  - httproutes
+  verbs:
+  - get
+  - create
+  - update
+  - delete
+- apiGroups:
   - networking.k8s.io
   resources:
   - ingresses

@@ -147,6 +147,12 @@ RAYSERVICE_RULES: Final[tuple[PolicyRule, ...]] = (
     # numServeEndpoints.
     PolicyRule("discovery.k8s.io", ("endpointslices",), ("list", "watch")),
     PolicyRule("events.k8s.io", ("events",), ("create", "patch")),
+    # NewClusterWithIncrementalUpgrade: read with GETs (no informer), deleted on suspend.
+    PolicyRule(
+        "gateway.networking.k8s.io",
+        ("gateways", "httproutes"),
+        ("get", "create", "update", "delete"),
+    ),
 )
 """What the RayService controller calls."""
 
