@@ -275,3 +275,122 @@ async def test_the_same_incremental_upgrade_as_kuberay(
     assert steps == [25, 50, 75, 100], kuberay["moves"]
     for key in ("deployed", "upgraded", "newServe", "moves"):
         assert rayop[key] == kuberay[key], (key, kuberay[key], rayop[key])
+
+
+ROLLBACK_OPTIONS = {"stepSizePercent": 25, "intervalSeconds": 4, "maxSurgePercent": 25}
+
+
+async def _run_rollback(client: KubeClient, network: PodNetwork, ns: str, sample: Obj) -> Obj:
+    """Deploys the sample, starts an upgrade, reverts the spec once the new cluster has half the
+    traffic, and returns what the rollback did (normalised)."""
+    name = sample["metadata"]["name"]
+    names = _Names(ns)
+    obj = copy.deepcopy(sample)
+    obj["metadata"]["namespace"] = ns
+    route_name = f"{name}-httproute"
+
+    async def status() -> Obj:
+        return dict((await client.get(RAY_SERVICES, name, namespace=ns)).get("status") or {})
+
+    async def weights() -> list[tuple[str, Any]]:
+        route = await client.get(HTTP_ROUTES, route_name, namespace=ns)
+        refs = route["spec"]["rules"][0].get("backendRefs") or []
+        return [(str(r["name"]), r.get("weight")) for r in refs]
+
+    async with GatewayProgrammer(client, ns):
+        await client.create(RAY_SERVICES, obj, namespace=ns)
+
+        async def deployed() -> bool:
+            active = (await status()).get("activeServiceStatus") or {}
+            return active.get("trafficRoutedPercent") == 100 and bool(active.get("rayClusterName"))
+
+        await _wait(deployed, "first cluster with all the traffic")
+        spec = (await client.get(RAY_SERVICES, name, namespace=ns))["spec"]
+        original = copy.deepcopy(spec["rayClusterConfig"])
+        old = (await status())["activeServiceStatus"]["rayClusterName"]
+        names.add(old, "<old>")
+        head = original["headGroupSpec"]
+        patch = {
+            "upgradeStrategy": {"clusterUpgradeOptions": ROLLBACK_OPTIONS},
+            "rayClusterConfig": {"headGroupSpec": {**head, "rayStartParams": {"num-cpus": "1"}}},
+        }
+        await client.patch(RAY_SERVICES, name, {"spec": patch}, namespace=ns)
+
+        async def half() -> bool:
+            return len(found := await weights()) == 2 and found[1][1] == 50
+
+        await _wait(half, "half the traffic on the new cluster")
+        new = (await status())["pendingServiceStatus"]["rayClusterName"]
+        names.add(new, "<new>")
+        revert = {"rayClusterConfig": {"headGroupSpec": head}}
+        await client.patch(RAY_SERVICES, name, {"spec": revert}, namespace=ns)
+        moves: list[Any] = []
+        conditions: list[Any] = []
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + 120
+        while loop.time() < deadline:
+            current = await status()
+            found = await weights()
+            dashes = (network.for_cluster(ns, c) for c in (old, new))
+            capacities = [None if d is None else d.serve.target_capacity for d in dashes]
+            state = (found, capacities)
+            if not moves or moves[-1] != state:
+                moves.append(state)
+            rollback = [
+                (c["status"], c["reason"], c.get("message", ""))
+                for c in current.get("conditions") or []
+                if c["type"] == "RollbackInProgress"
+            ]
+            if not conditions or conditions[-1] != rollback:
+                conditions.append(rollback)
+            if (
+                not (current.get("pendingServiceStatus") or {}).get("rayClusterName")
+                and len(found) == 1
+            ):
+                break
+            await asyncio.sleep(0.1)
+        await asyncio.sleep(3)
+        result = {
+            "moves": moves,
+            "rollbackConditions": conditions,
+            "status": _status_view(await status()),
+            "route": await weights(),
+        }
+    normalised: Obj = names(result)
+    return normalised
+
+
+async def test_the_same_rollback_as_kuberay(
+    real_kubeconfig: str, kuberay_binary: Path, tmp_path: Path
+) -> None:
+    support = _support()
+    sample = support.incremental_sample()
+    token = secrets.token_hex(2)
+    kuberay_ns, rayop_ns = f"rk-{token}", f"rr-{token}"
+    log_path = tmp_path / "ray-operator.log"
+    socket = pod_network_socket(Path(real_kubeconfig))
+    async with user_client(real_kubeconfig) as client:
+        await install_gateway_api_crds(client, support.gateway_api_crds())
+        for ns in (kuberay_ns, rayop_ns):
+            await create_namespace(client, ns)
+        async with PodNetwork(client, socket) as network:
+            watch = f"--watch-namespace={kuberay_ns}"
+            async with kuberay_running(
+                kuberay_binary, real_kubeconfig, log_path, "--use-kubernetes-proxy", watch
+            ):
+                kuberay = await _run_rollback(client, network, kuberay_ns, sample)
+        async with PodNetwork(client, socket) as network:
+            config = await load_config(kubeconfig=real_kubeconfig)
+            async with open_operator(
+                config,
+                watch_namespaces=[rayop_ns],
+                controllers=ALL_KINDS,
+                ready_timeout=60,
+                use_kubernetes_proxy=True,
+            ):
+                rayop = await _run_rollback(client, network, rayop_ns, sample)
+    (tmp_path / "rollback.json").write_text(json.dumps({"kuberay": kuberay, "rayop": rayop}))
+    assert kuberay["route"] == [["<old>-serve-svc", 100]], kuberay
+    assert kuberay["rollbackConditions"][1][0][:2] == ["True", "DesiredClusterSpecChanged"]
+    for key in ("moves", "rollbackConditions", "status", "route"):
+        assert rayop[key] == kuberay[key], (key, kuberay[key], rayop[key])
