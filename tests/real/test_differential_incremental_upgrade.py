@@ -10,7 +10,9 @@ implementation is played by :class:`rayop.testing.GatewayProgrammer`. Compared, 
 names as ``<old>``/``<new>``: the Gateway, the HTTPRoute and the per-cluster serve Services
 (spec, labels, owners), the RayService status at each end (target capacities, traffic percents,
 conditions), the route's weights and the Serve ``target_capacity`` of both heads as they moved,
-and the Serve config the new head ends with.
+and the Serve config the new head ends with. A second test reverts the spec once the new cluster
+has half the traffic and compares the rollback: ``RollbackInProgress``, the weights and
+capacities moving back, and the status once the new cluster is dropped.
 """
 
 from __future__ import annotations
