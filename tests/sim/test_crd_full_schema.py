@@ -88,6 +88,12 @@ async def test_a_malformed_pod_template_is_refused_with_the_field_paths() -> Non
             "FieldValueInvalid",
             f"Invalid value: \"1x\": {cpu} in body should match '{QUANTITY}'",
         ),
+        (  # the CRD has CEL rules, which a Required or a type error keeps from running
+            "<nil>",
+            "FieldValueInvalid",
+            "Invalid value: null: some validation rules were not checked because the object "
+            "was invalid; correct the existing errors to complete validation",
+        ),
     }
 
 

@@ -218,7 +218,31 @@ def validate_custom(info: ResourceInfo, obj: Obj) -> None:
     errors = sorted(_validator(info.schema).iter_errors(obj), key=lambda e: list(e.absolute_path))
     if errors:
         name = (obj.get("metadata") or {}).get("name", "")
-        raise se.invalid(info.kind, info.group, name, [_cause(e) for e in errors[:20]])
+        causes = [_cause(e) for e in errors[:20]]
+        blocking = any(reason in _BLOCKING for _, reason, _ in causes)
+        if blocking and _has_rules(info.schema):  # then kube-apiserver skips the CEL rules
+            causes.append(("<nil>", "FieldValueInvalid", _RULES_SKIPPED))
+        raise se.invalid(info.kind, info.group, name, causes)
+
+
+_BLOCKING = frozenset({"FieldValueNotSupported", "FieldValueRequired", "FieldValueTypeInvalid"})
+"""The errors after which kube-apiserver does not evaluate a CRD's CEL rules."""
+_RULES_SKIPPED = (
+    "Invalid value: null: some validation rules were not checked because the object was "
+    "invalid; correct the existing errors to complete validation"
+)
+
+
+def _has_rules(schema: Any) -> bool:
+    """Whether any node of the schema has ``x-kubernetes-validations`` (CEL rules)."""
+    found = _rules_found.get(id(schema))
+    if found is None or found[0] is not schema:
+        found = (schema, "x-kubernetes-validations" in orjson.dumps(schema).decode())
+        _rules_found[id(schema)] = found
+    return found[1]
+
+
+_rules_found: dict[int, tuple[Any, bool]] = {}
 
 
 def admit_custom(info: ResourceInfo, obj: Obj, old: Obj | None) -> None:
