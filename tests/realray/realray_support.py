@@ -26,6 +26,7 @@ class Kubectl:
     """Runs kubectl against one plane."""
 
     def __init__(self, kubeconfig: Path, home: Path) -> None:
+        self.kubeconfig = kubeconfig
         self.env = dict(os.environ, KUBECONFIG=str(kubeconfig), HOME=str(home))
 
     def run(

@@ -4,11 +4,15 @@ Service."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Iterator
 
 import pytest
 from realray_support import Kubectl, rayop_up
+
+from rayop.kube.client import KubeClient
+from rayop.kube.config import load_config
 
 pytestmark = pytest.mark.realray
 
@@ -77,3 +81,50 @@ def test_the_serve_app_from_a_configmap_gets_ready_and_answers(up: Kubectl) -> N
             break
         time.sleep(2)
     assert answer.stdout == "hello from real ray", answer.stderr
+
+
+UPGRADE = """
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: hello-app-v2}
+data:
+  hello.py: |
+    from ray import serve
+
+    @serve.deployment
+    class Hello:
+        def __call__(self, request):
+            return "hello v2"
+
+    app = Hello.bind()
+"""
+
+
+async def test_an_upgrade_switches_traffic_with_no_failed_request(up: Kubectl) -> None:
+    old = up.json("rayservice", "hello")["status"]["activeServiceStatus"]["rayClusterName"]
+    up.apply(UPGRADE)
+    patch = '[{"op":"replace","path":"/spec/rayClusterConfig/headGroupSpec/template/spec/volumes/0/configMap/name","value":"hello-app-v2"}]'
+    path = "/api/v1/namespaces/default/services/hello-serve-svc:8000/proxy/"
+    answers: list[tuple[int, str]] = []
+    config = await load_config(kubeconfig=str(up.kubeconfig))
+    async with KubeClient(config, qps=-1) as kube:
+        await asyncio.to_thread(up.run, "patch", "rayservice", "hello", "--type=json", "-p", patch)
+        start = time.monotonic()
+        switched_at: float | None = None
+        while time.monotonic() - start < 420:
+            status, body = await kube.request("GET", path, timeout=10)
+            answers.append((status, body.decode(errors="replace")))
+            if switched_at is None and answers[-1] == (200, "hello v2"):
+                switched_at = time.monotonic()
+                print(
+                    f"\nRayService upgrade: traffic on the new cluster after {switched_at - start:.1f} s"
+                )
+            if switched_at is not None and time.monotonic() - switched_at > 10:
+                break
+            await asyncio.sleep(0.5)
+    failed = [a for a in answers if a[0] != 200]
+    assert switched_at is not None, answers[-3:]
+    assert failed == [], failed[:3]
+    assert {body for _, body in answers} <= {"hello from real ray", "hello v2"}
+    new = up.json("rayservice", "hello")["status"]["activeServiceStatus"]["rayClusterName"]
+    assert new != old
