@@ -44,6 +44,13 @@ async def handle_crud(ctx: ServerContext, request: web.Request, req: ApiRequest)
     Raises:
         StatusError: Any API error; the caller turns it into a Status response.
     """
+    response = await _handle(ctx, request, req)
+    if req.info.deprecation_warning:
+        response.headers.add("Warning", f"299 - {json.dumps(req.info.deprecation_warning)}")
+    return response
+
+
+async def _handle(ctx: ServerContext, request: web.Request, req: ApiRequest) -> web.Response:
     verb = req.verb
     if req.subresource not in ("", "status"):
         raise se.StatusError(

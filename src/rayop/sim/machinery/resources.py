@@ -30,6 +30,8 @@ class ResourceInfo:
         crd_name: Name of the defining CRD ("" for built-ins).
         storage_key: The key of another resource whose objects this one serves through a
             conversion (events.k8s.io/v1 events are stored as core/v1 events); "" for none.
+        deprecation_warning: The Warning a request for a deprecated CRD version gets ("" when
+            the version is not deprecated).
     """
 
     group: str
@@ -46,6 +48,7 @@ class ResourceInfo:
     schema: Mapping[str, Any] | None = field(default=None, compare=False)
     crd_name: str = ""
     storage_key: str = ""
+    deprecation_warning: str = ""
 
     def __post_init__(self) -> None:
         if not self.list_kind:
@@ -190,9 +193,20 @@ def infos_from_crd(crd: Mapping[str, Any]) -> list[ResourceInfo]:
                 storage_key=(
                     f"{group}/{plural}" if stored_served and not ver.get("storage") else ""
                 ),
+                deprecation_warning=_deprecation(group, kind, ver),
             )
         )
     return out
+
+
+def _deprecation(group: str, kind: str, version: Mapping[str, Any]) -> str:
+    """Returns a deprecated version's warning (kube-apiserver's default when it has none)."""
+    if not version.get("deprecated"):
+        return ""
+    return str(
+        version.get("deprecationWarning")
+        or f"{group}/{version.get('name', '')} {kind} is deprecated"
+    )
 
 
 class ResourceRegistry:
