@@ -26,7 +26,10 @@ KUBECTL = shutil.which("kubectl") or "/usr/bin/kubectl"
 
 
 def all_docs() -> list[dict[str, Any]]:
-    return [doc for path in sorted(DEPLOY.rglob("*.yaml")) for doc in load_yaml(path)]
+    """The documents of the base kustomization's resources (the components under deploy/,
+    such as monitoring/, webhooks/ and batch-schedulers/, are opt-in overlays)."""
+    base = load_yaml(DEPLOY / "kustomization.yaml")[0]
+    return [doc for rel in base["resources"] for doc in load_yaml(DEPLOY / rel)]
 
 
 def kustomize(directory: Path) -> list[dict[str, Any]]:

@@ -29,6 +29,7 @@ from helm_cli import (
 from manifests import DEPLOY, find, load_yaml, operator_container, parse_run_args
 
 from rayop.api.crds import build_crds
+from rayop.controllers.batchscheduler.rbac import BATCH_SCHEDULER_RULES
 from rayop.controllers.common.rbac_rules import cluster_role_rules, leader_election_rules
 
 pytestmark = pytest.mark.skipif(bool(missing_helm_reason()), reason=missing_helm_reason())
@@ -80,6 +81,26 @@ def _rbac(objects: list[Obj]) -> dict[tuple[str, str, str], Obj]:
     }
 
 
+def operator_rules(values: Values) -> list[dict[str, Any]]:
+    """The operator's rules for ``values``: rayop's own, then those of the batch schedulers the
+    chart is installed for, in the chart's order and with its alphabetical verbs (as KubeRay's
+    chart: the ``KubernetesWAS`` gate; ``batchScheduler.enabled``, the legacy switch, grants
+    Volcano's and scheduler-plugins'; ``batchScheduler.name`` grants that one's)."""
+    scheduler = values.get("batchScheduler") or {}
+    gates = values.get("featureGates") or []
+    legacy, name = scheduler.get("enabled"), scheduler.get("name")
+    names = []
+    if any(g.get("name") == "KubernetesWAS" and g.get("enabled") for g in gates):
+        names.append("kubernetes-was")
+    names += [n for n in ("volcano", "scheduler-plugins") if legacy or name == n]
+    extra = [
+        {"apiGroups": [r.api_group], "resources": list(r.resources), "verbs": sorted(r.verbs)}
+        for n in names
+        for r in BATCH_SCHEDULER_RULES[n]
+    ]
+    return cluster_role_rules() + extra
+
+
 @pytest.mark.parametrize("mode", MODES)
 def test_rbac_of_every_mode_is_the_rules_source_where_kuberay_puts_it(mode: str) -> None:
     values = MODES[mode]
@@ -98,12 +119,12 @@ def test_rbac_of_every_mode_is_the_rules_source_where_kuberay_puts_it(mode: str)
         if not namespaced(values):
             expected |= {("ClusterRole", "", "rayop"), ("ClusterRoleBinding", "", "rayop")}
             expected |= {("ClusterRole", "", name) for name in USER_ROLES}
-            assert rbac[("ClusterRole", "", "rayop")]["rules"] == cluster_role_rules()
+            assert rbac[("ClusterRole", "", "rayop")]["rules"] == operator_rules(values)
             assert rbac[("ClusterRoleBinding", "", "rayop")]["subjects"] == subject
         elif values.get("crNamespacedRbacEnable", True):
             for namespace in rbac_namespaces(values, NAMESPACE):
                 expected |= {("Role", namespace, "rayop"), ("RoleBinding", namespace, "rayop")}
-                assert rbac[("Role", namespace, "rayop")]["rules"] == cluster_role_rules()
+                assert rbac[("Role", namespace, "rayop")]["rules"] == operator_rules(values)
                 binding = rbac[("RoleBinding", namespace, "rayop")]
                 assert binding["subjects"] == subject
                 assert binding["roleRef"] == {
