@@ -105,7 +105,8 @@ def _each_item(
 
 
 def _to_jsonschema(schema: Any) -> Any:
-    """Converts OpenAPI v3 ``nullable`` into JSON Schema type unions (recursively)."""
+    """Converts OpenAPI v3 ``nullable`` and int-or-string into JSON Schema type unions
+    (recursively)."""
     if isinstance(schema, list):
         return [_to_jsonschema(s) for s in schema]
     if not isinstance(schema, Mapping):
@@ -116,9 +117,15 @@ def _to_jsonschema(schema: Any) -> Any:
         out["type"] = [*t, "null"] if isinstance(t, list) else [t, "null"]
         if "enum" in out:
             out["enum"] = [*out["enum"], None]
-    if schema.get("x-kubernetes-int-or-string") and "type" not in out and "anyOf" not in out:
-        out["type"] = ["integer", "string"]
+    if schema.get("x-kubernetes-int-or-string") and "type" not in out:
+        if out.get("anyOf") == _INT_OR_STRING:
+            del out["anyOf"]  # the same check as a type union, several times cheaper
+        if "anyOf" not in out:
+            out["type"] = ["integer", "string"]
     return out
+
+
+_INT_OR_STRING = [{"type": "integer"}, {"type": "string"}]
 
 
 def _validator(schema: Mapping[str, Any]) -> jsonschema.protocols.Validator:
