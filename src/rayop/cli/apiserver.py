@@ -14,10 +14,6 @@ import typer
 from rayop.cli.app import app
 from rayop.cli.control_plane_flags import ControlPlaneFlags, PodReadyDelayOpt
 from rayop.cli.option_groups import expand_option_groups
-from rayop.sim.apiserver.faults import Faults
-from rayop.sim.nodes.kubelet import KubeletConfig
-from rayop.sim.nodes.quantities import parse_quantity
-from rayop.sim.nodes.scheduler import DEFAULT_NODE_CAPACITY
 
 if TYPE_CHECKING:
     from rayop.sim.controlplane import EmbeddedControlPlane
@@ -36,6 +32,9 @@ def _parse_latency(values: list[str]) -> dict[str, tuple[float, float]]:
 
 
 def _parse_capacity(values: list[str]) -> dict[str, str]:
+    from rayop.sim.nodes.quantities import parse_quantity
+    from rayop.sim.nodes.scheduler import DEFAULT_NODE_CAPACITY
+
     out = dict(DEFAULT_NODE_CAPACITY)
     for value in values:
         name, _, quantity = value.partition("=")
@@ -148,6 +147,10 @@ def apiserver(
 
     Prints the path of the kubeconfig it wrote on the first line of stdout.
     """
+    # The embedded plane is imported only when it runs (`rayop run` never loads it).
+    from rayop.sim.apiserver.faults import Faults
+    from rayop.sim.nodes.kubelet import KubeletConfig
+
     kubelet = KubeletConfig(
         pending_delay=pod_pending_delay,
         running_delay=pod_running_delay,

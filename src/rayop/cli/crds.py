@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import typer
-import yaml
 
-from rayop.api.crds import build_crds
 from rayop.cli.app import app
 
 
 def render_crds() -> str:
     """Returns the four CRDs as one multi-document YAML string (``---`` before each)."""
+    import yaml
+
+    from rayop.api.crds import build_crds
+
     return yaml.safe_dump_all(build_crds(), explicit_start=True, sort_keys=False, width=1000)
 
 
