@@ -23,14 +23,19 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
+from kueue_objects import (
+    FLAVOR_NODE_LABELS,
+    TOY_SAMPLE,
+    assert_admitted,
+    condition,
+    priority_class,
+    queue,
+    small_raycluster,
+    toy_rayjob,
+    workload_of,
+)
 from kueue_support import (
-    CLUSTER_QUEUES,
-    LOCAL_QUEUES,
-    PRIORITY_LABEL,
     QUEUE_LABEL,
-    RESOURCE_FLAVORS,
-    WORKLOAD_PRIORITY_CLASSES,
-    WORKLOADS,
     KueueProcess,
     World,
     build_kueue,
@@ -41,7 +46,7 @@ from kueue_support import (
 from ray_support import load_docs
 from real_support import build
 
-from rayop.kube.errors import AlreadyExists, NotFound
+from rayop.kube.errors import NotFound
 from rayop.kube.resources import JOBS, PODS, RAY_CLUSTERS, RAY_JOBS
 from rayop.testing import eventually
 
@@ -52,12 +57,6 @@ pytestmark = [
 ]
 
 Obj = dict[str, Any]
-FLAVOR = "rayop-kueue-kwok"
-FLAVOR_NODE_LABELS = {"type": "kwok"}
-"""Every kwok node of the tier carries this label; Kueue injects it as a node selector."""
-TOY_SAMPLE = "ray-job.kueue-toy-sample.yaml"
-QUOTA = {"cpu": "3", "memory": "8Gi"}
-"""Fits one toy RayJob (2.5 CPU with its submitter) or one test RayCluster (2 CPU), not two."""
 WAIT = 90.0
 NAMESPACE_PREFIXES = ("kueue-fifo", "kueue-rc", "kueue-preempt", "kueue-toy")
 """One namespace per test, named before the operator starts (KubeRay's --watch-namespace)."""
@@ -106,119 +105,6 @@ async def world(
     assert kueue.process.returncode is None, await kueue.log_tail()
 
 
-# -- Kueue objects -------------------------------------------------------------------------
-
-
-async def _create_if_absent(world: World, res: Any, obj: Obj) -> None:
-    with contextlib.suppress(AlreadyExists):
-        await world.client.create(res, obj)
-
-
-@contextlib.asynccontextmanager
-async def queue(
-    world: World, prefix: str, *, preemption: Obj | None = None
-) -> AsyncIterator[tuple[str, str]]:
-    """A namespace with a LocalQueue ``lq`` on a ClusterQueue of :data:`QUOTA`; yields
-    (namespace, LocalQueue name). The ClusterQueue is deleted when the block exits."""
-    ns = await world.namespace(prefix)
-    await _create_if_absent(
-        world,
-        RESOURCE_FLAVORS,
-        {"metadata": {"name": FLAVOR}, "spec": {"nodeLabels": FLAVOR_NODE_LABELS}},
-    )
-    resources = [{"name": name, "nominalQuota": value} for name, value in QUOTA.items()]
-    spec: Obj = {
-        "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": ns}},
-        "resourceGroups": [
-            {"coveredResources": list(QUOTA), "flavors": [{"name": FLAVOR, "resources": resources}]}
-        ],
-    }
-    if preemption:
-        spec["preemption"] = preemption
-    cq = f"cq-{ns}"
-    await world.client.create(CLUSTER_QUEUES, {"metadata": {"name": cq}, "spec": spec})
-    await world.client.create(
-        LOCAL_QUEUES,
-        {"metadata": {"name": "lq", "namespace": ns}, "spec": {"clusterQueue": cq}},
-        namespace=ns,
-    )
-
-    async def active() -> bool:
-        obj = await world.client.get(CLUSTER_QUEUES, cq)
-        conditions = (obj.get("status") or {}).get("conditions") or []
-        return any(c["type"] == "Active" and c["status"] == "True" for c in conditions)
-
-    await eventually(active, timeout=30, interval=0.5, what=f"ClusterQueue {cq} active")
-    try:
-        yield ns, "lq"
-    finally:
-        with contextlib.suppress(NotFound):
-            await world.client.delete(CLUSTER_QUEUES, cq)
-
-
-async def _priority_class(world: World, name: str, value: int) -> None:
-    obj = {"metadata": {"name": name}, "value": value, "description": "rayop Kueue tests"}
-    await _create_if_absent(world, WORKLOAD_PRIORITY_CLASSES, obj)
-
-
-async def workload_of(world: World, ns: str, kind: str, name: str) -> Obj | None:
-    """Returns the Workload Kueue made for the ``kind`` object ``name`` (None before it)."""
-    for wl in (await world.client.list(WORKLOADS, namespace=ns))["items"]:
-        owners = wl["metadata"].get("ownerReferences") or []
-        if any(o["kind"] == kind and o["name"] == name for o in owners):
-            return dict(wl)
-    return None
-
-
-def condition(obj: Obj | None, kind: str) -> Obj:
-    """Returns the condition ``kind`` of an object's status ({} when absent)."""
-    for cond in ((obj or {}).get("status") or {}).get("conditions") or []:
-        if cond["type"] == kind:
-            return dict(cond)
-    return {}
-
-
-# -- Ray objects ---------------------------------------------------------------------------
-
-
-def toy_rayjob(name: str, local_queue: str, *, priority_class: str = "") -> Obj:
-    """KubeRay's Kueue toy sample RayJob, named ``name`` and queued on ``local_queue``."""
-    rayjob = copy.deepcopy(load_docs(TOY_SAMPLE, "RayJob")[0])
-    labels = {QUEUE_LABEL: local_queue}
-    if priority_class:
-        labels[PRIORITY_LABEL] = priority_class
-    rayjob["metadata"] = {"name": name, "labels": labels}
-    return rayjob
-
-
-def small_raycluster(name: str, local_queue: str) -> Obj:
-    """A RayCluster of one head and one worker (1 CPU, 1Gi each) queued on ``local_queue``."""
-
-    def template(container: str) -> Obj:
-        requests = {"cpu": "1", "memory": "1Gi"}
-        spec: Obj = {"name": container, "image": "rayproject/ray:2.52.0"}
-        spec["resources"] = {"requests": requests, "limits": dict(requests)}
-        return {"spec": {"containers": [spec]}}
-
-    return {
-        "metadata": {"name": name, "labels": {QUEUE_LABEL: local_queue}},
-        "spec": {
-            "rayVersion": "2.52.0",
-            "headGroupSpec": {"rayStartParams": {}, "template": template("ray-head")},
-            "workerGroupSpecs": [
-                {
-                    "groupName": "small",
-                    "replicas": 1,
-                    "minReplicas": 1,
-                    "maxReplicas": 1,
-                    "rayStartParams": {},
-                    "template": template("ray-worker"),
-                }
-            ],
-        },
-    }
-
-
 async def rayjob(world: World, ns: str, name: str) -> Obj:
     """Reads a RayJob."""
     return await world.client.get(RAY_JOBS, name, namespace=ns)
@@ -250,7 +136,12 @@ async def wait_status(world: World, ns: str, name: str, *wanted: str) -> Obj:
         seen[:] = [await rayjob(world, ns, name)]
         return deployment_status(seen[0]) in wanted
 
-    await wait_for(reached, f"RayJob {ns}/{name} {' or '.join(wanted)}")
+    try:
+        await wait_for(reached, f"RayJob {ns}/{name} {' or '.join(wanted)}")
+    except AssertionError as err:
+        raise AssertionError(
+            f"{err}; last status: {seen[0].get('status') if seen else None}"
+        ) from None
     return seen[0]
 
 
@@ -331,19 +222,13 @@ async def test_second_rayjob_waits_for_the_first(world: World) -> None:
         await assert_kueue_node_selector(world, ns, second_cluster)
         world.finish(ns, second_cluster, second_id)
         done = await wait_status(world, ns, "second", "Complete", "Failed")
-        assert done["status"]["jobStatus"] == "SUCCEEDED", done["status"]
+        assert done["status"]["jobStatus"] == "SUCCEEDED", str(done["status"])
 
         async def finished() -> bool:
             wl = await workload_of(world, ns, "RayJob", "second")
             return condition(wl, "Finished").get("status") == "True"
 
         await wait_for(finished, "the second RayJob's Workload Finished")
-
-
-def assert_admitted(workload: Obj | None) -> None:
-    """Checks that a Workload has quota reserved and is admitted."""
-    assert condition(workload, "QuotaReserved").get("status") == "True", workload
-    assert condition(workload, "Admitted").get("status") == "True", workload
 
 
 async def test_raycluster_admitted_through_the_queue(world: World) -> None:
@@ -385,8 +270,8 @@ async def test_raycluster_admitted_through_the_queue(world: World) -> None:
 
 
 async def test_preempted_rayjob_suspends_and_resumes(world: World) -> None:
-    await _priority_class(world, "rayop-kueue-low", 100)
-    await _priority_class(world, "rayop-kueue-high", 1000)
+    await priority_class(world, "rayop-kueue-low", 100)
+    await priority_class(world, "rayop-kueue-high", 1000)
     preemption = {"withinClusterQueue": "LowerPriority"}
     async with queue(world, "kueue-preempt", preemption=preemption) as (ns, lq):
         low = toy_rayjob("low", lq, priority_class="rayop-kueue-low")
@@ -421,7 +306,7 @@ async def test_preempted_rayjob_suspends_and_resumes(world: World) -> None:
         await assert_kueue_node_selector(world, ns, resumed_cluster)
         world.finish(ns, resumed_cluster, resumed_id)
         done = await wait_status(world, ns, "low", "Complete", "Failed")
-        assert done["status"]["jobStatus"] == "SUCCEEDED", done["status"]
+        assert done["status"]["jobStatus"] == "SUCCEEDED", str(done["status"])
         low_submissions = [c for c, _ in world.submissions(ns) if c != high_cluster]
         assert low_submissions == [low_cluster, resumed_cluster]
 
@@ -436,7 +321,7 @@ async def test_kueue_toy_sample_converges(world: World) -> None:
         cluster, job_id = await running_submission(world, ns, name)
         world.finish(ns, cluster, job_id)
         done = await wait_status(world, ns, name, "Complete", "Failed")
-        assert done["status"]["jobStatus"] == "SUCCEEDED", done["status"]
+        assert done["status"]["jobStatus"] == "SUCCEEDED", str(done["status"])
 
         async def cluster_deleted() -> bool:
             try:
