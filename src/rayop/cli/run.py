@@ -105,6 +105,7 @@ async def _run(kubeconfig: str | None, settings: OperatorSettings) -> None:
     from rayop.controllers.operator import run_operator
     from rayop.kube.client import KubeClient
     from rayop.kube.config import load_config
+    from rayop.runtime.heap_trim import trim_heap_periodically
 
     config = await load_config(kubeconfig=kubeconfig)
     async with KubeClient(config) as client:
@@ -118,4 +119,10 @@ async def _run(kubeconfig: str | None, settings: OperatorSettings) -> None:
             ),
         },
     )
-    await run_operator(config, settings)
+    # Free heap pages go back to the OS after bursts, as Go's scavenger does for KubeRay.
+    trimmer = asyncio.create_task(trim_heap_periodically(), name="heap trim")
+    try:
+        await run_operator(config, settings)
+    finally:
+        trimmer.cancel()
+        await asyncio.wait([trimmer])
