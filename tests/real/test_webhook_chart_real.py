@@ -78,4 +78,6 @@ async def test_the_chart_installs_its_webhooks_and_keeps_the_certificate_on_upgr
             assert {w["clientConfig"]["caBundle"] for w in upgraded["webhooks"]} == bundles
         finally:
             uninstall = ("uninstall", release, "--wait", "--kubeconfig", real_kubeconfig)
-            await asyncio.to_thread(helm_cli.run_helm, *uninstall, "--namespace", namespace)
+            await asyncio.to_thread(
+                helm_cli.run_helm, *uninstall, "--namespace", namespace, values=None
+            )
