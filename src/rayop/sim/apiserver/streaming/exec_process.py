@@ -31,6 +31,9 @@ OUTPUT_DRAIN_SECONDS = 2.0
 
 READ_SIZE = 32 * 1024
 
+_REAPERS: set[asyncio.Future[int]] = set()
+"""Waits for killed processes to exit (so none is left a zombie with an open transport)."""
+
 
 @dataclass(frozen=True)
 class ExecOptions:
@@ -154,10 +157,13 @@ class LocalProcess:
         return 128 - code if code < 0 else code
 
     def kill(self) -> None:
-        """Kills the process's whole session (the client went away)."""
+        """Kills the process's whole session (the client went away); reaps it in the background."""
         if self._proc.returncode is None:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(self._proc.pid, signal.SIGKILL)
+            reaper = asyncio.ensure_future(self._proc.wait())
+            _REAPERS.add(reaper)
+            reaper.add_done_callback(_REAPERS.discard)
 
     def close(self) -> None:
         """Releases this side's end of the terminal."""
@@ -256,8 +262,12 @@ def _set_controlling_tty() -> None:  # runs in the child, after setsid()
     fcntl.ioctl(0, termios.TIOCSCTTY, 0)
 
 
-async def start_process(env: ContainerProcessEnv, options: ExecOptions) -> LocalProcess:
+async def start_process(
+    env: ContainerProcessEnv, options: ExecOptions, size: tuple[int, int] | None = None
+) -> LocalProcess:
     """Starts ``options.command`` in ``env``; returns it running.
+
+    ``size`` (width, height) is the terminal's size from the first instant, with a tty.
 
     Raises:
         ExecStartError: The command could not be started (containerd's message).
@@ -267,6 +277,9 @@ async def start_process(env: ContainerProcessEnv, options: ExecOptions) -> Local
     if options.tty:
         master, slave = os.openpty()
         os.set_blocking(master, False)
+        if size is not None and size[0] > 0 and size[1] > 0:
+            winsize = struct.pack("HHHH", size[1], size[0], 0, 0)
+            fcntl.ioctl(master, termios.TIOCSWINSZ, winsize)
         try:
             proc = await asyncio.create_subprocess_exec(
                 *argv, stdin=slave, stdout=slave, stderr=slave, env=dict(env.env), cwd=cwd,

@@ -86,7 +86,19 @@ async def _pump_stdin(source: AsyncIterator[bytes], proc: LocalProcess) -> None:
     proc.close_stdin()
 
 
-async def _pump_resizes(source: AsyncIterator[tuple[int, int]], proc: LocalProcess) -> None:
+FIRST_SIZE_WAIT = 1.0
+"""How long a tty command waits for the client's terminal size before it starts."""
+
+
+async def _pump_resizes(
+    first: asyncio.Future[tuple[int, int]],
+    source: AsyncIterator[tuple[int, int]],
+    proc: LocalProcess,
+) -> None:
+    try:
+        proc.resize(*await first)
+    except StopAsyncIteration:
+        return
     async for width, height in source:
         proc.resize(width, height)
 
@@ -104,17 +116,27 @@ async def run_exec(
 
     Cancelling (the client went away) kills the process's session.
     """
+    first_size: asyncio.Future[tuple[int, int]] | None = None
+    if resizes is not None and options.tty:
+        # kubectl sends the terminal size right after connecting: start on it, not on 0x0.
+        first_size = asyncio.ensure_future(anext(resizes))
+        await asyncio.wait({first_size}, timeout=FIRST_SIZE_WAIT)
+    size = None
+    if first_size is not None and first_size.done() and not first_size.exception():
+        size = first_size.result()
     try:
-        proc = await start_process(env, options)
+        proc = await start_process(env, options, size)
     except ExecStartError as err:
+        if first_size is not None:
+            first_size.cancel()
         return internal_error_status(str(err))
     inputs: list[asyncio.Task[None]] = []
     outputs: list[asyncio.Task[None]] = []
     try:
         if stdin is not None and options.stdin:
             inputs.append(asyncio.create_task(_pump_stdin(stdin, proc)))
-        if resizes is not None and options.tty:
-            inputs.append(asyncio.create_task(_pump_resizes(resizes, proc)))
+        if resizes is not None and first_size is not None:
+            inputs.append(asyncio.create_task(_pump_resizes(first_size, resizes, proc)))
         outputs.append(asyncio.create_task(_pump_output(proc.stdout_chunks(), stdout)))
         if options.stderr:
             outputs.append(asyncio.create_task(_pump_output(proc.stderr_chunks(), stderr)))
