@@ -77,7 +77,5 @@ async def test_the_chart_installs_its_webhooks_and_keeps_the_certificate_on_upgr
             upgraded = await _get(client, f"{VWC}/{name}")
             assert {w["clientConfig"]["caBundle"] for w in upgraded["webhooks"]} == bundles
         finally:
-            uninstall = ("uninstall", release, "--wait", "--kubeconfig", real_kubeconfig)
-            await asyncio.to_thread(
-                helm_cli.run_helm, *uninstall, "--namespace", namespace, values=None
-            )
+            uninstall = ("uninstall", release, "--wait", *args[:4])
+            await asyncio.to_thread(helm_cli.run_helm, *uninstall)
