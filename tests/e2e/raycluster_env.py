@@ -35,8 +35,8 @@ GATED_SAMPLES: dict[str, str] = {
 }
 """KubeRay samples that use a feature behind an alpha gate (off by default) -> that gate."""
 SAMPLE_GATES = FeatureGates().with_overrides(dict.fromkeys(GATED_SAMPLES.values(), True))
-"""The alpha gates of ``GATED_SAMPLES`` turned on; rayop still refuses the mTLS sample under them,
-as it does not implement mTLS (see ``rayop.controllers.common.gate_checks``)."""
+"""The alpha gates of ``GATED_SAMPLES`` turned on (the mTLS sample also needs cert-manager's CRDs
+on the plane and ``OperatorOptions.cert_manager_available``)."""
 
 Obj = dict[str, Any]
 

@@ -3,8 +3,9 @@
 The samples that use a feature behind an alpha feature gate (``GATED_SAMPLES``) are refused
 under the default gates, as KubeRay refuses them (Warning event ``InvalidRayClusterSpec``, a
 status reason, no pods). With their gates on, the NetworkPolicy and history-server samples
-converge; the mTLS sample is still refused, saying rayop does not implement the feature: rayop
-never runs a cluster without a security feature the user asked for.
+converge; the mTLS sample, on a plane without cert-manager, is refused as KubeRay refuses it
+there (``tlsOptions requires cert-manager``); with cert-manager it converges
+(``tests/e2e/test_mtls.py``).
 """
 
 from __future__ import annotations
@@ -129,11 +130,12 @@ async def test_gated_sample_is_refused_under_default_gates(
 
 
 HONOURED_GATED = sorted(f for f in GATED_SAMPLES if f != "ray-cluster.mtls.yaml")
-"""The gated samples rayop runs with their gates on (NetworkPolicy, history server)."""
+"""The gated samples that run with their gates on and no cert-manager (NetworkPolicy, history
+server)."""
 
 
 async def test_gated_samples_with_their_gates_on() -> None:
-    """mTLS is still refused (not implemented); the NetworkPolicy and history-server samples
+    """mTLS is refused without cert-manager; the NetworkPolicy and history-server samples
     converge with KubeRay's objects: the head and group policies, the collector sidecars."""
     options = OperatorOptions(feature_gates=SAMPLE_GATES)
     async with running_operator(concurrency=4, options=options) as env:
@@ -141,7 +143,7 @@ async def test_gated_samples_with_their_gates_on() -> None:
             for raycluster in load_sample(file_name):
                 await env.apply(raycluster, namespace_for(file_name))
         await assert_refused(
-            env, "ray-cluster.mtls.yaml", "rayop does not implement", "(RayClusterMTLS) yet"
+            env, "ray-cluster.mtls.yaml", "tlsOptions requires cert-manager", "not installed"
         )
         for file_name in HONOURED_GATED:
             await assert_converged(env, file_name, namespace_for(file_name))

@@ -18,6 +18,7 @@ from rayop.controllers.common.cache_config import KUBERAY_CACHE_CONFIG
 from rayop.controllers.common.kuberay_metrics import enable_kuberay_metrics
 from rayop.controllers.common.options import OperatorOptions
 from rayop.controllers.dashboard.transport import ServiceResolver
+from rayop.controllers.raycluster.mtls.discovery import cert_manager_served
 from rayop.controllers.raycluster.route import is_openshift_cluster
 from rayop.controllers.raycluster.setup import setup_raycluster_controller
 from rayop.controllers.raycronjob.setup import setup_raycronjob_controller
@@ -165,7 +166,11 @@ async def run_operator(
     metrics = OperatorMetrics()
     async with new_client(config, settings, metrics) as client:
         openshift = await is_openshift_cluster(client)  # KubeRay asks once, at startup
-        settings = replace(settings, options=replace(settings.options, is_openshift=openshift))
+        cert_manager = await cert_manager_served(client)  # so does KubeRay, for mTLS
+        options = replace(
+            settings.options, is_openshift=openshift, cert_manager_available=cert_manager
+        )
+        settings = replace(settings, options=options)
         manager = build_manager(client, settings, metrics)
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):

@@ -31,6 +31,7 @@ from rayop.sim.apiserver.proxy import POD_PROXY_KEY, ServiceRegistry
 from rayop.sim.apiserver.rbac import Rbac
 from rayop.sim.apiserver.tls import TlsMaterial, generate_self_signed, server_ssl_context
 from rayop.sim.controller_manager.batch_jobs import JobController
+from rayop.sim.controller_manager.cert_issuer import CertIssuerController
 from rayop.sim.controller_manager.endpoints import EndpointsController
 from rayop.sim.controller_manager.garbage_collector import GarbageCollector
 from rayop.sim.controller_manager.serviceaccounts import ServiceAccountController
@@ -222,6 +223,7 @@ class EmbeddedControlPlane:
             EndpointsController(self._store),
             JobController(self._store),
             VolumeController(self._store),
+            CertIssuerController(self._store),
             self._kubelet,
             *([self._dashboards] if self._dashboards is not None else []),
         ]

@@ -68,14 +68,12 @@ def test_honoured_gated_samples_are_refused_with_their_gate_off_only(
     assert raycluster_gate_problems(cluster, DEFAULTS.with_overrides({gate: True})) == []
 
 
-def test_mtls_sample_is_refused_with_its_gate_off_and_on() -> None:
+def test_mtls_sample_is_refused_with_its_gate_off_only() -> None:
     cluster = load_sample("ray-cluster.mtls.yaml")
     assert raycluster_gate_problems(cluster, DEFAULTS) == [
         "spec.tlsOptions requires the RayClusterMTLS feature gate to be enabled"
     ]
-    (problem,) = raycluster_gate_problems(cluster, ALL_ON)
-    assert problem.startswith("spec.tlsOptions: rayop does not implement ")
-    assert "(RayClusterMTLS) yet; refusing rather than running the cluster without it" in problem
+    assert raycluster_gate_problems(cluster, ALL_ON) == []
 
 
 def test_ungated_sample_passes_with_default_gates() -> None:
@@ -87,12 +85,9 @@ def test_tls_options_are_gated_even_when_disabled() -> None:
     assert "RayClusterMTLS" in raycluster_gate_problems(cluster, DEFAULTS)[0]
 
 
-def test_enabled_mtls_is_refused_with_its_gate_on() -> None:
+def test_enabled_mtls_is_accepted_with_its_gate_on() -> None:
     cluster = minimal_cluster(tlsOptions={"enabled": True})
-    assert raycluster_gate_problems(cluster, ALL_ON) == [
-        "spec.tlsOptions: rayop does not implement mTLS (RayClusterMTLS) yet; "
-        "refusing rather than running the cluster without it"
-    ]
+    assert raycluster_gate_problems(cluster, ALL_ON) == []
 
 
 @pytest.mark.parametrize("tls_options", [{"enabled": False}, {}])
@@ -156,7 +151,6 @@ def test_rayservice_cluster_config_is_checked() -> None:
     ]
     assert rayservice_gate_problems(rayservice, ALL_ON) == []
     mtls = {"spec": {"rayClusterConfig": _cluster_spec(tlsOptions={"enabled": True})}}
-    (problem,) = rayservice_gate_problems(mtls, ALL_ON)
-    assert problem.startswith("spec.rayClusterConfig.tlsOptions: rayop does not implement ")
+    assert rayservice_gate_problems(mtls, ALL_ON) == []
     tls = {"spec": {"rayClusterConfig": _cluster_spec(tlsOptions={"enabled": False})}}
     assert rayservice_gate_problems(tls, ALL_ON) == []

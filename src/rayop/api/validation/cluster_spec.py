@@ -8,8 +8,8 @@ Checks of a feature whose gate is off (history server, network policy, mTLS, emb
 suspended worker groups without ``RayJobDeletionPolicy``) end the checks without a message: the
 controllers' gate checks (``rayop.controllers.common.gate_checks``) refuse those fields, with
 the gate named. With their gates on, ``historyServerOptions`` and ``networkPolicy`` get KubeRay's
-checks (``history_server.py``, ``network_policy.py``); the contents of enabled ``tlsOptions``
-are not checked here: rayop refuses mTLS as not implemented.
+checks (``history_server.py``, ``network_policy.py``), and enabled ``tlsOptions`` KubeRay's
+``validateTLSOptions`` (``tls_options.py``).
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from rayop.api.validation.history_server import history_server_problem
 from rayop.api.validation.k8s_names import label_key_errors, label_value_errors
 from rayop.api.validation.network_policy import network_policy_problem
 from rayop.api.validation.pod_template import containers, env, env_var, template_spec
+from rayop.api.validation.tls_options import tls_options_problem
 
 __all__ = ["cluster_spec_problem", "is_autoscaling_enabled"]
 
@@ -236,8 +237,11 @@ def _rest(
         if problem := network_policy_problem(spec):
             return problem
     tls = spec.tls_options
-    if tls is not None and (tls.enabled or not gate_on(gates, "RayClusterMTLS")):
-        return _NO_MESSAGE
+    if tls is not None:
+        if not gate_on(gates, "RayClusterMTLS"):
+            return _NO_MESSAGE
+        if tls.enabled and (tls_problem := tls_options_problem(spec)):
+            return tls_problem
     return None
 
 

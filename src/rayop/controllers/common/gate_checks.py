@@ -20,13 +20,10 @@ Which field each gate guards (KubeRay's ``utils/validation.go``; the samples
   ``RayJobDeletionPolicy``.
 
 With their gates on, ``historyServerOptions`` (the collector sidecar, ``pods.py`` and
-``history_server.py`` in the RayCluster controller) and ``networkPolicy`` (the ``networkpolicy``
-controller) are honoured as KubeRay does. rayop does not implement mTLS (no certificates or
-TLS settings): rather than run a cluster without a security feature the user asked for, it
-refuses ``tlsOptions`` that turns TLS on even with its gate on, through the same path and with
-a message saying so; ``tlsOptions`` that does not turn TLS on (``enabled`` absent or false,
-KubeRay's default) is accepted with the gate on. With the gate off the message is KubeRay's gate
-message.
+``history_server.py`` in the RayCluster controller), ``networkPolicy`` (the ``networkpolicy``
+controller) and ``tlsOptions`` (the ``raycluster-mtls`` controller and the pods' TLS settings,
+``controllers/raycluster/mtls/``) are honoured as KubeRay does. With a gate off the message is
+KubeRay's gate message.
 
 The RayCluster checks also apply to the cluster spec embedded in a RayJob or a RayService, as
 KubeRay validates those through the same function.
@@ -89,7 +86,7 @@ def _not_implemented(where: str, feature: str, gate: str) -> str:
     )
 
 
-_IMPLEMENTED: frozenset[str] = frozenset({"historyServerOptions", "networkPolicy"})
+_IMPLEMENTED: frozenset[str] = frozenset({"historyServerOptions", "networkPolicy", "tlsOptions"})
 """Gated fields rayop honours once their gate is on (KubeRay's own checks then apply)."""
 
 
@@ -111,8 +108,7 @@ def cluster_spec_gate_problems(
     """Returns a problem for each gated feature a RayCluster spec uses that rayop must refuse.
 
     That is a gated field used while its gate is off, and a field of a feature rayop does not
-    implement (``historyServerOptions``, ``networkPolicy``, ``tlsOptions`` enabling TLS)
-    whatever its gate.
+    implement whatever its gate (none today: every gated field is honoured with its gate on).
 
     Args:
         spec: The RayCluster spec as wire JSON (a RayCluster's ``spec``, a RayJob's

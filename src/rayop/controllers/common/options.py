@@ -64,6 +64,9 @@ class OperatorOptions:
     is_openshift: bool = False
     """Whether the API server is OpenShift (not from the environment: detected once at startup
     by ``rayop run``, :func:`rayop.controllers.raycluster.route.is_openshift_cluster`)."""
+    cert_manager_available: bool = False
+    """Whether the API server serves ``cert-manager.io/v1`` (not from the environment: detected
+    once at startup by ``rayop run``, as KubeRay's ``main.go``; mTLS needs it)."""
     enable_zero_downtime: bool = True
     """``ENABLE_ZERO_DOWNTIME`` (RayService); only ``"false"`` disables it."""
     delete_rayjob_cr_after_job_finishes: bool = False

@@ -25,6 +25,8 @@ from rayop.controllers.common import labels
 from rayop.controllers.common.names import HEAD_GROUP_LABEL_VALUE
 from rayop.controllers.common.options import KUBERAY_VERSION
 from rayop.controllers.raycluster import events as ev
+from rayop.controllers.raycluster.mtls.names import is_tls_enabled
+from rayop.controllers.raycluster.mtls.readiness import MTLSNotReadyError, check_mtls_secrets_ready
 from rayop.controllers.raycluster.pods import build_head_pod, build_worker_pod
 from rayop.controllers.raycluster.reconcile_context import Obj, ReconcileContext
 from rayop.controllers.raycluster.scaling import (
@@ -287,10 +289,21 @@ async def _recreate_upgrade(ctx: ReconcileContext) -> bool:
     return True
 
 
+async def _wait_for_mtls(ctx: ReconcileContext) -> None:
+    """Fails the pass (requeued with backoff) while the mTLS secrets are not issued."""
+    if not is_tls_enabled(ctx.rc, ctx.deps.options.feature_gates):
+        return
+    try:
+        await check_mtls_secrets_ready(ctx.deps.client, ctx.namespace, ctx.name)
+    except MTLSNotReadyError as err:
+        raise RequeueError(f"mTLS secrets not ready: {err}") from err
+
+
 async def _reconcile_head(ctx: ReconcileContext) -> None:
     heads = ctx.head_pods()
     plan = plan_head(ctx.cached, heads)
     if plan.action == "create":
+        await _wait_for_mtls(ctx)
         await _create_head(ctx)
     elif plan.action == "delete":
         deletion = PodDeletion(plan.pod_name, plan.reason, ignore_not_found=False)
@@ -316,6 +329,7 @@ async def _reconcile_group(ctx: ReconcileContext, group: WorkerGroupSpec) -> Non
             ctx, pods, plan.deletions, group=group_name, failure_reason="FailedDeleteWorkerPod"
         )
     if plan.creations:
+        await _wait_for_mtls(ctx)
         await create_workers(ctx, group, plan.creations)
     if plan.error:
         raise RequeueError(plan.error)

@@ -27,6 +27,8 @@ from rayop.controllers.raycluster.autoscaler import (
     build_autoscaler_container,
 )
 from rayop.controllers.raycluster.init_container import build_wait_gcs_ready
+from rayop.controllers.raycluster.mtls.names import is_tls_enabled
+from rayop.controllers.raycluster.mtls.pod_tls import configure_pod_tls, set_container_tls
 from rayop.controllers.raycluster.resources import memory_size_limit
 
 SHARED_MEMORY_VOLUME = "shared-mem"
@@ -194,6 +196,8 @@ def build_head_pod(rc: RayCluster, *, options: OperatorOptions, spec_hash: str) 
         )
         if cs.is_auth_enabled(rc):
             env.add_auth_env(rc, sidecar)
+        if is_tls_enabled(rc, options.feature_gates):
+            set_container_tls(sidecar)
         apply_autoscaler_overrides(sidecar, rc)
         spec["containers"].append(sidecar)
         version = cs.autoscaler_version(rc)
@@ -205,6 +209,8 @@ def build_head_pod(rc: RayCluster, *, options: OperatorOptions, spec_hash: str) 
     env.add_gcs_ft_env(rc, "head", ray, template, params)
     _ensure_metrics_port(ray)
     _add_auth(rc, template)
+    if is_tls_enabled(rc, options.feature_gates):
+        configure_pod_tls(spec, cluster=cluster_name, node_type="head")
     history_server.add_collector(rc, spec, node_type="head", fqdn=fqdn, gates=options.feature_gates)
     add_sidecars(spec, options.pod_defaults, node_type="head")
     add_default_metadata(metadata, options.pod_defaults)
@@ -261,6 +267,8 @@ def build_worker_pod(
     if cs.is_autoscaling_v2(rc):
         spec["restartPolicy"] = "Never"
     _add_auth(rc, template)
+    if is_tls_enabled(rc, options.feature_gates):
+        configure_pod_tls(spec, cluster=cluster_name, node_type="worker")
     history_server.add_collector(
         rc, spec, node_type="worker", fqdn=fqdn, gates=options.feature_gates
     )

@@ -31,6 +31,7 @@ from rayop.controllers.common import labels, names, settings
 from rayop.controllers.common.gate_checks import raycluster_gate_problems
 from rayop.controllers.raycluster import events as ev
 from rayop.controllers.raycluster import rbac, services
+from rayop.controllers.raycluster.mtls.names import cert_manager_missing
 from rayop.controllers.raycluster.pods import owner_reference
 from rayop.controllers.raycluster.reconcile_context import ReconcileContext
 from rayop.controllers.raycluster.status_sync import write_status_reason
@@ -84,6 +85,8 @@ async def validate(ctx: ReconcileContext) -> Stop | None:
     else:
         problems = validate_raycluster(ctx.parsed, gates=gates.by_name())
     problems += [raycluster_spec_problem(p) for p in raycluster_gate_problems(ctx.cached, gates)]
+    if not problems and ctx.parsed is not None and (missing := cert_manager_missing(ctx)):
+        problems = [raycluster_spec_problem(missing)]
     if problems:
         reason = problems[0].reason
         message = "; ".join(p.message for p in problems)

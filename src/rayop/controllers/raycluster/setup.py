@@ -7,7 +7,9 @@ controlling owner is enqueued); a PVC also enqueues the clusters naming it as th
 ``claimName``.
 Scale expectations read the shared pod cache. With the ``RayClusterNetworkPolicy`` gate on, the
 ``networkpolicy`` controller (:mod:`~rayop.controllers.raycluster.network_policy_sync`) is
-registered beside it, as KubeRay's ``main.go`` does.
+registered beside it, as KubeRay's ``main.go`` does; so is the ``raycluster-mtls`` controller
+(:mod:`~rayop.controllers.raycluster.mtls.sync`) with ``RayClusterMTLS`` on and cert-manager
+served.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from rayop.controllers.common.registration import (
 )
 from rayop.controllers.raycluster.events import REPORTING_CONTROLLER
 from rayop.controllers.raycluster.gcs_storage import claim_requests
+from rayop.controllers.raycluster.mtls.sync import setup_mtls_controller
 from rayop.controllers.raycluster.network_policy_sync import setup_network_policy_controller
 from rayop.controllers.raycluster.reconcile_context import ReconcilerDeps
 from rayop.controllers.raycluster.reconciler import RayClusterReconciler
@@ -103,6 +106,14 @@ def setup_raycluster_controller(
         setup_network_policy_controller(
             manager,
             max_concurrent_reconciles=max_concurrent_reconciles,
+            use_priority_queue=use_priority_queue,
+        )
+    if options.feature_gates.ray_cluster_mtls and options.cert_manager_available:
+        setup_mtls_controller(
+            manager,
+            gates=options.feature_gates,
+            cluster_domain=options.cluster_domain,
+            max_concurrent_reconciles=1,  # KubeRay's: controller-runtime's default
             use_priority_queue=use_priority_queue,
         )
     return controller
