@@ -3,14 +3,18 @@
 The step ``AFTER=SECONDS`` sets the latency added to every non-watch request to ``SECONDS``,
 ``AFTER`` seconds into the measured phase: the test of an adaptive operator that must shed
 workers when its API server slows. Only the in-process plane can change its latency while it
-runs; the subprocess and real planes take theirs at start.
+runs; the subprocess and real planes take theirs at start. :func:`reduction_after` reads from
+a run's samples how soon an adaptive operator shed workers after the step.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
+
+from rayop.bench.metrics import WorkerSample
 
 
 class LatencyControl(Protocol):
@@ -56,3 +60,24 @@ class LatencyStep:
         """Sleeps ``after`` seconds, then sets the plane's latency; cancel it to skip the step."""
         await asyncio.sleep(self.after)
         plane.set_api_latency(self.latency)
+
+
+def reduction_after(
+    samples: Sequence[WorkerSample], at: float
+) -> tuple[float | None, float | None]:
+    """Returns the worker limit just before ``at`` and how long after ``at`` it first fell.
+
+    Args:
+        samples: The run's samples, oldest first (``t`` in seconds of the measured phase).
+        at: When the API server was slowed, in the same seconds.
+
+    Returns:
+        ``(limit before, seconds until a lower limit was sampled)``; the first is None when no
+        sample precedes ``at``, the second when the limit never fell below it.
+    """
+    before = [s for s in samples if s.t <= at]
+    if not before:
+        return None, None
+    limit = before[-1].max_workers
+    fell = next((s.t - at for s in samples if s.t > at and s.max_workers < limit), None)
+    return limit, fell

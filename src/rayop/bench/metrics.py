@@ -161,6 +161,9 @@ class WorkerSample:
     rss_bytes: float = 0.0
     longest_running: float = 0.0
     """workqueue_longest_running_processor_seconds: how long the oldest running reconcile has run."""
+    api_latency: float | None = None
+    """Mean request latency since the previous sample, client throttling excluded (None: no
+    request in between)."""
 
 
 def busy_fraction(series: Sequence[WorkerSample]) -> float:
@@ -190,6 +193,23 @@ def sample_workers(snapshot: Snapshot, controller: str, t: float, rss: float) ->
             "workqueue_longest_running_processor_seconds", name=controller
         ),
     )
+
+
+def server_latency(before: Snapshot, after: Snapshot) -> float | None:
+    """Returns the mean request latency between two scrapes, the token-bucket wait excluded.
+
+    ``rest_client_request_duration_seconds`` minus ``rest_client_rate_limiter_duration_seconds``
+    over the requests made in between (None when there were none).
+    """
+    api = after.histogram("rest_client_request_duration_seconds") - before.histogram(
+        "rest_client_request_duration_seconds"
+    )
+    if api.count <= 0:
+        return None
+    throttle = after.histogram("rest_client_rate_limiter_duration_seconds") - before.histogram(
+        "rest_client_rate_limiter_duration_seconds"
+    )
+    return max(0.0, api.sum - throttle.sum) / api.count
 
 
 def percentile(values: Sequence[float], q: float) -> float | None:

@@ -150,8 +150,28 @@ def _adaptive(results: Sequence[ConcurrencyResult], groups: Sequence[Outcome]) -
                 f", {r.seconds_until_all_ready / best.ready:.2f}x the best fixed value "
                 f"({best.concurrency}, {fmt_seconds(best.ready)})"
             )
-        lines.append(line)
+        lines.append(line + _slowdown(r, results))
     return lines
+
+
+def _slowdown(r: ConcurrencyResult, results: Sequence[ConcurrencyResult]) -> str:
+    """Says how an adaptive run met the API slowdown: workers shed, errors against the lowest."""
+    if r.api_slowdown_at is None:
+        return ""
+    text = f"; when the API slowed at {fmt_seconds(r.api_slowdown_at)} it ran "
+    text += f"{r.workers_at_slowdown or 0:.0f} workers and " + (
+        "did not reduce them"
+        if r.workers_reduced_after is None
+        else f"had fewer {fmt_seconds(r.workers_reduced_after)} later"
+    )
+    fixed = [f for f in results if not f.adaptive and f.repeat == r.repeat]
+    if fixed:
+        low = min(fixed, key=lambda f: f.concurrency)
+        text += (
+            f"; reconcile errors {r.reconcile_errors_per_minute:.1f}/min against "
+            f"{low.reconcile_errors_per_minute:.1f}/min at {low.concurrency}"
+        )
+    return text
 
 
 def recommend(

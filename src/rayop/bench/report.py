@@ -83,6 +83,7 @@ ROWS: list[tuple[str, Callable[[ConcurrencyResult], str]]] = [
     ("API latency excl. throttling, mean (s)", lambda r: _n(r.api_server_latency_mean, 3)),
     ("throttling wait total / mean (s)", lambda r: f"{r.throttle_wait_seconds:.1f} / {_n(r.throttle_wait_mean, 3)}"),
     ("operator requests", lambda r: str(r.operator_requests)),
+    ("API slowed at (s): workers then, fewer after (s)", lambda r: _slowdown(r)),
     ("pod creates (expected)", lambda r: f"{r.pod_creates} ({r.expected_pod_creates})"),
     ("duplicate pod creates", lambda r: str(r.duplicate_pod_creates)),
     ("event writes (API server, by verb)", lambda r: _counts(r.event_writes_by_verb)),
@@ -91,6 +92,13 @@ ROWS: list[tuple[str, Callable[[ConcurrencyResult], str]]] = [
     ("operator CPU (s)", lambda r: _n(r.operator_cpu_seconds, 1)),
     ("operator peak RSS (MiB)", lambda r: _n(r.operator_peak_rss_mb, 0)),
 ]  # fmt: skip
+
+
+def _slowdown(r: ConcurrencyResult) -> str:
+    if r.api_slowdown_at is None:
+        return "-"
+    after = "never" if r.workers_reduced_after is None else _n(r.workers_reduced_after, 1)
+    return f"{r.api_slowdown_at:.1f}: {_n(r.workers_at_slowdown, 0)}, {after}"
 
 
 def _counts(counts: dict[str, int] | None) -> str:
@@ -102,7 +110,12 @@ def _counts(counts: dict[str, int] | None) -> str:
 
 def table_rows(results: Sequence[ConcurrencyResult]) -> list[tuple[str, list[str]]]:
     """Returns the end table as (label, one cell per concurrency value) rows."""
-    rows = [(label, [cell(r) for r in results]) for label, cell in ROWS]
+    slowed = any(r.api_slowdown_at is not None for r in results)
+    rows = [
+        (label, [cell(r) for r in results])
+        for label, cell in ROWS
+        if slowed or not label.startswith("API slowed")
+    ]
     groups = sorted({g for r in results for g in r.ready_latency_by_group})
     for g in groups:
         cells = []

@@ -1,9 +1,12 @@
-"""Plots workers and queue depth over time: the adaptive run's limit beside the fixed runs.
+"""Plots workers, queue depth and API latency over time: the adaptive run beside the fixed runs.
 
 Each run's 0.5 s samples are ``(t, active workers, max workers, queue depth)``; for an adaptive
 run ``max workers`` is its current limit (``controller_runtime_max_concurrent_reconciles``
-follows it). The top panel draws the limit of every run (a fixed run is a flat line) and the
-adaptive runs' busy workers; the bottom one the queue depth of every run.
+follows it). Its ``api_latency_samples`` are ``(t, mean request latency excluding client
+throttling)`` over each 0.5 s. The top panel draws the limit of every run (a fixed run is a
+flat line) and the adaptive runs' busy workers, the middle one the queue depth of every run,
+the bottom one the API latency of every run; a dashed vertical line marks when the API server
+was slowed, if it was.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ def workers_chart(results: Sequence[ConcurrencyResult]) -> str:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, (top, bottom) = plt.subplots(2, 1, figsize=(7, 5), dpi=100, sharex=True)
+    fig, (top, middle, bottom) = plt.subplots(3, 1, figsize=(7, 7), dpi=100, sharex=True)
     for r in results:
         if not r.samples:
             continue
@@ -32,14 +35,26 @@ def workers_chart(results: Sequence[ConcurrencyResult]) -> str:
         top.step(ts, [s[2] for s in r.samples], style, where="post", label=f"limit c={name}")
         if r.adaptive:
             top.plot(ts, [s[1] for s in r.samples], alpha=0.5, label=f"busy c={name}")
-        bottom.plot(ts, [s[3] for s in r.samples], style, label=f"c={name}")
+        middle.plot(ts, [s[3] for s in r.samples], style, label=f"c={name}")
+        if r.api_latency_samples:
+            bottom.plot(
+                [s[0] for s in r.api_latency_samples],
+                [s[1] * 1000 for s in r.api_latency_samples],
+                style,
+                label=f"c={name}",
+            )
+    for at in sorted({r.api_slowdown_at for r in results if r.api_slowdown_at is not None}):
+        for ax in (top, middle, bottom):
+            ax.axvline(at, color="grey", ls="--", lw=1)
     top.set_ylabel("workers")
-    top.set_title("Workers and queue depth over time (the sampled controller)")
-    bottom.set_ylabel("queue depth")
+    top.set_title("Workers, queue depth and API latency over time (the sampled controller)")
+    middle.set_ylabel("queue depth")
+    bottom.set_ylabel("API latency excl.\nthrottling (ms)")
     bottom.set_xlabel("seconds since the measured phase began")
-    for ax in (top, bottom):
+    for ax in (top, middle, bottom):
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=7)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=7)
     fig.tight_layout()
     buf = io.BytesIO()
     fig.savefig(buf, format="png")

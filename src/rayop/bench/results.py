@@ -88,6 +88,16 @@ class ConcurrencyResult:
     operator_peak_rss_mb: float | None = None
     samples: list[tuple[float, float, float, float]] = field(default_factory=list)
     """(t, active workers, max workers, queue depth) every 0.5 s."""
+    api_latency_samples: list[tuple[float, float]] = field(default_factory=list)
+    """(t, mean API latency excluding client throttling since the previous sample) every 0.5 s
+    in which the operator made a request."""
+    api_slowdown_at: float | None = None
+    """Seconds into the measured phase at which the API server was slowed (api-slowdown
+    scenario or ``--api-latency-step``); None when it was not."""
+    workers_at_slowdown: float | None = None
+    """The worker limit in the last sample before the slowdown."""
+    workers_reduced_after: float | None = None
+    """Seconds from the slowdown to the first sample with a lower worker limit (None: never)."""
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -108,4 +118,5 @@ class ConcurrencyResult:
             k: LatencyStats(**v) for k, v in (values.get("ready_latency_by_group") or {}).items()
         }
         values["samples"] = [tuple(s) for s in values.get("samples") or []]
+        values["api_latency_samples"] = [tuple(s) for s in values.get("api_latency_samples") or []]
         return cls(**values)

@@ -3,7 +3,8 @@
 For each value: a fresh API server (see :mod:`rayop.bench.environment`), the CRDs, the operator
 with ``--reconcile-concurrency`` set to the value, the scenario's unmeasured ``prepare``, then
 the measured phase: the scenario's load until every cluster is ready. Meanwhile the operator's
-registry is sampled every 0.5 s (active workers against the maximum, queue depth, RSS). At the
+registry is sampled every 0.5 s (active workers against the maximum, queue depth, API latency
+excluding client throttling, RSS). At the
 end the histograms are read as differences over the measured phase, and the API server's
 request counts give the requests by verb and the pod creations.
 """
@@ -32,8 +33,15 @@ from rayop.bench.environment import (
     ServerSettings,
     SubprocessControlPlane,
 )
-from rayop.bench.latency_step import LatencyStep
-from rayop.bench.metrics import Snapshot, WorkerSample, busy_fraction, mean_active, percentile
+from rayop.bench.latency_step import LatencyStep, reduction_after
+from rayop.bench.metrics import (
+    Snapshot,
+    WorkerSample,
+    busy_fraction,
+    mean_active,
+    percentile,
+    server_latency,
+)
 from rayop.bench.metrics import sample_workers as read_sample
 from rayop.bench.readiness import ReadinessTracker, Target, job_complete
 from rayop.bench.results import ConcurrencyResult, LatencyStats
@@ -87,10 +95,13 @@ async def run_bench(
     """Runs the scenario ``repeat`` times per setting (fixed values, then auto); blocks until done.
 
     Raises:
-        ValueError: a latency step was asked for without the in-process plane.
+        ValueError: a latency step or the api-slowdown scenario was asked for without the
+            in-process plane.
     """
     if config.latency_step is not None and (config.kubeconfig or not config.in_process):
         raise ValueError("--api-latency-step needs the in-process plane (--in-process)")
+    if config.scenario.kind == "api-slowdown" and (config.kubeconfig or not config.in_process):
+        raise ValueError("the api-slowdown scenario needs the in-process plane (--in-process)")
     settings = [(c, False) for c in config.concurrency]
     if config.adaptive:
         settings.append((config.max_concurrency, True))
@@ -204,6 +215,11 @@ class _Sampler:
         self._t0 = time.monotonic()
         self._tasks = TaskSupervisor("bench sampler")
 
+    @property
+    def started(self) -> float:
+        """time.monotonic() at which sampling began (``t`` of every sample counts from it)."""
+        return self._t0
+
     def start(self) -> None:
         """Starts sampling in a task this sampler owns; never blocks."""
         self._t0 = time.monotonic()
@@ -219,6 +235,7 @@ class _Sampler:
         await self._tasks.wait()
 
     async def _run(self) -> None:
+        previous: Snapshot | None = None
         while True:
             snap = await self.operator.snapshot()
             rss = 0.0
@@ -226,7 +243,11 @@ class _Sampler:
                 with contextlib.suppress(psutil.Error):
                     rss = float(self._proc.memory_info().rss)
             t = time.monotonic() - self._t0
-            self.samples.append(read_sample(snap, self.operator.controller, t, rss))
+            sample = read_sample(snap, self.operator.controller, t, rss)
+            if previous is not None:
+                sample = dataclasses.replace(sample, api_latency=server_latency(previous, snap))
+            previous = snap
+            self.samples.append(sample)
             self._tick()
             await asyncio.sleep(SAMPLE_INTERVAL)
 
@@ -245,7 +266,10 @@ async def _measure(
     scenario = build_scenario(spec)
     tracker = ReadinessTracker(user, namespace)
     jobs = ReadinessTracker(user, namespace, resource=RAY_JOBS, check=job_complete)
-    ctx = ScenarioContext(user, namespace, tracker, random.Random(spec.seed), jobs=jobs)
+    plane = cp if isinstance(cp, InProcessControlPlane) else None
+    ctx = ScenarioContext(
+        user, namespace, tracker, random.Random(spec.seed), jobs=jobs, plane=plane
+    )
     await tracker.start()
     await jobs.start()
 
@@ -322,8 +346,20 @@ async def _measure(
         ctx=ctx,
         timed_out=timed_out,
     )
+    slowed_at: float | None = None
     if stepped and step is not None:
         result.notes.append(step.note)
+        slowed_at = step.after
+    elif ctx.slowed_at is not None:
+        slowed_at = ctx.slowed_at - sampler.started
+    if slowed_at is not None:
+        limit, fell = reduction_after(sampler.samples, slowed_at)
+        result = dataclasses.replace(
+            result,
+            api_slowdown_at=round(slowed_at, 3),
+            workers_at_slowdown=limit,
+            workers_reduced_after=None if fell is None else round(fell, 3),
+        )
     return result
 
 
@@ -470,5 +506,6 @@ def _result(
         operator_cpu_seconds=cpu,
         operator_peak_rss_mb=rss / 2**20 if operator.in_process or operator.pid else None,
         samples=[(s.t, s.active_workers, s.max_workers, s.queue_depth) for s in samples],
+        api_latency_samples=[(s.t, s.api_latency) for s in samples if s.api_latency is not None],
         notes=list(ctx.log),
     )

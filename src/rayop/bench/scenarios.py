@@ -18,6 +18,9 @@ creation beyond them counts as a duplicate.
 - ``rayjob-mix``: N/2 RayClusters and N/2 RayJobs (K8sJobMode, each with its own cluster of W
   workers, deleted when the job finishes) created at once; a RayJob counts as ready when
   ``jobDeploymentStatus`` is ``Complete`` (group ``rayjob``; clusters are group ``raycluster``).
+- ``api-slowdown``: N clusters created at ``churn_rate`` per second; once half have been
+  created the embedded API server's added latency is raised to ``slowdown_latency`` (the
+  in-process plane only): the test of an adaptive operator shedding workers as its API slows.
 """
 
 from __future__ import annotations
@@ -31,12 +34,21 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from rayop.api.common import API_VERSION
+from rayop.bench.latency_step import LatencyControl
 from rayop.bench.readiness import ReadinessTracker
 from rayop.kube.client import KubeClient
 from rayop.kube.errors import Conflict, NotFound
 from rayop.kube.resources import RAY_CLUSTERS, RAY_JOBS
 
-SCENARIOS = ("create", "scale-storm", "churn", "head-of-line", "conflict-storm", "rayjob-mix")
+SCENARIOS = (
+    "create",
+    "scale-storm",
+    "churn",
+    "head-of-line",
+    "conflict-storm",
+    "rayjob-mix",
+    "api-slowdown",
+)
 """Scenario names accepted by ``rayop bench --scenario``."""
 
 RAY_IMAGE = "rayproject/ray:2.46.0"
@@ -59,6 +71,8 @@ class ScenarioSpec:
     """Conflict storm: user read-modify-writes per cluster."""
     edit_window: float = 10.0
     """Conflict storm: seconds after the creates over which the edits are spread."""
+    slowdown_latency: float = 0.1
+    """API slowdown: seconds added to every non-watch request from halfway on."""
 
 
 @dataclass
@@ -74,6 +88,10 @@ class ScenarioContext:
     expected_pod_creates: int = 0
     user_conflicts: int = 0
     log: list[str] = field(default_factory=list)
+    plane: LatencyControl | None = None
+    """The control plane, when its API latency can change while it runs (in-process)."""
+    slowed_at: float | None = None
+    """time.monotonic() at which the scenario slowed the API server (None: it did not)."""
 
 
 class Scenario(Protocol):
@@ -326,6 +344,36 @@ class RayJobMixScenario(_ScenarioBase):
         )
 
 
+class ApiSlowdownScenario(_ScenarioBase):
+    """Clusters created at a steady rate; the API server slows down once half are created."""
+
+    async def run(self, ctx: ScenarioContext) -> None:
+        """Creates N clusters at ``churn_rate`` per second, raising the API latency halfway.
+
+        Raises:
+            ValueError: the control plane cannot change its latency while it runs.
+        """
+        plane = ctx.plane
+        if plane is None:
+            raise ValueError("the api-slowdown scenario needs the in-process plane (--in-process)")
+        names = cluster_names(self.spec.clusters)
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        async with asyncio.TaskGroup() as creates:
+            for i, name in enumerate(names):
+                delay = start + i / self.spec.churn_rate - loop.time()
+                if delay > 0:
+                    await asyncio.sleep(delay)
+                if i == len(names) // 2:
+                    plane.set_api_latency(self.spec.slowdown_latency)
+                    ctx.slowed_at = time.monotonic()
+                    ctx.log.append(
+                        f"API latency raised to {self.spec.slowdown_latency:g} s after {i} of "
+                        f"{len(names)} clusters were created"
+                    )
+                creates.create_task(create_cluster(ctx, name, self.spec.workers))
+
+
 def build_scenario(spec: ScenarioSpec) -> Scenario:
     """Returns the scenario named ``spec.kind``.
 
@@ -339,6 +387,7 @@ def build_scenario(spec: ScenarioSpec) -> Scenario:
         "head-of-line": HeadOfLineScenario,
         "conflict-storm": ConflictStormScenario,
         "rayjob-mix": RayJobMixScenario,
+        "api-slowdown": ApiSlowdownScenario,
     }
     try:
         factory = kinds[spec.kind]

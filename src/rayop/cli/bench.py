@@ -44,7 +44,8 @@ def bench(
     scenario: Annotated[
         str,
         typer.Option(
-            help="create, scale-storm, churn, head-of-line, conflict-storm or rayjob-mix."
+            help="create, scale-storm, churn, head-of-line, conflict-storm, rayjob-mix or "
+            "api-slowdown (needs --in-process)."
         ),
     ] = "create",
     clusters: Annotated[int, typer.Option(min=1, help="RayClusters in the scenario.")] = 100,
@@ -133,6 +134,11 @@ def bench(
     if step is not None and (kubeconfig or not in_process):
         raise typer.BadParameter(
             "--api-latency-step needs --in-process: only the in-process plane changes its "
+            "latency while it runs"
+        )
+    if scenario == "api-slowdown" and (kubeconfig or not in_process):
+        raise typer.BadParameter(
+            "--scenario api-slowdown needs --in-process: only the in-process plane changes its "
             "latency while it runs"
         )
     values, auto = parse_concurrency(concurrency)
