@@ -18,6 +18,7 @@ credential plugin that fails while the client refreshes a token.
 from __future__ import annotations
 
 import errno
+from asyncio import sslproto
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
@@ -31,6 +32,18 @@ from rayop.kube.config import ConfigError, KubeConfig
 from rayop.kube.errors import transport_error
 from rayop.kube.metrics import RestClientMetrics
 from rayop.kube.throttle import TokenBucket
+
+TLS_READ_BUFFER = 32 * 1024
+"""Bytes of the read buffer asyncio gives each TLS connection (its default: 256 KiB).
+
+asyncio's ``SSLProtocol`` allocates (and zero-fills) a ``max_size`` buffer per connection, and
+the operator holds one HTTP/1.1 connection per watch plus one per request in flight: at 256 KiB
+that was 5 MB of resident memory for ~20 connections (tracemalloc, ``asyncio/sslproto.py``,
+``benchmarks/operator_memory_profile.py --real``). A TLS record carries at most 16 KiB, so
+32 KiB still takes two records per read; the process's only TLS connections are the kube
+client's, so the smaller size is set for the whole process when this module is imported.
+"""
+sslproto.SSLProtocol.max_size = TLS_READ_BUFFER
 
 MAX_RETRIES = 10
 """Retries per call after a 429 (or a 5xx with Retry-After), as client-go's maxRetries."""
