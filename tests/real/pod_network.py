@@ -321,7 +321,11 @@ class PodNetwork:
         sock = request.transport.get_extra_info("sockname") if request.transport else None
         entry = self._by_local_port.get(int(sock[1])) if sock else None
         if entry is None or entry[0].closed:
-            return web.Response(status=503)
+            # A keep-alive tunnel to a dropped head: close it, so that the apiserver dials
+            # again and reaches whichever head now has that IP (kwok reuses pod IPs at once).
+            gone = web.Response(status=503)
+            gone.force_close()
+            return gone
         dash, kind = entry
         return await dash.handle(kind, request.match_info["tail"], request)
 
