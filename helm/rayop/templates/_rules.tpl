@@ -37,6 +37,7 @@
   - list
   - watch
   - create
+  - update
 - apiGroups:
   - ''
   resources:
@@ -74,6 +75,25 @@
   - watch
   - create
   - delete
+- apiGroups:
+  - cert-manager.io
+  resources:
+  - certificates
+  verbs:
+  - get
+  - list
+  - watch
+  - create
+  - update
+- apiGroups:
+  - cert-manager.io
+  resources:
+  - issuers
+  verbs:
+  - get
+  - list
+  - watch
+  - create
 - apiGroups:
   - discovery.k8s.io
   resources:

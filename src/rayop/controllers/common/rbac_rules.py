@@ -96,6 +96,13 @@ RAYCLUSTER_RULES: Final[tuple[PolicyRule, ...]] = (
     # The embedded GCS storage PVC: update its ownerReference (deletionPolicy, adoption); get:
     # the live PVC a create raced with. Never patched or deleted (garbage collection does that).
     PolicyRule("", ("persistentvolumeclaims",), (*_READ, "create", "update")),
+    # mTLS (RayClusterMTLS): the raycluster-mtls controller's Issuers (created once) and
+    # Certificates (their SANs updated); get: the objects the caches do not have yet, and the
+    # readiness check before pods are created. The issued Secrets: read, and updated with an
+    # ownerReference to their Certificate.
+    PolicyRule("cert-manager.io", ("issuers",), (*_READ, "create")),
+    PolicyRule("cert-manager.io", ("certificates",), (*_READ, "create", "update")),
+    PolicyRule("", ("secrets",), ("get", "update")),
 )
 """What the RayCluster controller calls."""
 
