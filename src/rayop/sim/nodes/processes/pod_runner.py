@@ -5,7 +5,8 @@ starts every container (:mod:`.container_process`), runs their probes (:mod:`.pr
 turns exit codes into restarts per ``restartPolicy`` (back-off 10 s doubling to 300 s, shown as
 ``CrashLoopBackOff``) and into the pod's phase. Each state change is written to the pod's
 status (:mod:`.container_state`). :meth:`PodRunner.stop` ends every process of the pod
-(SIGTERM, SIGKILL after the grace period).
+(SIGTERM, SIGKILL after the grace period). ``startupProbe`` is not run: readiness and
+liveness probes start at once (after their ``initialDelaySeconds``).
 """
 
 from __future__ import annotations
@@ -234,7 +235,7 @@ class PodRunner:
         self.running[name] = running
         self._last_start[name] = asyncio.get_running_loop().time()
         state.running(now_rfc3339(), f"rayop://{uuid.uuid4().hex}")
-        state.ready = "readinessProbe" not in spec and "startupProbe" not in spec
+        state.ready = "readinessProbe" not in spec  # startupProbe: not run (see the docstring)
         probes = [
             asyncio.create_task(self._probe(spec, state, running, kind))
             for kind in ("readinessProbe", "livenessProbe")
