@@ -47,7 +47,7 @@ def workers_chart(results: Sequence[ConcurrencyResult]) -> str:
         for ax in (top, middle, bottom):
             ax.axvline(at, color="grey", ls="--", lw=1)
     top.set_ylabel("workers")
-    top.set_title("Workers, queue depth and API latency over time (the sampled controller)")
+    top.set_title("Workers, queue depth and API latency (the sampled controller)")
     middle.set_ylabel("queue depth")
     bottom.set_ylabel("API latency excl.\nthrottling (ms)")
     bottom.set_xlabel("seconds since the measured phase began")

@@ -65,6 +65,9 @@ def bench(
     big_workers: Annotated[
         int, typer.Option(help="head-of-line: workers of the big cluster.")
     ] = 500,
+    churn_rate: Annotated[
+        float, typer.Option(min=0.1, help="churn, api-slowdown: clusters created per second.")
+    ] = 5.0,
     pod_start_delay: Annotated[
         float, typer.Option(help="Seconds from pod creation to Running and Ready.")
     ] = 1.0,
@@ -146,7 +149,12 @@ def bench(
         values, auto = values[:1], False
     config = BenchConfig(
         scenario=ScenarioSpec(
-            kind=scenario, clusters=clusters, workers=workers, seed=seed, big_workers=big_workers
+            kind=scenario,
+            clusters=clusters,
+            workers=workers,
+            seed=seed,
+            big_workers=big_workers,
+            churn_rate=churn_rate,
         ),
         concurrency=values,
         adaptive=auto,
@@ -177,6 +185,7 @@ def bench(
         "clusters": clusters,
         "workers": workers,
         "big_workers": big_workers if scenario == "head-of-line" else None,
+        "churn_rate": churn_rate if scenario in ("churn", "api-slowdown") else None,
         "concurrency": [*values, *(["auto"] if auto else [])],
         "max_reconcile_concurrency": max_reconcile_concurrency if auto else None,
         "repeat": repeat,
