@@ -3,8 +3,9 @@
 The same behaviours as tests/e2e, observed only through the API: KubeRay samples converge
 (the real scheduler binds the pods, kwok makes them Running and Ready), replicas scale both
 ways, and deleting a RayCluster lets the real garbage collector remove what it owned. The
-NetworkPolicy and history-server samples converge with their gates on; the mTLS sample, a
-feature rayop does not implement, is refused even with its gate on.
+NetworkPolicy and history-server samples converge with their gates on; the mTLS sample is
+refused with its gate on when cert-manager is not served, as KubeRay refuses it (with
+cert-manager: tests/real/test_differential_mtls.py).
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ pytestmark = [
 ]
 
 REFUSED_SAMPLES = ["ray-cluster.mtls.yaml"]
-"""Gated samples rayop still refuses with their gate on (mTLS is not implemented)."""
+"""Gated samples refused with their gate on here (mTLS: cert-manager is not served)."""
 SAMPLE_FILES = [f for f in eligible_samples() if f not in REFUSED_SAMPLES]
 SAMPLE_OPTIONS = OperatorOptions(
     feature_gates=FeatureGates().with_overrides(dict.fromkeys(GATED_SAMPLES.values(), True))
@@ -107,7 +108,8 @@ async def test_gated_sample_is_refused_with_its_gate_on(
 
         await eventually(refused, what=f"{file_name} refused", timeout=60)
         reason = await status_reason(client, ns, name)
-        assert "rayop does not implement" in reason and f"({gate}) yet" in reason, reason
+        assert "tlsOptions requires cert-manager, but cert-manager is not installed" in reason
+        assert gate == "RayClusterMTLS", gate
         assert await cluster_pods(client, ns, name) == []
         assert (await client.list(SERVICES, namespace=ns))["items"] == []
 
