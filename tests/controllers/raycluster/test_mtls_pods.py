@@ -7,7 +7,7 @@ from typing import Any
 from rayop.api.validation.raycluster import validate_raycluster
 from rayop.controllers.common.gates import FeatureGates
 from rayop.controllers.common.options import OperatorOptions
-from rayop.controllers.raycluster.mtls.pod_tls import WAIT_SCRIPT, strip_wait_for_ip_san
+from rayop.controllers.raycluster.mtls.pod_tls import WAIT_SCRIPT
 
 from ._fixtures import env_of, head_pod, load_sample, minimal_cluster, parse, worker_pod
 
@@ -106,12 +106,6 @@ def test_tls_off_or_gate_off_adds_nothing() -> None:
         pod = head_pod(cluster, options=options)
         assert "RAY_USE_TLS" not in env_of(pod["spec"]["containers"][0])
         assert not any(v["name"] == "ray-tls" for v in pod["spec"].get("volumes", []))
-
-
-def test_the_redis_cleanup_strip_removes_only_the_wait() -> None:
-    spec = {"initContainers": [{"name": "wait-for-tls-ip-san"}, {"name": "mine"}]}
-    strip_wait_for_ip_san(spec)
-    assert spec == {"initContainers": [{"name": "mine"}]}
 
 
 def test_the_sample_is_valid_with_the_gate_on() -> None:

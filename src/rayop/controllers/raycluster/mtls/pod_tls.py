@@ -15,7 +15,7 @@ from typing import Any, Final
 
 from rayop.controllers.raycluster.mtls import names
 
-__all__ = ["WAIT_SCRIPT", "configure_pod_tls", "set_container_tls", "strip_wait_for_ip_san"]
+__all__ = ["WAIT_SCRIPT", "configure_pod_tls", "set_container_tls"]
 
 _CERT: Final = f"{names.TLS_MOUNT_PATH}/tls.crt"
 
@@ -99,10 +99,3 @@ def configure_pod_tls(spec: dict[str, Any], *, cluster: str, node_type: str) -> 
     if any(i.get("name") == names.WAIT_FOR_TLS_IP_SAN for i in inits):
         return
     inits.insert(0, _wait_for_ip_san(ray))
-
-
-def strip_wait_for_ip_san(spec: dict[str, Any]) -> None:
-    """Removes ``wait-for-tls-ip-san`` (the Redis cleanup Job's pod is never in a SAN)."""
-    inits = spec.get("initContainers")
-    if inits:
-        spec["initContainers"] = [i for i in inits if i.get("name") != names.WAIT_FOR_TLS_IP_SAN]
