@@ -56,8 +56,8 @@ class FeatureGates:
     gcs_fault_tolerance_embedded_storage: bool = False
     """``GCSFaultToleranceEmbeddedStorage`` (alpha): allows GCS FT backend ``rocksdb``."""
     ray_cluster_mtls: bool = False
-    """``RayClusterMTLS`` (alpha): off refuses ``spec.tlsOptions``; rayop does not implement mTLS,
-    so on it refuses ``tlsOptions.enabled: true`` as not implemented."""
+    """``RayClusterMTLS`` (alpha): off refuses ``spec.tlsOptions``; on, ``tlsOptions.enabled:
+    true`` gets KubeRay's cert-manager mTLS (``controllers/raycluster/mtls/``)."""
     ray_cluster_history_server: bool = False
     """``RayClusterHistoryServer`` (alpha): off refuses ``spec.historyServerOptions``; on adds
     KubeRay's history-server collector sidecar to head and worker pods."""
