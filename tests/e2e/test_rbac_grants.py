@@ -107,12 +107,47 @@ NOT_EXERCISED: Mapping[Grant, str] = {
         "the networkpolicy controller's read of a policy a create raced with (AlreadyExists), "
         "which needs a cache lag these scenarios do not produce"
     ),
+    **{
+        ("cert-manager.io", resource, verb): (
+            "mTLS needs cert-manager's CRDs, which only the real tier's build fetches "
+            "(scripts/cert-manager-crds): tests/e2e/test_mtls.py and "
+            "tests/real/test_differential_mtls.py run it, with admin credentials"
+        )
+        for resource, verbs in (
+            ("certificates", ("create", "get", "list", "update", "watch")),
+            ("issuers", ("create", "get", "list", "watch")),
+        )
+        for verb in verbs
+    },
+    ("", "secrets", "update"): (
+        "mTLS sets the owner of each issued certificate Secret (see the cert-manager grants)"
+    ),
+    **{
+        ("gateway.networking.k8s.io", resource, verb): (
+            "incremental upgrade needs the Gateway API CRDs, which only the real tier's build "
+            "fetches (scripts/gateway-api-crds): tests/e2e/test_rayservice_incremental.py and "
+            "tests/real/test_differential_incremental_upgrade.py run it, with admin credentials"
+        )
+        for resource in ("gateways", "httproutes")
+        for verb in ("create", "delete", "get", "update")
+    },
     ("ray.io", "rayjobs", "delete"): "RayJob deletionStrategy DeleteSelf (a feature-gated rule)",
     ("batch", "jobs", "delete"): (
         "RayJob deletion rules and suspend delete the submitter Job (not in these scenarios)"
     ),
 }
 """Grants the scenarios cannot exercise, with the reason."""
+
+RACE_READS: frozenset[Grant] = frozenset(
+    {
+        ("ray.io", "rayclusters", "get"),
+        ("", "services", "get"),
+        ("", "persistentvolumeclaims", "get"),
+        ("networking.k8s.io", "networkpolicies", "get"),
+    }
+)
+"""Of those, the reads after a create that raced the cache (AlreadyExists): a loaded machine
+can make the race happen, so these may be used or not."""
 
 
 def granted() -> set[Grant]:
@@ -359,6 +394,6 @@ async def test_chart_grants_are_exactly_what_the_operator_uses(tmp_path: Path) -
     used = {grant(r) for r in records}
     unused = sorted(granted() - used - NOT_EXERCISED.keys())
     assert unused == [], f"granted but never used (remove from rbac_rules.py): {unused}"
-    stale = sorted(NOT_EXERCISED.keys() & used)
+    stale = sorted((NOT_EXERCISED.keys() - RACE_READS) & used)
     assert stale == [], f"listed as not exercised but used: {stale}"
     assert NOT_EXERCISED.keys() <= granted()

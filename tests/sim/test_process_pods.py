@@ -17,6 +17,7 @@ from rayop.sim.nodes.processes.container_process import tree_pids
 from rayop.sim.nodes.processes.ray_install import RayInstall
 from rayop.sim.nodes.processes.runtime import ProcessRuntime
 from rayop.sim.storage.store import Store
+from rayop.testing import eventually
 
 Obj = dict[str, Any]
 NO_RAY = RayInstall(bin_dir=Path(sys.executable).parent, version="2.60.0")
@@ -119,7 +120,8 @@ async def test_deleting_a_pod_ends_all_its_processes(kubelet: Kubelet) -> None:
     pod = await wait_for(kubelet.store, pods, "default", "long", is_ready, timeout=30)
     assert pod is not None
     uid = pod["metadata"]["uid"]
-    assert len(tree_pids(f"RAYOP_POD={uid}")) >= 2
+    # Ready comes from the container's start; the shell forks its background child just after.
+    await eventually(lambda: len(tree_pids(f"RAYOP_POD={uid}")) >= 2, timeout=10, what="2 pids")
     await kubelet.store.delete(pods, "default", "long")
     await wait_for(kubelet.store, pods, "default", "long", lambda p: p is None, timeout=30)
     assert tree_pids(f"RAYOP_POD={uid}") == []
