@@ -32,7 +32,12 @@ async def _refusal(kube: Kube, ns: str, pod: str) -> str:
         )
         assert code == 200
         found[:] = [e["message"] for e in events["items"]]
-        return bool(found)
+        if not found:
+            return False
+        # The scheduler records the event and writes the PodScheduled condition separately.
+        code, current = await kube.get(f"/api/v1/namespaces/{ns}/pods/{pod}")
+        conditions = (current.get("status") or {}).get("conditions") or []
+        return any(c["type"] == "PodScheduled" for c in conditions)
 
     await eventually(reported, timeout=60, interval=0.5, what=f"FailedScheduling for {pod}")
     code, obj = await kube.get(f"/api/v1/namespaces/{ns}/pods/{pod}")
