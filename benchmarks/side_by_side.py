@@ -135,6 +135,22 @@ async def events_by_reason(kubeconfig: str) -> dict[str, list[int]]:
     return dict(sorted(out.items()))
 
 
+def settled_events_by_reason(kubeconfig: str, limit: float = 30.0) -> dict[str, list[int]]:
+    """Counts the events once they stop changing: both recorders write asynchronously, and a
+    series' second occurrence is a PATCH that can lag on a loaded machine. Waits at least
+    :data:`EVENT_SETTLE_SECONDS`, then until two reads 2 s apart agree (``limit`` s at most)."""
+    time.sleep(EVENT_SETTLE_SECONDS)
+    deadline = time.monotonic() + limit
+    counts = asyncio.run(events_by_reason(kubeconfig))
+    while time.monotonic() < deadline:
+        time.sleep(2.0)
+        again = asyncio.run(events_by_reason(kubeconfig))
+        if again == counts:
+            break
+        counts = again
+    return counts
+
+
 def run_one(
     operator: str, concurrency: int, args: argparse.Namespace, workdir: Path
 ) -> dict[str, Any]:
@@ -169,8 +185,7 @@ def run_one(
         if proc.poll() is not None:
             raise RuntimeError(f"{operator} exited during the run (see {log.name})")
         result = dict(json.loads(out.read_text())["results"][0])
-        time.sleep(EVENT_SETTLE_SECONDS)  # both recorders write asynchronously
-        result["events_by_reason"] = asyncio.run(events_by_reason(str(info.kubeconfig)))
+        result["events_by_reason"] = settled_events_by_reason(str(info.kubeconfig))
         return result
     finally:
         proc.terminate()

@@ -98,4 +98,20 @@ async def test_refusals_are_the_same_on_a_real_and_the_embedded_api_server(
         "than maxReplicas 2",
     }
     assert real[1]["code"] == 500 and real[1]["reason"] == "InternalError"
-    assert embedded == real
+    assert _transport_error_folded(embedded) == _transport_error_folded(real)
+
+
+def _transport_error_folded(outcomes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``outcomes`` with the dial error of the webhook-down call folded to one word.
+
+    Whether kube-apiserver reports ``EOF`` or ``connect: connection refused`` depends on
+    whether it still held a keep-alive connection to the webhook server when that stopped:
+    timing, not behaviour. Everything before it must be the same."""
+    folded = []
+    for outcome in outcomes:
+        message = str(outcome.get("message") or "")
+        for tail in ('": EOF', '": dial tcp 127.0.0.1:<port>: connect: connection refused'):
+            if message.endswith(tail):
+                message = message[: -len(tail)] + '": <unreachable>'
+        folded.append({**outcome, "message": message})
+    return folded
