@@ -48,7 +48,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import psutil
+from process_sampler import CpuSampler  # benchmarks/, beside this script
+from request_breakdown import operator_breakdown  # benchmarks/, beside this script
+
+from rayop.bench.child_lifetime import end_with_parent
+from rayop.bench.metrics import Snapshot
 from rayop.cli.realcluster import RealCluster, RealClusterSettings, free_port
+from rayop.cli.realcluster_config import AUDIT_LOG
 from rayop.kube.client import KubeClient
 from rayop.kube.config import load_config
 from rayop.kube.resources import EVENTS
@@ -81,9 +88,15 @@ def default_kuberay() -> Path:
 
 
 def operator_command(
-    operator: str, kuberay: Path, kubeconfig: Path, concurrency: int, port: int
+    operator: str,
+    kuberay: Path,
+    kubeconfig: Path,
+    concurrency: int,
+    port: int,
+    profile: Path | None = None,
 ) -> list[str]:
-    """Returns the operator's command line (the same flags for both)."""
+    """Returns the operator's command line (the same flags for both); rayop's runs under
+    cProfile, writing ``profile`` when it exits, if one is named."""
     flags = [
         f"--reconcile-concurrency={concurrency}",
         f"--metrics-addr=:{port}",
@@ -92,7 +105,10 @@ def operator_command(
     ]
     if operator == "kuberay":
         return [str(kuberay), *flags]
-    return [str(REPO / ".venv" / "bin" / "rayop"), "run", f"--kubeconfig={kubeconfig}", *flags]
+    run = ["run", f"--kubeconfig={kubeconfig}", *flags]
+    if profile is not None:
+        return [sys.executable, "-m", "cProfile", "-o", str(profile), "-m", "rayop", *run]
+    return [str(REPO / ".venv" / "bin" / "rayop"), *run]
 
 
 def wait_for_metrics(url: str, proc: subprocess.Popen[bytes], timeout: float = 60.0) -> None:
@@ -123,7 +139,8 @@ async def events_by_reason(kubeconfig: str) -> dict[str, list[int]]:
     An occurrence is one recorded event: an Event's ``series.count`` (events.k8s.io), or its
     ``count`` (core/v1), or 1.
     """
-    async with KubeClient(await load_config(kubeconfig=kubeconfig), qps=-1) as client:
+    config = await load_config(kubeconfig=kubeconfig)
+    async with KubeClient(config, qps=-1, user_agent="rayop-side-by-side") as client:
         events = (await client.list(EVENTS))["items"]
     out: dict[str, list[int]] = {}
     for event in events:
@@ -151,12 +168,45 @@ def settled_events_by_reason(kubeconfig: str, limit: float = 30.0) -> dict[str, 
     return counts
 
 
+def operator_requests(url: str) -> float:
+    """Returns the operator's ``rest_client_requests_total``, summed over every label."""
+    with urllib.request.urlopen(url, timeout=10) as resp:
+        snapshot = Snapshot.from_text(resp.read().decode())
+    return snapshot.total("rest_client_requests_total")
+
+
+def idle_phase(
+    proc: subprocess.Popen[bytes], url: str, seconds: float, clusters: int
+) -> dict[str, float]:
+    """Samples the converged operator for ``seconds``: its CPU (user + system, psutil) and
+    requests over the window, as % of one core and per idle cluster, and its RSS at the end."""
+    process = psutil.Process(proc.pid)
+    requests0, cpu0 = operator_requests(url), process.cpu_times()
+    started = time.monotonic()
+    time.sleep(seconds)
+    cpu1, elapsed = process.cpu_times(), time.monotonic() - started
+    cpu = (cpu1.user - cpu0.user) + (cpu1.system - cpu0.system)
+    return {
+        "seconds": elapsed,
+        "cpu_seconds": cpu,
+        "core_percent": 100.0 * cpu / elapsed,
+        "core_percent_per_1000_clusters": 100.0 * cpu / elapsed * 1000 / clusters,
+        "cpu_ms_per_cluster_per_minute": 1000.0 * cpu / clusters / (elapsed / 60),
+        "requests": operator_requests(url) - requests0,
+        "rss_mb": process.memory_info().rss / 1e6,
+    }
+
+
 def run_one(
     operator: str, concurrency: int, args: argparse.Namespace, workdir: Path
 ) -> dict[str, Any]:
     """Runs one operator at one concurrency on a fresh control plane; blocks; returns the
     bench's result for it."""
-    cluster = RealCluster(RealClusterSettings(workdir=workdir, nodes=args.nodes))
+    settings = RealClusterSettings(
+        workdir=workdir, nodes=args.nodes, audit_reads=True, end_with_parent=True
+    )
+    cluster = RealCluster(settings)
+    profile = args.profile_rayop and args.profile_rayop.with_suffix(f".c{concurrency}.prof")
     info = cluster.start()
     port = free_port()
     url = f"http://127.0.0.1:{port}/metrics"
@@ -164,11 +214,14 @@ def run_one(
     out = workdir / "bench.json"
     log = (workdir / f"{operator}.log").open("wb")
     proc = subprocess.Popen(
-        operator_command(operator, args.kuberay, info.kubeconfig, concurrency, port),
+        operator_command(
+            operator, args.kuberay, info.kubeconfig, concurrency, port, profile
+        ),
         env=env,
         stdout=log,
         stderr=subprocess.STDOUT,
         stdin=subprocess.DEVNULL,
+        preexec_fn=end_with_parent(),
     )
     try:
         wait_for_metrics(url, proc)
@@ -181,11 +234,20 @@ def run_one(
             "--clusters", str(args.clusters), "--workers", str(args.workers),
             "--timeout", str(args.timeout), "--json", str(out),
         ]  # fmt: skip
-        subprocess.run(bench, env=env, check=True, stdout=subprocess.DEVNULL)
+        with CpuSampler({"operator": proc.pid, **info.pids}) as sampler:
+            subprocess.run(
+                bench, env=env, check=True, stdout=subprocess.DEVNULL, preexec_fn=end_with_parent()
+            )
         if proc.poll() is not None:
             raise RuntimeError(f"{operator} exited during the run (see {log.name})")
         result = dict(json.loads(out.read_text())["results"][0])
         result["events_by_reason"] = settled_events_by_reason(str(info.kubeconfig))
+        result["requests"] = operator_breakdown(
+            workdir / "logs" / AUDIT_LOG, float(result["seconds_until_all_ready"])
+        )
+        result["cpu_busy"] = {"started": sampler.started_wall, "per_second": sampler.busy()}
+        if args.idle_seconds > 0:
+            result["idle"] = idle_phase(proc, url, args.idle_seconds, args.clusters)
         return result
     finally:
         proc.terminate()
@@ -233,6 +295,13 @@ def rows(result: dict[str, Any]) -> list[tuple[str, Any]]:
     out.append(("operator requests", result.get("operator_requests")))
     out.append(("operator CPU (s)", result.get("operator_cpu_seconds")))
     out.append(("operator peak RSS (MB)", result.get("operator_peak_rss_mb")))
+    idle = result.get("idle") or {}
+    if idle:
+        out.append((f"idle {idle['seconds']:.0f} s: operator CPU (s)", idle["cpu_seconds"]))
+        out.append(("idle: % of a core", idle["core_percent"]))
+        out.append(("idle: CPU ms per cluster per minute", idle["cpu_ms_per_cluster_per_minute"]))
+        out.append(("idle: operator requests", idle["requests"]))
+        out.append(("idle: RSS at the end (MB)", idle["rss_mb"]))
     for reason, (objects, occurrences) in (result.get("events_by_reason") or {}).items():
         out.append((f"events {reason} (objects / occurrences)", f"{objects} / {occurrences}"))
     return out
@@ -270,6 +339,14 @@ def main() -> None:
     parser.add_argument("--operators", default=",".join(OPERATORS))
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds per run")
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument(
+        "--profile-rayop", type=Path, default=None,
+        help="run rayop under cProfile and write its profile here (its figures are then inflated)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--idle-seconds", type=float, default=0.0,
+        help="after convergence, sample each operator's idle CPU for this long",
+    )  # fmt: skip
     args = parser.parse_args()
     operators = [o for o in args.operators.split(",") if o]
     if "kuberay" in operators and not args.kuberay.is_file():
