@@ -1,10 +1,11 @@
 """The simulated Ray Jobs API state: submissions, their timeline, details, logs, stop and delete.
 
 A job's status is computed from the clock instead of being driven by tasks: it is PENDING for
-``pending`` seconds after submission, then RUNNING for ``run`` seconds, then SUCCEEDED or
-FAILED by its exit code (``sys.exit(<n>)``, ``exit <n>`` or ``false`` in the entrypoint give a
-non-zero code). A stop request makes it STOPPED ``stop_delay`` seconds later unless it ended
-first. Field names, messages and status codes follow ray-dashboard-api.md §2.
+``pending`` seconds after submission, then RUNNING for ``run`` seconds (or, when the entrypoint
+sleeps, ``sleep <n>`` or ``time.sleep(<n>)``, for at least those ``n`` seconds, as a real driver),
+then SUCCEEDED or FAILED by its exit code (``sys.exit(<n>)``, ``exit <n>`` or ``false`` in the
+entrypoint give a non-zero code). A stop request makes it STOPPED ``stop_delay`` seconds later
+unless it ended first. Field names, messages and status codes follow ray-dashboard-api.md §2.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ __all__ = [
     "JobTimings",
     "SimJob",
     "entrypoint_exit_code",
+    "entrypoint_sleep_seconds",
 ]
 
 TERMINAL = frozenset({"STOPPED", "SUCCEEDED", "FAILED"})
@@ -34,6 +36,10 @@ _EXIT_PATTERNS = (
     re.compile(r"sys\.exit\(\s*(\d+)\s*\)"),
     re.compile(r"""(?:^|[;&|\s'"])exit\s+(\d+)"""),
     re.compile(r"os\._exit\(\s*(\d+)\s*\)"),
+)
+_SLEEP_PATTERNS = (
+    re.compile(r"""(?:^|[;&|\s'"(])sleep\s+(\d+(?:\.\d+)?)"""),
+    re.compile(r"time\.sleep\(\s*(\d+(?:\.\d+)?)\s*\)"),
 )
 _FIELDS = {
     "entrypoint",
@@ -83,6 +89,13 @@ def entrypoint_exit_code(entrypoint: str) -> int:
     return 1 if re.search(r"(?:^|[;&|\s])false(?:$|[;&|\s])", entrypoint) else 0
 
 
+def entrypoint_sleep_seconds(entrypoint: str) -> float | None:
+    """Returns how long a simulated entrypoint sleeps (the sum of its ``sleep <n>`` and
+    ``time.sleep(<n>)`` calls), or None when it does not sleep."""
+    found = [float(m.group(1)) for p in _SLEEP_PATTERNS for m in p.finditer(entrypoint)]
+    return sum(found) if found else None
+
+
 @dataclass(frozen=True, kw_only=True)
 class JobTimings:
     """How long simulated jobs take (seconds)."""
@@ -90,7 +103,8 @@ class JobTimings:
     pending: float = 0.2
     """From submission until RUNNING."""
     run: float | None = 1.0
-    """From RUNNING until the entrypoint exits; None: until :meth:`JobTable.finish`."""
+    """From RUNNING until the entrypoint exits, unless it sleeps longer
+    (:func:`entrypoint_sleep_seconds`); None: until :meth:`JobTable.finish`."""
     stop_delay: float = 0.1
     """From a stop request until STOPPED."""
 
@@ -274,6 +288,9 @@ class JobTable:
         now = self.clock.time()
         start = now + max(0.0, self.timings.pending)
         run = self.timings.run
+        slept = entrypoint_sleep_seconds(req["entrypoint"])
+        if run is not None and slept is not None:
+            run = max(run, slept)
         self._drivers += 1
         job = SimJob(
             submission_id=sid,
