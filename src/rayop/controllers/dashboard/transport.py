@@ -9,10 +9,16 @@ given maps that address to where the head really listens;
 ``--use-kubernetes-proxy``). Both take a :class:`DashboardRequest`, return the status and body of
 any answer and raise :class:`~rayop.controllers.dashboard.errors.DashboardUnavailable` (or its
 ``DashboardTimeout``) when no answer came from the dashboard itself.
+
+A direct session honours ``HTTP_PROXY``/``NO_PROXY`` as KubeRay's Go client does (its
+``http.Client`` uses the default transport, ``ProxyFromEnvironment``), except when a resolver
+maps the address (then it is a loopback address on the embedded plane). :data:`REQUESTS_SENT`
+counts the requests each kind of transport sent in this process (for ``benchmarks/``).
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -31,6 +37,7 @@ __all__ = [
     "DashboardTransport",
     "DirectTransport",
     "ProxyTransport",
+    "REQUESTS_SENT",
     "ServiceResolver",
 ]
 
@@ -38,6 +45,9 @@ DIRECT_TIMEOUT = 2.0
 """Seconds per call when talking to the head directly (KubeRay's 2 s)."""
 PROXY_TIMEOUT = 10.0
 """Seconds per call through the API server's services proxy (KubeRay's 10 s)."""
+
+REQUESTS_SENT: Counter[str] = Counter()
+"""Requests sent by this process's transports, by kind ("direct", "proxy")."""
 
 ServiceResolver = Callable[[str], "str | None"]
 """Maps a direct base URL (``http://<svc>.<ns>.svc.<domain>:<port>``) to the base URL that
@@ -113,7 +123,8 @@ class DirectTransport:
         """Sends one request; blocks at most ``timeout`` seconds."""
         base = self._target(request)
         if self._session is None:
-            self._session = aiohttp.ClientSession()
+            self._session = aiohttp.ClientSession(trust_env=self.resolver is None)
+        REQUESTS_SENT["direct"] += 1
         data = None if request.json is None else orjson.dumps(request.json)
         try:
             async with self._session.request(
@@ -164,6 +175,7 @@ class ProxyTransport:
 
     async def send(self, request: DashboardRequest) -> tuple[int, bytes]:
         """Sends one request through the proxy; blocks at most ``timeout`` seconds."""
+        REQUESTS_SENT["proxy"] += 1
         try:
             status, body = await self.kube.request(
                 request.method,
