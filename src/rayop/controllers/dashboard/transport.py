@@ -33,11 +33,11 @@ from rayop.kube.errors import ApiError, RequestTimeout
 __all__ = [
     "DIRECT_TIMEOUT",
     "PROXY_TIMEOUT",
+    "REQUESTS_SENT",
     "DashboardRequest",
     "DashboardTransport",
     "DirectTransport",
     "ProxyTransport",
-    "REQUESTS_SENT",
     "ServiceResolver",
 ]
 
