@@ -9,7 +9,7 @@ import pytest
 from rayop.kube.metrics import RestClientMetrics
 from rayop.runtime.clock import Clock
 from rayop.runtime.concurrency_auto import AdaptiveConcurrency, Totals, window
-from rayop.runtime.concurrency_law import LawSettings
+from rayop.runtime.concurrency_law import LawSettings, Window
 from rayop.runtime.metrics import OperatorMetrics
 from rayop.runtime.worker_gate import WorkerGate
 from rayop.testing.clock import FakeClock
@@ -55,3 +55,37 @@ def test_the_readings_come_from_the_registry_series() -> None:
     t = auto.read()
     assert (t.t, t.requests, t.request_seconds, t.throttle_seconds) == (1002, 1, 0.3, 0.1)
     assert (t.reconciles, t.errors, t.queue_wait_sum, t.queue_wait_count) == (4, 1, 2.0, 1)
+
+
+def test_windows_are_one_second_in_slow_start_and_two_after_the_first_decrease() -> None:
+    clock, metrics = FakeClock(), OperatorMetrics()
+    metrics.init_controller("c", 4)
+    gate = WorkerGate(4, clock)
+    auto = AdaptiveConcurrency("c", gate, gate.set_limit, lambda: 0.0, metrics, None,
+                               LawSettings(), clock)  # fmt: skip
+    assert auto.interval == 1.0
+    throttled = Window(seconds=1, busy_fraction=1.0, queue_depth=5, queue_wait_mean=1.0,
+                       api_latency_mean=0.01, throttle_wait_mean=0.3)  # fmt: skip
+    assert auto.law.update(throttled).limit == 3
+    assert auto.interval == 2.0
+
+
+async def test_a_rebase_is_logged_with_its_reason(caplog: pytest.LogCaptureFixture) -> None:
+    clock, metrics = FakeClock(), OperatorMetrics()
+    metrics.init_controller("c", 8)
+    rest = RestClientMetrics(metrics.registry)
+    gate = WorkerGate(8, clock)
+    auto = AdaptiveConcurrency("c", gate, gate.set_limit, lambda: 3.0, metrics, rest,
+                               LawSettings(), clock)  # fmt: skip
+    caplog.set_level("INFO", logger="rayop.runtime.concurrency")
+    before = auto.read()
+    for latency in [0.01] * 3 + [0.2] * 6:  # the API server slows tenfold and stays slow
+        for _ in range(10):
+            rest.observe_request("GET", "h", latency)
+        clock.step(2)
+        before = await auto.step(before)
+    lines = [r.getMessage() for r in caplog.records]
+    assert lines[0].startswith("controller c: reconcile concurrency 8 -> 6: API latency rose to")
+    assert lines[1].startswith("controller c: reconcile concurrency 6: API latency stayed at")
+    assert lines[1].endswith("the base latency moves from 10 ms to 188 ms")
+    assert gate.limit == 6

@@ -11,6 +11,8 @@ import itertools
 from dataclasses import dataclass
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rayop.runtime.concurrency_law import Decision, GradientAimd, LawSettings, Window
 
@@ -30,6 +32,13 @@ class Plant:
     """Multiplies the latency (an API server slowing down)."""
     throttle: float | None = None
     error_share: float = 0.0
+    error_knee: int | None = None
+    error_slope: float = 0.0
+    """The error share grows by ``error_slope`` per worker beyond ``error_knee``."""
+
+    def errors(self, limit: int) -> float:
+        rise = self.error_slope * (limit - self.error_knee) if self.error_knee is not None else 0
+        return min(1.0, self.error_share + max(0.0, rise))
 
     def window(self, limit: int) -> Window:
         backlog = self.demand > limit
@@ -45,7 +54,7 @@ class Plant:
             api_latency_mean=latency,
             throttle_wait_mean=self.throttle,
             reconciles=reconciles,
-            errors=round(self.error_share * reconciles),
+            errors=round(self.errors(limit) * reconciles),
         )
 
 
@@ -58,11 +67,12 @@ def reversals(decisions: list[Decision]) -> int:
     return sum(1 for a, b in itertools.pairwise(moves) if (a > 0) != (b > 0))
 
 
-def test_slow_start_doubles_the_limit_under_backlog_with_flat_latency() -> None:
+def test_slow_start_doubles_the_limit_every_window_under_backlog_with_flat_latency() -> None:
     law = GradientAimd(LawSettings(ceiling=12))
     decisions = drive(law, Plant(demand=100), 20)
-    assert [d.limit for d in decisions if d.changed] == [2, 4, 8, 12]
-    assert (decisions[1].reason or "").endswith(
+    assert [d.limit for d in decisions[:5]] == [2, 4, 8, 12, 12]
+    assert law.slow_start  # no decrease yet
+    assert (decisions[0].reason or "").endswith(
         ": 1 -> 2 workers (slow start: doubling until the first congestion)"
     )
 
@@ -89,10 +99,50 @@ def test_shrinks_within_30_virtual_seconds_when_api_latency_rises() -> None:
     first = next(i for i, d in enumerate(decisions) if d.changed)
     assert first * WINDOW < 30
     assert decisions[first].limit == 12  # multiplicative: 16 * 0.75
-    reason = decisions[first].reason or ""
-    assert "API latency rose to" in reason
-    assert "(throttling excluded)" in reason
-    assert decisions[-1].limit < 16
+    assert decisions[first].reason == (
+        "API latency rose to 60 ms from a base of 20 ms (throttling excluded, 3.0x), about 10.7 "
+        "requests queued at the API server: 16 -> 12 workers"
+    )
+
+
+@pytest.mark.parametrize("workers", [2, 3, 4, 6])
+def test_a_slowdown_sheds_workers_at_few_workers_too(workers: int) -> None:
+    # At 2-6 workers a 5x rise implies fewer than 6 requests queued; the ratio sheds them.
+    law = GradientAimd(LawSettings(ceiling=16), start=workers)
+    plant = Plant(demand=workers)  # just enough workers: busy, nothing queued
+    drive(law, plant, 20)
+    assert law.limit == workers
+    plant.slowdown = 5.0
+    decisions = drive(law, plant, 3)
+    assert decisions[1].limit == max(1, min(workers - 1, workers * 3 // 4))
+    assert "(throttling excluded, 4.0x)" in (decisions[1].reason or "")
+
+
+def test_a_slowdown_that_fewer_workers_do_not_relieve_moves_the_base() -> None:
+    # The latency of a slowed API server does not fall with fewer workers: after one decrease
+    # the law takes the new latency as its base and grows back while the queue backs up.
+    law = GradientAimd(LawSettings(ceiling=16))
+    plant = Plant(demand=100)
+    drive(law, plant, 60)
+    plant.slowdown = 5.0
+    decisions = drive(law, plant, 60)
+    assert [d.limit for d in decisions if d.changed][:2] == [12, 13]
+    notes = [d.note for d in decisions if d.note]
+    assert len(notes) == 1
+    assert notes[0] == (
+        "API latency stayed at 95 ms (it was 60 ms at the decrease) with 12 workers: the rise "
+        "is not this controller's load, the base latency moves from 20 ms to 95 ms"
+    )
+    assert law.limit == 16
+    assert sum(d.limit < d.previous for d in decisions) == 1
+
+
+def test_a_decrease_that_brings_the_latency_down_keeps_the_base() -> None:
+    law = GradientAimd(LawSettings(ceiling=16))
+    plant = Plant(demand=100, base_latency=0.05, knee=6, slope=9.0)
+    decisions = drive(law, plant, 120)
+    assert not any(d.note for d in decisions)
+    assert law.base_latency == pytest.approx(0.05)
 
 
 @pytest.mark.parametrize(
@@ -107,6 +157,28 @@ def test_throttling_or_errors_shrink_the_limit(plant: Plant, cause: str) -> None
     decisions = drive(law, plant, 3)
     assert decisions[0].limit == 6
     assert decisions[0].reason is not None and decisions[0].reason.startswith(cause)
+
+
+@pytest.mark.parametrize("share", [0.05, 0.15, 0.3])
+def test_errors_at_a_fixed_share_whatever_the_limit_do_not_hold_it_down(share: float) -> None:
+    # Users' conflicting edits fail some reconciles at any concurrency (conflict-storm): the
+    # workers are not the cause, so the limit grows as it would without them.
+    law = GradientAimd(LawSettings(ceiling=16))
+    decisions = drive(law, Plant(demand=100, error_share=share), 30)
+    assert law.limit == 16
+    assert all(d.limit >= d.previous for d in decisions)
+
+
+def test_errors_that_rise_with_the_limit_shrink_it() -> None:
+    law = GradientAimd(LawSettings(ceiling=16))
+    plant = Plant(demand=100, error_share=0.05, error_knee=4, error_slope=0.05)
+    decisions = drive(law, plant, 40)
+    falls = [d for d in decisions if d.limit < d.previous]
+    assert falls, [d.limit for d in decisions]
+    assert falls[0].reason is not None
+    assert falls[0].reason.startswith("reconcile errors reached 25% of reconciles (25 of 100, ")
+    assert "against 5% at fewer workers): 8 -> 6 workers" in falls[0].reason
+    assert all(d.limit <= 7 for d in decisions[-20:])
 
 
 def test_holds_in_the_dead_band_between_growing_and_shrinking() -> None:
@@ -130,6 +202,32 @@ def test_no_oscillation_on_a_steady_signal(slow_start: bool, settled: int) -> No
     drive(law, plant, 60)
     assert law.limit == settled  # the first value at which the queue stops backing up
     assert not any(d.changed for d in drive(law, plant, 300))  # 10 minutes
+
+
+steady_plants = st.builds(
+    Plant,
+    demand=st.sampled_from([0.5, 1.0, 2.5, 5.5, 9.0, 15.0, 40.0, 100.0]),
+    base_latency=st.sampled_from([0.005, 0.02, 0.05, 0.2]),
+    knee=st.none() | st.integers(min_value=1, max_value=12),
+    slope=st.floats(min_value=0.1, max_value=10.0),
+    throttle=st.none() | st.floats(min_value=0.0, max_value=0.4),
+    error_share=st.floats(min_value=0.0, max_value=0.3),
+    error_knee=st.none() | st.integers(min_value=1, max_value=12),
+    error_slope=st.floats(min_value=0.0, max_value=0.1),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(plant=steady_plants, start=st.integers(min_value=1, max_value=16))
+def test_property_a_steady_signal_never_makes_the_limit_oscillate(plant: Plant, start: int) -> None:
+    # Whatever the steady load, latency curve, throttling and error curve: once settled, 20
+    # minutes of the same signal move the limit only by the ever rarer probes.
+    law = GradientAimd(LawSettings(ceiling=16), start=start)
+    drive(law, plant, 100)
+    decisions = drive(law, plant, 600)
+    assert reversals(decisions) <= 6
+    assert sum(d.changed for d in decisions) <= 16
+    assert not any(d.note for d in decisions)  # a steady signal is never taken for a slowdown
 
 
 def test_latency_that_grows_with_the_workers_stops_the_growth_past_the_knee_for_good() -> None:

@@ -6,7 +6,8 @@ latency, token-bucket waits), turns the differences into a
 :class:`~rayop.runtime.concurrency_law.Window`, and applies the
 :class:`~rayop.runtime.concurrency_law.GradientAimd` decision: the gate's limit and
 ``controller_runtime_max_concurrent_reconciles`` follow it, and every change is logged with its
-reason.
+reason. While the law is in slow start the windows are shorter (1 s), so a burst that is over
+in seconds still meets the workers it needs; the first decrease returns them to 2 s.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ logger = logging.getLogger("rayop.runtime.concurrency")
 
 WINDOW_SECONDS: Final[float] = 2.0
 """Seconds between two decisions."""
+SLOW_START_WINDOW_SECONDS: Final[float] = 1.0
+"""Seconds between two decisions while the law is in slow start."""
 DECISIONS_KEPT: Final[int] = 1000
 """How many of the latest limit changes :attr:`AdaptiveConcurrency.decisions` keeps."""
 
@@ -89,6 +92,7 @@ class AdaptiveConcurrency:
         settings: The law's bounds and thresholds.
         clock: Time source of the windows.
         interval: Seconds per window.
+        slow_start_interval: Seconds per window while the law is in slow start.
     """
 
     def __init__(
@@ -102,6 +106,7 @@ class AdaptiveConcurrency:
         settings: LawSettings,
         clock: Clock,
         interval: float = WINDOW_SECONDS,
+        slow_start_interval: float = SLOW_START_WINDOW_SECONDS,
     ) -> None:
         self.name = name
         self.gate = gate
@@ -112,6 +117,7 @@ class AdaptiveConcurrency:
         self._rest = rest
         self._clock = clock
         self._interval = interval
+        self._slow_start_interval = min(interval, slow_start_interval)
         self.decisions: deque[tuple[float, Decision]] = deque(maxlen=DECISIONS_KEPT)
         """The latest changes: (clock time, decision)."""
 
@@ -151,11 +157,19 @@ class AdaptiveConcurrency:
                 decision.limit,
                 decision.reason,
             )
+        if decision.note is not None:
+            logger.info("controller %s: reconcile concurrency %d: %s", self.name,
+                        decision.limit, decision.note)  # fmt: skip
         return after
 
+    @property
+    def interval(self) -> float:
+        """Seconds until the next decision (shorter while the law is in slow start)."""
+        return self._slow_start_interval if self.law.slow_start else self._interval
+
     async def run(self) -> None:
-        """Decides every ``interval`` seconds until cancelled."""
+        """Decides every :attr:`interval` seconds until cancelled."""
         before = self.read()
         while True:
-            await self._clock.sleep(self._interval)
+            await self._clock.sleep(self.interval)
             before = await self.step(before)

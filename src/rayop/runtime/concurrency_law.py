@@ -13,19 +13,31 @@ worker; ten workers at five times the latency is contention.
 
 Every window (a few seconds of the controller's metrics), in this order:
 
-1. **Decrease** (multiplicative, ``limit * decrease_factor``, at least one worker) when the
-   API server's share of request latency (client throttling excluded) implies more than
-   ``queued_to_shrink`` requests queued and is ``latency_floor`` seconds above its base, or the client
-   token-bucket wait per request reached ``throttle_shrink``, or reconcile errors reached
-   ``error_shrink`` of reconciles. At most once per ``cooldown`` windows, so one slow spell
-   does not drop the limit to the floor before the first decrease has taken effect.
-2. **Idle decrease** (one worker) when the workers were all busy less than ``idle_busy`` of the
+1. **Rebase** when a decrease on latency did not bring the latency down: ``cooldown`` windows
+   after it, the recent latency is still at least ``rebase_share`` of what it was at the
+   decrease. Fewer workers did not help, so the rise was not this controller's load (an API
+   server slowed by something else): the recent latency becomes the base, and the limit at which
+   it rose may be probed again at once. (Vegas' known weakness is a base that never rises after
+   a lasting change of the path; this is its remedy.)
+2. **Decrease** (multiplicative, ``limit * decrease_factor``, at least one worker) when the
+   API server's share of request latency (client throttling excluded) is ``latency_floor``
+   seconds above its base and either implies more than ``queued_to_shrink`` requests queued or
+   is ``latency_ratio_to_shrink`` times the base (a slowdown that few workers cannot show as
+   queueing), or the client token-bucket wait per request reached ``throttle_shrink``, or
+   reconcile errors reached ``error_shrink`` of reconciles *and rose* against the share seen at
+   the lower limits (doubled and ``error_rise`` points more): errors at a fixed share whatever
+   the limit (users' conflicting edits) are not the workers' doing. At most once per
+   ``cooldown`` windows, so one slow spell does not drop the limit to the floor before the
+   first decrease has taken effect.
+3. **Idle decrease** (one worker) when the workers were all busy less than ``idle_busy`` of the
    time and nothing waited, for ``idle_after`` windows in a row.
-3. **Increase** (one worker; twice the workers during slow start, as TCP's slow start does,
+4. **Increase** (one worker; twice the workers during slow start, as TCP's slow start does,
    until the first decrease) when all workers were busy at least ``busy_to_grow`` of the time,
    items waited in the queue (and the mean wait reached ``queue_wait_to_grow`` or grew), API
-   latency implied fewer than ``queued_to_grow`` requests queued, throttling below ``throttle_hold`` and
-   errors below ``error_hold``, for ``grow_after`` windows in a row.
+   latency implied fewer than ``queued_to_grow`` requests queued, throttling below
+   ``throttle_hold`` and errors below ``error_hold`` or no higher than at the lower limits
+   (``error_rise`` points; at the floor errors never hold the limit: one worker cannot race
+   itself), for ``grow_after`` windows in a row (``slow_start_grow_after`` during slow start).
 
 Hysteresis keeps a steady signal from making the limit oscillate: the thresholds to grow are
 stricter than the thresholds to shrink (a dead band in which the limit holds), a grow needs
@@ -74,15 +86,26 @@ class LawSettings:
     busy_to_grow: float = 0.9
     queue_wait_to_grow: float = 0.5
     grow_after: int = 2
+    slow_start_grow_after: int = 1
+    """Windows in a row that double the limit during slow start."""
     queued_to_grow: float = 3.0
     """Vegas' alpha: grow only while latency implies fewer requests queued than this."""
     queued_to_shrink: float = 6.0
     """Vegas' beta: shrink when latency implies more requests queued than this."""
     latency_floor: float = 0.02
+    latency_ratio_to_shrink: float = 4.0
+    """Shrink when the recent latency is this many times the base, whatever it implies queued."""
+    rebase_share: float = 0.8
+    """After a decrease on latency, a recent latency still at this share of the latency at the
+    decrease means the rise was not this controller's: the base moves to it."""
     throttle_hold: float = 0.05
     throttle_shrink: float = 0.25
     error_hold: float = 0.02
     error_shrink: float = 0.1
+    error_rise: float = 0.05
+    """Errors "rose" when their share is twice and this many points above the lower limits'."""
+    error_decay: float = 0.8
+    """Weight left, per window at a limit, to that limit's earlier error counts."""
     decrease_factor: float = 0.75
     idle_busy: float = 0.25
     idle_after: int = 10
@@ -92,8 +115,8 @@ class LawSettings:
     probe_after: int = 30
     probe_max: int = 480
     base_alpha: float = 0.05
-    """How fast the base latency follows a higher latency while it implies little queueing (it
-    follows a lower one at once)."""
+    """How fast the base latency follows a higher latency while it implies little queueing and
+    is below half ``latency_ratio_to_shrink`` times the base (it follows a lower one at once)."""
     recent_alpha: float = 0.5
     """Smoothing of the recent latency (an exponential moving average)."""
 
@@ -111,6 +134,8 @@ class Decision:
     limit: int
     previous: int
     reason: str | None = None
+    note: str | None = None
+    """A change of the law's state worth a log line that did not move the limit (a rebase)."""
 
     @property
     def changed(self) -> bool:
@@ -144,6 +169,14 @@ class GradientAimd:
         self._probe_wait = s.probe_after
         self._last_wait: float | None = None
         self._slow_start = s.slow_start
+        self._latency_at_decrease: float | None = None
+        self._errors_at: dict[int, tuple[float, float]] = {}
+        """Per limit: decayed (errors, reconciles) of the windows run at it."""
+
+    @property
+    def slow_start(self) -> bool:
+        """Whether the law is still in slow start (doubling until the first decrease)."""
+        return self._slow_start
 
     def update(self, w: Window) -> Decision:
         """Folds one window into the state and returns the limit to run with next."""
@@ -153,9 +186,46 @@ class GradientAimd:
         if self._congested_at is not None and self._since_congested >= self._probe_wait:
             self._congested_at = None
         before = self.limit
-        reason = self._decrease(w) or self._idle(w) or self._grow(w)
+        note = self._rebase()
+        lower_errors = self.lower_error_share()
+        reason = self._decrease(w, lower_errors) or self._idle(w) or self._grow(w, lower_errors)
+        self._track_errors(w, before)
         self._last_wait = w.queue_wait_mean
-        return Decision(self.limit, before, reason if self.limit != before else None)
+        return Decision(self.limit, before, reason if self.limit != before else None, note)
+
+    def _rebase(self) -> str | None:
+        s, at, recent = self.settings, self._latency_at_decrease, self.recent_latency
+        if at is None or recent is None or self._since_decrease < s.cooldown:
+            return None
+        self._latency_at_decrease = None
+        if recent < s.rebase_share * at:
+            return None  # fewer workers brought the latency down: it was this controller's
+        old = self.base_latency
+        self.base_latency = recent
+        self._congested_at = None
+        self._probe_wait = s.probe_after
+        return (
+            f"API latency stayed at {_ms(recent)} (it was {_ms(at)} at the decrease) with "
+            f"{self.limit} workers: the rise is not this controller's load, the base latency "
+            f"moves from {_ms(old)} to {_ms(recent)}"
+        )
+
+    def _track_errors(self, w: Window, limit: int) -> None:
+        if not w.reconciles:
+            return
+        errors, reconciles = self._errors_at.get(limit, (0.0, 0.0))
+        d = self.settings.error_decay
+        self._errors_at[limit] = (errors * d + w.errors, reconciles * d + w.reconciles)
+
+    def lower_error_share(self) -> float | None:
+        """Returns the lowest error share measured at a limit below the current one (None: none)."""
+        shares = [e / n for lim, (e, n) in self._errors_at.items() if lim < self.limit and n > 0]
+        return min(shares, default=None)
+
+    def _errors_rose(self, share: float, lower: float | None) -> bool:
+        if lower is None:
+            return True  # nothing to compare with: the level alone decides
+        return share - lower >= self.settings.error_rise and share >= 2 * lower
 
     def _track_latency(self, latency: float | None) -> None:
         if latency is None:
@@ -168,14 +238,17 @@ class GradientAimd:
         base = self.base_latency
         if base is None or self.recent_latency < base:
             self.base_latency = self.recent_latency
-        elif self.queued() < s.queued_to_grow:  # noise, not queueing: let the base follow
+        elif (  # noise, not queueing nor a slowdown: let the base follow
+            self.queued() < s.queued_to_grow
+            and self.recent_latency < s.latency_ratio_to_shrink / 2 * base
+        ):
             self.base_latency = base + s.base_alpha * (self.recent_latency - base)
 
     def _latency_rose(self) -> bool:
         base, recent, s = self.base_latency, self.recent_latency, self.settings
-        if base is None or recent is None:
+        if base is None or recent is None or recent - base < s.latency_floor:
             return False
-        return self.queued() > s.queued_to_shrink and recent - base >= s.latency_floor
+        return self.queued() > s.queued_to_shrink or recent >= s.latency_ratio_to_shrink * base
 
     def _latency_flat(self) -> bool:
         base, recent, s = self.base_latency, self.recent_latency, self.settings
@@ -190,28 +263,34 @@ class GradientAimd:
             return 0.0
         return self.limit * (1 - base / recent)
 
-    def _congestion(self, w: Window) -> str | None:
+    def _congestion(self, w: Window, lower_errors: float | None) -> tuple[str, bool] | None:
+        """Returns why the limit should fall and whether latency is the cause, or None."""
         s = self.settings
         if self._latency_rose():
+            base, recent = self.base_latency or 0.0, self.recent_latency or 0.0
             return (
-                f"API latency rose to {_ms(self.recent_latency)} from a base of "
-                f"{_ms(self.base_latency)} (throttling excluded), about {self.queued():.1f} "
-                "requests queued at the API server"
-            )
+                f"API latency rose to {_ms(recent)} from a base of {_ms(base)} (throttling "
+                f"excluded, {recent / base if base else math.inf:.1f}x), about "
+                f"{self.queued():.1f} requests queued at the API server"
+            ), True
         if w.throttle_wait_mean is not None and w.throttle_wait_mean >= s.throttle_shrink:
-            return f"client throttling wait reached {_ms(w.throttle_wait_mean)} per request"
-        if w.error_share >= s.error_shrink:
+            return f"client throttling wait reached {_ms(w.throttle_wait_mean)} per request", False
+        if w.error_share >= s.error_shrink and self._errors_rose(w.error_share, lower_errors):
+            against = (
+                "" if lower_errors is None else f", against {lower_errors:.0%} at fewer workers"
+            )
             return (
                 f"reconcile errors reached {w.error_share:.0%} of reconciles "
-                f"({w.errors} of {w.reconciles})"
-            )
+                f"({w.errors} of {w.reconciles}{against})"
+            ), False
         return None
 
-    def _decrease(self, w: Window) -> str | None:
+    def _decrease(self, w: Window, lower_errors: float | None) -> str | None:
         s = self.settings
-        cause = self._congestion(w)
-        if cause is None:
+        congestion = self._congestion(w, lower_errors)
+        if congestion is None:
             return None
+        cause, on_latency = congestion
         self._grow_streak = 0
         self._idle_streak = 0
         if self.limit <= s.floor or self._since_decrease < s.cooldown:
@@ -224,6 +303,7 @@ class GradientAimd:
         self._since_decrease = 0
         self._congested_at = old
         self._since_congested = 0
+        self._latency_at_decrease = self.recent_latency if on_latency else None
         return f"{cause}: {old} -> {self.limit} workers"
 
     def _idle(self, w: Window) -> str | None:
@@ -244,7 +324,13 @@ class GradientAimd:
             f"{s.idle_after} windows: {old} -> {self.limit} workers"
         )
 
-    def _grow(self, w: Window) -> str | None:
+    def _errors_calm(self, share: float, lower: float | None) -> bool:
+        s = self.settings
+        if share < s.error_hold or self.limit <= s.floor:
+            return True
+        return lower is not None and share - lower < s.error_rise
+
+    def _grow(self, w: Window, lower_errors: float | None) -> str | None:
         s = self.settings
         wait = w.queue_wait_mean or 0.0
         waits = w.queue_depth > 0 and (
@@ -253,7 +339,7 @@ class GradientAimd:
         calm = (
             self._latency_flat()
             and (w.throttle_wait_mean or 0.0) < s.throttle_hold
-            and w.error_share < s.error_hold
+            and self._errors_calm(w.error_share, lower_errors)
         )
         probing_blocked = self._congested_at is not None and self.limit + 1 >= self._congested_at
         if not (w.busy_fraction >= s.busy_to_grow and waits and calm) or probing_blocked:
@@ -261,7 +347,7 @@ class GradientAimd:
             return None
         self._grow_streak += 1
         if (
-            self._grow_streak < s.grow_after
+            self._grow_streak < (s.slow_start_grow_after if self._slow_start else s.grow_after)
             or self._since_decrease < s.cooldown
             or self.limit >= s.ceiling
         ):
