@@ -205,7 +205,42 @@ def test_an_adaptive_run_is_compared_with_the_best_fixed_value() -> None:
     assert advice.concurrency == 8
     assert advice.reasons[-1] == (
         "auto<=16 ran 1 to 6 workers and reached all ready in 80 s, 1.05x the best fixed value "
-        "(8, 76 s)"
+        "(8, 76 s) and 0.67x the lowest (1, 120 s)"
+    )
+    (verdict,) = advice.adaptive
+    assert verdict.to_json() == {
+        "label": "auto<=16",
+        "runs": 1,
+        "seconds_until_all_ready": 80.0,
+        "timed_out": False,
+        "best_fixed": 8,
+        "best_fixed_seconds": 76.1,
+        "lowest_fixed": 1,
+        "lowest_fixed_seconds": 119.8,
+        "vs_best_fixed": 1.051,
+        "vs_lowest_fixed": 0.668,
+    }
+
+
+def test_repeated_adaptive_runs_are_judged_by_their_median() -> None:
+    runs = [
+        measured(1, ready=40.0, queue_p99=30.0),
+        measured(1, ready=42.0, queue_p99=30.0, repeat=1),
+        measured(4, ready=20.0, queue_p99=10.0),
+        measured(4, ready=22.0, queue_p99=10.0, repeat=1),
+        *(
+            replace(measured(16, ready=t, queue_p99=9.0, repeat=i), adaptive=True)
+            for i, t in enumerate([21.0, 30.0, 23.0])
+        ),
+    ]
+    advice = recommend(runs)
+    (verdict,) = advice.adaptive
+    assert (verdict.runs, verdict.ready, verdict.best_concurrency) == (3, 23.0, 4)
+    assert verdict.vs_best == pytest.approx(23 / 21)
+    assert verdict.vs_lowest == pytest.approx(23 / 41)
+    assert advice.reasons[-1] == (
+        "auto<=16 over 3 runs: median all ready 23 s, 1.10x the best fixed value (4) and 0.56x "
+        "the lowest (1)"
     )
 
 

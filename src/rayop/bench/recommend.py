@@ -14,11 +14,14 @@ The rule (issue 19):
    grew (API server capacity), workers still saturated at the highest value tested (measure
    higher values), or workers no longer saturated (concurrency is no longer the bottleneck).
 
-Every sentence cites the figures it rests on. :func:`recommend` is a pure function.
+Every sentence cites the figures it rests on. Adaptive runs (``auto``) are not ranked; their
+median time to ready is set against the best fixed value's and the lowest's
+(:class:`AdaptiveOutcome`). :func:`recommend` is a pure function.
 """
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -32,12 +35,77 @@ from rayop.bench.outcomes import (
 from rayop.bench.results import ConcurrencyResult
 from rayop.bench.symptoms import next_limit
 
-__all__ = ["Recommendation", "fmt_seconds", "recommend"]
+__all__ = ["AdaptiveOutcome", "Recommendation", "fmt_seconds", "recommend"]
 
 ERRORS_RISE_RATIO = 2.0
 ERRORS_RISE_FLOOR = 0.05
 """Reconcile errors "rise" when their share of reconciles doubles and grows by 5 points (a few
 routine 409s on status writes, KubeRay #745, do not veto a raise)."""
+
+
+@dataclass(frozen=True, slots=True)
+class AdaptiveOutcome:
+    """How ``auto`` fared against the fixed values: median time to ready over its runs."""
+
+    label: str
+    runs: int
+    ready: float
+    best_concurrency: int
+    best_ready: float
+    lowest_concurrency: int
+    lowest_ready: float
+    timed_out: bool = False
+
+    @property
+    def vs_best(self) -> float:
+        """Auto's time to ready over the best fixed value's (1.1 or less: within 10 %)."""
+        return self.ready / self.best_ready if self.best_ready > 0 else float("inf")
+
+    @property
+    def vs_lowest(self) -> float:
+        """Auto's time to ready over the lowest fixed value's (at most 1: never worse)."""
+        return self.ready / self.lowest_ready if self.lowest_ready > 0 else float("inf")
+
+    def to_json(self) -> dict[str, object]:
+        """Returns the figures and both ratios as a JSON-ready mapping."""
+        return {
+            "label": self.label,
+            "runs": self.runs,
+            "seconds_until_all_ready": self.ready,
+            "timed_out": self.timed_out,
+            "best_fixed": self.best_concurrency,
+            "best_fixed_seconds": self.best_ready,
+            "lowest_fixed": self.lowest_concurrency,
+            "lowest_fixed_seconds": self.lowest_ready,
+            "vs_best_fixed": round(self.vs_best, 3),
+            "vs_lowest_fixed": round(self.vs_lowest, 3),
+        }
+
+
+def adaptive_outcomes(results: Sequence[ConcurrencyResult]) -> list[AdaptiveOutcome]:
+    """Returns, per adaptive setting, its median time to ready against the fixed values'."""
+    groups = [o for o in outcomes(results) if not o.timed_out]
+    if not groups:
+        return []
+    best = min(groups, key=lambda o: o.ready)
+    lowest = groups[0]
+    by_label: dict[str, list[ConcurrencyResult]] = {}
+    for r in results:
+        if r.adaptive:
+            by_label.setdefault(r.label.split(" #")[0], []).append(r)
+    return [
+        AdaptiveOutcome(
+            label=label,
+            runs=len(runs),
+            ready=statistics.median(r.seconds_until_all_ready for r in runs),
+            best_concurrency=best.concurrency,
+            best_ready=best.ready,
+            lowest_concurrency=lowest.concurrency,
+            lowest_ready=lowest.ready,
+            timed_out=any(r.timed_out for r in runs),
+        )
+        for label, runs in by_label.items()
+    ]
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +124,8 @@ class Recommendation:
     or None (concurrency is not the bottleneck)."""
     margin: float = 0.0
     """The improvement a higher value had to beat (the run-to-run noise)."""
+    adaptive: tuple[AdaptiveOutcome, ...] = ()
+    """How each adaptive setting fared against the fixed values."""
 
     @property
     def headline(self) -> str:
@@ -134,8 +204,9 @@ def _unranked(results: Sequence[ConcurrencyResult], lowest: int) -> Recommendati
     return Recommendation(lowest, "unranked", tuple(reasons))
 
 
-def _adaptive(results: Sequence[ConcurrencyResult], groups: Sequence[Outcome]) -> list[str]:
-    best = min((o for o in groups if not o.timed_out), key=lambda o: o.ready, default=None)
+def _adaptive(
+    results: Sequence[ConcurrencyResult], verdicts: Sequence[AdaptiveOutcome]
+) -> list[str]:
     lines = []
     for r in results:
         if not r.adaptive:
@@ -145,12 +216,25 @@ def _adaptive(results: Sequence[ConcurrencyResult], groups: Sequence[Outcome]) -
             f"{r.label} ran {min(limits):.0f} to {max(limits):.0f} workers and reached all ready "
             f"in {fmt_seconds(r.seconds_until_all_ready)}" + (" (timed out)" if r.timed_out else "")
         )
-        if best is not None and best.ready > 0:
+        v = next((v for v in verdicts if r.label.startswith(v.label)), None)
+        if v is not None and v.best_ready > 0:
             line += (
-                f", {r.seconds_until_all_ready / best.ready:.2f}x the best fixed value "
-                f"({best.concurrency}, {fmt_seconds(best.ready)})"
+                f", {r.seconds_until_all_ready / v.best_ready:.2f}x the best fixed value "
+                f"({v.best_concurrency}, {fmt_seconds(v.best_ready)})"
             )
+            if v.lowest_concurrency != v.best_concurrency and v.lowest_ready > 0:
+                line += (
+                    f" and {r.seconds_until_all_ready / v.lowest_ready:.2f}x the lowest "
+                    f"({v.lowest_concurrency}, {fmt_seconds(v.lowest_ready)})"
+                )
         lines.append(line + _slowdown(r, results))
+    for v in verdicts:
+        if v.runs > 1:
+            lines.append(
+                f"{v.label} over {v.runs} runs: median all ready {fmt_seconds(v.ready)}, "
+                f"{v.vs_best:.2f}x the best fixed value ({v.best_concurrency}) and "
+                f"{v.vs_lowest:.2f}x the lowest ({v.lowest_concurrency})"
+            )
     return lines
 
 
@@ -204,9 +288,10 @@ def recommend(
     above = [o for o in groups if o.concurrency > best.concurrency]
     limit, why = next_limit(best, groups[0], above[0] if above else None, qps=qps, burst=burst)
     reasons.append(why)
-    reasons += _adaptive(results, groups)
+    verdicts = adaptive_outcomes(results)
+    reasons += _adaptive(results, verdicts)
     if limit == "concurrency":
         action = "raise-further"
     else:
         action = "raise" if best.concurrency > groups[0].concurrency else "keep"
-    return Recommendation(best.concurrency, action, tuple(reasons), limit, margin)
+    return Recommendation(best.concurrency, action, tuple(reasons), limit, margin, tuple(verdicts))

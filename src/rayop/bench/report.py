@@ -167,6 +167,7 @@ def write_json(
             "reasons": list(advice.reasons),
             "next_limit": advice.next_limit,
             "margin": advice.margin,
+            "adaptive": [a.to_json() for a in advice.adaptive],
             "text": advice.text,
         },
     }
