@@ -11,7 +11,9 @@ reads of one object give equal values, not necessarily the same Python object.
 
 Index functions map an object to the list of index values it is filed under
 (controller-machinery.md I7). :data:`NAMESPACE_INDEX` and :data:`OWNER_UID_INDEX` (the UID of the
-controlling owner reference) are installed by default.
+controlling owner reference) are installed by default. A label key that a selector asks for by
+value (``ray.io/cluster=NAME``) gets an index of its own on first use (:meth:`Indexer.list_selected`), so a
+labelled list costs the objects that carry the label, not every object of the namespace.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import Any, NamedTuple
 
 from rayop.runtime.compact_store import ObjectCodec
 from rayop.runtime.frozen import FrozenDict, freeze_json
+from rayop.runtime.labelselector import LabelSelector
 
 Obj = Mapping[str, Any]
 """A cached object: a read-only mapping of the object's JSON."""
@@ -35,6 +38,9 @@ OWNER_UID_INDEX = "owner-uid"
 
 DEFAULT_DECODED_CACHE_SIZE = 256
 """How many decoded objects an :class:`Indexer` keeps for repeated reads."""
+
+MAX_LABEL_INDEXES = 16
+"""How many label keys an :class:`Indexer` indexes by value, at most (built on first use)."""
 
 LabelsPredicate = Callable[[Mapping[str, str] | None], bool]
 """Tells whether an object with these labels (None when it has none) is wanted."""
@@ -121,6 +127,7 @@ class Indexer:
             self._index_funcs[name] = func
         for name in self._index_funcs:
             self._indices[name] = {}
+        self._label_indices: dict[str, dict[str, set[str]]] = {}
 
     def add_indexers(self, indexers: Mapping[str, IndexFunc]) -> None:
         """Installs more index functions and indexes the objects already stored.
@@ -197,6 +204,60 @@ class Indexer:
         """
         return self.select(self._indices[index].get(value, ()), labels)
 
+    def list_selected(self, namespace: str | None, selector: LabelSelector) -> list[Obj]:
+        """Returns the objects in ``namespace`` (all if None) whose labels ``selector`` accepts.
+
+        The candidates are the smallest of: the namespace's objects, and for each requirement
+        that names its values (``k=v``, ``k in (a,b)``), the objects with one of those values
+        under an index of that label key (built on first use, at most
+        :data:`MAX_LABEL_INDEXES` keys). Only the objects returned are decoded.
+        """
+        in_namespace: set[str] | None = None
+        if namespace is not None:
+            in_namespace = self._indices[NAMESPACE_INDEX].get(namespace, set())
+        candidates: Iterable[str] | None = in_namespace
+        size = len(self._entries) if in_namespace is None else len(in_namespace)
+        for requirement in selector.requirements:
+            if requirement.op != "in" or size == 0:
+                continue
+            by_value = self._label_index(requirement.key)
+            if by_value is None:
+                continue
+            buckets = [b for v in requirement.values if (b := by_value.get(v))]
+            found = sum(len(b) for b in buckets)
+            if found < size:
+                size = found
+                candidates = [key for bucket in buckets for key in bucket]
+        if candidates is not in_namespace and in_namespace is not None:
+            candidates = [key for key in candidates or () if key in in_namespace]
+        return self.select(candidates, selector.matches)
+
+    def _label_index(self, label: str) -> dict[str, set[str]] | None:
+        """Returns the index of ``label`` by value, building it on first use (None: too many)."""
+        index = self._label_indices.get(label)
+        if index is None and len(self._label_indices) < MAX_LABEL_INDEXES:
+            index = {}
+            for key, entry in self._entries.items():
+                value = entry.labels.get(label) if entry.labels else None
+                if value is not None:
+                    index.setdefault(value, set()).add(key)
+            self._label_indices[label] = index
+        return index
+
+    def _file_labels(self, key: str, labels: Mapping[str, str] | None, *, add: bool) -> None:
+        if not labels:
+            return
+        for label, index in self._label_indices.items():
+            value = labels.get(label)
+            if value is None:
+                continue
+            if add:
+                index.setdefault(value, set()).add(key)
+            elif (bucket := index.get(value)) is not None:
+                bucket.discard(key)
+                if not bucket:
+                    del index[value]
+
     def put(self, obj: Obj) -> tuple[Obj, Obj | None]:
         """Stores a read-only copy of ``obj`` under its key; returns (stored copy, previous)."""
         frozen: Obj = freeze_json(obj)
@@ -211,8 +272,11 @@ class Indexer:
         old = None if old_entry is None else self._load(key, old_entry, remember=False)
         if old is not None:
             self._unfile(key, old)
+        if old_entry is not None:
+            self._file_labels(key, old_entry.labels, add=False)
         self._entries[key] = entry
         self._file_all(key, frozen)
+        self._file_labels(key, entry.labels, add=True)
         self._remember(key, frozen)
         return frozen, old
 
@@ -225,6 +289,7 @@ class Indexer:
         del self._entries[key]
         self._decoded.pop(key, None)
         self._unfile(key, old)
+        self._file_labels(key, entry.labels, add=False)
         return old
 
     def _load(self, key: str, entry: _Entry, *, remember: bool) -> Obj:

@@ -208,13 +208,14 @@ class SharedInformer:
     ) -> list[Obj]:
         """Returns the cached objects in ``namespace`` (all if None) matching ``label_selector``.
 
-        Labels are matched before decoding: only the objects returned are decoded.
+        Labels are matched before decoding: only the objects returned are decoded, and a
+        selector that names a label's value reads that label's index, not the namespace.
         """
-        selector = None if label_selector is None else parse_selector(label_selector)
-        labels = None if selector is None else selector.matches
+        if label_selector is not None:
+            return self._indexer.list_selected(namespace, parse_selector(label_selector))
         if namespace is None:
-            return self._indexer.select(None, labels)
-        return self._indexer.by_index(NAMESPACE_INDEX, namespace, labels)
+            return self._indexer.select(None, None)
+        return self._indexer.by_index(NAMESPACE_INDEX, namespace)
 
     def by_index(self, index: str, value: str) -> builtins.list[Obj]:
         """Returns the cached objects filed under ``value`` in the named index.
