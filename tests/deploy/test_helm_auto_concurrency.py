@@ -5,10 +5,12 @@ from __future__ import annotations
 import re
 
 import pytest
-from helm_cli import HelmError, deployment_container, template
+from helm_cli import HelmError, deployment_container, missing_helm_reason, template
 from manifests import parse_run_args
 
 from rayop.cli.operator_flags import AUTO_CONCURRENCY
+
+pytestmark = pytest.mark.skipif(bool(missing_helm_reason()), reason=missing_helm_reason())
 
 
 def test_auto_renders_the_flag_rayop_run_parses_with_its_ceiling_from_extra_args() -> None:
