@@ -102,10 +102,12 @@ async def test_active_deadline_fails_without_retry(env: RayJobEnv) -> None:
 async def test_pre_running_deadline_in_interactive_mode(env: RayJobEnv) -> None:
     ns = await env.namespace("pre-running")
     await env.apply(
-        small_rayjob("job", submissionMode="InteractiveMode", preRunningDeadlineSeconds=2), ns
+        small_rayjob("job", submissionMode="InteractiveMode", preRunningDeadlineSeconds=8), ns
     )
+    # The deadline counts from the start, cluster creation included: 8 s leaves a loaded
+    # machine time to make the cluster ready and show Waiting before the deadline passes.
     await env.wait_for_status(ns, "job", "Waiting")
-    status = await env.wait_for_status(ns, "job", "Failed", timeout=10)
+    status = await env.wait_for_status(ns, "job", "Failed", timeout=20)
     assert status["reason"] == "PreRunningDeadlineExceeded"
     assert env.submissions(ns) == []
 

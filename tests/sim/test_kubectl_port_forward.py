@@ -7,6 +7,7 @@ over SPDY/3.1 (``KUBECTL_PORT_FORWARD_WEBSOCKETS=false``).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -135,6 +136,10 @@ async def test_a_refused_port_is_reported_in_the_kubelet_words_and_kubectl_stops
             with pytest.raises(aiohttp.ClientError):
                 async with http.get(f"http://127.0.0.1:{local}/") as r:
                     await r.read()
+        # client-go ends the forward on the error by itself: wait for that rather than stop
+        # kubectl before it has printed its last words (a loaded machine takes a while).
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(proc.wait(), 30)
     finally:
         err = (await _stop(proc)).decode()
     assert f"error forwarding port {closed} to pod head" in err, err
