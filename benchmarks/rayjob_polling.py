@@ -17,12 +17,16 @@ run:
    served in that phase by verb and resource (the bench's own creates and watch included),
    dashboard requests per second and operator CPU (this process: operator + bench driver).
 
-N = 0 is the baseline and always runs first in the same invocation; every other N is reported
-as a ratio to it. ``--profile OUT`` runs cProfile over the quiet window of the largest N and
-prints its top entries. Run (under the shared lock on a shared machine)::
+N = 0 is the baseline and always runs first in the same invocation; every other N runs once per
+``--poll-intervals`` value (0: the Running pass GETs the job itself and is requeued every 3 s,
+KubeRay v1.7.0's way; 3: rayop's background poller) and is reported as a ratio to N = 0.
+``--profile OUT`` runs cProfile over a second quiet window (not measured) of the largest N's
+runs, writes ``OUT.<N>.<interval>`` and prints the top entries (cProfile times are wall time).
+
+Run (under the shared lock on a shared machine)::
 
     flock /tmp/rayop-heavy.lock .venv/bin/python benchmarks/rayjob_polling.py \\
-        --rayjobs 100,1000 [--clusters 100] [--workers 10] [--poll-interval 3] [--json out.json]
+        --rayjobs 100,1000 [--clusters 100] [--workers 10] [--poll-intervals 0,3] [--json out.json]
 """
 
 from __future__ import annotations
@@ -124,6 +128,8 @@ class Window:
     server_requests: dict[str, int] = field(default_factory=dict)
     """``verb resource[/subresource]`` -> requests the API server served (every client)."""
     dashboard_requests: int = 0
+    rayjob_reconciles: int = 0
+    """Passes of the rayjob controller."""
 
     @property
     def dashboard_rps(self) -> float:
@@ -136,6 +142,8 @@ class RunResult:
     """One run at one N."""
 
     rayjobs: int
+    poll_interval: float = 3.0
+    """rayop's --rayjob-dashboard-poll-interval of the run (0: KubeRay's GET in every pass)."""
     prepare_seconds: float = 0.0
     idle: Window = field(default_factory=Window)
     create: Window = field(default_factory=Window)
@@ -183,6 +191,10 @@ class Meter:
             operator_requests={k: v for k, v in sorted(ops.items()) if v},
             server_requests=dict(served.most_common()),
             dashboard_requests=dash1 - dash0,
+            rayjob_reconciles=int(
+                snap1.total("controller_runtime_reconcile_total", controller="rayjob")
+                - snap0.total("controller_runtime_reconcile_total", controller="rayjob")
+            ),
         )
 
 
@@ -217,11 +229,8 @@ async def create_clusters(
     await asyncio.gather(*(one(i) for i in range(count)))
 
 
-def operator_settings(args: argparse.Namespace) -> OperatorSettings:
+def operator_settings(args: argparse.Namespace, poll_interval: float) -> OperatorSettings:
     """KubeRay's defaults, dashboards reached directly."""
-    extra: dict[str, Any] = {}
-    if args.poll_interval is not None:
-        extra["rayjob_dashboard_poll_interval"] = args.poll_interval
     return OperatorSettings(
         reconcile_concurrency=args.concurrency,
         metrics_addr="0",
@@ -231,15 +240,15 @@ def operator_settings(args: argparse.Namespace) -> OperatorSettings:
         burst=200,
         options=OperatorOptions(),
         use_kubernetes_proxy=False,
-        **extra,
+        rayjob_dashboard_poll_interval=poll_interval,
     )
 
 
 async def run_once(
-    args: argparse.Namespace, n_jobs: int, *, profile: cProfile.Profile | None
+    args: argparse.Namespace, n_jobs: int, poll_interval: float, *, profile: cProfile.Profile | None
 ) -> RunResult:
     """One fresh plane, one operator, N RayJobs then the RayClusters; blocks until done."""
-    result = RunResult(rayjobs=n_jobs)
+    result = RunResult(rayjobs=n_jobs, poll_interval=poll_interval)
     port = free_port()
     os.environ["HTTP_PROXY"] = os.environ["http_proxy"] = f"http://127.0.0.1:{port}"
     os.environ["NO_PROXY"] = os.environ["no_proxy"] = "127.0.0.1,localhost"
@@ -250,7 +259,9 @@ async def run_once(
             await user.create(NAMESPACES, {"metadata": {"name": NAMESPACE}})
         jobs = ReadinessTracker(user, NAMESPACE, resource=RAY_JOBS, check=job_running)
         tracker = ReadinessTracker(user, NAMESPACE)
-        async with InProcessOperator(plane.config, operator_settings(args)) as operator:
+        async with InProcessOperator(
+            plane.config, operator_settings(args, poll_interval)
+        ) as operator:
             meter = Meter(plane, user, operator)
             await jobs.start()
             t0 = time.monotonic()
@@ -264,12 +275,12 @@ async def run_once(
             )
             await asyncio.sleep(args.settle)
             start = await meter.read()
-            if profile is not None:
-                profile.enable()
             await asyncio.sleep(args.idle)
-            if profile is not None:
-                profile.disable()
             result.idle = Meter.window(start, await meter.read())
+            if profile is not None:  # its own window: the profiler's cost is not measured
+                profile.enable()
+                await asyncio.sleep(args.idle)
+                profile.disable()
             await tracker.start()
             start = await meter.read()
             await create_clusters(user, args.clusters, args.workers, tracker)
@@ -288,6 +299,14 @@ async def run_once(
     return result
 
 
+def label(run: RunResult) -> str:
+    """Names a run: its N and, for N > 0, how its jobs were polled."""
+    if not run.rayjobs:
+        return "N=0"
+    how = f"poller {run.poll_interval:g} s" if run.poll_interval else "GET per pass"
+    return f"N={run.rayjobs} {how}"
+
+
 def _round(value: float | None) -> float | None:
     return None if value is None else round(value, 2)
 
@@ -298,7 +317,7 @@ def _ratio(a: float | None, b: float | None) -> str:
 
 def report(runs: list[RunResult], args: argparse.Namespace) -> str:
     """Returns the Markdown table: every N beside the N = 0 baseline."""
-    head = ["metric", *(f"N={r.rayjobs}" for r in runs), *(f"N={r.rayjobs}/N=0" for r in runs[1:])]
+    head = ["metric", *(label(r) for r in runs), *(f"{label(r)} / N=0" for r in runs[1:])]
     rows: list[list[str]] = []
 
     def row(name: str, values: list[float | None]) -> None:
@@ -322,6 +341,8 @@ def report(runs: list[RunResult], args: argparse.Namespace) -> str:
         f"quiet {args.idle:g} s: dashboard requests/s",
         [round(r.idle.dashboard_rps, 1) for r in runs],
     )
+    row(f"quiet {args.idle:g} s: RayJob passes", [r.idle.rayjob_reconciles for r in runs])
+    row("RayJob passes while creating", [r.create.rayjob_reconciles for r in runs])
     row("RayJobs: create until all RUNNING (s)", [r.prepare_seconds for r in runs])
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     lines += ["| " + " | ".join(r) + " |" for r in rows]
@@ -333,14 +354,17 @@ def report(runs: list[RunResult], args: argparse.Namespace) -> str:
 
 
 async def main_async(args: argparse.Namespace) -> list[RunResult]:
-    """Runs N = 0, then each N (the largest profiled when asked)."""
-    counts = [0, *(n for n in args.rayjobs if n)]
+    """Runs N = 0, then each N in each mode (the largest N's runs profiled when asked)."""
+    plan = [(0, args.poll_intervals[-1])]
+    plan += [(n, interval) for n in args.rayjobs if n for interval in args.poll_intervals]
     runs = []
-    for n in counts:
-        profile = cProfile.Profile() if args.profile and n == max(counts) and n else None
-        runs.append(await run_once(args, n, profile=profile))
+    for n, interval in plan:
+        profiled = args.profile and n and n == max(args.rayjobs)
+        profile = cProfile.Profile() if profiled else None
+        runs.append(await run_once(args, n, interval, profile=profile))
         if profile is not None:
-            profile.dump_stats(args.profile)
+            profile.dump_stats(f"{args.profile}.{n}.{interval:g}")
+            print(f"== profile of the quiet window, {label(runs[-1])} ==", file=sys.stderr)
             out = io.StringIO()
             pstats.Stats(profile, stream=out).sort_stats("cumulative").print_stats(25)
             print(out.getvalue(), file=sys.stderr)
@@ -358,8 +382,13 @@ def main() -> None:
     parser.add_argument("--clusters", type=int, default=100)
     parser.add_argument("--workers", type=int, default=10)
     parser.add_argument("--concurrency", type=int, default=1)
-    parser.add_argument("--poll-interval", type=float, default=None,
-                        help="rayop's --rayjob-dashboard-poll-interval (default: rayop's)")  # fmt: skip
+    parser.add_argument(
+        "--poll-intervals",
+        type=lambda s: [float(x) for x in s.split(",")],
+        default=[0.0, 3.0],
+        help="rayop's --rayjob-dashboard-poll-interval values to run each N with (0: a GET "
+        "in every Running pass, KubeRay's way); N=0 runs with the last",
+    )
     parser.add_argument("--idle", type=float, default=15.0)
     parser.add_argument("--settle", type=float, default=5.0)
     parser.add_argument("--timeout", type=float, default=900.0)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
 
@@ -152,6 +152,7 @@ class Manager:
         self._leadership_lost = False
         self._tasks = TaskSupervisor("manager")
         self._running_controllers: list[Controller] = []
+        self._closers: list[tuple[str, Callable[[], Awaitable[None]]]] = []
 
     # -- configuration ----------------------------------------------------------------------
 
@@ -167,6 +168,11 @@ class Manager:
         if any(e.controller.name == controller.name for e in self._entries):
             raise ValueError(f"controller {controller.name!r} already added")
         self._entries.append(_Entry(controller, need_leader_election))
+
+    def add_closer(self, name: str, close: Callable[[], Awaitable[None]]) -> None:
+        """Registers ``close`` (named ``name`` in logs), awaited at shutdown once every
+        controller has stopped: the end of what a controller's passes started (pollers)."""
+        self._closers.append((name, close))
 
     def event_recorder(self, reporting_controller: str) -> EventRecorder:
         """Returns the (shared) event recorder for one reporting controller name."""
@@ -345,6 +351,8 @@ class Manager:
         """Stops everything in reverse start order; logs (never raises) what fails to stop."""
         for controller in reversed(self._running_controllers):
             await _stop_logged(f"controller {controller.name}", controller.stop(graceful=graceful))
+        for name, close in self._closers:
+            await _stop_logged(name, close())
         if self.elector is not None and self._campaigning and graceful:
             # The elector releases the Lease, then its task ends.
             await _stop_logged("leader election", self._stop_elector(self.elector))

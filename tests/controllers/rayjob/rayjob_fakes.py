@@ -16,9 +16,11 @@ from typing import Any, Literal
 from rayop.api.rayjob import RayJobStatus
 from rayop.controllers.common.options import OperatorOptions
 from rayop.controllers.dashboard.errors import JobNotFound
+from rayop.controllers.dashboard.job_poller import JobInfoPoller
 from rayop.controllers.dashboard.models import JobInfo, JobSubmitRequest
 from rayop.controllers.rayjob.context import Obj, PassContext, RayJobDeps
 from rayop.controllers.rayjob.reconciler import RayJobReconciler
+from rayop.controllers.rayjob.setup import _still_polled
 from rayop.kube.errors import AlreadyExists, NotFound
 from rayop.kube.resource import Resource
 from rayop.runtime.events import EventType
@@ -176,6 +178,8 @@ class FakeDashboard:
         self.stopped: list[str] = []
         self.error: Exception | None = None
         self.opened: list[tuple[str, str | None]] = []
+        self.gets = 0
+        """GET /api/jobs/<id> calls so far."""
 
     async def __aenter__(self) -> FakeDashboard:
         return self
@@ -188,6 +192,7 @@ class FakeDashboard:
             raise self.error
 
     async def get_job_info(self, job_id: str) -> JobInfo:
+        self.gets += 1
         self._check()
         if job_id not in self.jobs:
             raise JobNotFound(job_id)
@@ -224,10 +229,19 @@ class World:
     recorder: FakeRecorder = field(default_factory=FakeRecorder)
     dashboard: FakeDashboard = field(default_factory=FakeDashboard)
     options: OperatorOptions = field(default_factory=OperatorOptions)
+    poll_interval: float = 0.0
+    """> 0: passes read a background poller (:attr:`poller`), as ``rayop run`` does."""
     own_writes: OwnWrites = field(init=False)
+    poller: JobInfoPoller | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
         self.own_writes = OwnWrites(clock=self.clock)
+        if self.poll_interval > 0:
+            self.poller = JobInfoPoller(
+                interval=self.poll_interval,
+                clock=self.clock,
+                still_wanted=_still_polled(self.rayjobs, self.clusters),
+            )
 
     def deps(self) -> RayJobDeps:
         """Returns the controller dependencies over the fakes."""
@@ -244,6 +258,7 @@ class World:
             options=self.options,
             dashboards=self.dashboard.open,
             clock=self.clock,
+            poller=self.poller,
         )
 
     def reconciler(self) -> RayJobReconciler:

@@ -10,14 +10,18 @@ given maps that address to where the head really listens;
 any answer and raise :class:`~rayop.controllers.dashboard.errors.DashboardUnavailable` (or its
 ``DashboardTimeout``) when no answer came from the dashboard itself.
 
-A direct session honours ``HTTP_PROXY``/``NO_PROXY`` as KubeRay's Go client does (its
-``http.Client`` uses the default transport, ``ProxyFromEnvironment``), except when a resolver
-maps the address (then it is a loopback address on the embedded plane). :data:`REQUESTS_SENT`
+A direct transport honours ``HTTP_PROXY``/``NO_PROXY`` as KubeRay's Go client does (its
+``http.Client`` uses the default transport, ``ProxyFromEnvironment``: loopback hosts are never
+proxied), read once per transport (:func:`env_proxy`), except when a resolver maps the address
+(then it is a loopback address on the embedded plane). :data:`REQUESTS_SENT`
 counts the requests each kind of transport sent in this process (for ``benchmarks/``).
 """
 
 from __future__ import annotations
 
+import ipaddress
+import urllib.parse
+import urllib.request
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -39,6 +43,7 @@ __all__ = [
     "DirectTransport",
     "ProxyTransport",
     "ServiceResolver",
+    "env_proxy",
 ]
 
 DIRECT_TIMEOUT = 2.0
@@ -71,6 +76,24 @@ class DashboardRequest:
     def timed_out(self, timeout: float) -> DashboardTimeout:
         """Returns the error of this request when ``timeout`` seconds passed with no answer."""
         return DashboardTimeout(f"{self}: timed out after {timeout}s")
+
+
+def env_proxy(url: str) -> str | None:
+    """Returns the proxy the environment names for ``url`` (``HTTP_PROXY``/``HTTPS_PROXY``,
+    lower case too), or None: no proxy set, ``NO_PROXY`` matches, or a loopback host."""
+    split = urllib.parse.urlsplit(url)
+    host = split.hostname or ""
+    if host == "localhost":
+        return None
+    try:
+        if ipaddress.ip_address(host).is_loopback:
+            return None
+    except ValueError:
+        pass
+    proxy = urllib.request.getproxies_environment().get(split.scheme or "http")
+    if not proxy or urllib.request.proxy_bypass(host):
+        return None
+    return proxy
 
 
 class DashboardTransport(Protocol):
@@ -110,6 +133,7 @@ class DirectTransport:
         self.resolver = resolver
         self._session = session
         self._owned = session is None
+        self._proxy = env_proxy(self.base_url) if resolver is None else None
 
     def _target(self, request: DashboardRequest) -> str:
         if self.resolver is None:
@@ -123,7 +147,7 @@ class DirectTransport:
         """Sends one request; blocks at most ``timeout`` seconds."""
         base = self._target(request)
         if self._session is None:
-            self._session = aiohttp.ClientSession(trust_env=self.resolver is None)
+            self._session = aiohttp.ClientSession()
         REQUESTS_SENT["direct"] += 1
         data = None if request.json is None else orjson.dumps(request.json)
         try:
@@ -135,6 +159,7 @@ class DirectTransport:
                 headers=request.headers,
                 timeout=aiohttp.ClientTimeout(total=self.timeout),
                 allow_redirects=False,
+                proxy=self._proxy,
             ) as resp:
                 return resp.status, await resp.read()
         except TimeoutError as exc:

@@ -120,3 +120,37 @@ def submitter_finished_timed_out(
         f"reach a terminal state within {int(SUBMITTER_FINISHED_TIMEOUT.total_seconds())}s",
     )
     return True
+
+
+NEXT_CHECK_MARGIN = 0.01
+"""Seconds added to a deadline so that the pass it wakes finds it passed."""
+
+
+def next_check_in(
+    job: RayJob,
+    status: RayJobStatus,
+    now: datetime,
+    *,
+    submitter_finished_at: datetime | None,
+    options: OperatorOptions,
+) -> float | None:
+    """Returns the seconds until the next Running-phase check above could fire on time alone
+    (active deadline, status-check timeout, transition grace, finished submitter), or None
+    when none can: when a pass that changes nothing must look again."""
+    deadlines: list[datetime] = []
+    if job.spec.active_deadline_seconds is not None:
+        deadlines.append(_start(status, now) + timedelta(seconds=job.spec.active_deadline_seconds))
+    since = status.job_status_check_failure_start_time
+    if since is not None:
+        timeout = options.rayjob_status_check_timeout_seconds
+        deadlines.append(parse_time(since) + timedelta(seconds=timeout))
+    terminal = is_terminal(status.job_status or "")
+    end = status.ray_job_info.end_time if status.ray_job_info is not None else None
+    if terminal and end is not None:
+        grace = options.rayjob_deployment_status_transition_grace_period_seconds
+        deadlines.append(parse_time(end) + timedelta(seconds=grace))
+    if submitter_finished_at is not None and not terminal:
+        deadlines.append(submitter_finished_at + SUBMITTER_FINISHED_TIMEOUT)
+    if not deadlines:
+        return None
+    return max(0.0, (min(deadlines) - now).total_seconds()) + NEXT_CHECK_MARGIN

@@ -21,6 +21,7 @@ from rayop.api.rayjob import RayJob, RayJobStatus
 from rayop.api.validation import Problem
 from rayop.controllers.common.options import OperatorOptions
 from rayop.controllers.dashboard.client import DashboardClient
+from rayop.controllers.dashboard.job_poller import JobInfoPoller
 from rayop.controllers.dashboard.models import JobInfo, JobSubmitRequest
 from rayop.controllers.dashboard.transport import ServiceResolver
 from rayop.controllers.rayjob.cluster import head_service_name
@@ -30,7 +31,7 @@ from rayop.kube.resource import Resource
 from rayop.runtime.clock import Clock
 from rayop.runtime.events import EventType
 from rayop.runtime.own_writes import OwnWrites
-from rayop.runtime.reconcile import Request
+from rayop.runtime.reconcile import Request, Result
 
 Obj = Mapping[str, Any]
 
@@ -144,6 +145,9 @@ class RayJobDeps:
     """Wall-clock time (``wall()``) of status timestamps, deadlines and TTLs."""
     rng: random.Random = field(default_factory=random.Random)
     """Random source of generated job ids and cluster names."""
+    poller: JobInfoPoller | None = None
+    """Polls running jobs in the background (``--rayjob-dashboard-poll-interval``); None: the
+    Running phase GETs the job info itself in every pass, as KubeRay does."""
 
 
 @dataclass(kw_only=True)
@@ -161,6 +165,7 @@ class PassContext:
         original: The status as read; the write happens only if they differ where it matters.
         now: The wall-clock time of the pass.
         submitter: What the submitter reported this pass (K8sJobMode, SidecarMode).
+        requeue: How a pass that runs to its end is requeued; None: in 3 s (KubeRay's).
     """
 
     deps: RayJobDeps
@@ -172,6 +177,7 @@ class PassContext:
     original: RayJobStatus
     now: datetime
     submitter: SubmitterOutcome = field(default_factory=SubmitterOutcome)
+    requeue: Result | None = None
 
     @property
     def namespace(self) -> str:

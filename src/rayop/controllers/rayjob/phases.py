@@ -20,6 +20,8 @@ from rayop.controllers.dashboard.client import (
     JobNotFound,
     SubmissionIdConflict,
 )
+from rayop.controllers.dashboard.job_poller import JobInfoClient, JobInfoPoller, PollTarget
+from rayop.controllers.dashboard.models import JobInfo
 from rayop.controllers.rayjob import actions, checks, deletion
 from rayop.controllers.rayjob import cluster as rc
 from rayop.controllers.rayjob.context import JobDashboard, Obj, PassContext
@@ -47,6 +49,9 @@ WAIT = Stop.discarding_status(REQUEUE)
 """Look again in 3 s; this pass's status edits are dropped (KubeRay returns before writing)."""
 IDLE = Stop.discarding_status()
 """Nothing to do until the RayJob changes; nothing is written."""
+POLLED_RESYNC = 60.0
+"""With the background poller, the longest a Running RayJob goes without a pass when nothing
+changes (a safety net: the poller, the watches and the deadlines wake it sooner)."""
 
 Phase = Step[PassContext]
 
@@ -147,7 +152,10 @@ def _stamp_check_failure(ctx: PassContext, error: Exception) -> None:
 
 
 async def _check_job(ctx: PassContext, cluster: Obj) -> Stop | None:
-    """GET /api/jobs/<id>; HTTPMode submits on 404; the answer goes into the status."""
+    """GET /api/jobs/<id> (or the background poller's latest answer to it); HTTPMode submits on
+    404; the answer goes into the status."""
+    if ctx.deps.poller is not None:
+        return await _check_polled_job(ctx, cluster, ctx.deps.poller)
     mode = ctx.job.spec.submission_mode
     job_id = ctx.status.job_id or ""
     dashboard = await actions.open_dashboard(ctx, cluster)
@@ -177,6 +185,96 @@ async def _check_job(ctx: PassContext, cluster: Obj) -> Stop | None:
         cluster_status=actions.cluster_status(cluster),
     )
     return None
+
+
+async def _check_polled_job(ctx: PassContext, cluster: Obj, poller: JobInfoPoller) -> Stop | None:
+    """:func:`_check_job` on the poller's latest answer: the same outcomes, no GET in the pass
+    while the job runs and its submitter does not say it finished (the first pass of a job, and
+    one that would act on a 404, an error or a finished submitter, wait for a new GET instead).
+    A job still Running is requeued
+    at its next deadline (at most :data:`POLLED_RESYNC`); the poller enqueues it sooner when
+    its answer changes."""
+    mode = ctx.job.spec.submission_mode
+    token = await actions.auth_token(ctx, cluster)
+    url = ctx.status.dashboard_url or ""
+    target = PollTarget(
+        job_id=ctx.status.job_id or "",
+        dashboard_url=url,
+        cluster_uid=str((cluster.get("metadata") or {}).get("uid") or ""),
+        token=token,
+    )
+
+    async def open_client() -> JobInfoClient:
+        return _PolledClient(ctx.deps.dashboards(cluster, url, token))
+
+    started = poller.polling(ctx.request) != target
+    outcome = await poller.current(ctx.request, target, open_client)
+    if not started and (not isinstance(outcome, JobInfo) or ctx.submitter.finished_at is not None):
+        # A missing job, a failing dashboard or a finished submitter decide transitions on
+        # this answer: as KubeRay, read it now, not up to one interval ago.
+        outcome = await poller.current(ctx.request, target, open_client, fresh=True)
+    if isinstance(outcome, JobNotFound):
+        if mode == JobSubmissionMode.HTTP_MODE:
+            dashboard = await actions.open_dashboard(ctx, cluster)
+            async with dashboard:
+                await _submit(ctx, dashboard)
+            poller.refresh(ctx.request)
+            return None
+        if ctx.submitter.finished_at is not None:
+            message = "Submitter completed but Ray job not found in RayCluster."
+            mark_failed(ctx.status, JobFailedReason.APP_FAILED, message)
+            return None
+        return WAIT
+    if isinstance(outcome, DashboardError):
+        _stamp_check_failure(ctx, outcome)
+    else:
+        submitter_finished = (
+            mode in (JobSubmissionMode.HTTP_MODE, JobSubmissionMode.INTERACTIVE_MODE)
+            or ctx.submitter.finished_at is not None
+        )
+        apply_job_info(
+            ctx.status,
+            outcome,
+            submitter_finished=submitter_finished,
+            cluster_status=actions.cluster_status(cluster),
+        )
+    if ctx.status.job_deployment_status == JobDeploymentStatus.RUNNING:
+        ctx.requeue = _polled_requeue(ctx)
+    return None
+
+
+def _polled_requeue(ctx: PassContext) -> Result | None:
+    """When a polled Running job is looked at again: at its next deadline, at most
+    :data:`POLLED_RESYNC`; None (3 s) in SidecarMode and for a ``clusterSelector`` cluster,
+    whose head pod and cluster no watch of this controller follows."""
+    if (
+        ctx.job.spec.submission_mode == JobSubmissionMode.SIDECAR_MODE
+        or ctx.job.spec.cluster_selector
+    ):
+        return None
+    wait = checks.next_check_in(
+        ctx.job,
+        ctx.status,
+        ctx.now,
+        submitter_finished_at=ctx.submitter.finished_at,
+        options=ctx.deps.options,
+    )
+    if wait is None or wait > POLLED_RESYNC:
+        wait = POLLED_RESYNC
+    return Result(requeue_after=max(wait, settings.MIN_REQUEUE))
+
+
+class _PolledClient:
+    """A pass's dashboard client as the poller uses it (closed by the poller)."""
+
+    def __init__(self, dashboard: JobDashboard) -> None:
+        self._dashboard = dashboard
+
+    async def get_job_info(self, job_id: str) -> JobInfo:
+        return await self._dashboard.get_job_info(job_id)
+
+    async def close(self) -> None:
+        await self._dashboard.__aexit__(None, None, None)
 
 
 async def _submit(ctx: PassContext, dashboard: JobDashboard) -> None:

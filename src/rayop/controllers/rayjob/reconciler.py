@@ -178,15 +178,32 @@ class RayJobReconciler:
         """
         cached = self.deps.rayjobs.get(request.namespace or None, request.name)
         if cached is None:
+            self._stop_polling(request)
             return Result()
         ctx = self.context(request, thaw(cached))
-        stop = await run_steps(PASS_STEPS, ctx)
-        if stop is None:
-            apply_backoff(ctx.status, ctx.job)
-            stop = Stop.after_status_write(REQUEUE)
-        if stop.status is StatusEdits.WRITE:
-            await write_if_changed(ctx)
+        try:
+            stop = await run_steps(PASS_STEPS, ctx)
+            if stop is None:
+                apply_backoff(ctx.status, ctx.job)
+                stop = Stop.after_status_write(ctx.requeue or REQUEUE)
+            if stop.status is StatusEdits.WRITE:
+                await write_if_changed(ctx)
+        finally:
+            if not _polled(ctx):
+                self._stop_polling(request)
         return stop.result
+
+    def _stop_polling(self, request: Request) -> None:
+        if self.deps.poller is not None:
+            self.deps.poller.stop(request)
+
+
+def _polled(ctx: PassContext) -> bool:
+    """Tells whether the RayJob's job is still to be polled after this pass (Running, not being
+    deleted); the pass's status edits count, written or not."""
+    return ctx.status.job_deployment_status == JobDeploymentStatus.RUNNING and not ctx.rayjob[
+        "metadata"
+    ].get("deletionTimestamp")
 
 
 async def write_if_changed(ctx: PassContext) -> None:

@@ -5,16 +5,20 @@ writes trigger the next pass, which moves the state machine along at once) and t
 Services and batch Jobs it owns (their controlling RayJob is enqueued). Its own writes of a
 RayJob are tracked (:mod:`rayop.controllers.common.own_writes`): a pass never works from a cached
 RayJob older than them, and the RayJob is enqueued again when the cache shows them. Time is the
-manager's clock.
+manager's clock. With a poll interval (``--rayjob-dashboard-poll-interval``, 3 s by default) a
+:class:`~rayop.controllers.dashboard.job_poller.JobInfoPoller` follows every Running job in the
+background and enqueues its RayJob when the job's answer changes; the manager closes it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Hashable
 from typing import cast
 
 from rayop.controllers.common.options import OperatorOptions
 from rayop.controllers.common.own_writes import enqueue_when_caught_up, track_own_writes
 from rayop.controllers.common.registration import ray_watches, register_controller
+from rayop.controllers.dashboard.job_poller import JobInfoPoller, PollTarget
 from rayop.controllers.dashboard.transport import ServiceResolver
 from rayop.controllers.rayjob.context import (
     Cache,
@@ -26,10 +30,13 @@ from rayop.kube.client import KubeClient
 from rayop.kube.resources import JOBS, PODS, RAY_CLUSTERS, RAY_JOBS, SECRETS, SERVICES
 from rayop.runtime.controller import Controller
 from rayop.runtime.manager import Manager
+from rayop.runtime.reconcile import Request
 
 CONTROLLER_NAME = "rayjob"
 REPORTING_CONTROLLER = "rayjob-controller"
 OWNER_KIND = "RayJob"
+DEFAULT_POLL_INTERVAL = 3.0
+"""Seconds between two GETs of a Running job's info (KubeRay's ``RayJobDefaultRequeueDuration``)."""
 
 
 def setup_rayjob_controller(
@@ -40,6 +47,7 @@ def setup_rayjob_controller(
     use_priority_queue: bool = True,
     use_kubernetes_proxy: bool = False,
     dashboard_resolver: ServiceResolver | None = None,
+    poll_interval: float = DEFAULT_POLL_INTERVAL,
 ) -> Controller:
     """Builds the ``rayjob`` controller, registers it on ``manager`` and returns it.
 
@@ -53,6 +61,8 @@ def setup_rayjob_controller(
             (KubeRay's ``--use-kubernetes-proxy``); otherwise directly at ``dashboardURL``.
         dashboard_resolver: Maps direct dashboard addresses where cluster DNS cannot (the
             embedded control plane); None: DNS resolves them.
+        poll_interval: Seconds between two background GETs of a Running job's info; 0: no
+            poller, every Running pass GETs it and is requeued in 3 s (KubeRay v1.7.0's way).
     """
     informers = manager.informers
     rayjobs = informers.informer(RAY_JOBS)
@@ -61,6 +71,15 @@ def setup_rayjob_controller(
     jobs = informers.informer(JOBS)
     client = cast(KubeClient, manager.client)
     own_writes = track_own_writes(rayjobs, clock=manager.clock)
+    poller = None
+    if poll_interval > 0:
+        poller = JobInfoPoller(
+            interval=poll_interval,
+            clock=manager.clock,
+            still_wanted=_still_polled(cast(Cache, rayjobs), cast(Cache, clusters)),
+            name="rayjob dashboard poller",
+        )
+        manager.add_closer("rayjob dashboard poller", poller.close)
     deps = RayJobDeps(
         client=client,
         rayjobs=cast(Cache, rayjobs),
@@ -76,6 +95,7 @@ def setup_rayjob_controller(
             client, use_kubernetes_proxy=use_kubernetes_proxy, resolver=dashboard_resolver
         ),
         clock=manager.clock,
+        poller=poller,
     )
     controller = register_controller(
         manager,
@@ -86,4 +106,29 @@ def setup_rayjob_controller(
         use_priority_queue=use_priority_queue,
     )
     enqueue_when_caught_up(own_writes, controller)
+    if poller is not None:
+        poller.on_change = lambda key: controller.enqueue(cast(Request, key))
     return controller
+
+
+def _still_polled(rayjobs: Cache, clusters: Cache) -> Callable[[Hashable, PollTarget], bool]:
+    """Returns the poller's check, from the caches: the RayJob exists, is not being deleted, is
+    Running the same job, and its cluster (the same one) exists and is not being deleted."""
+
+    def still_polled(key: Hashable, target: PollTarget) -> bool:
+        request = cast(Request, key)
+        rayjob = rayjobs.get(request.namespace or None, request.name)
+        if rayjob is None or (rayjob.get("metadata") or {}).get("deletionTimestamp"):
+            return False
+        status = rayjob.get("status") or {}
+        if status.get("jobDeploymentStatus") != "Running" or status.get("jobId") != target.job_id:
+            return False
+        cluster = clusters.get(request.namespace, str(status.get("rayClusterName") or ""))
+        meta = (cluster or {}).get("metadata") or {}
+        return (
+            cluster is not None
+            and str(meta.get("uid") or "") == target.cluster_uid
+            and not meta.get("deletionTimestamp")
+        )
+
+    return still_polled

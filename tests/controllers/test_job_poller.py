@@ -1,0 +1,155 @@
+"""The background job poller on virtual time: one GET per interval, a change callback only when
+the answer changes, and no task or client left behind (stop, replace, not wanted, close)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Hashable
+
+import pytest
+
+from rayop.controllers.dashboard.errors import DashboardError, DashboardUnavailable, JobNotFound
+from rayop.controllers.dashboard.job_poller import JobInfoPoller, PollTarget, changed
+from rayop.controllers.dashboard.models import JobInfo
+from rayop.testing import FakeClock
+
+TARGET = PollTarget(
+    job_id="j1", dashboard_url="head-svc.ns.svc.cluster.local:8265", cluster_uid="u1"
+)
+
+
+class Client:
+    """Answers from ``answers`` (the last one repeats); counts GETs; knows when it is closed."""
+
+    def __init__(self, *answers: JobInfo | DashboardError) -> None:
+        self.answers = list(answers)
+        self.gets = 0
+        self.closed = False
+
+    async def get_job_info(self, job_id: str) -> JobInfo:
+        assert not self.closed
+        self.gets += 1
+        answer = self.answers[0] if len(self.answers) == 1 else self.answers.pop(0)
+        if isinstance(answer, DashboardError):
+            raise answer
+        return answer
+
+    async def close(self) -> None:
+        self.closed = True
+
+
+def running(message: str = "Job is currently running.") -> JobInfo:
+    return JobInfo(status="RUNNING", message=message, start_time=1000)
+
+
+class Harness:
+    def __init__(self, interval: float = 3.0) -> None:
+        self.clock = FakeClock()
+        self.wanted = True
+        self.changes: list[Hashable] = []
+        self.poller = JobInfoPoller(
+            interval=interval, clock=self.clock, still_wanted=lambda key, target: self.wanted
+        )
+        self.poller.on_change = self.changes.append
+
+    async def tick(self, seconds: float = 3.0) -> None:
+        self.clock.step(seconds)
+        for _ in range(5):
+            await asyncio.sleep(0)
+
+
+async def opened(client: Client) -> Client:
+    return client
+
+
+async def test_one_get_per_interval_and_a_callback_only_on_change() -> None:
+    h = Harness()
+    client = Client(running(), running(), running("other"), running("other"))
+    first = await h.poller.current("k", TARGET, lambda: opened(client))
+    assert isinstance(first, JobInfo) and client.gets == 1 and h.changes == []
+    await h.tick()
+    assert client.gets == 2 and h.changes == []  # the same answer: nothing to do
+    await h.tick()
+    assert client.gets == 3 and h.changes == ["k"]  # the message changed
+    latest = await h.poller.current("k", TARGET, lambda: opened(Client()))
+    assert isinstance(latest, JobInfo) and latest.message == "other"
+    await h.tick()
+    assert client.gets == 4 and h.changes == ["k"]
+    assert h.clock.sleeps == [3.0] * 4
+    await h.poller.close()
+    assert client.closed and len(h.poller) == 0
+
+
+async def test_errors_count_as_one_answer_until_the_kind_changes() -> None:
+    h = Harness()
+    client = Client(
+        running(), DashboardUnavailable("refused"), DashboardUnavailable("timeout"),
+        JobNotFound("j1"), running(),
+    )  # fmt: skip
+    await h.poller.current("k", TARGET, lambda: opened(client))
+    for _ in range(4):
+        await h.tick()
+    assert h.changes == ["k", "k", "k"]  # to an error, to a 404, back to an answer
+    await h.poller.close()
+
+
+async def test_polling_ends_when_not_wanted_and_closes_its_client() -> None:
+    h = Harness()
+    client = Client(running())
+    await h.poller.current("k", TARGET, lambda: opened(client))
+    assert h.poller.polling("k") == TARGET
+    h.wanted = False
+    await h.tick()
+    assert len(h.poller) == 0 and client.closed and client.gets == 1
+    await h.tick()
+    assert client.gets == 1 and not h.clock.has_sleepers()
+    await h.poller.close()
+
+
+async def test_stop_and_a_new_target_end_the_old_polling() -> None:
+    h = Harness()
+    old, new = Client(running()), Client(running())
+    await h.poller.current("k", TARGET, lambda: opened(old))
+    other = PollTarget(job_id="j1", dashboard_url=TARGET.dashboard_url, cluster_uid="u2")
+    await h.poller.current("k", other, lambda: opened(new))
+    await h.tick()
+    assert old.closed and old.gets == 1 and new.gets == 2 and h.poller.polling("k") == other
+    h.poller.stop("k")
+    await h.tick()
+    assert new.closed and len(h.poller) == 0 and not h.clock.has_sleepers()
+    await h.poller.close()
+
+
+async def test_refresh_gets_again_at_once_on_the_same_client() -> None:
+    h = Harness()
+    client = Client(JobNotFound("j1"), running())
+    assert isinstance(await h.poller.current("k", TARGET, lambda: opened(client)), JobNotFound)
+    h.poller.refresh("k")
+    answer = await h.poller.current("k", TARGET, lambda: opened(Client()))
+    assert isinstance(answer, JobInfo) and client.gets == 2 and not client.closed
+    await h.poller.close()
+    assert client.closed
+
+
+async def test_close_ends_every_key() -> None:
+    h = Harness()
+    clients = [Client(running()) for _ in range(5)]
+    for i, client in enumerate(clients):
+        await h.poller.current(i, TARGET, lambda c=client: opened(c))  # type: ignore[misc]
+    assert len(h.poller) == 5
+    await h.poller.close()
+    assert len(h.poller) == 0 and all(c.closed for c in clients)
+
+
+def test_changed_compares_what_a_status_shows() -> None:
+    assert changed(None, running())
+    assert not changed(running(), running())
+    assert changed(running(), JobInfo(status="SUCCEEDED", start_time=1000, end_time=2000))
+    assert changed(running(), DashboardUnavailable("x"))
+    assert not changed(DashboardUnavailable("x"), DashboardError("y"))
+    assert changed(DashboardUnavailable("x"), JobNotFound("j1"))
+
+
+def test_the_interval_must_be_positive() -> None:
+    with pytest.raises(ValueError, match="> 0"):
+        JobInfoPoller(interval=0, clock=FakeClock(), still_wanted=lambda key, target: True)
