@@ -87,5 +87,5 @@ async def test_a_rebase_is_logged_with_its_reason(caplog: pytest.LogCaptureFixtu
     lines = [r.getMessage() for r in caplog.records]
     assert lines[0].startswith("controller c: reconcile concurrency 8 -> 6: API latency rose to")
     assert lines[1].startswith("controller c: reconcile concurrency 6: API latency stayed at")
-    assert lines[1].endswith("the base latency moves from 10 ms to 188 ms")
+    assert lines[1].endswith("the base latency moves from 10 ms to 200 ms and slow start resumes")
     assert gate.limit == 6

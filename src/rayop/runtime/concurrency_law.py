@@ -13,12 +13,13 @@ worker; ten workers at five times the latency is contention.
 
 Every window (a few seconds of the controller's metrics), in this order:
 
-1. **Rebase** when a decrease on latency did not bring the latency down: ``cooldown`` windows
-   after it, the recent latency is still at least ``rebase_share`` of what it was at the
-   decrease. Fewer workers did not help, so the rise was not this controller's load (an API
-   server slowed by something else): the recent latency becomes the base, and the limit at which
-   it rose may be probed again at once. (Vegas' known weakness is a base that never rises after
-   a lasting change of the path; this is its remedy.)
+1. **Rebase** when a decrease on latency did not bring the latency down: over the
+   ``cooldown`` windows after it, the mean latency is still at least ``rebase_share`` of the
+   latency of the window that decided it. Fewer workers did not help, so the rise was not this controller's load (an API
+   server slowed by something else): the recent latency becomes the base, the limit at which
+   it rose may be probed again at once, and slow start resumes (a new path is probed as the
+   first one was). Vegas' known weakness is a base that never rises after a lasting change of
+   the path; this is its remedy.
 2. **Decrease** (multiplicative, ``limit * decrease_factor``, at least one worker) when the
    API server's share of request latency (client throttling excluded) is ``latency_floor``
    seconds above its base and either implies more than ``queued_to_shrink`` requests queued or
@@ -34,7 +35,9 @@ Every window (a few seconds of the controller's metrics), in this order:
 4. **Increase** (one worker; twice the workers during slow start, as TCP's slow start does,
    until the first decrease) when all workers were busy at least ``busy_to_grow`` of the time,
    items waited in the queue (and the mean wait reached ``queue_wait_to_grow`` or grew), API
-   latency implied fewer than ``queued_to_grow`` requests queued, throttling below
+   latency was within half ``latency_floor`` of its base or both implied fewer than
+   ``queued_to_grow`` requests queued and stayed under ``latency_ratio_to_grow`` times the base
+   (the dead band below the ratio that sheds), throttling below
    ``throttle_hold`` and errors below ``error_hold`` or no higher than at the lower limits
    (``error_rise`` points; at the floor errors never hold the limit: one worker cannot race
    itself), for ``grow_after`` windows in a row (``slow_start_grow_after`` during slow start).
@@ -93,11 +96,16 @@ class LawSettings:
     queued_to_shrink: float = 6.0
     """Vegas' beta: shrink when latency implies more requests queued than this."""
     latency_floor: float = 0.02
-    latency_ratio_to_shrink: float = 4.0
+    latency_ratio_to_grow: float = 2.0
+    """Grow only while the recent latency is below this many times the base (or within half
+    ``latency_floor`` of it)."""
+    latency_ratio_to_shrink: float = 3.0
     """Shrink when the recent latency is this many times the base, whatever it implies queued."""
-    rebase_share: float = 0.8
-    """After a decrease on latency, a recent latency still at this share of the latency at the
-    decrease means the rise was not this controller's: the base moves to it."""
+    rebase_share: float = 0.9
+    """After a decrease on latency, a mean latency over the next ``cooldown`` windows still at
+    this share of the latency at the decrease means the rise was not this controller's: the base
+    moves to it (a quarter fewer workers queueing at the API server would have cut it by about
+    a quarter)."""
     throttle_hold: float = 0.05
     throttle_shrink: float = 0.25
     error_hold: float = 0.02
@@ -118,7 +126,8 @@ class LawSettings:
     """How fast the base latency follows a higher latency while it implies little queueing and
     is below half ``latency_ratio_to_shrink`` times the base (it follows a lower one at once)."""
     recent_alpha: float = 0.5
-    """Smoothing of the recent latency (an exponential moving average)."""
+    """Smoothing of the recent latency (an exponential moving average); none in slow start,
+    whose doubling must see at once what the last doubling did."""
 
     def __post_init__(self) -> None:
         if not 1 <= self.floor <= self.ceiling:
@@ -170,6 +179,8 @@ class GradientAimd:
         self._last_wait: float | None = None
         self._slow_start = s.slow_start
         self._latency_at_decrease: float | None = None
+        """The window's API latency at the last decrease on latency (None: none to judge)."""
+        self._after_decrease: list[float] = []
         self._errors_at: dict[int, tuple[float, float]] = {}
         """Per limit: decayed (errors, reconciles) of the windows run at it."""
 
@@ -186,28 +197,41 @@ class GradientAimd:
         if self._congested_at is not None and self._since_congested >= self._probe_wait:
             self._congested_at = None
         before = self.limit
-        note = self._rebase()
+        note = self._rebase(w)
         lower_errors = self.lower_error_share()
         reason = self._decrease(w, lower_errors) or self._idle(w) or self._grow(w, lower_errors)
         self._track_errors(w, before)
         self._last_wait = w.queue_wait_mean
         return Decision(self.limit, before, reason if self.limit != before else None, note)
 
-    def _rebase(self) -> str | None:
-        s, at, recent = self.settings, self._latency_at_decrease, self.recent_latency
-        if at is None or recent is None or self._since_decrease < s.cooldown:
+    def _rebase(self, w: Window) -> str | None:
+        s, at = self.settings, self._latency_at_decrease
+        if at is None:
+            return None
+        if w.api_latency_mean is not None:
+            self._after_decrease.append(w.api_latency_mean)
+        if self._since_decrease < s.cooldown:
             return None
         self._latency_at_decrease = None
-        if recent < s.rebase_share * at:
-            return None  # fewer workers brought the latency down: it was this controller's
+        if not self._after_decrease:
+            return None
+        since = sum(self._after_decrease) / len(self._after_decrease)
         old = self.base_latency
-        self.base_latency = recent
+        if since < s.rebase_share * at:
+            return None  # fewer workers brought the latency down: it was this controller's
+        if old is not None and (
+            since - old < s.latency_floor or since < s.latency_ratio_to_grow * old
+        ):
+            return None  # the latency is (back) near its base: nothing to move
+        self.base_latency = self.recent_latency = since
         self._congested_at = None
         self._probe_wait = s.probe_after
+        self._slow_start = s.slow_start
         return (
-            f"API latency stayed at {_ms(recent)} (it was {_ms(at)} at the decrease) with "
+            f"API latency stayed at {_ms(since)} (it was {_ms(at)} at the decrease) with "
             f"{self.limit} workers: the rise is not this controller's load, the base latency "
-            f"moves from {_ms(old)} to {_ms(recent)}"
+            f"moves from {_ms(old)} to {_ms(since)}"
+            + (" and slow start resumes" if s.slow_start else "")
         )
 
     def _track_errors(self, w: Window, limit: int) -> None:
@@ -232,9 +256,8 @@ class GradientAimd:
             return
         s = self.settings
         recent = self.recent_latency
-        self.recent_latency = (
-            latency if recent is None else recent + s.recent_alpha * (latency - recent)
-        )
+        alpha = 1.0 if self._slow_start else s.recent_alpha  # slow start judges each window
+        self.recent_latency = latency if recent is None else recent + alpha * (latency - recent)
         base = self.base_latency
         if base is None or self.recent_latency < base:
             self.base_latency = self.recent_latency
@@ -254,7 +277,9 @@ class GradientAimd:
         base, recent, s = self.base_latency, self.recent_latency, self.settings
         if base is None or recent is None:
             return True
-        return self.queued() < s.queued_to_grow or recent - base < s.latency_floor
+        if recent - base < s.latency_floor / 2:
+            return True
+        return self.queued() < s.queued_to_grow and recent < s.latency_ratio_to_grow * base
 
     def queued(self) -> float:
         """Requests the latency implies are queued at the API server: ``limit * (1 - base/recent)``."""
@@ -303,7 +328,8 @@ class GradientAimd:
         self._since_decrease = 0
         self._congested_at = old
         self._since_congested = 0
-        self._latency_at_decrease = self.recent_latency if on_latency else None
+        self._latency_at_decrease = w.api_latency_mean if on_latency else None
+        self._after_decrease = []
         return f"{cause}: {old} -> {self.limit} workers"
 
     def _idle(self, w: Window) -> str | None:
