@@ -26,6 +26,7 @@ from pathlib import Path
 
 import yaml
 
+from rayop.bench.child_lifetime import end_with_parent
 from rayop.cli.realcluster_config import (
     AUDIT_LOG,
     POD_NETWORK_SOCKET,
@@ -106,6 +107,11 @@ class RealClusterSettings:
     """Fake kwok nodes to create."""
     start_timeout: float = 120.0
     """Seconds each component may take to become healthy (2 shared cores are slow)."""
+    audit_reads: bool = False
+    """Audit reads (get, list, watch) too, not only writes."""
+    end_with_parent: bool = False
+    """Each component gets SIGKILL when this process dies (``bench/child_lifetime.py``), for a
+    benchmark that must leave nothing running; ``rayop dev real-cluster up`` leaves them."""
 
 
 @dataclass(frozen=True)
@@ -303,7 +309,8 @@ class RealCluster:
     def _write_audit_policy(self) -> Path:
         """Writes the audit policy (every write request, Metadata level)."""
         path = self.workdir / "audit-policy.yaml"
-        path.write_text(yaml.safe_dump(audit_policy(), sort_keys=False))
+        policy = audit_policy(reads=self.settings.audit_reads)
+        path.write_text(yaml.safe_dump(policy, sort_keys=False))
         return path
 
     def _write_egress_config(self) -> Path:
@@ -385,6 +392,7 @@ class RealCluster:
             stdin=subprocess.DEVNULL,
             start_new_session=True,
             cwd=self.workdir,
+            preexec_fn=end_with_parent() if self.settings.end_with_parent else None,
         )
         log.close()
         self._procs[binary] = proc
