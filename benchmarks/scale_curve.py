@@ -18,24 +18,26 @@ size, and per cluster, so the curve shows whether the cost grows linearly:
 - the API server child's CPU seconds over the same phase (it shares the 2 cores);
 - idle: the operator's CPU over the window as % of one core and ms per cluster per minute.
 
-``--profile DIR`` runs the operator under :mod:`cProfile` and writes ``DIR/<size>-create.prof``
-and ``DIR/<size>-idle.prof`` (read them with ``python -m pstats``); the profiler roughly
-doubles the operator's CPU, so a profiled run's figures are not the curve. The child is this
+``--profile DIR`` runs the operator and the API server under :mod:`cProfile` and writes
+``DIR/<size>-create.prof``, ``DIR/<size>-idle.prof`` and ``DIR/<size>-apiserver-*.prof`` (read
+them with ``python -m pstats``); the profiler roughly doubles the CPU, so a profiled run's
+figures are not the curve. ``--lock FILE`` takes the shared heavy-run lock (``flock``) for each
+creation phase only, and lets it go for the idle window. The child is this
 file run as ``scale_curve.py --profiled-child PREFIX -- rayop-args...``: SIGUSR1 writes the
 profile so far to ``PREFIX-<n>.prof`` and starts a new one; the end of the process writes the
 last.
 
-Run (under the shared lock, on a 2-core machine each size is its own invocation when the whole
-curve would not fit in ~12 minutes)::
+Run::
 
-    flock /tmp/rayop-heavy.lock .venv/bin/python benchmarks/scale_curve.py \
-        --sizes 100,1000,10000 [--workers 3] [--concurrency 8] [--qps -1] [--idle-seconds 60]
+    .venv/bin/python benchmarks/scale_curve.py --lock /tmp/rayop-heavy.lock \
+        --sizes 100,1000,10000 [--workers 3] [--concurrency 8] [--qps -1] [--idle-seconds 300]
 """
 
 from __future__ import annotations
 
 import argparse
 import cProfile
+import fcntl
 import json
 import os
 import signal
@@ -45,7 +47,7 @@ import tempfile
 import time
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import IO, Any
 
 import psutil
 import yaml
@@ -57,14 +59,18 @@ from rayop.cli.realcluster import free_port
 REPO = Path(__file__).resolve().parents[1]
 
 
-def start_apiserver(workdir: Path) -> tuple[subprocess.Popen[str], Path]:
-    """Starts ``rayop apiserver`` (plain HTTP) as a child; returns it and its kubeconfig."""
+def start_apiserver(workdir: Path, profile: Path | None) -> tuple[subprocess.Popen[str], Path]:
+    """Starts ``rayop apiserver`` (plain HTTP) as a child, under the profiling wrapper when
+    ``profile``; returns it and its kubeconfig."""
     kubeconfig = workdir / "kubeconfig.yaml"
-    cmd = [
-        sys.executable, "-m", "rayop", "apiserver", "--no-tls",
+    flags = [
+        "apiserver", "--no-tls",
         "--kubeconfig-out", str(kubeconfig), "--pod-pending-delay", "0",
         "--pod-running-delay", "1", "--pod-ready-delay", "0",
     ]  # fmt: skip
+    cmd = [sys.executable, "-m", "rayop", *flags]
+    if profile is not None:
+        cmd = [sys.executable, __file__, "--profiled-child", str(profile), "--", *flags]
     log = (workdir / "apiserver.log").open("wb")
     proc = subprocess.Popen(
         cmd, stdout=subprocess.PIPE, stderr=log, text=True, preexec_fn=end_with_parent()
@@ -112,10 +118,12 @@ def cpu_seconds(process: psutil.Process) -> float:
 def run_size(clusters: int, args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
     """Measures one size on a fresh control plane and operator; blocks; returns the figures."""
     workdir.mkdir(parents=True)
-    apiserver, kubeconfig = start_apiserver(workdir)
+    profile = args.profile / str(clusters) if args.profile else None
+    server_profile = args.profile / f"{clusters}-apiserver" if args.profile else None
+    lock = heavy_lock(args.lock)
+    apiserver, kubeconfig = start_apiserver(workdir, server_profile)
     port = free_port()
     url = f"http://127.0.0.1:{port}/metrics"
-    profile = args.profile / str(clusters) if args.profile else None
     log = (workdir / "operator.log").open("wb")
     operator = subprocess.Popen(
         operator_command(args, kubeconfig, port, profile),
@@ -145,6 +153,10 @@ def run_size(clusters: int, args: argparse.Namespace, workdir: Path) -> dict[str
         result["operator_floor_rss_mb"] = floor_mb
         if profile is not None:
             os.kill(operator.pid, signal.SIGUSR1)
+            os.kill(apiserver.pid, signal.SIGUSR1)
+        if lock is not None:
+            lock.close()
+            lock = None
         server_idle0 = cpu_seconds(server)
         result["idle"] = idle_phase(operator, url, args.idle_seconds, clusters)
         result["idle"]["apiserver_cpu_seconds"] = cpu_seconds(server) - server_idle0
@@ -153,11 +165,26 @@ def run_size(clusters: int, args: argparse.Namespace, workdir: Path) -> dict[str
         stop(operator)
         log.close()
         stop(apiserver)
-        if profile is not None:
+        if lock is not None:
+            lock.close()
+        for prefix in (profile, server_profile):
             for n, phase in ((0, "create"), (1, "idle")):
-                written = profile.with_name(f"{profile.name}-{n}.prof")
+                if prefix is None:
+                    continue
+                written = prefix.with_name(f"{prefix.name}-{n}.prof")
                 if written.exists():
-                    written.rename(profile.with_name(f"{profile.name}-{phase}.prof"))
+                    written.rename(written.with_name(f"{prefix.name}-{phase}.prof"))
+
+
+def heavy_lock(path: Path | None) -> IO[bytes] | None:
+    """Takes the shared heavy-run lock (``flock``), blocking; None when no path is given.
+
+    Only the creation phase holds it: an idle window costs a few CPU seconds."""
+    if path is None:
+        return None
+    handle = path.open("ab")
+    fcntl.flock(handle, fcntl.LOCK_EX)
+    return handle
 
 
 def row(clusters: int, r: dict[str, Any]) -> list[str]:
@@ -172,8 +199,8 @@ def row(clusters: int, r: dict[str, Any]) -> list[str]:
     # the bench reports MiB, psutil bytes: both are turned into MB here
     peak_mb = peak * 2**20 / 1e6
     return [
-        f"{clusters:,}",
-        f"{r['seconds_until_all_ready']:.1f}",
+        f"{clusters:,}" + (" (timed out)" if r.get("timed_out") else ""),
+        f"{r.get('seconds_until_all_ready') or 0:.1f}",
         f"{latency.get('p50', 0):.1f} / {latency.get('p95', 0):.1f}",
         f"{cpu:.1f}",
         f"{1000 * cpu / clusters:.1f}",
@@ -229,10 +256,16 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--qps", type=float, default=-1.0, help="negative: unthrottled")
     parser.add_argument("--burst", type=int, default=200)
-    parser.add_argument("--idle-seconds", type=float, default=60.0)
+    parser.add_argument(
+        "--idle-seconds", type=float, default=300.0, help="one RayCluster requeue period"
+    )
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds per size")
     parser.add_argument("--profile", type=Path, default=None, help="write cProfile files here")
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument(
+        "--lock", type=Path, default=None,
+        help="flock this file around each creation phase (not the idle window)",
+    )  # fmt: skip
     args = parser.parse_args()
     if args.profile is not None:
         args.profile.mkdir(parents=True, exist_ok=True)
@@ -244,7 +277,7 @@ def main() -> None:
             results[clusters] = run_size(clusters, args, Path(tmp) / str(clusters))
             print(
                 f"{clusters} x {args.workers}: ready in "
-                f"{results[clusters]['seconds_until_all_ready']:.1f} s "
+                f"{results[clusters].get('seconds_until_all_ready') or 0:.1f} s "
                 f"(size took {time.monotonic() - started:.0f} s)",
                 file=sys.stderr,
                 flush=True,
