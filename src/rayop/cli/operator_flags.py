@@ -94,6 +94,16 @@ PriorityQueueOpt = Annotated[
         help="Use controller-runtime's priority queue (true) or the classic rate-limited queue.",
     ),
 ]
+PollIntervalOpt = Annotated[
+    float,
+    typer.Option(
+        "--rayjob-dashboard-poll-interval",
+        min=0.0,
+        help="Seconds between two background GETs of each Running RayJob's job info (one "
+        "connection per head; the RayJob is reconciled when the answer changes); 0: every "
+        "Running pass GETs it and is requeued in 3 s, as KubeRay v1.7.0.",
+    ),
+]
 LogLevelOpt = Annotated[str, typer.Option("--log-level", help="debug, info, warning or error.")]
 LogFormatOpt = Annotated[str, typer.Option("--log-format", help="json or console.")]
 FeatureGatesOpt = Annotated[
@@ -158,6 +168,7 @@ class OperatorFlags(OptionGroup):
         Path(tempfile.gettempdir()) / "k8s-webhook-server" / "serving-certs"
     )
     webhook_port: WebhookPortOpt = 9443
+    rayjob_dashboard_poll_interval: PollIntervalOpt = 3.0
 
     def settings(self) -> OperatorSettings:
         """Returns the operator settings of these flags (see :func:`shared_settings`).
@@ -172,8 +183,12 @@ class OperatorFlags(OptionGroup):
         webhooks = WebhookSettings(
             cert_dir=Path(values.pop("webhook_cert_dir")), port=values.pop("webhook_port")
         )
+        poll_interval = float(values.pop("rayjob_dashboard_poll_interval"))
         return dataclasses.replace(
-            shared_settings(**values), enable_metrics=enable_metrics, webhooks=webhooks
+            shared_settings(**values),
+            enable_metrics=enable_metrics,
+            webhooks=webhooks,
+            rayjob_dashboard_poll_interval=poll_interval,
         )
 
 

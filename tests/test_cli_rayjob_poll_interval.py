@@ -1,0 +1,30 @@
+"""``--rayjob-dashboard-poll-interval`` reaches the operator settings; 3 s by default."""
+
+from __future__ import annotations
+
+from typer.testing import CliRunner
+
+from rayop.cli.app import app
+from rayop.cli.operator_flags import OperatorFlags
+from rayop.controllers.rayjob.setup import DEFAULT_POLL_INTERVAL
+
+
+def test_the_default_is_kuberays_requeue_interval() -> None:
+    assert OperatorFlags().settings().rayjob_dashboard_poll_interval == DEFAULT_POLL_INTERVAL == 3.0
+
+
+def test_a_given_interval_and_zero_reach_the_settings() -> None:
+    assert (
+        OperatorFlags(rayjob_dashboard_poll_interval=10).settings().rayjob_dashboard_poll_interval
+        == 10
+    )
+    assert (
+        OperatorFlags(rayjob_dashboard_poll_interval=0).settings().rayjob_dashboard_poll_interval
+        == 0
+    )
+
+
+def test_a_negative_interval_is_a_usage_error() -> None:
+    result = CliRunner().invoke(app, ["run", "--rayjob-dashboard-poll-interval", "-1"])
+    assert result.exit_code == 2
+    assert "--rayjob-dashboard-poll-interval" in result.output
