@@ -89,3 +89,22 @@ async def test_a_rebase_is_logged_with_its_reason(caplog: pytest.LogCaptureFixtu
     assert lines[1].startswith("controller c: reconcile concurrency 6: API latency stayed at")
     assert lines[1].endswith("the base latency moves from 10 ms to 200 ms and slow start resumes")
     assert gate.limit == 6
+
+
+def test_the_rest_totals_follow_both_histograms_over_every_label() -> None:
+    metrics = OperatorMetrics()
+    rest = RestClientMetrics(metrics.registry)
+    for verb, host, seconds in [("GET", "a", 0.25), ("PATCH", "b", 0.5), ("GET", "b", 1.0)]:
+        rest.observe_request(verb, host, seconds)
+        rest.observe_rate_limiter(verb, host, seconds / 10)
+    hist = metrics.registry.get_sample_value
+    assert (
+        rest.totals.requests
+        == 3
+        == sum(
+            hist("rest_client_request_duration_seconds_count", {"verb": v, "host": h}) or 0
+            for v, h in [("GET", "a"), ("PATCH", "b"), ("GET", "b")]
+        )
+    )
+    assert rest.totals.request_seconds == pytest.approx(1.75)
+    assert (rest.totals.throttle_waits, rest.totals.throttle_seconds) == (3, pytest.approx(0.175))

@@ -15,6 +15,8 @@ the server's ``host[:port]``.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from prometheus_client import CollectorRegistry, Counter, Histogram
 
 LATENCY_BUCKETS: tuple[float, ...] = (
@@ -35,6 +37,16 @@ LATENCY_BUCKETS: tuple[float, ...] = (
 
 NO_RESPONSE_CODE = "<error>"
 """The ``code`` label of an attempt that got no HTTP response."""
+
+
+@dataclass(slots=True)
+class RestTotals:
+    """Counts and seconds of every request and token-bucket wait so far."""
+
+    requests: int = 0
+    request_seconds: float = 0.0
+    throttle_waits: int = 0
+    throttle_seconds: float = 0.0
 
 
 class RestClientMetrics:
@@ -68,6 +80,9 @@ class RestClientMetrics:
             ["code", "verb", "host"],
             registry=registry,
         )
+        self.totals = RestTotals()
+        """Running sums of both histograms over every label, for readers that need no labels
+        (adaptive concurrency reads them every window without collecting every bucket)."""
 
     def _latency(self, what: str, text: str) -> Histogram:
         return Histogram(
@@ -86,10 +101,14 @@ class RestClientMetrics:
     def observe_request(self, verb: str, host: str, seconds: float) -> None:
         """Records the whole duration of one client call, waits and retries included."""
         self.request_duration_seconds.labels(verb=verb.upper(), host=host).observe(seconds)
+        self.totals.requests += 1
+        self.totals.request_seconds += seconds
 
     def observe_rate_limiter(self, verb: str, host: str, seconds: float) -> None:
         """Records one token-bucket wait."""
         self.rate_limiter_duration_seconds.labels(verb=verb.upper(), host=host).observe(seconds)
+        self.totals.throttle_waits += 1
+        self.totals.throttle_seconds += seconds
 
     def observe_retry(self, code: int | None, verb: str, host: str) -> None:
         """Counts one retry caused by ``code`` (None: no response)."""

@@ -20,7 +20,7 @@ from typing import Final
 
 from prometheus_client.metrics import MetricWrapperBase
 
-from rayop.kube.metrics import RestClientMetrics
+from rayop.kube.metrics import RestClientMetrics, RestTotals
 from rayop.runtime.clock import Clock
 from rayop.runtime.concurrency_law import Decision, GradientAimd, LawSettings, Window
 from rayop.runtime.metrics import OperatorMetrics
@@ -52,10 +52,18 @@ class Totals:
     errors: float
 
 
-def _sum(metric: MetricWrapperBase, suffix: str) -> float:
-    return sum(
-        s.value for family in metric.collect() for s in family.samples if s.name.endswith(suffix)
-    )
+def _sums(metric: MetricWrapperBase, suffixes: tuple[str, ...], **labels: str) -> list[float]:
+    """Sums, in one pass over the metric's samples, those ending in each suffix (and matching
+    ``labels``); a histogram's buckets are generated once, not once per figure."""
+    totals = [0.0] * len(suffixes)
+    for family in metric.collect():
+        for sample in family.samples:
+            if any(sample.labels.get(k) != v for k, v in labels.items()):
+                continue
+            for i, suffix in enumerate(suffixes):
+                if sample.name.endswith(suffix):
+                    totals[i] += sample.value
+    return totals
 
 
 def window(before: Totals, after: Totals, queue_depth: float) -> Window:
@@ -125,21 +133,22 @@ class AdaptiveConcurrency:
         """Returns the cumulative figures now; never blocks."""
         m, name = self._metrics, self.name
         wait = m.workqueue_queue_duration_seconds.labels(name=name, controller=name)
+        wait_sum, wait_count = _sums(wait, ("_sum", "_count"))
         rest = self._rest
+        totals = rest.totals if rest is not None else RestTotals()
+        (reconciles,) = _sums(m.reconcile_total, ("_total",), controller=name)
+        (errors,) = _sums(m.reconcile_errors_total, ("_total",), controller=name)
         return Totals(
             t=self._clock.now(),
             busy_seconds=self.gate.busy_seconds(),
-            queue_wait_sum=_sum(wait, "_sum"),
-            queue_wait_count=_sum(wait, "_count"),
-            requests=_sum(rest.request_duration_seconds, "_count") if rest else 0.0,
-            request_seconds=_sum(rest.request_duration_seconds, "_sum") if rest else 0.0,
-            throttle_seconds=_sum(rest.rate_limiter_duration_seconds, "_sum") if rest else 0.0,
-            throttle_count=_sum(rest.rate_limiter_duration_seconds, "_count") if rest else 0.0,
-            reconciles=sum(
-                _sum(m.reconcile_total.labels(controller=name, result=r), "_total")
-                for r in ("success", "error", "requeue", "requeue_after")
-            ),
-            errors=_sum(m.reconcile_errors_total.labels(controller=name), "_total"),
+            queue_wait_sum=wait_sum,
+            queue_wait_count=wait_count,
+            requests=totals.requests,
+            request_seconds=totals.request_seconds,
+            throttle_seconds=totals.throttle_seconds,
+            throttle_count=totals.throttle_waits,
+            reconciles=reconciles,
+            errors=errors,
         )
 
     async def step(self, before: Totals) -> Totals:
