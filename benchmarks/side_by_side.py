@@ -39,6 +39,8 @@ import argparse
 import asyncio
 import json
 import os
+import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -50,7 +52,11 @@ from typing import Any
 
 import psutil
 from process_sampler import CpuSampler  # benchmarks/, beside this script
-from request_breakdown import operator_breakdown  # benchmarks/, beside this script
+from request_breakdown import (  # benchmarks/, beside this script
+    breakdown_table,
+    operator_breakdown,
+    timeline_table,
+)
 
 from rayop.bench.child_lifetime import end_with_parent
 from rayop.bench.metrics import Snapshot
@@ -214,9 +220,7 @@ def run_one(
     out = workdir / "bench.json"
     log = (workdir / f"{operator}.log").open("wb")
     proc = subprocess.Popen(
-        operator_command(
-            operator, args.kuberay, info.kubeconfig, concurrency, port, profile
-        ),
+        operator_command(operator, args.kuberay, info.kubeconfig, concurrency, port, profile),
         env=env,
         stdout=log,
         stderr=subprocess.STDOUT,
@@ -234,17 +238,24 @@ def run_one(
             "--clusters", str(args.clusters), "--workers", str(args.workers),
             "--timeout", str(args.timeout), "--json", str(out),
         ]  # fmt: skip
-        with CpuSampler({"operator": proc.pid, **info.pids}) as sampler:
-            subprocess.run(
-                bench, env=env, check=True, stdout=subprocess.DEVNULL, preexec_fn=end_with_parent()
-            )
+        sampler = CpuSampler({"operator": proc.pid, **info.pids})
+        with subprocess.Popen(
+            bench, env=env, stdout=subprocess.DEVNULL, preexec_fn=end_with_parent()
+        ) as child:
+            try:
+                code = sampler.sample_until_exit(child)
+            finally:
+                child.kill()  # a no-op once it has exited
+        if code != 0:
+            raise subprocess.CalledProcessError(code, bench)
         if proc.poll() is not None:
             raise RuntimeError(f"{operator} exited during the run (see {log.name})")
         result = dict(json.loads(out.read_text())["results"][0])
         result["events_by_reason"] = settled_events_by_reason(str(info.kubeconfig))
-        result["requests"] = operator_breakdown(
-            workdir / "logs" / AUDIT_LOG, float(result["seconds_until_all_ready"])
-        )
+        audit = workdir / "logs" / AUDIT_LOG
+        result["requests"] = operator_breakdown(audit, float(result["seconds_until_all_ready"]))
+        if args.json is not None:  # kept beside the figures, for a closer look
+            shutil.copy(audit, args.json.with_suffix(f".{operator}-c{concurrency}.audit.log"))
         result["cpu_busy"] = {"started": sampler.started_wall, "per_second": sampler.busy()}
         if args.idle_seconds > 0:
             result["idle"] = idle_phase(proc, url, args.idle_seconds, args.clusters)
@@ -328,8 +339,16 @@ def table(runs: list[Run]) -> str:
     return "\n".join(lines)
 
 
+def _exit_on_sigterm(signum: int, frame: object) -> None:
+    """Turns SIGTERM (``timeout``, a CI runner) into SystemExit, so the run's ``finally`` stops
+    its operator and control plane and removes its files; SIGKILL is left to the kernel: every
+    child was started with ``end_with_parent``."""
+    raise SystemExit(128 + signum)
+
+
 def main() -> None:
     """Parses the options, runs every (concurrency, operator) pair and prints the table."""
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--clusters", type=int, default=100)
     parser.add_argument("--workers", type=int, default=10)
@@ -365,6 +384,8 @@ def main() -> None:
                 )
     print(f"\n{args.clusters} RayClusters x {args.workers} workers, real kube-apiserver + kwok\n")
     print(table(runs))
+    by_label = {f"{r.operator} c={r.concurrency}": r.result for r in runs}
+    print(f"\n{breakdown_table(by_label)}\n\n{timeline_table(by_label)}")
     if args.json is not None:
         args.json.write_text(json.dumps([r.__dict__ for r in runs], indent=2, default=str))
 
