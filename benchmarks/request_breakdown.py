@@ -166,3 +166,68 @@ def operator_breakdown(audit: Path, seconds_until_ready: float) -> dict[str, Any
             (r for r in requests if r.resource == "pods/binding"), start, seconds_until_ready + 5.0
         ),
     }
+
+
+def breakdown_table(results: dict[str, dict[str, Any]]) -> str:
+    """Renders each run's operator requests by verb and resource as a Markdown table.
+
+    Args:
+        results: A run's label (``kuberay c=1``) -> its result with ``requests`` filled in.
+    """
+    labels = list(results)
+    rows: dict[str, dict[str, int]] = {}
+    for label, result in results.items():
+        requests = result.get("requests") or {}
+        for part, prefix in (
+            ("reconcile_by_verb_resource", ""),
+            ("event_writes_by_verb_resource", "events client: "),
+        ):
+            for key, n in (requests.get(part) or {}).items():
+                rows.setdefault(prefix + key, {})[label] = n
+        until = requests.get("reconcile_until_ready")
+        if until is not None:
+            rows.setdefault("reconcile client, until all ready", {})[label] = until
+        for key, n in (requests.get("failures") or {}).items():
+            rows.setdefault(f"failed: {key}", {})[label] = n
+    lines = ["| operator requests | " + " | ".join(labels) + " |", "|---|" + "---|" * len(labels)]
+    for key, counts in rows.items():
+        lines.append(f"| {key} | " + " | ".join(str(counts.get(k, 0)) for k in labels) + " |")
+    return "\n".join(lines)
+
+
+def timeline_table(results: dict[str, dict[str, Any]], step: int = 5) -> str:
+    """Renders, per ``step`` seconds of each run, the operator's reconcile-client requests per
+    second, kube-scheduler's bindings per second, and the operator's and kube-apiserver's CPU
+    (share of one core), as Markdown.
+
+    Args:
+        results: A run's label -> its result with ``requests`` and ``cpu_busy`` filled in.
+        step: Seconds per row.
+    """
+    header = ["t (s)"]
+    columns: list[list[str]] = []
+    for label, result in results.items():
+        requests = result.get("requests") or {}
+        busy = result.get("cpu_busy") or {}
+        offset = round(float(requests.get("start", 0)) - float(busy.get("started", 0)))
+        per_second = busy.get("per_second") or {}
+        series = {
+            "req/s": requests.get("reconcile_per_second") or [],
+            "binds/s": requests.get("scheduler_binds_per_second") or [],
+            "op CPU": (per_second.get("operator") or [])[max(0, offset) :],
+            "apiserver CPU": (per_second.get("kube-apiserver") or [])[max(0, offset) :],
+        }
+        for name, values in series.items():
+            header.append(f"{label} {name}")
+            columns.append([_mean(values[i : i + step]) for i in range(0, len(values), step)])
+    length = max((len(c) for c in columns), default=0)
+    lines = ["| " + " | ".join(header) + " |", "|---|" + "---|" * (len(header) - 1)]
+    for row in range(length):
+        cells = [f"{row * step}-{(row + 1) * step}"]
+        cells += [c[row] if row < len(c) else "" for c in columns]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def _mean(values: list[float] | list[int]) -> str:
+    return f"{sum(values) / len(values):.2f}".rstrip("0").rstrip(".") if values else ""
