@@ -17,7 +17,9 @@ import psutil
 class CpuSampler:
     """Records ``(seconds since start, {name: CPU seconds used so far})`` at each sample.
 
-    A process that has exited keeps its last reading.
+    A process that has exited keeps its last reading. The name ``machine`` is every core's
+    busy time together (``psutil.cpu_times()``: all but idle and iowait), so a run can tell how
+    much of the machine other work took meanwhile.
 
     Args:
         pids: Process id by name.
@@ -40,6 +42,8 @@ class CpuSampler:
             except psutil.Error:
                 continue
             self._last[name] = times.user + times.system
+        machine = psutil.cpu_times()
+        self._last["machine"] = sum(machine) - machine.idle - getattr(machine, "iowait", 0.0)
         self.samples.append((time.monotonic() - self._started, dict(self._last)))
 
     def sample_until_exit(self, child: subprocess.Popen[bytes], interval: float = 1.0) -> int:
@@ -55,7 +59,7 @@ class CpuSampler:
 
     def busy(self) -> dict[str, list[float]]:
         """Returns each process's share of one core between samples (1.0 = a full core)."""
-        out: dict[str, list[float]] = {name: [] for name in self._procs}
+        out: dict[str, list[float]] = {name: [] for name in [*self._procs, "machine"]}
         for (t0, cpu0), (t1, cpu1) in zip(self.samples, self.samples[1:], strict=False):
             dt = t1 - t0
             for name, shares in out.items():

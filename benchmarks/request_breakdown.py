@@ -197,8 +197,8 @@ def breakdown_table(results: dict[str, dict[str, Any]]) -> str:
 
 def timeline_table(results: dict[str, dict[str, Any]], step: int = 5) -> str:
     """Renders, per ``step`` seconds of each run, the operator's reconcile-client requests per
-    second, kube-scheduler's bindings per second, and the operator's and kube-apiserver's CPU
-    (share of one core), as Markdown.
+    second, kube-scheduler's bindings per second, and the operator's, kube-apiserver's and the
+    whole machine's CPU (cores busy), as Markdown.
 
     Args:
         results: A run's label -> its result with ``requests`` and ``cpu_busy`` filled in.
@@ -216,6 +216,7 @@ def timeline_table(results: dict[str, dict[str, Any]], step: int = 5) -> str:
             "binds/s": requests.get("scheduler_binds_per_second") or [],
             "op CPU": (per_second.get("operator") or [])[max(0, offset) :],
             "apiserver CPU": (per_second.get("kube-apiserver") or [])[max(0, offset) :],
+            "machine CPU": (per_second.get("machine") or [])[max(0, offset) :],
         }
         for name, values in series.items():
             header.append(f"{label} {name}")
