@@ -143,7 +143,7 @@ def run_size(clusters: int, args: argparse.Namespace, workdir: Path) -> dict[str
             "--external-operator", "--external-metrics-url", url,
             "--external-operator-pid", str(operator.pid),
             "--concurrency", str(args.concurrency), "--clusters", str(clusters),
-            "--workers", str(args.workers), "--timeout", str(args.timeout), "--json", str(out),
+            "--workers", str(args.workers), "--timeout", str(args.timeout), "--json", str(out), "--keep-objects",
         ]  # fmt: skip
         subprocess.run(bench, check=True, stdout=subprocess.DEVNULL)
         if operator.poll() is not None:

@@ -174,11 +174,15 @@ def settled_events_by_reason(kubeconfig: str, limit: float = 30.0) -> dict[str, 
     return counts
 
 
-def operator_requests(url: str) -> float:
-    """Returns the operator's ``rest_client_requests_total``, summed over every label."""
+def operator_requests(url: str) -> dict[str, float]:
+    """Returns the operator's ``rest_client_requests_total`` by HTTP method, and its
+    reconciles by controller (``controller_runtime_reconcile_total``, as ``reconcile <name>``)."""
     with urllib.request.urlopen(url, timeout=10) as resp:
         snapshot = Snapshot.from_text(resp.read().decode())
-    return snapshot.total("rest_client_requests_total")
+    out = snapshot.by_label("rest_client_requests_total", "method")
+    reconciles = snapshot.by_label("controller_runtime_reconcile_total", "controller")
+    out.update({f"reconcile {name}": n for name, n in reconciles.items()})
+    return out
 
 
 def idle_phase(
@@ -192,13 +196,16 @@ def idle_phase(
     time.sleep(seconds)
     cpu1, elapsed = process.cpu_times(), time.monotonic() - started
     cpu = (cpu1.user - cpu0.user) + (cpu1.system - cpu0.system)
+    after = operator_requests(url)
+    delta = {k: v - requests0.get(k, 0.0) for k, v in after.items()}
     return {
         "seconds": elapsed,
         "cpu_seconds": cpu,
         "core_percent": 100.0 * cpu / elapsed,
         "core_percent_per_1000_clusters": 100.0 * cpu / elapsed * 1000 / clusters,
         "cpu_ms_per_cluster_per_minute": 1000.0 * cpu / clusters / (elapsed / 60),
-        "requests": operator_requests(url) - requests0,
+        "requests": sum(v for k, v in delta.items() if " " not in k),
+        **{f"{k} (idle)": v for k, v in delta.items()},
         "rss_mb": process.memory_info().rss / 1e6,
     }
 
@@ -236,7 +243,7 @@ def run_one(
             "--external-operator-pid", str(proc.pid),
             "--concurrency", str(concurrency),
             "--clusters", str(args.clusters), "--workers", str(args.workers),
-            "--timeout", str(args.timeout), "--json", str(out),
+            "--timeout", str(args.timeout), "--json", str(out), "--keep-objects",
         ]  # fmt: skip
         sampler = CpuSampler({"operator": proc.pid, **info.pids})
         with subprocess.Popen(
@@ -313,6 +320,7 @@ def rows(result: dict[str, Any]) -> list[tuple[str, Any]]:
         out.append(("idle: CPU ms per cluster per minute", idle["cpu_ms_per_cluster_per_minute"]))
         out.append(("idle: operator requests", idle["requests"]))
         out.append(("idle: RSS at the end (MB)", idle["rss_mb"]))
+        out += [(f"idle: {k[: -len(' (idle)')]}", v) for k, v in idle.items() if "(idle)" in k]
     for reason, (objects, occurrences) in (result.get("events_by_reason") or {}).items():
         out.append((f"events {reason} (objects / occurrences)", f"{objects} / {occurrences}"))
     return out

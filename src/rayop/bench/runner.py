@@ -85,6 +85,9 @@ class BenchConfig:
     """Set to observe an external operator instead of running rayop's."""
     external_operator_pid: int | None = None
     """The external operator's process id, for its CPU seconds and peak RSS."""
+    keep_objects: bool = False
+    """On an existing cluster, leave the run's namespace and objects in place (an idle phase
+    measured after the run needs them); else the namespace is deleted at the end."""
     timeout: float = 600.0
     """Seconds one concurrency value may take before it is reported as timed out."""
 
@@ -178,7 +181,7 @@ async def run_once(
                 result = await _measure(config, concurrency, cp, user, operator, namespace, notify)
                 return dataclasses.replace(result, adaptive=adaptive, repeat=repeat)
         finally:
-            if not cp.fresh:
+            if not cp.fresh and not config.keep_objects:
                 with contextlib.suppress(Exception):
                     await user.delete(NAMESPACES, namespace)
 

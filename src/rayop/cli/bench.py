@@ -112,6 +112,10 @@ def bench(
         typer.Option(help="The external operator's process id (for its CPU seconds and RSS)."),
     ] = None,
     timeout: Annotated[float, typer.Option(help="Seconds allowed per concurrency value.")] = 600.0,
+    keep_objects: Annotated[
+        bool,
+        typer.Option(help="With --kubeconfig: leave the namespace and its RayClusters in place."),
+    ] = False,
 ) -> None:
     """Compare --reconcile-concurrency values on a seeded scenario and recommend one."""
     from rich.console import Console
@@ -172,6 +176,7 @@ def bench(
         external_metrics_url=external_metrics_url if external_operator else None,
         external_operator_pid=external_operator_pid if external_operator else None,
         timeout=timeout,
+        keep_objects=keep_objects,
     )
     logging.basicConfig(level=logging.CRITICAL)  # expected 409s are logged as reconcile errors
     console = Console(stderr=True)
