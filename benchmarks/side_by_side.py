@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import fcntl
 import json
 import os
 import shutil
@@ -48,7 +49,7 @@ import time
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import psutil
 from process_sampler import CpuSampler  # benchmarks/, beside this script
@@ -210,6 +211,15 @@ def idle_phase(
     }
 
 
+def heavy_lock(path: Path | None) -> IO[bytes] | None:
+    """Takes the shared heavy-run lock (``flock``) for a run's creation phase; None: no lock."""
+    if path is None:
+        return None
+    handle = path.open("ab")
+    fcntl.flock(handle, fcntl.LOCK_EX)
+    return handle
+
+
 def run_one(
     operator: str, concurrency: int, args: argparse.Namespace, workdir: Path
 ) -> dict[str, Any]:
@@ -219,6 +229,7 @@ def run_one(
         workdir=workdir, nodes=args.nodes, audit_reads=True, end_with_parent=True
     )
     cluster = RealCluster(settings)
+    lock = heavy_lock(args.lock)
     profile = args.profile_rayop and args.profile_rayop.with_suffix(f".c{concurrency}.prof")
     info = cluster.start()
     port = free_port()
@@ -265,9 +276,13 @@ def run_one(
             shutil.copy(audit, args.json.with_suffix(f".{operator}-c{concurrency}.audit.log"))
         result["cpu_busy"] = {"started": sampler.started_wall, "per_second": sampler.busy()}
         if args.idle_seconds > 0:
+            if lock is not None:
+                lock.close()
             result["idle"] = idle_phase(proc, url, args.idle_seconds, args.clusters)
         return result
     finally:
+        if lock is not None:
+            lock.close()
         proc.terminate()
         try:
             proc.wait(20)
@@ -369,6 +384,10 @@ def main() -> None:
     parser.add_argument(
         "--profile-rayop", type=Path, default=None,
         help="run rayop under cProfile and write its profile here (its figures are then inflated)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--lock", type=Path, default=None,
+        help="flock this file for each run's creation phase (not its idle window)",
     )  # fmt: skip
     parser.add_argument(
         "--idle-seconds", type=float, default=0.0,
