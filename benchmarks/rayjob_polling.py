@@ -37,6 +37,7 @@ import contextlib
 import cProfile
 import io
 import json
+import logging
 import os
 import pstats
 import socket
@@ -266,8 +267,12 @@ async def run_once(
             await jobs.start()
             t0 = time.monotonic()
             await create_rayjobs(user, n_jobs, args.job_workers, jobs)
-            async with asyncio.timeout(args.timeout):
-                await jobs.wait_all()
+            watchdog = asyncio.create_task(stall_dump(jobs), name="bench: stall dump")
+            try:
+                async with asyncio.timeout(args.timeout):
+                    await jobs.wait_all()
+            finally:
+                watchdog.cancel()
             result.prepare_seconds = round(time.monotonic() - t0, 1)
             print(
                 f"  N={n_jobs}: all RayJobs RUNNING after {result.prepare_seconds} s",
@@ -305,6 +310,20 @@ def label(run: RunResult) -> str:
         return "N=0"
     how = f"poller {run.poll_interval:g} s" if run.poll_interval else "GET per pass"
     return f"N={run.rayjobs} {how}"
+
+
+async def stall_dump(jobs: ReadinessTracker, *, after: float = 60.0) -> None:
+    """Prints every task's stack once when no RayJob reached RUNNING for ``after`` seconds."""
+    pending, since = jobs.pending, time.monotonic()
+    while True:
+        await asyncio.sleep(5)
+        if jobs.pending != pending:
+            pending, since = jobs.pending, time.monotonic()
+        elif time.monotonic() - since > after:
+            print(f"== no progress for {after:g} s, {pending} pending; tasks:", file=sys.stderr)
+            for task in asyncio.all_tasks():
+                task.print_stack(limit=12, file=sys.stderr)
+            return
 
 
 def _round(value: float | None) -> float | None:
@@ -394,7 +413,10 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=900.0)
     parser.add_argument("--profile", type=str, default=None)
     parser.add_argument("--json", type=str, default=None)
+    parser.add_argument("--log", type=str, default=None, help="write WARNING+ logs here")
     args = parser.parse_args()
+    if args.log:
+        logging.basicConfig(filename=args.log, level=logging.WARNING)
     runs = asyncio.run(main_async(args))
     print(report(runs, args))
     if args.json:

@@ -196,6 +196,7 @@ class JobInfoPoller:
             log.exception("job poller: polling %s failed", key)
         finally:
             entry.stopped = True
+            entry.fetched.set()  # a pass waiting for this task's answer never waits forever
             if self._entries.get(key) is entry:
                 del self._entries[key]
             with contextlib.suppress(Exception):
