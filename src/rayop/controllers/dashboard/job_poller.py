@@ -13,8 +13,9 @@ costs one GET per interval and nothing else.
 
 A task ends when its key is stopped, replaced by another :class:`PollTarget`, or
 ``still_wanted(key, target)`` says no at a tick (the RayJob is gone or no longer running, its
-cluster is gone); :meth:`JobInfoPoller.close` ends them all. Every task belongs to one
-:class:`~rayop.runtime.supervisor.TaskSupervisor`; a client is closed by the task that used it.
+cluster is gone); :meth:`JobInfoPoller.close` ends them all. The tasks are independent (one
+failing ends only its own key's polling, and is logged); a client is closed by the task that
+used it. A pass never waits longer than :data:`ANSWER_WAIT` for an answer.
 """
 
 from __future__ import annotations
@@ -29,11 +30,14 @@ from typing import Protocol
 from rayop.controllers.dashboard.errors import DashboardError, DashboardUnavailable, JobNotFound
 from rayop.controllers.dashboard.models import JobInfo
 from rayop.runtime.clock import Clock
-from rayop.runtime.supervisor import TaskSupervisor
 
 __all__ = ["JobInfoClient", "JobInfoPoller", "Outcome", "PollTarget", "changed"]
 
 log = logging.getLogger(__name__)
+
+ANSWER_WAIT = 15.0
+"""Seconds a pass waits at most for a poll task's answer (a GET is bounded by its client's
+timeout, 2 s direct or 10 s through the proxy); then it gets a DashboardUnavailable."""
 
 Outcome = JobInfo | DashboardError
 """What one GET of a job gave: its info, or the error (``JobNotFound`` for a 404)."""
@@ -108,7 +112,8 @@ class JobInfoPoller:
         self._clock = clock
         self._still_wanted = still_wanted
         self._entries: dict[Hashable, _Entry] = {}
-        self._tasks = TaskSupervisor(name)
+        self._name = name
+        self._tasks: set[asyncio.Task[None]] = set()
 
     def __len__(self) -> int:
         """The number of keys being polled."""
@@ -142,10 +147,12 @@ class JobInfoPoller:
             self.stop(key)
             entry = _Entry(target=target, client=await open_client())
             self._entries[key] = entry
-            self._tasks.spawn(self._poll(key, entry), name=str(key))
+            self._spawn(key, entry)
         if entry.outcome is None:
-            await entry.fetched.wait()
-        if entry.outcome is None:  # stopped (closed) before its first answer
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(ANSWER_WAIT):
+                    await entry.fetched.wait()
+        if entry.outcome is None:  # stopped (closed) before its first answer, or no answer
             return DashboardUnavailable(f"GetJobInfo fail: polling of {key} stopped")
         return entry.outcome
 
@@ -158,7 +165,7 @@ class JobInfoPoller:
         fresh = _Entry(target=entry.target, client=entry.client)
         entry.client = _Closed()
         self._entries[key] = fresh
-        self._tasks.spawn(self._poll(key, fresh), name=str(key))
+        self._spawn(key, fresh)
 
     def stop(self, key: Hashable) -> None:
         """Ends ``key``'s polling (its task closes its client); never blocks."""
@@ -171,7 +178,23 @@ class JobInfoPoller:
         """Ends every key's polling; blocks until every task has ended."""
         for key in list(self._entries):
             self.stop(key)
-        await self._tasks.stop()
+        tasks = list(self._tasks)
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.wait(tasks)
+
+    def _spawn(self, key: Hashable, entry: _Entry) -> None:
+        task = asyncio.get_running_loop().create_task(
+            self._poll(key, entry), name=f"{self._name}: {key}"
+        )
+        self._tasks.add(task)
+        task.add_done_callback(self._done)
+
+    def _done(self, task: asyncio.Task[None]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("%s: %s failed", self._name, task.get_name(), exc_info=task.exception())
 
     async def _poll(self, key: Hashable, entry: _Entry) -> None:
         try:
