@@ -101,11 +101,12 @@ class LawSettings:
     ``latency_floor`` of it)."""
     latency_ratio_to_shrink: float = 3.0
     """Shrink when the recent latency is this many times the base, whatever it implies queued."""
-    rebase_share: float = 0.9
+    rebase_share: float = 0.8
     """After a decrease on latency, a mean latency over the next ``cooldown`` windows still at
     this share of the latency at the decrease means the rise was not this controller's: the base
-    moves to it (a quarter fewer workers queueing at the API server would have cut it by about
-    a quarter)."""
+    moves to it (a quarter fewer workers queueing at the API server would have cut it by a
+    quarter or more; the window that saw a slowdown begin often carries a spike above the
+    slowed latency, so 0.9 missed rebases that 0.8 catches)."""
     throttle_hold: float = 0.05
     throttle_shrink: float = 0.25
     error_hold: float = 0.02
