@@ -13,7 +13,8 @@ so the operator's requests can be told from kwok's, the scheduler's and the benc
   ``rayop-bench``.
 
 The measured phase runs from the bench's first RayCluster create to its namespace delete (what
-the operators do while the namespace terminates is not counted).
+the operators do while the namespace terminates is not counted), or, when the bench keeps its
+objects (``--keep-objects``), to the moment the log is read.
 
 A watch is audited when it ends, so a watch still open when the log was read is not counted;
 everything else is counted once, when its response was complete.

@@ -52,5 +52,16 @@ def test_every_cluster_becomes_ready_with_no_duplicate_pod(
     assert result["duplicate_pod_creates"] == 0
 
 
+@pytest.mark.parametrize("operator", ["kuberay", "rayop"])
+def test_the_audit_log_tells_the_operators_requests_apart(
+    runs: dict[str, dict[str, Any]], operator: str
+) -> None:
+    requests = runs[operator]["requests"]
+    assert requests["reconcile_by_verb_resource"]["create pods"] == CLUSTERS * (1 + WORKERS)
+    assert requests["reconcile_by_verb_resource"]["create services"] == CLUSTERS
+    assert requests["event_writes_by_verb_resource"]["create events"] >= 3 * CLUSTERS
+    assert requests["others_by_agent"]["kube-scheduler"] >= CLUSTERS * (1 + WORKERS)
+
+
 def test_the_same_events_by_reason(runs: dict[str, dict[str, Any]]) -> None:
     assert runs["rayop"]["events_by_reason"] == runs["kuberay"]["events_by_reason"]
