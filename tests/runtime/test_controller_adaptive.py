@@ -182,6 +182,7 @@ def test_a_backlog_with_flat_latency_grows_the_limit_and_the_gauge_follows(
 
 
 def test_api_latency_rising_mid_run_shrinks_the_limit_within_30_virtual_seconds() -> None:
+    """A tenfold slowdown sheds workers at once; one that fewer workers do not relieve is rebased."""
     clock = FakeClock()
     metrics = OperatorMetrics()
     rest = RestClientMetrics(metrics.registry)
@@ -218,5 +219,8 @@ def test_api_latency_rising_mid_run_shrinks_the_limit_within_30_virtual_seconds(
 
     before, after = asyncio.run(main())
     assert before[-1] == 8
-    assert min(after) < 8
-    assert after[-1] < 8
+    first_cut = next(i for i, limit in enumerate(after) if limit < 8)
+    assert first_cut * 0.02 < 30
+    # The latency is the API server's own (as many workers or fewer, each call takes 0.2 s): the
+    # cut does not bring it down, so the law takes it as its new base and grows back.
+    assert after[-1] == 8
