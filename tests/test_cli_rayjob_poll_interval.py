@@ -1,4 +1,4 @@
-"""``--rayjob-dashboard-poll-interval`` reaches the operator settings; 3 s by default."""
+"""``--rayjob-dashboard-poll-interval`` reaches the operator settings; off (0) by default."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from rayop.cli.operator_flags import OperatorFlags
 from rayop.controllers.rayjob.setup import DEFAULT_POLL_INTERVAL
 
 
-def test_the_default_is_kuberays_requeue_interval() -> None:
-    assert OperatorFlags().settings().rayjob_dashboard_poll_interval == DEFAULT_POLL_INTERVAL == 3.0
+def test_the_default_is_kuberays_get_in_every_pass() -> None:
+    assert OperatorFlags().settings().rayjob_dashboard_poll_interval == DEFAULT_POLL_INTERVAL == 0.0
 
 
 def test_a_given_interval_and_zero_reach_the_settings() -> None:

@@ -315,11 +315,11 @@ def test_probes_use_rayops_health_endpoints_with_kuberays_timing() -> None:
 
 def test_rayop_only_values_reach_their_flags() -> None:
     rayop = {"usePriorityQueue": False, "logLevel": "debug", "healthProbePort": 9440,
-             "rayjobDashboardPollInterval": 0, "extraArgs": ["--zap-devel=true"]}  # fmt: skip
+             "rayjobDashboardPollInterval": 3, "extraArgs": ["--zap-devel=true"]}  # fmt: skip
     container = deployment_container(template({"rayop": rayop}))
     params = parse_run_args(container["args"])
-    assert params["rayjob_dashboard_poll_interval"] == 0.0
-    assert "--rayjob-dashboard-poll-interval=0" in container["args"]
+    assert params["rayjob_dashboard_poll_interval"] == 3.0
+    assert "--rayjob-dashboard-poll-interval=3" in container["args"]
     assert params["use_priority_queue"] == "false"
     assert params["log_level"] == "debug"
     assert params["health_probe_bind_address"] == ":9440"

@@ -1,16 +1,19 @@
-"""The background job poller on the embedded plane: a Running RayJob costs one dashboard GET per
+"""The background job poller (``--rayjob-dashboard-poll-interval 3``) on the embedded plane: a Running RayJob costs one dashboard GET per
 3 s and no reconcile, status write or API request; its polling ends when the job finishes and
 when the RayJob is deleted (no GET afterwards)."""
 
 from __future__ import annotations
 
 import asyncio
+import functools
 
 import pytest
 from rayjob_env import FAST_DASHBOARD, small_rayjob
 
+import rayop.testing.operator
 from rayop.bench.metrics import Snapshot
 from rayop.controllers.dashboard.transport import REQUESTS_SENT
+from rayop.controllers.rayjob.setup import setup_rayjob_controller
 from rayop.kube.resources import RAY_JOBS
 from rayop.runtime.manager import Manager
 from rayop.testing import PlaneUnderTest, eventually, open_control_plane, open_operator
@@ -33,7 +36,11 @@ def _passes(manager: Manager) -> float:
     return snapshot.total("controller_runtime_reconcile_total", controller="rayjob")
 
 
-async def test_a_running_job_is_polled_without_passes_and_stops_being_polled() -> None:
+async def test_a_running_job_is_polled_without_passes_and_stops_being_polled(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    polled = functools.partial(setup_rayjob_controller, poll_interval=3.0)
+    monkeypatch.setattr(rayop.testing.operator, "setup_rayjob_controller", polled)
     async with (
         open_control_plane(dashboard=FAST_DASHBOARD) as plane,
         open_operator(plane, controllers=("RayCluster", "RayJob")) as operator,

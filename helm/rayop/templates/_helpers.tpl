@@ -164,7 +164,7 @@ chart renders them, then rayop's own (flags the Configuration file has no field 
 {{- end -}}
 {{- $args = append $args (printf "--use-priority-queue=%t" .Values.rayop.usePriorityQueue) -}}
 {{- $args = append $args (printf "--log-level=%s" .Values.rayop.logLevel) -}}
-{{- if ne (float64 .Values.rayop.rayjobDashboardPollInterval) 3.0 -}}
+{{- if ne (float64 .Values.rayop.rayjobDashboardPollInterval) 0.0 -}}
 {{- $args = append $args (printf "--rayjob-dashboard-poll-interval=%v" .Values.rayop.rayjobDashboardPollInterval) -}}
 {{- end -}}
 {{- range .Values.rayop.extraArgs -}}

@@ -99,9 +99,10 @@ PollIntervalOpt = Annotated[
     typer.Option(
         "--rayjob-dashboard-poll-interval",
         min=0.0,
-        help="Seconds between two background GETs of each Running RayJob's job info (one "
-        "connection per head; the RayJob is reconciled when the answer changes); 0: every "
-        "Running pass GETs it and is requeued in 3 s, as KubeRay v1.7.0.",
+        help="Experimental: seconds between two background GETs of each Running RayJob's job "
+        "info (one connection per head; the RayJob is reconciled when the answer changes), e.g. "
+        "3; 0 (the default): every Running pass GETs it and is requeued in 3 s, as KubeRay "
+        "v1.7.0.",
     ),
 ]
 LogLevelOpt = Annotated[str, typer.Option("--log-level", help="debug, info, warning or error.")]
@@ -168,7 +169,7 @@ class OperatorFlags(OptionGroup):
         Path(tempfile.gettempdir()) / "k8s-webhook-server" / "serving-certs"
     )
     webhook_port: WebhookPortOpt = 9443
-    rayjob_dashboard_poll_interval: PollIntervalOpt = 3.0
+    rayjob_dashboard_poll_interval: PollIntervalOpt = 0.0
 
     def settings(self) -> OperatorSettings:
         """Returns the operator settings of these flags (see :func:`shared_settings`).

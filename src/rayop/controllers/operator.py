@@ -71,9 +71,9 @@ class OperatorSettings:
     default: ``http://<head svc>.<ns>.svc.<cluster domain>:<port>``, no API server request)."""
     dashboard_resolver: ServiceResolver | None = None
     """Maps direct dashboard URLs where cluster DNS cannot (``rayop up``'s embedded plane)."""
-    rayjob_dashboard_poll_interval: float = 3.0
-    """Seconds between two background GETs of a Running RayJob's job info; 0: every Running
-    pass GETs it and is requeued in 3 s (KubeRay v1.7.0)."""
+    rayjob_dashboard_poll_interval: float = 0.0
+    """Seconds between two background GETs of a Running RayJob's job info; 0 (the default):
+    every Running pass GETs it and is requeued in 3 s (KubeRay v1.7.0)."""
     options: OperatorOptions = field(default_factory=OperatorOptions.from_env)
     """KubeRay's environment options and feature gates."""
     pod_create_concurrency: int = settings.POD_CALL_CONCURRENCY

@@ -5,7 +5,7 @@ writes trigger the next pass, which moves the state machine along at once) and t
 Services and batch Jobs it owns (their controlling RayJob is enqueued). Its own writes of a
 RayJob are tracked (:mod:`rayop.controllers.common.own_writes`): a pass never works from a cached
 RayJob older than them, and the RayJob is enqueued again when the cache shows them. Time is the
-manager's clock. With a poll interval (``--rayjob-dashboard-poll-interval``, 3 s by default) a
+manager's clock. With a poll interval (``--rayjob-dashboard-poll-interval``, off by default) a
 :class:`~rayop.controllers.dashboard.job_poller.JobInfoPoller` follows every Running job in the
 background and enqueues its RayJob when the job's answer changes; the manager closes it.
 """
@@ -35,8 +35,10 @@ from rayop.runtime.reconcile import Request
 CONTROLLER_NAME = "rayjob"
 REPORTING_CONTROLLER = "rayjob-controller"
 OWNER_KIND = "RayJob"
-DEFAULT_POLL_INTERVAL = 3.0
-"""Seconds between two GETs of a Running job's info (KubeRay's ``RayJobDefaultRequeueDuration``)."""
+DEFAULT_POLL_INTERVAL = 0.0
+"""No background poller: a Running pass GETs the job's info and is requeued in 3 s, as KubeRay
+v1.7.0. The poller is opt-in (3 s, KubeRay's ``RayJobDefaultRequeueDuration``, is the natural
+value): at 1,000 Running RayJobs on the embedded plane its passes stalled (docs/performance.md)."""
 
 
 def setup_rayjob_controller(
