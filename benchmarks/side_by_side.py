@@ -178,7 +178,7 @@ def settled_events_by_reason(kubeconfig: str, limit: float = 30.0) -> dict[str, 
 def operator_requests(url: str) -> dict[str, float]:
     """Returns the operator's ``rest_client_requests_total`` by HTTP method, and its
     reconciles by controller (``controller_runtime_reconcile_total``, as ``reconcile <name>``)."""
-    with urllib.request.urlopen(url, timeout=10) as resp:
+    with urllib.request.urlopen(url, timeout=120) as resp:
         snapshot = Snapshot.from_text(resp.read().decode())
     out = snapshot.by_label("rest_client_requests_total", "method")
     reconciles = snapshot.by_label("controller_runtime_reconcile_total", "controller")
