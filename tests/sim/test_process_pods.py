@@ -109,7 +109,9 @@ async def test_env_configmap_volume_and_readiness_probe(kubelet: Kubelet) -> Non
     )
     pod = await wait_for(store, pods, "default", "cfg", is_ready, timeout=30)
     assert pod is not None
-    assert f"ip={pod['status']['podIP']} k=from-cm" in _log(kubelet, pod)
+    # Ready comes from the probe, the log from the container's stdout pipe: either may be first.
+    line = f"ip={pod['status']['podIP']} k=from-cm"
+    await eventually(lambda: line in _log(kubelet, pod), timeout=10, what=f"log line {line!r}")
 
 
 async def test_deleting_a_pod_ends_all_its_processes(kubelet: Kubelet) -> None:
