@@ -174,6 +174,14 @@ async def _check_job(ctx: PassContext, cluster: Obj) -> Stop | None:
         except DashboardError as err:
             _stamp_check_failure(ctx, err)
             return None
+    _apply_answer(ctx, cluster, info)
+    return None
+
+
+def _apply_answer(ctx: PassContext, cluster: Obj, info: JobInfo) -> None:
+    """Folds the dashboard's job info into the status (the submitter counts as finished in
+    HTTPMode and InteractiveMode, which have none)."""
+    mode = ctx.job.spec.submission_mode
     submitter_finished = (
         mode in (JobSubmissionMode.HTTP_MODE, JobSubmissionMode.INTERACTIVE_MODE)
         or ctx.submitter.finished_at is not None
@@ -184,7 +192,6 @@ async def _check_job(ctx: PassContext, cluster: Obj) -> Stop | None:
         submitter_finished=submitter_finished,
         cluster_status=actions.cluster_status(cluster),
     )
-    return None
 
 
 async def _check_polled_job(ctx: PassContext, cluster: Obj, poller: JobInfoPoller) -> Stop | None:
@@ -228,16 +235,7 @@ async def _check_polled_job(ctx: PassContext, cluster: Obj, poller: JobInfoPolle
     if isinstance(outcome, DashboardError):
         _stamp_check_failure(ctx, outcome)
     else:
-        submitter_finished = (
-            mode in (JobSubmissionMode.HTTP_MODE, JobSubmissionMode.INTERACTIVE_MODE)
-            or ctx.submitter.finished_at is not None
-        )
-        apply_job_info(
-            ctx.status,
-            outcome,
-            submitter_finished=submitter_finished,
-            cluster_status=actions.cluster_status(cluster),
-        )
+        _apply_answer(ctx, cluster, outcome)
     if ctx.status.job_deployment_status == JobDeploymentStatus.RUNNING:
         ctx.requeue = _polled_requeue(ctx)
     return None
