@@ -7,6 +7,7 @@ NotFound for an unhealthy pod records nothing.
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import dataclasses
 from typing import Any
@@ -15,9 +16,10 @@ import pytest
 
 from rayop.controllers.common.options import KUBERAY_VERSION
 from rayop.controllers.raycluster.pod_sync import reconcile_pods
+from rayop.controllers.raycluster.reconcile_context import ReconcilerDeps
 from rayop.controllers.raycluster.status import ReplicaFailureError
-from rayop.kube.errors import ApiError
-from rayop.runtime.expectations import CREATE, DELETE, HEAD_GROUP
+from rayop.kube.errors import ApiError, Forbidden
+from rayop.runtime.expectations import CREATE, DELETE, HEAD_GROUP, ScaleExpectations
 
 from ._fakes import NS, Fakes, context, pod
 from ._fixtures import minimal_cluster
@@ -181,3 +183,108 @@ async def test_recreate_upgrade_leaves_a_head_without_hash_or_version_alone() ->
     await reconcile_pods(context(cluster, fakes))
 
     assert fakes.api.verbs("patch", "Pod") == [] and _deleted(fakes) == []
+
+
+_TERMINATING = Forbidden(
+    {
+        "code": 403,
+        "reason": "Forbidden",
+        "message": 'pods "rc-g-worker-x" is forbidden: unable to create new content in '
+        "namespace ns because it is being terminated",
+        "details": {"causes": [{"type": "NamespaceTerminating", "field": "metadata.namespace"}]},
+    }
+)
+
+
+def _three_missing_workers(fakes: Fakes) -> dict[str, Any]:
+    fakes.pods.put(pod("rc-head-1", "head", "headgroup"))
+    cluster = minimal_cluster()
+    cluster["spec"]["workerGroupSpecs"][0]["replicas"] = 3
+    return cluster
+
+
+async def test_a_namespace_that_refused_a_pod_create_gets_one_create_per_pass_as_kuberay() -> None:
+    # A terminating namespace answers every create 403; KubeRay creates one worker and stops at
+    # the first failure, so each pass costs it one refused create and one Warning event.
+    fakes = Fakes()
+    cluster = _three_missing_workers(fakes)
+    fakes.api.fail[("create", "Pod")] = _TERMINATING
+    deps = fakes.deps()
+
+    with pytest.raises(ReplicaFailureError):
+        await reconcile_pods(context(cluster, deps=deps))  # the first refusal: learnt here
+    first = len(_created(fakes))
+    for _ in range(3):
+        with pytest.raises(ReplicaFailureError) as caught:
+            await reconcile_pods(context(cluster, deps=deps))
+        assert caught.value.reason == "FailedCreateWorkerPod"
+
+    assert len(_created(fakes)) - first == 3, "one refused create per later pass"
+    assert fakes.events.reasons()[-3:] == ["FailedToCreateWorkerPod"] * 3
+    assert len(fakes.events.reasons()) == first + 3
+    assert deps.refusing_namespaces == {NS}
+
+
+async def test_a_refused_head_create_also_makes_the_next_passes_create_one_at_a_time() -> None:
+    fakes = Fakes()
+    fakes.api.fail[("create", "Pod")] = _TERMINATING
+    deps = fakes.deps()
+    cluster = minimal_cluster()
+    cluster["spec"]["workerGroupSpecs"][0]["replicas"] = 3
+
+    with pytest.raises(ReplicaFailureError) as caught:
+        await reconcile_pods(context(cluster, deps=deps))
+    assert caught.value.reason == "FailedCreateHeadPod"
+    assert _created(fakes) == ["rc-head-x0"], "no worker create after a failed head create"
+
+    fakes.pods.put(pod("rc-head-1", "head", "headgroup"))
+    with pytest.raises(ReplicaFailureError):
+        await reconcile_pods(context(cluster, deps=deps))
+    assert len(_created(fakes)) == 2, "one worker create, then the pass stops"
+
+
+async def test_a_pod_create_that_succeeds_there_again_restores_concurrent_creates() -> None:
+    fakes = Fakes()
+    cluster = _three_missing_workers(fakes)
+    deps = fakes.deps()
+    deps.refusing_namespaces.add(NS)  # an earlier pass was refused, the namespace then came back
+    seen: list[int] = []
+    in_flight = 0
+    create = fakes.api.create
+
+    async def counting_create(res: Any, obj: Any, *, namespace: str | None = None) -> Any:
+        nonlocal in_flight
+        in_flight += 1
+        seen.append(in_flight)
+        await asyncio.sleep(0)
+        try:
+            return await create(res, obj, namespace=namespace)
+        finally:
+            in_flight -= 1
+
+    fakes.api.create = counting_create  # type: ignore[method-assign]
+    await reconcile_pods(context(cluster, deps=deps))
+    assert len(_created(fakes)) == 3 and max(seen) == 1, "one at a time while refused"
+    assert deps.refusing_namespaces == set(), "the first success forgets the refusal"
+
+    fakes.pods.objects = {k: v for k, v in fakes.pods.objects.items() if "head" in k}
+    await reconcile_pods(context(cluster, deps=fresh_expectations(deps)))
+    assert len(_created(fakes)) == 6 and max(seen) == 3, "concurrent again"
+
+
+async def test_other_create_failures_keep_creates_concurrent() -> None:
+    fakes = Fakes()
+    cluster = _three_missing_workers(fakes)
+    fakes.api.fail[("create", "Pod")] = ApiError({"code": 500, "message": "boom"})
+    deps = fakes.deps()
+    for _ in range(2):
+        with pytest.raises(ReplicaFailureError):
+            await reconcile_pods(context(cluster, deps=deps))
+    assert len(_created(fakes)) == 6, "every missing worker tried in each pass"
+    assert deps.refusing_namespaces == set()
+
+
+def fresh_expectations(deps: ReconcilerDeps) -> ReconcilerDeps:
+    """The same dependencies with new scale expectations (the cache shows no pods any more)."""
+    pods = deps.pods
+    return dataclasses.replace(deps, expectations=ScaleExpectations(pods.get, clock=deps.clock))

@@ -7,6 +7,13 @@ KubeRay, a group's creations (and deletions) run concurrently, at most
 ``deps.pod_call_concurrency`` calls in flight; each success records its expectation as soon as
 it returns, a failure never rolls back a sibling that succeeded, and the failure is raised as a
 :class:`ReplicaFailureError` once every call has finished.
+
+In a namespace whose last pod create was answered 403 Forbidden (it is being terminated, a quota
+is exhausted, a policy refuses pods: ``deps.refusing_namespaces``), a group's creations go one
+at a time and stop at the first failure, KubeRay's own order, until a pod create there
+succeeds: otherwise every pass of every cluster in a terminating namespace would send all its
+missing pods (to be refused) where KubeRay sends one. A live namespace never answers 403, so
+what users see there is unchanged.
 """
 
 from __future__ import annotations
@@ -36,7 +43,7 @@ from rayop.controllers.raycluster.scaling import (
     plan_worker_group,
 )
 from rayop.controllers.raycluster.status import SUSPENDED, SUSPENDING, ReplicaFailureError
-from rayop.kube.errors import Conflict, NotFound
+from rayop.kube.errors import Conflict, Forbidden, NotFound
 from rayop.kube.resources import PODS
 from rayop.runtime.expectations import CREATE, DELETE, HEAD_GROUP
 from rayop.runtime.steps import Stop
@@ -63,6 +70,21 @@ async def run_bounded(
             return await call()
 
     return await asyncio.gather(*(one(c) for c in calls), return_exceptions=True)
+
+
+async def _run_until_failure(
+    calls: Sequence[Callable[[], Awaitable[T]]],
+) -> list[T | BaseException]:
+    """Runs the calls one after the other up to the first that raises an ``Exception``; returns
+    the results so far, that exception last (the calls after it are not run)."""
+    results: list[T | BaseException] = []
+    for call in calls:
+        try:
+            results.append(await call())
+        except Exception as err:
+            results.append(err)
+            break
+    return results
 
 
 def _first_error(results: Sequence[object]) -> tuple[int, BaseException | None]:
@@ -175,13 +197,17 @@ async def _create_pod(ctx: ReconcileContext, pod: dict[str, Any], *, group: str)
     the server gave it, and returns that name; a failure is reported and raised."""
     head = group == HEAD_GROUP
     node = "head" if head else "worker"
+    refusing = ctx.deps.refusing_namespaces
     try:
         created = await ctx.deps.client.create(PODS, pod, namespace=ctx.namespace)
     except Exception as err:
+        if isinstance(err, Forbidden):
+            refusing.add(ctx.namespace)
         failed = ev.FAILED_TO_CREATE_HEAD_POD if head else ev.FAILED_TO_CREATE_WORKER_POD
         where = "" if head else f" for group {group}"
         ctx.event("Warning", failed, f"Failed to create {node} Pod{where}: {err}", ev.ACTION_CREATE)
         raise
+    refusing.discard(ctx.namespace)
     name = cs.name(created)
     ctx.deps.expectations.expect_scale_pod(ctx.namespace, ctx.name, group, name, CREATE)
     reason = ev.CREATED_HEAD_POD if head else ev.CREATED_WORKER_POD
@@ -218,7 +244,8 @@ async def _create_worker(
 async def create_workers(
     ctx: ReconcileContext, group: WorkerGroupSpec, creations: Sequence[PodCreation]
 ) -> list[str]:
-    """Creates a group's pods concurrently; returns the created names.
+    """Creates a group's pods concurrently (one at a time, up to the first failure, in a
+    namespace that refused the last pod create); returns the created names.
 
     Raises:
         ReplicaFailureError: some create failed (after every call finished; created pods stay).
@@ -227,7 +254,10 @@ async def create_workers(
     def call(creation: PodCreation) -> Callable[[], Awaitable[str]]:
         return lambda: _create_worker(ctx, group, creation)
 
-    results = await run_bounded([call(c) for c in creations], ctx.deps.pod_call_concurrency)
+    if ctx.namespace in ctx.deps.refusing_namespaces:
+        results = await _run_until_failure([call(c) for c in creations])
+    else:
+        results = await run_bounded([call(c) for c in creations], ctx.deps.pod_call_concurrency)
     failed, error = _first_error(results)
     if error is not None:
         raise ReplicaFailureError(

@@ -63,6 +63,10 @@ class ReconcilerDeps:
     """Monotonic time (expectations, own writes) and wall time (status and deletion timestamps)."""
     pod_call_concurrency: int = settings.POD_CALL_CONCURRENCY
     rng: random.Random = field(default_factory=random.Random)
+    refusing_namespaces: set[str] = field(default_factory=set)
+    """Namespaces whose last pod create was answered 403 Forbidden (terminating, quota, policy):
+    worker creates there go one at a time and stop at the first failure, as KubeRay's, until a
+    pod create there succeeds (``pod_sync``)."""
 
 
 @dataclass(kw_only=True)
