@@ -177,17 +177,28 @@ async def test_transport_errors_are_retried_every_10_seconds_up_to_12_tries() ->
     assert not clock.has_sleepers()
 
 
-async def test_a_refused_create_is_not_retried_and_is_forgotten() -> None:
+async def test_a_refused_create_is_not_retried_and_its_series_is_kept_as_client_go() -> None:
+    # client-go's tools/events puts an Event in its cache before writing it and keeps it when
+    # the server refuses it (a terminating namespace answers 403): the second occurrence is a
+    # series PATCH (404: nothing stored), then a create with count 2; later ones only count.
     api, clock = FakeEventApi(Forbidden(status(403, "Forbidden"))), FakeClock()
     recorder = recorder_for(api, clock)
     recorder.event(CLUSTER, "Normal", "R", "n")
     await recorder.flush()
     recorder.event({"bogus": True}, "Normal", "R", "n")  # a reference without metadata
     await recorder.flush()
-    recorder.event(CLUSTER, "Normal", "R", "n")  # the refused Event was forgotten: created anew
-    await recorder.flush()
-    assert api.verbs() == ["create", "create", "create"]
+    assert api.verbs() == ["create", "create"]
     assert recorder.unsent()["rejected"] == 1
+    api.failures = [NotFound(status(404, "NotFound")), Forbidden(status(403, "Forbidden"))]
+    recorder.event(CLUSTER, "Normal", "R", "n")
+    await recorder.flush()
+    assert api.verbs()[2:] == ["patch", "create"]
+    assert api.calls[3][2]["series"]["count"] == 2
+    for _ in range(5):
+        recorder.event(CLUSTER, "Normal", "R", "n")
+    await recorder.flush()
+    assert api.verbs()[4:] == [], "later repeats only raise the count in memory"
+    assert recorder.unsent() == {**recorder.unsent(), "rejected": 2, "aggregated": 5}
     await recorder.close()
 
 

@@ -29,7 +29,7 @@ from rayop.kube.clock import micro_time
 from rayop.kube.resources import EVENTS
 from rayop.runtime.clock import MONOTONIC, Clock
 from rayop.runtime.events_metrics import EventMetrics, UnsentReason
-from rayop.runtime.events_series import FINISH_TIME, REFRESH_TIME, EventWrite, SeriesCache
+from rayop.runtime.events_series import FINISH_TIME, REFRESH_TIME, SeriesCache
 from rayop.runtime.events_writer import MAX_PENDING_BYTES, EventClient, EventWriter
 from rayop.runtime.timeouts import clock_timeout
 
@@ -104,7 +104,6 @@ class EventRecorder:
             client,
             clock=clock,
             count_unsent=self._count_unsent,
-            on_refused=self._refused,
             name=f"event recorder {reporting_controller}",
             max_pending_bytes=max_pending_bytes,
         )
@@ -216,9 +215,6 @@ class EventRecorder:
 
     def _count_unsent(self, reason: UnsentReason) -> None:
         self.metrics.unsent.labels(self.reporting_controller, reason).inc()
-
-    def _refused(self, write: EventWrite) -> None:
-        self._series.forget(write.namespace, write.name)
 
     async def flush(self) -> None:
         """Blocks until every queued write has been attempted."""

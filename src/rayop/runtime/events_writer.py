@@ -74,8 +74,6 @@ class EventWriter:
         client: Where the writes go (the recorder's own client, with its own rate limiter).
         clock: Time source of the retry sleeps.
         count_unsent: Called once for every event not written, with the reason.
-        on_refused: Called with the write when the API server refused a create, so the series
-            cache forgets that Event.
         name: Names the writer's tasks.
         max_pending_bytes: The memory budget of waiting writes.
         retry_sleep: Seconds between two tries of a write that could not reach the server.
@@ -87,7 +85,6 @@ class EventWriter:
         *,
         clock: Clock,
         count_unsent: Callable[[UnsentReason], None],
-        on_refused: Callable[[EventWrite], None],
         name: str,
         max_pending_bytes: int = MAX_PENDING_BYTES,
         retry_sleep: float = RETRY_SLEEP,
@@ -95,7 +92,6 @@ class EventWriter:
         self._client = client
         self._clock = clock
         self._count_unsent = count_unsent
-        self._on_refused = on_refused
         self._max_bytes = max_pending_bytes
         self._retry_sleep = retry_sleep
         self._queues: list[asyncio.Queue[EventWrite]] = [asyncio.Queue() for _ in range(WRITERS)]
@@ -175,8 +171,8 @@ class EventWriter:
     def _refused(self, write: EventWrite, why: str) -> None:
         log.warning("server rejected event %s (will not retry): %s", _name(write), why)
         self._count_unsent("rejected")
-        if write.verb == "create":
-            self._on_refused(write)
+        # The series cache keeps a refused Event, as client-go's eventCache does: its next
+        # repeat is a series PATCH (404, then a create), later ones only raise the count.
 
     async def _send(self, write: EventWrite) -> None:
         if write.verb == "patch":
