@@ -55,7 +55,10 @@ import psutil
 from process_sampler import CpuSampler  # benchmarks/, beside this script
 from request_breakdown import (  # benchmarks/, beside this script
     breakdown_table,
+    measured_end,
     operator_breakdown,
+    operator_of,
+    read_audit,
     timeline_table,
 )
 
@@ -65,7 +68,7 @@ from rayop.cli.realcluster import RealCluster, RealClusterSettings, free_port
 from rayop.cli.realcluster_config import AUDIT_LOG
 from rayop.kube.client import KubeClient
 from rayop.kube.config import load_config
-from rayop.kube.resources import EVENTS
+from rayop.kube.resources import EVENTS, NAMESPACES
 
 REPO = Path(__file__).resolve().parents[1]
 VERBS = ("create", "get", "list", "watch", "update", "patch", "delete")
@@ -211,6 +214,47 @@ def idle_phase(
     }
 
 
+async def _bench_namespaces(kubeconfig: str) -> list[str]:
+    config = await load_config(kubeconfig=kubeconfig)
+    async with KubeClient(config, qps=-1, user_agent="rayop-side-by-side") as client:
+        items = (await client.list(NAMESPACES))["items"]
+    return [n["metadata"]["name"] for n in items if n["metadata"]["name"].startswith("rayop-bench")]
+
+
+def teardown_phase(
+    proc: subprocess.Popen[bytes], kubeconfig: str, audit: Path, seconds: float
+) -> dict[str, Any]:
+    """Measures the namespace teardown the bench started as it exited (it deleted its
+    namespace): waits until the namespace is gone (``seconds`` at most), then counts the
+    operator's requests from the bench's namespace delete on, by ``verb resource code``, and
+    the operator's CPU over the wait."""
+    process = psutil.Process(proc.pid)
+    cpu0 = process.cpu_times()
+    started = time.monotonic()
+    left = asyncio.run(_bench_namespaces(kubeconfig))
+    while left and time.monotonic() - started < seconds:
+        time.sleep(1.0)
+        left = asyncio.run(_bench_namespaces(kubeconfig))
+    gone_after = time.monotonic() - started
+    time.sleep(3.0)  # the last requests reach the audit log
+    cpu1 = process.cpu_times()
+    requests = read_audit(audit)
+    end = measured_end(requests)
+    mine = [r for r in requests if end is not None and r.at >= end and operator_of(r)]
+    counts: dict[str, int] = {}
+    for r in mine:
+        key = f"{r.verb} {r.resource} {r.code}"
+        counts[key] = counts.get(key, 0) + 1
+    return {
+        "namespace_gone": not left,
+        "seconds_until_gone": gone_after,
+        "cpu_seconds": (cpu1.user - cpu0.user) + (cpu1.system - cpu0.system),
+        "requests": len(mine),
+        "refused": sum(1 for r in mine if r.code == 403),
+        "by_verb_resource_code": dict(sorted(counts.items(), key=lambda kv: -kv[1])),
+    }
+
+
 def heavy_lock(path: Path | None) -> IO[bytes] | None:
     """Takes the shared heavy-run lock (``flock``) for a run's creation phase; None: no lock."""
     if path is None:
@@ -254,7 +298,8 @@ def run_one(
             "--external-operator-pid", str(proc.pid),
             "--concurrency", str(concurrency),
             "--clusters", str(args.clusters), "--workers", str(args.workers),
-            "--timeout", str(args.timeout), "--json", str(out), "--keep-objects",
+            "--timeout", str(args.timeout), "--json", str(out),
+            *([] if args.teardown_seconds > 0 else ["--keep-objects"]),
         ]  # fmt: skip
         sampler = CpuSampler({"operator": proc.pid, **info.pids})
         with subprocess.Popen(
@@ -269,8 +314,13 @@ def run_one(
         if proc.poll() is not None:
             raise RuntimeError(f"{operator} exited during the run (see {log.name})")
         result = dict(json.loads(out.read_text())["results"][0])
-        result["events_by_reason"] = settled_events_by_reason(str(info.kubeconfig))
         audit = workdir / "logs" / AUDIT_LOG
+        if args.teardown_seconds > 0:  # the bench deleted its namespace (and its events)
+            result["teardown"] = teardown_phase(
+                proc, str(info.kubeconfig), audit, args.teardown_seconds
+            )
+        else:
+            result["events_by_reason"] = settled_events_by_reason(str(info.kubeconfig))
         result["requests"] = operator_breakdown(audit, float(result["seconds_until_all_ready"]))
         if args.json is not None:  # kept beside the figures, for a closer look
             shutil.copy(audit, args.json.with_suffix(f".{operator}-c{concurrency}.audit.log"))
@@ -336,6 +386,15 @@ def rows(result: dict[str, Any]) -> list[tuple[str, Any]]:
         out.append(("idle: operator requests", idle["requests"]))
         out.append(("idle: RSS at the end (MB)", idle["rss_mb"]))
         out += [(f"idle: {k[: -len(' (idle)')]}", v) for k, v in idle.items() if "(idle)" in k]
+    teardown = result.get("teardown") or {}
+    if teardown:
+        out.append(
+            ("teardown: seconds until the namespace is gone", teardown["seconds_until_gone"])
+        )
+        out.append(("teardown: operator CPU (s)", teardown["cpu_seconds"]))
+        out.append(("teardown: operator requests", teardown["requests"]))
+        out.append(("teardown: refused (403)", teardown["refused"]))
+        out += [(f"teardown: {k}", v) for k, v in teardown["by_verb_resource_code"].items()]
     for reason, (objects, occurrences) in (result.get("events_by_reason") or {}).items():
         out.append((f"events {reason} (objects / occurrences)", f"{objects} / {occurrences}"))
     return out
@@ -393,7 +452,14 @@ def main() -> None:
         "--idle-seconds", type=float, default=0.0,
         help="after convergence, sample each operator's idle CPU for this long",
     )  # fmt: skip
+    parser.add_argument(
+        "--teardown-seconds", type=float, default=0.0,
+        help="let the bench delete its namespace once all are ready and count each operator's "
+        "requests until it is gone (this long at most; no event census, no idle window)",
+    )  # fmt: skip
     args = parser.parse_args()
+    if args.teardown_seconds > 0 and args.idle_seconds > 0:
+        parser.error("--teardown-seconds and --idle-seconds exclude each other")
     operators = [o for o in args.operators.split(",") if o]
     if "kuberay" in operators and not args.kuberay.is_file():
         parser.error(f"no KubeRay operator binary at {args.kuberay} (see the module docstring)")
