@@ -270,3 +270,30 @@ def test_settings_are_checked() -> None:
     with pytest.raises(ValueError, match="decrease_factor"):
         LawSettings(decrease_factor=1.0)
     assert GradientAimd(LawSettings(floor=2, ceiling=4), start=9).limit == 4
+
+
+def _part(limit: int, reconciles: int, latency: float = 0.02, depth: float = 50) -> Window:
+    """A quarter-second of a slow-start window, as the driver reads it before its end."""
+    return Window(seconds=0.25, busy_fraction=1.0, queue_depth=depth, queue_wait_mean=0.1,
+                  api_latency_mean=latency, throttle_wait_mean=None, reconciles=reconciles)  # fmt: skip
+
+
+def test_slow_start_may_double_once_every_worker_finished_a_reconcile() -> None:
+    law = GradientAimd(LawSettings(ceiling=16))
+    assert not law.ready_to_double(_part(1, reconciles=0))  # the limit is not measured yet
+    assert law.ready_to_double(_part(1, reconciles=1))
+    assert law.limit == 1 and law.base_latency is None  # pure: nothing changed
+    assert law.update(_part(1, reconciles=1)).limit == 2  # no earlier wait needed to compare
+    assert not law.ready_to_double(_part(2, reconciles=1))
+    assert not law.ready_to_double(_part(2, reconciles=2, depth=1))  # the queue did not back up
+    assert not law.ready_to_double(_part(2, reconciles=2, latency=0.1))  # 5x the base
+    assert law.ready_to_double(_part(2, reconciles=2, latency=0.025))
+
+
+def test_no_early_doubling_after_slow_start_ends() -> None:
+    law = GradientAimd(LawSettings(ceiling=16), start=8)
+    throttled = Window(seconds=1, busy_fraction=1.0, queue_depth=50, queue_wait_mean=1.0,
+                       api_latency_mean=0.02, throttle_wait_mean=0.3, reconciles=50)  # fmt: skip
+    assert law.update(throttled).limit == 6
+    assert not law.slow_start
+    assert not law.ready_to_double(_part(6, reconciles=60))

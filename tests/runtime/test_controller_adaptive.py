@@ -224,3 +224,36 @@ def test_api_latency_rising_mid_run_shrinks_the_limit_within_30_virtual_seconds(
     # The latency is the API server's own (as many workers or fewer, each call takes 0.2 s): the
     # cut does not bring it down, so the law takes it as its new base and grows back.
     assert after[-1] == 8
+
+
+def test_slow_start_doubles_as_fast_as_the_reconciles_come_back() -> None:
+    """A backlog of 150 ms reconciles meets 16 workers about a second after it appears, not 4 s."""
+    clock = FakeClock()
+    metrics = OperatorMetrics()
+    rest = RestClientMetrics(metrics.registry)
+
+    async def reconcile(request: Request) -> Result:
+        for _ in range(5):
+            await clock.sleep(0.03)
+            rest.observe_request("GET", "api", 0.03)
+        return Result()
+
+    async def main() -> list[tuple[float, int]]:
+        source = InMemorySource()
+        controller = Controller("ramp", reconcile, sources=[source], clock=clock, metrics=metrics)
+        auto = controller.adapt_concurrency(LawSettings(floor=1, ceiling=16), rest=rest)
+        for i in range(2000):
+            source.add(Request("ns", f"c{i}"))
+        await controller.start()
+        for _ in range(round(3.0 / 0.01)):
+            clock.step(0.01)
+            await settle(3)
+        await controller.stop(graceful=False)
+        start = clock.now() - 3.0
+        return [(t - start, d.limit) for t, d in auto.decisions]
+
+    changes = asyncio.run(main())
+    assert [limit for _, limit in changes] == [2, 4, 8, 16]
+    times = [t for t, _ in changes]
+    assert all(b - a >= 0.25 - 1e-6 for a, b in zip([0.0, *times], times, strict=False))
+    assert changes[-1][0] <= 1.5  # the 1 s windows alone would take 4 s

@@ -7,7 +7,11 @@ latency, token-bucket waits), turns the differences into a
 :class:`~rayop.runtime.concurrency_law.GradientAimd` decision: the gate's limit and
 ``controller_runtime_max_concurrent_reconciles`` follow it, and every change is logged with its
 reason. While the law is in slow start the windows are shorter (1 s), so a burst that is over
-in seconds still meets the workers it needs; the first decrease returns them to 2 s.
+in seconds still meets the workers it needs; the first decrease returns them to 2 s. In slow
+start the driver also looks every 0.25 s and closes the window early once the law says it would
+double the limit (:meth:`~rayop.runtime.concurrency_law.GradientAimd.ready_to_double`: every
+worker finished a reconcile at this limit, all were busy and the queue backed up), so the
+doubling follows the reconciles, as TCP's slow start follows the round trips.
 """
 
 from __future__ import annotations
@@ -32,6 +36,8 @@ WINDOW_SECONDS: Final[float] = 2.0
 """Seconds between two decisions."""
 SLOW_START_WINDOW_SECONDS: Final[float] = 1.0
 """Seconds between two decisions while the law is in slow start."""
+SLOW_START_TICK_SECONDS: Final[float] = 0.25
+"""Seconds between two looks at a slow-start window that may close early."""
 DECISIONS_KEPT: Final[int] = 1000
 """How many of the latest limit changes :attr:`AdaptiveConcurrency.decisions` keeps."""
 
@@ -176,9 +182,26 @@ class AdaptiveConcurrency:
         """Seconds until the next decision (shorter while the law is in slow start)."""
         return self._slow_start_interval if self.law.slow_start else self._interval
 
+    def due(self, before: Totals) -> bool:
+        """Whether the window begun at ``before`` should be decided now; never blocks.
+
+        After :attr:`interval` seconds, always; sooner in slow start when the law would double
+        the limit on what the window has measured so far.
+        """
+        now = self.read()
+        if now.t - before.t >= self.interval - 1e-9:
+            return True
+        return self.law.ready_to_double(window(before, now, self._queue_depth()))
+
     async def run(self) -> None:
-        """Decides every :attr:`interval` seconds until cancelled."""
+        """Decides every :attr:`interval` seconds (sooner in slow start, see :meth:`due`) until
+        cancelled."""
         before = self.read()
         while True:
-            await self._clock.sleep(self.interval)
+            if self.law.slow_start:
+                await self._clock.sleep(min(SLOW_START_TICK_SECONDS, self.interval))
+                if not self.due(before):
+                    continue
+            else:
+                await self._clock.sleep(self.interval)
             before = await self.step(before)

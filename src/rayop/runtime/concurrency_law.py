@@ -41,6 +41,10 @@ Every window (a few seconds of the controller's metrics), in this order:
    ``throttle_hold`` and errors below ``error_hold`` or no higher than at the lower limits
    (``error_rise`` points; at the floor errors never hold the limit: one worker cannot race
    itself), for ``grow_after`` windows in a row (``slow_start_grow_after`` during slow start).
+   In slow start, more items queued than workers also counts as waiting, and a window may be
+   closed before its time once every worker finished a reconcile at the current limit and the
+   increase's conditions hold (:meth:`GradientAimd.ready_to_double`): the doubling is clocked by
+   the reconciles, as TCP's by the round trips, not by the window's timer.
 
 Hysteresis keeps a steady signal from making the limit oscillate: the thresholds to grow are
 stricter than the thresholds to shrink (a dead band in which the limit holds), a grow needs
@@ -275,12 +279,36 @@ class GradientAimd:
         return self.queued() > s.queued_to_shrink or recent >= s.latency_ratio_to_shrink * base
 
     def _latency_flat(self) -> bool:
-        base, recent, s = self.base_latency, self.recent_latency, self.settings
+        return self._flat(self.base_latency, self.recent_latency)
+
+    def _flat(self, base: float | None, recent: float | None) -> bool:
+        s = self.settings
         if base is None or recent is None:
             return True
         if recent - base < s.latency_floor / 2:
             return True
-        return self.queued() < s.queued_to_grow and recent < s.latency_ratio_to_grow * base
+        queued = self.limit * (1 - base / recent) if recent > base else 0.0
+        return queued < s.queued_to_grow and recent < s.latency_ratio_to_grow * base
+
+    def ready_to_double(self, w: Window) -> bool:
+        """Whether a slow-start window may close now, before its time, because it would double.
+
+        TCP's slow start is clocked by acknowledgements, not by a timer: the window doubles
+        once per round trip. A controller's round trip is one reconcile, far shorter than a
+        window. So while in slow start, a window so far in which every worker finished at least
+        one reconcile (``reconciles >= limit``: the limit has been measured), all were busy, the
+        queue backed up and latency, throttling and errors were calm as :meth:`update`'s
+        increase wants them may be decided at once. Pure: the state does not change.
+        """
+        s = self.settings
+        if not self._slow_start or self.limit >= s.ceiling or self._since_decrease < s.cooldown:
+            return False
+        if w.reconciles < self.limit:
+            return False
+        base, recent = self.base_latency, w.api_latency_mean  # slow start judges each window
+        if recent is not None and (base is None or recent < base):
+            base = recent
+        return self._grow_conditions(w, self.lower_error_share(), self._flat(base, recent))
 
     def queued(self) -> float:
         """Requests the latency implies are queued at the API server: ``limit * (1 - base/recent)``."""
@@ -357,19 +385,27 @@ class GradientAimd:
             return True
         return lower is not None and share - lower < s.error_rise
 
-    def _grow(self, w: Window, lower_errors: float | None) -> str | None:
+    def _grow_conditions(self, w: Window, lower_errors: float | None, latency_flat: bool) -> bool:
+        """Every worker busy, the queue backing up, all else calm, the next limit not blocked."""
         s = self.settings
         wait = w.queue_wait_mean or 0.0
         waits = w.queue_depth > 0 and (
-            wait >= s.queue_wait_to_grow or (self._last_wait is not None and wait > self._last_wait)
+            wait >= s.queue_wait_to_grow
+            or (self._last_wait is not None and wait > self._last_wait)
+            or (self._slow_start and w.queue_depth >= self.limit)  # more waiting than workers
         )
         calm = (
-            self._latency_flat()
+            latency_flat
             and (w.throttle_wait_mean or 0.0) < s.throttle_hold
             and self._errors_calm(w.error_share, lower_errors)
         )
         probing_blocked = self._congested_at is not None and self.limit + 1 >= self._congested_at
-        if not (w.busy_fraction >= s.busy_to_grow and waits and calm) or probing_blocked:
+        return w.busy_fraction >= s.busy_to_grow and waits and calm and not probing_blocked
+
+    def _grow(self, w: Window, lower_errors: float | None) -> str | None:
+        s = self.settings
+        wait = w.queue_wait_mean or 0.0
+        if not self._grow_conditions(w, lower_errors, self._latency_flat()):
             self._grow_streak = 0
             return None
         self._grow_streak += 1
