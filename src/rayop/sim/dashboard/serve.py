@@ -69,6 +69,8 @@ class ServeState:
         target_capacity: The config's target_capacity, if any.
         proxy_location: The config's proxy_location.
         puts: Every accepted PUT so far.
+        capacities: The target_capacity of every accepted PUT, in order (what a client that
+            samples ``target_capacity`` may miss between two reads).
     """
 
     clock: SimClock
@@ -80,6 +82,7 @@ class ServeState:
     target_capacity: float | None = field(default=None, init=False)
     proxy_location: str = field(default="EveryNode", init=False)
     puts: int = field(default=0, init=False)
+    capacities: list[float | None] = field(default_factory=list, init=False)
 
     # -- commands ------------------------------------------------------------------------
 
@@ -123,6 +126,7 @@ class ServeState:
         self.proxy_location = str(body.get("proxy_location") or "EveryNode")
         self.running = True
         self.puts += 1
+        self.capacities.append(self.target_capacity)
 
     def shutdown(self) -> None:
         """DELETE /api/serve/applications/: stops Serve and forgets every application."""
