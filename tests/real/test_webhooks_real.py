@@ -7,6 +7,7 @@ Fail), must give the same Status on both.
 
 from __future__ import annotations
 
+import asyncio
 import copy
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -23,7 +24,7 @@ from rayop.controllers.webhooks.serving import (
     serving,
 )
 from rayop.kube.client import KubeClient
-from rayop.kube.errors import ApiError
+from rayop.kube.errors import ApiError, NotFound
 from rayop.kube.resources import RAY_CLUSTERS
 from rayop.testing import open_control_plane
 
@@ -62,10 +63,7 @@ async def _outcomes(client: KubeClient, cert_dir: Path) -> list[dict[str, Any]]:
     try:
         async with serving(client, FeatureGates(), settings) as server:
             await client.create(RAY_CLUSTERS, _cluster("good"), namespace=namespace)
-            try:
-                await client.create(RAY_CLUSTERS, _cluster("bad", 5), namespace=namespace)
-            except ApiError as err:
-                statuses.append(err.status)
+            statuses.append(await _refused_once_registered(client, namespace))
             port = server.port
         try:
             await client.create(RAY_CLUSTERS, _cluster("later"), namespace=namespace)
@@ -76,6 +74,34 @@ async def _outcomes(client: KubeClient, cert_dir: Path) -> list[dict[str, Any]]:
     finally:
         await client.delete(VALIDATING_WEBHOOK_CONFIGURATIONS, CONFIGURATION_NAME)
     return [{k: s.get(k) for k in ("code", "reason", "message")} for s in statuses]
+
+
+async def _refused_once_registered(client: KubeClient, namespace: str) -> dict[str, Any]:
+    """Creates the invalid cluster until the webhook refuses it; returns the refusal's Status.
+
+    kube-apiserver calls a webhook once its own informer has seen the new
+    ValidatingWebhookConfiguration, which on a loaded machine can be after the first create
+    (admitted, then deleted here): the refusal compared is the first one the webhook gives."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 60
+    while True:
+        try:
+            await client.create(RAY_CLUSTERS, _cluster("bad", 5), namespace=namespace)
+        except ApiError as err:
+            return dict(err.status)
+        await client.delete(RAY_CLUSTERS, "bad", namespace=namespace)
+        assert loop.time() < deadline, "the webhook was not called within 60 s of registering"
+        await _wait_gone(client, namespace, "bad")
+
+
+async def _wait_gone(client: KubeClient, namespace: str, name: str) -> None:
+    """Waits until the named RayCluster no longer exists."""
+    while True:
+        try:
+            await client.get(RAY_CLUSTERS, name, namespace=namespace)
+        except NotFound:
+            return
+        await asyncio.sleep(0.2)
 
 
 @pytest.fixture
