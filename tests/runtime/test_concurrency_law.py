@@ -190,6 +190,17 @@ def test_errors_that_rise_with_the_limit_shrink_it() -> None:
     assert all(d.limit <= 7 for d in decisions[-20:])
 
 
+def test_errors_that_rise_gently_with_the_limit_stop_the_growth_without_shedding() -> None:
+    # conflict-storm as measured: about 1% of reconciles failed at 1 and 2 workers, 2.5% at 4,
+    # 3.6% at 8, 5.5% at 16, and 16 workers were slower than 2. A rise of a point against the
+    # lower limits stops the growth; under 10% it sheds nothing.
+    law = GradientAimd(LawSettings(ceiling=16))
+    plant = Plant(demand=100, error_share=0.01, error_knee=2, error_slope=0.01)
+    decisions = drive(law, plant, 40)
+    assert [d.limit for d in decisions[:2]] == [2, 4]
+    assert all(d.limit == 4 for d in decisions[2:]), [d.limit for d in decisions]
+
+
 def test_holds_in_the_dead_band_between_growing_and_shrinking() -> None:
     # Throttling 0.1 s: too much to grow (>= 50 ms), too little to shrink (< 250 ms).
     law = GradientAimd(LawSettings(ceiling=16), start=4)

@@ -115,7 +115,7 @@ class LawSettings:
     throttle_shrink: float = 0.25
     error_hold: float = 0.02
     error_shrink: float = 0.1
-    error_rise: float = 0.05
+    error_rise: float = 0.01
     """Errors "rose" when their share is twice and this many points above the lower limits'."""
     error_decay: float = 0.8
     """Weight left, per window at a limit, to that limit's earlier error counts."""
