@@ -63,5 +63,25 @@ def test_the_audit_log_tells_the_operators_requests_apart(
     assert requests["others_by_agent"]["kube-scheduler"] >= CLUSTERS * (1 + WORKERS)
 
 
+def _lost_occurrences(result: dict[str, Any]) -> int:
+    """Occurrences the operator's own recorder lost, as the audit log shows them: a series PATCH
+    answered 404 (it ran before the Event's create had landed) whose re-create was answered 409
+    leaves that Event at its first count. client-go's tools/events does this under load (seen
+    once for KubeRay on a loaded machine: 39 occurrences of 40)."""
+    failures = result["requests"]["failures"]
+    return min(int(failures.get("patch events 404", 0)), int(failures.get("create events 409", 0)))
+
+
 def test_the_same_events_by_reason(runs: dict[str, dict[str, Any]]) -> None:
-    assert runs["rayop"]["events_by_reason"] == runs["kuberay"]["events_by_reason"]
+    rayop, kuberay = runs["rayop"]["events_by_reason"], runs["kuberay"]["events_by_reason"]
+    lost = {side: _lost_occurrences(runs[side]) for side in ("rayop", "kuberay")}
+    if not any(lost.values()):
+        assert rayop == kuberay
+        return
+    # Which reason a lost occurrence had is not in the audit log (Metadata level): the Event
+    # objects must be the same by reason, and the occurrences differ by what was lost.
+    assert sorted(rayop) == sorted(kuberay), (rayop, kuberay)
+    assert {r: c[0] for r, c in rayop.items()} == {r: c[0] for r, c in kuberay.items()}
+    gaps = {r: rayop[r][1] - kuberay[r][1] for r in rayop}
+    assert sum(gaps.values()) == lost["kuberay"] - lost["rayop"], (rayop, kuberay, lost)
+    assert all(abs(g) <= sum(lost.values()) for g in gaps.values()), (rayop, kuberay, lost)
