@@ -30,6 +30,7 @@ from rayop.sim.apiserver.request import (
     error_response,
     json_response,
 )
+from rayop.sim.apiserver.streaming.exec_process import reap_killed
 from rayop.sim.apiserver.token import handle_token_request
 from rayop.sim.apiserver.watch import handle_watch
 from rayop.sim.machinery import errors as se
@@ -323,6 +324,7 @@ def build_app(
     app[CTX_KEY] = ctx
 
     async def close_session(_app: web.Application) -> None:
+        await reap_killed()
         if ctx.session is not None:
             await ctx.session.close()
 

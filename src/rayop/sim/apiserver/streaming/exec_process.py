@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from rayop.sim.nodes.container_exec import ContainerProcessEnv
 
-__all__ = ["ExecOptions", "ExecStartError", "LocalProcess", "start_process"]
+__all__ = ["ExecOptions", "ExecStartError", "LocalProcess", "reap_killed", "start_process"]
 
 OUTPUT_DRAIN_SECONDS = 2.0
 """How long output is still relayed after the exec'd process exited (from what it left behind)."""
@@ -171,6 +171,16 @@ class LocalProcess:
             with contextlib.suppress(OSError):
                 os.close(self._master)
             self._master = None
+
+
+async def reap_killed(timeout: float = 5.0) -> None:
+    """Waits up to ``timeout`` s for the processes :meth:`LocalProcess.kill` killed on this loop
+    to be reaped, so that a server shutting down leaves no transport that still thinks its
+    process runs (the kernel may have reaped it before the loop ran the exit callback)."""
+    loop = asyncio.get_running_loop()
+    pending = {f for f in _REAPERS if f.get_loop() is loop and not f.done()}
+    if pending:
+        await asyncio.wait(pending, timeout=timeout)
 
 
 async def _nothing() -> AsyncIterator[bytes]:
