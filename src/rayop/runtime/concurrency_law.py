@@ -287,7 +287,7 @@ class GradientAimd:
             return True
         if recent - base < s.latency_floor / 2:
             return True
-        queued = self.limit * (1 - base / recent) if recent > base else 0.0
+        queued = self._queued_at(base, recent)
         return queued < s.queued_to_grow and recent < s.latency_ratio_to_grow * base
 
     def ready_to_double(self, w: Window) -> bool:
@@ -312,7 +312,9 @@ class GradientAimd:
 
     def queued(self) -> float:
         """Requests the latency implies are queued at the API server: ``limit * (1 - base/recent)``."""
-        base, recent = self.base_latency, self.recent_latency
+        return self._queued_at(self.base_latency, self.recent_latency)
+
+    def _queued_at(self, base: float | None, recent: float | None) -> float:
         if base is None or recent is None or recent <= base:
             return 0.0
         return self.limit * (1 - base / recent)
