@@ -189,6 +189,26 @@ def operator_requests(url: str) -> dict[str, float]:
     return out
 
 
+WATCH_COUNTERS = {
+    "terminated": "apiserver_terminated_watchers_total",
+    "cache_initializations": "apiserver_watch_cache_initializations_total",
+}
+"""kube-apiserver's counters of what ends watches: a watcher its watch cache closed because it
+fell behind (its buffer full when the dispatch budget ran out: ``cacher/cache_watcher.go``),
+and the watch cache re-listing etcd (which ends every watcher of that resource)."""
+
+
+async def apiserver_watch_counters(kubeconfig: str) -> dict[str, dict[str, float]]:
+    """Reads :data:`WATCH_COUNTERS` from the API server's ``/metrics``, by resource."""
+    config = await load_config(kubeconfig=kubeconfig)
+    async with KubeClient(config, qps=-1, user_agent="rayop-side-by-side") as client:
+        status, body = await client.request("GET", "/metrics")
+    if status != 200:
+        raise RuntimeError(f"GET /metrics answered {status}")
+    snapshot = Snapshot.from_text(body.decode())
+    return {name: snapshot.by_label(metric, "resource") for name, metric in WATCH_COUNTERS.items()}
+
+
 def idle_phase(
     proc: subprocess.Popen[bytes], url: str, seconds: float, clusters: int
 ) -> dict[str, float]:
@@ -270,7 +290,11 @@ def run_one(
     """Runs one operator at one concurrency on a fresh control plane; blocks; returns the
     bench's result for it."""
     settings = RealClusterSettings(
-        workdir=workdir, nodes=args.nodes, audit_reads=True, end_with_parent=True
+        workdir=workdir,
+        nodes=args.nodes,
+        audit_reads=True,
+        end_with_parent=True,
+        apiserver_flags=tuple(args.apiserver_flag),
     )
     cluster = RealCluster(settings)
     lock = heavy_lock(args.lock)
@@ -322,8 +346,17 @@ def run_one(
         else:
             result["events_by_reason"] = settled_events_by_reason(str(info.kubeconfig))
         result["requests"] = operator_breakdown(audit, float(result["seconds_until_all_ready"]))
+        result["apiserver_watches"] = asyncio.run(apiserver_watch_counters(str(info.kubeconfig)))
         if args.json is not None:  # kept beside the figures, for a closer look
             shutil.copy(audit, args.json.with_suffix(f".{operator}-c{concurrency}.audit.log"))
+            log.flush()
+            shutil.copy(log.name, args.json.with_suffix(f".{operator}-c{concurrency}.log"))
+            shutil.copytree(  # the control plane's own logs (kube-apiserver, etcd, kwok, ...)
+                audit.parent,
+                args.json.with_suffix(f".{operator}-c{concurrency}.logs"),
+                ignore=shutil.ignore_patterns(AUDIT_LOG),
+                dirs_exist_ok=True,
+            )
         result["cpu_busy"] = {"started": sampler.started_wall, "per_second": sampler.busy()}
         if args.idle_seconds > 0:
             if lock is not None:
@@ -376,6 +409,14 @@ def rows(result: dict[str, Any]) -> list[tuple[str, Any]]:
     out.append(("apiserver total (all clients)", sum(served.values())))
     out += [(f"operator {m}", n) for m, n in sorted(own.items())]
     out.append(("operator requests", result.get("operator_requests")))
+    watches = result.get("apiserver_watches") or {}
+    for name, label in (
+        ("terminated", "watchers the watch cache closed as too slow"),
+        ("cache_initializations", "watch cache (re)initializations"),
+    ):
+        for resource, n in sorted((watches.get(name) or {}).items()):
+            if n and (name == "terminated" or resource == "pods"):
+                out.append((f"apiserver: {label}, {resource}", int(n)))
     out.append(("operator CPU (s)", result.get("operator_cpu_seconds")))
     out.append(("operator peak RSS (MB)", result.get("operator_peak_rss_mb")))
     idle = result.get("idle") or {}
@@ -447,6 +488,11 @@ def main() -> None:
     parser.add_argument(
         "--lock", type=Path, default=None,
         help="flock this file for each run's creation phase (not its idle window)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--apiserver-flag", action="append", default=[],
+        help="one more kube-apiserver flag (repeatable), e.g. -v=1 to log the watchers its "
+        "watch cache closes; the logs are kept beside --json",
     )  # fmt: skip
     parser.add_argument(
         "--idle-seconds", type=float, default=0.0,

@@ -109,6 +109,9 @@ class RealClusterSettings:
     """Seconds each component may take to become healthy (2 shared cores are slow)."""
     audit_reads: bool = False
     """Audit reads (get, list, watch) too, not only writes."""
+    apiserver_flags: tuple[str, ...] = ()
+    """More kube-apiserver flags, after the ones it always gets (``-v=1`` logs each watcher its
+    watch cache closes as too slow)."""
     end_with_parent: bool = False
     """Each component gets SIGKILL when this process dies (``bench/child_lifetime.py``), for a
     benchmark that must leave nothing running; ``rayop dev real-cluster up`` leaves them."""
@@ -303,6 +306,7 @@ class RealCluster:
                 f"--egress-selector-config-file={self._write_egress_config()}",
                 f"--audit-policy-file={self._write_audit_policy()}",
                 f"--audit-log-path={d / 'logs' / AUDIT_LOG}",
+                *self.settings.apiserver_flags,
             ],
         )
 
