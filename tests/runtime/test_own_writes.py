@@ -68,3 +68,41 @@ def test_whoever_waited_is_told_when_the_cache_catches_up() -> None:
     assert writes.cache_behind(obj("7"))
     handler.on_update(obj("7"), obj("9"))
     assert caught_up == ["9"]
+
+
+def test_a_write_the_watch_showed_before_its_answer_came_back_is_not_waited_for() -> None:
+    # The watch event of our write is handled before the write's answer: then a user's edit
+    # lands on top. The cache is not behind; before, every pass waited for the 10 s timeout.
+    clock = FakeClock()
+    writes = OwnWrites(timeout=10.0, clock=clock)
+    handler = writes.event_handler()
+    handler.on_update(obj("5"), obj("7"))  # our write, seen first
+    handler.on_update(obj("7"), obj("9"))  # someone else's, before our answer is handled
+    writes.record(obj("7"))
+    assert not writes.cache_behind(obj("9"))
+    assert len(writes) == 0
+
+
+def test_versions_seen_long_ago_are_forgotten() -> None:
+    clock = FakeClock()
+    writes = OwnWrites(timeout=10.0, clock=clock)
+    handler = writes.event_handler()
+    handler.on_update(obj("5"), obj("7"))
+    clock.step(10.5)
+    handler.on_update(obj("1", name="other"), obj("2", name="other"))  # expires the old ones
+    writes.record(obj("7"))  # not remembered any more: waited for as before
+    assert writes.cache_behind(obj("6"))
+
+
+def test_only_the_latest_versions_of_an_object_are_kept() -> None:
+    writes = OwnWrites(clock=FakeClock())
+    handler = writes.event_handler()
+    for rv in range(1, 10):
+        handler.on_update(obj(str(rv - 1)), obj(str(rv)))
+    writes.record(obj("6"))  # among the last four seen
+    assert not writes.cache_behind(obj("9"))
+    writes.record(obj("5"))  # too old to be remembered: waited for
+    assert writes.cache_behind(obj("9"))
+    handler.on_delete(obj("9"))
+    writes.record(obj("9"))  # a deletion forgets what was seen
+    assert writes.cache_behind(obj("8"))

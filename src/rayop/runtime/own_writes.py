@@ -11,16 +11,27 @@ the informer of that kind; ask :meth:`cache_behind` with the cached object befor
 Objects are keyed by ``namespace/name``. An entry ends when the cache shows exactly the recorded
 resourceVersion, when the object is deleted, or after ``timeout`` seconds (resourceVersions are
 opaque, so a relist that skips straight to a newer version can only be told apart by time).
+
+The watch and the write's answer travel apart, so the cache may show the written version before
+:meth:`record` is called with it (and then someone else's newer one). Waiting for that version
+again would wait for the timeout, every pass finding the cache "behind" a version it had already
+shown (a RayCluster's status held 10 s after a user's edit landed on top of the operator's
+write). So the tracker also keeps the last few versions the cache showed of each object within
+``timeout`` seconds (entries expire with the events' age, so their number follows the rate of
+events, not the number of objects), and a write whose version is among them is not waited for.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Final
 
 from rayop.runtime.clock import MONOTONIC, Clock
 from rayop.runtime.indexer import object_key, resource_version
 from rayop.runtime.informer import EventHandlerFuncs
+
+SEEN_KEPT: Final[int] = 4
+"""Versions of one object the tracker remembers the cache showing (the newest ones)."""
 
 
 class OwnWrites:
@@ -41,30 +52,53 @@ class OwnWrites:
         self._clock = clock
         self._pending: dict[str, tuple[str, float]] = {}
         self._waiting: set[str] = set()
+        self._seen: dict[str, tuple[float, tuple[str, ...]]] = {}
+        """Per key, oldest first: when the cache last showed the object, and its latest
+        versions (at most :data:`SEEN_KEPT`)."""
         self.on_caught_up: Callable[[Mapping[str, Any]], None] | None = None
 
     def record(self, written: Mapping[str, Any]) -> None:
         """Remembers the resourceVersion of ``written``, the object a write returned."""
         rv = resource_version(written)
-        if rv:
-            self._pending[object_key(written)] = (rv, self._clock.now() + self._timeout)
+        if not rv:
+            return
+        key = object_key(written)
+        seen = self._seen.get(key)
+        if seen is not None and rv in seen[1]:  # the watch beat the answer: nothing to wait for
+            self._pending.pop(key, None)
+            self._waiting.discard(key)
+            return
+        self._pending[key] = (rv, self._clock.now() + self._timeout)
 
     def observe(self, cached: Mapping[str, Any]) -> None:
         """Notes that the cache now holds ``cached`` (called by :meth:`event_handler`)."""
-        key = object_key(cached)
+        key, rv = object_key(cached), resource_version(cached)
+        self._remember(key, rv)
         entry = self._pending.get(key)
-        if entry is not None and entry[0] == resource_version(cached):
+        if entry is not None and entry[0] == rv:
             del self._pending[key]
             if key in self._waiting:
                 self._waiting.discard(key)
                 if self.on_caught_up is not None:
                     self.on_caught_up(cached)
 
+    def _remember(self, key: str, rv: str) -> None:
+        now = self._clock.now()
+        old = self._seen.pop(key, None)
+        self._seen[key] = (now, (*old[1][1 - SEEN_KEPT :], rv) if old is not None else (rv,))
+        horizon = now - self._timeout
+        while self._seen:  # oldest first: the expired ones are at the front
+            oldest = next(iter(self._seen))
+            if self._seen[oldest][0] >= horizon:
+                break
+            del self._seen[oldest]
+
     def forget(self, obj: Mapping[str, Any]) -> None:
         """Drops the record for ``obj`` (it was deleted)."""
         key = object_key(obj)
         self._pending.pop(key, None)
         self._waiting.discard(key)
+        self._seen.pop(key, None)
 
     def cache_behind(self, cached: Mapping[str, Any]) -> bool:
         """Tells whether ``cached`` predates this controller's last write of the same object."""
