@@ -14,7 +14,8 @@ creation beyond them counts as a duplicate.
 - ``head-of-line``: one cluster of 500 workers created first, then N-1 small ones (KubeRay
   #3909); their latencies are reported apart (groups ``big`` and ``small``).
 - ``conflict-storm``: N clusters created at once while users read-modify-write them (labels,
-  annotations and +1 worker) with optimistic concurrency, racing the operator's status writes.
+  annotations and +1 worker) with optimistic concurrency, racing the operator's status writes;
+  which edit comes when, and what it writes, is drawn from the seed before the first one.
 - ``rayjob-mix``: N/2 RayClusters and N/2 RayJobs (K8sJobMode, each with its own cluster of W
   workers, deleted when the job finishes) created at once; a RayJob counts as ready when
   ``jobDeploymentStatus`` is ``Complete`` (group ``rayjob``; clusters are group ``raycluster``).
@@ -278,17 +279,27 @@ class ConflictStormScenario(_ScenarioBase):
             for name in names
             for _ in range(self.spec.edits_per_cluster)
         )
+        # Every random value is drawn here, in order: edits running concurrently draw nothing,
+        # so the same seed sends the same edits however the run's timing falls.
+        touched = [str(ctx.rng.random()) for _ in edits]
         start = asyncio.get_running_loop().time()
-        await asyncio.gather(*(self._edit(ctx, start + at, n, grow) for at, n, grow in edits))
+        await asyncio.gather(
+            *(
+                self._edit(ctx, start + at, n, grow, mark)
+                for (at, n, grow), mark in zip(edits, touched, strict=True)
+            )
+        )
 
-    async def _edit(self, ctx: ScenarioContext, at: float, name: str, grow: bool) -> None:
+    async def _edit(
+        self, ctx: ScenarioContext, at: float, name: str, grow: bool, touched: str
+    ) -> None:
         await asyncio.sleep(max(0.0, at - asyncio.get_running_loop().time()))
         for _ in range(100):
             obj = await ctx.client.get(RAY_CLUSTERS, name, namespace=ctx.namespace)
             meta = obj["metadata"]
             labels = meta.setdefault("labels", {})
             labels["bench/edits"] = str(int(labels.get("bench/edits", "0")) + 1)
-            meta.setdefault("annotations", {})["bench/touched"] = str(ctx.rng.random())
+            meta.setdefault("annotations", {})["bench/touched"] = touched
             group = obj["spec"]["workerGroupSpecs"][0]
             if grow:
                 group["replicas"] = int(group.get("replicas", 0)) + 1
