@@ -27,7 +27,8 @@ Every window (a few seconds of the controller's metrics), in this order:
    queueing), or the client token-bucket wait per request reached ``throttle_shrink``, or
    reconcile errors reached ``error_shrink`` of reconciles *and rose* against the share seen at
    the lower limits (doubled and ``error_rise`` points more): errors at a fixed share whatever
-   the limit (users' conflicting edits) are not the workers' doing. At most once per
+   the limit (users' conflicting edits) are not the workers' doing (how errors are counted and
+   judged: below). At most once per
    ``cooldown`` windows, so one slow spell does not drop the limit to the floor before the
    first decrease has taken effect.
 3. **Idle decrease** (one worker) when the workers were all busy less than ``idle_busy`` of the
@@ -45,6 +46,19 @@ Every window (a few seconds of the controller's metrics), in this order:
    closed before its time once every worker finished a reconcile at the current limit and the
    increase's conditions hold (:meth:`GradientAimd.ready_to_double`): the doubling is clocked by
    the reconciles, as TCP's by the round trips, not by the window's timer.
+
+Errors are judged on counts, not on one window's share: a window of a few dozen reconciles in
+which one failed shows 3%, and one such failure at two workers must not hold the limit there.
+The errors and reconciles of the windows run at each limit are pooled (older windows weigh
+``error_decay`` less per window at that limit), and a rise is a difference of two proportions,
+the pooled share at the current limit against the pooled share at all lower limits, that is
+both large enough (``error_rise`` points; doubled too, to shed) and unlikely to be chance: the
+lower one-sided confidence bound of the difference (Agresti and Caffo, "Simple and Effective
+Confidence Intervals for Proportions and Differences of Proportions Result from Adding Two
+Successes and Two Failures", The American Statistician, 2000; ``error_confidence`` standard
+errors) is above zero. With no lower limit measured, the level alone decides, by the Wilson
+score bound of the share (Wilson, JASA 1927). Until the counts decide, errors neither hold nor
+shed: a rise too small to be told from chance in the reconciles seen is not acted on.
 
 Hysteresis keeps a steady signal from making the limit oscillate: the thresholds to grow are
 stricter than the thresholds to shrink (a dead band in which the limit holds), a grow needs
@@ -119,6 +133,9 @@ class LawSettings:
     """Errors "rose" when their share is twice and this many points above the lower limits'."""
     error_decay: float = 0.8
     """Weight left, per window at a limit, to that limit's earlier error counts."""
+    error_confidence: float = 1.645
+    """Standard errors (one-sided 95%) by which a rise of errors must clear zero (or a level
+    clear its threshold) before it holds or sheds the limit."""
     decrease_factor: float = 0.75
     idle_busy: float = 0.25
     idle_after: int = 10
@@ -155,6 +172,43 @@ class Decision:
     def changed(self) -> bool:
         """Whether the limit moved."""
         return self.limit != self.previous
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorCounts:
+    """Pooled (decayed) reconcile errors and reconciles at the current limit and below it."""
+
+    errors: float
+    reconciles: float
+    lower_errors: float
+    lower_reconciles: float
+
+    @property
+    def share(self) -> float:
+        """Errors per reconcile at the current limit (0 when none ran)."""
+        return self.errors / self.reconciles if self.reconciles else 0.0
+
+    @property
+    def lower_share(self) -> float | None:
+        """Errors per reconcile at the lower limits (None: none measured)."""
+        return self.lower_errors / self.lower_reconciles if self.lower_reconciles else None
+
+    def rise_bound(self, z: float) -> float:
+        """Returns the lower one-sided bound, ``z`` standard errors, of the current share minus
+        the lower limits' (Agresti and Caffo: one error and one success added to each)."""
+        n1, n0 = self.reconciles + 2, self.lower_reconciles + 2
+        p1, p0 = (self.errors + 1) / n1, (self.lower_errors + 1) / n0
+        return p1 - p0 - z * math.sqrt(p1 * (1 - p1) / n1 + p0 * (1 - p0) / n0)
+
+    def share_bound(self, z: float) -> float:
+        """Returns the Wilson score lower bound, ``z`` standard errors, of the current share."""
+        n = self.reconciles
+        if n <= 0:
+            return 0.0
+        p, z2 = self.share, z * z
+        centre = p + z2 / (2 * n)
+        spread = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n))
+        return (centre - spread) / (1 + z2 / n)
 
 
 def _ms(seconds: float | None) -> str:
@@ -203,8 +257,8 @@ class GradientAimd:
             self._congested_at = None
         before = self.limit
         note = self._rebase(w)
-        lower_errors = self.lower_error_share()
-        reason = self._decrease(w, lower_errors) or self._idle(w) or self._grow(w, lower_errors)
+        errors = self.error_counts(w)
+        reason = self._decrease(w, errors) or self._idle(w) or self._grow(w, errors)
         self._track_errors(w, before)
         self._last_wait = w.queue_wait_mean
         return Decision(self.limit, before, reason if self.limit != before else None, note)
@@ -242,19 +296,48 @@ class GradientAimd:
     def _track_errors(self, w: Window, limit: int) -> None:
         if not w.reconciles:
             return
+        self._errors_at[limit] = self._pooled_at(limit, w)
+
+    def _pooled_at(self, limit: int, w: Window) -> tuple[float, float]:
         errors, reconciles = self._errors_at.get(limit, (0.0, 0.0))
         d = self.settings.error_decay
-        self._errors_at[limit] = (errors * d + w.errors, reconciles * d + w.reconciles)
+        return errors * d + w.errors, reconciles * d + w.reconciles
+
+    def error_counts(self, w: Window) -> ErrorCounts:
+        """Returns the pooled errors and reconciles at the current limit (``w`` included) and at
+        the lower limits. Pure: the state does not change."""
+        if w.reconciles:
+            errors, reconciles = self._pooled_at(self.limit, w)
+        else:
+            errors, reconciles = self._errors_at.get(self.limit, (0.0, 0.0))
+        return ErrorCounts(errors, reconciles, *self._lower_counts())
 
     def lower_error_share(self) -> float | None:
-        """Returns the lowest error share measured at a limit below the current one (None: none)."""
-        shares = [e / n for lim, (e, n) in self._errors_at.items() if lim < self.limit and n > 0]
-        return min(shares, default=None)
+        """Returns the pooled error share at the limits below the current one (None: none)."""
+        return ErrorCounts(0, 0, *self._lower_counts()).lower_share
 
-    def _errors_rose(self, share: float, lower: float | None) -> bool:
+    def _lower_counts(self) -> tuple[float, float]:
+        lower = [(e, n) for lim, (e, n) in self._errors_at.items() if lim < self.limit]
+        return sum(e for e, _ in lower), sum(n for _, n in lower)
+
+    def _errors_rose(self, c: ErrorCounts, *, doubled: bool) -> bool:
+        """Whether the errors at this limit rose against the lower limits' (counts decide)."""
+        s = self.settings
+        lower = c.lower_share
         if lower is None:
-            return True  # nothing to compare with: the level alone decides
-        return share - lower >= self.settings.error_rise and share >= 2 * lower
+            return False
+        if c.share - lower < s.error_rise or (doubled and c.share < 2 * lower + s.error_rise):
+            return False
+        return c.rise_bound(s.error_confidence) > 0
+
+    def _errors_reached(self, c: ErrorCounts, level: float) -> bool:
+        """Whether the errors at this limit reached ``level`` and rose with the limit (or, with
+        no lower limit measured, whether the counts show the level itself)."""
+        if c.share < level:
+            return False
+        if c.lower_share is None:
+            return c.share_bound(self.settings.error_confidence) >= level
+        return self._errors_rose(c, doubled=level >= self.settings.error_shrink)
 
     def _track_latency(self, latency: float | None) -> None:
         if latency is None:
@@ -308,7 +391,7 @@ class GradientAimd:
         base, recent = self.base_latency, w.api_latency_mean  # slow start judges each window
         if recent is not None and (base is None or recent < base):
             base = recent
-        return self._grow_conditions(w, self.lower_error_share(), self._flat(base, recent))
+        return self._grow_conditions(w, self.error_counts(w), self._flat(base, recent))
 
     def queued(self) -> float:
         """Requests the latency implies are queued at the API server: ``limit * (1 - base/recent)``."""
@@ -319,7 +402,7 @@ class GradientAimd:
             return 0.0
         return self.limit * (1 - base / recent)
 
-    def _congestion(self, w: Window, lower_errors: float | None) -> tuple[str, bool] | None:
+    def _congestion(self, w: Window, errors: ErrorCounts) -> tuple[str, bool] | None:
         """Returns why the limit should fall and whether latency is the cause, or None."""
         s = self.settings
         if self._latency_rose():
@@ -331,19 +414,18 @@ class GradientAimd:
             ), True
         if w.throttle_wait_mean is not None and w.throttle_wait_mean >= s.throttle_shrink:
             return f"client throttling wait reached {_ms(w.throttle_wait_mean)} per request", False
-        if w.error_share >= s.error_shrink and self._errors_rose(w.error_share, lower_errors):
-            against = (
-                "" if lower_errors is None else f", against {lower_errors:.0%} at fewer workers"
-            )
+        if self._errors_reached(errors, s.error_shrink):
+            lower = errors.lower_share
+            against = "" if lower is None else f", against {lower:.0%} at fewer workers"
             return (
-                f"reconcile errors reached {w.error_share:.0%} of reconciles "
-                f"({w.errors} of {w.reconciles}{against})"
+                f"reconcile errors reached {errors.share:.0%} of reconciles "
+                f"({errors.errors:.0f} of {errors.reconciles:.0f}{against})"
             ), False
         return None
 
-    def _decrease(self, w: Window, lower_errors: float | None) -> str | None:
+    def _decrease(self, w: Window, errors: ErrorCounts) -> str | None:
         s = self.settings
-        congestion = self._congestion(w, lower_errors)
+        congestion = self._congestion(w, errors)
         if congestion is None:
             return None
         cause, on_latency = congestion
@@ -381,13 +463,12 @@ class GradientAimd:
             f"{s.idle_after} windows: {old} -> {self.limit} workers"
         )
 
-    def _errors_calm(self, share: float, lower: float | None) -> bool:
-        s = self.settings
-        if share < s.error_hold or self.limit <= s.floor:
-            return True
-        return lower is not None and share - lower < s.error_rise
+    def _errors_calm(self, errors: ErrorCounts) -> bool:
+        return self.limit <= self.settings.floor or not self._errors_reached(
+            errors, self.settings.error_hold
+        )
 
-    def _grow_conditions(self, w: Window, lower_errors: float | None, latency_flat: bool) -> bool:
+    def _grow_conditions(self, w: Window, errors: ErrorCounts, latency_flat: bool) -> bool:
         """Every worker busy, the queue backing up, all else calm, the next limit not blocked."""
         s = self.settings
         wait = w.queue_wait_mean or 0.0
@@ -399,15 +480,15 @@ class GradientAimd:
         calm = (
             latency_flat
             and (w.throttle_wait_mean or 0.0) < s.throttle_hold
-            and self._errors_calm(w.error_share, lower_errors)
+            and self._errors_calm(errors)
         )
         probing_blocked = self._congested_at is not None and self.limit + 1 >= self._congested_at
         return w.busy_fraction >= s.busy_to_grow and waits and calm and not probing_blocked
 
-    def _grow(self, w: Window, lower_errors: float | None) -> str | None:
+    def _grow(self, w: Window, errors: ErrorCounts) -> str | None:
         s = self.settings
         wait = w.queue_wait_mean or 0.0
-        if not self._grow_conditions(w, lower_errors, self._latency_flat()):
+        if not self._grow_conditions(w, errors, self._latency_flat()):
             self._grow_streak = 0
             return None
         self._grow_streak += 1
@@ -425,6 +506,6 @@ class GradientAimd:
             f"workers all busy {w.busy_fraction:.0%} of the time, {w.queue_depth:.0f} queued "
             f"(mean wait {wait:.2f} s), API latency {_ms(self.recent_latency)} (base "
             f"{_ms(self.base_latency)}), throttling {_ms(w.throttle_wait_mean)}, errors "
-            f"{w.error_share:.0%}: {old} -> {self.limit} workers"
+            f"{errors.share:.0%}: {old} -> {self.limit} workers"
             + (" (slow start: doubling until the first congestion)" if self._slow_start else "")
         )
