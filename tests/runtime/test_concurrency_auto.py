@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import dataclasses
 
 import pytest
@@ -109,3 +111,45 @@ def test_the_rest_totals_follow_both_histograms_over_every_label() -> None:
     assert rest.totals.request_seconds == pytest.approx(1.75)
     assert rest.totals.throttle_waits == 3
     assert rest.totals.throttle_seconds == pytest.approx(0.175)
+
+
+async def _burst_after_idle(arrival: float, until: float) -> list[tuple[float, int]]:
+    """Runs the driver on a fake clock: idle until ``arrival``, then a backlog of 50 that one
+    worker takes, a reconcile finishing every 0.1 s; returns (time, limit) at every change."""
+    clock, metrics = FakeClock(start=0.0), OperatorMetrics()
+    metrics.init_controller("c", 1)
+    gate = WorkerGate(1, clock)
+    depth = [0.0]
+    auto = AdaptiveConcurrency("c", gate, gate.set_limit, lambda: depth[0], metrics, None,
+                               LawSettings(), clock)  # fmt: skip
+    task = asyncio.create_task(auto.run())
+    changes: list[tuple[float, int]] = []
+    step, t, done_at = 0.05, 0.0, arrival + 0.1
+    while t < until - 1e-9:
+        t = round(t + step, 2)
+        clock.set(t)
+        if abs(t - arrival) < 1e-9:
+            depth[0] = 50.0
+            gate.started()
+        if t > arrival and abs(t - done_at) < 1e-9:
+            gate.finished()
+            metrics.reconcile_total.labels(controller="c", result="success").inc()
+            gate.started()
+            done_at = round(done_at + 0.1, 2)
+        for _ in range(5):
+            await asyncio.sleep(0)
+        if not changes or changes[-1][1] != gate.limit:
+            changes.append((t, gate.limit))
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    return changes
+
+
+async def test_a_slow_start_window_restarts_when_a_burst_reaches_an_idle_controller() -> None:
+    # The driver looks at 0.05 s (its window opens), 0.3, 0.55, 0.8...; the burst comes at
+    # 0.35 s. Judged from 0.05 s the window was busy only 70% at its end (1.05 s), so the first
+    # doubling waited for the next window (1.3 s); restarted at the look that found the queue
+    # backed up (0.55 s), it doubles at the next look.
+    changes = await _burst_after_idle(arrival=0.35, until=1.5)
+    assert changes == [(0.05, 1), (0.8, 2)]

@@ -11,7 +11,12 @@ in seconds still meets the workers it needs; the first decrease returns them to 
 start the driver also looks every 0.25 s and closes the window early once the law says it would
 double the limit (:meth:`~rayop.runtime.concurrency_law.GradientAimd.ready_to_double`: every
 worker finished a reconcile at this limit, all were busy and the queue backed up), so the
-doubling follows the reconciles, as TCP's slow start follows the round trips.
+doubling follows the reconciles, as TCP's slow start follows the round trips. A slow-start window
+restarts, once, at the look that finds work queued at a controller that was idle at the look
+before (nothing queued, no worker reconciling): its idle part holds nothing for the law to judge,
+and would otherwise keep the first doubling of a burst from qualifying until the window's end.
+Once per window, so a load that comes and goes at every look still closes every window within
+two intervals.
 """
 
 from __future__ import annotations
@@ -193,15 +198,29 @@ class AdaptiveConcurrency:
             return True
         return self.law.ready_to_double(window(before, now, self._queue_depth()))
 
+    def idle(self) -> bool:
+        """Whether nothing waits in the queue and no worker is reconciling; never blocks."""
+        return self._queue_depth() <= 0 and self.gate.active == 0
+
+    def arrived(self, was_idle: bool) -> bool:
+        """Whether a slow-start window should restart now: work is queued at a controller that
+        was idle at the last look (``was_idle``); never blocks."""
+        return was_idle and self.law.slow_start and self._queue_depth() > 0
+
     async def run(self) -> None:
         """Decides every :attr:`interval` seconds (sooner in slow start, see :meth:`due`) until
         cancelled."""
         before = self.read()
+        was_idle, restarted = self.idle(), False
         while True:
             if self.law.slow_start:
                 await self._clock.sleep(min(SLOW_START_TICK_SECONDS, self.interval))
+                if not restarted and self.arrived(was_idle):
+                    before, restarted = self.read(), True  # the idle part is not judged
+                was_idle = self.idle()
                 if not self.due(before):
                     continue
             else:
                 await self._clock.sleep(self.interval)
             before = await self.step(before)
+            was_idle, restarted = self.idle(), False
