@@ -5,13 +5,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import itertools
 
 import pytest
 
 from rayop.kube.metrics import RestClientMetrics
 from rayop.runtime.clock import Clock
 from rayop.runtime.concurrency_auto import AdaptiveConcurrency, Totals, window
-from rayop.runtime.concurrency_law import LawSettings, Window
+from rayop.runtime.concurrency_law import Decision, LawSettings, Window
 from rayop.runtime.metrics import OperatorMetrics
 from rayop.runtime.worker_gate import WorkerGate
 from rayop.testing.clock import FakeClock
@@ -153,3 +154,33 @@ async def test_a_slow_start_window_restarts_when_a_burst_reaches_an_idle_control
     # backed up (0.55 s), it doubles at the next look.
     changes = await _burst_after_idle(arrival=0.35, until=1.5)
     assert changes == [(0.05, 1), (0.8, 2)]
+
+
+async def test_work_that_comes_and_goes_at_every_look_still_closes_the_windows() -> None:
+    # Queued at one look, idle at the next: each arrival could restart the window; once per
+    # window, every window still closes within two intervals (slow start: 1 s).
+    clock, metrics = FakeClock(start=0.0), OperatorMetrics()
+    metrics.init_controller("c", 1)
+    gate = WorkerGate(1, clock)
+    depth = [0.0]
+    auto = AdaptiveConcurrency("c", gate, gate.set_limit, lambda: depth[0], metrics, None,
+                               LawSettings(), clock)  # fmt: skip
+    closed: list[float] = []
+    update = auto.law.update
+
+    def counted(w: Window) -> Decision:
+        closed.append(clock.now())
+        return update(w)
+
+    auto.law.update = counted  # type: ignore[method-assign]
+    task = asyncio.create_task(auto.run())
+    for tick in range(1, 41):  # 10 s of looks, 0.25 s apart
+        depth[0] = 50.0 if tick % 2 else 0.0
+        clock.set(tick * 0.25)
+        for _ in range(5):
+            await asyncio.sleep(0)
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    assert len(closed) >= 5, closed
+    assert all(b - a <= 2.0 + 1e-9 for a, b in itertools.pairwise([0.0, *closed]))
