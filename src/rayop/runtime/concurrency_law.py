@@ -312,10 +312,6 @@ class GradientAimd:
             errors, reconciles = self._errors_at.get(self.limit, (0.0, 0.0))
         return ErrorCounts(errors, reconciles, *self._lower_counts())
 
-    def lower_error_share(self) -> float | None:
-        """Returns the pooled error share at the limits below the current one (None: none)."""
-        return ErrorCounts(0, 0, *self._lower_counts()).lower_share
-
     def _lower_counts(self) -> tuple[float, float]:
         lower = [(e, n) for lim, (e, n) in self._errors_at.items() if lim < self.limit]
         return sum(e for e, _ in lower), sum(n for _, n in lower)
