@@ -128,6 +128,13 @@ class Indexer:
         for name in self._index_funcs:
             self._indices[name] = {}
         self._label_indices: dict[str, dict[str, set[str]]] = {}
+        self._changes = 0
+
+    @property
+    def changes(self) -> int:
+        """How many times an object was stored or removed: equal values mean equal contents, so
+        a reader may keep what it derived from the cache while this stays the same."""
+        return self._changes
 
     def add_indexers(self, indexers: Mapping[str, IndexFunc]) -> None:
         """Installs more index functions and indexes the objects already stored.
@@ -260,6 +267,7 @@ class Indexer:
 
     def put(self, obj: Obj) -> tuple[Obj, Obj | None]:
         """Stores a read-only copy of ``obj`` under its key; returns (stored copy, previous)."""
+        self._changes += 1
         frozen: Obj = freeze_json(obj)
         key = object_key(frozen)
         meta = frozen.get("metadata") or {}
@@ -285,6 +293,7 @@ class Indexer:
         entry = self._entries.get(key)
         if entry is None:
             return None
+        self._changes += 1
         old = self._load(key, entry, remember=False)
         del self._entries[key]
         self._decoded.pop(key, None)

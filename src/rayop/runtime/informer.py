@@ -228,6 +228,12 @@ class SharedInformer:
     def __len__(self) -> int:
         return len(self._indexer)
 
+    @property
+    def changes(self) -> int:
+        """How many times the cache stored or removed an object (it only grows): while it stays
+        the same, every read returns what it returned before."""
+        return self._indexer.changes
+
     def stored_bytes(self) -> int:
         """Returns the total size of the compact encodings in the cache (for diagnostics)."""
         return self._indexer.stored_bytes()

@@ -94,6 +94,11 @@ class MultiNamespaceInformer:
             out.extend(informer.list(label_selector=label_selector))
         return out
 
+    @property
+    def changes(self) -> int:
+        """The sum of every namespace's :attr:`SharedInformer.changes` (it only grows)."""
+        return sum(informer.changes for informer in self.informers.values())
+
     def by_index(self, index: str, value: str) -> builtins.list[Obj]:
         """Returns cached objects filed under ``value`` in ``index``, across namespaces."""
         out: builtins.list[Obj] = []

@@ -46,8 +46,20 @@ class Cache:
 
     def __init__(self, objects: Iterable[Obj] = ()) -> None:
         self.objects: dict[str, Obj] = {}
+        self._changes = 0
+        self._seen: tuple[tuple[str, int], ...] = ()
         for obj in objects:
             self.put(obj)
+
+    @property
+    def changes(self) -> int:
+        """Grows whenever the objects differ from the last time it was read (tests also edit
+        ``objects`` directly), as ``SharedInformer.changes`` grows with every store."""
+        now = tuple((name, id(obj)) for name, obj in self.objects.items())
+        if now != self._seen:
+            self._seen = now
+            self._changes += 1
+        return self._changes
 
     def put(self, obj: Obj) -> None:
         """Adds or replaces ``obj`` (keyed by name)."""

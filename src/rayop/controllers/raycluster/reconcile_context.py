@@ -86,6 +86,8 @@ class ReconcileContext:
     cached: Obj
     parsed: RayCluster | None
     problems: list[Problem] = field(default_factory=list)
+    _pods_read: tuple[int, list[Obj]] | None = field(default=None, init=False, repr=False)
+    """The pod cache's change count at the last :meth:`cluster_pods` and what it returned."""
 
     @property
     def rc(self) -> RayCluster:
@@ -131,12 +133,22 @@ class ReconcileContext:
         ]
 
     def cluster_pods(self) -> list[Obj]:
-        """Returns the cached head and worker pods this operator created for the cluster."""
-        return [
+        """Returns the cached head and worker pods this operator created for the cluster.
+
+        A pass reads them in several steps (the upgrade check, the head, each group, the
+        status); while the pod cache has not changed since the last read, that read's pods are
+        returned again instead of being looked up and decoded anew.
+        """
+        changes = self.deps.pods.changes
+        if self._pods_read is not None and self._pods_read[0] == changes:
+            return list(self._pods_read[1])
+        pods = [
             p
             for p in self._owned(self.deps.pods)
             if cs.labels_of(p).get(keys.RAY_NODE_TYPE) in (labels.HEAD, labels.WORKER)
         ]
+        self._pods_read = (changes, pods)
+        return list(pods)
 
     def head_pods(self) -> list[Obj]:
         """Returns the cached head pods of the cluster (normally one)."""
