@@ -6,7 +6,10 @@ about 200 bytes for a typical pod instead of 14 to 23 KB of Python objects) next
 few fields reads filter on (resourceVersion and labels, strings interned). Reads decode the object
 into a read-only tree (:func:`rayop.runtime.frozen.freeze_json`, about 70 µs for a pod); a small
 LRU of decoded objects makes repeated reads of the same object (a handler, then a reconcile) cheap
-and hands out the very object that was last stored. Every object handed out is read-only; two
+and hands out the very object that was last stored. A stored object is encoded only when it
+leaves that LRU, so the versions an object goes through in quick succession (a new pod is
+created, bound, started and ready within seconds) are not each compressed, and the previous
+version a store hands to the update handlers is read without decoding. Every object handed out is read-only; two
 reads of one object give equal values, not necessarily the same Python object.
 
 Index functions map an object to the list of index values it is filed under
@@ -92,7 +95,8 @@ DEFAULT_INDEXERS: Mapping[str, IndexFunc] = {
 class _Entry(NamedTuple):
     """One stored object: its compact blob and the fields reads filter on."""
 
-    blob: bytes
+    blob: bytes | None
+    """None while the object is among the decoded ones and has not been encoded yet."""
     resource_version: str
     labels: Mapping[str, str] | None
 
@@ -159,8 +163,11 @@ class Indexer:
         return len(self._entries)
 
     def stored_bytes(self) -> int:
-        """Returns the total size of the compact encodings held (for diagnostics)."""
-        return sum(len(entry.blob) for entry in self._entries.values())
+        """Returns the total size of the compact encodings (for diagnostics); encodes the
+        objects stored since they were last read that are not encoded yet."""
+        for key in [k for k, entry in self._entries.items() if entry.blob is None]:
+            self._encode(key, self._decoded[key])
+        return sum(len(entry.blob or b"") for entry in self._entries.values())
 
     def __contains__(self, key: object) -> bool:
         return key in self._entries
@@ -185,9 +192,12 @@ class Indexer:
         return iter(self._entries)
 
     def values(self) -> Iterator[Obj]:
-        """Iterates over the stored objects, decoding each (a snapshot of the keys is taken)."""
-        for key, entry in list(self._entries.items()):
-            yield self._load(key, entry, remember=False)
+        """Iterates over the stored objects, decoding each (a snapshot of the keys is taken;
+        an object removed meanwhile is skipped)."""
+        for key in list(self._entries):
+            entry = self._entries.get(key)
+            if entry is not None:
+                yield self._load(key, entry, remember=False)
 
     def select(self, keys: Iterable[str] | None, labels: LabelsPredicate | None) -> list[Obj]:
         """Returns the objects among ``keys`` (all if None) whose labels ``labels`` accepts.
@@ -266,13 +276,18 @@ class Indexer:
                     del index[value]
 
     def put(self, obj: Obj) -> tuple[Obj, Obj | None]:
-        """Stores a read-only copy of ``obj`` under its key; returns (stored copy, previous)."""
+        """Stores a read-only copy of ``obj`` under its key; returns (stored copy, previous).
+
+        The copy joins the decoded objects and is encoded only when it leaves them: an object
+        that changes again soon (a new pod: created, bound, started, ready within seconds) has
+        only its lasting version compressed, and its previous version is read without decoding.
+        """
         self._changes += 1
         frozen: Obj = freeze_json(obj)
         key = object_key(frozen)
         meta = frozen.get("metadata") or {}
         entry = _Entry(
-            self._codec.encode(obj),
+            None,
             str(meta.get("resourceVersion") or ""),
             _interned_labels(meta.get("labels")),
         )
@@ -306,7 +321,11 @@ class Indexer:
         if obj is not None:
             self._decoded.move_to_end(key)
             return obj
-        obj = self._codec.decode(entry.blob)
+        blob = entry.blob
+        if blob is None:  # it left the decoded (and was encoded) since the caller looked it up
+            blob = self._entries[key].blob
+        assert blob is not None, f"{key}: neither encoded nor among the decoded objects"
+        obj = self._codec.decode(blob)
         if remember:
             self._remember(key, obj)
         return obj
@@ -316,7 +335,14 @@ class Indexer:
         decoded[key] = obj
         decoded.move_to_end(key)
         if len(decoded) > self._decoded_size:
-            decoded.popitem(last=False)
+            old_key, old_obj = decoded.popitem(last=False)
+            entry = self._entries.get(old_key)
+            if entry is not None and entry.blob is None:
+                self._encode(old_key, old_obj)
+
+    def _encode(self, key: str, obj: Obj) -> None:
+        """Gives the stored object under ``key`` its compact blob (it is leaving the decoded)."""
+        self._entries[key] = self._entries[key]._replace(blob=self._codec.encode(obj))
 
     def _file_all(self, key: str, obj: Obj) -> None:
         for name, func in self._index_funcs.items():
