@@ -79,6 +79,54 @@ resource_version_changed = PredicateFuncs(
 """Passes updates that are not resyncs."""
 
 
+_BINDING_META = ("resourceVersion", "managedFields")
+_BINDING_CONDITION = "PodScheduled"
+
+
+def _without(part: Any, keys: tuple[str, ...]) -> Any:
+    if not isinstance(part, dict):
+        return part
+    return {k: v for k, v in part.items() if k not in keys}
+
+
+def _status_without_scheduled(status: Any) -> Any:
+    if not isinstance(status, dict):
+        return status
+    rest = {k: v for k, v in status.items() if k != "conditions"}
+    conditions = [
+        c
+        for c in status.get("conditions") or ()
+        if not (isinstance(c, dict) and c.get("type") == _BINDING_CONDITION)
+    ]
+    return rest, conditions
+
+
+def is_pod_binding(old: Obj, new: Obj) -> bool:
+    """Tells whether a pod update is only the scheduler's binding: a new resourceVersion whose
+    only other changes are ``spec.nodeName``, the ``PodScheduled`` condition and
+    ``metadata.managedFields`` (a resync, with the same resourceVersion, is not one)."""
+    if _meta(old, "resourceVersion") == _meta(new, "resourceVersion") or old.keys() != new.keys():
+        return False
+    for part in new:
+        before, after = old.get(part), new.get(part)
+        if part == "metadata":
+            same = _without(before, _BINDING_META) == _without(after, _BINDING_META)
+        elif part == "spec":
+            same = _without(before, ("nodeName",)) == _without(after, ("nodeName",))
+        elif part == "status":
+            same = _status_without_scheduled(before) == _status_without_scheduled(after)
+        else:
+            same = before == after
+        if not same:
+            return False
+    return True
+
+
+not_pod_binding = PredicateFuncs(on_update=lambda old, new: not is_pod_binding(old, new))
+"""Passes every event but a pod update that is only its binding to a node (:func:`is_pod_binding`),
+for a controller that reads neither ``spec.nodeName`` nor the ``PodScheduled`` condition."""
+
+
 @dataclass(frozen=True, slots=True)
 class _Combined:
     """Passes an event when ``combine`` (``any`` or ``all``) of the predicates' answers holds."""

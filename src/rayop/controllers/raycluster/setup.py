@@ -3,7 +3,8 @@
 The controller is named ``raycluster``. It watches RayClusters with the predicates
 ``generation_changed | labels_changed | annotations_changed`` (its own status writes do not
 trigger it) and the Pods, Services, Secrets and PersistentVolumeClaims it owns (their
-controlling owner is enqueued); a PVC also enqueues the clusters naming it as their GCS storage
+controlling owner is enqueued; a pod's binding to a node is not passed on, as no step reads
+what it changes); a PVC also enqueues the clusters naming it as their GCS storage
 ``claimName``.
 Scale expectations read the shared pod cache. With the ``RayClusterNetworkPolicy`` gate on, the
 ``networkpolicy`` controller (:mod:`~rayop.controllers.raycluster.network_policy_sync`) is
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 from typing import cast
 
+from rayop.api.common import GROUP
 from rayop.controllers.common import cluster_spec as cs
 from rayop.controllers.common import settings
 from rayop.controllers.common.options import OperatorOptions
@@ -36,8 +38,9 @@ from rayop.kube.resources import PERSISTENT_VOLUME_CLAIMS, PODS, RAY_CLUSTERS, S
 from rayop.runtime.controller import Controller
 from rayop.runtime.expectations import ScaleExpectations
 from rayop.runtime.indexer import Obj
-from rayop.runtime.informer_source import watches
+from rayop.runtime.informer_source import owns, watches
 from rayop.runtime.manager import Manager
+from rayop.runtime.predicate import not_pod_binding
 
 CONTROLLER_NAME = "raycluster"
 OWNER_KIND = "RayCluster"
@@ -93,9 +96,12 @@ def setup_raycluster_controller(
             *ray_watches(
                 clusters,
                 owner_kind=OWNER_KIND,
-                owned=[pods, services, secrets, pvcs],
+                owned=[services, secrets, pvcs],
                 predicates=[SPEC_OR_METADATA_CHANGED],
             ),
+            # As KubeRay's Owns(&corev1.Pod{}), less a pod's binding to a node: no step reads
+            # spec.nodeName or the PodScheduled condition, so that pass could change nothing.
+            owns(pods, OWNER_KIND, GROUP, not_pod_binding),
             watches(pvcs, lambda pvc: claim_requests(clusters.list(cs.namespace(pvc)), pvc)),
         ],
         max_concurrent_reconciles=max_concurrent_reconciles,
