@@ -303,11 +303,18 @@ def run_one(
     port = free_port()
     url = f"http://127.0.0.1:{port}/metrics"
     env = {**os.environ, "KUBECONFIG": str(info.kubeconfig)}
+    operator_env = dict(env)
+    if operator == "rayop" and args.cpu_samples is not None:
+        sampler_dir = str(Path(__file__).resolve().parent / "cpu_sampler")
+        operator_env["PYTHONPATH"] = os.pathsep.join(
+            [sampler_dir, *filter(None, [env.get("PYTHONPATH")])]
+        )
+        operator_env["RAYOP_CPU_SAMPLES"] = str(args.cpu_samples.with_suffix(f".c{concurrency}"))
     out = workdir / "bench.json"
     log = (workdir / f"{operator}.log").open("wb")
     proc = subprocess.Popen(
         operator_command(operator, args.kuberay, info.kubeconfig, concurrency, port, profile),
-        env=env,
+        env=operator_env,
         stdout=log,
         stderr=subprocess.STDOUT,
         stdin=subprocess.DEVNULL,
@@ -484,6 +491,11 @@ def main() -> None:
     parser.add_argument(
         "--profile-rayop", type=Path, default=None,
         help="run rayop under cProfile and write its profile here (its figures are then inflated)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--cpu-samples", type=Path, default=None,
+        help="sample rayop's stacks every 4 ms of its CPU time (benchmarks/cpu_sampler) into "
+        "FILE.c<concurrency>.<pid>; benchmarks/cpu_samples_report.py sums them",
     )  # fmt: skip
     parser.add_argument(
         "--lock", type=Path, default=None,
