@@ -9,8 +9,8 @@ LRU of decoded objects makes repeated reads of the same object (a handler, then 
 and hands out the very object that was last stored. A stored object is encoded only when it
 leaves that LRU, so the versions an object goes through in quick succession (a new pod is
 created, bound, started and ready within seconds) are not each compressed, and the previous
-version a store hands to the update handlers is read without decoding. Every object handed out is read-only; two
-reads of one object give equal values, not necessarily the same Python object.
+version a store hands to the update handlers is read without decoding. Every object handed out
+is read-only; two reads of one object give equal values, not necessarily the same Python object.
 
 Index functions map an object to the list of index values it is filed under
 (controller-machinery.md I7). :data:`NAMESPACE_INDEX` and :data:`OWNER_UID_INDEX` (the UID of the
