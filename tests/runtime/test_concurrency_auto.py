@@ -184,3 +184,37 @@ async def test_work_that_comes_and_goes_at_every_look_still_closes_the_windows()
         await task
     assert len(closed) >= 5, closed
     assert all(b - a <= 2.0 + 1e-9 for a, b in itertools.pairwise([0.0, *closed]))
+
+
+async def test_the_driver_rebases_once_the_reconciles_since_a_cut_suffice() -> None:
+    # Out of slow start at 8 workers (2 s windows), a reconcile finishing every 0.05 s with one
+    # request each. The API server slows tenfold at 3 s and stays slow; the window ending near
+    # 4 s (the driver starts at the first look, 0.05 s) cuts to 6. The driver looks every 0.25 s after the cut and takes the new base once 14
+    # reconciles (8 in flight, 6 workers) ran since, 0.75 s later, not at the cooldown's end
+    # (three 2 s windows).
+    clock, metrics = FakeClock(start=0.0), OperatorMetrics()
+    metrics.init_controller("c", 8)
+    rest = RestClientMetrics(metrics.registry)
+    gate = WorkerGate(8, clock)
+    auto = AdaptiveConcurrency("c", gate, gate.set_limit, lambda: 50.0, metrics, rest,
+                               LawSettings(slow_start=False), clock)  # fmt: skip
+    task = asyncio.create_task(auto.run())
+    cut: float | None = None
+    rebased: float | None = None
+    for tick in range(1, 201):  # 10 s
+        t = round(tick * 0.05, 2)
+        clock.set(t)
+        rest.observe_request("GET", "h", 0.2 if t > 3.0 else 0.02)
+        metrics.reconcile_total.labels(controller="c", result="success").inc()
+        for _ in range(5):
+            await asyncio.sleep(0)
+        if cut is None and gate.limit == 6:
+            cut = t
+        if rebased is None and (auto.law.base_latency or 0) > 0.1:
+            rebased = t
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    assert cut is not None and 4.0 <= cut <= 4.1
+    assert rebased is not None and rebased - cut <= 1.0, (cut, rebased)
+    assert gate.limit == 6  # the cooldown still holds the next increase (no backlog grows it)

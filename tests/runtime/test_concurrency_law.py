@@ -376,3 +376,49 @@ def test_no_early_doubling_after_slow_start_ends() -> None:
     assert law.update(throttled).limit == 6
     assert not law.slow_start
     assert not law.ready_to_double(_part(6, reconciles=60))
+
+
+def test_a_rebase_is_judged_once_the_reconciles_since_the_decrease_suffice() -> None:
+    # At 16 -> 12 workers the judgement needs 28 reconciles since the cut (16 in flight, one per
+    # worker at 12). A window of 100 has them: the base moves at the first window after the
+    # cut, not after the three windows of the cooldown; the cooldown still holds the next
+    # increase.
+    law = GradientAimd(LawSettings(ceiling=16))
+    plant = Plant(demand=100)
+    drive(law, plant, 60)
+    plant.slowdown = 5.0
+    decisions = drive(law, plant, 10)
+    cut = next(i for i, d in enumerate(decisions) if d.changed)
+    assert decisions[cut].limit == 12
+    assert [i for i, d in enumerate(decisions) if d.note] == [cut + 1]
+    assert law.base_latency == pytest.approx(0.1)
+    grew = next(i for i, d in enumerate(decisions) if d.limit > d.previous)
+    assert grew == cut + law.settings.cooldown
+
+
+def test_a_rebase_waits_for_the_reconciles_and_is_pure_until_then() -> None:
+    law = GradientAimd(LawSettings(ceiling=16, slow_start=False), start=8)
+    slowed = _part(8, reconciles=40, latency=0.2)
+    law.update(_part(8, reconciles=40))
+    assert law.update(slowed).limit == 6  # 10x the base
+    assert law.rebase_pending
+    assert not law.ready_to_rebase(_part(6, reconciles=13, latency=0.2))  # needs 8 + 6
+    assert law.ready_to_rebase(_part(6, reconciles=14, latency=0.2))
+    assert not law.ready_to_rebase(_part(6, reconciles=14, latency=0.05))  # it came down
+    assert law.base_latency == pytest.approx(0.02) and law.rebase_pending  # pure
+    few = law.update(_part(6, reconciles=10, latency=0.2))
+    assert few.note is None and law.rebase_pending  # 10 of 14: not judged yet
+    assert law.ready_to_rebase(_part(6, reconciles=4, latency=0.2))  # 14 since the cut
+    judged = law.update(_part(6, reconciles=4, latency=0.2))
+    assert (judged.note or "").startswith("API latency stayed at 200 ms")
+    assert not law.rebase_pending and law.base_latency == pytest.approx(0.2)
+
+
+def test_a_decrease_that_brought_the_latency_down_is_judged_once_without_a_rebase() -> None:
+    law = GradientAimd(LawSettings(ceiling=16, slow_start=False), start=8)
+    law.update(_part(8, reconciles=40))
+    law.update(_part(8, reconciles=40, latency=0.2))
+    judged = law.update(_part(6, reconciles=40, latency=0.03))
+    assert judged.note is None and not law.rebase_pending
+    assert law.base_latency == pytest.approx(0.02)
+    assert not law.ready_to_rebase(_part(6, reconciles=40, latency=0.2))  # nothing to judge

@@ -16,7 +16,11 @@ restarts, once, at the look that finds work queued at a controller that was idle
 before (nothing queued, no worker reconciling): its idle part holds nothing for the law to judge,
 and would otherwise keep the first doubling of a burst from qualifying until the window's end.
 Once per window, so a load that comes and goes at every look still closes every window within
-two intervals.
+two intervals. After a decrease on latency the driver looks every 0.25 s too, and closes the
+window once the law has the reconciles it needs to judge whether fewer workers brought the
+latency down and finds they did not
+(:meth:`~rayop.runtime.concurrency_law.GradientAimd.ready_to_rebase`): the new base is taken
+then, not at the end of the cooldown.
 """
 
 from __future__ import annotations
@@ -191,12 +195,20 @@ class AdaptiveConcurrency:
         """Whether the window begun at ``before`` should be decided now; never blocks.
 
         After :attr:`interval` seconds, always; sooner in slow start when the law would double
-        the limit on what the window has measured so far.
+        the limit on what the window has measured so far, and sooner after a decrease on
+        latency when the law would take the latency since as its new base.
         """
         now = self.read()
         if now.t - before.t >= self.interval - 1e-9:
             return True
-        return self.law.ready_to_double(window(before, now, self._queue_depth()))
+        w = window(before, now, self._queue_depth())
+        return self.law.ready_to_double(w) or self.law.ready_to_rebase(w)
+
+    @property
+    def looking(self) -> bool:
+        """Whether the driver looks every tick rather than once per window: in slow start and
+        while a decrease on latency awaits its judgement."""
+        return self.law.slow_start or self.law.rebase_pending
 
     def idle(self) -> bool:
         """Whether nothing waits in the queue and no worker is reconciling; never blocks."""
@@ -213,7 +225,7 @@ class AdaptiveConcurrency:
         before = self.read()
         was_idle, restarted = self.idle(), False
         while True:
-            if self.law.slow_start:
+            if self.looking:
                 await self._clock.sleep(min(SLOW_START_TICK_SECONDS, self.interval))
                 if not restarted and self.arrived(was_idle):
                     before, restarted = self.read(), True  # the idle part is not judged

@@ -13,13 +13,17 @@ worker; ten workers at five times the latency is contention.
 
 Every window (a few seconds of the controller's metrics), in this order:
 
-1. **Rebase** when a decrease on latency did not bring the latency down: over the
-   ``cooldown`` windows after it, the mean latency is still at least ``rebase_share`` of the
-   latency of the window that decided it. Fewer workers did not help, so the rise was not this controller's load (an API
-   server slowed by something else): the recent latency becomes the base, the limit at which
-   it rose may be probed again at once, and slow start resumes (a new path is probed as the
-   first one was). Vegas' known weakness is a base that never rises after a lasting change of
-   the path; this is its remedy.
+1. **Rebase** when a decrease on latency did not bring the latency down: over the windows
+   after it, the mean latency is still at least ``rebase_share`` of the latency of the window
+   that decided it. Fewer workers did not help, so the rise was not this controller's load (an
+   API server slowed by something else): the recent latency becomes the base, the limit at
+   which it rose may be probed again at once, and slow start resumes (a new path is probed as
+   the first one was). Vegas' known weakness is a base that never rises after a lasting change
+   of the path; this is its remedy. The judgement is clocked by reconciles, as slow start is:
+   it is made once the reconciles since the decrease reach the limit before it plus the limit
+   after it (every reconcile that was in flight at the decrease, and one per worker at the new
+   limit; :meth:`GradientAimd.ready_to_rebase`), and at the latest after ``cooldown`` windows
+   with what they measured. The cooldown still holds the next increase.
 2. **Decrease** (multiplicative, ``limit * decrease_factor``, at least one worker) when the
    API server's share of request latency (client throttling excluded) is ``latency_floor``
    seconds above its base and either implies more than ``queued_to_shrink`` requests queued or
@@ -120,7 +124,7 @@ class LawSettings:
     latency_ratio_to_shrink: float = 3.0
     """Shrink when the recent latency is this many times the base, whatever it implies queued."""
     rebase_share: float = 0.8
-    """After a decrease on latency, a mean latency over the next ``cooldown`` windows still at
+    """After a decrease on latency, a mean latency over the windows since (see ``Rebase``) still at
     this share of the latency at the decrease means the rise was not this controller's: the base
     moves to it (a quarter fewer workers queueing at the API server would have cut it by a
     quarter or more; the window that saw a slowdown begin often carries a spike above the
@@ -240,6 +244,8 @@ class GradientAimd:
         self._latency_at_decrease: float | None = None
         """The window's API latency at the last decrease on latency (None: none to judge)."""
         self._after_decrease: list[float] = []
+        self._reconciles_since_decrease = 0
+        self._limit_before_decrease = self.limit
         self._errors_at: dict[int, tuple[float, float]] = {}
         """Per limit: decayed (errors, reconciles) of the windows run at it."""
 
@@ -263,18 +269,27 @@ class GradientAimd:
         self._last_wait = w.queue_wait_mean
         return Decision(self.limit, before, reason if self.limit != before else None, note)
 
-    def _rebase(self, w: Window) -> str | None:
+    @property
+    def rebase_pending(self) -> bool:
+        """Whether a decrease on latency awaits the judgement of whether it brought the latency
+        down (see :meth:`ready_to_rebase`)."""
+        return self._latency_at_decrease is not None
+
+    def _rebase_evidence(self, reconciles: int) -> bool:
+        """Whether ``reconciles`` since the decrease cover every reconcile in flight at it (at
+        most the limit before) and one per worker at the new limit."""
+        return reconciles >= self._limit_before_decrease + self.limit
+
+    def _rebase_to(
+        self, latencies: list[float], reconciles: int, since_decrease: int
+    ) -> float | None:
+        """Returns the latency to rebase to, or None: pure."""
         s, at = self.settings, self._latency_at_decrease
-        if at is None:
+        if at is None or not latencies:
             return None
-        if w.api_latency_mean is not None:
-            self._after_decrease.append(w.api_latency_mean)
-        if self._since_decrease < s.cooldown:
+        if since_decrease < s.cooldown and not self._rebase_evidence(reconciles):
             return None
-        self._latency_at_decrease = None
-        if not self._after_decrease:
-            return None
-        since = sum(self._after_decrease) / len(self._after_decrease)
+        since = sum(latencies) / len(latencies)
         old = self.base_latency
         if since < s.rebase_share * at:
             return None  # fewer workers brought the latency down: it was this controller's
@@ -282,6 +297,39 @@ class GradientAimd:
             since - old < s.latency_floor or since < s.latency_ratio_to_grow * old
         ):
             return None  # the latency is (back) near its base: nothing to move
+        return since
+
+    def ready_to_rebase(self, w: Window) -> bool:
+        """Whether a window may close now, before its time, because it would rebase: the
+        reconciles since the last decrease on latency (``w`` included) are enough to judge it,
+        and the latency since stayed (see ``Rebase`` above). Pure: the state does not change."""
+        if self._latency_at_decrease is None or w.api_latency_mean is None:
+            return False
+        reconciles = self._reconciles_since_decrease + w.reconciles
+        if not self._rebase_evidence(reconciles):
+            return False
+        latencies = [*self._after_decrease, w.api_latency_mean]
+        return self._rebase_to(latencies, reconciles, self._since_decrease + 1) is not None
+
+    def _rebase(self, w: Window) -> str | None:
+        s, at = self.settings, self._latency_at_decrease
+        if at is None:
+            return None
+        if w.api_latency_mean is not None:
+            self._after_decrease.append(w.api_latency_mean)
+        self._reconciles_since_decrease += w.reconciles
+        reconciles = self._reconciles_since_decrease
+        if self._since_decrease < s.cooldown and not self._rebase_evidence(reconciles):
+            return None
+        if not self._after_decrease:
+            if self._since_decrease >= s.cooldown:
+                self._latency_at_decrease = None
+            return None
+        since = self._rebase_to(self._after_decrease, reconciles, s.cooldown)
+        self._latency_at_decrease = None  # judged: once per decrease
+        old = self.base_latency
+        if since is None:
+            return None
         self.base_latency = self.recent_latency = since
         self._congested_at = None
         self._probe_wait = s.probe_after
@@ -439,6 +487,8 @@ class GradientAimd:
         self._since_congested = 0
         self._latency_at_decrease = w.api_latency_mean if on_latency else None
         self._after_decrease = []
+        self._reconciles_since_decrease = 0
+        self._limit_before_decrease = old
         return f"{cause}: {old} -> {self.limit} workers"
 
     def _idle(self, w: Window) -> str | None:
