@@ -114,15 +114,23 @@ def test_the_rest_totals_follow_both_histograms_over_every_label() -> None:
     assert rest.totals.throttle_seconds == pytest.approx(0.175)
 
 
-async def _burst_after_idle(arrival: float, until: float) -> list[tuple[float, int]]:
-    """Runs the driver on a fake clock: idle until ``arrival``, then a backlog of 50 that one
-    worker takes, a reconcile finishing every 0.1 s; returns (time, limit) at every change."""
+def _driver_with_queue() -> tuple[
+    FakeClock, OperatorMetrics, WorkerGate, list[float], AdaptiveConcurrency
+]:
+    """A driver of one worker on a fake clock at 0, whose queue depth is ``depth[0]``."""
     clock, metrics = FakeClock(start=0.0), OperatorMetrics()
     metrics.init_controller("c", 1)
     gate = WorkerGate(1, clock)
     depth = [0.0]
     auto = AdaptiveConcurrency("c", gate, gate.set_limit, lambda: depth[0], metrics, None,
                                LawSettings(), clock)  # fmt: skip
+    return clock, metrics, gate, depth, auto
+
+
+async def _burst_after_idle(arrival: float, until: float) -> list[tuple[float, int]]:
+    """Runs the driver on a fake clock: idle until ``arrival``, then a backlog of 50 that one
+    worker takes, a reconcile finishing every 0.1 s; returns (time, limit) at every change."""
+    clock, metrics, gate, depth, auto = _driver_with_queue()
     task = asyncio.create_task(auto.run())
     changes: list[tuple[float, int]] = []
     step, t, done_at = 0.05, 0.0, arrival + 0.1
@@ -159,12 +167,7 @@ async def test_a_slow_start_window_restarts_when_a_burst_reaches_an_idle_control
 async def test_work_that_comes_and_goes_at_every_look_still_closes_the_windows() -> None:
     # Queued at one look, idle at the next: each arrival could restart the window; once per
     # window, every window still closes within two intervals (slow start: 1 s).
-    clock, metrics = FakeClock(start=0.0), OperatorMetrics()
-    metrics.init_controller("c", 1)
-    gate = WorkerGate(1, clock)
-    depth = [0.0]
-    auto = AdaptiveConcurrency("c", gate, gate.set_limit, lambda: depth[0], metrics, None,
-                               LawSettings(), clock)  # fmt: skip
+    clock, _, _, depth, auto = _driver_with_queue()
     closed: list[float] = []
     update = auto.law.update
 
