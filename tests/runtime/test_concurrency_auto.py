@@ -35,6 +35,19 @@ def test_a_window_excludes_the_throttling_wait_from_api_latency() -> None:
     assert unthrottled.throttle_wait_mean is None
 
 
+def test_the_latest_look_of_a_window_is_its_latency_since_the_look_before() -> None:
+    zero = Totals(t=0, busy_seconds=0, queue_wait_sum=0, queue_wait_count=0, requests=0,
+                  request_seconds=0, throttle_seconds=0, throttle_count=0, reconciles=0,
+                  errors=0)  # fmt: skip
+    look = dataclasses.replace(zero, t=0.75, requests=30, request_seconds=0.6)
+    after = dataclasses.replace(zero, t=1.0, requests=40, request_seconds=1.6)
+    w = window(zero, after, queue_depth=5, look=look)
+    assert w.api_latency_mean == pytest.approx(0.04)  # 1.6 s over 40 requests
+    assert w.latest_latency_mean == pytest.approx(0.1)  # 1.0 s over the last 10
+    assert window(zero, after, 5).latest_latency_mean is None  # not looked into
+    assert window(zero, after, 5, look=zero).latest_latency_mean is None  # the look is the start
+
+
 def _adaptive(
     clock: Clock, metrics: OperatorMetrics, rest: RestClientMetrics
 ) -> AdaptiveConcurrency:

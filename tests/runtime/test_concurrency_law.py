@@ -7,6 +7,7 @@ up to ``knee`` concurrent requests and climbs beyond it.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import random
 from dataclasses import dataclass
@@ -367,6 +368,20 @@ def test_slow_start_may_double_once_every_worker_finished_a_reconcile() -> None:
     assert not law.ready_to_double(_part(2, reconciles=2, depth=1))  # the queue did not back up
     assert not law.ready_to_double(_part(2, reconciles=2, latency=0.1))  # 5x the base
     assert law.ready_to_double(_part(2, reconciles=2, latency=0.025))
+
+
+def test_slow_start_does_not_double_when_the_latest_look_shows_a_slowdown() -> None:
+    """The api-slowdown gap: a window whose mean was calm (most of it predates the slowdown)
+    while its last quarter-second ran at five times the base doubled 2 -> 4, and the law cut to
+    3 a second later."""
+    law = GradientAimd(LawSettings(ceiling=16))
+    assert law.update(_part(1, reconciles=1)).limit == 2
+    calm = _part(2, reconciles=4, latency=0.022)
+    slowed = dataclasses.replace(calm, latest_latency_mean=0.1)
+    assert law.ready_to_double(dataclasses.replace(calm, latest_latency_mean=0.021))
+    assert not law.ready_to_double(slowed)
+    assert law.update(slowed).limit == 2  # nor at the window's end
+    assert law.update(calm).limit == 4  # a window with no look into it is judged on its mean
 
 
 def test_no_early_doubling_after_slow_start_ends() -> None:

@@ -11,7 +11,10 @@ in seconds still meets the workers it needs; the first decrease returns them to 
 start the driver also looks every 0.25 s and closes the window early once the law says it would
 double the limit (:meth:`~rayop.runtime.concurrency_law.GradientAimd.ready_to_double`: every
 worker finished a reconcile at this limit, all were busy and the queue backed up), so the
-doubling follows the reconciles, as TCP's slow start follows the round trips. A slow-start window
+doubling follows the reconciles, as TCP's slow start follows the round trips. The latency since
+the look before is the window's latest (``Window.latest_latency_mean``): the law doubles only
+while it too is calm, so an API server that has just slowed stops a doubling that the
+window's mean alone would allow. A slow-start window
 restarts, once, at the look that finds work queued at a controller that was idle at the look
 before (nothing queued, no worker reconciling): its idle part holds nothing for the law to judge,
 and would otherwise keep the first doubling of a burst from qualifying until the window's end.
@@ -81,23 +84,37 @@ def _sums(metric: MetricWrapperBase, suffixes: tuple[str, ...], **labels: str) -
     return totals
 
 
-def window(before: Totals, after: Totals, queue_depth: float) -> Window:
-    """Returns what happened between two readings."""
+def _api_latency(before: Totals, after: Totals) -> float | None:
+    """Mean request latency minus the token-bucket wait between two readings (None: no request)."""
+    requests = after.requests - before.requests
+    if not requests:
+        return None
+    request_seconds = after.request_seconds - before.request_seconds
+    throttled = after.throttle_seconds - before.throttle_seconds
+    return max(0.0, request_seconds - throttled) / requests
+
+
+def window(
+    before: Totals, after: Totals, queue_depth: float, look: Totals | None = None
+) -> Window:
+    """Returns what happened between two readings; ``look`` is the reading at the latest look
+    into the window before ``after``, whose latency since is the window's latest."""
     seconds = max(after.t - before.t, 1e-9)
     waits = after.queue_wait_count - before.queue_wait_count
     requests = after.requests - before.requests
-    request_seconds = after.request_seconds - before.request_seconds
     throttled = after.throttle_seconds - before.throttle_seconds
     limited = after.throttle_count > 0
+    latest = _api_latency(look, after) if look is not None and look.t > before.t else None
     return Window(
         seconds=seconds,
         busy_fraction=min(1.0, (after.busy_seconds - before.busy_seconds) / seconds),
         queue_depth=queue_depth,
         queue_wait_mean=(after.queue_wait_sum - before.queue_wait_sum) / waits if waits else None,
-        api_latency_mean=max(0.0, request_seconds - throttled) / requests if requests else None,
+        api_latency_mean=_api_latency(before, after),
         throttle_wait_mean=throttled / requests if requests and limited else None,
         reconciles=round(after.reconciles - before.reconciles),
         errors=round(after.errors - before.errors),
+        latest_latency_mean=latest,
     )
 
 
@@ -166,10 +183,11 @@ class AdaptiveConcurrency:
             errors=errors,
         )
 
-    async def step(self, before: Totals) -> Totals:
-        """Closes the window begun at ``before``, applies the decision; returns the new start."""
+    async def step(self, before: Totals, look: Totals | None = None) -> Totals:
+        """Closes the window begun at ``before`` (last looked into at ``look``), applies the
+        decision; returns the new start."""
         after = self.read()
-        decision = self.law.update(window(before, after, self._queue_depth()))
+        decision = self.law.update(window(before, after, self._queue_depth(), look))
         if decision.changed:
             self._apply(decision.limit)
             self._metrics.max_concurrent_reconciles.labels(controller=self.name).set(decision.limit)
@@ -191,17 +209,17 @@ class AdaptiveConcurrency:
         """Seconds until the next decision (shorter while the law is in slow start)."""
         return self._slow_start_interval if self.law.slow_start else self._interval
 
-    def due(self, before: Totals) -> bool:
-        """Whether the window begun at ``before`` should be decided now; never blocks.
+    def due(self, before: Totals, now: Totals, look: Totals | None = None) -> bool:
+        """Whether the window begun at ``before`` should be decided at the reading ``now`` (the
+        look before it at ``look``); pure.
 
         After :attr:`interval` seconds, always; sooner in slow start when the law would double
         the limit on what the window has measured so far, and sooner after a decrease on
         latency when the law would take the latency since as its new base.
         """
-        now = self.read()
         if now.t - before.t >= self.interval - 1e-9:
             return True
-        w = window(before, now, self._queue_depth())
+        w = window(before, now, self._queue_depth(), look)
         return self.law.ready_to_double(w) or self.law.ready_to_rebase(w)
 
     @property
@@ -223,16 +241,19 @@ class AdaptiveConcurrency:
         """Decides every :attr:`interval` seconds (sooner in slow start, see :meth:`due`) until
         cancelled."""
         before = self.read()
+        look: Totals | None = None  # the reading at the latest look into the window
         was_idle, restarted = self.idle(), False
         while True:
             if self.looking:
                 await self._clock.sleep(min(SLOW_START_TICK_SECONDS, self.interval))
                 if not restarted and self.arrived(was_idle):
-                    before, restarted = self.read(), True  # the idle part is not judged
+                    before, look, restarted = self.read(), None, True  # the idle part is not judged
                 was_idle = self.idle()
-                if not self.due(before):
+                now = self.read()
+                if not self.due(before, now, look):
+                    look = now
                     continue
             else:
                 await self._clock.sleep(self.interval)
-            before = await self.step(before)
-            was_idle, restarted = self.idle(), False
+            before = await self.step(before, look)
+            look, was_idle, restarted = None, self.idle(), False

@@ -46,6 +46,9 @@ Every window (a few seconds of the controller's metrics), in this order:
    ``throttle_hold`` and errors below ``error_hold`` or no higher than at the lower limits
    (``error_rise`` points; at the floor errors never hold the limit: one worker cannot race
    itself), for ``grow_after`` windows in a row (``slow_start_grow_after`` during slow start).
+   The latency of the window's latest look (its last fraction of a second, when the driver
+   looked into it) must be flat too: a window's mean can still be calm when the API server has
+   just slowed, and a doubling on evidence that predates the rise would be cut back at once.
    In slow start, more items queued than workers also counts as waiting, and a window may be
    closed before its time once every worker finished a reconcile at the current limit and the
    increase's conditions hold (:meth:`GradientAimd.ready_to_double`): the doubling is clocked by
@@ -95,6 +98,9 @@ class Window:
     """Mean token-bucket wait per request (None: no request or no client limiter)."""
     reconciles: int = 0
     errors: int = 0
+    latest_latency_mean: float | None = None
+    """Mean API latency (throttling excluded) over the window's latest look, the last fraction
+    of a second of it (None: the window was not looked into, or no request ended then)."""
 
     @property
     def error_share(self) -> float:
@@ -435,7 +441,8 @@ class GradientAimd:
         base, recent = self.base_latency, w.api_latency_mean  # slow start judges each window
         if recent is not None and (base is None or recent < base):
             base = recent
-        return self._grow_conditions(w, self.error_counts(w), self._flat(base, recent))
+        latest = self._flat(base, w.latest_latency_mean)
+        return self._grow_conditions(w, self.error_counts(w), self._flat(base, recent) and latest)
 
     def queued(self) -> float:
         """Requests the latency implies are queued at the API server: ``limit * (1 - base/recent)``."""
@@ -534,7 +541,8 @@ class GradientAimd:
     def _grow(self, w: Window, errors: ErrorCounts) -> str | None:
         s = self.settings
         wait = w.queue_wait_mean or 0.0
-        if not self._grow_conditions(w, errors, self._latency_flat()):
+        latest = self._flat(self.base_latency, w.latest_latency_mean)
+        if not self._grow_conditions(w, errors, self._latency_flat() and latest):
             self._grow_streak = 0
             return None
         self._grow_streak += 1
