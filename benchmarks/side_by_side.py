@@ -295,6 +295,7 @@ def run_one(
         audit_reads=True,
         end_with_parent=True,
         apiserver_flags=tuple(args.apiserver_flag),
+        scheduler_flags=tuple(args.scheduler_flag),
     )
     cluster = RealCluster(settings)
     lock = heavy_lock(args.lock)
@@ -505,6 +506,11 @@ def main() -> None:
         "--apiserver-flag", action="append", default=[],
         help="one more kube-apiserver flag (repeatable), e.g. -v=1 to log the watchers its "
         "watch cache closes; the logs are kept beside --json",
+    )  # fmt: skip
+    parser.add_argument(
+        "--scheduler-flag", action="append", default=[],
+        help="one more kube-scheduler flag (repeatable), e.g. --kube-api-qps=500 to lift the "
+        "scheduler's 50 bindings per second, the time-to-ready floor of 100 x 10",
     )  # fmt: skip
     parser.add_argument(
         "--idle-seconds", type=float, default=0.0,

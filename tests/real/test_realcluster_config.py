@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import yaml
 
 from rayop.cli.realcluster import (
@@ -51,3 +52,19 @@ def test_apiserver_tunnels_cluster_traffic_to_the_socket(tmp_path: Path) -> None
     socket = selection["connection"]["transport"]["uds"]["udsName"]
     assert socket == str(pod_network_socket(tmp_path / "kubeconfig"))
     assert socket == str(tmp_path.resolve() / "pod-network.sock")
+
+
+def test_the_scheduler_gets_the_extra_flags_after_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings = RealClusterSettings(
+        workdir=tmp_path, binaries=tmp_path, scheduler_flags=("--kube-api-qps=500",)
+    )
+    cluster = RealCluster(settings)
+    spawned: list[tuple[str, list[str]]] = []
+    monkeypatch.setattr(cluster, "_spawn", lambda binary, args: spawned.append((binary, args)))
+    cluster._start_scheduler()
+    ((binary, args),) = spawned
+    assert binary == "kube-scheduler"
+    assert args[-1] == "--kube-api-qps=500"
+    assert "--leader-elect=false" in args[:-1]

@@ -112,6 +112,9 @@ class RealClusterSettings:
     apiserver_flags: tuple[str, ...] = ()
     """More kube-apiserver flags, after the ones it always gets (``-v=1`` logs each watcher its
     watch cache closes as too slow)."""
+    scheduler_flags: tuple[str, ...] = ()
+    """More kube-scheduler flags, after the ones it always gets (``--kube-api-qps=500`` lifts its
+    client's default 50 requests per second, which is also its rate of pod bindings)."""
     end_with_parent: bool = False
     """Each component gets SIGKILL when this process dies (``bench/child_lifetime.py``), for a
     benchmark that must leave nothing running; ``rayop dev real-cluster up`` leaves them."""
@@ -347,7 +350,8 @@ class RealCluster:
         self._spawn("kube-controller-manager", flags)
 
     def _start_scheduler(self) -> None:
-        self._spawn("kube-scheduler", self._component_flags(free_port()))
+        flags = [*self._component_flags(free_port()), *self.settings.scheduler_flags]
+        self._spawn("kube-scheduler", flags)
 
     def _start_kwok(self) -> None:
         stages = self.workdir / "kwok-stages.yaml"
