@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 from rayop.bench.latency_step import reduction_after
 from rayop.bench.metrics import Snapshot, WorkerSample, server_latency
 from rayop.bench.recommend import recommend
-from rayop.bench.report import table_rows
+from rayop.bench.report import by_concurrency, table_rows
 from rayop.bench.report_workers import workers_chart
 from rayop.bench.results import ConcurrencyResult
 from rayop.cli import app
@@ -108,3 +108,16 @@ def test_api_slowdown_needs_the_in_process_plane() -> None:
     result = CliRunner().invoke(app, ["bench", "--scenario", "api-slowdown"])
     assert result.exit_code == 2
     assert "needs --in-process" in result.output
+
+
+def test_the_charts_plot_each_concurrency_once_at_the_median_of_its_runs() -> None:
+    runs = [
+        ConcurrencyResult(concurrency=c, repeat=i, seconds_until_all_ready=t)
+        for i, times in enumerate([(58.0, 29.2, 16.4), (58.4, 29.1, 16.6), (57.4, 28.9, 16.5)])
+        for c, t in zip((1, 2, 16), times, strict=True)
+    ]
+    auto = ConcurrencyResult(concurrency=16, adaptive=True, seconds_until_all_ready=16.5)
+    xs, ys = by_concurrency([*runs, auto], lambda r: r.seconds_until_all_ready)
+    assert xs == [1, 2, 16]  # once each, in order, the adaptive run left out
+    assert ys == [58.0, 29.1, 16.5]
+    assert by_concurrency([auto], lambda r: r.seconds_until_all_ready) == ([16], [16.5])

@@ -1,7 +1,8 @@
 """Shows and saves bench results: live progress, the end table, JSON and an HTML page.
 
-The HTML page is self-contained: its charts (ready latency and queue wait against concurrency)
-are matplotlib PNGs embedded as base64.
+The HTML page is self-contained: its charts (ready latency and queue wait against concurrency,
+the median of each value's runs when ``--repeat`` ran it more than once) are matplotlib PNGs
+embedded as base64.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import base64
 import html
 import io
 import json
+import statistics
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import TracebackType
@@ -174,30 +176,50 @@ def write_json(
     path.write_text(json.dumps(doc, indent=2, default=str))
 
 
+def by_concurrency(
+    results: Sequence[ConcurrencyResult], value: Callable[[ConcurrencyResult], float | None]
+) -> tuple[list[int], list[float]]:
+    """Returns the fixed concurrency values in order and, for each, the median of ``value``
+    over its runs (a missing figure counts as 0); the adaptive runs are left out unless there
+    is no fixed one."""
+    fixed = [r for r in results if not r.adaptive] or list(results)
+    runs: dict[int, list[float]] = {}
+    for r in fixed:
+        runs.setdefault(r.concurrency, []).append(value(r) or 0.0)
+    xs = sorted(runs)
+    return xs, [statistics.median(runs[x]) for x in xs]
+
+
 def _chart(results: Sequence[ConcurrencyResult], *, kind: str) -> str:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    results = [r for r in results if not r.adaptive] or list(results)
-    xs = [r.concurrency for r in results]
     fig, ax = plt.subplots(figsize=(6, 3.5), dpi=100)
+    series: list[tuple[str, str, str, Callable[[ConcurrencyResult], float | None]]]
     if kind == "ready":
-        for label in ("p50", "p95", "max"):
-            ys = [getattr(r.ready_latency, label) or 0 for r in results]
-            ax.plot(xs, ys, marker="o", label=f"ready latency {label}")
-        ax.plot(
-            xs, [r.seconds_until_all_ready for r in results], marker="s", ls="--", label="all ready"
-        )
-        ax.set_ylabel("seconds")
+        series = [
+            ("ready latency p50", "o", "-", lambda r: r.ready_latency.p50),
+            ("ready latency p95", "o", "-", lambda r: r.ready_latency.p95),
+            ("ready latency max", "o", "-", lambda r: r.ready_latency.max),
+        ]
+        series.append(("all ready", "s", "--", lambda r: r.seconds_until_all_ready))
         ax.set_title("Time to ready vs concurrency")
     else:
-        ax.plot(xs, [r.queue_wait_p50 or 0 for r in results], marker="o", label="queue wait p50")
-        ax.plot(xs, [r.queue_wait_p99 or 0 for r in results], marker="o", label="queue wait p99")
-        ax.plot(xs, [r.queue_wait_mean or 0 for r in results], marker="^", label="queue wait mean")
-        ax.set_ylabel("seconds")
+        series = [
+            ("queue wait p50", "o", "-", lambda r: r.queue_wait_p50),
+            ("queue wait p99", "o", "-", lambda r: r.queue_wait_p99),
+            ("queue wait mean", "^", "-", lambda r: r.queue_wait_mean),
+        ]
         ax.set_title("Workqueue wait vs concurrency")
+    xs: list[int] = []
+    for label, marker, ls, value in series:
+        xs, ys = by_concurrency(results, value)
+        ax.plot(xs, ys, marker=marker, ls=ls, label=label)
+    ax.set_ylabel("seconds")
+    if any(r.repeat for r in results):
+        ax.set_title(ax.get_title() + " (medians of the runs)")
     ax.set_xscale("log", base=2)
     ax.set_xticks(xs, [str(x) for x in xs])
     ax.set_xlabel("--reconcile-concurrency")

@@ -6,7 +6,8 @@ follows it). Its ``api_latency_samples`` are ``(t, mean request latency excludin
 throttling)`` over each 0.5 s. The top panel draws the limit of every run (a fixed run is a
 flat line) and the adaptive runs' busy workers, the middle one the queue depth of every run,
 the bottom one the API latency of every run; a dashed vertical line marks when the API server
-was slowed, if it was.
+was slowed, if it was. With ``--repeat``, every adaptive run is drawn and the fixed values' first
+runs only (their repeats differ by the noise), each panel's legend beside it.
 """
 
 from __future__ import annotations
@@ -25,9 +26,9 @@ def workers_chart(results: Sequence[ConcurrencyResult]) -> str:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, (top, middle, bottom) = plt.subplots(3, 1, figsize=(7, 7), dpi=100, sharex=True)
+    fig, (top, middle, bottom) = plt.subplots(3, 1, figsize=(10, 7), dpi=100, sharex=True)
     for r in results:
-        if not r.samples:
+        if not r.samples or (r.repeat and not r.adaptive):
             continue
         ts = [s[0] for s in r.samples]
         name = r.label + (f" #{r.repeat + 1}" if r.repeat else "")
@@ -54,7 +55,7 @@ def workers_chart(results: Sequence[ConcurrencyResult]) -> str:
     for ax in (top, middle, bottom):
         ax.grid(alpha=0.3)
         if ax.get_legend_handles_labels()[0]:
-            ax.legend(fontsize=7)
+            ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
     buf = io.BytesIO()
     fig.savefig(buf, format="png")
