@@ -234,3 +234,44 @@ async def test_the_driver_rebases_once_the_reconciles_since_a_cut_suffice() -> N
     assert cut is not None and 4.0 <= cut <= 4.1
     assert rebased is not None and rebased - cut <= 1.0, (cut, rebased)
     assert gate.limit == 6  # the cooldown still holds the next increase (no backlog grows it)
+
+
+async def _two_slow_start_windows(slowdown_at: float | None) -> list[tuple[float, int]]:
+    """Runs the driver from 2 workers in slow start, always busy with 50 queued, one reconcile
+    every 0.5 s (too few to close a window early) and 10 requests every 0.05 s answered in
+    20 ms, or in 100 ms from ``slowdown_at``; returns (time, limit) at every change."""
+    clock, metrics = FakeClock(start=0.0), OperatorMetrics()
+    metrics.init_controller("c", 2)
+    rest = RestClientMetrics(metrics.registry)
+    gate = WorkerGate(2, clock)
+    gate.busy_seconds = clock.now  # type: ignore[method-assign]  # every worker always busy
+    auto = AdaptiveConcurrency("c", gate, gate.set_limit, lambda: 50.0, metrics, rest,
+                               LawSettings(), clock)  # fmt: skip
+    task = asyncio.create_task(auto.run())
+    changes = [(0.0, gate.limit)]
+    for tick in range(1, 43):  # 2.1 s
+        t = round(tick * 0.05, 2)
+        clock.set(t)
+        slow = slowdown_at is not None and t > slowdown_at
+        for _ in range(10):
+            rest.observe_request("GET", "h", 0.1 if slow else 0.02)
+        if tick % 10 == 0:
+            metrics.reconcile_total.labels(controller="c", result="success").inc()
+        for _ in range(5):
+            await asyncio.sleep(0)
+        if changes[-1][1] != gate.limit:
+            changes.append((t, gate.limit))
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    return changes
+
+
+async def test_slow_start_does_not_double_on_a_window_whose_last_look_saw_the_api_slow() -> None:
+    # The second window's mean (16 looks' worth at 20 ms, 4 at 100 ms: 36 ms against a base of
+    # 20 ms) is calm, and doubles the limit when the API server stays fast; its latest look
+    # (0.25 s, mostly at 100 ms) is not, so a slowdown 0.2 s before the window ends holds it.
+    calm = await _two_slow_start_windows(slowdown_at=None)
+    assert [limit for _, limit in calm] == [2, 4, 8]
+    slowed = await _two_slow_start_windows(slowdown_at=calm[-1][0] - 0.2)
+    assert [limit for _, limit in slowed] == [2, 4], (calm, slowed)
