@@ -44,7 +44,9 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+import urllib.request
 from pathlib import Path
 from types import FrameType
 from typing import IO, Any
@@ -133,8 +135,11 @@ def run_size(clusters: int, args: argparse.Namespace, workdir: Path) -> dict[str
         preexec_fn=end_with_parent(),
     )
     server = psutil.Process(apiserver.pid)
+    probe = ScrapeProbe(url, interval=args.scrape_interval)
     try:
         wait_for_metrics(url, operator)
+        if args.scrape_interval > 0:
+            probe.start()
         floor_mb = psutil.Process(operator.pid).memory_info().rss / 1e6
         server_cpu0 = cpu_seconds(server)
         out = workdir / "bench.json"
@@ -157,11 +162,16 @@ def run_size(clusters: int, args: argparse.Namespace, workdir: Path) -> dict[str
         if lock is not None:
             lock.close()
             lock = None
+        probe.phase = "idle"
         server_idle0 = cpu_seconds(server)
         result["idle"] = idle_phase(operator, url, args.idle_seconds, clusters)
         result["idle"]["apiserver_cpu_seconds"] = cpu_seconds(server) - server_idle0
+        probe.stop()
+        result["scrapes"] = scrape_summary(probe.samples)
+        result["scrape_samples"] = probe.samples
         return result
     finally:
+        probe.stop()
         stop(operator)
         log.close()
         stop(apiserver)
@@ -174,6 +184,73 @@ def run_size(clusters: int, args: argparse.Namespace, workdir: Path) -> dict[str
                 written = prefix.with_name(f"{prefix.name}-{n}.prof")
                 if written.exists():
                     written.rename(written.with_name(f"{prefix.name}-{phase}.prof"))
+
+
+class ScrapeProbe:
+    """Scrapes the operator's /metrics every ``interval`` s from a thread and times each scrape
+    (connect to last byte), tagged with the phase the run is in: how long a scraper waits on a
+    busy operator, and how large the page is. A scrape that fails or exceeds ``timeout`` is
+    recorded as failed, with its reason, never dropped."""
+
+    def __init__(self, url: str, interval: float = 15.0, timeout: float = 120.0) -> None:
+        self.url = url
+        self.interval = interval
+        self.timeout = timeout
+        self.phase = "create"
+        self.samples: list[dict[str, Any]] = []
+        self._stopped = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="scrape-probe", daemon=True)
+        self._t0 = time.monotonic()
+
+    def start(self) -> None:
+        """Starts scraping; returns at once."""
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stops scraping; blocks until a scrape in flight has ended (a no-op when not
+        started, or stopped already)."""
+        self._stopped.set()
+        if self._thread.is_alive():
+            self._thread.join()
+
+    def _run(self) -> None:
+        while not self._stopped.wait(self.interval):
+            self.samples.append(self.scrape())
+
+    def scrape(self) -> dict[str, Any]:
+        """Scrapes once; returns the sample (phase, start, seconds, bytes, error)."""
+        phase, started = self.phase, time.monotonic()
+        size, error = 0, ""
+        try:
+            with urllib.request.urlopen(self.url, timeout=self.timeout) as resp:
+                size = len(resp.read())
+        except OSError as exc:
+            error = f"{type(exc).__name__}: {exc}"
+        return {
+            "phase": phase,
+            "at": started - self._t0,
+            "seconds": time.monotonic() - started,
+            "bytes": size,
+            "error": error,
+        }
+
+
+def scrape_summary(samples: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """Per phase: scrapes, failures, median and longest seconds, scrapes over 10 s, largest
+    page (bytes)."""
+    out: dict[str, dict[str, float]] = {}
+    for phase in sorted({s["phase"] for s in samples}):
+        mine = [s for s in samples if s["phase"] == phase]
+        seconds = sorted(s["seconds"] for s in mine)
+        out[phase] = {
+            "scrapes": len(mine),
+            "failed": sum(1 for s in mine if s["error"]),
+            "median_seconds": seconds[len(seconds) // 2],
+            "max_seconds": seconds[-1],
+            "over_10s": sum(1 for v in seconds if v > 10.0),
+            "max_bytes": max(s["bytes"] for s in mine),
+        }
+    return out
 
 
 def heavy_lock(path: Path | None) -> IO[bytes] | None:
@@ -262,6 +339,10 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds per size")
     parser.add_argument("--profile", type=Path, default=None, help="write cProfile files here")
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument(
+        "--scrape-interval", type=float, default=15.0,
+        help="time a /metrics scrape every this many seconds (0: never)",
+    )  # fmt: skip
     parser.add_argument(
         "--lock", type=Path, default=None,
         help="flock this file around each creation phase (not the idle window)",
