@@ -399,6 +399,10 @@ class Controller:
                     self.queue.done(request)
             finally:
                 gate.release()
+            # A queued item is taken, and a pass that reads only caches runs, without
+            # suspending: without this yield one worker would run a whole queue of such passes
+            # while nothing else (watches, /metrics, probes, the lease renewal) ran.
+            await asyncio.sleep(0)
 
     async def _reconcile_handler(self, request: Request, priority: int | None) -> None:
         started = self._clock.now()
