@@ -304,6 +304,19 @@ class InProcessOperator:
         return Snapshot.from_registry(self.metrics.registry)
 
 
+SCRAPE_TIMEOUT = 60.0
+"""Seconds an external operator's /metrics may take to answer once it is up. A busy operator
+answers late (its event loop serves the scrape between reconciles); one that needs longer has
+failed the run, and says so."""
+
+STARTING_SCRAPE_TIMEOUT = 5.0
+"""Seconds each scrape may take while the bench waits for the operator to come up."""
+
+
+class MetricsUnavailable(RuntimeError):
+    """The operator's /metrics did not answer 200 in time."""
+
+
 class ExternalOperator:
     """An operator running elsewhere (KubeRay, say), observed through its /metrics URL.
 
@@ -316,11 +329,17 @@ class ExternalOperator:
     in_process = False
 
     def __init__(
-        self, metrics_url: str, *, pid: int | None = None, ready_timeout: float = 60.0
+        self,
+        metrics_url: str,
+        *,
+        pid: int | None = None,
+        ready_timeout: float = 60.0,
+        scrape_timeout: float = SCRAPE_TIMEOUT,
     ) -> None:
         self._url = metrics_url
         self._session: aiohttp.ClientSession | None = None
         self._ready_timeout = ready_timeout
+        self._scrape_timeout = scrape_timeout
         self.pid = pid
         self.controller = "raycluster"
 
@@ -332,10 +351,13 @@ class ExternalOperator:
         Raises:
             RuntimeError: No RayCluster controller appeared within ``ready_timeout``.
         """
-        self._session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=5))
+        self._session = aiohttp.ClientSession()
         deadline = asyncio.get_running_loop().time() + self._ready_timeout
         while True:
-            snap = await self.snapshot()
+            try:
+                snap = await self._scrape(STARTING_SCRAPE_TIMEOUT)
+            except MetricsUnavailable:
+                snap = Snapshot()  # still starting: not listening yet, or not answering
             names = [
                 labels.get("controller", "")
                 for labels, _ in snap.select("controller_runtime_max_concurrent_reconciles")
@@ -354,10 +376,25 @@ class ExternalOperator:
             await self._session.close()
 
     async def snapshot(self) -> Snapshot:
-        """Scrapes the metrics URL (an empty snapshot when it cannot be read)."""
+        """Scrapes the metrics URL.
+
+        Raises:
+            MetricsUnavailable: it did not answer 200 within the scrape timeout (an empty
+                snapshot in its place would turn the run's counters into nonsense: a final
+                read that came back empty made 10,000 clusters' reconciles 0).
+        """
+        return await self._scrape(self._scrape_timeout)
+
+    async def _scrape(self, timeout: float) -> Snapshot:
         assert self._session is not None
         try:
-            async with self._session.get(self._url) as resp:
+            async with self._session.get(
+                self._url, timeout=aiohttp.ClientTimeout(total=timeout)
+            ) as resp:
+                if resp.status != 200:
+                    raise MetricsUnavailable(f"{self._url} answered {resp.status}")
                 return Snapshot.from_text(await resp.text())
-        except (aiohttp.ClientError, TimeoutError):
-            return Snapshot()
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            raise MetricsUnavailable(
+                f"{self._url} could not be read in {timeout:g} s: {type(exc).__name__} {exc}"
+            ) from exc
