@@ -16,7 +16,10 @@ size, and per cluster, so the curve shows whether the cost grows linearly:
 - operator CPU seconds (user + system, psutil) and peak RSS during creation; RSS before the
   first cluster (the floor) and what each cluster adds above it;
 - the API server child's CPU seconds over the same phase (it shares the 2 cores);
-- idle: the operator's CPU over the window as % of one core and ms per cluster per minute.
+- idle: the operator's CPU over the window as % of one core and ms per cluster per minute;
+- ``scrapes``: a thread scrapes the operator's /metrics every ``--scrape-interval`` s (0: never)
+  and times each, per phase (creation, idle): how long a scraper waits on a busy operator
+  (``scrape_samples`` holds each one).
 
 ``--profile DIR`` runs the operator and the API server under :mod:`cProfile` and writes
 ``DIR/<size>-create.prof``, ``DIR/<size>-idle.prof`` and ``DIR/<size>-apiserver-*.prof`` (read
