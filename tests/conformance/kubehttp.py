@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import json
+import shutil
 import ssl
 import tempfile
 from collections.abc import AsyncIterator, Mapping
@@ -67,8 +68,9 @@ class Kube:
         self.session = aiohttp.ClientSession(headers=self.headers)
 
     async def close(self) -> None:
-        """Closes the HTTP session."""
+        """Closes the HTTP session and removes the key material written for it."""
         await self.session.close()
+        shutil.rmtree(self._workdir, ignore_errors=True)
 
     async def request(
         self,
