@@ -127,6 +127,19 @@ def test_the_rest_totals_follow_both_histograms_over_every_label() -> None:
     assert rest.totals.throttle_seconds == pytest.approx(0.175)
 
 
+async def _let_the_driver_run() -> None:
+    """Lets the driver's task take its turns after the fake clock moved."""
+    for _ in range(5):
+        await asyncio.sleep(0)
+
+
+async def _stop(task: asyncio.Task[None]) -> None:
+    """Cancels the driver's task and waits for it to end."""
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+
+
 def _driver_with_queue() -> tuple[
     FakeClock, OperatorMetrics, WorkerGate, list[float], AdaptiveConcurrency
 ]:
@@ -158,13 +171,10 @@ async def _burst_after_idle(arrival: float, until: float) -> list[tuple[float, i
             metrics.reconcile_total.labels(controller="c", result="success").inc()
             gate.started()
             done_at = round(done_at + 0.1, 2)
-        for _ in range(5):
-            await asyncio.sleep(0)
+        await _let_the_driver_run()
         if not changes or changes[-1][1] != gate.limit:
             changes.append((t, gate.limit))
-    task.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
-        await task
+    await _stop(task)
     return changes
 
 
@@ -193,11 +203,8 @@ async def test_work_that_comes_and_goes_at_every_look_still_closes_the_windows()
     for tick in range(1, 41):  # 10 s of looks, 0.25 s apart
         depth[0] = 50.0 if tick % 2 else 0.0
         clock.set(tick * 0.25)
-        for _ in range(5):
-            await asyncio.sleep(0)
-    task.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
-        await task
+        await _let_the_driver_run()
+    await _stop(task)
     assert len(closed) >= 5, closed
     assert all(b - a <= 2.0 + 1e-9 for a, b in itertools.pairwise([0.0, *closed]))
 
@@ -222,15 +229,12 @@ async def test_the_driver_rebases_once_the_reconciles_since_a_cut_suffice() -> N
         clock.set(t)
         rest.observe_request("GET", "h", 0.2 if t > 3.0 else 0.02)
         metrics.reconcile_total.labels(controller="c", result="success").inc()
-        for _ in range(5):
-            await asyncio.sleep(0)
+        await _let_the_driver_run()
         if cut is None and gate.limit == 6:
             cut = t
         if rebased is None and (auto.law.base_latency or 0) > 0.1:
             rebased = t
-    task.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
-        await task
+    await _stop(task)
     assert cut is not None and 4.0 <= cut <= 4.1
     assert rebased is not None and rebased - cut <= 1.0, (cut, rebased)
     assert gate.limit == 6  # the cooldown still holds the next increase (no backlog grows it)
@@ -257,13 +261,10 @@ async def _two_slow_start_windows(slowdown_at: float | None) -> list[tuple[float
             rest.observe_request("GET", "h", 0.1 if slow else 0.02)
         if tick % 10 == 0:
             metrics.reconcile_total.labels(controller="c", result="success").inc()
-        for _ in range(5):
-            await asyncio.sleep(0)
+        await _let_the_driver_run()
         if changes[-1][1] != gate.limit:
             changes.append((t, gate.limit))
-    task.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
-        await task
+    await _stop(task)
     return changes
 
 
