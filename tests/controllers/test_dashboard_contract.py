@@ -33,7 +33,14 @@ from rayop.sim.nodes.kubelet import KubeletConfig
 from rayop.sim.nodes.processes.ray_install import RayNotInstalled, find_ray
 
 NS = "default"
-RAY_ENV = os.environ.get("RAYOP_RAY_ENV") or str(Path.home() / ".cache/rayop/ray/2.60.0")
+RAY_ENV = os.environ.get("RAYOP_RAY_ENV") or str(  # where scripts/ray-env installs it
+    Path(
+        os.environ.get("RAYOP_CACHE_DIR")
+        or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "rayop"
+    )
+    / "ray"
+    / "2.60.0"
+)
 SIM_DASHBOARD = DashboardConfig(
     job_pending_seconds=0.05, job_run_seconds=1.0, job_stop_seconds=0.05
 )

@@ -2,8 +2,9 @@
 
 Every test gets an embedded control plane whose kubelet runs pods as local processes with a
 real Ray (``KubeletConfig(real_ray=True)``), and rayop's operator against it. Ray comes from the
-virtualenv ``scripts/test-realray`` installs (``RAYOP_RAY_ENV``, by default
-``~/.cache/rayop/ray/2.60.0``); in this tier a missing Ray fails the test, it is never skipped.
+virtualenv ``scripts/test-realray`` installs (``RAYOP_RAY_ENV``, by default ``ray/2.60.0`` in
+the cache root, ``RAYOP_CACHE_DIR`` or ``~/.cache/rayop``); in this tier a missing Ray fails the
+test, it is never skipped.
 The fast tier deselects the whole directory by its marker.
 """
 
@@ -20,7 +21,14 @@ from rayop.sim.nodes.processes.ray_install import RayNotInstalled, find_ray
 from rayop.testing import PlaneUnderTest, RunningOperator, open_control_plane, open_operator
 from rayop.testing.operator import ALL_KINDS
 
-DEFAULT_RAY_ENV = Path.home() / ".cache" / "rayop" / "ray" / "2.60.0"
+DEFAULT_RAY_ENV = (
+    Path(
+        os.environ.get("RAYOP_CACHE_DIR")
+        or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "rayop"
+    )
+    / "ray"
+    / "2.60.0"
+)  # where scripts/ray-env installs it
 SAMPLES = Path(__file__).resolve().parents[3] / "shared" / "compat" / "kuberay-v1.7.0" / "samples"
 
 
