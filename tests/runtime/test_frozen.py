@@ -1,4 +1,5 @@
-"""freeze_decoded gives the same read-only tree as freeze_json, at about half the cost."""
+"""freeze_decoded gives the same read-only tree as freeze_json, at about half the cost; the
+informer cache uses it for what it is handed over."""
 
 from __future__ import annotations
 
@@ -55,3 +56,24 @@ def test_a_decoded_pod_is_read_only_and_deep_copies_are_plain() -> None:
     edited = copy.deepcopy(pod)
     edited["metadata"]["labels"]["x"] = "y"
     assert type(edited["spec"]["containers"]) is list and "x" not in pod["metadata"]["labels"]
+
+
+def test_an_owned_put_stores_the_same_read_only_tree_as_a_copying_put() -> None:
+    """``Indexer.put(owned=True)`` (the informer's watch events and LIST items) freezes the
+    decoded object in place; what it stores and hands back equals a copying put's."""
+    from rayop.runtime.indexer import Indexer
+
+    raw = orjson.dumps(kuberay_worker_pod("c1", 0))
+    copying, owning = Indexer(decoded_cache_size=1), Indexer(decoded_cache_size=1)
+    kept = orjson.loads(raw)
+    stored, _ = copying.put(kept)
+    kept["spec"]["rayopTestField"] = 7  # a copying put leaves the caller's object its own
+    assert "rayopTestField" not in stored["spec"]
+    given = orjson.loads(raw)
+    handed, _ = owning.put(given, owned=True)
+    assert handed == stored == orjson.loads(raw) and all_frozen(handed)
+    assert handed["spec"] is given["spec"]  # frozen in place, not copied
+    key = next(iter(owning))
+    owning.put({"metadata": {"namespace": "x", "name": "evicts-the-pod"}}, owned=True)
+    assert owning.get(key) == orjson.loads(raw)  # read back through the compact encoding
+    assert all_frozen(owning.get(key))

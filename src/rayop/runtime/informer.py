@@ -314,7 +314,7 @@ class SharedInformer:
             self._synced_event.set()
 
     def _upsert(self, obj: dict[str, Any]) -> None:
-        new, old = self._indexer.put(self._prepare(obj))
+        new, old = self._indexer.put(self._prepare(obj), owned=True)
         if old is None:
             self._dispatch_add(new, False)
         else:
@@ -365,7 +365,7 @@ class _Replacement:
             self._seen.add(key)
             if indexer.resource_version(key) == resource_version(item):
                 continue
-            new, old = indexer.put(informer._prepare(item))
+            new, old = indexer.put(informer._prepare(item), owned=True)
             if old is None:
                 informer._dispatch_add(new, self._initial)
             else:

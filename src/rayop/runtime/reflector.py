@@ -92,11 +92,11 @@ class ReflectorStore(Protocol):
         ...
 
     def add(self, obj: dict[str, Any]) -> None:
-        """An ADDED watch event."""
+        """An ADDED watch event (the store may consume ``obj``: it is only read afterwards)."""
         ...
 
     def update(self, obj: dict[str, Any]) -> None:
-        """A MODIFIED watch event."""
+        """A MODIFIED watch event (the store may consume ``obj``: it is only read afterwards)."""
         ...
 
     def delete(self, obj: dict[str, Any]) -> None:
