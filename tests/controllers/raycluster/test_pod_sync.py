@@ -288,3 +288,39 @@ def fresh_expectations(deps: ReconcilerDeps) -> ReconcilerDeps:
     """The same dependencies with new scale expectations (the cache shows no pods any more)."""
     pods = deps.pods
     return dataclasses.replace(deps, expectations=ScaleExpectations(pods.get, clock=deps.clock))
+
+
+async def test_a_groups_missing_workers_share_one_built_body(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The pods a pass creates for one group differ only in their replica index label, so the
+    body is built once; each create sends it with its own index, as a fresh build would."""
+    from rayop.api import keys
+    from rayop.api.raycluster import RayCluster
+    from rayop.controllers.raycluster import pod_sync
+
+    cluster = minimal_cluster()
+    cluster["spec"]["workerGroupSpecs"][0].update(groupName="a", replicas=4)
+    fakes = Fakes()
+    fakes.pods.put(pod("rc-head-1", "head", "headgroup"))
+    ctx = context(cluster, fakes)
+    built = []
+    real = pod_sync.build_worker_pod
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        built.append(kwargs["replica_index"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(pod_sync, "build_worker_pod", counting)
+    await reconcile_pods(ctx)
+
+    bodies = [c.body for c in fakes.api.verbs("create", "Pod")]
+    assert len(bodies) == 4 and len(set(_created(fakes))) == 4
+    assert len(built) == 1
+    index = keys.RAY_WORKER_REPLICA_INDEX
+    assert sorted(b["metadata"]["labels"][index] for b in bodies) == ["0", "1", "2", "3"]
+    rc = RayCluster.model_validate(cluster)
+    group = rc.spec.worker_group_specs[0]
+    for b in bodies:  # each as a build with its own index makes it (batch metadata: none here)
+        i = int(b["metadata"]["labels"][index])
+        assert b == real(rc, group, options=ctx.deps.options, replica_index=i)

@@ -34,7 +34,7 @@ from rayop.controllers.common.options import KUBERAY_VERSION
 from rayop.controllers.raycluster import events as ev
 from rayop.controllers.raycluster.mtls.names import is_tls_enabled
 from rayop.controllers.raycluster.mtls.readiness import MTLSNotReadyError, check_mtls_secrets_ready
-from rayop.controllers.raycluster.pods import build_head_pod, build_worker_pod
+from rayop.controllers.raycluster.pods import build_head_pod, build_worker_pod, with_replica_index
 from rayop.controllers.raycluster.reconcile_context import Obj, ReconcileContext
 from rayop.controllers.raycluster.scaling import (
     PodCreation,
@@ -226,9 +226,9 @@ async def _create_head(ctx: ReconcileContext) -> None:
         ) from err
 
 
-async def _create_worker(
+def _worker_pod(
     ctx: ReconcileContext, group: WorkerGroupSpec, creation: PodCreation
-) -> str:
+) -> dict[str, Any]:
     pod = build_worker_pod(
         ctx.rc,
         group,
@@ -238,7 +238,7 @@ async def _create_worker(
         host_index=creation.host_index,
     )
     batch.add_metadata(ctx.deps.options, RAY_CLUSTER, ctx.cached, pod, group.group_name)
-    return await _create_pod(ctx, pod, group=group.group_name)
+    return pod
 
 
 async def create_workers(
@@ -251,8 +251,27 @@ async def create_workers(
         ReplicaFailureError: some create failed (after every call finished; created pods stay).
     """
 
+    # A group's new pods differ only in their index labels (the server names each from
+    # generateName): the body is built once per multi-host replica and host, and a create
+    # with another replica index sends a copy that differs in that label alone.
+    bodies: dict[tuple[str, int], tuple[int, dict[str, Any]]] = {}
+
+    def body(creation: PodCreation) -> dict[str, Any]:
+        key = (creation.replica_name, creation.host_index)
+        built = bodies.get(key)
+        if built is None:
+            pod = _worker_pod(ctx, group, creation)
+            bodies[key] = (creation.replica_index, pod)
+            return pod
+        index, pod = built
+        return (
+            pod
+            if index == creation.replica_index
+            else with_replica_index(pod, creation.replica_index)
+        )
+
     def call(creation: PodCreation) -> Callable[[], Awaitable[str]]:
-        return lambda: _create_worker(ctx, group, creation)
+        return lambda: _create_pod(ctx, body(creation), group=group.group_name)
 
     if ctx.namespace in ctx.deps.refusing_namespaces:
         results = await _run_until_failure([call(c) for c in creations])

@@ -275,3 +275,18 @@ def build_worker_pod(
     add_sidecars(spec, options.pod_defaults, node_type="worker")
     add_default_metadata(metadata, options.pod_defaults)
     return _finish_pod(rc, template, node_type="worker", params=params, fqdn=fqdn, options=options)
+
+
+def with_replica_index(pod: Pod, replica_index: int) -> Pod:
+    """Returns a worker pod of :func:`build_worker_pod` as it would be built with
+    ``replica_index`` (the index is only its ``ray.io/worker-group-replica-index`` label, set
+    with the ``RayMultiHostIndexing`` gate on); never blocks.
+
+    The result has a top level, metadata and labels of its own and shares the rest with ``pod``:
+    both are for reading (a create sends them) and neither may be edited.
+    """
+    labels_ = pod["metadata"].get("labels") or {}
+    if keys.RAY_WORKER_REPLICA_INDEX not in labels_:
+        return pod
+    labels_ = {**labels_, keys.RAY_WORKER_REPLICA_INDEX: str(replica_index)}
+    return {**pod, "metadata": {**pod["metadata"], "labels": labels_}}
