@@ -87,6 +87,9 @@ def run(
     settings = dataclasses.replace(
         settings, options=dataclasses.replace(settings.options, batch_scheduler=scheduler)
     )
+    from rayop.runtime.collector import tune_collector
+
+    tune_collector()
     try:
         asyncio.run(_run(kubeconfig, settings))
     except LeadershipLost:
