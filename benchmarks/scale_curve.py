@@ -30,6 +30,12 @@ file run as ``scale_curve.py --profiled-child PREFIX -- rayop-args...``: SIGUSR1
 profile so far to ``PREFIX-<n>.prof`` and starts a new one; the end of the process writes the
 last.
 
+``--cpu-samples FILE`` runs both children under the CPU-time sampler (``benchmarks/cpu_sampler``,
+``SIGPROF`` every 4 ms of the process's own CPU, ~1 % overhead) and writes
+``FILE.<size>-operator.create``, ``FILE.<size>-operator.idle`` and the same for ``-apiserver``
+(read them with ``benchmarks/cpu_samples_report.py``; their header holds the phase's cyclic GC
+collections and CPU seconds per generation).
+
 Run::
 
     .venv/bin/python benchmarks/scale_curve.py --lock /tmp/rayop-heavy.lock \
@@ -64,9 +70,36 @@ from rayop.cli.realcluster import free_port
 REPO = Path(__file__).resolve().parents[1]
 
 
-def start_apiserver(workdir: Path, profile: Path | None) -> tuple[subprocess.Popen[str], Path]:
+SAMPLER = Path(__file__).resolve().parent / "cpu_sampler"
+
+
+def sampled_env(samples: Path | None) -> dict[str, str] | None:
+    """Returns the environment that puts a child under the CPU-time sampler writing
+    ``samples.<pid>[.<n>]``; None (inherit) when ``samples`` is None."""
+    if samples is None:
+        return None
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(SAMPLER), *filter(None, [env.get("PYTHONPATH")])])
+    env["RAYOP_CPU_SAMPLES"] = str(samples)
+    return env
+
+
+def collect_samples(samples: Path | None, pid: int) -> None:
+    """Renames a sampled child's files ``samples.<pid>.0`` (creation, ended by SIGUSR2) and
+    ``samples.<pid>`` (the rest, written at exit) to ``samples.create`` and ``samples.idle``."""
+    if samples is None:
+        return
+    for written, phase in ((f"{pid}.0", "create"), (str(pid), "idle")):
+        source = samples.with_name(f"{samples.name}.{written}")
+        if source.exists():
+            source.rename(samples.with_name(f"{samples.name}.{phase}"))
+
+
+def start_apiserver(
+    workdir: Path, profile: Path | None, samples: Path | None = None
+) -> tuple[subprocess.Popen[str], Path]:
     """Starts ``rayop apiserver`` (plain HTTP) as a child, under the profiling wrapper when
-    ``profile``; returns it and its kubeconfig."""
+    ``profile``, under the CPU-time sampler when ``samples``; returns it and its kubeconfig."""
     kubeconfig = workdir / "kubeconfig.yaml"
     flags = [
         "apiserver", "--no-tls",
@@ -78,7 +111,12 @@ def start_apiserver(workdir: Path, profile: Path | None) -> tuple[subprocess.Pop
         cmd = [sys.executable, __file__, "--profiled-child", str(profile), "--", *flags]
     log = (workdir / "apiserver.log").open("wb")
     proc = subprocess.Popen(
-        cmd, stdout=subprocess.PIPE, stderr=log, text=True, preexec_fn=end_with_parent()
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=log,
+        text=True,
+        preexec_fn=end_with_parent(),
+        env=sampled_env(samples),
     )
     log.close()
     assert proc.stdout is not None
@@ -125,8 +163,11 @@ def run_size(clusters: int, args: argparse.Namespace, workdir: Path) -> dict[str
     workdir.mkdir(parents=True)
     profile = args.profile / str(clusters) if args.profile else None
     server_profile = args.profile / f"{clusters}-apiserver" if args.profile else None
+    samples = args.cpu_samples
+    operator_samples = samples.with_name(f"{samples.name}.{clusters}-operator") if samples else None
+    server_samples = samples.with_name(f"{samples.name}.{clusters}-apiserver") if samples else None
     lock = heavy_lock(args.lock)
-    apiserver, kubeconfig = start_apiserver(workdir, server_profile)
+    apiserver, kubeconfig = start_apiserver(workdir, server_profile, server_samples)
     port = free_port()
     url = f"http://127.0.0.1:{port}/metrics"
     log = (workdir / "operator.log").open("wb")
@@ -136,6 +177,7 @@ def run_size(clusters: int, args: argparse.Namespace, workdir: Path) -> dict[str
         stderr=subprocess.STDOUT,
         stdin=subprocess.DEVNULL,
         preexec_fn=end_with_parent(),
+        env=sampled_env(operator_samples),
     )
     server = psutil.Process(apiserver.pid)
     probe = ScrapeProbe(url, interval=args.scrape_interval)
@@ -162,6 +204,9 @@ def run_size(clusters: int, args: argparse.Namespace, workdir: Path) -> dict[str
         if profile is not None:
             os.kill(operator.pid, signal.SIGUSR1)
             os.kill(apiserver.pid, signal.SIGUSR1)
+        if samples is not None:
+            os.kill(operator.pid, signal.SIGUSR2)
+            os.kill(apiserver.pid, signal.SIGUSR2)
         if lock is not None:
             lock.close()
             lock = None
@@ -178,6 +223,8 @@ def run_size(clusters: int, args: argparse.Namespace, workdir: Path) -> dict[str
         stop(operator)
         log.close()
         stop(apiserver)
+        collect_samples(operator_samples, operator.pid)
+        collect_samples(server_samples, apiserver.pid)
         if lock is not None:
             lock.close()
         for prefix in (profile, server_profile):
@@ -343,6 +390,10 @@ def main() -> None:
     parser.add_argument("--profile", type=Path, default=None, help="write cProfile files here")
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument(
+        "--cpu-samples", type=Path, default=None,
+        help="run both children under benchmarks/cpu_sampler; write FILE.<size>-<child>.<phase>",
+    )  # fmt: skip
+    parser.add_argument(
         "--scrape-interval", type=float, default=15.0,
         help="time a /metrics scrape every this many seconds (0: never)",
     )  # fmt: skip
@@ -354,6 +405,8 @@ def main() -> None:
     if args.profile is not None:
         args.profile.mkdir(parents=True, exist_ok=True)
         args.profile = args.profile.resolve()
+    if args.cpu_samples is not None:
+        args.cpu_samples = args.cpu_samples.resolve()
     results: dict[int, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory(prefix="rayop-scale-curve-") as tmp:
         for clusters in [int(v) for v in args.sizes.split(",")]:
