@@ -2,9 +2,11 @@
 
 For each ``--reconcile-concurrency`` value and each operator, one after the other on this
 machine, it starts a FRESH real control plane (``rayop dev real-cluster``'s etcd,
-kube-apiserver, controller-manager, scheduler and kwok; a few seconds), starts the operator as
-a child process with the same flags (``--reconcile-concurrency N --metrics-addr :PORT
---enable-leader-election=false``, admin kubeconfig in ``KUBECONFIG``), and runs::
+kube-apiserver, controller-manager, scheduler and kwok; a few seconds), installs the ray.io
+CRDs, starts the operator as a child process with the same flags (``--reconcile-concurrency N
+--metrics-addr :PORT --enable-leader-election=false``, admin kubeconfig in ``KUBECONFIG``),
+waits until the audit log shows the operator's RayCluster cache listed (so no cluster reaches
+it in that first list, which both operators' priority queues file at low priority), and runs::
 
     rayop bench --kubeconfig K --external-operator --external-metrics-url URL \
         --external-operator-pid PID --concurrency N --clusters 100 --workers 10 --json ...
@@ -64,6 +66,7 @@ from request_breakdown import (  # benchmarks/, beside this script
 
 from rayop.bench.child_lifetime import end_with_parent
 from rayop.bench.metrics import Snapshot
+from rayop.bench.runner import install_crds
 from rayop.cli.realcluster import RealCluster, RealClusterSettings, free_port
 from rayop.cli.realcluster_config import AUDIT_LOG
 from rayop.kube.client import KubeClient
@@ -135,6 +138,54 @@ def wait_for_metrics(url: str, proc: subprocess.Popen[bytes], timeout: float = 6
             pass
         time.sleep(0.3)
     raise TimeoutError(f"{url} did not come up in {timeout} s")
+
+
+def operator_has_listed(audit: Path, resource: str = "rayclusters") -> bool:
+    """Whether the audit log shows an operator's LIST of ``resource`` answered: a request from
+    any client but the benchmark's own (``rayop-bench``, ``rayop-side-by-side``)."""
+    if not audit.exists():
+        return False
+    with audit.open("rb") as lines:
+        for line in lines:
+            if resource.encode() not in line or b'"ResponseComplete"' not in line:
+                continue
+            event = json.loads(line)
+            agent = str(event.get("userAgent", ""))
+            if (
+                event.get("verb") == "list"
+                and (event.get("objectRef") or {}).get("resource") == resource
+                and event.get("responseStatus", {}).get("code") == 200
+                and not agent.startswith(("rayop-bench", "rayop-side-by-side"))
+            ):
+                return True
+    return False
+
+
+def wait_until_listed(audit: Path, proc: subprocess.Popen[bytes], timeout: float = 60.0) -> None:
+    """Blocks until the operator's RayCluster cache has listed (the audit log says so).
+
+    Clusters the bench creates before that reach the operator in its cache's first list, which
+    the priority queue of both operators (controller-runtime's, and rayop's after it) files at
+    low priority, so every later pod event of a cluster would overtake the backlog: a start
+    neither operator would see in use. Waiting for /metrics alone is not enough (KubeRay serves
+    it seconds before its caches sync).
+    """
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"the operator exited with code {proc.returncode}")
+        if operator_has_listed(audit):
+            return
+        time.sleep(0.3)
+    raise TimeoutError(f"the operator did not list RayClusters in {timeout} s")
+
+
+async def install_ray_crds(kubeconfig: str) -> None:
+    """Installs the ray.io CRDs before the operator starts, as a chart does (the bench keeps
+    them)."""
+    config = await load_config(kubeconfig=kubeconfig)
+    async with KubeClient(config, qps=-1, user_agent="rayop-side-by-side") as client:
+        await install_crds(client)
 
 
 EVENT_SETTLE_SECONDS = 3.0
@@ -301,6 +352,7 @@ def run_one(
     lock = heavy_lock(args.lock)
     profile = args.profile_rayop and args.profile_rayop.with_suffix(f".c{concurrency}.prof")
     info = cluster.start()
+    asyncio.run(install_ray_crds(str(info.kubeconfig)))
     port = free_port()
     url = f"http://127.0.0.1:{port}/metrics"
     env = {**os.environ, "KUBECONFIG": str(info.kubeconfig)}
@@ -323,6 +375,7 @@ def run_one(
     )
     try:
         wait_for_metrics(url, proc)
+        wait_until_listed(workdir / "logs" / AUDIT_LOG, proc)
         bench = [
             sys.executable, "-m", "rayop", "bench",
             "--kubeconfig", str(info.kubeconfig),

@@ -297,7 +297,7 @@ async def test_a_groups_missing_workers_share_one_built_body(
     body is built once; each create sends it with its own index, as a fresh build would."""
     from rayop.api import keys
     from rayop.api.raycluster import RayCluster
-    from rayop.controllers.raycluster import pod_sync
+    from rayop.controllers.raycluster import pods
 
     cluster = minimal_cluster()
     cluster["spec"]["workerGroupSpecs"][0].update(groupName="a", replicas=4)
@@ -305,13 +305,13 @@ async def test_a_groups_missing_workers_share_one_built_body(
     fakes.pods.put(pod("rc-head-1", "head", "headgroup"))
     ctx = context(cluster, fakes)
     built = []
-    real = pod_sync.build_worker_pod
+    real = pods.build_worker_pod
 
     def counting(*args: Any, **kwargs: Any) -> Any:
         built.append(kwargs["replica_index"])
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(pod_sync, "build_worker_pod", counting)
+    monkeypatch.setattr("rayop.controllers.raycluster.pod_sync.build_worker_pod", counting)
     await reconcile_pods(ctx)
 
     bodies = [c.body for c in fakes.api.verbs("create", "Pod")]
@@ -320,6 +320,7 @@ async def test_a_groups_missing_workers_share_one_built_body(
     index = keys.RAY_WORKER_REPLICA_INDEX
     assert sorted(b["metadata"]["labels"][index] for b in bodies) == ["0", "1", "2", "3"]
     rc = RayCluster.model_validate(cluster)
+    assert rc.spec.worker_group_specs is not None
     group = rc.spec.worker_group_specs[0]
     for b in bodies:  # each as a build with its own index makes it (batch metadata: none here)
         i = int(b["metadata"]["labels"][index])
