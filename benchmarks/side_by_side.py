@@ -5,8 +5,9 @@ machine, it starts a FRESH real control plane (``rayop dev real-cluster``'s etcd
 kube-apiserver, controller-manager, scheduler and kwok; a few seconds), installs the ray.io
 CRDs, starts the operator as a child process with the same flags (``--reconcile-concurrency N
 --metrics-addr :PORT --enable-leader-election=false``, admin kubeconfig in ``KUBECONFIG``),
-waits until the audit log shows the operator's RayCluster cache listed (so no cluster reaches
-it in that first list, which both operators' priority queues file at low priority), and runs::
+waits until its log says its RayCluster controller started its workers (so no cluster reaches
+it in the caches' first list, which both operators' priority queues file at low priority), and
+runs::
 
     rayop bench --kubeconfig K --external-operator --external-metrics-url URL \
         --external-operator-pid PID --concurrency N --clusters 100 --workers 10 --json ...
@@ -140,44 +141,35 @@ def wait_for_metrics(url: str, proc: subprocess.Popen[bytes], timeout: float = 6
     raise TimeoutError(f"{url} did not come up in {timeout} s")
 
 
-def operator_has_listed(audit: Path, resource: str = "rayclusters") -> bool:
-    """Whether the audit log shows an operator's LIST of ``resource`` answered: a request from
-    any client but the benchmark's own (``rayop-bench``, ``rayop-side-by-side``)."""
-    if not audit.exists():
+def controller_started(log: Path, controller: str = "raycluster") -> bool:
+    """Whether the operator's log holds controller-runtime's ``Starting workers`` line for its
+    RayCluster controller (KubeRay logs it, and rayop after it, once the caches synced)."""
+    if not log.exists():
         return False
-    with audit.open("rb") as lines:
-        for line in lines:
-            if resource.encode() not in line or b'"ResponseComplete"' not in line:
-                continue
-            event = json.loads(line)
-            agent = str(event.get("userAgent", ""))
-            if (
-                event.get("verb") == "list"
-                and (event.get("objectRef") or {}).get("resource") == resource
-                and event.get("responseStatus", {}).get("code") == 200
-                and not agent.startswith(("rayop-bench", "rayop-side-by-side"))
-            ):
-                return True
-    return False
+    with log.open("rb") as lines:
+        return any(
+            b"Starting workers" in line and controller.encode() in line.lower() for line in lines
+        )
 
 
-def wait_until_listed(audit: Path, proc: subprocess.Popen[bytes], timeout: float = 60.0) -> None:
-    """Blocks until the operator's RayCluster cache has listed (the audit log says so).
+def wait_until_started(log: Path, proc: subprocess.Popen[bytes], timeout: float = 60.0) -> None:
+    """Blocks until the operator's RayCluster controller runs its workers (its log says so).
 
-    Clusters the bench creates before that reach the operator in its cache's first list, which
-    the priority queue of both operators (controller-runtime's, and rayop's after it) files at
-    low priority, so every later pod event of a cluster would overtake the backlog: a start
-    neither operator would see in use. Waiting for /metrics alone is not enough (KubeRay serves
-    it seconds before its caches sync).
+    Clusters the bench creates before the cache synced reach the operator in the cache's first
+    list, which the priority queue of both operators (controller-runtime's, and rayop's after
+    it) files at low priority, so every later pod event of a cluster would overtake the backlog:
+    a start neither operator would see in use. /metrics alone is not enough (KubeRay serves it
+    seconds before its caches sync), nor is the audit log (client-go's informers list with a
+    streaming watch, logged only when it ends).
     """
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise RuntimeError(f"the operator exited with code {proc.returncode}")
-        if operator_has_listed(audit):
+        if controller_started(log):
             return
         time.sleep(0.3)
-    raise TimeoutError(f"the operator did not list RayClusters in {timeout} s")
+    raise TimeoutError(f"the operator's RayCluster controller did not start in {timeout} s")
 
 
 async def install_ray_crds(kubeconfig: str) -> None:
@@ -375,7 +367,7 @@ def run_one(
     )
     try:
         wait_for_metrics(url, proc)
-        wait_until_listed(workdir / "logs" / AUDIT_LOG, proc)
+        wait_until_started(workdir / f"{operator}.log", proc)
         bench = [
             sys.executable, "-m", "rayop", "bench",
             "--kubeconfig", str(info.kubeconfig),

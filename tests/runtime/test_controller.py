@@ -399,10 +399,13 @@ async def test_exactly_n_workers(make: Callable[..., Controller], metrics: Opera
     assert value(metrics, 'controller_runtime_active_workers{controller="c"}') == 0
 
 
-async def test_workers_wait_for_sources_to_sync(clock: FakeClock, metrics: OperatorMetrics) -> None:
+async def test_workers_wait_for_sources_to_sync(
+    clock: FakeClock, metrics: OperatorMetrics, caplog: pytest.LogCaptureFixture
+) -> None:
     script = Script()
     synced, late = InMemorySource([A]), InMemorySource([B], synced=False)
     controller = Controller("c", script, sources=[synced, late], clock=clock, metrics=metrics)
+    caplog.set_level(logging.INFO, logger="rayop.runtime.controller")
     starting = asyncio.create_task(controller.start())
     await settle()
     assert synced.started and late.started
@@ -411,9 +414,13 @@ async def test_workers_wait_for_sources_to_sync(clock: FakeClock, metrics: Opera
     assert not starting.done()
     assert script.calls == []
     assert len(controller.queue) == 2  # events are queued while waiting
+    assert [r.message for r in caplog.records] == ["Starting Controller"]
     late.set_synced()
     clock.step(0.1)
     await starting
+    # controller-runtime's line, logged once the caches synced (the side-by-side waits for it)
+    started = [r for r in caplog.records if r.message == "Starting workers"]
+    assert [(r.__dict__["controller"], r.__dict__["worker count"]) for r in started] == [("c", 1)]
     await settle()
     assert sorted(r.name for r in script.calls) == ["a", "b"]
     await controller.stop()

@@ -278,6 +278,7 @@ class Controller:
             )
         try:
             await self._start_sources()
+            logger.info("Starting Controller", extra={"controller": self.name})
             synced = await self._wait_for_sync()
         except BaseException:
             self._stopping = True
@@ -285,6 +286,12 @@ class Controller:
             raise
         if not synced:
             return
+        # controller-runtime's line once the caches synced: tools (and the side-by-side
+        # benchmark) read it as "this controller now reconciles".
+        logger.info(
+            "Starting workers",
+            extra={"controller": self.name, "worker count": self.max_concurrent_reconciles},
+        )
         self._supervisor = asyncio.get_running_loop().create_task(
             self._run_workers(), name=f"controller:{self.name}"
         )
