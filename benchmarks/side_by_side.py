@@ -50,6 +50,7 @@ import sys
 import tempfile
 import time
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -125,20 +126,33 @@ def operator_command(
     return [str(REPO / ".venv" / "bin" / "rayop"), *run]
 
 
-def wait_for_metrics(url: str, proc: subprocess.Popen[bytes], timeout: float = 60.0) -> None:
-    """Blocks until the operator's /metrics reports its RayCluster controller."""
+def wait_for(
+    ready: Callable[[], bool], proc: subprocess.Popen[bytes], timeout: float, what: str
+) -> None:
+    """Polls ``ready`` every 0.3 s until it holds; raises if the operator exits first or
+    ``timeout`` passes (naming ``what``)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise RuntimeError(f"the operator exited with code {proc.returncode}")
-        try:
-            with urllib.request.urlopen(url, timeout=2) as resp:
-                if b"controller_runtime_max_concurrent_reconciles" in resp.read():
-                    return
-        except OSError:
-            pass
+        if ready():
+            return
         time.sleep(0.3)
-    raise TimeoutError(f"{url} did not come up in {timeout} s")
+    raise TimeoutError(f"{what} in {timeout} s")
+
+
+def metrics_up(url: str) -> bool:
+    """Whether the operator's /metrics reports its RayCluster controller."""
+    try:
+        with urllib.request.urlopen(url, timeout=2) as resp:
+            return b"controller_runtime_max_concurrent_reconciles" in resp.read()
+    except OSError:
+        return False
+
+
+def wait_for_metrics(url: str, proc: subprocess.Popen[bytes], timeout: float = 60.0) -> None:
+    """Blocks until the operator's /metrics reports its RayCluster controller."""
+    wait_for(lambda: metrics_up(url), proc, timeout, f"{url} did not come up")
 
 
 def controller_started(log: Path, controller: str = "raycluster") -> bool:
@@ -162,14 +176,8 @@ def wait_until_started(log: Path, proc: subprocess.Popen[bytes], timeout: float 
     seconds before its caches sync), nor is the audit log (client-go's informers list with a
     streaming watch, logged only when it ends).
     """
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"the operator exited with code {proc.returncode}")
-        if controller_started(log):
-            return
-        time.sleep(0.3)
-    raise TimeoutError(f"the operator's RayCluster controller did not start in {timeout} s")
+    what = "the operator's RayCluster controller did not start"
+    wait_for(lambda: controller_started(log), proc, timeout, what)
 
 
 async def install_ray_crds(kubeconfig: str) -> None:
