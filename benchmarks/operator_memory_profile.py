@@ -1,7 +1,7 @@
 """Profiles where a converged operator's memory goes, by file and line (not a test).
 
 Starts ``rayop apiserver`` (plain HTTP, pods Ready 1 s after creation) in a child process, builds
-the whole operator (``controllers/operator.py`` ``build_manager``: every controller, KubeRay's
+the whole operator (``controllers/assembly/build.py`` ``build_operator``: every controller, KubeRay's
 cache filter, qps 100 / burst 200) in this process, starts ``tracemalloc`` once the imports are
 done, creates ``--clusters`` RayClusters of ``--workers`` workers, waits until every one is ready
 (as the operator's own cache shows it), lets it settle for ``--settle`` seconds, collects garbage
@@ -37,7 +37,9 @@ import psutil
 from rayop.bench.runner import install_crds
 from rayop.bench.scenarios import raycluster
 from rayop.cli.realcluster import RealCluster, RealClusterSettings
-from rayop.controllers.operator import OperatorSettings, build_manager, new_client
+from rayop.controllers.assembly.build import build_operator
+from rayop.controllers.assembly.operator_settings import OperatorSettings
+from rayop.controllers.assembly.run import new_client
 from rayop.kube.client import KubeClient
 from rayop.kube.config import load_config
 from rayop.kube.resources import RAY_CLUSTERS
@@ -49,7 +51,7 @@ def _rss() -> float:
     return float(psutil.Process().memory_info().rss) / 2**20
 
 
-def _ready(manager: Manager, clusters: int, workers: int) -> bool:
+def _ready(manager: Manager[KubeClient], clusters: int, workers: int) -> bool:
     cached = manager.informers.informer(RAY_CLUSTERS).list("default")
     return (
         sum(
@@ -129,10 +131,9 @@ async def profile(
             if trace:
                 tracemalloc.start(1)
             async with new_client(config, settings, metrics) as client:
-                manager = build_manager(client, settings, metrics)
+                manager = build_operator(client, settings, metrics).manager
                 task = asyncio.create_task(manager.run())
-                while not manager.is_ready():
-                    await asyncio.sleep(0.05)
+                await manager.wait_ready()
                 await asyncio.gather(
                     *(
                         user.create(

@@ -40,9 +40,9 @@ import yaml
 from prometheus_client import CollectorRegistry
 
 from rayop.api.crds import build_crds
-from rayop.controllers.common.cache_config import KUBERAY_CACHE_CONFIG
+from rayop.controllers.assembly.build import build_operator
+from rayop.controllers.assembly.operator_settings import OperatorSettings
 from rayop.controllers.common.options import OperatorOptions
-from rayop.controllers.raycluster.setup import setup_raycluster_controller
 from rayop.kube.client import KubeClient
 from rayop.kube.config import KubeConfig
 from rayop.kube.errors import NotFound
@@ -120,7 +120,7 @@ async def install_crds(client: KubeClient) -> None:
             await asyncio.sleep(0.05)
 
 
-def all_ready(manager: Manager, clusters: int, workers: int) -> bool:
+def all_ready(manager: Manager[KubeClient], clusters: int, workers: int) -> bool:
     """Tells whether the operator's cache shows every RayCluster ready with all workers ready."""
     cached = manager.informers.informer(RAY_CLUSTERS).list("default")
     ready = [
@@ -153,20 +153,18 @@ async def run_once(
             ):
                 await install_crds(user)
                 registry = CollectorRegistry()
-                manager = Manager(
-                    operator_client,
-                    metrics=OperatorMetrics(registry),
-                    metrics_bind_address="0",
+                settings = OperatorSettings(
+                    reconcile_concurrency=concurrency,
+                    metrics_addr="0",
                     health_probe_bind_address="0",
-                    cache_config=KUBERAY_CACHE_CONFIG,
-                    leader_election=False,
+                    enable_leader_election=False,
+                    options=OperatorOptions(),
                 )
-                setup_raycluster_controller(
-                    manager, options=OperatorOptions(), max_concurrent_reconciles=concurrency
-                )
+                manager = build_operator(
+                    operator_client, settings, OperatorMetrics(registry), kinds=["RayCluster"]
+                ).manager
                 task = asyncio.create_task(manager.run())
-                while not manager.is_ready():
-                    await asyncio.sleep(0.05)
+                await manager.wait_ready()
                 before = await request_counts(user)
                 child_cpu0 = sum(child.cpu_times()[:2])
                 cpu0, t0 = time.process_time(), time.monotonic()

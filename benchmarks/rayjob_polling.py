@@ -59,9 +59,9 @@ from rayop.bench.metrics import Snapshot, percentile
 from rayop.bench.readiness import ReadinessTracker, Target
 from rayop.bench.runner import install_crds
 from rayop.bench.scenarios import ray_object, raycluster
+from rayop.controllers.assembly.operator_settings import OperatorSettings
 from rayop.controllers.common.options import OperatorOptions
 from rayop.controllers.dashboard.transport import REQUESTS_SENT
-from rayop.controllers.operator import OperatorSettings
 from rayop.kube.client import KubeClient
 from rayop.kube.errors import AlreadyExists
 from rayop.kube.resources import NAMESPACES, RAY_CLUSTERS, RAY_JOBS

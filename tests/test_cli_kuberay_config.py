@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from rayop.cli.app import app
 from rayop.cli.flags import normalize_argv
-from rayop.controllers.operator import OperatorSettings
+from rayop.controllers.assembly.operator_settings import OperatorSettings
 
 FULL = """\
 apiVersion: config.ray.io/v1alpha1

@@ -24,7 +24,7 @@ from rayop.cli.kuberay_flags import (
     configure_logging,
 )
 from rayop.cli.operator_flags import GoBool, OperatorFlags, parse_feature_gates, shared_settings
-from rayop.controllers.operator import OperatorSettings
+from rayop.controllers.assembly.operator_settings import OperatorSettings
 
 
 def _settings(**overrides: str) -> OperatorSettings:

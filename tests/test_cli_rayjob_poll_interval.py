@@ -6,11 +6,11 @@ from typer.testing import CliRunner
 
 from rayop.cli.app import app
 from rayop.cli.operator_flags import OperatorFlags
-from rayop.controllers.rayjob.setup import DEFAULT_POLL_INTERVAL
+from rayop.controllers.common.settings import RAYJOB_DASHBOARD_POLL_INTERVAL
 
 
 def test_the_default_is_kuberays_get_in_every_pass() -> None:
-    assert OperatorFlags().settings().rayjob_dashboard_poll_interval == DEFAULT_POLL_INTERVAL == 0.0
+    assert OperatorFlags().settings().rayjob_dashboard_poll_interval == RAYJOB_DASHBOARD_POLL_INTERVAL == 0.0
 
 
 def test_a_given_interval_and_zero_reach_the_settings() -> None:

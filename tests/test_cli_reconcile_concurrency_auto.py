@@ -12,7 +12,9 @@ from rayop.cli.operator_flags import (
     OperatorFlags,
     parse_reconcile_concurrency,
 )
-from rayop.controllers.operator import OperatorSettings, build_manager, new_client
+from rayop.controllers.assembly.build import build_operator
+from rayop.controllers.assembly.operator_settings import OperatorSettings
+from rayop.controllers.assembly.run import new_client
 from rayop.kube.config import KubeConfig
 from rayop.runtime.metrics import OperatorMetrics
 
@@ -36,7 +38,7 @@ def test_auto_makes_the_settings_adaptive_and_a_count_keeps_them_fixed() -> None
 
 
 @pytest.mark.parametrize("adaptive", [False, True])
-def test_build_manager_makes_each_controller_adaptive_with_the_ceiling(adaptive: bool) -> None:
+def test_build_operator_makes_each_controller_adaptive_with_the_ceiling(adaptive: bool) -> None:
     async def main() -> list[tuple[str, int | None, int]]:
         settings = OperatorSettings(
             reconcile_concurrency=3,
@@ -49,14 +51,14 @@ def test_build_manager_makes_each_controller_adaptive_with_the_ceiling(adaptive:
         metrics = OperatorMetrics()
         client = new_client(KubeConfig(server="http://127.0.0.1:9"), settings, metrics)
         async with client:
-            manager = build_manager(client, settings, metrics)
+            controllers = build_operator(client, settings, metrics).controllers
             return [
                 (
-                    e.controller.name,
-                    e.controller.adaptive.law.settings.ceiling if e.controller.adaptive else None,
-                    e.controller.max_concurrent_reconciles,
+                    name,
+                    controller.adaptive.law.settings.ceiling if controller.adaptive else None,
+                    controller.max_concurrent_reconciles,
                 )
-                for e in manager._entries
+                for name, controller in controllers.items()
             ]
 
     seen = asyncio.run(main())

@@ -14,8 +14,10 @@ from raycluster_env import simple_cluster
 from rayjob_env import small_rayjob
 from rayservice_env import small_rayservice
 
+from rayop.controllers.assembly.build import build_operator
+from rayop.controllers.assembly.operator_settings import OperatorSettings
+from rayop.controllers.assembly.run import new_client
 from rayop.controllers.common.kuberay_metrics import KUBERAY_METRIC_NAMES
-from rayop.controllers.operator import OperatorSettings, build_manager, new_client
 from rayop.kube.resources import RAY_CLUSTERS, RAY_JOBS, RAY_SERVICES
 from rayop.runtime.metrics import OperatorMetrics
 from rayop.sim.dashboard.head import DashboardConfig
@@ -169,7 +171,7 @@ async def test_rayop_runs_manager_registers_them_only_with_enable_metrics(enable
         )
         metrics = OperatorMetrics()
         async with new_client(plane.config, settings, metrics) as client:
-            text = build_manager(client, settings, metrics).render_metrics().decode()
+            text = build_operator(client, settings, metrics).manager.render_metrics().decode()
     for name in KUBERAY_METRIC_NAMES:
         assert (f"# TYPE {name} gauge\n" in text) is enabled, name
     assert "# TYPE process_resident_memory_bytes gauge\n" in text

@@ -5,15 +5,13 @@ when the RayJob is deleted (no GET afterwards)."""
 from __future__ import annotations
 
 import asyncio
-import functools
 
 import pytest
 from rayjob_env import FAST_DASHBOARD, small_rayjob
 
-import rayop.testing.operator
 from rayop.bench.metrics import Snapshot
 from rayop.controllers.dashboard.transport import REQUESTS_SENT
-from rayop.controllers.rayjob.setup import setup_rayjob_controller
+from rayop.kube.client import KubeClient
 from rayop.kube.resources import RAY_JOBS
 from rayop.runtime.manager import Manager
 from rayop.testing import PlaneUnderTest, eventually, open_control_plane, open_operator
@@ -31,19 +29,17 @@ def _running(plane: PlaneUnderTest, ns: str, name: str) -> bool:
     return status.get("jobDeploymentStatus") == "Running" and status.get("jobStatus") == "RUNNING"
 
 
-def _passes(manager: Manager) -> float:
+def _passes(manager: Manager[KubeClient]) -> float:
     snapshot = Snapshot.from_registry(manager.metrics.registry)
     return snapshot.total("controller_runtime_reconcile_total", controller="rayjob")
 
 
-async def test_a_running_job_is_polled_without_passes_and_stops_being_polled(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    polled = functools.partial(setup_rayjob_controller, poll_interval=3.0)
-    monkeypatch.setattr(rayop.testing.operator, "setup_rayjob_controller", polled)
+async def test_a_running_job_is_polled_without_passes_and_stops_being_polled() -> None:
     async with (
         open_control_plane(dashboard=FAST_DASHBOARD) as plane,
-        open_operator(plane, controllers=("RayCluster", "RayJob")) as operator,
+        open_operator(
+            plane, controllers=("RayCluster", "RayJob"), rayjob_dashboard_poll_interval=3.0
+        ) as operator,
     ):
         ns = await plane.namespace("polling")
         long = small_rayjob("long", entrypoint="sleep 600", submissionMode="HTTPMode")

@@ -27,7 +27,9 @@ import yaml
 
 from rayop.bench.child_lifetime import end_with_parent
 from rayop.bench.metrics import Snapshot
-from rayop.controllers.operator import OperatorSettings, build_manager, new_client
+from rayop.controllers.assembly.build import build_operator
+from rayop.controllers.assembly.operator_settings import OperatorSettings
+from rayop.controllers.assembly.run import new_client
 from rayop.kube.client import KubeClient
 from rayop.kube.config import KubeConfig, load_kubeconfig
 from rayop.runtime.manager import Manager
@@ -277,17 +279,18 @@ class InProcessOperator:
         self._config = config
         self._settings = settings
         self._client: KubeClient | None = None
-        self.manager: Manager | None = None
+        self.manager: Manager[KubeClient] | None = None
         self._task: asyncio.Task[None] | None = None
 
     async def __aenter__(self) -> InProcessOperator:
         self._client = new_client(self._config, self._settings, self.metrics)
-        self.manager = build_manager(self._client, self._settings, self.metrics)
+        self.manager = build_operator(self._client, self._settings, self.metrics).manager
         self._task = asyncio.create_task(self.manager.run(), name="bench-operator")
-        while not self.manager.is_ready():
-            if self._task.done():
-                self._task.result()
-            await asyncio.sleep(0.05)
+        try:
+            await self.manager.wait_ready()
+        except BaseException:
+            await self.__aexit__()
+            raise
         return self
 
     async def __aexit__(self, *exc: object) -> None:

@@ -25,8 +25,8 @@ from rayop.cli.flags import parse_namespaces
 
 if TYPE_CHECKING:
     from rayop.cli.kuberay_flags import LogPlan
+    from rayop.controllers.assembly.operator_settings import OperatorSettings
     from rayop.controllers.common.configuration import Configuration
-    from rayop.controllers.operator import OperatorSettings
 
 __all__ = [
     "apply_configuration",

@@ -2,7 +2,7 @@
 
 Each option is declared once here as an ``Annotated`` type (KubeRay's flag names and help) and
 gathered in two option groups: :class:`OperatorFlags`, whose :meth:`~OperatorFlags.settings`
-(:func:`shared_settings`) builds :class:`~rayop.controllers.operator.OperatorSettings`, and
+(:func:`shared_settings`) builds :class:`~rayop.controllers.assembly.operator_settings.OperatorSettings`, and
 :class:`LogFlags`. The two commands cannot drift apart. Heavy imports stay inside functions:
 ``rayop --help`` must not load the controllers.
 """
@@ -23,8 +23,8 @@ from rayop.cli.flags import parse_bool
 from rayop.cli.option_groups import OptionGroup
 
 if TYPE_CHECKING:
+    from rayop.controllers.assembly.operator_settings import OperatorSettings
     from rayop.controllers.common.options import OperatorOptions
-    from rayop.controllers.operator import OperatorSettings
 
 log = logging.getLogger("rayop.cli")
 
@@ -283,7 +283,7 @@ def shared_settings(
     Raises:
         typer.BadParameter: a boolean or a feature gate does not parse.
     """
-    from rayop.controllers.operator import OperatorSettings
+    from rayop.controllers.assembly.operator_settings import OperatorSettings
 
     adaptive = reconcile_concurrency == AUTO_CONCURRENCY  # parsed by the option already
     return OperatorSettings(

@@ -28,7 +28,7 @@ from rayop.cli.operator_flags import JSON_LOGS, KUBERAY_DEFAULTS, LogFlags, Oper
 from rayop.cli.option_groups import expand_option_groups
 
 if TYPE_CHECKING:
-    from rayop.controllers.operator import OperatorSettings
+    from rayop.controllers.assembly.operator_settings import OperatorSettings
 
 log = logging.getLogger("rayop.run")
 
@@ -104,8 +104,8 @@ def run(
 
 
 async def _run(kubeconfig: str | None, settings: OperatorSettings) -> None:
+    from rayop.controllers.assembly.run import run_operator
     from rayop.controllers.common.startup_checks import run_startup_checks
-    from rayop.controllers.operator import run_operator
     from rayop.kube.client import KubeClient
     from rayop.kube.config import load_config
     from rayop.runtime.heap_trim import trim_heap_periodically

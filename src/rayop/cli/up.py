@@ -28,7 +28,7 @@ from rayop.cli.operator_flags import CONSOLE_LOGS, KUBERAY_DEFAULTS, LogFlags, O
 from rayop.cli.option_groups import expand_option_groups
 
 if TYPE_CHECKING:
-    from rayop.controllers.operator import OperatorSettings
+    from rayop.controllers.assembly.operator_settings import OperatorSettings
     from rayop.kube.config import KubeConfig
     from rayop.sim.controlplane import EmbeddedControlPlane
 
@@ -87,7 +87,8 @@ def _banner(cp: EmbeddedControlPlane, settings: OperatorSettings) -> str:
 
 
 async def _up(settings: OperatorSettings, plane: ControlPlaneFlags, pod_ready_delay: float) -> None:
-    from rayop.controllers.operator import run_operator
+    from rayop.controllers.assembly.run import run_operator
+    from rayop.kube.client import KubeClient
     from rayop.kube.config import load_kubeconfig
     from rayop.runtime.manager import Manager
     from rayop.sim.dashboard.service_dns import ServiceDns
@@ -105,7 +106,7 @@ async def _up(settings: OperatorSettings, plane: ControlPlaneFlags, pod_ready_de
             )
             settings = dataclasses.replace(settings, webhooks=webhooks)
 
-        async def announce(_: Manager) -> None:
+        async def announce(_: Manager[KubeClient]) -> None:
             typer.echo(_banner(cp, settings))
 
         await run_operator(config, settings, on_ready=announce)

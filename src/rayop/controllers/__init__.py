@@ -1,1 +1,1 @@
-"""The RayCluster, RayJob and RayService reconcilers and the Ray dashboard client."""
+"""The Ray controllers, their assembly into one operator, and the Ray dashboard client."""

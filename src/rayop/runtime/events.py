@@ -23,7 +23,7 @@ import re
 import socket
 import uuid
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from rayop.kube.clock import micro_time
 from rayop.kube.resources import EVENTS
@@ -33,7 +33,7 @@ from rayop.runtime.events_series import FINISH_TIME, REFRESH_TIME, SeriesCache
 from rayop.runtime.events_writer import MAX_PENDING_BYTES, EventClient, EventWriter
 from rayop.runtime.timeouts import clock_timeout
 
-__all__ = ["EventClient", "EventRecorder", "EventType", "object_reference"]
+__all__ = ["EventClient", "EventRecorder", "EventSink", "EventType", "object_reference"]
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +44,23 @@ CLOSE_FLUSH_TIMEOUT = 5.0
 """Seconds :meth:`EventRecorder.close` waits for queued writes."""
 
 EventType = Literal["Normal", "Warning"]
+
+
+class EventSink(Protocol):
+    """Where a reconciler records Events (an :class:`EventRecorder`, or a test's recording
+    sink); never blocks, never raises."""
+
+    def event(
+        self,
+        regarding: Mapping[str, Any],
+        event_type: EventType,
+        reason: str,
+        note: str,
+        *,
+        action: str | None = None,
+    ) -> None:
+        """Records one Event about ``regarding``."""
+        ...
 
 _DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 

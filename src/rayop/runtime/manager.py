@@ -21,7 +21,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Protocol
+from typing import Generic, Protocol, TypeVar
 
 from rayop.kube.client import KubeClient
 from rayop.runtime.clock import MONOTONIC, Clock
@@ -53,6 +53,14 @@ class ManagerClient(ListWatchClient, LeaseClient, EventClient, Protocol):
     """Everything the manager and its parts need from :class:`rayop.kube.client.KubeClient`."""
 
 
+ClientT = TypeVar("ClientT", bound=ManagerClient)
+"""The manager's client type: what :attr:`Manager.client` hands out, typed (no cast)."""
+
+
+class ManagerStopped(RuntimeError):
+    """The manager stopped before its caches synced (:meth:`Manager.wait_ready`)."""
+
+
 def default_lease_namespace() -> str:
     """Returns the in-cluster service account's namespace, or ``"default"`` outside a cluster."""
     try:
@@ -68,8 +76,12 @@ class _Entry:
     need_leader_election: bool
 
 
-class Manager:
+class Manager(Generic[ClientT]):
     """Runs controllers with shared informers, HTTP endpoints and leader election.
+
+    What its parts share is handed out typed: :attr:`client` (of the type it was built with),
+    :attr:`informers`, :attr:`clock`, :attr:`metrics` and :meth:`event_recorder`. Readiness is
+    awaited with :meth:`wait_ready`.
 
     Args:
         client: The API client shared by everything the manager runs.
@@ -95,7 +107,7 @@ class Manager:
 
     def __init__(
         self,
-        client: ManagerClient,
+        client: ClientT,
         *,
         metrics: OperatorMetrics,
         metrics_bind_address: str = ":8080",
@@ -110,7 +122,7 @@ class Manager:
         clock: Clock = MONOTONIC,
         event_client: EventClient | None = None,
     ) -> None:
-        self.client = client
+        self._client = client
         self._event_client = event_client
         self._own_event_client: KubeClient | None = None
         self.event_metrics = EventMetrics.of(metrics.registry)
@@ -143,6 +155,11 @@ class Manager:
         self.metrics_server: HttpServer | None = None
         self.health_server: HttpServer | None = None
         self._caches_synced = False
+        self._ready = asyncio.Event()
+        """Set once every cache has synced; stays set after the caches stop."""
+        self._ended = asyncio.Event()
+        """Set when :meth:`run` returns or raises."""
+        self._run_error: BaseException | None = None
         self._started = False
         self._stop_requested = False
         self._wake = asyncio.Event()
@@ -153,6 +170,11 @@ class Manager:
         self._tasks = TaskSupervisor("manager")
         self._running_controllers: list[Controller] = []
         self._closers: list[tuple[str, Callable[[], Awaitable[None]]]] = []
+
+    @property
+    def client(self) -> ClientT:
+        """The API client everything the manager runs shares."""
+        return self._client
 
     # -- configuration ----------------------------------------------------------------------
 
@@ -191,7 +213,7 @@ class Manager:
 
     def _events_client(self) -> EventClient:
         if self._event_client is None:
-            client = self.client
+            client = self._client
             if isinstance(client, KubeClient):
                 self._own_event_client = KubeClient(
                     client.config,
@@ -211,6 +233,28 @@ class Manager:
         """Tells whether every cache has synced (what ``/readyz`` reports)."""
         return self._caches_synced
 
+    async def wait_ready(self) -> None:
+        """Returns once every cache has synced (at once if they have).
+
+        Raises:
+            BaseException: what :meth:`run` failed with, if it ended before the caches synced.
+            ManagerStopped: :meth:`run` returned (stopped) before the caches synced.
+        """
+        if not self._ready.is_set():
+            ready = asyncio.ensure_future(self._ready.wait())
+            ended = asyncio.ensure_future(self._ended.wait())
+            try:
+                await asyncio.wait({ready, ended}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                for waiter in (ready, ended):
+                    waiter.cancel()
+                await asyncio.wait({ready, ended})
+        if self._ready.is_set():
+            return
+        if self._run_error is not None:
+            raise self._run_error
+        raise ManagerStopped("the manager stopped before its caches synced")
+
     def is_leader(self) -> bool:
         """Tells whether this replica leads (always True without leader election once synced)."""
         return self.elector.is_leader() if self.elector is not None else self._caches_synced
@@ -218,7 +262,7 @@ class Manager:
     def render_metrics(self) -> bytes:
         """Returns the text exposition of the operator metrics plus the client's REST metrics."""
         body = self.metrics.render()
-        rest = getattr(self.client, "metrics", None)
+        rest = getattr(self._client, "metrics", None)
         registry = getattr(rest, "registry", None)
         if registry is not None and registry is not self.metrics.registry:
             from prometheus_client.exposition import generate_latest
@@ -248,20 +292,43 @@ class Manager:
         try:
             await self._start_servers()
             self.informers.start()
-            if not await self.informers.wait_for_sync(self._cache_sync_timeout):
+            synced = await self._sync_unless_stopped()
+            if self._stop_requested:
+                return  # stopped while the caches synced: nothing was started to drain
+            if not synced:
                 raise CacheSyncTimeoutError("timed out waiting for caches to sync")
             self._caches_synced = True
+            self._ready.set()
             await self._start_controllers(need_leader_election=False)
             if self.elector is not None:
                 self._tasks.spawn(self._campaign(self.elector), name="leader election")
             else:
                 await self._start_controllers(need_leader_election=True)
             await self._wait_until_done()
-        except LeadershipLost:
+        except LeadershipLost as exc:
             graceful = False
+            self._run_error = exc
+            raise
+        except BaseException as exc:
+            self._run_error = exc
             raise
         finally:
-            await self._shutdown(graceful=graceful)
+            try:
+                await self._shutdown(graceful=graceful)
+            finally:
+                self._ended.set()
+
+    async def _sync_unless_stopped(self) -> bool:
+        """Waits for every cache to sync, or for :meth:`stop`; returns whether they synced."""
+        sync = asyncio.ensure_future(self.informers.wait_for_sync(self._cache_sync_timeout))
+        stop = asyncio.ensure_future(self._wake.wait())
+        try:
+            await asyncio.wait({sync, stop}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for waiter in (sync, stop):
+                waiter.cancel()
+            await asyncio.wait({sync, stop})
+        return sync.done() and not sync.cancelled() and sync.result()
 
     async def _campaign(self, elector: LeaderElector) -> None:
         self._campaigning = True

@@ -15,18 +15,17 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import Final
 
 from prometheus_client import CollectorRegistry
 
+from rayop.controllers.assembly.blueprint import Kind
+from rayop.controllers.assembly.build import ReconcileWrapper, build_operator
+from rayop.controllers.assembly.operator_settings import OperatorSettings
 from rayop.controllers.common.cache_config import KUBERAY_CACHE_CONFIG
-from rayop.controllers.common.kuberay_metrics import enable_kuberay_metrics
 from rayop.controllers.common.options import OperatorOptions
+from rayop.controllers.common.settings import RAYJOB_DASHBOARD_POLL_INTERVAL
 from rayop.controllers.dashboard.transport import ServiceResolver
-from rayop.controllers.raycluster.setup import setup_raycluster_controller
-from rayop.controllers.raycronjob.setup import setup_raycronjob_controller
-from rayop.controllers.rayjob.setup import setup_rayjob_controller
-from rayop.controllers.rayservice.setup import setup_rayservice_controller
 from rayop.kube.client import KubeClient
 from rayop.kube.config import KubeConfig
 from rayop.runtime.clock import MONOTONIC, Clock
@@ -34,24 +33,27 @@ from rayop.runtime.controller import Controller
 from rayop.runtime.informer_factory import CacheConfig
 from rayop.runtime.manager import Manager
 from rayop.runtime.metrics import OperatorMetrics
-from rayop.runtime.reconcile import ReconcileFunc
 from rayop.sim.dashboard.service_dns import ServiceDns
 from rayop.testing.control_plane import PlaneUnderTest
 
-Kind = Literal["RayCluster", "RayJob", "RayService", "RayCronJob"]
-"""A Ray controller :func:`open_operator` can run, named by the kind it reconciles."""
+__all__ = [
+    "ALL_KINDS",
+    "GATED_KINDS",
+    "RAYCLUSTER_ONLY",
+    "Kind",
+    "ReconcileWrapper",
+    "RunningOperator",
+    "open_operator",
+]
 
-ALL_KINDS: tuple[Kind, ...] = ("RayCluster", "RayService", "RayJob")
+ALL_KINDS: Final[tuple[Kind, ...]] = ("RayCluster", "RayService", "RayJob")
 """Every Ray controller, in the order ``rayop run`` registers them."""
 
-GATED_KINDS: tuple[Kind, ...] = ("RayCronJob",)
+GATED_KINDS: Final[tuple[Kind, ...]] = ("RayCronJob",)
 """Controllers ``rayop run`` registers only with their gate on (asked for by name here)."""
 
-RAYCLUSTER_ONLY: tuple[Kind, ...] = ("RayCluster",)
+RAYCLUSTER_ONLY: Final[tuple[Kind, ...]] = ("RayCluster",)
 """The default of :func:`open_operator`: the RayCluster controller alone."""
-
-ReconcileWrapper = Callable[[ReconcileFunc], ReconcileFunc]
-"""Wraps a controller's reconcile function, e.g. to observe every call."""
 
 
 @dataclass(frozen=True)
@@ -61,14 +63,17 @@ class RunningOperator:
     Attributes:
         manager: The manager (ready: every cache has synced).
         client: The operator's own API client, closed when the operator stops.
-        controllers: The running controllers, by the kind they reconcile.
+        controllers: The primary controller of each kind asked for.
         options: The operator options the controllers run with (gates included).
+        by_name: Every running controller by name, the secondary ones (``networkpolicy``,
+            ``raycluster-mtls``) included.
     """
 
-    manager: Manager
+    manager: Manager[KubeClient]
     client: KubeClient
     controllers: Mapping[Kind, Controller]
     options: OperatorOptions
+    by_name: Mapping[str, Controller]
 
     def controller(self, kind: Kind = "RayCluster") -> Controller:
         """Returns the controller of ``kind``.
@@ -97,6 +102,7 @@ async def open_operator(
     ready_timeout: float = 10.0,
     enable_metrics: bool = False,
     use_kubernetes_proxy: bool | None = None,
+    rayjob_dashboard_poll_interval: float = RAYJOB_DASHBOARD_POLL_INTERVAL,
 ) -> AsyncIterator[RunningOperator]:
     """Runs rayop's manager with the chosen controllers until the block exits.
 
@@ -126,6 +132,7 @@ async def open_operator(
             embedded plane, whose simulated cluster DNS (``ServiceDns``) resolves the names
             with no API request, as KubeRay's default does in a cluster; through the proxy
             for any other API server, whose cluster DNS this host cannot resolve.
+        rayjob_dashboard_poll_interval: ``--rayjob-dashboard-poll-interval`` (0: no poller).
 
     Yields:
         The running operator.
@@ -133,108 +140,71 @@ async def open_operator(
     Raises:
         ValueError: an unknown kind was asked for.
         AssertionError: the caches did not sync within ``ready_timeout``.
+        rayop.runtime.manager.ManagerStopped: the manager stopped before its caches synced.
         BaseException: whatever the manager raised while starting or running.
     """
-    unknown = set(controllers) - {*ALL_KINDS, *GATED_KINDS}
-    if unknown:
-        known = (*ALL_KINDS, *GATED_KINDS)
-        raise ValueError(f"no such controllers: {sorted(unknown)}; choose from {known}")
     config = target.config if isinstance(target, PlaneUnderTest) else target
-    dashboards = _dashboard_access(target, use_kubernetes_proxy)
     opts = options or OperatorOptions()
     if feature_gates:
         opts = replace(opts, feature_gates=opts.feature_gates.with_overrides(feature_gates))
+    proxy, resolver = _dashboard_access(target, use_kubernetes_proxy)
+    settings = OperatorSettings(
+        reconcile_concurrency=concurrency,
+        use_priority_queue=use_priority_queue,
+        metrics_addr="0",
+        health_probe_bind_address="0",
+        enable_leader_election=leader_election_namespace is not None,
+        leader_election_namespace=leader_election_namespace,
+        watch_namespaces=tuple(watch_namespaces or ()),
+        use_kubernetes_proxy=proxy,
+        dashboard_resolver=resolver,
+        options=opts,
+        enable_metrics=enable_metrics,
+        rayjob_dashboard_poll_interval=rayjob_dashboard_poll_interval,
+    )
     async with client_factory(config) as client:
-        manager = Manager(
+        assembled = build_operator(
             client,
-            metrics=OperatorMetrics(CollectorRegistry()),
-            metrics_bind_address="0",
-            health_probe_bind_address="0",
-            leader_election=leader_election_namespace is not None,
-            leader_election_namespace=leader_election_namespace,
-            watch_namespaces=watch_namespaces,
-            cache_config=cache_config,
+            settings,
+            OperatorMetrics(CollectorRegistry()),
+            kinds=controllers,
             clock=clock or MONOTONIC,
+            cache_config=cache_config,
+            wrap_reconcile=wrap_reconcile,
         )
+        manager = assembled.manager
         running = RunningOperator(
-            manager, client,
-            _setup(manager, controllers, opts, concurrency, use_priority_queue, dashboards),
-            opts,
-        )  # fmt: skip
-        if enable_metrics:
-            enable_kuberay_metrics(manager)
-        if wrap_reconcile is not None:
-            for controller in running.controllers.values():
-                controller._reconcile = wrap_reconcile(controller._reconcile)
+            manager, client, assembled.primaries, opts, assembled.controllers
+        )
         task = asyncio.create_task(manager.run(), name="rayop-operator-under-test")
         try:
-            await _until_ready(manager, task, ready_timeout)
+            await _until_ready(manager, ready_timeout)
             yield running
         finally:
             await _stop(manager, task)
 
 
-@dataclass(frozen=True)
-class _DashboardAccess:
-    use_kubernetes_proxy: bool
-    resolver: ServiceResolver | None
-
-
 def _dashboard_access(
     target: PlaneUnderTest | KubeConfig, use_kubernetes_proxy: bool | None
-) -> _DashboardAccess:
-    """Returns how the RayJob and RayService controllers reach dashboards on ``target``."""
+) -> tuple[bool, ServiceResolver | None]:
+    """Returns how the RayJob and RayService controllers reach dashboards on ``target``: through
+    the API server's proxy or not, and the resolver of direct addresses."""
     embedded = isinstance(target, PlaneUnderTest)
     proxy = (not embedded) if use_kubernetes_proxy is None else use_kubernetes_proxy
     if proxy or not isinstance(target, PlaneUnderTest):
-        return _DashboardAccess(proxy, None)
-    return _DashboardAccess(False, ServiceDns(target.cp.resolve_service_url))
+        return proxy, None
+    return False, ServiceDns(target.cp.resolve_service_url)
 
 
-def _setup(
-    manager: Manager,
-    kinds: Collection[Kind],
-    options: OperatorOptions,
-    concurrency: int,
-    use_priority_queue: bool,
-    dashboards: _DashboardAccess,
-) -> dict[Kind, Controller]:
-    setups: dict[Kind, Callable[..., Controller]] = {
-        "RayCluster": setup_raycluster_controller,
-        "RayService": setup_rayservice_controller,
-        "RayJob": setup_rayjob_controller,
-        "RayCronJob": setup_raycronjob_controller,
-    }
-    access: dict[str, object] = {
-        "use_kubernetes_proxy": dashboards.use_kubernetes_proxy,
-        "dashboard_resolver": dashboards.resolver,
-    }
-    return {
-        kind: setups[kind](
-            manager,
-            options=options,
-            max_concurrent_reconciles=concurrency,
-            use_priority_queue=use_priority_queue,
-            **({} if kind in ("RayCluster", "RayCronJob") else access),
-        )
-        for kind in (*ALL_KINDS, *GATED_KINDS)
-        if kind in kinds
-    }
-
-
-async def _until_ready(manager: Manager, task: asyncio.Task[None], timeout: float) -> None:
+async def _until_ready(manager: Manager[KubeClient], timeout: float) -> None:
     try:
         async with asyncio.timeout(timeout):
-            while not manager.is_ready():
-                if task.done():
-                    task.result()
-                    raise AssertionError("the operator's manager returned before it was ready")
-                await asyncio.sleep(0.01)
+            await manager.wait_ready()
     except TimeoutError:
         raise AssertionError(f"the operator's caches did not sync within {timeout} s") from None
 
 
-async def _stop(manager: Manager, task: asyncio.Task[None]) -> None:
+async def _stop(manager: Manager[KubeClient], task: asyncio.Task[None]) -> None:
     """Stops the manager gracefully; re-raises what it failed with (a crash, not the stop)."""
     if not task.done():
         await manager.stop()

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from rayop.controllers.assembly.build import build_operator
+from rayop.controllers.assembly.operator_settings import OperatorSettings
+from rayop.controllers.assembly.run import new_client
 from rayop.controllers.common.gates import FeatureGates
 from rayop.controllers.common.options import OperatorOptions
-from rayop.controllers.operator import OperatorSettings, build_manager, new_client
 from rayop.kube.config import KubeConfig
 from rayop.runtime.metrics import OperatorMetrics
 
@@ -24,8 +26,8 @@ async def test_the_gate_decides_whether_the_controller_runs(gate: bool, expected
     )
     metrics = OperatorMetrics()
     async with new_client(KubeConfig(server="http://127.0.0.1:9"), settings, metrics) as client:
-        manager = build_manager(client, settings, metrics)
-        names = sorted(entry.controller.name for entry in manager._entries)
-        assert all(entry.controller.adaptive for entry in manager._entries)
+        controllers = build_operator(client, settings, metrics).controllers
+        names = sorted(controllers)
+        assert all(controller.adaptive for controller in controllers.values())
     others = ["raycluster", "rayjob", "rayservice"]
     assert names == sorted([*others, "raycronjob"] if expected else others)

@@ -18,9 +18,9 @@ from rayop.controllers.common.options import OperatorOptions
 from rayop.controllers.dashboard.errors import JobNotFound
 from rayop.controllers.dashboard.job_poller import JobInfoPoller
 from rayop.controllers.dashboard.models import JobInfo, JobSubmitRequest
+from rayop.controllers.rayjob.blueprint import _still_polled
 from rayop.controllers.rayjob.context import Obj, PassContext, RayJobDeps
 from rayop.controllers.rayjob.reconciler import RayJobReconciler
-from rayop.controllers.rayjob.setup import _still_polled
 from rayop.kube.errors import AlreadyExists, NotFound
 from rayop.kube.resource import Resource
 from rayop.runtime.events import EventType

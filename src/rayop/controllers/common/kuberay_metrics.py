@@ -288,7 +288,7 @@ def register_kuberay_metrics(
     return metrics
 
 
-def enable_kuberay_metrics(manager: Manager) -> KubeRayMetrics:
+def enable_kuberay_metrics(manager: Manager[Any]) -> KubeRayMetrics:
     """Registers the KubeRay collectors on ``manager``'s metrics registry (--enable-metrics)."""
     return register_kuberay_metrics(
         manager.informers,

@@ -2,9 +2,9 @@
 
 The stale-cache rule of all three controllers (see :class:`~rayop.runtime.own_writes.OwnWrites`):
 a pass never sends a write based on a cached object older than this controller's own last write
-of it, and the object is reconciled again the moment the cache shows that write. A ``setup``
-module calls :func:`track_own_writes` before it builds its reconciler and
-:func:`enqueue_when_caught_up` once the controller exists.
+of it, and the object is reconciled again the moment the cache shows that write. A blueprint's
+``build`` calls :func:`track_own_writes` before it builds its reconciler and hands the tracker
+back; the assembly calls :func:`enqueue_when_caught_up` once the controller exists.
 """
 
 from __future__ import annotations

@@ -20,6 +20,12 @@ RAYCLUSTER_REDIS_CLEANUP_WAIT: Final = 10.0
 RAYJOB_REQUEUE: Final = 3.0
 """``RayJobDefaultRequeueDuration``: every non-terminal RayJob pass ends with this requeue."""
 
+RAYJOB_DASHBOARD_POLL_INTERVAL: Final = 0.0
+"""The default of ``--rayjob-dashboard-poll-interval``: no background poller, so a Running pass
+GETs the job's info and is requeued in :data:`RAYJOB_REQUEUE`, as KubeRay v1.7.0. The poller is
+opt-in (3 s is the natural value): at 1,000 Running RayJobs on the embedded plane its passes
+stalled (docs/performance.md)."""
+
 RAYJOB_DELETION_MARGIN: Final = 2.0
 """Added to a RayJob deletion deadline, so the pass that acts on it runs after it is due."""
 

@@ -2,7 +2,8 @@
 
 The pass (I/O: cache reads, API calls, events):
 
-- ``setup``: ``setup_raycluster_controller`` wires the controller into a manager.
+- ``blueprint``: the ``raycluster`` controller described once, and the ``networkpolicy`` and
+  ``raycluster-mtls`` controllers that run beside it.
 - ``reconciler``: one pass as ordered gate steps and resource steps, then the status step.
 - ``reconcile_context``: the dependencies and the per-pass context (cached object, parsed model).
 - ``reconcile_steps``: managedBy, validation, deletion; RBAC, ingress, secret, service creation.

@@ -34,7 +34,6 @@ from rayop.api.common import MANAGED_BY_KUBERAY
 from rayop.api.raycluster import RayCluster
 from rayop.api.validation.raycluster import parse_raycluster
 from rayop.controllers.common import cluster_spec as cs
-from rayop.controllers.common.registration import register_controller
 from rayop.controllers.raycluster.ingress_sync import controlled_by
 from rayop.controllers.raycluster.network_policy import (
     NETWORK_POLICIES,
@@ -44,20 +43,14 @@ from rayop.controllers.raycluster.network_policy import (
 from rayop.controllers.raycluster.pods import owner_reference
 from rayop.kube.client import KubeClient
 from rayop.kube.errors import AlreadyExists, NotFound
-from rayop.kube.resources import RAY_CLUSTERS
-from rayop.runtime.controller import Controller
 from rayop.runtime.events import EventRecorder
 from rayop.runtime.indexer import Obj
-from rayop.runtime.informer_source import for_, owns
-from rayop.runtime.manager import Manager
-from rayop.runtime.predicate import generation_changed
 from rayop.runtime.reconcile import Request, Result
 
 __all__ = [
     "CONTROLLER_NAME",
     "REPORTING_CONTROLLER",
     "NetworkPolicySync",
-    "setup_network_policy_controller",
 ]
 
 log = logging.getLogger(__name__)
@@ -201,33 +194,3 @@ class NetworkPolicySync:
                 raise
             note = f"Deleted NetworkPolicy {namespace}/{name}"
             self._event(cluster, "Normal", DELETED, note, "Delete")
-
-
-def setup_network_policy_controller(
-    manager: Manager, *, max_concurrent_reconciles: int, use_priority_queue: bool = True
-) -> Controller:
-    """Builds the ``networkpolicy`` controller, registers it on ``manager`` and returns it.
-
-    Call it only with the ``RayClusterNetworkPolicy`` gate on (KubeRay starts it only then).
-
-    Args:
-        manager: The manager whose client, informers, metrics and clock are used.
-        max_concurrent_reconciles: Worker count (``--reconcile-concurrency``).
-        use_priority_queue: controller-runtime's priority queue (the default).
-    """
-    clusters = manager.informers.informer(RAY_CLUSTERS)
-    policies = manager.informers.informer(NETWORK_POLICIES)
-    sync = NetworkPolicySync(
-        client=cast(KubeClient, manager.client),
-        clusters=clusters,
-        policies=policies,
-        recorder=manager.event_recorder(REPORTING_CONTROLLER),
-    )
-    return register_controller(
-        manager,
-        CONTROLLER_NAME,
-        sync.reconcile,
-        sources=[for_(clusters, generation_changed), owns(policies, "RayCluster", "ray.io")],
-        max_concurrent_reconciles=max_concurrent_reconciles,
-        use_priority_queue=use_priority_queue,
-    )

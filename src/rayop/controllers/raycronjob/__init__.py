@@ -3,5 +3,5 @@
 - ``timing``: which tick is due and when to look again (KubeRay's rule, missed ticks included).
 - ``child``: the RayJob of one tick (deterministic name, label, annotation, owner).
 - ``reconciler``: one pass (validate, suspend, create the due RayJob, ``lastScheduleTime``).
-- ``setup``: the wiring into a manager.
+- ``blueprint``: the controller described once (its watch and dependencies).
 """

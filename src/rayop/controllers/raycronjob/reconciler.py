@@ -36,8 +36,9 @@ from rayop.controllers.raycronjob.timing import decide
 from rayop.kube.errors import AlreadyExists
 from rayop.kube.resource import Resource
 from rayop.kube.resources import RAY_JOBS
+from rayop.runtime.cache_reader import CacheReader
 from rayop.runtime.clock import Clock
-from rayop.runtime.events import EventType
+from rayop.runtime.events import EventSink
 from rayop.runtime.frozen import thaw
 from rayop.runtime.own_writes import OwnWrites
 from rayop.runtime.reconcile import Request, Result
@@ -52,12 +53,6 @@ REQUEUE_SECONDS = 3.0
 SUSPENDED_NOTE = "RayCronJob suspended, no new RayJobs will be created"
 
 
-class Cache(Protocol):
-    """A read-only informer cache."""
-
-    def get(self, namespace: str | None, name: str) -> Mapping[str, Any] | None: ...
-
-
 class CronClient(Protocol):
     """The API verbs the controller uses (:class:`rayop.kube.client.KubeClient`)."""
 
@@ -68,26 +63,12 @@ class CronClient(Protocol):
     async def update_status(self, res: Resource, obj: Mapping[str, Any]) -> dict[str, Any]: ...
 
 
-class EventSink(Protocol):
-    """Records Events (:class:`rayop.runtime.events.EventRecorder`); never blocks."""
-
-    def event(
-        self,
-        regarding: Mapping[str, Any],
-        event_type: EventType,
-        reason: str,
-        note: str,
-        *,
-        action: str | None = None,
-    ) -> None: ...
-
-
 @dataclass(frozen=True, kw_only=True)
 class RayCronJobDeps:
     """Everything a pass needs besides the RayCronJob itself."""
 
     client: CronClient
-    raycronjobs: Cache
+    raycronjobs: CacheReader
     own_writes: OwnWrites
     recorder: EventSink
     options: OperatorOptions

@@ -11,7 +11,7 @@ short list of :mod:`rayop.runtime.steps` steps ending in the phase table.
 
 Modules:
 
-- ``setup``: :func:`~rayop.controllers.rayjob.setup.setup_rayjob_controller`, the wiring.
+- ``blueprint``: the ``rayjob`` controller described once (its watches and dependencies).
 - ``reconciler``: one pass: own-writes wait, managedBy, deletion/finalizer, validation, the
   phase dispatch, the status write.
 - ``phases``: one async step per ``JobDeploymentStatus`` (the dispatch table).

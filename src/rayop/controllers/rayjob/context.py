@@ -1,6 +1,6 @@
 """What the RayJob phases work with: per-controller dependencies and the per-pass context.
 
-:class:`RayJobDeps` is built once by :func:`~rayop.controllers.rayjob.setup.setup_rayjob_controller`
+:class:`RayJobDeps` is built once by :data:`~rayop.controllers.rayjob.blueprint.RAYJOB`
 (client, informer caches, own-writes tracker, event recorder, settings, the dashboard client
 factory, the clock and the random source of generated names). :class:`PassContext` is built once
 per reconcile pass: the RayJob as read (a private mutable copy, for what is written back), the
@@ -10,7 +10,6 @@ the wall-clock time of the pass.
 
 from __future__ import annotations
 
-import builtins
 import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -28,22 +27,13 @@ from rayop.controllers.rayjob.cluster import head_service_name
 from rayop.controllers.rayjob.submitter import SubmitterOutcome
 from rayop.kube.client import KubeClient
 from rayop.kube.resource import Resource
+from rayop.runtime.cache_reader import CacheReader
 from rayop.runtime.clock import Clock
-from rayop.runtime.events import EventType
+from rayop.runtime.events import EventSink, EventType
 from rayop.runtime.own_writes import OwnWrites
 from rayop.runtime.reconcile import Request, Result
 
 Obj = Mapping[str, Any]
-
-
-class Cache(Protocol):
-    """The read side of an informer cache (never blocks)."""
-
-    def get(self, namespace: str | None, name: str) -> Obj | None: ...
-
-    def list(
-        self, namespace: str | None = None, *, label_selector: Any = None
-    ) -> builtins.list[Obj]: ...
 
 
 class RayJobClient(Protocol):
@@ -69,20 +59,6 @@ class RayJobClient(Protocol):
         namespace: str | None = None,
         propagation_policy: Literal["Background", "Foreground", "Orphan"] | None = None,
     ) -> dict[str, Any]: ...
-
-
-class EventSink(Protocol):
-    """Records Events (:class:`rayop.runtime.events.EventRecorder`); never blocks."""
-
-    def event(
-        self,
-        regarding: Mapping[str, Any],
-        event_type: EventType,
-        reason: str,
-        note: str,
-        *,
-        action: str | None = None,
-    ) -> None: ...
 
 
 class JobDashboard(Protocol):
@@ -130,12 +106,12 @@ class RayJobDeps:
     """Everything a pass needs besides the RayJob itself."""
 
     client: RayJobClient
-    rayjobs: Cache
-    clusters: Cache
-    jobs: Cache
-    services: Cache
-    pods: Cache
-    secrets: Cache
+    rayjobs: CacheReader
+    clusters: CacheReader
+    jobs: CacheReader
+    services: CacheReader
+    pods: CacheReader
+    secrets: CacheReader
     own_writes: OwnWrites
     """The RayJob writes whose result the RayJob cache has not shown yet."""
     recorder: EventSink

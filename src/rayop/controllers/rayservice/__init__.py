@@ -1,4 +1,5 @@
 """The RayService controller: Ray Serve applications on RayClusters with zero-downtime upgrades.
 
-Entry point: :func:`rayop.controllers.rayservice.setup.setup_rayservice_controller`.
+Entry point: :data:`rayop.controllers.rayservice.blueprint.RAYSERVICE`, the controller described
+once.
 """

@@ -32,24 +32,18 @@ from rayop.api.validation.raycluster import parse_raycluster
 from rayop.controllers.common import cluster_spec as cs
 from rayop.controllers.common import names as cluster_names
 from rayop.controllers.common.gates import FeatureGates
-from rayop.controllers.common.registration import register_controller
 from rayop.controllers.raycluster.mtls import certificates as certs
 from rayop.controllers.raycluster.mtls import names
 from rayop.controllers.raycluster.pods import owner_reference
 from rayop.kube.client import KubeClient
 from rayop.kube.clock import Clock
 from rayop.kube.errors import NotFound
-from rayop.kube.resources import PODS as PODS_RESOURCE
-from rayop.kube.resources import RAY_CLUSTERS as RAY_CLUSTERS_RESOURCE
 from rayop.kube.resources import SECRETS
-from rayop.runtime.controller import Controller
 from rayop.runtime.events import EventRecorder
 from rayop.runtime.indexer import Obj
-from rayop.runtime.informer_source import for_, owns
-from rayop.runtime.manager import Manager
 from rayop.runtime.reconcile import Request, Result
 
-__all__ = ["CONTROLLER_NAME", "REPORTING_CONTROLLER", "MTLSSync", "setup_mtls_controller"]
+__all__ = ["CONTROLLER_NAME", "REPORTING_CONTROLLER", "MTLSSync"]
 
 log = logging.getLogger(__name__)
 
@@ -247,54 +241,3 @@ class MTLSSync:
                     "hot-reload certs so a pod restart will be needed after renewal"
                 )
                 self._event(cluster, "Warning", EXPIRING_SOON, note, "Reconcile")
-
-
-def setup_mtls_controller(
-    manager: Manager,
-    *,
-    gates: FeatureGates,
-    cluster_domain: str,
-    max_concurrent_reconciles: int,
-    use_priority_queue: bool = True,
-) -> Controller:
-    """Builds the ``raycluster-mtls`` controller, registers it on ``manager`` and returns it.
-
-    Call it only with the ``RayClusterMTLS`` gate on and cert-manager served (KubeRay starts
-    it only then: the Issuer and Certificate caches could never sync otherwise). KubeRay gives
-    it controller-runtime's default of one worker; ``max_concurrent_reconciles`` is kept for
-    symmetry with the other controllers.
-
-    Args:
-        manager: The manager whose client, informers, metrics and clock are used.
-        gates: The operator's feature gates.
-        cluster_domain: The DNS domain of the head Service's FQDN (``CLUSTER_DOMAIN``).
-        max_concurrent_reconciles: Worker count.
-        use_priority_queue: controller-runtime's priority queue (the default).
-    """
-    informers = manager.informers
-    clusters = informers.informer(RAY_CLUSTERS_RESOURCE)
-    issuers = informers.informer(names.ISSUERS)
-    certificates = informers.informer(names.CERTIFICATES)
-    sync = MTLSSync(
-        client=cast(KubeClient, manager.client),
-        clusters=clusters,
-        issuers=issuers,
-        certificates=certificates,
-        pods=informers.informer(PODS_RESOURCE),
-        recorder=manager.event_recorder(REPORTING_CONTROLLER),
-        gates=gates,
-        cluster_domain=cluster_domain,
-        clock=manager.clock,
-    )
-    return register_controller(
-        manager,
-        CONTROLLER_NAME,
-        sync.reconcile,
-        sources=[
-            for_(clusters),
-            owns(issuers, "RayCluster", "ray.io"),
-            owns(certificates, "RayCluster", "ray.io"),
-        ],
-        max_concurrent_reconciles=max_concurrent_reconciles,
-        use_priority_queue=use_priority_queue,
-    )

@@ -1,0 +1,10 @@
+"""Assembling the operator: every controller described once, and one function that builds them.
+
+- ``operator_settings``: :class:`OperatorSettings`, what ``rayop run`` configures (KubeRay's flags).
+- ``blueprint``: :class:`ControllerBlueprint` (one controller, described once), the typed
+  :class:`Wiring` it builds from and the :class:`Wired` it returns.
+- ``catalog``: every blueprint, in KubeRay's registration order.
+- ``build``: :func:`build_operator`, the one assembly path (``rayop run``, ``rayop up``,
+  ``rayop bench``, ``rayop.testing.open_operator``).
+- ``run``: :func:`run_operator`, the operator until a signal, and the operator's client.
+"""
