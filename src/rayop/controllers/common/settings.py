@@ -1,4 +1,4 @@
-"""When the three controllers requeue, and how many pod calls one pass may have in flight.
+"""When the controllers requeue, and how many pod calls one pass may have in flight.
 
 Every fixed interval a controller waits before it looks at an object again lives here, so one
 file answers "why was this reconciled again after N seconds". Intervals that users set (the
@@ -28,6 +28,21 @@ stalled (docs/performance.md)."""
 
 RAYJOB_DELETION_MARGIN: Final = 2.0
 """Added to a RayJob deletion deadline, so the pass that acts on it runs after it is due."""
+
+RAYJOB_POLLED_RESYNC: Final = 60.0
+"""With the background poller on, a Running RayJob whose answer did not change is still looked
+at this often (rayop's; KubeRay has no poller)."""
+
+RAYCRONJOB_REQUEUE: Final = 3.0
+"""``RayCronJobDefaultRequeueDuration``: a RayCronJob pass whose cache is behind our own status
+write looks again this soon."""
+
+MTLS_NOT_READY_REQUEUE: Final = 30.0
+"""The ``raycluster-mtls`` controller looks again this soon while certificates are not issued."""
+
+MTLS_PERIODIC_REQUEUE: Final = 60.0
+"""The ``raycluster-mtls`` controller looks again this often once the PKI is ready (how new pod
+IPs reach the certificates)."""
 
 RAYSERVICE_REQUEUE: Final = 2.0
 """``ServiceDefaultRequeueDuration``: every RayService pass requeues after at most this."""

@@ -6,7 +6,8 @@ changes only) and the NetworkPolicies they control, and its events carry the rep
 controller ``networkpolicy-controller``. One pass over a RayCluster:
 
 - gone, being deleted, or managed by another controller (``spec.managedBy``): nothing (garbage
-  collection removes the policies of a deleted cluster);
+  collection removes the policies of a deleted cluster); the opening is the small controllers'
+  one (:class:`~rayop.controllers.common.opening.Opening`);
 - no ``spec.networkPolicy``: the policies it controls are deleted (the feature turned off);
 - otherwise the head policy and one per worker group
   (:mod:`rayop.controllers.raycluster.network_policy`) are created when absent (Normal
@@ -27,13 +28,13 @@ import copy
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final, cast
+from typing import Any, Final
 
 from rayop.api import keys
-from rayop.api.common import MANAGED_BY_KUBERAY
 from rayop.api.raycluster import RayCluster
 from rayop.api.validation.raycluster import parse_raycluster
 from rayop.controllers.common import cluster_spec as cs
+from rayop.controllers.common.opening import Opened, Opening
 from rayop.controllers.raycluster.ingress_sync import controlled_by
 from rayop.controllers.raycluster.network_policy import (
     NETWORK_POLICIES,
@@ -43,7 +44,8 @@ from rayop.controllers.raycluster.network_policy import (
 from rayop.controllers.raycluster.pods import owner_reference
 from rayop.kube.client import KubeClient
 from rayop.kube.errors import AlreadyExists, NotFound
-from rayop.runtime.events import EventRecorder
+from rayop.runtime.cache_reader import CacheReader
+from rayop.runtime.events import EventRecorder, EventType
 from rayop.runtime.indexer import Obj
 from rayop.runtime.reconcile import Request, Result
 
@@ -101,8 +103,8 @@ class NetworkPolicySync:
     """
 
     client: KubeClient
-    clusters: Any
-    policies: Any
+    clusters: CacheReader
+    policies: CacheReader
     recorder: EventRecorder
 
     async def reconcile(self, request: Request) -> Result:
@@ -112,15 +114,10 @@ class NetworkPolicySync:
             NetworkPolicyCollisionError: a policy with the desired name is not the cluster's.
             ApiError: a create, update or delete failed.
         """
-        cached = self.clusters.get(request.namespace or None, request.name)
-        if cached is None or cs.meta(cached).get("deletionTimestamp"):
-            return Result()
-        managed_by = cs.spec(cached).get("managedBy")
-        if managed_by and managed_by != MANAGED_BY_KUBERAY:
-            return Result()
-        rc, _problems = parse_raycluster(cached)
-        if rc is None:
-            return Result()
+        opened = Opening(cache=self.clusters, parse=parse_raycluster).open(request)
+        if not isinstance(opened, Opened):
+            return Result()  # done, or a spec the raycluster controller reports
+        cached, rc = opened.cached, opened.model
         if rc.spec.network_policy is None:
             await self._delete_stale(rc, cached, set())
             return Result()
@@ -131,9 +128,11 @@ class NetworkPolicySync:
         await self._delete_stale(rc, cached, {cs.name(p) for p in desired})
         return Result()
 
-    def _event(self, cluster: Obj, event_type: str, reason: str, note: str, action: str) -> None:
+    def _event(
+        self, cluster: Obj, event_type: EventType, reason: str, note: str, *, action: str
+    ) -> None:
         regarding = {"apiVersion": "ray.io/v1", "kind": "RayCluster", "metadata": cs.meta(cluster)}
-        self.recorder.event(regarding, cast(Any, event_type), reason, note, action=action)
+        self.recorder.event(regarding, event_type, reason, note, action=action)
 
     async def _create_or_update(self, cluster: Obj, policy: dict[str, Any]) -> None:
         namespace, name = cs.namespace(policy), cs.name(policy)
@@ -146,10 +145,11 @@ class NetworkPolicySync:
                 existing = await self.client.get(NETWORK_POLICIES, name, namespace=namespace)
             except Exception as err:
                 note = f"Failed to create NetworkPolicy {where}: {err}"
-                self._event(cluster, "Warning", FAILED_TO_CREATE, note, "Create")
+                self._event(cluster, "Warning", FAILED_TO_CREATE, note, action="Create")
                 raise
             else:
-                self._event(cluster, "Normal", CREATED, f"Created NetworkPolicy {where}", "Create")
+                note = f"Created NetworkPolicy {where}"
+                self._event(cluster, "Normal", CREATED, note, action="Create")
                 return
         uid = str(cs.meta(cluster).get("uid", ""))
         if not controlled_by(existing, uid):
@@ -158,7 +158,7 @@ class NetworkPolicySync:
                 "network isolation will not be applied. Rename the existing NetworkPolicy or "
                 "use a different RayCluster name to avoid the collision"
             )
-            self._event(cluster, "Warning", NAME_COLLISION, note, "Validate")
+            self._event(cluster, "Warning", NAME_COLLISION, note, action="Validate")
             raise NetworkPolicyCollisionError(
                 f"NetworkPolicy {where} already exists and is not owned by this RayCluster"
             )
@@ -173,9 +173,10 @@ class NetworkPolicySync:
             await self.client.update(NETWORK_POLICIES, updated)
         except Exception as err:
             note = f"Failed to update NetworkPolicy {where}: {err}"
-            self._event(cluster, "Warning", FAILED_TO_UPDATE, note, "Update")
+            self._event(cluster, "Warning", FAILED_TO_UPDATE, note, action="Update")
             raise
-        self._event(cluster, "Normal", UPDATED, f"Updated NetworkPolicy {where}", "Update")
+        note = f"Updated NetworkPolicy {where}"
+        self._event(cluster, "Normal", UPDATED, note, action="Update")
 
     async def _delete_stale(self, rc: RayCluster, cluster: Obj, keep: set[str]) -> None:
         namespace = cs.namespace(cluster)
@@ -190,7 +191,7 @@ class NetworkPolicySync:
                 continue
             except Exception as err:
                 note = f"Failed to delete NetworkPolicy {namespace}/{name}: {err}"
-                self._event(cluster, "Warning", FAILED_TO_DELETE, note, "Delete")
+                self._event(cluster, "Warning", FAILED_TO_DELETE, note, action="Delete")
                 raise
             note = f"Deleted NetworkPolicy {namespace}/{name}"
-            self._event(cluster, "Normal", DELETED, note, "Delete")
+            self._event(cluster, "Normal", DELETED, note, action="Delete")

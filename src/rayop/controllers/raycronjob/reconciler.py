@@ -1,10 +1,12 @@
 """The RayCronJob reconciler: one pass of KubeRay v1.7's RayCronJob controller.
 
-A pass reads the RayCronJob from the cache (gone: done) and:
+A pass opens as every small controller's does (:class:`~rayop.controllers.common.opening.
+Opening`: gone, done; being deleted is not looked at, as in KubeRay) and:
 
 1. ends at once (looking again in 3 s) while the cache predates this controller's own last
    status write, so a tick's RayJob is never created twice from a stale ``lastScheduleTime``;
-2. validates it (:func:`template_problems`: KubeRay's ``ValidateRayCronJobSpec``): a problem is a
+2. parses it once and validates it (a spec that does not parse is refused the same way, its
+   parse errors as the messages) (:func:`template_problems`: KubeRay's ``ValidateRayCronJobSpec``): a problem is a
    Warning event ``InvalidRayCronJobSpec`` (``<namespace>/<name>: <message>``) and the pass
    ends with no requeue; the next change of the object is looked at afresh. KubeRay's
    RayCronJob status has no field for a reason (its schema prunes any), so the event is the
@@ -26,10 +28,13 @@ from typing import Any, Protocol
 from rayop.api.common import format_time, parse_time
 from rayop.api.cron import parse
 from rayop.api.raycronjob import RayCronJob
+from rayop.api.validation.parsing import parse_model
 from rayop.api.validation.problem import Problem, Reason
 from rayop.api.validation.raycronjob import schedule_spec, validate_raycronjob
+from rayop.controllers.common import settings
 from rayop.controllers.common.gate_checks import rayjob_gate_problems
 from rayop.controllers.common.gates import FeatureGates
+from rayop.controllers.common.opening import Opening, Unparsed
 from rayop.controllers.common.options import OperatorOptions
 from rayop.controllers.raycronjob.child import child_rayjob
 from rayop.controllers.raycronjob.timing import decide
@@ -43,13 +48,11 @@ from rayop.runtime.frozen import thaw
 from rayop.runtime.own_writes import OwnWrites
 from rayop.runtime.reconcile import Request, Result
 
-__all__ = ["RAY_CRON_JOBS", "REQUEUE_SECONDS", "RayCronJobDeps", "RayCronJobReconciler"]
+__all__ = ["RAY_CRON_JOBS", "RayCronJobDeps", "RayCronJobReconciler", "parse_raycronjob"]
 
 log = logging.getLogger(__name__)
 
 RAY_CRON_JOBS = Resource("ray.io", "v1", "raycronjobs", "RayCronJob")
-REQUEUE_SECONDS = 3.0
-"""KubeRay's ``RayCronJobDefaultRequeueDuration``."""
 SUSPENDED_NOTE = "RayCronJob suspended, no new RayJobs will be created"
 
 
@@ -74,6 +77,13 @@ class RayCronJobDeps:
     options: OperatorOptions
     clock: Clock
     """``wall()`` is the time ticks are compared with."""
+
+
+def parse_raycronjob(wire: Mapping[str, Any]) -> tuple[RayCronJob | None, list[Problem]]:
+    """Parses RayCronJob wire JSON: the model and no problems, or None and one
+    ``InvalidRayCronJobSpec`` problem per field that does not parse."""
+    model, errors = parse_model(RayCronJob, wire)
+    return model, [Problem(Reason.INVALID_RAYCRONJOB_SPEC, e) for e in errors]
 
 
 def template_problems(wire: Mapping[str, Any], gates: FeatureGates) -> list[Problem]:
@@ -103,25 +113,37 @@ class RayCronJobReconciler:
                 failed; the request is retried with backoff.
         """
         deps = self.deps
-        cached = deps.raycronjobs.get(request.namespace, request.name)
-        if cached is None:
-            return Result()
-        if deps.own_writes.cache_behind(cached):
-            return Result(requeue_after=REQUEUE_SECONDS)
-        wire: dict[str, Any] = thaw(cached)
+        opening = Opening(
+            cache=deps.raycronjobs,
+            parse=parse_raycronjob,
+            own_writes=deps.own_writes,
+            skip_deleting=False,  # KubeRay's RayCronJob controller does not look at deletion
+            behind_requeue=settings.RAYCRONJOB_REQUEUE,
+        )
+        opened = opening.open(request)
+        if isinstance(opened, Result):
+            return opened
+        wire: dict[str, Any] = thaw(opened.cached)
+        if isinstance(opened, Unparsed):
+            return self._refuse(request, wire, opened.problems)
         problems = template_problems(wire, deps.options.feature_gates)
         if problems:
-            note = problems[0].event_message(request.namespace, request.name)
-            deps.recorder.event(wire, "Warning", problems[0].reason, note, action="Validate")
-            log.info("RayCronJob %s is invalid: %s", request, problems[0].message)
-            return Result()
-        cron = RayCronJob.model_validate(wire)
+            return self._refuse(request, wire, problems)
+        cron = opened.model
         if cron.spec.suspend:
             deps.recorder.event(
                 wire, "Normal", "SuspendedRayCronJob", SUSPENDED_NOTE, action="Suspend"
             )
             return Result()
         return await self._schedule(request, cron, wire)
+
+    def _refuse(self, request: Request, wire: dict[str, Any], problems: list[Problem]) -> Result:
+        """Reports the first problem as KubeRay's Warning event; no requeue (the next change of
+        the object is looked at afresh)."""
+        note = problems[0].event_message(request.namespace, request.name)
+        self.deps.recorder.event(wire, "Warning", problems[0].reason, note, action="Validate")
+        log.info("RayCronJob %s is invalid: %s", request, problems[0].message)
+        return Result()
 
     async def _schedule(self, request: Request, cron: RayCronJob, wire: dict[str, Any]) -> Result:
         deps = self.deps

@@ -5,7 +5,8 @@ It runs only with the ``RayClusterMTLS`` gate on and cert-manager served
 it watches RayClusters and the Issuers and Certificates they control; its events carry the
 reporting controller ``raycluster-mtls-controller``. One pass over a RayCluster:
 
-- gone, being deleted, managed by another controller, or TLS off: nothing;
+- gone, being deleted, managed by another controller (the small controllers' opening,
+  :class:`~rayop.controllers.common.opening.Opening`), or TLS off: nothing;
 - the self-signed Issuer, the CA Certificate and the CA Issuer are created when absent (never
   updated: their specs are fixed); the head and worker Certificates are created, or updated
   (Normal ``MTLSCertificatesUpdated``) when their labels, DNS names or IPs (those of the running
@@ -24,14 +25,16 @@ import copy
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final, cast
+from typing import Any, Final
 
-from rayop.api.common import MANAGED_BY_KUBERAY, parse_time
+from rayop.api.common import parse_time
 from rayop.api.raycluster import RayCluster
 from rayop.api.validation.raycluster import parse_raycluster
 from rayop.controllers.common import cluster_spec as cs
 from rayop.controllers.common import names as cluster_names
+from rayop.controllers.common import settings
 from rayop.controllers.common.gates import FeatureGates
+from rayop.controllers.common.opening import Opened, Opening
 from rayop.controllers.raycluster.mtls import certificates as certs
 from rayop.controllers.raycluster.mtls import names
 from rayop.controllers.raycluster.pods import owner_reference
@@ -39,7 +42,8 @@ from rayop.kube.client import KubeClient
 from rayop.kube.clock import Clock
 from rayop.kube.errors import NotFound
 from rayop.kube.resources import SECRETS
-from rayop.runtime.events import EventRecorder
+from rayop.runtime.cache_reader import CacheReader
+from rayop.runtime.events import EventRecorder, EventType
 from rayop.runtime.indexer import Obj
 from rayop.runtime.reconcile import Request, Result
 
@@ -49,8 +53,6 @@ log = logging.getLogger(__name__)
 
 CONTROLLER_NAME: Final = "raycluster-mtls"
 REPORTING_CONTROLLER: Final = "raycluster-mtls-controller"
-NOT_READY_REQUEUE: Final = 30.0
-PERIODIC_REQUEUE: Final = 60.0
 EXPIRY_WARNING_HOURS: Final = 24.0
 
 PKI_READY: Final = "MTLSPKIReady"
@@ -82,10 +84,10 @@ class MTLSSync:
     """
 
     client: KubeClient
-    clusters: Any
-    issuers: Any
-    certificates: Any
-    pods: Any
+    clusters: CacheReader
+    issuers: CacheReader
+    certificates: CacheReader
+    pods: CacheReader
     recorder: EventRecorder
     gates: FeatureGates
     cluster_domain: str
@@ -97,14 +99,11 @@ class MTLSSync:
         Raises:
             ApiError: a create, update or read failed (after a Warning event).
         """
-        cached = self.clusters.get(request.namespace or None, request.name)
-        if cached is None or cs.meta(cached).get("deletionTimestamp"):
-            return Result()
-        managed_by = cs.spec(cached).get("managedBy")
-        if managed_by and managed_by != MANAGED_BY_KUBERAY:
-            return Result()
-        rc, _problems = parse_raycluster(cached)
-        if rc is None or not names.is_tls_enabled(rc, self.gates):
+        opened = Opening(cache=self.clusters, parse=parse_raycluster).open(request)
+        if not isinstance(opened, Opened):
+            return Result()  # done, or a spec the raycluster controller reports
+        cached, rc = opened.cached, opened.model
+        if not names.is_tls_enabled(rc, self.gates):
             return Result()
         owner = owner_reference(rc)
         steps: tuple[tuple[str, Callable[[], Awaitable[None]]], ...] = (
@@ -119,28 +118,30 @@ class MTLSSync:
                 await step()
             except Exception as err:
                 note = f"Failed to reconcile mTLS {what}: {err}"
-                self._event(cached, "Warning", FAILED_TO_RECONCILE, note, "Reconcile")
+                self._event(cached, "Warning", FAILED_TO_RECONCILE, note, action="Reconcile")
                 raise
         for node_type in ("head", "worker"):
             cert = await self._get_certificate(rc, names.cert_name(rc.name, node_type))
             if not certs.is_certificate_ready(cert):
                 note = "Waiting for cert-manager to issue mTLS certificates"
-                self._event(cached, "Normal", CERTS_NOT_READY, note, "Reconcile")
-                return Result(requeue_after=NOT_READY_REQUEUE)
+                self._event(cached, "Normal", CERTS_NOT_READY, note, action="Reconcile")
+                return Result(requeue_after=settings.MTLS_NOT_READY_REQUEUE)
         note = "mTLS PKI is ready: CA, head, and worker certificates issued"
-        self._event(cached, "Normal", PKI_READY, note, "Reconcile")
+        self._event(cached, "Normal", PKI_READY, note, action="Reconcile")
         await self._warn_expiring(rc, cached)
-        return Result(requeue_after=PERIODIC_REQUEUE)
+        return Result(requeue_after=settings.MTLS_PERIODIC_REQUEUE)
 
-    def _event(self, cluster: Obj, event_type: str, reason: str, note: str, action: str) -> None:
+    def _event(
+        self, cluster: Obj, event_type: EventType, reason: str, note: str, *, action: str
+    ) -> None:
         regarding = {"apiVersion": "ray.io/v1", "kind": "RayCluster", "metadata": cs.meta(cluster)}
-        self.recorder.event(regarding, cast(Any, event_type), reason, note, action=action)
+        self.recorder.event(regarding, event_type, reason, note, action=action)
 
     async def _get_certificate(self, rc: RayCluster, name: str) -> Obj:
         namespace = cs.cluster_namespace(rc)
         cached = self.certificates.get(namespace, name)
         if cached is not None:
-            return cast(Obj, cached)
+            return cached
         return await self.client.get(names.CERTIFICATES, name, namespace=namespace)
 
     async def _issuer(self, issuer: dict[str, Any]) -> None:
@@ -155,7 +156,7 @@ class MTLSSync:
     async def _lookup(self, namespace: str, name: str) -> Obj | None:
         cached = self.certificates.get(namespace, name)
         if cached is not None:
-            return cast(Obj, cached)
+            return cached
         try:
             return await self.client.get(names.CERTIFICATES, name, namespace=namespace)
         except NotFound:
@@ -191,7 +192,7 @@ class MTLSSync:
             updated["spec"] = desired["spec"]
             addresses = _go_list(desired["spec"]["ipAddresses"])
             note = f"Updated {node_type} certificate SANs (IPs: {addresses})"
-            self._event(cluster, "Normal", CERTIFICATES_UPDATED, note, "Update")
+            self._event(cluster, "Normal", CERTIFICATES_UPDATED, note, action="Update")
             existing = await self.client.update(names.CERTIFICATES, updated)
         await self._own_secret(existing)
 
@@ -240,4 +241,4 @@ class MTLSSync:
                     f"TLS certificate {name} expires in {hours:.1f} hours; Ray does not "
                     "hot-reload certs so a pod restart will be needed after renewal"
                 )
-                self._event(cluster, "Warning", EXPIRING_SOON, note, "Reconcile")
+                self._event(cluster, "Warning", EXPIRING_SOON, note, action="Reconcile")
