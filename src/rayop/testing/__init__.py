@@ -1,10 +1,17 @@
 """A public test kit for code built on rayop: a virtual clock, an in-memory source, waiting
-helpers, the embedded control plane with rayop's CRDs, and rayop's operator running on it.
+helpers, a fake world for unit tests of a pass (a fake API client, a fake informer cache, a
+recording event sink), the embedded control plane with rayop's CRDs, and rayop's operator
+running on it.
 
 The kit is part of rayop's API (the project's own tests use it): import from here, not from the
 submodules. Pytest fixtures for the same come with :mod:`rayop.testing.pytest_plugin`.
 
-The clock, the source and the waiting helpers import only ``rayop.kube`` and ``rayop.runtime``;
+Modules: ``clock``, ``sources``, ``waiting``, ``fake_client``, ``fake_cache``,
+``recording_events`` (these import only ``rayop.kube`` and ``rayop.runtime``); ``control_plane``,
+``gateway_api``, ``readiness``, ``operator`` and ``pytest_plugin``.
+
+The clock, the source, the waiting helpers and the fake world import only ``rayop.kube`` and
+``rayop.runtime``;
 the plane and the operator (``rayop.sim``, ``rayop.controllers``) are imported on first use, so
 a unit test of the machinery does not load the controllers.
 
@@ -24,6 +31,9 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from rayop.testing.clock import WALL_START, FakeClock
+from rayop.testing.fake_cache import FakeCache
+from rayop.testing.fake_client import Call, FakeClient, api_error
+from rayop.testing.recording_events import RecordedEvent, RecordingEventSink
 from rayop.testing.sources import InMemorySource
 from rayop.testing.waiting import eventually, settle
 
@@ -61,12 +71,18 @@ __all__ = [
     "ALL_KINDS",
     "FAST_KUBELET",
     "WALL_START",
+    "Call",
+    "FakeCache",
+    "FakeClient",
     "FakeClock",
     "GatewayProgrammer",
     "InMemorySource",
     "Kind",
     "PlaneUnderTest",
+    "RecordedEvent",
+    "RecordingEventSink",
     "RunningOperator",
+    "api_error",
     "eventually",
     "install_crds",
     "install_gateway_api_crds",

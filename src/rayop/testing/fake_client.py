@@ -1,0 +1,220 @@
+"""A fake API client for unit tests of a pass: :class:`FakeClient`.
+
+It keeps objects in memory per resource, answers as an API server would in the ways a pass
+notices (a new ``resourceVersion`` on every write, a ``uid`` and a name from ``generateName``
+on create, 404 ``NotFound`` and 409 ``AlreadyExists`` with ``metav1.Status`` bodies, a delete
+that only marks an object with finalizers), records every call, and raises an error a test
+queued for the next call of a verb. It speaks the verbs of :class:`rayop.kube.client.KubeClient`
+that the controllers use, with the same signatures, so it stands in for it wherever a
+controller's dependencies take a client protocol.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from rayop.kube.errors import AlreadyExists, ApiError, NotFound
+from rayop.kube.resource import Resource
+
+__all__ = ["Call", "FakeClient", "api_error"]
+
+DELETED_AT = "2026-01-01T00:00:00Z"
+"""The ``deletionTimestamp`` a delete gives an object that has finalizers."""
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """One call the fake client received.
+
+    Attributes:
+        verb: ``get``, ``list``, ``create``, ``update``, ``update/status``, ``patch`` or
+            ``delete``.
+        resource: The resource's plural (``pods``, ``rayclusters``).
+        kind: The resource's kind (``Pod``, ``RayCluster``).
+        namespace: The namespace ("" for cluster-scoped objects and lists of all).
+        name: The object's name ("" for a list).
+        body: What was sent (a deep copy), or None.
+        propagation_policy: A delete's propagation policy.
+    """
+
+    verb: str
+    resource: str
+    kind: str
+    namespace: str
+    name: str
+    body: Any = None
+    propagation_policy: str | None = None
+
+
+def api_error(cls: type[ApiError], code: int, reason: str, message: str) -> ApiError:
+    """Returns the error ``cls`` as the API server's ``metav1.Status`` body raises it."""
+    status = {"kind": "Status", "apiVersion": "v1", "status": "Failure"}
+    return cls({**status, "code": code, "reason": reason, "message": message})
+
+
+def _namespace_of(obj: Mapping[str, Any]) -> str:
+    return str((obj.get("metadata") or {}).get("namespace") or "")
+
+
+class FakeClient:
+    """An in-memory API client (see the module docstring).
+
+    Attributes:
+        calls: Every call, in order.
+    """
+
+    def __init__(self) -> None:
+        self._objects: dict[tuple[str, str, str], dict[str, Any]] = {}
+        self.calls: list[Call] = []
+        self._failures: dict[tuple[str, str | None], list[Exception]] = {}
+        self._versions = itertools.count(101)
+        self._uids = itertools.count(1)
+        self._names = itertools.count(1)
+
+    # -- arranging and inspecting -------------------------------------------------------------
+
+    def put(self, res: Resource, obj: Mapping[str, Any]) -> dict[str, Any]:
+        """Stores ``obj`` as the server's copy (a new resourceVersion, a uid if it has none)
+        without recording a call; returns a copy of what is stored."""
+        stored = copy.deepcopy(dict(obj))
+        meta = stored.setdefault("metadata", {})
+        meta["resourceVersion"] = str(next(self._versions))
+        meta.setdefault("uid", f"uid-{next(self._uids)}")
+        self._objects[(res.plural, str(meta.get("namespace") or ""), str(meta["name"]))] = stored
+        return copy.deepcopy(stored)
+
+    def stored(self, res: Resource, namespace: str, name: str) -> dict[str, Any] | None:
+        """Returns a copy of the stored object, or None."""
+        found = self._objects.get((res.plural, namespace, name))
+        return copy.deepcopy(found) if found is not None else None
+
+    def stored_all(self, res: Resource) -> list[dict[str, Any]]:
+        """Returns copies of every stored object of ``res``, in insertion order."""
+        return [copy.deepcopy(o) for (plural, _, _), o in self._objects.items() if plural == res.plural]
+
+    def fail_next(self, verb: str, error: Exception, *, kind: str | None = None) -> None:
+        """Makes the next call of ``verb`` (of ``kind``, or of any kind) raise ``error``."""
+        self._failures.setdefault((verb, kind), []).append(error)
+
+    def calls_of(self, verb: str, kind: str | None = None) -> list[Call]:
+        """Returns the calls of ``verb`` (of ``kind``, or of every kind), in order."""
+        return [c for c in self.calls if c.verb == verb and kind in (None, c.kind)]
+
+    def verbs(self, kind: str | None = None) -> list[str]:
+        """Returns the verb of each call (of ``kind``, or of every kind), in order."""
+        return [c.verb for c in self.calls if kind in (None, c.kind)]
+
+    def _record(self, call: Call) -> None:
+        self.calls.append(call)
+        for key in ((call.verb, call.kind), (call.verb, None)):
+            queued = self._failures.get(key)
+            if queued:
+                raise queued.pop(0)
+
+    def _not_found(self, res: Resource, name: str) -> ApiError:
+        return api_error(NotFound, 404, "NotFound", f'{res.plural} "{name}" not found')
+
+    # -- the verbs ----------------------------------------------------------------------------
+
+    async def get(
+        self, res: Resource, name: str, *, namespace: str | None = None
+    ) -> dict[str, Any]:
+        """Returns the stored object.
+
+        Raises:
+            NotFound: none is stored.
+        """
+        self._record(Call("get", res.plural, res.kind, namespace or "", name))
+        found = self.stored(res, namespace or "", name)
+        if found is None:
+            raise self._not_found(res, name)
+        return found
+
+    async def list(self, res: Resource, *, namespace: str | None = None) -> list[dict[str, Any]]:
+        """Returns the stored objects of ``res`` in ``namespace`` (all when None)."""
+        self._record(Call("list", res.plural, res.kind, namespace or "", ""))
+        return [o for o in self.stored_all(res) if namespace in (None, _namespace_of(o))]
+
+    async def create(
+        self, res: Resource, obj: Mapping[str, Any], *, namespace: str | None = None
+    ) -> dict[str, Any]:
+        """Stores a new object; a ``generateName`` gets a name.
+
+        Raises:
+            AlreadyExists: an object of that name is stored.
+        """
+        body = copy.deepcopy(dict(obj))
+        meta = body.setdefault("metadata", {})
+        meta["namespace"] = namespace or meta.get("namespace") or ""
+        if not meta.get("name") and meta.get("generateName"):
+            meta["name"] = f"{meta['generateName']}{next(self._names):05d}"
+        name = str(meta.get("name") or "")
+        self._record(Call("create", res.plural, res.kind, meta["namespace"], name, body))
+        if (res.plural, meta["namespace"], name) in self._objects:
+            message = f'{res.plural} "{name}" already exists'
+            raise api_error(AlreadyExists, 409, "AlreadyExists", message)
+        return self.put(res, body)
+
+    async def update(self, res: Resource, obj: Mapping[str, Any]) -> dict[str, Any]:
+        """Replaces the stored object (stores it when absent)."""
+        return self._write("update", res, obj)
+
+    async def update_status(self, res: Resource, obj: Mapping[str, Any]) -> dict[str, Any]:
+        """Replaces the stored object's status (stores it when absent)."""
+        return self._write("update/status", res, obj)
+
+    def _write(self, verb: str, res: Resource, obj: Mapping[str, Any]) -> dict[str, Any]:
+        body = copy.deepcopy(dict(obj))
+        meta = body.get("metadata") or {}
+        namespace, name = _namespace_of(body), str(meta.get("name") or "")
+        self._record(Call(verb, res.plural, res.kind, namespace, name, body))
+        return self.put(res, body)
+
+    async def patch(
+        self, res: Resource, name: str, body: Any, *, namespace: str | None = None
+    ) -> dict[str, Any]:
+        """Merges ``body``'s ``metadata`` (labels, annotations, finalizers...) and ``status``
+        into the stored object.
+
+        Raises:
+            NotFound: none is stored.
+        """
+        self._record(Call("patch", res.plural, res.kind, namespace or "", name, copy.deepcopy(body)))
+        stored = self.stored(res, namespace or "", name)
+        if stored is None:
+            raise self._not_found(res, name)
+        for part in ("metadata", "status"):
+            changes = {k: v for k, v in (body.get(part) or {}).items() if k != "resourceVersion"}
+            stored.setdefault(part, {}).update(changes)
+        return self.put(res, stored)
+
+    async def delete(
+        self,
+        res: Resource,
+        name: str,
+        *,
+        namespace: str | None = None,
+        propagation_policy: Literal["Background", "Foreground", "Orphan"] | None = None,
+    ) -> dict[str, Any]:
+        """Deletes the stored object, or marks it deleted while it has finalizers.
+
+        Raises:
+            NotFound: none is stored.
+        """
+        call = Call(
+            "delete", res.plural, res.kind, namespace or "", name,
+            propagation_policy=propagation_policy,
+        )  # fmt: skip
+        self._record(call)
+        key = (res.plural, namespace or "", name)
+        found = self._objects.get(key)
+        if found is None:
+            raise self._not_found(res, name)
+        if found["metadata"].get("finalizers"):
+            found["metadata"].setdefault("deletionTimestamp", DELETED_AT)
+            return copy.deepcopy(found)
+        return self._objects.pop(key)

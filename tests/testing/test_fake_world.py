@@ -1,0 +1,76 @@
+"""The kit's fake world: the fake client answers as an API server would where a pass notices,
+the fake cache selects by labels as the informer does, the sink records events in order."""
+
+from __future__ import annotations
+
+import pytest
+
+from rayop.kube.errors import AlreadyExists, Conflict, NotFound
+from rayop.kube.resources import PODS, RAY_CLUSTERS
+from rayop.runtime.cache_reader import CacheReader
+from rayop.runtime.events import EventSink
+from rayop.testing import FakeCache, FakeClient, RecordingEventSink, api_error
+
+
+def pod(name: str, **labels: str) -> dict[str, object]:
+    return {"metadata": {"name": name, "namespace": "ns", "labels": labels}}
+
+
+async def test_writes_bump_the_resource_version_and_creates_get_a_uid_and_a_name() -> None:
+    client = FakeClient()
+    made = await client.create(PODS, {"metadata": {"generateName": "w-"}}, namespace="ns")
+    assert made["metadata"]["name"].startswith("w-") and made["metadata"]["uid"]
+    again = await client.update(PODS, made)
+    assert int(again["metadata"]["resourceVersion"]) > int(made["metadata"]["resourceVersion"])
+    assert client.verbs() == ["create", "update"]
+    assert client.calls_of("create", "Pod")[0].namespace == "ns"
+
+
+async def test_missing_and_duplicate_objects_get_the_servers_errors() -> None:
+    client = FakeClient()
+    with pytest.raises(NotFound):
+        await client.get(PODS, "nope", namespace="ns")
+    await client.create(PODS, pod("a"), namespace="ns")
+    with pytest.raises(AlreadyExists):
+        await client.create(PODS, pod("a"), namespace="ns")
+    with pytest.raises(NotFound):
+        await client.delete(PODS, "nope", namespace="ns")
+
+
+async def test_a_queued_failure_hits_the_next_call_of_that_verb_and_kind_only() -> None:
+    client = FakeClient()
+    client.fail_next("update/status", api_error(Conflict, 409, "Conflict", "stale"), kind="RayCluster")
+    await client.update_status(PODS, pod("p"))  # another kind: not failed
+    with pytest.raises(Conflict):
+        await client.update_status(RAY_CLUSTERS, {"metadata": {"name": "rc", "namespace": "ns"}})
+    await client.update_status(RAY_CLUSTERS, {"metadata": {"name": "rc", "namespace": "ns"}})
+
+
+async def test_a_delete_marks_an_object_with_finalizers_and_removes_one_without() -> None:
+    client = FakeClient()
+    client.put(RAY_CLUSTERS, {"metadata": {"name": "rc", "namespace": "ns", "finalizers": ["f"]}})
+    marked = await client.delete(RAY_CLUSTERS, "rc", namespace="ns")
+    assert marked["metadata"]["deletionTimestamp"]
+    assert client.stored(RAY_CLUSTERS, "ns", "rc") is not None
+    await client.patch(RAY_CLUSTERS, "rc", {"metadata": {"finalizers": []}}, namespace="ns")
+    await client.delete(RAY_CLUSTERS, "rc", namespace="ns", propagation_policy="Foreground")
+    assert client.stored(RAY_CLUSTERS, "ns", "rc") is None
+    assert client.calls_of("delete")[-1].propagation_policy == "Foreground"
+
+
+def test_the_cache_selects_by_labels_as_the_informer_does() -> None:
+    cache: CacheReader = FakeCache(pod("h", role="head"), pod("w", role="worker"), pod("x"))
+    assert [o["metadata"]["name"] for o in cache.list("ns", label_selector={"role": "head"})] == ["h"]
+    names = {o["metadata"]["name"] for o in cache.list(label_selector="role in (head,worker)")}
+    assert names == {"h", "w"}
+    assert cache.get("ns", "x") is not None and cache.get("other", "x") is None
+
+
+def test_the_sink_keeps_every_event_in_order() -> None:
+    recorded = RecordingEventSink()
+    sink: EventSink = recorded
+    sink.event(pod("p") | {"kind": "Pod"}, "Normal", "Created", "made it", action="Create")
+    sink.event(pod("p") | {"kind": "Pod"}, "Warning", "Failed", "broke")
+    assert recorded.reasons() == ["Created", "Failed"]
+    assert recorded.recorded[0].action == "Create" and recorded.recorded[1].type == "Warning"
+    assert recorded.notes("Failed") == ["broke"]
