@@ -14,9 +14,10 @@ import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from rayop.apimachinery.objects import ObjView as Obj
 from rayop.kube.resource import Resource
 from rayop.runtime.clock import MONOTONIC, Clock
-from rayop.runtime.indexer import IndexFunc, Obj
+from rayop.runtime.indexer import IndexFunc
 from rayop.runtime.informer import (
     EventHandler,
     HandlerRegistration,

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from rayop.apimachinery.objects import ObjView as Obj
 from rayop.controllers.batchscheduler.quantities import (
     ResourceList,
     add_lists,
@@ -39,8 +40,6 @@ __all__ = [
 ]
 
 MAX_INT32 = 2**31 - 1
-
-Obj = Mapping[str, Any]
 
 
 def _mapping(value: Any) -> Obj:

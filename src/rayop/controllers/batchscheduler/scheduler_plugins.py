@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from rayop.apimachinery.objects import ObjView as Obj
 from rayop.controllers.batchscheduler import gang_size
 from rayop.controllers.batchscheduler.interface import (
     RAY_CLUSTER,
     BatchSchedulingError,
-    Obj,
     ParentKind,
     child_kind,
     labels_of,

@@ -26,12 +26,12 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from rayop.apimachinery.objects import ObjView as Obj
 from rayop.controllers.batchscheduler import gang_size
 from rayop.controllers.batchscheduler.interface import (
     RAY_CLUSTER,
     RAY_JOB,
     BatchSchedulingError,
-    Obj,
     ParentKind,
     annotations_of,
     child_kind,

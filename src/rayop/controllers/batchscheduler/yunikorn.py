@@ -17,10 +17,10 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+from rayop.apimachinery.objects import ObjView as Obj
 from rayop.controllers.batchscheduler import gang_size
 from rayop.controllers.batchscheduler.interface import (
     RAY_JOB,
-    Obj,
     ParentKind,
     annotations_of,
     child_kind,

@@ -33,6 +33,7 @@ from rayop.api import keys
 from rayop.api.common import MANAGED_BY_KUBERAY
 from rayop.api.raycluster import RayCluster
 from rayop.api.validation.raycluster import parse_raycluster
+from rayop.apimachinery.objects import ObjView as Obj
 from rayop.controllers.common import cluster_spec as cs
 from rayop.controllers.common.registration import register_controller
 from rayop.controllers.raycluster.ingress_sync import controlled_by
@@ -47,7 +48,6 @@ from rayop.kube.errors import AlreadyExists, NotFound
 from rayop.kube.resources import RAY_CLUSTERS
 from rayop.runtime.controller import Controller
 from rayop.runtime.events import EventRecorder
-from rayop.runtime.indexer import Obj
 from rayop.runtime.informer_source import for_, owns
 from rayop.runtime.manager import Manager
 from rayop.runtime.predicate import generation_changed

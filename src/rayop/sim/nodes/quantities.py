@@ -13,9 +13,10 @@ from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any
 
+from rayop.apimachinery.objects import Obj
+
 __all__ = ["parse_quantity", "pod_requests"]
 
-Obj = dict[str, Any]
 
 _SUFFIXES: dict[str, Fraction] = {
     "": Fraction(1),

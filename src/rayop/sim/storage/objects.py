@@ -13,6 +13,7 @@ from typing import Any, Protocol
 
 import orjson
 
+from rayop.apimachinery.objects import Obj
 from rayop.sim.machinery import errors as se
 from rayop.sim.machinery.resources import ResourceInfo, ResourceRegistry
 from rayop.sim.machinery.selectors import (
@@ -35,7 +36,6 @@ __all__ = [
     "parse_selectors",
 ]
 
-Obj = dict[str, Any]
 Subscriber = Callable[[str, ResourceInfo, Obj, "Obj | None"], None]
 """A change-feed callback: ``(event_type, info, obj, old_obj)``; see :meth:`ObjectTable.subscribe`."""
 

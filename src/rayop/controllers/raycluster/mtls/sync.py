@@ -29,6 +29,7 @@ from typing import Any, Final, cast
 from rayop.api.common import MANAGED_BY_KUBERAY, parse_time
 from rayop.api.raycluster import RayCluster
 from rayop.api.validation.raycluster import parse_raycluster
+from rayop.apimachinery.objects import ObjView as Obj
 from rayop.controllers.common import cluster_spec as cs
 from rayop.controllers.common import names as cluster_names
 from rayop.controllers.common.gates import FeatureGates
@@ -44,7 +45,6 @@ from rayop.kube.resources import RAY_CLUSTERS as RAY_CLUSTERS_RESOURCE
 from rayop.kube.resources import SECRETS
 from rayop.runtime.controller import Controller
 from rayop.runtime.events import EventRecorder
-from rayop.runtime.indexer import Obj
 from rayop.runtime.informer_source import for_, owns
 from rayop.runtime.manager import Manager
 from rayop.runtime.reconcile import Request, Result
