@@ -18,9 +18,9 @@ import copy
 from typing import Any
 
 from rayop.apimachinery.objects import Obj
+from rayop.apimachinery.quantity import parse_quantity
 from rayop.sim.machinery.resources import ResourceInfo
 from rayop.sim.machinery.timestamps import now_rfc3339
-from rayop.sim.nodes.quantities import parse_quantity
 from rayop.sim.storage.controller_base import StoreController, error_code, meta
 from rayop.sim.storage.store import Store
 

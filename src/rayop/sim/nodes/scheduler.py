@@ -17,7 +17,7 @@ from typing import Any
 
 from rayop.apimachinery.objects import Obj
 from rayop.sim.machinery.timestamps import timestamp
-from rayop.sim.nodes.quantities import pod_requests
+from rayop.sim.nodes.pod_requests import pod_requests
 from rayop.sim.nodes.scheduling import NodeView, fit_message, node_problems
 from rayop.sim.storage.store import Store
 

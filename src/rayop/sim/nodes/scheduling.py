@@ -17,7 +17,7 @@ from fractions import Fraction
 from typing import Any
 
 from rayop.apimachinery.objects import Obj
-from rayop.sim.nodes.quantities import parse_quantity
+from rayop.apimachinery.quantity import parse_quantity
 
 __all__ = [
     "ClaimState",

@@ -17,7 +17,7 @@ import re
 from collections.abc import Callable, Mapping
 
 from rayop.apimachinery.objects import Obj
-from rayop.sim.nodes.quantities import parse_quantity
+from rayop.apimachinery.quantity import parse_quantity
 
 __all__ = ["EnvError", "Lookup", "expand", "field_value", "resolve_env"]
 
