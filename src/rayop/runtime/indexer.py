@@ -26,10 +26,10 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, NamedTuple
 
+from rayop.apimachinery.labels import LabelSelector
 from rayop.apimachinery.objects import ObjView
 from rayop.runtime.compact_store import ObjectCodec
 from rayop.runtime.frozen import FrozenDict, freeze_decoded, freeze_json
-from rayop.runtime.labelselector import LabelSelector
 
 Obj = ObjView
 """A cached object: a read-only mapping of the object's JSON (kept importable from here)."""

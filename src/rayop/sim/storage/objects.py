@@ -13,16 +13,11 @@ from typing import Any, Protocol
 
 import orjson
 
+from rayop.apimachinery.labels import LabelSelector, SelectorError, parse_label_selector
 from rayop.apimachinery.objects import Obj
 from rayop.sim.machinery import errors as se
+from rayop.sim.machinery.field_selectors import FieldSelector, parse_field_selector
 from rayop.sim.machinery.resources import ResourceInfo, ResourceRegistry
-from rayop.sim.machinery.selectors import (
-    FieldSelector,
-    LabelSelector,
-    SelectorError,
-    parse_field_selector,
-    parse_label_selector,
-)
 
 __all__ = [
     "CRD_KEY",

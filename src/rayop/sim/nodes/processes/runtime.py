@@ -25,8 +25,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from rayop.apimachinery.labels import label_selector_from_dict
 from rayop.apimachinery.objects import Obj
-from rayop.sim.machinery.selectors import label_selector_from_dict
 from rayop.sim.machinery.timestamps import now_rfc3339
 from rayop.sim.nodes.container_exec import ContainerProcessEnv
 from rayop.sim.nodes.container_logs import PodLogs
