@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 import yaml
 
+from rayop.apimachinery.quantity import QuantityError, go_round_trip
 from rayop.controllers.common.go_json import GoJsonError, go_string, marshal_raycluster_spec
-from rayop.controllers.common.go_quantity import QuantityError, canonical_quantity
 from rayop.controllers.common.spec_hash import (
     kuberay_spec_hash,
     raycluster_pod_hash,
@@ -39,7 +39,7 @@ def test_raw_specs_hash_as_kuberay_does(name: str) -> None:
 
 @pytest.mark.parametrize(("given", "expected"), DATA["quantities"])
 def test_quantities_are_written_as_go_writes_them(given: Any, expected: str) -> None:
-    assert canonical_quantity(given) == expected
+    assert go_round_trip(given) == expected
 
 
 def _hash_of(kind: str, stored_spec: dict[str, Any]) -> str:
@@ -140,7 +140,7 @@ def test_values_of_the_wrong_type_are_refused() -> None:
     with pytest.raises(GoJsonError, match=r"headGroupSpec\.rayStartParams"):
         marshal_raycluster_spec({"headGroupSpec": {"rayStartParams": ["x"]}})
     with pytest.raises(QuantityError):
-        canonical_quantity("1Xi")
+        go_round_trip("1Xi")
 
 
 def test_a_spec_go_cannot_decode_still_hashes_stably(caplog: pytest.LogCaptureFixture) -> None:

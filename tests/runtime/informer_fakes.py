@@ -9,9 +9,9 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from rayop.apimachinery.labels import as_label_selector
 from rayop.kube.errors import AlreadyExists, Conflict, Gone, NotFound
 from rayop.kube.resource import Resource
-from rayop.runtime.labelselector import parse_selector
 
 
 @dataclass(frozen=True)
@@ -101,7 +101,7 @@ class FakeApi:
         await asyncio.sleep(0)
         if resource_version not in (None, "", "0") and int(resource_version) < self.compacted_rv:
             raise Gone({"code": 410, "reason": "Expired", "message": "too old resource version"})
-        selector = parse_selector(label_selector)
+        selector = as_label_selector(label_selector)
         items = [
             copy.deepcopy(o)
             for o in self.objects.values()
@@ -121,7 +121,7 @@ class FakeApi:
             if event_rv > rv:
                 queue.put_nowait(event)
         self._watchers.append(queue)
-        selector = parse_selector(label_selector)
+        selector = as_label_selector(label_selector)
 
         async def events() -> AsyncIterator[Event]:
             sent = 0

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
+from rayop.apimachinery.labels import LabelSelector, as_label_selector
 from rayop.runtime import indexer as indexer_module
 from rayop.runtime.indexer import Indexer, object_key
-from rayop.runtime.labelselector import LabelSelector, parse_selector
 
 NAMESPACES = ("a", "b", "c")
 SELECTORS = (
@@ -77,14 +77,14 @@ def test_labelled_lists_equal_a_full_scan_through_puts_relabels_and_removes(seed
             indexer.remove(key)
             del stored[key]
         if step % 7 == 0:
-            selector = parse_selector(rng.choice(SELECTORS))
+            selector = as_label_selector(rng.choice(SELECTORS))
             namespace = rng.choice((None, *NAMESPACES))
             assert keys_of(indexer.list_selected(namespace, selector)) == brute_force(
                 stored, namespace, selector
             )
     for text in SELECTORS:
         for namespace in (None, *NAMESPACES):
-            selector = parse_selector(text)
+            selector = as_label_selector(text)
             found = indexer.list_selected(namespace, selector)
             assert keys_of(found) == brute_force(stored, namespace, selector)
             for cached in found:
@@ -103,7 +103,7 @@ def test_a_labelled_list_reads_only_the_labelled_objects() -> None:
         asked.append(labels)
         return original(self, labels)
 
-    selector = parse_selector({"ray.io/cluster": "c7"})
+    selector = as_label_selector({"ray.io/cluster": "c7"})
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(LabelSelector, "matches", counting)
         found = indexer.list_selected("default", selector)
@@ -119,7 +119,7 @@ def test_label_indexes_stop_at_the_limit_and_lists_stay_right(
     for i in range(30):
         indexer.put(obj("default", f"p{i}", {f"k{i % 4}": "v", "all": str(i % 3)}, i))
     for key in ("k0", "k1", "k2", "k3", "all"):
-        found = indexer.list_selected("default", parse_selector({key: "v"}))
+        found = indexer.list_selected("default", as_label_selector({key: "v"}))
         expected = [i for i in range(30) if key != "all" and i % 4 == int(key[1])]
         assert keys_of(found) == sorted(f"default/p{i}" for i in expected)
     assert len(indexer._label_indices) == 2

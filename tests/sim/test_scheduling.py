@@ -15,7 +15,7 @@ from apiserver_process import kubectl_env, running_apiserver
 
 from rayop.sim.controlplane import EmbeddedControlPlane
 from rayop.sim.nodes.kubelet import KubeletConfig
-from rayop.sim.nodes.quantities import parse_quantity, pod_requests
+from rayop.sim.nodes.pod_requests import pod_requests
 from rayop.sim.nodes.scheduler import DEFAULT_NODE_CAPACITY, NodePool
 from rayop.sim.storage.store import Store
 from rayop.testing import FAST_KUBELET, eventually
@@ -283,13 +283,7 @@ async def test_requests_are_counted_against_allocatable(plane: Plane) -> None:
     await eventually(lambda: plane.pod_running("more"), timeout=15, what="room freed")
 
 
-def test_quantities_and_pod_requests() -> None:
-    assert parse_quantity("500m") == Fraction(1, 2)
-    assert parse_quantity("2Gi") == 2 * 2**30
-    assert parse_quantity("1e3") == 1000 and parse_quantity("1.5k") == 1500
-    assert parse_quantity(3) == 3
-    with pytest.raises(ValueError):
-        parse_quantity("lots")
+def test_pod_requests() -> None:
     pod = {
         "spec": {
             "containers": [

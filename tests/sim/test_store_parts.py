@@ -6,9 +6,10 @@ from typing import Any
 
 import pytest
 
+from rayop.apimachinery.labels import parse_label_selector
 from rayop.sim.machinery.errors import StatusError
+from rayop.sim.machinery.field_selectors import parse_field_selector
 from rayop.sim.machinery.resources import ResourceInfo, ResourceRegistry
-from rayop.sim.machinery.selectors import parse_field_selector, parse_label_selector
 from rayop.sim.storage.delete_path import DeletePath
 from rayop.sim.storage.objects import ObjectTable
 from rayop.sim.storage.store import Store

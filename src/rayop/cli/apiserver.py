@@ -32,7 +32,7 @@ def _parse_latency(values: list[str]) -> dict[str, tuple[float, float]]:
 
 
 def _parse_capacity(values: list[str]) -> dict[str, str]:
-    from rayop.sim.nodes.quantities import parse_quantity
+    from rayop.apimachinery.quantity import parse_quantity
     from rayop.sim.nodes.scheduler import DEFAULT_NODE_CAPACITY
 
     out = dict(DEFAULT_NODE_CAPACITY)

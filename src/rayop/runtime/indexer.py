@@ -26,12 +26,13 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, NamedTuple
 
+from rayop.apimachinery.labels import LabelSelector
+from rayop.apimachinery.objects import ObjView
 from rayop.runtime.compact_store import ObjectCodec
 from rayop.runtime.frozen import FrozenDict, freeze_decoded, freeze_json
-from rayop.runtime.labelselector import LabelSelector
 
-Obj = Mapping[str, Any]
-"""A cached object: a read-only mapping of the object's JSON."""
+Obj = ObjView
+"""A cached object: a read-only mapping of the object's JSON (kept importable from here)."""
 
 IndexFunc = Callable[[Obj], list[str]]
 """Maps an object to the index values it is filed under."""

@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from rayop.apimachinery.labels import LabelSelector, as_label_selector, format_selector
 from rayop.kube.resource import Resource
 from rayop.runtime.backoff import DEFAULT_BACKOFF, BackoffSettings
 from rayop.runtime.clock import MONOTONIC, Clock
@@ -35,7 +36,6 @@ from rayop.runtime.indexer import (
     object_key,
     resource_version,
 )
-from rayop.runtime.labelselector import LabelSelector, format_selector, parse_selector
 from rayop.runtime.reflector import ListWatchClient, Reflector
 from rayop.runtime.supervisor import TaskSupervisor
 from rayop.runtime.timeouts import clock_timeout
@@ -212,7 +212,7 @@ class SharedInformer:
         selector that names a label's value reads that label's index, not the namespace.
         """
         if label_selector is not None:
-            return self._indexer.list_selected(namespace, parse_selector(label_selector))
+            return self._indexer.list_selected(namespace, as_label_selector(label_selector))
         if namespace is None:
             return self._indexer.select(None, None)
         return self._indexer.by_index(NAMESPACE_INDEX, namespace)

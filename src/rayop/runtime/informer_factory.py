@@ -14,16 +14,17 @@ import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from rayop.apimachinery.labels import LabelSelector
+from rayop.apimachinery.objects import ObjView as Obj
 from rayop.kube.resource import Resource
 from rayop.runtime.clock import MONOTONIC, Clock
-from rayop.runtime.indexer import IndexFunc, Obj
+from rayop.runtime.indexer import IndexFunc
 from rayop.runtime.informer import (
     EventHandler,
     HandlerRegistration,
     SharedInformer,
     strip_managed_fields,
 )
-from rayop.runtime.labelselector import LabelSelector
 from rayop.runtime.reflector import ListWatchClient
 
 DEFAULT_SYNC_PERIOD = 10 * 3600.0

@@ -17,7 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 
-from rayop.runtime.indexer import Obj, resource_version
+from rayop.apimachinery.objects import ObjView as Obj
+from rayop.runtime.indexer import resource_version
 from rayop.runtime.informer import EventHandler
 from rayop.runtime.predicate import Predicate
 from rayop.runtime.reconcile import Request

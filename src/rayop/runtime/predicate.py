@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from rayop.runtime.indexer import Obj
+from rayop.apimachinery.objects import ObjView as Obj
 
 
 class Predicate(Protocol):

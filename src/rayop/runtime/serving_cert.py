@@ -3,16 +3,15 @@
 When no certificate is given (controller-runtime's ``--webhook-cert-dir`` holds none), the
 operator makes its own: a self-signed certificate whose subject alternative names are the
 webhook Service's DNS names (``<svc>``, ``<svc>.<ns>``, ``<svc>.<ns>.svc``, ...) and any IPs
-given, written as ``tls.crt`` and ``tls.key``. The certificate is its own CA: its PEM is the
-``caBundle`` of the ValidatingWebhookConfiguration.
+given, written as ``tls.crt`` and ``tls.key`` (by :mod:`rayop.apimachinery.certs`). The
+certificate is its own CA: its PEM is the ``caBundle`` of the ValidatingWebhookConfiguration.
 """
 
 from __future__ import annotations
 
-import base64
-import ipaddress
-import subprocess
 from pathlib import Path
+
+from rayop.apimachinery.certs import base64_pem, write_self_signed
 
 __all__ = ["ca_bundle", "ensure_serving_cert", "service_hosts"]
 
@@ -38,41 +37,16 @@ def ensure_serving_cert(cert_dir: Path, hosts: tuple[str, ...]) -> Path:
     cert, key = cert_dir / "tls.crt", cert_dir / "tls.key"
     if cert.exists() and key.exists():
         return cert_dir
-    sans = []
-    for host in hosts:
-        try:
-            ipaddress.ip_address(host)
-            sans.append(f"IP:{host}")
-        except ValueError:
-            sans.append(f"DNS:{host}")
-    command = [
-        "openssl",
-        "req",
-        "-x509",
-        "-newkey",
-        "ec",
-        "-pkeyopt",
-        "ec_paramgen_curve:prime256v1",
-        "-nodes",
-        "-keyout",
-        str(key),
-        "-out",
-        str(cert),
-        "-days",
-        "3650",
-        "-subj",
-        f"/CN={hosts[0] if hosts else 'webhook'}",
-        "-addext",
-        "subjectAltName=" + ",".join(sans),
-        "-addext",
-        "basicConstraints=critical,CA:TRUE",
-    ]
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        raise RuntimeError(f"openssl could not make the webhook certificate: {done.stderr}")
+    write_self_signed(
+        cert,
+        key,
+        common_name=hosts[0] if hosts else "webhook",
+        hosts=hosts,
+        failure="openssl could not make the webhook certificate",
+    )
     return cert_dir
 
 
 def ca_bundle(cert_dir: Path) -> str:
     """Returns ``tls.crt`` as base64 PEM (a webhook configuration's ``caBundle``)."""
-    return base64.b64encode((cert_dir / "tls.crt").read_bytes()).decode()
+    return base64_pem(cert_dir / "tls.crt")

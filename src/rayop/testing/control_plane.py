@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rayop.api.crds import build_crds
+from rayop.apimachinery.objects import Obj
 from rayop.kube.client import KubeClient
 from rayop.kube.config import KubeConfig, load_config
 from rayop.kube.errors import AlreadyExists, Conflict, NotFound
@@ -38,8 +39,6 @@ from rayop.sim.dashboard.head import DashboardConfig
 from rayop.sim.nodes.kubelet import KubeletConfig
 from rayop.testing.readiness import ray_node_pods, raycluster_converged
 from rayop.testing.waiting import eventually
-
-Obj = dict[str, Any]
 
 FAST_KUBELET = KubeletConfig(
     pending_delay=0.02, running_delay=0.05, ready_delay=0.05, delete_delay=0.05, seed=7

@@ -12,7 +12,7 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from rayop.runtime.labelselector import parse_selector
+from rayop.apimachinery.labels import as_label_selector
 
 __all__ = ["FakeCache"]
 
@@ -51,7 +51,7 @@ class FakeCache:
         self, namespace: str | None = None, *, label_selector: Any = None
     ) -> builtins.list[dict[str, Any]]:
         """Returns the held objects in ``namespace`` (all when None) matching the selector."""
-        selector = parse_selector(label_selector) if label_selector is not None else None
+        selector = as_label_selector(label_selector) if label_selector is not None else None
         return [
             obj
             for (ns, _), obj in self._objects.items()

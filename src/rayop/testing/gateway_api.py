@@ -22,6 +22,7 @@ import contextlib
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from rayop.apimachinery.objects import Obj
 from rayop.kube.client import KubeClient
 from rayop.kube.errors import AlreadyExists, ApiError, NotFound
 from rayop.kube.resource import Resource
@@ -31,8 +32,6 @@ from rayop.testing.waiting import eventually
 GATEWAYS = Resource("gateway.networking.k8s.io", "v1", "gateways", "Gateway")
 HTTP_ROUTES = Resource("gateway.networking.k8s.io", "v1", "httproutes", "HTTPRoute")
 CONTROLLER_NAME = "rayop.testing/gateway-stand-in"
-
-Obj = dict[str, Any]
 
 
 async def install_gateway_api_crds(

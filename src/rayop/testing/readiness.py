@@ -6,12 +6,10 @@ server), so the same definition of "ready" serves every test tier. They never bl
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable
 
 from rayop.api.keys import RAY_CLUSTER, RAY_NODE_TYPE
-
-Obj = Mapping[str, Any]
+from rayop.apimachinery.objects import ObjView as Obj
 
 
 def running_and_ready(pod: Obj) -> bool:

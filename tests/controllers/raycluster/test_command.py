@@ -1,15 +1,12 @@
-"""The ray start command, quantities and names."""
+"""The ray start command and names."""
 
 from __future__ import annotations
 
 import random
 
-import pytest
-
 from rayop.controllers.common import names
 from rayop.controllers.common.options import OperatorOptions
 from rayop.controllers.raycluster.command import ray_start_command, ray_start_params, render_params
-from rayop.controllers.raycluster.resources import Quantity
 
 from ._fixtures import group_model, minimal_cluster, parse
 
@@ -55,32 +52,6 @@ def test_shell_escaped_resources_param_keeps_user_resources() -> None:
     params = ray_start_params(parse(cluster), group_model(group), node_type="worker", fqdn="f")
     cmd = ray_start_command("worker", params, {"resources": {"limits": {"google.com/tpu": "4"}}})
     assert "TPU" in cmd
-
-
-@pytest.mark.parametrize(
-    ("text", "value", "canonical"),
-    [
-        ("500m", 1, "500m"),
-        ("1.5", 2, "1500m"),
-        ("2Gi", 2 * 1024**3, "2Gi"),
-        ("5120Mi", 5 * 1024**3, "5Gi"),
-        ("40G", 40 * 10**9, "40G"),
-        ("1000", 1000, "1k"),
-        ("1e3", 1000, "1e3"),
-        ("0", 0, "0"),
-    ],
-)
-def test_quantities(text: str, value: int, canonical: str) -> None:
-    q = Quantity.parse(text)
-    assert q.int_value() == value
-    assert q.canonical() == canonical
-
-
-def test_quantity_sums_keep_first_format() -> None:
-    assert (Quantity.parse("5Gi") + Quantity.parse("1Gi") * 2).canonical() == "7Gi"
-    assert (Quantity.parse("1") + Quantity.parse("500m")).canonical() == "1500m"
-    with pytest.raises(ValueError):
-        Quantity.parse("1 GB")
 
 
 def test_name_rules() -> None:

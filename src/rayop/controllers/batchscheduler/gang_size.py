@@ -18,11 +18,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from rayop.controllers.batchscheduler.quantities import (
+from rayop.apimachinery.objects import ObjView as Obj
+from rayop.apimachinery.quantity import (
     ResourceList,
-    add_lists,
-    parse_list,
-    scale_list,
+    container_requests,
+    scale_resource_list,
+    sum_resource_lists,
 )
 
 __all__ = [
@@ -39,8 +40,6 @@ __all__ = [
 ]
 
 MAX_INT32 = 2**31 - 1
-
-Obj = Mapping[str, Any]
 
 
 def _mapping(value: Any) -> Obj:
@@ -69,14 +68,8 @@ def autoscaling_enabled(spec: Obj) -> bool:
 
 def pod_resources(pod_spec: Obj) -> ResourceList:
     """Sums a pod spec's container resources, requests first, limits for missing requests."""
-    per_container = []
-    for container in pod_spec.get("containers") or ():
-        resources = _mapping(_mapping(container).get("resources"))
-        merged = parse_list(resources.get("requests"))
-        for name, amount in parse_list(resources.get("limits")).items():
-            merged.setdefault(name, amount)
-        per_container.append(merged)
-    return add_lists(per_container)
+    containers = pod_spec.get("containers") or ()
+    return sum_resource_lists(container_requests(_mapping(c)) for c in containers)
 
 
 def _template_spec(group: Obj) -> Obj:
@@ -120,8 +113,8 @@ def _cluster_resources(spec: Obj, replicas_key: str) -> ResourceList:
         if _suspended(group):
             continue
         pods = _int(group, replicas_key, 0) * _int(group, "numOfHosts", 1)
-        lists.append(scale_list(pod_resources(_template_spec(group)), pods))
-    return add_lists(lists)
+        lists.append(scale_resource_list(pod_resources(_template_spec(group)), pods))
+    return sum_resource_lists(lists)
 
 
 def desired_resources(spec: Obj) -> ResourceList:

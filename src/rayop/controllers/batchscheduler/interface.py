@@ -19,11 +19,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal, Protocol
 
+from rayop.apimachinery.objects import ObjView as Obj
 from rayop.kube.client import KubeClient
 
 __all__ = ["RAY_CLUSTER", "RAY_JOB", "BatchScheduler", "BatchSchedulingError", "ParentKind"]
 
-Obj = Mapping[str, Any]
 ParentKind = Literal["RayCluster", "RayJob"]
 RAY_CLUSTER: ParentKind = "RayCluster"
 RAY_JOB: ParentKind = "RayJob"

@@ -12,10 +12,10 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from rayop.apimachinery.objects import ObjView as Obj
 from rayop.controllers.batchscheduler.interface import (
     RAY_JOB,
     BatchSchedulingError,
-    Obj,
     ParentKind,
     child_kind,
     labels_of,

@@ -21,10 +21,10 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from rayop.apimachinery.objects import ObjView as Obj
 from rayop.controllers.batchscheduler import gang_size
 from rayop.controllers.batchscheduler.interface import (
     RAY_CLUSTER,
-    Obj,
     ParentKind,
     child_kind,
     controller_owner,

@@ -13,7 +13,8 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from rayop.controllers.batchscheduler.interface import BatchScheduler, Obj, ParentKind
+from rayop.apimachinery.objects import ObjView as Obj
+from rayop.controllers.batchscheduler.interface import BatchScheduler, ParentKind
 from rayop.controllers.batchscheduler.kai_scheduler import KaiScheduler
 from rayop.controllers.batchscheduler.kubernetes_was import KubernetesWASScheduler
 from rayop.controllers.batchscheduler.scheduler_plugins import SchedulerPluginsScheduler

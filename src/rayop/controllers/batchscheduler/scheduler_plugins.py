@@ -13,18 +13,18 @@ from __future__ import annotations
 
 from typing import Any
 
+from rayop.apimachinery.objects import ObjView as Obj
+from rayop.apimachinery.quantity import resource_list_json
 from rayop.controllers.batchscheduler import gang_size
 from rayop.controllers.batchscheduler.interface import (
     RAY_CLUSTER,
     BatchSchedulingError,
-    Obj,
     ParentKind,
     child_kind,
     labels_of,
     set_label,
     set_scheduler_name,
 )
-from rayop.controllers.batchscheduler.quantities import wire_list
 from rayop.kube.client import KubeClient
 from rayop.kube.errors import AlreadyExists, NotFound
 from rayop.kube.resource import Resource
@@ -51,7 +51,7 @@ def build_pod_group(cluster: Obj) -> dict[str, Any]:
     pod_group_spec: dict[str, Any] = {}
     members = gang_size.desired_replicas(spec) + 1
     pod_group_spec["minMember"] = members
-    pod_group_spec["minResources"] = wire_list(gang_size.desired_resources(spec))
+    pod_group_spec["minResources"] = resource_list_json(gang_size.desired_resources(spec))
     return {
         "apiVersion": PODGROUPS.api_version,
         "kind": PODGROUPS.kind,

@@ -26,12 +26,13 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from rayop.apimachinery.objects import ObjView as Obj
+from rayop.apimachinery.quantity import ResourceList, resource_list_json, sum_resource_lists
 from rayop.controllers.batchscheduler import gang_size
 from rayop.controllers.batchscheduler.interface import (
     RAY_CLUSTER,
     RAY_JOB,
     BatchSchedulingError,
-    Obj,
     ParentKind,
     annotations_of,
     child_kind,
@@ -41,7 +42,6 @@ from rayop.controllers.batchscheduler.interface import (
     set_label,
     set_scheduler_name,
 )
-from rayop.controllers.batchscheduler.quantities import ResourceList, add_lists, wire_list
 from rayop.kube.client import KubeClient
 from rayop.kube.errors import AlreadyExists, NotFound
 from rayop.kube.resource import Resource
@@ -128,7 +128,7 @@ def build_pod_group(
     }
     if annotations_of(owner):
         metadata["annotations"] = dict(annotations_of(owner))
-    spec: dict[str, Any] = {"minResources": wire_list(resources)}
+    spec: dict[str, Any] = {"minResources": resource_list_json(resources)}
     if size:
         spec["minMember"] = size  # Go omits a zero minMember
     topology = _network_topology(owner, name, namespace)
@@ -164,7 +164,7 @@ async def sync_pod_group(
             return False
         return True
     spec = current.get("spec") or {}
-    wanted = wire_list(resources)
+    wanted = resource_list_json(resources)
     current_resources = spec.get("minResources")
     if (
         (spec.get("minMember") or 0) == size
@@ -225,7 +225,7 @@ class VolcanoScheduler:
                 "RayCluster"
             )
         size, resources = gang_size.gang_params(cluster_spec)
-        total = add_lists([resources, _submitter_resources(parent)])
+        total = sum_resource_lists([resources, _submitter_resources(parent)])
         await sync_pod_group(client, kind, parent, size, total)
 
     def add_metadata(

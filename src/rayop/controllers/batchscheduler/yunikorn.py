@@ -17,10 +17,11 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+from rayop.apimachinery.objects import ObjView as Obj
+from rayop.apimachinery.quantity import QuantityError, resource_list_json
 from rayop.controllers.batchscheduler import gang_size
 from rayop.controllers.batchscheduler.interface import (
     RAY_JOB,
-    Obj,
     ParentKind,
     annotations_of,
     child_kind,
@@ -29,9 +30,7 @@ from rayop.controllers.batchscheduler.interface import (
     set_label,
     set_scheduler_name,
 )
-from rayop.controllers.batchscheduler.quantities import wire_list
 from rayop.controllers.common.go_json import GoJsonError, go_string, marshal_typed
-from rayop.controllers.common.go_quantity import QuantityError
 from rayop.controllers.common.names import HEAD_GROUP_LABEL_VALUE
 from rayop.kube.client import KubeClient
 
@@ -67,7 +66,9 @@ _DEFAULT_SUBMITTER_POD: dict[str, Any] = {
 
 def _task_group(name: str, members: int, pod_spec: Mapping[str, Any]) -> str:
     """Returns one TaskGroup as Go marshals it (its struct's field order, omitempty)."""
-    parts = [f'"minResource":{go_string_map(wire_list(gang_size.pod_resources(pod_spec)))}']
+    parts = [
+        f'"minResource":{go_string_map(resource_list_json(gang_size.pod_resources(pod_spec)))}'
+    ]
     if pod_spec.get("nodeSelector"):
         parts.append(f'"nodeSelector":{marshal_typed(pod_spec["nodeSelector"], "mapstring")}')
     if pod_spec.get("affinity") is not None:

@@ -11,7 +11,6 @@ services, jobs) is read with :func:`meta`, :func:`name` and friends.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from rayop.api import keys
 from rayop.api.raycluster import (
@@ -21,13 +20,13 @@ from rayop.api.raycluster import (
     RayCluster,
     WorkerGroupSpec,
 )
+from rayop.apimachinery.objects import ObjView as Obj
 
 DEFAULT_GCS_PORT = 6379
 RAY_ORIGINATED_FROM_CRD_LABEL = keys.RAY_ORIGINATED_FROM_CRD
 RAY_ORIGINATED_FROM_CR_NAME_LABEL = keys.RAY_ORIGINATED_FROM_CR_NAME
 FT_ENABLED_ANNOTATION = keys.FT_ENABLED
 
-Obj = Mapping[str, Any]
 ClusterLike = RayCluster | Obj
 """A parsed RayCluster, or its wire dict (parsed on the way in by :func:`parse_cluster`)."""
 

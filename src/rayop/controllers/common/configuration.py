@@ -15,6 +15,7 @@ from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from rayop.apimachinery.objects import Obj
 from rayop.controllers.common.pod_defaults import PodDefaults
 
 __all__ = [
@@ -43,8 +44,6 @@ DEFAULT_ENABLE_LEADER_ELECTION: Final = True
 DEFAULT_RECONCILE_CONCURRENCY: Final = 1
 DEFAULT_QPS: Final = 100.0
 DEFAULT_BURST: Final = 200
-
-Obj = dict[str, Any]
 
 
 class _Strict(BaseModel):

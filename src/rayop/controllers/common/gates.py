@@ -1,6 +1,7 @@
 """KubeRay v1.7's feature gates (``--feature-gates``): names, defaults, overrides.
 
-What each gate guards is checked in :mod:`.gate_checks`.
+The defaults are :data:`rayop.api.validation.gates.DEFAULT_GATES` (validation reads the same
+list). What each gate guards is checked in :mod:`.gate_checks`.
 """
 
 from __future__ import annotations
@@ -9,6 +10,8 @@ import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
+
+from rayop.api.validation.gates import DEFAULT_GATES
 
 FEATURE_GATE_FIELDS: Mapping[str, str] = MappingProxyType(
     {
@@ -36,32 +39,32 @@ class FeatureGates:
     controllers refuse a spec using that field while the gate is off (see ``gate_checks``).
     """
 
-    ray_cluster_status_conditions: bool = True
+    ray_cluster_status_conditions: bool = DEFAULT_GATES["RayClusterStatusConditions"]
     """``RayClusterStatusConditions`` (beta): maintain ``status.conditions`` and atomic suspend."""
-    ray_job_deletion_policy: bool = True
+    ray_job_deletion_policy: bool = DEFAULT_GATES["RayJobDeletionPolicy"]
     """``RayJobDeletionPolicy`` (beta): RayJob ``deletionStrategy`` and worker-group ``suspend``."""
-    ray_multi_host_indexing: bool = True
+    ray_multi_host_indexing: bool = DEFAULT_GATES["RayMultiHostIndexing"]
     """``RayMultiHostIndexing`` (beta): replica index/name/host-index labels on worker pods."""
-    ray_service_incremental_upgrade: bool = True
+    ray_service_incremental_upgrade: bool = DEFAULT_GATES["RayServiceIncrementalUpgrade"]
     """``RayServiceIncrementalUpgrade`` (beta): NewClusterWithIncrementalUpgrade (Gateway API)."""
-    ray_cron_job: bool = False
+    ray_cron_job: bool = DEFAULT_GATES["RayCronJob"]
     """``RayCronJob`` (alpha): run the RayCronJob controller (``controllers/raycronjob/``)."""
-    sidecar_submitter_restart: bool = False
+    sidecar_submitter_restart: bool = DEFAULT_GATES["SidecarSubmitterRestart"]
     """``SidecarSubmitterRestart`` (alpha): the SidecarMode submitter container restarts on
     failure (``restartPolicy: OnFailure``), guards its submit, and fails the RayJob only after
     its restart limit."""
-    ray_cluster_network_policy: bool = False
+    ray_cluster_network_policy: bool = DEFAULT_GATES["RayClusterNetworkPolicy"]
     """``RayClusterNetworkPolicy`` (alpha): off refuses ``spec.networkPolicy``; on starts the
     ``networkpolicy`` controller, which keeps KubeRay's NetworkPolicies."""
-    gcs_fault_tolerance_embedded_storage: bool = False
+    gcs_fault_tolerance_embedded_storage: bool = DEFAULT_GATES["GCSFaultToleranceEmbeddedStorage"]
     """``GCSFaultToleranceEmbeddedStorage`` (alpha): allows GCS FT backend ``rocksdb``."""
-    ray_cluster_mtls: bool = False
+    ray_cluster_mtls: bool = DEFAULT_GATES["RayClusterMTLS"]
     """``RayClusterMTLS`` (alpha): off refuses ``spec.tlsOptions``; on, ``tlsOptions.enabled:
     true`` gets KubeRay's cert-manager mTLS (``controllers/raycluster/mtls/``)."""
-    ray_cluster_history_server: bool = False
+    ray_cluster_history_server: bool = DEFAULT_GATES["RayClusterHistoryServer"]
     """``RayClusterHistoryServer`` (alpha): off refuses ``spec.historyServerOptions``; on adds
     KubeRay's history-server collector sidecar to head and worker pods."""
-    kubernetes_was: bool = False
+    kubernetes_was: bool = DEFAULT_GATES["KubernetesWAS"]
     """``KubernetesWAS`` (alpha): Kubernetes workload-aware scheduling (a Workload and PodGroup
     per gang-scheduled RayCluster; ``controllers/batchscheduler/kubernetes_was.py``)."""
 

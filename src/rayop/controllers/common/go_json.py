@@ -13,8 +13,9 @@ struct order with their ``omitempty``/``omitzero`` flags and types). The rules a
 * map keys sorted; an empty slice or map (present) is ``[]``/``{}``, an absent one ``null``;
 * strings escaped as Go does (``<``, ``>``, ``&``, U+2028 and U+2029 as ``\\u``-escapes,
   ``\\b \\f \\n \\r \\t``, other control characters ``\\u00xx``, everything else raw UTF-8);
-* ``resource.Quantity`` in its canonical form (:mod:`go_quantity`), ``IntOrString`` as the
-  number or string it holds, ``metav1.Time`` as RFC 3339 seconds in UTC (zero: ``null``).
+* ``resource.Quantity`` in its canonical form
+  (:func:`rayop.apimachinery.quantity.go_round_trip`), ``IntOrString`` as the number or string
+  it holds, ``metav1.Time`` as RFC 3339 seconds in UTC (zero: ``null``).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from datetime import UTC, datetime
 from importlib import resources
 from typing import Any
 
-from rayop.controllers.common.go_quantity import QuantityError, canonical_quantity
+from rayop.apimachinery.quantity import QuantityError, go_round_trip
 
 TYPES_FILE = "go_types_raycluster_spec.json"
 
@@ -218,7 +219,7 @@ def _scalar(value: Any, ref: str, path: str) -> str:
             raise GoJsonError(f"{path}: expected an integer, got {value!r}")
         return str(value)
     if ref == "quantity":
-        return go_string(canonical_quantity(0 if value is None else value))
+        return go_string(go_round_trip(0 if value is None else value))
     if ref == "intorstr":
         if value is None:
             return "0"

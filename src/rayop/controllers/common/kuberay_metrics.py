@@ -26,8 +26,8 @@ from prometheus_client.metrics_core import GaugeMetricFamily, Metric
 
 from rayop.api.common import parse_time
 from rayop.api.keys import RAY_ORIGINATED_FROM_CRD
+from rayop.apimachinery.objects import ObjView as Obj
 from rayop.kube.resources import RAY_CLUSTERS, RAY_JOBS, RAY_SERVICES
-from rayop.runtime.indexer import Obj
 from rayop.runtime.informer import EventHandlerFuncs
 from rayop.runtime.informer_factory import InformerFactory
 from rayop.runtime.manager import Manager

@@ -19,11 +19,10 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+
+from rayop.apimachinery.objects import Obj
 
 __all__ = ["PodDefaults", "add_default_envs", "add_default_metadata", "add_sidecars"]
-
-Obj = dict[str, Any]
 
 
 @dataclass(frozen=True, kw_only=True)

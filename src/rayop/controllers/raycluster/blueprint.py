@@ -16,6 +16,7 @@ controller-runtime's default of one worker.
 from __future__ import annotations
 
 from rayop.api.common import GROUP
+from rayop.apimachinery.objects import ObjView as Obj
 from rayop.controllers.assembly.blueprint import ControllerBlueprint, Wired, Wiring
 from rayop.controllers.common import cluster_spec as cs
 from rayop.controllers.common.options import OperatorOptions
@@ -37,7 +38,6 @@ from rayop.controllers.raycluster.reconcile_context import ReconcilerDeps
 from rayop.controllers.raycluster.reconciler import RayClusterReconciler
 from rayop.kube.resources import PERSISTENT_VOLUME_CLAIMS, PODS, RAY_CLUSTERS, SECRETS, SERVICES
 from rayop.runtime.expectations import ScaleExpectations
-from rayop.runtime.indexer import Obj
 from rayop.runtime.informer_source import for_, owns, watches
 from rayop.runtime.predicate import generation_changed, not_pod_binding
 

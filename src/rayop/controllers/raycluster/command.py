@@ -14,9 +14,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from rayop.api.raycluster import HeadGroupSpec, RayCluster, WorkerGroupSpec
+from rayop.apimachinery.objects import ObjView as Obj
+from rayop.apimachinery.quantity import Quantity, parse_resource_list
 from rayop.controllers.common import cluster_spec as cs
-from rayop.controllers.common.cluster_spec import Obj
-from rayop.controllers.raycluster.resources import Quantity, is_gpu_resource, parse_resource_list
+from rayop.controllers.raycluster.resources import is_gpu_resource
 
 DEFAULT_METRICS_PORT = 8080
 DEFAULT_DASHBOARD_AGENT_LISTEN_PORT = 52365

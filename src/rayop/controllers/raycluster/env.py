@@ -11,9 +11,10 @@ from typing import Any
 
 from rayop.api import keys
 from rayop.api.raycluster import RayCluster, RedisCredential
+from rayop.apimachinery.objects import ObjView as Obj
 from rayop.controllers.common import cluster_spec as cs
 from rayop.controllers.common import names
-from rayop.controllers.common.cluster_spec import ClusterLike, Obj
+from rayop.controllers.common.cluster_spec import ClusterLike
 from rayop.controllers.common.options import KUBERAY_VERSION
 
 Container = dict[str, Any]

@@ -41,12 +41,13 @@ from typing import Any, Final
 
 from rayop.api import keys
 from rayop.api.raycluster import GcsStorageDeletionPolicy, GcsStorageOptions, RayCluster
+from rayop.apimachinery.objects import ObjView as Obj
+from rayop.apimachinery.quantity import Quantity
 from rayop.controllers.common import cluster_spec as cs
 from rayop.controllers.common import settings
 from rayop.controllers.raycluster import events as ev
 from rayop.controllers.raycluster.pods import owner_reference
-from rayop.controllers.raycluster.reconcile_context import Obj, ReconcileContext
-from rayop.controllers.raycluster.resources import Quantity
+from rayop.controllers.raycluster.reconcile_context import ReconcileContext
 from rayop.controllers.raycluster.status_sync import write_status_reason
 from rayop.kube.errors import AlreadyExists
 from rayop.kube.resources import PERSISTENT_VOLUME_CLAIMS

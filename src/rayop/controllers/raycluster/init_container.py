@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from rayop.controllers.common.cluster_spec import Obj
+from rayop.apimachinery.objects import ObjView as Obj
 from rayop.controllers.common.options import OperatorOptions
 from rayop.controllers.raycluster.command import container_command
 

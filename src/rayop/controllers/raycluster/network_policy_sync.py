@@ -33,6 +33,7 @@ from typing import Any, Final
 from rayop.api import keys
 from rayop.api.raycluster import RayCluster
 from rayop.api.validation.raycluster import parse_raycluster
+from rayop.apimachinery.objects import ObjView as Obj
 from rayop.controllers.common import cluster_spec as cs
 from rayop.controllers.common.opening import Opened, Opening
 from rayop.controllers.raycluster.ingress_sync import controlled_by
@@ -46,7 +47,6 @@ from rayop.kube.client import KubeClient
 from rayop.kube.errors import AlreadyExists, NotFound
 from rayop.runtime.cache_reader import CacheReader
 from rayop.runtime.events import EventRecorder, EventType
-from rayop.runtime.indexer import Obj
 from rayop.runtime.reconcile import Request, Result
 
 __all__ = [

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from rayop.controllers.common.cluster_spec import Obj
+from rayop.apimachinery.objects import ObjView as Obj
 
 
 def phase(pod: Obj) -> str:

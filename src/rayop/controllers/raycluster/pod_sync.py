@@ -25,6 +25,7 @@ from typing import Any, TypeVar
 from rayop.api import keys
 from rayop.api.conditions import is_condition_true, object_conditions
 from rayop.api.raycluster import UpgradeStrategyType, WorkerGroupSpec
+from rayop.apimachinery.objects import ObjView as Obj
 from rayop.controllers.batchscheduler import registry as batch
 from rayop.controllers.batchscheduler.interface import RAY_CLUSTER
 from rayop.controllers.common import cluster_spec as cs
@@ -35,7 +36,7 @@ from rayop.controllers.raycluster import events as ev
 from rayop.controllers.raycluster.mtls.names import is_tls_enabled
 from rayop.controllers.raycluster.mtls.readiness import MTLSNotReadyError, check_mtls_secrets_ready
 from rayop.controllers.raycluster.pods import build_head_pod, build_worker_pod, with_replica_index
-from rayop.controllers.raycluster.reconcile_context import Obj, ReconcileContext
+from rayop.controllers.raycluster.reconcile_context import ReconcileContext
 from rayop.controllers.raycluster.scaling import (
     PodCreation,
     PodDeletion,

@@ -15,7 +15,6 @@ from __future__ import annotations
 import copy
 import functools
 import random
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
@@ -23,6 +22,7 @@ from typing import Any, Literal
 from rayop.api import keys
 from rayop.api.raycluster import RayCluster
 from rayop.api.validation import Problem, parse_raycluster
+from rayop.apimachinery.objects import ObjView as Obj
 from rayop.controllers.common import cluster_spec as cs
 from rayop.controllers.common import labels, settings
 from rayop.controllers.common.options import OperatorOptions
@@ -35,8 +35,6 @@ from rayop.runtime.indexer import OWNER_UID_INDEX
 from rayop.runtime.informer_factory import Informer, InformerFactory
 from rayop.runtime.own_writes import OwnWrites
 from rayop.runtime.reconcile import Request
-
-Obj = Mapping[str, Any]
 
 
 class UnparsedClusterError(RuntimeError):

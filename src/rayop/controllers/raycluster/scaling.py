@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from rayop.api import keys
 from rayop.api.conditions import is_condition_true, object_conditions
 from rayop.api.raycluster import RayCluster, WorkerGroupSpec
+from rayop.apimachinery.objects import ObjView as Obj
 from rayop.controllers.common import cluster_spec as cs
 from rayop.controllers.common import labels, names
-from rayop.controllers.common.cluster_spec import Obj
 from rayop.controllers.common.options import OperatorOptions
 from rayop.controllers.raycluster.pod_health import should_delete_pod
 

@@ -9,8 +9,8 @@ KubeRay created are recognised by rayop and the other way round.
 
 from __future__ import annotations
 
+from rayop.apimachinery.objects import ObjView as Obj
 from rayop.controllers.common import cluster_spec as cs
-from rayop.controllers.common.cluster_spec import Obj
 from rayop.controllers.common.spec_hash import raycluster_pod_hash
 
 

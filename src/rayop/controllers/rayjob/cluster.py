@@ -14,12 +14,11 @@ from typing import Any
 
 from rayop.api import keys
 from rayop.api.rayjob import RayJob
+from rayop.apimachinery.objects import ObjView as Obj
 from rayop.controllers.common import labels, names
 from rayop.controllers.common.options import OperatorOptions
 from rayop.controllers.common.ownership import controller_reference
 from rayop.controllers.raycluster.builders import build_head_service, service_ports
-
-Obj = Mapping[str, Any]
 
 CLUSTER_SELECTOR_KEY = keys.RAY_CLUSTER
 """The ``clusterSelector`` key that names the existing cluster to use."""

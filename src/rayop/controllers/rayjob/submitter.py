@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -19,6 +18,7 @@ import yaml
 from rayop.api import keys
 from rayop.api.common import parse_time
 from rayop.api.rayjob import JobSubmissionMode, RayJob
+from rayop.apimachinery.objects import ObjView as Obj
 from rayop.controllers.common import cluster_spec as cs
 from rayop.controllers.common import labels
 from rayop.controllers.common.options import OperatorOptions
@@ -26,8 +26,6 @@ from rayop.controllers.common.ownership import controller_reference
 from rayop.controllers.dashboard.models import JobSubmitRequest
 from rayop.controllers.raycluster.builders import add_auth_env
 from rayop.controllers.rayjob.cluster import ORIGIN_CRD, dashboard_port
-
-Obj = Mapping[str, Any]
 
 SUBMITTER_CONTAINER_NAME = "ray-job-submitter"
 DEFAULT_SUBMITTER_BACKOFF_LIMIT = 2

@@ -13,12 +13,12 @@ RayService being deleted (or suspended) has all its clusters deleted at once by
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
 from rayop.api.common import format_time, parse_time
 from rayop.api.rayservice import DEFAULT_RAY_CLUSTER_DELETION_DELAY_SECONDS, RayServiceSpec
+from rayop.apimachinery.objects import ObjView as Obj
 from rayop.controllers.rayservice import settings
 from rayop.controllers.rayservice.context import ServiceContext
 from rayop.kube.clock import micro_time
@@ -27,8 +27,6 @@ from rayop.kube.resources import RAY_CLUSTERS
 from rayop.runtime.steps import Stop
 
 log = logging.getLogger(__name__)
-
-Obj = Mapping[str, Any]
 
 
 def deletion_delay(spec: RayServiceSpec) -> timedelta:

@@ -25,17 +25,15 @@ from __future__ import annotations
 
 import copy
 import random
-from collections.abc import Mapping
 from typing import Any
 
 from rayop.api.rayservice import RayService, RayServiceSpec, RayServiceUpgradeType
+from rayop.apimachinery.objects import ObjView as Obj
 from rayop.controllers.common import names
 from rayop.controllers.common.options import KUBERAY_VERSION, OperatorOptions
 from rayop.controllers.common.ownership import controller_reference
 from rayop.controllers.common.spec_hash import rayservice_cluster_hash
 from rayop.controllers.rayservice import settings
-
-Obj = Mapping[str, Any]
 
 
 def spec_hash(cluster_spec: Obj) -> str:

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import copy
 import random
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from rayop.api.common import format_time
 from rayop.api.rayservice import RayService, RayServiceSpec
+from rayop.apimachinery.objects import ObjView as Obj
 from rayop.controllers.common.options import OperatorOptions
 from rayop.controllers.rayservice.dashboards import DashboardFactory
 from rayop.controllers.rayservice.incremental.state import RouteState
@@ -31,8 +31,6 @@ from rayop.runtime.indexer import controller_owner
 from rayop.runtime.informer_factory import Informer
 from rayop.runtime.own_writes import OwnWrites
 from rayop.runtime.reconcile import Request
-
-Obj = Mapping[str, Any]
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
+from rayop.apimachinery.objects import ObjView as Obj
 from rayop.controllers.common import labels as rc_labels
 from rayop.controllers.common import names
 from rayop.controllers.dashboard.client import DashboardClient
 from rayop.controllers.raycluster.builders import DEFAULT_PORTS, service_ports
 from rayop.controllers.rayservice.context import ServiceContext
-
-Obj = Mapping[str, Any]
 
 
 def head_pod(ctx: ServiceContext, cluster_name: str) -> Obj | None:

@@ -16,11 +16,11 @@ embedded object there, a plain dict copied into the Service.
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
 from typing import Any
 
 from rayop.api import keys
 from rayop.api.rayservice import RayService
+from rayop.apimachinery.objects import ObjView as Obj
 from rayop.controllers.common import labels as rc_labels
 from rayop.controllers.common import names
 from rayop.controllers.common.options import OperatorOptions
@@ -32,7 +32,6 @@ from rayop.controllers.raycluster.builders import (
 )
 from rayop.controllers.rayservice import settings
 
-Obj = Mapping[str, Any]
 Service = dict[str, Any]
 
 __all__ = [

@@ -30,6 +30,7 @@ from rayop.api.conditions import find_condition, set_condition
 from rayop.api.rayservice import RayServiceConditionReason as Reason
 from rayop.api.rayservice import RayServiceConditionType as CondType
 from rayop.api.rayservice import ServiceStatus
+from rayop.apimachinery.objects import ObjView as Obj
 from rayop.controllers.dashboard.models import ServeApplicationDetails
 from rayop.controllers.rayservice.context import ServiceContext
 from rayop.controllers.rayservice.incremental.status_fold import fold_incremental
@@ -37,7 +38,6 @@ from rayop.controllers.rayservice.initializing_timeout import mark_if_timed_out
 from rayop.controllers.rayservice.service_builders import serve_service_name
 from rayop.kube.resources import RAY_SERVICES
 
-Obj = Mapping[str, Any]
 ACTIVE = "activeServiceStatus"
 PENDING = "pendingServiceStatus"
 _VOLATILE = ("lastUpdateTime",)

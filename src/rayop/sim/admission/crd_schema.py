@@ -16,13 +16,13 @@ from typing import Any
 import jsonschema
 import orjson
 
+from rayop.apimachinery.objects import Obj
 from rayop.sim.admission.field_validation import report_unknown
 from rayop.sim.machinery import errors as se
 from rayop.sim.machinery.resources import ResourceInfo
 
 __all__ = ["admit_custom", "apply_defaults", "prune", "validate_crd", "validate_custom"]
 
-Obj = dict[str, Any]
 _validators: dict[int, tuple[Mapping[str, Any], jsonschema.protocols.Validator]] = {}
 
 

@@ -10,11 +10,10 @@ from __future__ import annotations
 import base64
 import random
 from collections.abc import Callable
-from typing import Any
+
+from rayop.apimachinery.objects import Obj
 
 __all__ = ["IpAllocator", "apply_create_defaults", "apply_update_defaults"]
-
-Obj = dict[str, Any]
 
 
 class IpAllocator:

@@ -8,6 +8,7 @@ from typing import Any
 import yaml
 from aiohttp import web
 
+from rayop.apimachinery.objects import Obj
 from rayop.sim.admission import field_validation
 from rayop.sim.apiserver import tables
 from rayop.sim.apiserver.negotiation import decode_body, respond
@@ -17,8 +18,6 @@ from rayop.sim.machinery import errors as se
 from rayop.sim.storage.store import clone
 
 __all__ = ["handle_crud"]
-
-Obj = dict[str, Any]
 
 
 def _dry_run(request: web.Request) -> bool:

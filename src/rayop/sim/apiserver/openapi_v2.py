@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import hashlib
 from functools import lru_cache
-from typing import Any
 
 import orjson
 import yaml
 from aiohttp import web
 
+from rayop.apimachinery.objects import Obj
 from rayop.sim.apiserver.openapi_proto import openapiv2_pb2 as v2
 from rayop.sim.machinery.resources import ResourceInfo, ResourceRegistry
 
@@ -42,8 +42,6 @@ _FIELD_VALIDATION = {
     "in": "query",
 }
 _METHODS = ("get", "put", "post", "delete", "patch")
-
-Obj = dict[str, Any]
 
 
 def _operation(action: str, info: ResourceInfo) -> Obj:

@@ -13,10 +13,10 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any
 
 from aiohttp import web
 
+from rayop.apimachinery.objects import Obj
 from rayop.sim.apiserver.request import ApiRequest, ServerContext
 from rayop.sim.machinery import errors as se
 from rayop.sim.nodes.container_logs import ContainerLog, LogQuery, PodLogs
@@ -26,7 +26,6 @@ __all__ = ["POD_LOGS_KEY", "handle_pod_log"]
 POD_LOGS_KEY: web.AppKey[PodLogs] = web.AppKey("rayop_sim_pod_logs", PodLogs)
 """Where the application finds the kubelet's logs (set by whoever runs a kubelet)."""
 
-Obj = dict[str, Any]
 _NEGATIVE = "must be greater than or equal to 0"
 _NOT_POSITIVE = "must be greater than 0"
 

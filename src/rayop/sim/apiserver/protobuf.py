@@ -21,6 +21,7 @@ from google.protobuf import descriptor_pool, message_factory
 from google.protobuf.descriptor import Descriptor
 from google.protobuf.message import DecodeError, Message
 
+from rayop.apimachinery.objects import Obj
 from rayop.sim.apiserver import proto
 from rayop.sim.apiserver.proto.go_fields import API_VERSIONS
 from rayop.sim.apiserver.protobuf_json import ConversionError, message_to_dict, new_message
@@ -40,7 +41,6 @@ _MAGIC = b"k8s\x00"
 _META_V1 = "k8s.io.apimachinery.pkg.apis.meta.v1"
 _UNKNOWN = "k8s.io.apimachinery.pkg.runtime.Unknown"
 _WATCH_EVENT = f"{_META_V1}.WatchEvent"
-Obj = dict[str, Any]
 
 
 @functools.cache

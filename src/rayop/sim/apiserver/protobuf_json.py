@@ -26,11 +26,11 @@ import orjson
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message
 
+from rayop.apimachinery.objects import Obj
 from rayop.sim.apiserver.proto.go_fields import FIELDS, WRAPPERS
 
 __all__ = ["ConversionError", "message_from_dict", "message_to_dict", "new_message"]
 
-Obj = dict[str, Any]
 _META = "k8s.io.apimachinery.pkg.apis.meta.v1."
 _TIME = _META + "Time"
 _MICRO_TIME = _META + "MicroTime"

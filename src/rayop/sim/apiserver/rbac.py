@@ -21,6 +21,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from rayop.apimachinery.objects import Obj
 from rayop.sim.machinery import errors as se
 from rayop.sim.machinery.resources import ResourceInfo
 from rayop.sim.storage.store import Store
@@ -39,8 +40,6 @@ ADMIN_USER = "admin"
 """The user name of the kubeconfig's admin token (as the audit records it)."""
 SERVICE_ACCOUNT_PREFIX = "system:serviceaccount:"
 RBAC_GROUP = "rbac.authorization.k8s.io"
-
-Obj = dict[str, Any]
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,11 +8,11 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from rayop.apimachinery.objects import Obj
 from rayop.sim.machinery.resources import ResourceInfo
 
 __all__ = ["human_duration", "jsonpath_values", "table", "wants_table"]
 
-Obj = dict[str, Any]
 _TOKEN = re.compile(r"\.?([^.\[\]]+)|\[(\*|-?\d+)\]")
 
 

@@ -1,4 +1,4 @@
-"""Self-signed TLS material for the embedded API server (made with the openssl CLI).
+"""Self-signed TLS material for the embedded API server (:mod:`rayop.apimachinery.certs`).
 
 kubectl (client-go) sends bearer tokens only over HTTPS, so a server that requires a token
 must speak TLS. The certificate is its own CA: put :attr:`TlsMaterial.ca_data` into the
@@ -7,12 +7,11 @@ kubeconfig's ``certificate-authority-data``.
 
 from __future__ import annotations
 
-import base64
-import ipaddress
 import ssl
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+
+from rayop.apimachinery.certs import base64_pem, write_self_signed
 
 __all__ = ["TlsMaterial", "generate_self_signed", "server_ssl_context"]
 
@@ -40,44 +39,18 @@ def generate_self_signed(
     d.mkdir(parents=True, exist_ok=True)
     cert, key = d / "server.crt", d / "server.key"
     if not (cert.exists() and key.exists()):
-        sans = []
-        for h in hosts:
-            try:
-                ipaddress.ip_address(h)
-                sans.append(f"IP:{h}")
-            except ValueError:
-                sans.append(f"DNS:{h}")
-        cmd = [
-            "openssl",
-            "req",
-            "-x509",
-            "-newkey",
-            "ec",
-            "-pkeyopt",
-            "ec_paramgen_curve:prime256v1",
-            "-nodes",
-            "-keyout",
-            str(key),
-            "-out",
-            str(cert),
-            "-days",
-            "3650",
-            "-subj",
-            "/CN=rayop-embedded-apiserver",
-            "-addext",
-            "subjectAltName=" + ",".join(sans),
-            "-addext",
-            "basicConstraints=critical,CA:TRUE",
-            "-addext",
-            "keyUsage=critical,digitalSignature,keyCertSign",
-            "-addext",
-            "extendedKeyUsage=serverAuth",
-        ]
-        proc = subprocess.run(cmd, capture_output=True, check=False)
-        if proc.returncode != 0:
-            raise RuntimeError(f"openssl failed: {proc.stderr.decode(errors='replace')}")
+        write_self_signed(
+            cert,
+            key,
+            common_name="rayop-embedded-apiserver",
+            hosts=hosts,
+            extensions=(
+                "keyUsage=critical,digitalSignature,keyCertSign",
+                "extendedKeyUsage=serverAuth",
+            ),
+        )
         key.chmod(0o600)
-    return TlsMaterial(cert, key, base64.b64encode(cert.read_bytes()).decode())
+    return TlsMaterial(cert, key, base64_pem(cert))
 
 
 def server_ssl_context(material: TlsMaterial) -> ssl.SSLContext:

@@ -12,10 +12,11 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from rayop.apimachinery.objects import Obj
 from rayop.sim.machinery.resources import ResourceInfo
 from rayop.sim.machinery.timestamps import now_rfc3339
 from rayop.sim.nodes.pod_status import condition_true
-from rayop.sim.storage.controller_base import Obj, StoreController, error_code, meta
+from rayop.sim.storage.controller_base import StoreController, error_code, meta
 from rayop.sim.storage.store import Store
 
 _TERMINAL = ("Succeeded", "Failed")

@@ -20,10 +20,11 @@ import re
 import time
 from typing import Any, Final
 
+from rayop.apimachinery.objects import Obj
 from rayop.sim.controller_manager.cert_material import IssuedPair, issue
 from rayop.sim.machinery.resources import ResourceInfo
 from rayop.sim.machinery.timestamps import timestamp
-from rayop.sim.storage.controller_base import Obj, StoreController, error_code, meta
+from rayop.sim.storage.controller_base import StoreController, error_code, meta
 
 __all__ = ["CertIssuerController"]
 

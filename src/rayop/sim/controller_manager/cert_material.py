@@ -7,13 +7,13 @@ the Certificate's spec. Every call blocks on openssl: run it in a thread.
 
 from __future__ import annotations
 
-import ipaddress
 import secrets
-import subprocess
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from rayop.apimachinery.certs import EC_P256_KEY, is_ip, run_openssl
 
 __all__ = ["IssuedPair", "issue"]
 
@@ -34,18 +34,12 @@ class IssuedPair:
     key: bytes
 
 
-def _run(args: Sequence[str]) -> None:
-    proc = subprocess.run(list(args), capture_output=True, check=False)
-    if proc.returncode != 0:
-        raise RuntimeError(f"openssl failed: {proc.stderr.decode(errors='replace')}")
-
-
 def _extensions(
     *, is_ca: bool, dns: Sequence[str], ips: Sequence[str], usages: Sequence[str]
 ) -> str:
     lines = [f"basicConstraints=critical,CA:{'TRUE' if is_ca else 'FALSE'}"]
     sans = [f"DNS:{d}" for d in dns]
-    sans += [f"IP:{ip}" for ip in ips if _is_ip(ip)]
+    sans += [f"IP:{ip}" for ip in ips if is_ip(ip)]
     if sans:
         lines.append("subjectAltName=" + ",".join(sans))
     key_usage = [_USAGE_KEYS[u] for u in usages if u in _USAGE_KEYS]
@@ -57,14 +51,6 @@ def _extensions(
     if extended:
         lines.append("extendedKeyUsage=" + ",".join(extended))
     return "\n".join(lines) + "\n"
-
-
-def _is_ip(text: str) -> bool:
-    try:
-        ipaddress.ip_address(text)
-    except ValueError:
-        return False
-    return True
 
 
 def issue(
@@ -87,10 +73,8 @@ def issue(
         key, csr, cert, ext = d / "tls.key", d / "tls.csr", d / "tls.crt", d / "ext.cnf"
         ext.write_text(_extensions(is_ca=is_ca, dns=dns, ips=ips, usages=usages))
         subject = f"/CN={common_name}" if common_name else "/"
-        ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
-        _run(
-            ["openssl", "req", "-new", *ec, "-keyout", str(key), "-out", str(csr), "-subj", subject]
-        )
+        request = ["openssl", "req", "-new", *EC_P256_KEY, "-keyout", str(key), "-out", str(csr)]
+        run_openssl([*request, "-subj", subject])
         sign = ["openssl", "x509", "-req", "-in", str(csr), "-out", str(cert)]
         sign += ["-days", str(max(days, 1)), "-set_serial", str(secrets.randbits(63))]
         sign += ["-extfile", str(ext)]
@@ -101,5 +85,5 @@ def issue(
             ca_cert.write_bytes(signer.cert)
             ca_key.write_bytes(signer.key)
             sign += ["-CA", str(ca_cert), "-CAkey", str(ca_key)]
-        _run(sign)
+        run_openssl(sign)
         return IssuedPair(cert.read_bytes(), key.read_bytes())

@@ -16,6 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from rayop.apimachinery.labels import LabelSelector, label_selector_from_dict
+from rayop.apimachinery.objects import Obj
 from rayop.sim.controller_manager.label_index import (
     Pair,
     PodLabelIndex,
@@ -23,9 +25,8 @@ from rayop.sim.controller_manager.label_index import (
     label_pairs,
 )
 from rayop.sim.machinery.resources import ResourceInfo
-from rayop.sim.machinery.selectors import LabelSelector, label_selector_from_dict
 from rayop.sim.nodes.pod_status import condition_true
-from rayop.sim.storage.controller_base import Obj, StoreController, error_code, meta
+from rayop.sim.storage.controller_base import StoreController, error_code, meta
 from rayop.sim.storage.store import Store
 
 SERVICE_NAME_LABEL = "kubernetes.io/service-name"

@@ -19,8 +19,9 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
+from rayop.apimachinery.objects import Obj
 from rayop.sim.machinery.resources import ResourceInfo
-from rayop.sim.storage.controller_base import Obj, StoreController, iter_resources, meta
+from rayop.sim.storage.controller_base import StoreController, iter_resources, meta
 from rayop.sim.storage.store import Store
 
 log = logging.getLogger(__name__)

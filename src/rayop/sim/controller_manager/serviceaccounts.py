@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from rayop.apimachinery.objects import Obj
 from rayop.sim.machinery.resources import ResourceInfo
-from rayop.sim.storage.controller_base import Obj, StoreController, error_code, meta
+from rayop.sim.storage.controller_base import StoreController, error_code, meta
 
 DEFAULT_SERVICE_ACCOUNT = "default"
 

@@ -17,10 +17,11 @@ import contextlib
 import copy
 from typing import Any
 
+from rayop.apimachinery.objects import Obj
+from rayop.apimachinery.quantity import parse_quantity
 from rayop.sim.machinery.resources import ResourceInfo
 from rayop.sim.machinery.timestamps import now_rfc3339
-from rayop.sim.nodes.quantities import parse_quantity
-from rayop.sim.storage.controller_base import Obj, StoreController, error_code, meta
+from rayop.sim.storage.controller_base import StoreController, error_code, meta
 from rayop.sim.storage.store import Store
 
 __all__ = ["DEFAULT_STORAGE_CLASS", "PROVISIONER", "SELECTED_NODE", "VolumeController"]

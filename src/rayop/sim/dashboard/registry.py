@@ -20,12 +20,13 @@ from typing import Any
 
 from aiohttp import web
 
+from rayop.apimachinery.objects import Obj
 from rayop.sim.dashboard.clock import LoopClock, SimClock
 from rayop.sim.dashboard.head import DashboardConfig, DashboardFaults, SimDashboard
 from rayop.sim.dashboard.jobs import SimJob
 from rayop.sim.machinery.resources import ResourceInfo
 from rayop.sim.nodes.pod_status import condition_true
-from rayop.sim.storage.controller_base import Obj, StoreController, meta
+from rayop.sim.storage.controller_base import StoreController, meta
 from rayop.sim.storage.store import Store
 
 __all__ = ["DashboardRegistry", "SubmissionRecord"]

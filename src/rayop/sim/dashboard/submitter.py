@@ -20,11 +20,12 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from rayop.apimachinery.objects import Obj
 from rayop.sim.dashboard.head import SimDashboard
 from rayop.sim.dashboard.jobs import TERMINAL, DashboardHttpError
 from rayop.sim.dashboard.registry import DashboardRegistry, container_env
 from rayop.sim.nodes.kubelet import Kubelet
-from rayop.sim.storage.controller_base import Obj, meta
+from rayop.sim.storage.controller_base import meta
 
 __all__ = ["SubmitterCommand", "SubmitterSimulator", "parse_submitter"]
 

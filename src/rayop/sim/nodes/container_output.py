@@ -11,13 +11,12 @@ reason. :func:`record_start` and :func:`record_exit` write these lines into the 
 from __future__ import annotations
 
 import shlex
-from typing import Any
 
+from rayop.apimachinery.objects import Obj
 from rayop.sim.nodes.container_logs import PodLogs
 
 __all__ = ["exit_lines", "record_crash", "record_exit", "record_start", "start_lines"]
 
-Obj = dict[str, Any]
 PREFIX = "[rayop simulated kubelet]"
 """Marks the lines the simulated kubelet writes itself (not output of the simulated process)."""
 

@@ -19,6 +19,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
+from rayop.apimachinery.objects import Obj
 from rayop.sim.machinery.resources import ResourceInfo
 from rayop.sim.machinery.timestamps import now_rfc3339
 from rayop.sim.nodes import pod_status as ps
@@ -27,7 +28,7 @@ from rayop.sim.nodes.container_output import record_crash, record_exit, record_s
 from rayop.sim.nodes.kubelet_config import KubeletConfig as KubeletConfig
 from rayop.sim.nodes.pod_scheduling import PodScheduler
 from rayop.sim.nodes.scheduler import Placement
-from rayop.sim.storage.controller_base import Obj, StoreController, error_code, meta
+from rayop.sim.storage.controller_base import StoreController, error_code, meta
 from rayop.sim.storage.store import Store
 
 if TYPE_CHECKING:

@@ -16,12 +16,13 @@ import contextlib
 import time
 from typing import Any
 
+from rayop.apimachinery.objects import Obj
 from rayop.sim.machinery.resources import ResourceInfo
 from rayop.sim.machinery.timestamps import now_rfc3339
 from rayop.sim.nodes import pod_status as ps
 from rayop.sim.nodes.scheduler import Placement
 from rayop.sim.nodes.scheduling import ClaimState, claim_problem, pod_claims, prefilter_message
-from rayop.sim.storage.controller_base import Obj, StoreController, meta
+from rayop.sim.storage.controller_base import StoreController, meta
 from rayop.sim.storage.store import Store
 
 __all__ = ["PodScheduler"]

@@ -6,9 +6,7 @@ string; none of them performs I/O.
 
 from __future__ import annotations
 
-from typing import Any
-
-Obj = dict[str, Any]
+from rayop.apimachinery.objects import Obj
 
 CONDITION_TYPES = (
     "PodReadyToStartContainers",

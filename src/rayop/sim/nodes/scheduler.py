@@ -15,14 +15,14 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from rayop.apimachinery.objects import Obj
 from rayop.sim.machinery.timestamps import timestamp
-from rayop.sim.nodes.quantities import pod_requests
+from rayop.sim.nodes.pod_requests import pod_requests
 from rayop.sim.nodes.scheduling import NodeView, fit_message, node_problems
 from rayop.sim.storage.store import Store
 
 __all__ = ["DEFAULT_NODE_CAPACITY", "NodePool", "Placement"]
 
-Obj = dict[str, Any]
 
 DEFAULT_NODE_CAPACITY: Mapping[str, str] = {
     "cpu": "100k",

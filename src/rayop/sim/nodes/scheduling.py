@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from rayop.sim.nodes.quantities import parse_quantity
+from rayop.apimachinery.objects import Obj
+from rayop.apimachinery.quantity import parse_quantity
 
 __all__ = [
     "ClaimState",
@@ -27,7 +28,6 @@ __all__ = [
     "prefilter_message",
 ]
 
-Obj = dict[str, Any]
 AFFINITY = "node(s) didn't match Pod's node affinity/selector"
 UNSCHEDULABLE_NODE = "node(s) were unschedulable"
 TOO_MANY_PODS = "Too many pods"

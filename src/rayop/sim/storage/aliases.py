@@ -18,9 +18,9 @@ import copy
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from rayop.apimachinery.objects import Obj
 from rayop.sim.admission.crd_schema import admit_custom, prune
 from rayop.sim.machinery.resources import ResourceInfo, ResourceRegistry
-from rayop.sim.storage.objects import Obj
 
 __all__ = ["Alias", "core_to_events_v1", "events_v1_to_core", "find_alias"]
 

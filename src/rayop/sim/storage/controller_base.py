@@ -15,12 +15,12 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from rayop.apimachinery.objects import Obj
 from rayop.sim.machinery.resources import ResourceInfo
 from rayop.sim.storage.store import Store, clone
 
 log = logging.getLogger(__name__)
 
-Obj = dict[str, Any]
 Mutator = Callable[[Obj], bool]
 """Changes an object in place; returns False when nothing needs writing."""
 

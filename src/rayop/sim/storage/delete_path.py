@@ -13,11 +13,12 @@ import contextlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from rayop.apimachinery.objects import Obj
 from rayop.sim.machinery import errors as se
 from rayop.sim.machinery.resources import ResourceInfo
 from rayop.sim.machinery.timestamps import timestamp
 from rayop.sim.storage.aliases import find_alias
-from rayop.sim.storage.objects import CRD_KEY, NS_KEY, Obj, ObjectTable, clone, output
+from rayop.sim.storage.objects import CRD_KEY, NS_KEY, ObjectTable, clone, output
 
 __all__ = ["DeletePath"]
 

@@ -13,15 +13,11 @@ from typing import Any, Protocol
 
 import orjson
 
+from rayop.apimachinery.labels import LabelSelector, SelectorError, parse_label_selector
+from rayop.apimachinery.objects import Obj
 from rayop.sim.machinery import errors as se
+from rayop.sim.machinery.field_selectors import FieldSelector, parse_field_selector
 from rayop.sim.machinery.resources import ResourceInfo, ResourceRegistry
-from rayop.sim.machinery.selectors import (
-    FieldSelector,
-    LabelSelector,
-    SelectorError,
-    parse_field_selector,
-    parse_label_selector,
-)
 
 __all__ = [
     "CRD_KEY",
@@ -35,7 +31,6 @@ __all__ = [
     "parse_selectors",
 ]
 
-Obj = dict[str, Any]
 Subscriber = Callable[[str, ResourceInfo, Obj, "Obj | None"], None]
 """A change-feed callback: ``(event_type, info, obj, old_obj)``; see :meth:`ObjectTable.subscribe`."""
 

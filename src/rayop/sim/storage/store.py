@@ -21,14 +21,15 @@ import time
 from collections.abc import AsyncGenerator, Callable
 from typing import Any, Concatenate, Generic, ParamSpec, TypedDict, TypeVar, Unpack, overload
 
+from rayop.apimachinery.labels import LabelSelector
+from rayop.apimachinery.objects import Obj
 from rayop.sim.admission.defaults import IpAllocator
 from rayop.sim.machinery import errors as se
+from rayop.sim.machinery.field_selectors import FieldSelector
 from rayop.sim.machinery.resources import ResourceInfo, ResourceRegistry
-from rayop.sim.machinery.selectors import FieldSelector, LabelSelector
 from rayop.sim.storage.aliases import find_alias
 from rayop.sim.storage.delete_path import DeletePath
 from rayop.sim.storage.objects import (
-    Obj,
     ObjectTable,
     Persistence,
     Subscriber,

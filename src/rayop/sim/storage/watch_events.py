@@ -14,7 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from rayop.sim.machinery.selectors import FieldSelector, LabelSelector
+from rayop.apimachinery.labels import LabelSelector
+from rayop.sim.machinery.field_selectors import FieldSelector
 
 __all__ = ["Event", "History", "WatchStream", "Watcher"]
 

@@ -10,10 +10,12 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncGenerator, Callable
 
+from rayop.apimachinery.labels import LabelSelector
+from rayop.apimachinery.objects import Obj
 from rayop.sim.machinery import errors as se
+from rayop.sim.machinery.field_selectors import FieldSelector
 from rayop.sim.machinery.resources import ResourceInfo
-from rayop.sim.machinery.selectors import FieldSelector, LabelSelector
-from rayop.sim.storage.objects import Obj, ObjectTable, clone
+from rayop.sim.storage.objects import ObjectTable, clone
 from rayop.sim.storage.watch_events import Event, History, Watcher, WatchStream
 
 __all__ = ["WatchHub", "copied_events"]

@@ -14,13 +14,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
+from rayop.apimachinery.objects import Obj
 from rayop.sim.admission.webhooks import (
     AdmissionAttributes,
     ServiceResolver,
     call_validating_webhooks,
 )
 from rayop.sim.machinery.resources import ResourceInfo
-from rayop.sim.storage.objects import Obj, ObjectTable
+from rayop.sim.storage.objects import ObjectTable
 
 __all__ = ["VALIDATING_WEBHOOK_CONFIGURATIONS", "WebhookAdmission"]
 

@@ -13,6 +13,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from rayop.apimachinery.objects import Obj
 from rayop.sim.admission import crd_schema as crd_mod
 from rayop.sim.admission.defaults import IpAllocator, apply_create_defaults, apply_update_defaults
 from rayop.sim.admission.object_meta import validate_object_meta
@@ -21,7 +22,7 @@ from rayop.sim.machinery.resources import ResourceInfo
 from rayop.sim.machinery.timestamps import timestamp
 from rayop.sim.storage.aliases import find_alias
 from rayop.sim.storage.delete_path import DeletePath
-from rayop.sim.storage.objects import CRD_KEY, NS_KEY, Obj, ObjectTable, clone
+from rayop.sim.storage.objects import CRD_KEY, NS_KEY, ObjectTable, clone
 from rayop.sim.storage.webhook_admission import WebhookAdmission
 
 __all__ = ["NAME_ALPHABET", "WritePath"]

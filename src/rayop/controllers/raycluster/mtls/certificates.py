@@ -15,9 +15,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
 from rayop.api.raycluster import RayCluster
+from rayop.apimachinery.objects import ObjView as Obj
 from rayop.controllers.common import cluster_spec as cs
 from rayop.controllers.raycluster.mtls import names
-from rayop.runtime.indexer import Obj
 
 __all__ = [
     "LEAF_USAGES",

@@ -30,6 +30,7 @@ from typing import Any, Final
 from rayop.api.common import parse_time
 from rayop.api.raycluster import RayCluster
 from rayop.api.validation.raycluster import parse_raycluster
+from rayop.apimachinery.objects import ObjView as Obj
 from rayop.controllers.common import cluster_spec as cs
 from rayop.controllers.common import names as cluster_names
 from rayop.controllers.common import settings
@@ -44,7 +45,6 @@ from rayop.kube.errors import NotFound
 from rayop.kube.resources import SECRETS
 from rayop.runtime.cache_reader import CacheReader
 from rayop.runtime.events import EventRecorder, EventType
-from rayop.runtime.indexer import Obj
 from rayop.runtime.reconcile import Request, Result
 
 __all__ = ["CONTROLLER_NAME", "REPORTING_CONTROLLER", "MTLSSync"]

@@ -21,12 +21,11 @@ from typing import Any
 
 from rayop.api.conditions import is_condition_true
 from rayop.api.rayservice import RayService
+from rayop.apimachinery.objects import ObjView as Obj
 from rayop.controllers.common import names
 from rayop.controllers.common.ownership import controller_reference
 from rayop.controllers.raycluster.builders import service_ports
 from rayop.kube.resource import Resource
-
-Obj = Mapping[str, Any]
 
 GATEWAY_API_VERSION = "gateway.networking.k8s.io/v1"
 GATEWAYS = Resource("gateway.networking.k8s.io", "v1", "gateways", "Gateway")

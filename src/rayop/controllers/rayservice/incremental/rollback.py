@@ -16,12 +16,10 @@ cleared (the cluster retires), the condition removed and ``UpgradeInProgress`` s
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from rayop.api.conditions import is_condition_true, remove_condition, set_condition
 from rayop.api.rayservice import RayServiceConditionReason as Reason
 from rayop.api.rayservice import RayServiceConditionType as CondType
+from rayop.apimachinery.objects import ObjView as Obj
 from rayop.controllers.rayservice import cluster_spec as rs_cluster
 from rayop.controllers.rayservice import settings
 from rayop.controllers.rayservice.context import ServiceContext
@@ -36,8 +34,6 @@ from rayop.controllers.rayservice.incremental.mode import (
     upgrading,
 )
 from rayop.runtime.steps import Stop
-
-Obj = Mapping[str, Any]
 
 REVERTED = "Goal state reverted to original cluster, rolling back."
 CHANGED = "Goal state changed mid-upgrade, rolling back to original cluster."

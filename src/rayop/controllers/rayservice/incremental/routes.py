@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import copy
 import logging
-from collections.abc import Mapping
 from typing import Any
 
 from rayop.api import keys
+from rayop.apimachinery.objects import ObjView as Obj
 from rayop.controllers.raycluster.builders import ServiceBuildError, service_ports
 from rayop.controllers.rayservice import settings
 from rayop.controllers.rayservice.context import ServiceContext
@@ -42,8 +42,6 @@ from rayop.kube.resources import SERVICES
 from rayop.runtime.steps import Stop
 
 log = logging.getLogger(__name__)
-
-Obj = Mapping[str, Any]
 
 
 async def _read(ctx: ServiceContext, res: Resource, name: str) -> tuple[Obj | None, str]:

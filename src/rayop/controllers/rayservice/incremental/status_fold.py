@@ -11,9 +11,9 @@ as soon as it serves. A completed rollback is then ended (:func:`~.rollback.fini
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
+from rayop.apimachinery.objects import ObjView as Obj
 from rayop.controllers.rayservice.context import ServiceContext
 from rayop.controllers.rayservice.incremental.gateway import (
     cluster_serve_service_name,
@@ -31,8 +31,6 @@ from rayop.controllers.rayservice.incremental.mode import (
     upgrading,
 )
 from rayop.controllers.rayservice.incremental.rollback import finish_rollback
-
-Obj = Mapping[str, Any]
 
 
 def record_weights(

@@ -17,9 +17,9 @@ the cluster's status entry.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
+from rayop.apimachinery.objects import ObjView as Obj
 from rayop.controllers.dashboard.client import DashboardClient, DashboardError
 from rayop.controllers.rayservice import settings
 from rayop.controllers.rayservice.context import ServiceContext
@@ -35,8 +35,6 @@ from rayop.controllers.rayservice.incremental.mode import (
     upgrade_options,
 )
 from rayop.controllers.rayservice.incremental.state import RouteState
-
-Obj = Mapping[str, Any]
 
 
 def needs_update(status: Obj, routes: RouteState) -> tuple[bool, str]:

@@ -9,13 +9,11 @@ Initialized/ContainersReady/Ready conditions), shaped as a kubelet writes them.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
+from rayop.apimachinery.objects import Obj
 from rayop.sim.nodes import pod_status as ps
 
 __all__ = ["ContainerState", "pod_phase", "render"]
-
-Obj = dict[str, Any]
 
 
 @dataclass

@@ -15,13 +15,12 @@ import base64
 import math
 import re
 from collections.abc import Callable, Mapping
-from typing import Any
 
-from rayop.sim.nodes.quantities import parse_quantity
+from rayop.apimachinery.objects import Obj
+from rayop.apimachinery.quantity import parse_quantity
 
 __all__ = ["EnvError", "Lookup", "expand", "field_value", "resolve_env"]
 
-Obj = dict[str, Any]
 Lookup = Callable[[str, str], "Obj | None"]
 """``(kind, name) -> object or None`` for ``ConfigMap`` and ``Secret`` in the pod's namespace."""
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rayop.apimachinery.objects import Obj
 from rayop.sim.machinery.timestamps import now_rfc3339
 from rayop.sim.nodes.container_exec import ContainerProcessEnv
 from rayop.sim.nodes.container_logs import PodLogs
@@ -39,7 +40,6 @@ from rayop.sim.nodes.processes.volumes import VolumeError, container_mounts, mat
 __all__ = ["PodRunner", "RunnerContext"]
 
 log = logging.getLogger(__name__)
-Obj = dict[str, Any]
 Write = Callable[[Callable[[Obj], None]], Awaitable["Obj | None"]]
 Event = Callable[[Obj, str, str, str], Awaitable[None]]
 POD_ENV = "RAYOP_POD"

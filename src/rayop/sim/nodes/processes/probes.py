@@ -17,9 +17,9 @@ from typing import Any
 
 import aiohttp
 
-__all__ = ["ProbeResult", "ProbeSpec", "run_probe"]
+from rayop.apimachinery.objects import Obj
 
-Obj = dict[str, Any]
+__all__ = ["ProbeResult", "ProbeSpec", "run_probe"]
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from rayop.sim.machinery.selectors import label_selector_from_dict
+from rayop.apimachinery.labels import label_selector_from_dict
+from rayop.apimachinery.objects import Obj
 from rayop.sim.machinery.timestamps import now_rfc3339
 from rayop.sim.nodes.container_exec import ContainerProcessEnv
 from rayop.sim.nodes.container_logs import PodLogs
@@ -40,7 +41,6 @@ from rayop.sim.storage.store import Store
 __all__ = ["ProcessRuntime"]
 
 log = logging.getLogger(__name__)
-Obj = dict[str, Any]
 
 
 class ProcessRuntime:

@@ -14,13 +14,12 @@ from __future__ import annotations
 import base64
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
+from rayop.apimachinery.objects import Obj
 from rayop.sim.nodes.processes.pod_env import EnvError, field_value
 
 __all__ = ["VolumeError", "container_mounts", "materialize_volumes"]
 
-Obj = dict[str, Any]
 Lookup = Callable[[str, str], "Obj | None"]
 
 
