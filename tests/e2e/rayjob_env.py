@@ -16,8 +16,6 @@ from typing import Any
 
 import pytest
 import yaml
-from operator_env import E2eEnv, open_env
-from raycluster_env import SAMPLES
 
 from rayop.api.common import format_time
 from rayop.controllers.common.options import OperatorOptions
@@ -26,6 +24,9 @@ from rayop.sim.apiserver.faults import Faults
 from rayop.sim.dashboard.head import DashboardConfig
 from rayop.sim.nodes.kubelet import KubeletConfig
 from rayop.testing import FAST_KUBELET, eventually
+
+from .operator_env import E2eEnv, open_env
+from .raycluster_env import SAMPLES
 
 __all__ = ["SAMPLES", "RayJobEnv", "running_rayjob_operator"]
 

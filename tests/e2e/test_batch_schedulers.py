@@ -20,8 +20,6 @@ from typing import Any
 
 import pytest
 import yaml
-from raycluster_env import SAMPLES
-from rayjob_env import FAST_DASHBOARD, RayJobEnv, running_rayjob_operator
 
 from rayop.controllers.batchscheduler import scheduler_plugins, volcano
 from rayop.controllers.common.options import OperatorOptions
@@ -30,6 +28,9 @@ from rayop.kube.resource import Resource
 from rayop.kube.resources import CONFIGMAPS, CRDS, PODS, RAY_CLUSTERS, RAY_JOBS
 from rayop.sim.dashboard.head import DashboardConfig
 from rayop.testing import eventually
+
+from .raycluster_env import SAMPLES
+from .rayjob_env import FAST_DASHBOARD, RayJobEnv, running_rayjob_operator
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.timeout(120, func_only=True)]
 

@@ -7,13 +7,14 @@ from collections.abc import Mapping
 from typing import Any
 
 import pytest
-from raycluster_env import running_operator, simple_cluster
 
 from rayop.kube.client import KubeClient
 from rayop.kube.errors import InternalError
 from rayop.kube.resource import Resource
 from rayop.kube.resources import PODS
 from rayop.testing import eventually
+
+from .raycluster_env import running_operator, simple_cluster
 
 NS = "concurrent"
 WORKERS = 40

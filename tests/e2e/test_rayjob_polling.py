@@ -8,7 +8,6 @@ import asyncio
 import functools
 
 import pytest
-from rayjob_env import FAST_DASHBOARD, small_rayjob
 
 import rayop.testing.operator
 from rayop.bench.metrics import Snapshot
@@ -17,6 +16,8 @@ from rayop.controllers.rayjob.setup import setup_rayjob_controller
 from rayop.kube.resources import RAY_JOBS
 from rayop.runtime.manager import Manager
 from rayop.testing import PlaneUnderTest, eventually, open_control_plane, open_operator
+
+from .rayjob_env import FAST_DASHBOARD, small_rayjob
 
 pytestmark = pytest.mark.timeout(90)
 

@@ -12,13 +12,13 @@ import asyncio
 from datetime import UTC, datetime
 from typing import Any
 
-from rayjob_env import RayJobEnv, play_sidecar, running_rayjob_operator, small_rayjob
-
 from rayop.api.common import format_time
 from rayop.controllers.common.gates import FeatureGates
 from rayop.controllers.common.options import OperatorOptions
 from rayop.kube.resources import PODS, RAY_CLUSTERS
 from rayop.testing import eventually
+
+from .rayjob_env import RayJobEnv, play_sidecar, running_rayjob_operator, small_rayjob
 
 OPTIONS = OperatorOptions(feature_gates=FeatureGates(sidecar_submitter_restart=True))
 

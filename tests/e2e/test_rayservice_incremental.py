@@ -15,17 +15,18 @@ import asyncio
 import contextlib
 
 import pytest
-from incremental_env import (
+
+from rayop.kube.resources import RAY_CLUSTERS, RAY_SERVICES
+from rayop.testing import GatewayProgrammer, eventually, install_gateway_api_crds
+
+from .incremental_env import (
     GATEWAYS,
     HTTP_ROUTES,
     CrdsUnavailable,
     gateway_api_crds,
     incremental_sample,
 )
-from rayservice_env import RayServiceEnv, running_rayservice_operator
-
-from rayop.kube.resources import RAY_CLUSTERS, RAY_SERVICES
-from rayop.testing import GatewayProgrammer, eventually, install_gateway_api_crds
+from .rayservice_env import RayServiceEnv, running_rayservice_operator
 
 NS = "incremental"
 

@@ -10,7 +10,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from apiserver_process import kubectl_env, stop_apiserver
+
+from .apiserver_process import kubectl_env, stop_apiserver
 
 KUBECTL = "/usr/bin/kubectl"
 SAMPLES = Path(__file__).resolve().parents[2].parent / "shared/compat/kuberay-v1.7.0/samples"
