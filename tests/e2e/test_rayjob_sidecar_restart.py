@@ -9,6 +9,7 @@ container that has restarted twice and terminated again fails the RayJob with Ku
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -39,7 +40,7 @@ async def _head_pod(env: RayJobEnv, namespace: str, name: str) -> dict[str, Any]
     return dict(pods["items"][0])
 
 
-def _submitter(pod: dict[str, Any]) -> dict[str, Any]:
+def _submitter(pod: Mapping[str, Any]) -> dict[str, Any]:
     """The ``ray-job-submitter`` container's status in ``pod``."""
     (status,) = [
         s for s in pod["status"]["containerStatuses"] if s["name"] == "ray-job-submitter"
