@@ -41,7 +41,7 @@ class FlakyPodClient(KubeClient):
         cls.in_flight += 1
         cls.peak = max(cls.peak, cls.in_flight)
         try:
-            await asyncio.sleep(0.05)
+            await asyncio.sleep(0.05)  # a create's latency: concurrent creates overlap in it
             if call in FAILING_CALLS:
                 cls.failures += 1
                 raise InternalError({"code": 500, "reason": "InternalError", "message": "injected"})

@@ -93,7 +93,7 @@ async def test_sample_converges_then_upgrades_in_steps() -> None:
                     backends = _backends(env, name)
                     if not seen or seen[-1] != backends:
                         seen.append(backends)
-                    await asyncio.sleep(0.05)
+                    await asyncio.sleep(0.05)  # the sampling period of the route's states
 
             sampler = asyncio.create_task(sample_route())
             try:

@@ -56,7 +56,7 @@ class Replica:
 
         async def reconcile(request: Request) -> Result:
             start = loop.time()
-            await asyncio.sleep(0.01)
+            await asyncio.sleep(0.01)  # a pass takes time, so two leaders' passes could overlap
             log.append((who, request.name, start, loop.time()))
             return Result()
 

@@ -104,7 +104,7 @@ def test_kubectl_logs_follow(kubectl: Kubectl) -> None:
         try:
             first = follower.stdout.readline()
             assert first.startswith('[rayop simulated kubelet] container "ray-head" started')
-            time.sleep(0.5)
+            time.sleep(0.5)  # an absence is the behaviour: no EOF while the container runs
             assert follower.poll() is None  # a running container's log stays open
         finally:
             follower.terminate()
