@@ -12,6 +12,7 @@ from aiohttp import web
 
 from rayop.bench.environment import ExternalOperator, MetricsUnavailable
 from rayop.runtime.endpoints import HttpServer
+from rayop.testing import eventually
 
 PAGE = (
     "# TYPE controller_runtime_max_concurrent_reconciles gauge\n"
@@ -27,11 +28,17 @@ class Endpoint:
     def __init__(self) -> None:
         self.mode = "page"
         self.hold = asyncio.Event()
+        self.errors = 0
+        """Scrapes answered with an HTTP error."""
+        self.stalls = 0
+        """Scrapes that reached the stalled handler."""
 
     async def metrics(self, _request: web.Request) -> web.Response:
         if self.mode == "error":
+            self.errors += 1
             return web.Response(status=500, text="boom")
         if self.mode == "stall":
+            self.stalls += 1
             await self.hold.wait()
         return web.Response(text=PAGE)
 
@@ -84,7 +91,7 @@ async def test_a_scrape_past_its_timeout_raises_and_a_slow_one_within_it_is_read
         with pytest.raises(MetricsUnavailable, match=r"could not be read in 0\.2 s"):
             await operator.snapshot()
         late = asyncio.create_task(operator.snapshot())
-        await asyncio.sleep(0.05)  # the scrape is waiting on the stalled handler
+        await eventually(lambda: endpoint.stalls == 2, what="the scrape waits on the handler")
         endpoint.hold.set()
         snap = await late
     assert snap.by_label("controller_runtime_reconcile_total", "result") == {"success": 3.0}
@@ -96,7 +103,7 @@ async def test_an_operator_still_starting_is_waited_for(serve: Serve) -> None:
     url = await serve(endpoint)
 
     async def come_up() -> None:
-        await asyncio.sleep(0.6)
+        await eventually(lambda: endpoint.errors >= 1, what="a scrape refused")
         endpoint.mode = "page"
 
     starting = asyncio.create_task(come_up())

@@ -11,11 +11,12 @@ import secrets
 from collections.abc import AsyncIterator
 
 import pytest
-from kubehttp import Kube
 
 from rayop.sim.controlplane import EmbeddedControlPlane
 from rayop.sim.nodes.kubelet import KubeletConfig
 from rayop.testing import eventually
+
+from .kubehttp import Kube
 
 HISTORY = 200
 """Watch history of the embedded server; a test that needs 410 writes more events than this."""

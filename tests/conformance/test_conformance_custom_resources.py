@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from kubehttp import Kube
-from status_shape import assert_status
-
-from conftest import CustomResource
+from .conftest import CustomResource
+from .kubehttp import Kube
+from .status_shape import assert_status
 
 
 async def test_create_drops_status_and_starts_at_generation_one(

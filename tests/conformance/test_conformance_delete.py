@@ -5,10 +5,10 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from kubehttp import MERGE, Kube
-from status_shape import assert_status
-
 from rayop.testing import eventually
+
+from .kubehttp import MERGE, Kube
+from .status_shape import assert_status
 
 
 async def _eventually_gone(kube: Kube, path: str, *, timeout: float = 30.0) -> None:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from kubehttp import Kube
-from status_shape import assert_status
+from .kubehttp import Kube
+from .status_shape import assert_status
 
 
 async def test_version_and_core_discovery(kube: Kube) -> None:

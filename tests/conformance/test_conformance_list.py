@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from kubehttp import Kube
-from status_shape import assert_status
+from .kubehttp import Kube
+from .status_shape import assert_status
 
 
 async def _cms(kube: Kube, ns: str, labels: dict[str, dict[str, str]]) -> None:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from kubehttp import Kube
-from status_shape import assert_status
-
 from rayop.testing import eventually
+
+from .kubehttp import Kube
+from .status_shape import assert_status
 
 TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
 

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from kubehttp import JSON_PATCH, MERGE, STRATEGIC, Kube
-from status_shape import assert_status
-
-from conftest import CustomResource
+from .conftest import CustomResource
+from .kubehttp import JSON_PATCH, MERGE, STRATEGIC, Kube
+from .status_shape import assert_status
 
 
 async def test_merge_patch_merges_maps_deletes_nulls_replaces_lists(kube: Kube, ns: str) -> None:

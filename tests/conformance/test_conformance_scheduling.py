@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from kubehttp import Kube
-
 from rayop.testing import eventually
+
+from .kubehttp import Kube
 
 NOT_HELPFUL = "Preemption is not helpful for scheduling"
 

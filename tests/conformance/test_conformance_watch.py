@@ -5,9 +5,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from kubehttp import MERGE, Kube
-
-from conftest import HISTORY, external_kubeconfig
+from .conftest import HISTORY, external_kubeconfig
+from .kubehttp import MERGE, Kube
 
 
 async def _collect(events: Any, count: int) -> list[dict[str, Any]]:

@@ -27,13 +27,14 @@ from rayop.controllers.dashboard.client import (
     JobNotFound,
     SubmissionIdConflict,
 )
-from rayop.controllers.dashboard.models import JobInfo, JobSubmitRequest
+from rayop.controllers.dashboard.models import JobInfo, JobSubmitRequest, ServeDetails
 from rayop.kube.client import KubeClient
 from rayop.kube.config import load_config
 from rayop.kube.resources import JOBS, PODS, SECRETS, SERVICES
 from rayop.sim.controlplane import EmbeddedControlPlane
 from rayop.sim.dashboard.head import DashboardConfig
 from rayop.sim.nodes.kubelet import KubeletConfig
+from rayop.testing import eventually
 
 NS = "default"
 DASH = DashboardConfig(
@@ -78,12 +79,14 @@ async def wait_job(
     client: DashboardClient, job_id: str, status: str, timeout: float = 10.0
 ) -> JobInfo:
     """Polls the job until it has ``status`` (its transitions are time-driven)."""
-    async with asyncio.timeout(timeout):
-        while True:
-            info = await client.get_job_info(job_id)
-            if info.status == status:
-                return info
-            await asyncio.sleep(0.05)
+    seen: list[JobInfo] = []
+
+    async def has_status() -> bool:
+        seen.append(await client.get_job_info(job_id))
+        return seen[-1].status == status
+
+    await eventually(has_status, timeout=timeout, what=f"job {job_id} {status}")
+    return seen[-1]
 
 
 def head_objects(
@@ -275,10 +278,14 @@ async def test_direct_mode_and_serve(cp: EmbeddedControlPlane, kube: KubeClient)
     serve = proxy_client(kube, "svc", port="serve")
     await serve.check_serve_health()
     via_proxy = proxy_client(kube, "svc")
-    async with asyncio.timeout(10):
-        while not (details := await via_proxy.get_serve_details()).all_running:
-            await asyncio.sleep(0.05)
-    fruit = details.applications["fruit"]
+    seen: list[ServeDetails] = []
+
+    async def all_running() -> bool:
+        seen.append(await via_proxy.get_serve_details())
+        return seen[-1].all_running
+
+    await eventually(all_running, timeout=10, what="every Serve application RUNNING")
+    fruit = seen[-1].applications["fruit"]
     assert fruit.route_prefix == "/fruit"
     assert {n: d.status for n, d in fruit.deployments.items()} == {
         "MangoStand": "HEALTHY",

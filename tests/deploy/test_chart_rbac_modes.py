@@ -14,22 +14,21 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib.util
 import os
 import signal
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import aiohttp
 import pytest
 import yaml
-from helm_cli import missing_helm_reason
 
 from rayop.sim.controlplane import EmbeddedControlPlane
 from rayop.testing import FAST_KUBELET, eventually
+from tests.e2e import chart_install
+
+from .helm_cli import missing_helm_reason
 
 pytestmark = [
     pytest.mark.slow,
@@ -42,17 +41,6 @@ SAMPLE = (
 )
 
 
-def _chart_install() -> ModuleType:
-    path = REPO / "tests" / "e2e" / "chart_install.py"
-    spec = importlib.util.spec_from_file_location("rayop_deploy_chart_install", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-chart_install = _chart_install()
 NAMESPACE: str = chart_install.NAMESPACE
 
 MODES: dict[str, tuple[dict[str, Any], list[str]]] = {

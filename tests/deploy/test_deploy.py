@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 import yaml
-from manifests import DEPLOY, find, flag_values, load_yaml, operator_container, parse_run_args
 
 from rayop.api.crds import build_crds
 from rayop.controllers.common.rbac_rules import (
@@ -21,6 +20,8 @@ from rayop.controllers.common.rbac_rules import (
     cluster_role_rules,
     leader_election_rules,
 )
+
+from .manifests import DEPLOY, find, flag_values, load_yaml, operator_container, parse_run_args
 
 KUBECTL = shutil.which("kubectl") or "/usr/bin/kubectl"
 

@@ -7,13 +7,13 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from manifests import REPO
-
 from rayop.controllers.common.kuberay_metrics import KUBERAY_METRIC_NAMES, KubeRayMetrics
 from rayop.kube.metrics import RestClientMetrics
 from rayop.runtime.indexer import Obj
 from rayop.runtime.metrics import OperatorMetrics
 from rayop.testing.clock import FakeClock
+
+from .manifests import REPO
 
 DASHBOARD = REPO / "grafana" / "rayop-dashboard.json"
 

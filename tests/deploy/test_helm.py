@@ -13,8 +13,13 @@ from typing import Any
 
 import pytest
 import yaml
-from chart_modes import KUBERAY_COMPARABLE, MODES, SIDECAR, Values, namespaced, rbac_namespaces
-from helm_cli import (
+
+from rayop.api.crds import build_crds
+from rayop.controllers.batchscheduler.rbac import BATCH_SCHEDULER_RULES
+from rayop.controllers.common.rbac_rules import cluster_role_rules, leader_election_rules
+
+from .chart_modes import KUBERAY_COMPARABLE, MODES, SIDECAR, Values, namespaced, rbac_namespaces
+from .helm_cli import (
     CHART,
     KUBERAY_CHART,
     NAMESPACE,
@@ -26,11 +31,7 @@ from helm_cli import (
     template,
     template_text,
 )
-from manifests import DEPLOY, find, load_yaml, operator_container, parse_run_args
-
-from rayop.api.crds import build_crds
-from rayop.controllers.batchscheduler.rbac import BATCH_SCHEDULER_RULES
-from rayop.controllers.common.rbac_rules import cluster_role_rules, leader_election_rules
+from .manifests import DEPLOY, find, load_yaml, operator_container, parse_run_args
 
 pytestmark = pytest.mark.skipif(bool(missing_helm_reason()), reason=missing_helm_reason())
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 import re
 
 import pytest
-from helm_cli import HelmError, deployment_container, missing_helm_reason, template
-from manifests import parse_run_args
 
 from rayop.cli.operator_flags import AUTO_CONCURRENCY
+
+from .helm_cli import HelmError, deployment_container, missing_helm_reason, template
+from .manifests import parse_run_args
 
 pytestmark = pytest.mark.skipif(bool(missing_helm_reason()), reason=missing_helm_reason())
 

@@ -13,7 +13,7 @@ import sys
 import tomllib
 from pathlib import Path
 
-from manifests import DEPLOY, REPO, find, load_yaml, operator_container
+from .manifests import DEPLOY, REPO, find, load_yaml, operator_container
 
 KUBERAY_FLAGS = [
     "--kubeconfig",

@@ -18,10 +18,11 @@ from typing import Any
 
 import pytest
 import yaml
-from helm_cli import by_kind, deployment_container, lint, missing_helm_reason, template
-from manifests import DEPLOY, find, operator_container
 
 from rayop.controllers.webhooks.configuration import webhook_configuration
+
+from .helm_cli import by_kind, deployment_container, lint, missing_helm_reason, template
+from .manifests import DEPLOY, find, operator_container
 
 Obj = dict[str, Any]
 KUBECTL = shutil.which("kubectl") or "/usr/bin/kubectl"

@@ -11,7 +11,6 @@ argv and environment a kubelet would start, with the downward-API variables reso
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import os
 import re
 import shutil
@@ -19,13 +18,13 @@ import socket
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 import yaml
 
 from rayop.sim.controlplane import EmbeddedControlPlane
+from tests.deploy import helm_cli as helm
 
 REPO = Path(__file__).resolve().parents[2]
 KUBECTL = shutil.which("kubectl") or "/usr/bin/kubectl"
@@ -33,16 +32,6 @@ RELEASE = "rayop"
 NAMESPACE = "rayop-system"
 
 Obj = dict[str, Any]
-
-
-def _helm_cli() -> ModuleType:
-    path = REPO / "tests" / "deploy" / "helm_cli.py"
-    spec = importlib.util.spec_from_file_location("rayop_tests_helm_cli", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 @dataclass(frozen=True)
@@ -72,7 +61,6 @@ class RenderedRelease:
 
 def render_release(directory: Path, overrides: Obj | None = None) -> RenderedRelease:
     """Renders the chart (release ``rayop`` in ``rayop-system``) into ``directory``."""
-    helm = _helm_cli()
     if helm.missing_helm_reason():
         pytest.skip(helm.missing_helm_reason())
     manifests = directory / "manifests.yaml"

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 import pytest
-from raycluster_env import OperatorEnv, running_operator
+
+from .raycluster_env import OperatorEnv, running_operator
 
 
 @pytest.fixture

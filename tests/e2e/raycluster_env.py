@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from operator_env import E2eEnv, open_env
 
 from rayop.controllers.common.gates import FeatureGates
 from rayop.controllers.common.options import OperatorOptions
@@ -24,6 +23,8 @@ from rayop.runtime.controller import Controller
 from rayop.runtime.reconcile import ReconcileFunc
 from rayop.sim.nodes.kubelet import KubeletConfig
 from rayop.testing import FAST_KUBELET
+
+from .operator_env import E2eEnv, open_env
 
 SAMPLES = (
     Path(__file__).resolve().parents[2].parent / "shared" / "compat" / "kuberay-v1.7.0" / "samples"

@@ -16,8 +16,6 @@ from typing import Any
 
 import pytest
 import yaml
-from operator_env import E2eEnv, open_env
-from raycluster_env import SAMPLES
 
 from rayop.api.common import format_time
 from rayop.controllers.common.options import OperatorOptions
@@ -26,6 +24,10 @@ from rayop.sim.apiserver.faults import Faults
 from rayop.sim.dashboard.head import DashboardConfig
 from rayop.sim.nodes.kubelet import KubeletConfig
 from rayop.testing import FAST_KUBELET, eventually
+from rayop.testing.operator import ReconcileWrapper
+
+from .operator_env import E2eEnv, open_env
+from .raycluster_env import SAMPLES
 
 __all__ = ["SAMPLES", "RayJobEnv", "running_rayjob_operator"]
 
@@ -154,6 +156,7 @@ async def running_rayjob_operator(
     faults: Faults | None = None,
     concurrency: int = 4,
     options: OperatorOptions | None = None,
+    wrap_reconcile: ReconcileWrapper | None = None,
 ) -> AsyncIterator[RayJobEnv]:
     """Starts a control plane with CRDs and both controllers; stops everything on exit."""
     plane = {"kubelet": kubelet, "dashboard": dashboard, "faults": faults}
@@ -161,6 +164,7 @@ async def running_rayjob_operator(
         "controllers": ("RayCluster", "RayJob"),
         "concurrency": concurrency,
         "options": options,
+        "wrap_reconcile": wrap_reconcile,
     }
     async with open_env(RayJobEnv, plane=plane, operator=operator) as env:
         yield env

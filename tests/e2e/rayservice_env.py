@@ -16,13 +16,14 @@ from dataclasses import dataclass
 from typing import Any
 
 import yaml
-from operator_env import E2eEnv, open_env
-from raycluster_env import SAMPLES
 
 from rayop.kube.resource import Resource
 from rayop.kube.resources import RAY_SERVICES, SECRETS, SERVICES
 from rayop.sim.dashboard.head import DashboardConfig
 from rayop.testing import FAST_KUBELET
+
+from .operator_env import E2eEnv, open_env
+from .raycluster_env import SAMPLES
 
 Obj = dict[str, Any]
 FAST_DASHBOARD = DashboardConfig(serve_deploy_seconds=0.3, job_pending_seconds=0.05)

@@ -10,7 +10,6 @@ and the pod labels, annotations and ``schedulerName`` of every scheduler.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import copy
 import os
@@ -20,9 +19,8 @@ from typing import Any
 
 import pytest
 import yaml
-from raycluster_env import SAMPLES
-from rayjob_env import FAST_DASHBOARD, RayJobEnv, running_rayjob_operator
 
+from rayop.bench.metrics import Snapshot
 from rayop.controllers.batchscheduler import scheduler_plugins, volcano
 from rayop.controllers.common.options import OperatorOptions
 from rayop.kube.errors import AlreadyExists
@@ -30,6 +28,9 @@ from rayop.kube.resource import Resource
 from rayop.kube.resources import CONFIGMAPS, CRDS, PODS, RAY_CLUSTERS, RAY_JOBS
 from rayop.sim.dashboard.head import DashboardConfig
 from rayop.testing import eventually
+
+from .raycluster_env import SAMPLES
+from .rayjob_env import FAST_DASHBOARD, RayJobEnv, running_rayjob_operator
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.timeout(120, func_only=True)]
 
@@ -244,6 +245,13 @@ async def test_a_rayjob_under_scheduler_plugins_is_refused_without_a_crash() -> 
     async with scheduler_env("scheduler-plugins") as env:
         await apply(env, sample_docs("ray-job.yunikorn-scheduler.yaml"), "ns")
         await env.wait_for_status("ns", "rayjob-yunikorn-0", "Initializing", timeout=30)
-        await asyncio.sleep(1.0)  # a few rate-limited retries of the refused submission
+
+        def refusals() -> float:
+            snapshot = Snapshot.from_registry(env.manager.metrics.registry)
+            return snapshot.total(
+                "controller_runtime_reconcile_total", controller="rayjob", result="error"
+            )
+
+        await eventually(lambda: refusals() >= 3, what="three rate-limited retries of the refusal")
         assert env.deployment_status("ns", "rayjob-yunikorn-0") == "Initializing"
         assert not env.plane.objects(RAY_CLUSTERS, "ns")  # KubeRay creates no cluster either

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import aiohttp
 import pytest
-from raycluster_env import simple_cluster
 
 from rayop.kube.resources import PODS, RAY_CLUSTERS
 from rayop.sim.dashboard.http_proxy import ClusterHttpProxy
 from rayop.testing import PlaneUnderTest, eventually, open_control_plane, open_operator
+
+from .raycluster_env import simple_cluster
 
 pytestmark = pytest.mark.timeout(60)
 

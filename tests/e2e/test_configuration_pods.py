@@ -18,12 +18,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from raycluster_env import load_sample
 
 from rayop.controllers.common.configuration_file import parse_configuration
 from rayop.controllers.common.options import OperatorOptions
 from rayop.kube.resources import PODS, RAY_CLUSTERS
 from rayop.testing import PlaneUnderTest, eventually, open_control_plane, open_operator
+
+from .raycluster_env import load_sample
 
 pytestmark = pytest.mark.timeout(120)
 

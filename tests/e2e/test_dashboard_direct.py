@@ -9,12 +9,13 @@ RayService run to completion either way while the audit shows where their traffi
 from __future__ import annotations
 
 import pytest
-from rayjob_env import FAST_DASHBOARD, small_rayjob
-from rayservice_env import small_rayservice
 
 from rayop.kube.resources import RAY_JOBS, RAY_SERVICES
 from rayop.sim.dashboard.service_dns import ServiceDns, split_service_url
 from rayop.testing import ALL_KINDS, PlaneUnderTest, eventually, open_control_plane, open_operator
+
+from .rayjob_env import FAST_DASHBOARD, small_rayjob
+from .rayservice_env import small_rayservice
 
 pytestmark = pytest.mark.timeout(90)
 

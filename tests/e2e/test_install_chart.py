@@ -23,7 +23,11 @@ from pathlib import Path
 
 import aiohttp
 import pytest
-from chart_install import (
+
+from rayop.sim.controlplane import EmbeddedControlPlane
+from rayop.testing import FAST_KUBELET, eventually
+
+from .chart_install import (
     NAMESPACE,
     REPO,
     OperatorCommand,
@@ -33,10 +37,7 @@ from chart_install import (
     operator_command,
     render_release,
 )
-from raycluster_env import SAMPLES
-
-from rayop.sim.controlplane import EmbeddedControlPlane
-from rayop.testing import FAST_KUBELET, eventually
+from .raycluster_env import SAMPLES
 
 pytestmark = pytest.mark.slow
 

@@ -8,11 +8,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from operator_env import E2eEnv, open_env
 from prometheus_client.parser import text_string_to_metric_families
-from raycluster_env import simple_cluster
-from rayjob_env import small_rayjob
-from rayservice_env import small_rayservice
 
 from rayop.controllers.assembly.build import build_operator
 from rayop.controllers.assembly.operator_settings import OperatorSettings
@@ -22,6 +18,11 @@ from rayop.kube.resources import RAY_CLUSTERS, RAY_JOBS, RAY_SERVICES
 from rayop.runtime.metrics import OperatorMetrics
 from rayop.sim.dashboard.head import DashboardConfig
 from rayop.testing import ALL_KINDS, FAST_KUBELET, eventually, open_control_plane
+
+from .operator_env import E2eEnv, open_env
+from .raycluster_env import simple_cluster
+from .rayjob_env import small_rayjob
+from .rayservice_env import small_rayservice
 
 pytestmark = pytest.mark.asyncio
 

@@ -14,13 +14,14 @@ from collections.abc import AsyncIterator
 
 import pytest
 import pytest_asyncio
-from mtls_env import CrdsUnavailable, cert_manager_crds, install_cert_manager_crds
-from raycluster_env import SAMPLE_GATES, OperatorEnv, load_sample
 
 from rayop.controllers.common.options import OperatorOptions
 from rayop.controllers.raycluster.mtls.names import CERTIFICATES, ISSUERS
 from rayop.kube.resources import SECRETS
 from rayop.testing import FAST_KUBELET, eventually, open_control_plane
+
+from .mtls_env import CrdsUnavailable, cert_manager_crds, install_cert_manager_crds
+from .raycluster_env import SAMPLE_GATES, OperatorEnv, load_sample
 
 NAME = "raycluster-mtls"
 OPTIONS = OperatorOptions(feature_gates=SAMPLE_GATES, cert_manager_available=True)

@@ -18,12 +18,13 @@ from typing import Any
 
 import pytest
 import yaml
-from raycluster_env import OperatorEnv, running_operator, simple_cluster
 
 from rayop.controllers.common.gates import FeatureGates
 from rayop.controllers.common.options import OperatorOptions
 from rayop.kube.resources import CONFIGMAPS, PERSISTENT_VOLUME_CLAIMS, PODS, RAY_CLUSTERS
 from rayop.testing import eventually
+
+from .raycluster_env import OperatorEnv, running_operator, simple_cluster
 
 TARBALL = (
     Path(__file__).resolve().parents[2].parent

@@ -6,10 +6,10 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
-from raycluster_env import OperatorEnv, load_sample, simple_cluster
-
 from rayop.kube.resources import JOBS, PODS, RAY_CLUSTERS, SERVICES
 from rayop.testing import eventually
+
+from .raycluster_env import OperatorEnv, load_sample, simple_cluster
 
 NS = "lifecycle"
 

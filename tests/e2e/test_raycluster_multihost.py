@@ -16,13 +16,14 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from raycluster_env import OperatorEnv, running_operator, simple_cluster
 
 from rayop.controllers.common.gates import FeatureGates
 from rayop.controllers.common.options import OperatorOptions
 from rayop.kube.resources import PODS
 from rayop.runtime.informer import EventHandlerFuncs
 from rayop.testing import eventually
+
+from .raycluster_env import OperatorEnv, running_operator, simple_cluster
 
 NS = "multihost"
 GROUP = "tpu"

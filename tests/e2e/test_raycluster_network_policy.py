@@ -13,12 +13,13 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from raycluster_env import OperatorEnv, running_operator, simple_cluster
 
 from rayop.controllers.common.gates import FeatureGates
 from rayop.controllers.common.options import OperatorOptions
 from rayop.controllers.raycluster.network_policy import NETWORK_POLICIES
 from rayop.testing import eventually
+
+from .raycluster_env import OperatorEnv, running_operator, simple_cluster
 
 GATE_ON = OperatorOptions(
     feature_gates=FeatureGates().with_overrides({"RayClusterNetworkPolicy": True})

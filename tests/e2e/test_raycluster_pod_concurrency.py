@@ -7,13 +7,14 @@ from collections.abc import Mapping
 from typing import Any
 
 import pytest
-from raycluster_env import running_operator, simple_cluster
 
 from rayop.kube.client import KubeClient
 from rayop.kube.errors import InternalError
 from rayop.kube.resource import Resource
 from rayop.kube.resources import PODS
 from rayop.testing import eventually
+
+from .raycluster_env import running_operator, simple_cluster
 
 NS = "concurrent"
 WORKERS = 40
@@ -40,7 +41,7 @@ class FlakyPodClient(KubeClient):
         cls.in_flight += 1
         cls.peak = max(cls.peak, cls.in_flight)
         try:
-            await asyncio.sleep(0.05)
+            await asyncio.sleep(0.05)  # a create's latency: concurrent creates overlap in it
             if call in FAILING_CALLS:
                 cls.failures += 1
                 raise InternalError({"code": 500, "reason": "InternalError", "message": "injected"})

@@ -12,12 +12,12 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from raycluster_env import running_operator, simple_cluster
-
 from rayop.controllers.common.options import OperatorOptions
 from rayop.controllers.raycluster.route import ROUTES, is_openshift_cluster
 from rayop.kube.resources import CRDS, INGRESSES
 from rayop.testing import eventually
+
+from .raycluster_env import running_operator, simple_cluster
 
 Obj = dict[str, Any]
 

@@ -17,7 +17,13 @@ from collections.abc import AsyncIterator
 
 import pytest
 import pytest_asyncio
-from raycluster_env import (
+
+from rayop.controllers.common.options import OperatorOptions
+from rayop.controllers.raycluster.network_policy import NETWORK_POLICIES
+from rayop.kube.resources import PERSISTENT_VOLUME_CLAIMS, ROLES, SERVICE_ACCOUNTS, SERVICES
+from rayop.testing import FAST_KUBELET, eventually
+
+from .raycluster_env import (
     GATED_SAMPLES,
     SAMPLE_GATES,
     SAMPLES,
@@ -26,12 +32,7 @@ from raycluster_env import (
     running_operator,
     sample_files,
 )
-from sample_nodes import sample_claims, sample_node_pools
-
-from rayop.controllers.common.options import OperatorOptions
-from rayop.controllers.raycluster.network_policy import NETWORK_POLICIES
-from rayop.kube.resources import PERSISTENT_VOLUME_CLAIMS, ROLES, SERVICE_ACCOUNTS, SERVICES
-from rayop.testing import FAST_KUBELET, eventually
+from .sample_nodes import sample_claims, sample_node_pools
 
 pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.slow]
 

@@ -6,10 +6,11 @@ import asyncio
 from collections.abc import Awaitable, Callable
 
 import pytest
-from raycluster_env import running_operator, simple_cluster
 
 from rayop.runtime.reconcile import Request, Result
 from rayop.testing import FAST_KUBELET, eventually
+
+from .raycluster_env import running_operator, simple_cluster
 
 CLUSTERS = 50
 WORKERS = 8

@@ -6,11 +6,12 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from raycluster_env import OperatorEnv, simple_cluster
 
 from rayop.kube.errors import Invalid
 from rayop.runtime.reconcile import Request
 from rayop.testing import eventually
+
+from .raycluster_env import OperatorEnv, simple_cluster
 
 NS = "invalid"
 

@@ -6,7 +6,8 @@ from collections.abc import AsyncIterator
 
 import pytest
 import pytest_asyncio
-from rayjob_env import FAILING_ENTRYPOINT, RayJobEnv, running_rayjob_operator, small_rayjob
+
+from .rayjob_env import FAILING_ENTRYPOINT, RayJobEnv, running_rayjob_operator, small_rayjob
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

@@ -9,9 +9,10 @@ import logging
 from collections import Counter
 
 import pytest
-from rayjob_env import RayJobEnv, load_docs, running_rayjob_operator, small_rayjob
 
 from rayop.sim.apiserver.faults import Faults
+
+from .rayjob_env import RayJobEnv, load_docs, running_rayjob_operator, small_rayjob
 
 MODES = ("K8sJobMode", "HTTPMode")
 JOBS_PER_MODE = 3

@@ -15,12 +15,13 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from raycluster_env import load_sample
-from rayjob_env import FAILING_ENTRYPOINT, RayJobEnv, running_rayjob_operator, small_rayjob
 
 from rayop.controllers.common.options import OperatorOptions
 from rayop.kube.resources import CORE_EVENTS, PODS, RAY_CLUSTERS
 from rayop.testing import eventually
+
+from .raycluster_env import load_sample
+from .rayjob_env import FAILING_ENTRYPOINT, RayJobEnv, running_rayjob_operator, small_rayjob
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 SLACK = 1.5

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from rayjob_env import RayJobEnv, running_rayjob_operator, small_rayjob
-
 from rayop.controllers.common.gates import FeatureGates
 from rayop.controllers.common.options import OperatorOptions
 from rayop.kube.resources import EVENTS
 from rayop.testing import eventually
+
+from .rayjob_env import RayJobEnv, running_rayjob_operator, small_rayjob
 
 
 async def _assert_refused(env: RayJobEnv, ns: str, name: str, *, naming: str) -> None:

@@ -8,11 +8,12 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from rayjob_env import RayJobEnv, running_rayjob_operator, small_rayjob
 
 from rayop.kube.resources import EVENTS, RAY_CLUSTERS, RAY_JOBS
 from rayop.sim.dashboard.head import DashboardConfig
 from rayop.testing import eventually
+
+from .rayjob_env import RayJobEnv, running_rayjob_operator, small_rayjob
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

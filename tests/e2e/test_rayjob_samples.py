@@ -17,17 +17,18 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from raycluster_env import SAMPLES, load_sample
-from rayjob_env import (
+
+from rayop.testing import eventually
+
+from .raycluster_env import SAMPLES, load_sample
+from .rayjob_env import (
     RayJobEnv,
     load_docs,
     play_sidecar,
     rayjob_sample_files,
     running_rayjob_operator,
 )
-from sample_nodes import sample_kubelet
-
-from rayop.testing import eventually
+from .sample_nodes import sample_kubelet
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

@@ -9,16 +9,19 @@ container that has restarted twice and terminated again fails the RayJob with Ku
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
-
-from rayjob_env import RayJobEnv, play_sidecar, running_rayjob_operator, small_rayjob
 
 from rayop.api.common import format_time
 from rayop.controllers.common.gates import FeatureGates
 from rayop.controllers.common.options import OperatorOptions
 from rayop.kube.resources import PODS, RAY_CLUSTERS
+from rayop.runtime.reconcile import Request
 from rayop.testing import eventually
+
+from .rayjob_env import RayJobEnv, play_sidecar, running_rayjob_operator, small_rayjob
+from .reconcile_passes import PassLog
 
 OPTIONS = OperatorOptions(feature_gates=FeatureGates(sidecar_submitter_restart=True))
 
@@ -37,6 +40,14 @@ async def _head_pod(env: RayJobEnv, namespace: str, name: str) -> dict[str, Any]
     return dict(pods["items"][0])
 
 
+def _submitter(pod: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``ray-job-submitter`` container's status in ``pod``."""
+    (status,) = [
+        s for s in pod["status"]["containerStatuses"] if s["name"] == "ray-job-submitter"
+    ]
+    return dict(status)
+
+
 async def _set_submitter(
     env: RayJobEnv, pod: dict[str, Any], *, restarts: int, state: dict[str, Any]
 ) -> None:
@@ -48,8 +59,24 @@ async def _set_submitter(
     await env.client.update_status(PODS, pod)
 
 
+async def _a_pass_sees(env: RayJobEnv, passes: PassLog, pod: dict[str, Any], ns: str) -> None:
+    """Blocks until the operator's pod cache holds ``pod``'s submitter status, then until a
+    RayJob pass that started after that has returned."""
+    name, wanted = pod["metadata"]["name"], _submitter(pod)
+
+    def cached() -> bool:
+        seen = env.manager.informers.informer(PODS).get(ns, name)
+        return seen is not None and _submitter(seen) == wanted
+
+    await eventually(cached, what="the operator's cache has the submitter's restart")
+    since = asyncio.get_running_loop().time()
+    job = Request(ns, "job")
+    await eventually(lambda: passes.completed_since(job, since), what="a RayJob pass after it")
+
+
 async def test_the_sidecar_restarts_on_failure_and_a_restart_does_not_fail_the_job() -> None:
-    async with running_rayjob_operator(options=OPTIONS) as env:
+    passes = PassLog()
+    async with running_rayjob_operator(options=OPTIONS, wrap_reconcile=passes.wrap) as env:
         ns = "sidecar-restart"
         await env.apply(small_rayjob("job", submissionMode="SidecarMode"), ns)
         pod = await _head_pod(env, ns, "job")
@@ -61,7 +88,7 @@ async def test_the_sidecar_restarts_on_failure_and_a_restart_does_not_fail_the_j
         assert head["template"]["spec"]["restartPolicy"] == "Never"
         backoff = {"waiting": {"reason": "CrashLoopBackOff"}}
         await _set_submitter(env, pod, restarts=1, state=backoff)
-        await asyncio.sleep(4)  # a RayJob pass (3 s requeue) sees the restart
+        await _a_pass_sees(env, passes, pod, ns)  # the 3 s requeue's pass, at the latest
         assert env.status(ns, "job")["jobDeploymentStatus"] == "Running"
         pod = await _head_pod(env, ns, "job")
         now = format_time(datetime.now(UTC))

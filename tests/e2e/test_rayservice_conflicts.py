@@ -11,9 +11,10 @@ from __future__ import annotations
 import logging
 
 import pytest
-from rayservice_env import RayServiceEnv, running_rayservice_operator, small_rayservice
 
 from rayop.testing import eventually
+
+from .rayservice_env import RayServiceEnv, running_rayservice_operator, small_rayservice
 
 NS = "conflicts"
 NAME = "svc"

@@ -15,17 +15,18 @@ import asyncio
 import contextlib
 
 import pytest
-from incremental_env import (
+
+from rayop.kube.resources import RAY_CLUSTERS, RAY_SERVICES
+from rayop.testing import GatewayProgrammer, eventually, install_gateway_api_crds
+
+from .incremental_env import (
     GATEWAYS,
     HTTP_ROUTES,
     CrdsUnavailable,
     gateway_api_crds,
     incremental_sample,
 )
-from rayservice_env import RayServiceEnv, running_rayservice_operator
-
-from rayop.kube.resources import RAY_CLUSTERS, RAY_SERVICES
-from rayop.testing import GatewayProgrammer, eventually, install_gateway_api_crds
+from .rayservice_env import RayServiceEnv, running_rayservice_operator
 
 NS = "incremental"
 
@@ -92,7 +93,7 @@ async def test_sample_converges_then_upgrades_in_steps() -> None:
                     backends = _backends(env, name)
                     if not seen or seen[-1] != backends:
                         seen.append(backends)
-                    await asyncio.sleep(0.05)
+                    await asyncio.sleep(0.05)  # the sampling period of the route's states
 
             sampler = asyncio.create_task(sample_route())
             try:

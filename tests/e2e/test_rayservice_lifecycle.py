@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import yaml
-from rayservice_env import RayServiceEnv, running_rayservice_operator, small_rayservice
 
 from rayop.kube.resources import RAY_CLUSTERS, RAY_SERVICES, SERVICES
 from rayop.testing import eventually
+
+from .rayservice_env import RayServiceEnv, running_rayservice_operator, small_rayservice
 
 NS = "life"
 NAME = "svc"

@@ -7,11 +7,12 @@ from collections.abc import AsyncIterator
 import pytest
 import pytest_asyncio
 import yaml
-from raycluster_env import SAMPLES
-from rayservice_env import RayServiceEnv, running_rayservice_operator
 
 from rayop.kube.resources import PODS, RAY_CLUSTERS, SERVICES
 from rayop.testing import eventually
+
+from .raycluster_env import SAMPLES
+from .rayservice_env import RayServiceEnv, running_rayservice_operator
 
 
 def _sample_files() -> list[str]:

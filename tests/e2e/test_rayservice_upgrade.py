@@ -7,18 +7,18 @@ import asyncio
 import dataclasses
 import time
 
-from rayservice_env import (
-    RayServiceEnv,
-    SelectorSampler,
-    running_rayservice_operator,
-    small_rayservice,
-)
-
 from rayop.controllers.rayservice.cleanup import scheduled_deletion
 from rayop.controllers.rayservice.settings import DELETION_TIMESTAMP_ANNOTATION
 from rayop.kube.resources import RAY_CLUSTERS
 from rayop.sim.apiserver.audit import AuditRecord
 from rayop.testing import eventually
+
+from .rayservice_env import (
+    RayServiceEnv,
+    SelectorSampler,
+    running_rayservice_operator,
+    small_rayservice,
+)
 
 NS = "upgrade"
 NAME = "svc"

@@ -26,18 +26,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from chart_install import NAMESPACE, kubectl_install, render_release
-from raycluster_env import (
-    GATED_SAMPLES,
-    SAMPLES,
-    OperatorEnv,
-    load_sample,
-    sample_files,
-    simple_cluster,
-)
-from rayjob_env import FAST_DASHBOARD, small_rayjob
-from rayservice_env import small_rayservice
-from sample_nodes import sample_claims, sample_kubelet
 
 from rayop.controllers.common.gates import FeatureGates
 from rayop.controllers.common.options import OperatorOptions
@@ -53,6 +41,19 @@ from rayop.kube.resources import (
     RAY_SERVICES,
 )
 from rayop.testing import ALL_KINDS, eventually, open_control_plane, open_operator
+
+from .chart_install import NAMESPACE, kubectl_install, render_release
+from .raycluster_env import (
+    GATED_SAMPLES,
+    SAMPLES,
+    OperatorEnv,
+    load_sample,
+    sample_files,
+    simple_cluster,
+)
+from .rayjob_env import FAST_DASHBOARD, small_rayjob
+from .rayservice_env import small_rayservice
+from .sample_nodes import sample_claims, sample_kubelet
 
 pytestmark = pytest.mark.slow
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 import pytest
-from kube_fakes import FakeApiServer, start_fake_api
 
 from rayop.kube.client import KubeClient
 from rayop.kube.config import KubeConfig
 from rayop.testing import FakeClock
+
+from .kube_fakes import FakeApiServer, start_fake_api
 
 
 @pytest.fixture

@@ -16,13 +16,14 @@ import pytest
 import yaml
 from aiohttp import web
 from aiohttp.test_utils import TestServer
-from kube_fakes import FakeApiServer, json_response, status_body
 
 from rayop.kube import errors
 from rayop.kube.client import KubeClient
 from rayop.kube.config import ConfigError, KubeConfig, load_config, load_incluster_config
 from rayop.kube.resources import PODS
 from rayop.testing import FakeClock
+
+from .kube_fakes import FakeApiServer, json_response, status_body
 
 POD_PATH = "/api/v1/namespaces/ns/pods/p"
 

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import pytest
 from aiohttp import web
-from kube_fakes import FakeApiServer, json_response, status_body
 
 from rayop.kube import errors
 from rayop.kube.client import KubeClient
 from rayop.kube.config import KubeConfig
 from rayop.kube.resources import PODS, RAY_CLUSTERS
+
+from .kube_fakes import FakeApiServer, json_response, status_body
 
 POD_PATH = "/api/v1/namespaces/ns/pods/p"
 

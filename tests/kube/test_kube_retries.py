@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 from aiohttp import web
-from kube_fakes import FakeApiServer, json_response, status_body
 from prometheus_client import CollectorRegistry
 
 from rayop.kube import errors
@@ -13,6 +12,8 @@ from rayop.kube.config import KubeConfig
 from rayop.kube.metrics import RestClientMetrics
 from rayop.kube.resources import PODS
 from rayop.testing import FakeClock
+
+from .kube_fakes import FakeApiServer, json_response, status_body
 
 POD_PATH = "/api/v1/namespaces/ns/pods/p"
 APF_TEXT = "Too many requests, please try again later."

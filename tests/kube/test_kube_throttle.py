@@ -6,7 +6,6 @@ import asyncio
 
 import pytest
 from aiohttp import web
-from kube_fakes import FakeApiServer, json_response
 from prometheus_client import CollectorRegistry, generate_latest
 
 from rayop.kube.client import KubeClient
@@ -15,6 +14,8 @@ from rayop.kube.metrics import LATENCY_BUCKETS, RestClientMetrics
 from rayop.kube.resources import PODS
 from rayop.kube.throttle import TokenBucket
 from rayop.testing import FakeClock
+
+from .kube_fakes import FakeApiServer, json_response
 
 POD_PATH = "/api/v1/namespaces/ns/pods/p"
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 import orjson
 import pytest
 from aiohttp import web
-from kube_fakes import FakeApiServer, json_response, status_body
 
 from rayop.kube.client import KubeClient, PatchType
 from rayop.kube.resources import NAMESPACES, PODS, RAY_CLUSTERS
+
+from .kube_fakes import FakeApiServer, json_response, status_body
 
 PODS_PATH = "/api/v1/namespaces/ns/pods"
 RC_PATH = "/apis/ray.io/v1/namespaces/ns/rayclusters"

@@ -8,12 +8,13 @@ from typing import Any
 import orjson
 import pytest
 from aiohttp import web
-from kube_fakes import FakeApiServer, json_response, status_body
 
 from rayop.kube import errors
 from rayop.kube.client import KubeClient, WatchEvent
 from rayop.kube.resources import PODS
 from rayop.kube.watch import WatchDecoder
+
+from .kube_fakes import FakeApiServer, json_response, status_body
 
 PODS_PATH = "/api/v1/namespaces/ns/pods"
 

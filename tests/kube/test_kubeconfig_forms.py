@@ -15,12 +15,13 @@ from typing import Any
 import pytest
 import yaml
 from aiohttp import web
-from kube_fakes import FakeApiServer, json_response
-from test_kube_config import POD_PATH, get_auth, pki, tls_api, write_kubeconfig
 
 from rayop.kube.client import KubeClient
 from rayop.kube.config import ConfigError, load_config, load_incluster_config
 from rayop.kube.resources import PODS
+
+from .kube_fakes import FakeApiServer, json_response
+from .test_kube_config import POD_PATH, get_auth, pki, tls_api, write_kubeconfig
 
 __all__ = ["pki", "tls_api"]  # fixtures used here
 

@@ -15,11 +15,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from real_support import build, install_rayop_crds, server_and_token
 
 from rayop.cli.realcluster import RealCluster, RealClusterSettings, default_binaries_dir
 from rayop.cli.realcluster_http import ApiCaller, wait_until
 from rayop.controllers.common.options import KUBERAY_VERSION
+
+from .real_support import build, install_rayop_crds, server_and_token
 
 UNRAISABLE_AS_WARNING = pytest.mark.filterwarnings(
     "always::pytest.PytestUnraisableExceptionWarning"

@@ -9,7 +9,10 @@ import copy
 from collections.abc import AsyncIterator
 from typing import Any
 
-from kueue_support import (
+from rayop.kube.errors import AlreadyExists, NotFound
+from rayop.testing import eventually
+
+from .kueue_support import (
     CLUSTER_QUEUES,
     LOCAL_QUEUES,
     PRIORITY_LABEL,
@@ -19,10 +22,7 @@ from kueue_support import (
     WORKLOADS,
     World,
 )
-from ray_support import load_docs
-
-from rayop.kube.errors import AlreadyExists, NotFound
-from rayop.testing import eventually
+from .ray_support import load_docs
 
 Obj = dict[str, Any]
 FLAVOR = "rayop-kueue-kwok"

@@ -33,8 +33,6 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pod_network import PodNetwork
-from real_support import build, kuberay_running, server_and_token, user_client
 
 from rayop.cli.realcluster import free_port, pod_network_socket
 from rayop.cli.realcluster_http import ApiCaller, wait_until
@@ -46,6 +44,9 @@ from rayop.kube.resources import CRDS, NAMESPACES
 from rayop.runtime.serving_cert import ca_bundle, ensure_serving_cert
 from rayop.sim.dashboard.head import DashboardConfig
 from rayop.testing import ALL_KINDS, open_operator
+
+from .pod_network import PodNetwork
+from .real_support import build, kuberay_running, server_and_token, user_client
 
 Obj = dict[str, Any]
 

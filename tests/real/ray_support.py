@@ -10,14 +10,15 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pod_network import PodNetwork
-from real_support import SAMPLES, user_client
 
 from rayop.cli.realcluster import pod_network_socket
 from rayop.kube.client import KubeClient
 from rayop.kube.config import load_config
 from rayop.kube.resources import CONFIGMAPS, NAMESPACES
 from rayop.testing import ALL_KINDS, open_operator
+
+from .pod_network import PodNetwork
+from .real_support import SAMPLES, user_client
 
 Obj = dict[str, Any]
 

@@ -17,10 +17,11 @@ from typing import Any
 
 import orjson
 import pytest
-from real_support import create_namespace, unique_namespace, user_client
 
 from rayop.kube.client import KubeClient
 from rayop.testing import open_control_plane
+
+from .real_support import create_namespace, unique_namespace, user_client
 
 pytestmark = [pytest.mark.real, pytest.mark.timeout(180, func_only=True)]
 

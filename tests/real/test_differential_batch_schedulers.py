@@ -43,13 +43,6 @@ from typing import Any
 import pytest
 import pytest_asyncio
 import yaml
-from differential import _common_metadata, _replace_strings, diff, snapshot
-from real_support import (
-    SAMPLES,
-    create_namespace,
-    kuberay_running,
-    user_client,
-)
 
 from rayop.controllers.batchscheduler import scheduler_plugins, volcano
 from rayop.controllers.common.options import OperatorOptions
@@ -59,6 +52,14 @@ from rayop.kube.errors import AlreadyExists
 from rayop.kube.resource import Resource
 from rayop.kube.resources import CONFIGMAPS, CRDS, EVENTS, PODS, RAY_CLUSTERS, RAY_JOBS
 from rayop.testing import eventually, open_operator
+
+from .differential import _common_metadata, _replace_strings, diff, snapshot
+from .real_support import (
+    SAMPLES,
+    create_namespace,
+    kuberay_running,
+    user_client,
+)
 
 pytestmark = [
     pytest.mark.real,

@@ -18,8 +18,14 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from differential import diff, snapshot
-from real_support import (
+
+from rayop.controllers.common.configuration_file import parse_configuration
+from rayop.controllers.common.options import OperatorOptions
+from rayop.kube.client import KubeClient
+from rayop.kube.resources import PODS, SERVICES
+
+from .differential import diff, snapshot
+from .real_support import (
     apply_raycluster,
     converged,
     create_namespace,
@@ -28,12 +34,7 @@ from real_support import (
     rayop_operator,
     user_client,
 )
-from test_differential_kuberay import unexplained
-
-from rayop.controllers.common.configuration_file import parse_configuration
-from rayop.controllers.common.options import OperatorOptions
-from rayop.kube.client import KubeClient
-from rayop.kube.resources import PODS, SERVICES
+from .test_differential_kuberay import unexplained
 
 pytestmark = [
     pytest.mark.real,

@@ -25,15 +25,6 @@ from typing import Any
 import pytest
 import pytest_asyncio
 import yaml
-from differential import _common_metadata, _replace_strings, diff, snapshot
-from real_support import (
-    apply_raycluster,
-    converged,
-    create_namespace,
-    kuberay_running,
-    rayop_operator,
-    user_client,
-)
 
 from rayop.controllers.common.gates import FeatureGates
 from rayop.controllers.common.options import OperatorOptions
@@ -42,6 +33,16 @@ from rayop.kube.errors import NotFound
 from rayop.kube.resource import Resource
 from rayop.kube.resources import EVENTS, PERSISTENT_VOLUME_CLAIMS, PODS, RAY_CLUSTERS, SERVICES
 from rayop.testing import eventually
+
+from .differential import _common_metadata, _replace_strings, diff, snapshot
+from .real_support import (
+    apply_raycluster,
+    converged,
+    create_namespace,
+    kuberay_running,
+    rayop_operator,
+    user_client,
+)
 
 pytestmark = [
     pytest.mark.real,

@@ -20,17 +20,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
-import importlib.util
 import json
 import secrets
 from collections.abc import Callable
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
-from pod_network import PodNetwork
-from real_support import create_namespace, kuberay_running, user_client
 
 from rayop.cli.realcluster import pod_network_socket
 from rayop.kube.client import KubeClient
@@ -38,6 +34,10 @@ from rayop.kube.config import load_config
 from rayop.kube.resources import RAY_SERVICES, SERVICES
 from rayop.testing import ALL_KINDS, GatewayProgrammer, install_gateway_api_crds, open_operator
 from rayop.testing.gateway_api import GATEWAYS, HTTP_ROUTES
+from tests.e2e.incremental_env import gateway_api_crds, incremental_sample
+
+from .pod_network import PodNetwork
+from .real_support import create_namespace, kuberay_running, user_client
 
 pytestmark = [
     pytest.mark.real,
@@ -47,16 +47,6 @@ pytestmark = [
 
 Obj = dict[str, Any]
 UPGRADE_OPTIONS = {"stepSizePercent": 25, "intervalSeconds": 1, "maxSurgePercent": 25}
-
-
-def _support() -> ModuleType:
-    """Loads tests/e2e/incremental_env.py (the CRD fetch and the sample reader) by path."""
-    path = Path(__file__).resolve().parents[1] / "e2e" / "incremental_env.py"
-    spec = importlib.util.spec_from_file_location("incremental_env", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 class _Names:
@@ -254,14 +244,13 @@ async def _run(client: KubeClient, network: PodNetwork, ns: str, sample: Obj) ->
 async def test_the_same_incremental_upgrade_as_kuberay(
     real_kubeconfig: str, kuberay_binary: Path, tmp_path: Path
 ) -> None:
-    support = _support()
-    sample = support.incremental_sample()
+    sample = incremental_sample()
     token = secrets.token_hex(2)
     kuberay_ns, rayop_ns = f"ik-{token}", f"ir-{token}"
     log_path = tmp_path / "ray-operator.log"
     socket = pod_network_socket(Path(real_kubeconfig))
     async with user_client(real_kubeconfig) as client:
-        await install_gateway_api_crds(client, support.gateway_api_crds())
+        await install_gateway_api_crds(client, gateway_api_crds())
         for ns in (kuberay_ns, rayop_ns):
             await create_namespace(client, ns)
         async with PodNetwork(client, socket) as network:
@@ -400,14 +389,13 @@ async def _run_rollback(client: KubeClient, network: PodNetwork, ns: str, sample
 async def test_the_same_rollback_as_kuberay(
     real_kubeconfig: str, kuberay_binary: Path, tmp_path: Path
 ) -> None:
-    support = _support()
-    sample = support.incremental_sample()
+    sample = incremental_sample()
     token = secrets.token_hex(2)
     kuberay_ns, rayop_ns = f"rk-{token}", f"rr-{token}"
     log_path = tmp_path / "ray-operator.log"
     socket = pod_network_socket(Path(real_kubeconfig))
     async with user_client(real_kubeconfig) as client:
-        await install_gateway_api_crds(client, support.gateway_api_crds())
+        await install_gateway_api_crds(client, gateway_api_crds())
         for ns in (kuberay_ns, rayop_ns):
             await create_namespace(client, ns)
         async with PodNetwork(client, socket) as network:

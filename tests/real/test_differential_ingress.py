@@ -22,19 +22,20 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from differential import _common_metadata, _replace_strings, diff
-from real_support import (
+
+from rayop.kube.client import KubeClient
+from rayop.kube.errors import NotFound
+from rayop.kube.resources import EVENTS, INGRESSES, RAY_CLUSTERS
+from rayop.testing import eventually
+
+from .differential import _common_metadata, _replace_strings, diff
+from .real_support import (
     apply_raycluster,
     create_namespace,
     kuberay_running,
     rayop_operator,
     user_client,
 )
-
-from rayop.kube.client import KubeClient
-from rayop.kube.errors import NotFound
-from rayop.kube.resources import EVENTS, INGRESSES, RAY_CLUSTERS
-from rayop.testing import eventually
 
 pytestmark = [
     pytest.mark.real,

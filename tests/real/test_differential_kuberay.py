@@ -19,8 +19,12 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from differential import diff, snapshot
-from real_support import (
+
+from rayop.kube.client import KubeClient
+from rayop.kube.resources import PODS, SERVICES
+
+from .differential import diff, snapshot
+from .real_support import (
     apply_raycluster,
     converged,
     create_namespace,
@@ -30,9 +34,6 @@ from real_support import (
     rayop_operator,
     user_client,
 )
-
-from rayop.kube.client import KubeClient
-from rayop.kube.resources import PODS, SERVICES
 
 pytestmark = [
     pytest.mark.real,

@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
-import importlib.util
 import secrets
 import time
 from collections.abc import AsyncIterator
@@ -28,16 +27,6 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from differential import _common_metadata, _replace_strings, diff, snapshot
-from real_support import (
-    apply_raycluster,
-    cluster_pods,
-    create_namespace,
-    kuberay_running,
-    load_sample,
-    rayop_operator,
-    user_client,
-)
 
 from rayop.controllers.common.gates import FeatureGates
 from rayop.controllers.common.options import OperatorOptions
@@ -48,6 +37,18 @@ from rayop.kube.errors import AlreadyExists, NotFound
 from rayop.kube.resources import CRDS, EVENTS, RAY_CLUSTERS, SECRETS
 from rayop.sim.controller_manager.cert_material import issue
 from rayop.testing import eventually
+from tests.e2e.mtls_env import cert_manager_crds, install_cert_manager_crds
+
+from .differential import _common_metadata, _replace_strings, diff, snapshot
+from .real_support import (
+    apply_raycluster,
+    cluster_pods,
+    create_namespace,
+    kuberay_running,
+    load_sample,
+    rayop_operator,
+    user_client,
+)
 
 pytestmark = [
     pytest.mark.real,
@@ -55,19 +56,10 @@ pytestmark = [
     pytest.mark.asyncio(loop_scope="module"),
 ]
 
-ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = "ray-cluster.mtls.yaml"
 NAME = "raycluster-mtls"
 GATE = "RayClusterMTLS"
 Obj = dict[str, Any]
-
-
-def _mtls_env() -> Any:
-    spec = importlib.util.spec_from_file_location("mtls_env", ROOT / "tests/e2e/mtls_env.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _ready(cert: Obj) -> bool:
@@ -257,7 +249,7 @@ async def outcomes(
     real_kubeconfig: str, kuberay_binary: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> AsyncIterator[tuple[Outcome, Outcome, bool]]:
     """Applies the CRDs, runs KubeRay, then rayop; yields (kuberay, rayop, detected)."""
-    crds = _mtls_env().cert_manager_crds()
+    crds = cert_manager_crds()
     token = secrets.token_hex(2)
     kuberay_ns, rayop_ns = f"kuberay-mtls-{token}", f"rayopop-mtls-{token}"
     log_path = tmp_path_factory.mktemp("kuberay-mtls") / "ray-operator.log"
@@ -271,7 +263,7 @@ async def outcomes(
                 return await cert_manager_served(client)
 
             await eventually(served, timeout=60, what="cert-manager.io served")
-            await _mtls_env().install_cert_manager_crds(client, [])
+            await install_cert_manager_crds(client, [])
             for ns in (kuberay_ns, rayop_ns):
                 await create_namespace(client, ns)
             args = (f"--watch-namespace={kuberay_ns}", f"--feature-gates={GATE}=true")

@@ -23,8 +23,16 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from differential import _common_metadata, _replace_strings, diff, snapshot
-from real_support import (
+
+from rayop.controllers.common.gates import FeatureGates
+from rayop.controllers.common.options import OperatorOptions
+from rayop.controllers.raycluster.network_policy import NETWORK_POLICIES
+from rayop.kube.client import KubeClient
+from rayop.kube.resources import EVENTS, RAY_CLUSTERS
+from rayop.testing import eventually
+
+from .differential import _common_metadata, _replace_strings, diff, snapshot
+from .real_support import (
     apply_raycluster,
     cluster_pods,
     create_namespace,
@@ -33,13 +41,6 @@ from real_support import (
     rayop_operator,
     user_client,
 )
-
-from rayop.controllers.common.gates import FeatureGates
-from rayop.controllers.common.options import OperatorOptions
-from rayop.controllers.raycluster.network_policy import NETWORK_POLICIES
-from rayop.kube.client import KubeClient
-from rayop.kube.resources import EVENTS, RAY_CLUSTERS
-from rayop.testing import eventually
 
 pytestmark = [
     pytest.mark.real,

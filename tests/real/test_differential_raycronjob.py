@@ -21,13 +21,14 @@ from typing import Any
 
 import pytest
 import yaml
-from real_support import create_namespace, kuberay_running, user_client
 
 from rayop.kube.client import KubeClient
 from rayop.kube.config import load_config
 from rayop.kube.resource import Resource
 from rayop.kube.resources import EVENTS, RAY_JOBS
 from rayop.testing import Kind, open_operator
+
+from .real_support import create_namespace, kuberay_running, user_client
 
 pytestmark = [
     pytest.mark.real,

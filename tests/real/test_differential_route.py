@@ -24,14 +24,6 @@ from typing import Any
 import pytest
 import pytest_asyncio
 import yaml
-from differential import _common_metadata, _replace_strings, diff
-from real_support import (
-    apply_raycluster,
-    create_namespace,
-    kuberay_running,
-    rayop_operator,
-    user_client,
-)
 
 from rayop.controllers.common.options import OperatorOptions
 from rayop.controllers.raycluster.route import ROUTES, is_openshift_cluster
@@ -39,6 +31,15 @@ from rayop.kube.client import KubeClient
 from rayop.kube.errors import NotFound
 from rayop.kube.resources import CRDS, EVENTS, INGRESSES
 from rayop.testing import eventually
+
+from .differential import _common_metadata, _replace_strings, diff
+from .real_support import (
+    apply_raycluster,
+    create_namespace,
+    kuberay_running,
+    rayop_operator,
+    user_client,
+)
 
 pytestmark = [
     pytest.mark.real,

@@ -29,10 +29,11 @@ from typing import Any
 import aiohttp
 import pytest
 import yaml
-from real_support import build
 
 from rayop.kube.resources import RAY_CLUSTERS
 from rayop.testing import eventually, open_control_plane
+
+from .real_support import build
 
 pytestmark = pytest.mark.real
 

@@ -19,8 +19,12 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 import yaml
-from real_support import kuberay_running, user_client
-from test_kuberay_on_embedded import (
+
+from rayop.kube.client import KubeClient
+from rayop.kube.resources import CRDS
+
+from .real_support import kuberay_running, user_client
+from .test_kuberay_on_embedded import (
     CRD_DIR,
     Plane,
     ray_job_sample_succeeds,
@@ -29,9 +33,6 @@ from test_kuberay_on_embedded import (
     request_counts,
     running_plane,
 )
-
-from rayop.kube.client import KubeClient
-from rayop.kube.resources import CRDS
 
 pytestmark = [pytest.mark.real, pytest.mark.asyncio(loop_scope="module")]
 

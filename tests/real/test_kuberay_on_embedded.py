@@ -32,14 +32,6 @@ from typing import Any
 import pytest
 import pytest_asyncio
 import yaml
-from real_support import (
-    GATED_SAMPLES,
-    SAMPLES,
-    converged,
-    eligible_samples,
-    kuberay_running,
-    user_client,
-)
 
 from rayop.kube.client import KubeClient
 from rayop.kube.errors import AlreadyExists
@@ -59,6 +51,15 @@ from rayop.kube.resources import (
     SECRETS,
     SERVICE_ACCOUNTS,
     SERVICES,
+)
+
+from .real_support import (
+    GATED_SAMPLES,
+    SAMPLES,
+    converged,
+    eligible_samples,
+    kuberay_running,
+    user_client,
 )
 
 pytestmark = [pytest.mark.real, pytest.mark.asyncio(loop_scope="module")]

@@ -23,7 +23,12 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from kueue_objects import (
+
+from rayop.kube.errors import NotFound
+from rayop.kube.resources import JOBS, PODS, RAY_CLUSTERS, RAY_JOBS
+from rayop.testing import eventually
+
+from .kueue_objects import (
     FLAVOR_NODE_LABELS,
     TOY_SAMPLE,
     assert_admitted,
@@ -34,7 +39,7 @@ from kueue_objects import (
     toy_rayjob,
     workload_of,
 )
-from kueue_support import (
+from .kueue_support import (
     QUEUE_LABEL,
     KueueProcess,
     World,
@@ -43,12 +48,8 @@ from kueue_support import (
     kueue_running,
     ray_world,
 )
-from ray_support import load_docs
-from real_support import build
-
-from rayop.kube.errors import NotFound
-from rayop.kube.resources import JOBS, PODS, RAY_CLUSTERS, RAY_JOBS
-from rayop.testing import eventually
+from .ray_support import load_docs
+from .real_support import build
 
 pytestmark = [
     pytest.mark.real,

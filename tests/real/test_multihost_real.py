@@ -17,7 +17,14 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from real_support import (
+
+from rayop.controllers.common.gates import FeatureGates
+from rayop.controllers.common.options import OperatorOptions
+from rayop.kube.client import KubeClient
+from rayop.kube.resources import PODS
+from rayop.testing import eventually
+
+from .real_support import (
     apply_raycluster,
     converged,
     create_namespace,
@@ -25,12 +32,6 @@ from real_support import (
     unique_namespace,
     user_client,
 )
-
-from rayop.controllers.common.gates import FeatureGates
-from rayop.controllers.common.options import OperatorOptions
-from rayop.kube.client import KubeClient
-from rayop.kube.resources import PODS
-from rayop.testing import eventually
 
 pytestmark = [
     pytest.mark.real,

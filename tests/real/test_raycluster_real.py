@@ -16,7 +16,15 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from real_support import (
+
+from rayop.controllers.common.gates import FeatureGates
+from rayop.controllers.common.options import OperatorOptions
+from rayop.kube.client import KubeClient
+from rayop.kube.errors import NotFound
+from rayop.kube.resources import PODS, RAY_CLUSTERS, SERVICES
+from rayop.testing import eventually
+
+from .real_support import (
     GATED_SAMPLES,
     apply_raycluster,
     cluster_pods,
@@ -29,13 +37,6 @@ from real_support import (
     unique_namespace,
     user_client,
 )
-
-from rayop.controllers.common.gates import FeatureGates
-from rayop.controllers.common.options import OperatorOptions
-from rayop.kube.client import KubeClient
-from rayop.kube.errors import NotFound
-from rayop.kube.resources import PODS, RAY_CLUSTERS, SERVICES
-from rayop.testing import eventually
 
 pytestmark = [
     pytest.mark.real,

@@ -18,11 +18,12 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from ray_support import World, load_docs, ray_world
-from real_support import apply_raycluster, load_sample
 
 from rayop.kube.errors import NotFound
 from rayop.kube.resources import JOBS, RAY_CLUSTERS, RAY_JOBS
+
+from .ray_support import World, load_docs, ray_world
+from .real_support import apply_raycluster, load_sample
 
 pytestmark = [
     pytest.mark.real,

@@ -26,20 +26,25 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
-import importlib.util
 import os
 import signal
 import socket
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import aiohttp
 import pytest
 import yaml
-from real_support import (
+
+from rayop.kube.client import KubeClient
+from rayop.kube.resource import Resource
+from rayop.kube.resources import CONFIGMAPS, RAY_CLUSTERS
+from rayop.testing import eventually
+from tests.deploy import chart_modes, helm_cli
+
+from .real_support import (
     apply_raycluster,
     build,
     cluster_pods,
@@ -50,31 +55,12 @@ from real_support import (
     user_client,
 )
 
-from rayop.kube.client import KubeClient
-from rayop.kube.resource import Resource
-from rayop.kube.resources import CONFIGMAPS, RAY_CLUSTERS
-from rayop.testing import eventually
-
 pytestmark = [pytest.mark.real, pytest.mark.timeout(240, func_only=True)]
 
 REPO = Path(__file__).resolve().parents[2]
-DEPLOY_TESTS = REPO / "tests" / "deploy"
 DEPLOYMENTS = Resource("apps", "v1", "deployments", "Deployment")
 
 Obj = dict[str, Any]
-
-
-def _load(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(f"rayop_real_{name}", DEPLOY_TESTS / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-helm_cli = _load("helm_cli")
-chart_modes = _load("chart_modes")
 
 
 @pytest.fixture(scope="module")

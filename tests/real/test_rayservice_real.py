@@ -19,11 +19,12 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from ray_support import World, load_docs, ray_world
 
 from rayop.kube.errors import NotFound
 from rayop.kube.resources import ENDPOINT_SLICES, PODS, RAY_CLUSTERS, RAY_SERVICES, SERVICES
 from rayop.testing import eventually
+
+from .ray_support import World, load_docs, ray_world
 
 pytestmark = [
     pytest.mark.real,

@@ -23,9 +23,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pod_network import PodNetwork
-from ray_support import load_docs
-from real_support import SAMPLES, kuberay_running, load_sample, unique_namespace, user_client
 
 from rayop.cli.realcluster import pod_network_socket
 from rayop.cli.realcluster_config import AUDIT_LOG
@@ -35,6 +32,10 @@ from rayop.kube.config import load_config
 from rayop.kube.resources import NAMESPACES, PODS, RAY_CLUSTERS, RAY_JOBS, RAY_SERVICES
 from rayop.sim.dashboard.head import DashboardConfig
 from rayop.testing import ALL_KINDS, eventually, open_operator, raycluster_converged
+
+from .pod_network import PodNetwork
+from .ray_support import load_docs
+from .real_support import SAMPLES, kuberay_running, load_sample, unique_namespace, user_client
 
 pytestmark = [
     pytest.mark.real,

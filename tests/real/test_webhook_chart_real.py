@@ -9,32 +9,18 @@ The webhooks' answers themselves are tests/real/test_webhooks_real.py's.
 from __future__ import annotations
 
 import asyncio
-import importlib.util
-import sys
-from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import orjson
 import pytest
-from real_support import build, create_namespace, unique_namespace, user_client
+
+from tests.deploy import helm_cli
+
+from .real_support import build, create_namespace, unique_namespace, user_client
 
 pytestmark = [pytest.mark.real, pytest.mark.timeout(240, func_only=True)]
 
-DEPLOY_TESTS = Path(__file__).resolve().parents[2] / "tests" / "deploy"
 VWC = "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations"
-
-
-def _load(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(f"rayop_real_{name}", DEPLOY_TESTS / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-helm_cli = _load("helm_cli")
 
 
 async def _get(client: Any, path: str) -> dict[str, Any]:

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from real_support import create_namespace, unique_namespace, user_client
 
 from rayop.controllers.common.gates import FeatureGates
 from rayop.controllers.webhooks.configuration import CONFIGURATION_NAME
@@ -27,6 +26,8 @@ from rayop.kube.client import KubeClient
 from rayop.kube.errors import ApiError, NotFound
 from rayop.kube.resources import RAY_CLUSTERS
 from rayop.testing import open_control_plane
+
+from .real_support import create_namespace, unique_namespace, user_client
 
 pytestmark = [pytest.mark.real, pytest.mark.timeout(180, func_only=True)]
 

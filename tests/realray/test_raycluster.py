@@ -10,7 +10,8 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from realray_support import Kubectl, pod_pids, rayop_up, rss_bytes
+
+from .realray_support import Kubectl, pod_pids, rayop_up, rss_bytes
 
 pytestmark = pytest.mark.realray
 

@@ -10,9 +10,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from realray_support import SAMPLES, Kubectl, pod_pids, rayop_up, rss_bytes, stop
 
 from rayop.sim.nodes.processes.container_process import tree_pids
+
+from .realray_support import SAMPLES, Kubectl, pod_pids, rayop_up, rss_bytes, stop
 
 pytestmark = pytest.mark.realray
 

@@ -9,10 +9,11 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from realray_support import Kubectl, rayop_up
 
 from rayop.kube.client import KubeClient
 from rayop.kube.config import load_config
+
+from .realray_support import Kubectl, rayop_up
 
 pytestmark = pytest.mark.realray
 

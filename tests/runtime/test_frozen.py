@@ -10,9 +10,10 @@ import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from kuberay_pods import kuberay_worker_pod
 
 from rayop.runtime.frozen import FrozenDict, FrozenList, freeze_decoded, freeze_json
+
+from .kuberay_pods import kuberay_worker_pod
 
 json_values = st.recursive(
     st.none()

@@ -10,7 +10,6 @@ from typing import Any, cast
 
 import orjson
 import pytest
-from informer_fakes import FakeApi, pod
 
 from rayop.controllers.common.cache_config import KUBERAY_CACHE_CONFIG
 from rayop.kube.resources import JOBS, PODS
@@ -19,6 +18,8 @@ from rayop.runtime.informer import EventHandlerFuncs, SharedInformer
 from rayop.runtime.informer_factory import CacheConfig, InformerFactory
 from rayop.testing import eventually
 from rayop.testing.clock import FakeClock
+
+from .informer_fakes import FakeApi, pod
 
 
 @contextlib.asynccontextmanager

@@ -8,7 +8,6 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from kuberay_pods import kuberay_worker_pod
 from prometheus_client import CollectorRegistry
 
 from rayop.kube.client import KubeClient
@@ -19,6 +18,8 @@ from rayop.runtime.informer import SharedInformer
 from rayop.sim.controlplane import EmbeddedControlPlane
 from rayop.sim.nodes.kubelet import KubeletConfig
 from rayop.testing import eventually
+
+from .kuberay_pods import kuberay_worker_pod
 
 QUIET_KUBELET = KubeletConfig(pending_delay=3600.0)
 

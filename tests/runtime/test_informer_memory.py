@@ -9,8 +9,6 @@ from typing import Any
 
 import orjson
 import pytest
-from informer_fakes import FakeApi, pod
-from kuberay_pods import kuberay_worker_pod
 
 from rayop.kube.client import KubeClient
 from rayop.kube.config import KubeConfig
@@ -23,6 +21,9 @@ from rayop.runtime.informer import EventHandlerFuncs, HandlerRegistration, Share
 from rayop.sim.controlplane import EmbeddedControlPlane
 from rayop.sim.nodes.kubelet import KubeletConfig
 from rayop.testing import eventually
+
+from .informer_fakes import FakeApi, pod
+from .kuberay_pods import kuberay_worker_pod
 
 
 def assert_read_only(obj: Obj) -> None:

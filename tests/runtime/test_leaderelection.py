@@ -7,11 +7,12 @@ import dataclasses
 import random
 
 import pytest
-from informer_fakes import FakeLeases
 
 from rayop.runtime.leaderelection import LeaderElectionSettings, LeaderElector
 from rayop.runtime.metrics import OperatorMetrics
 from rayop.testing import eventually
+
+from .informer_fakes import FakeLeases
 
 DEFAULTS = LeaderElectionSettings(namespace="ops")
 

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from informer_fakes import FakeLeases, LeaseClientView
 
 import rayop.runtime
 from rayop.kube.client import KubeClient
@@ -26,6 +25,8 @@ from rayop.runtime.reconcile import Request, Result
 from rayop.runtime.supervisor import TaskSupervisor
 from rayop.sim.controlplane import EmbeddedControlPlane
 from rayop.testing import FakeClock, InMemorySource, eventually, settle
+
+from .informer_fakes import FakeLeases, LeaseClientView
 
 RUNTIME = str(Path(rayop.runtime.__file__).parent)
 

@@ -9,7 +9,6 @@ from typing import Any
 
 import aiohttp
 import pytest
-from informer_fakes import FakeLeases
 from prometheus_client import CollectorRegistry
 
 from rayop.kube.client import KubeClient
@@ -25,6 +24,8 @@ from rayop.runtime.reconcile import Request, Result
 from rayop.sim.controlplane import EmbeddedControlPlane
 from rayop.testing import eventually
 from rayop.testing.sources import InMemorySource
+
+from .informer_fakes import FakeLeases
 
 FAST_LEASE = LeaderElectionSettings(lease_duration=3.0, renew_deadline=2.0, retry_period=0.5, release_on_cancel=False)
 
@@ -55,7 +56,7 @@ class Replica:
 
         async def reconcile(request: Request) -> Result:
             start = loop.time()
-            await asyncio.sleep(0.01)
+            await asyncio.sleep(0.01)  # a pass takes time, so two leaders' passes could overlap
             log.append((who, request.name, start, loop.time()))
             return Result()
 

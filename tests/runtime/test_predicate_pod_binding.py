@@ -6,8 +6,6 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from informer_fakes import FakeApi
-
 from rayop.kube.resources import PODS
 from rayop.runtime.frozen import freeze_json
 from rayop.runtime.informer import SharedInformer
@@ -15,6 +13,8 @@ from rayop.runtime.informer_source import owns
 from rayop.runtime.predicate import is_pod_binding, not_pod_binding
 from rayop.runtime.reconcile import Request
 from rayop.testing import eventually
+
+from .informer_fakes import FakeApi
 
 
 def created() -> dict[str, Any]:

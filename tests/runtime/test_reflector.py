@@ -8,13 +8,14 @@ import random
 from typing import Any
 
 import pytest
-from informer_fakes import FakeApi, pod
 
 from rayop.kube.errors import TooManyRequests
 from rayop.kube.resources import PODS
 from rayop.runtime.backoff import Backoff, BackoffSettings
 from rayop.runtime.reflector import Reflector
 from rayop.testing.clock import FakeClock
+
+from .informer_fakes import FakeApi, pod
 
 
 class RecordingStore:

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from informer_fakes import FakeApi, pod
-
 from rayop.kube.resources import PODS, RAY_CLUSTERS
 from rayop.runtime.controller import Controller
 from rayop.runtime.indexer import Obj
@@ -15,6 +13,8 @@ from rayop.runtime.predicate import generation_changed
 from rayop.runtime.reconcile import Request, Result
 from rayop.testing import eventually
 from rayop.testing.clock import FakeClock
+
+from .informer_fakes import FakeApi, pod
 
 
 def cluster(name: str, generation: int = 1, **extra: Any) -> dict[str, Any]:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import asyncio
 
-from recording_metrics import RecordingMetrics
-
 from rayop.runtime.workqueue import WorkQueue
 from rayop.testing import settle
+
+from .recording_metrics import RecordingMetrics
 
 
 async def test_fifo_and_duplicates_collapse_while_queued() -> None:

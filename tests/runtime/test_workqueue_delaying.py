@@ -5,12 +5,13 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from recording_metrics import RecordingMetrics
 
 from rayop.runtime.ratelimit import ItemExponentialFailureRateLimiter
 from rayop.runtime.workqueue_ratelimiting import RateLimitingQueue
 from rayop.testing import settle
 from rayop.testing.clock import FakeClock
+
+from .recording_metrics import RecordingMetrics
 
 
 def make_queue(

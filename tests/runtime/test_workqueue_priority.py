@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import asyncio
 
-from recording_metrics import RecordingMetrics
-
 from rayop.runtime.ratelimit import ItemExponentialFailureRateLimiter
 from rayop.runtime.workqueue_priority import PriorityQueue
 from rayop.testing import settle
 from rayop.testing.clock import FakeClock
+
+from .recording_metrics import RecordingMetrics
 
 
 def make_queue(

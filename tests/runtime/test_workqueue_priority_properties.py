@@ -19,12 +19,13 @@ from dataclasses import dataclass, field
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from queue_schedule import WORKERS, Event, ScheduleHarness
 
 from rayop.runtime.metrics import OperatorMetrics
 from rayop.runtime.ratelimit import ItemExponentialFailureRateLimiter
 from rayop.runtime.workqueue_priority import PriorityQueue
 from rayop.testing.clock import FakeClock
+
+from .queue_schedule import WORKERS, Event, ScheduleHarness
 
 KEYS = ["a", "b", "c", "d"]
 

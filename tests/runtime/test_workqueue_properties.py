@@ -18,11 +18,12 @@ from dataclasses import dataclass, field
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from queue_schedule import WORKERS, Event, ScheduleHarness
 
 from rayop.runtime.ratelimit import ItemExponentialFailureRateLimiter
 from rayop.runtime.workqueue_ratelimiting import RateLimitingQueue
 from rayop.testing.clock import FakeClock
+
+from .queue_schedule import WORKERS, Event, ScheduleHarness
 
 KEYS = ["a", "b", "c"]
 

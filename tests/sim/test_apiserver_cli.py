@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 import yaml
-from apiserver_process import start_apiserver, stop_apiserver
 from kubernetes import client, config, watch
 from kubernetes.client.exceptions import ApiException
+
+from .apiserver_process import start_apiserver, stop_apiserver
 
 
 def _core(kubeconfig: Path) -> client.CoreV1Api:

@@ -15,6 +15,7 @@ from aiohttp import web
 from rayop.sim.controlplane import EmbeddedControlPlane
 from rayop.sim.machinery.resources import ResourceInfo
 from rayop.sim.nodes.kubelet import KubeletConfig
+from rayop.testing import eventually
 
 FAST = KubeletConfig(running_delay=0.01, ready_delay=0.01, delete_delay=0.01)
 
@@ -231,12 +232,16 @@ async def test_a_persistent_volume_claim_binds_once_a_pod_uses_it() -> None:
         pods = f"{cp.url}/api/v1/namespaces/default/pods"
         async with http.post(pods, json=pod, headers=_auth(cp)) as resp:
             assert resp.status == 201, await resp.text()
-        for _ in range(200):
+
+        async def claim_phase() -> str:
             async with http.get(f"{url}/gcs-storage", headers=_auth(cp)) as resp:
-                stored = await resp.json()
-            if stored["status"]["phase"] == "Bound":
-                break
-            await asyncio.sleep(0.05)
-        assert stored["status"]["phase"] == "Bound", stored
+                return str((await resp.json())["status"]["phase"])
+
+        async def bound() -> bool:
+            return await claim_phase() == "Bound"
+
+        await eventually(bound, timeout=10, what="the claim Bound")
+        async with http.get(f"{url}/gcs-storage", headers=_auth(cp)) as resp:
+            stored = await resp.json()
         assert stored["spec"]["storageClassName"] == "standard"
         assert stored["spec"]["volumeName"] == f"pvc-{stored['metadata']['uid']}"

@@ -10,7 +10,8 @@ from typing import Any
 import orjson
 import pytest
 import yaml
-from server_harness import Harness, open_harness
+
+from .server_harness import Harness, open_harness
 
 CRDS = Path(__file__).resolve().parents[3] / "shared" / "compat" / "kuberay-v1.7.0" / "crds"
 CRD_PATH = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"

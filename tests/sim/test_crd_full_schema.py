@@ -12,9 +12,10 @@ from typing import Any
 
 import orjson
 import pytest
-from server_harness import TOKEN, Harness, open_harness
 
 from rayop.api.crds import build_crds
+
+from .server_harness import TOKEN, Harness, open_harness
 
 CRD_PATH = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 V1 = "/apis/ray.io/v1/namespaces/default/rayclusters"

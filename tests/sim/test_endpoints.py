@@ -6,12 +6,13 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from sim_waiting import info, is_ready, wait_for
 
 from rayop.sim.controller_manager.endpoints import SERVICE_NAME_LABEL, EndpointsController
 from rayop.sim.controller_manager.garbage_collector import GarbageCollector
 from rayop.sim.nodes.kubelet import Kubelet, KubeletConfig
 from rayop.sim.storage.store import Store
+
+from .sim_waiting import info, is_ready, wait_for
 
 
 @pytest.fixture

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from server_harness import POD, open_harness, pod
+from .server_harness import POD, open_harness, pod
 
 
 async def test_injected_429_and_500_are_statuses() -> None:

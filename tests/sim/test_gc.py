@@ -6,11 +6,12 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from sim_waiting import info, wait_for
 
 from rayop.sim.controller_manager.garbage_collector import GarbageCollector
 from rayop.sim.nodes.kubelet import Kubelet, KubeletConfig
 from rayop.sim.storage.store import Store
+
+from .sim_waiting import info, wait_for
 
 
 def _owned(name: str, owner: dict[str, Any], *, block: bool = False) -> dict[str, Any]:

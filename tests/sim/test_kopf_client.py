@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from apiserver_process import running_apiserver
 
 from rayop.kube.client import KubeClient
 from rayop.kube.config import load_config
@@ -27,6 +26,8 @@ from rayop.kube.errors import NotFound
 from rayop.kube.resource import Resource
 from rayop.kube.resources import CORE_EVENTS, CRDS
 from rayop.testing import eventually
+
+from .apiserver_process import running_apiserver
 
 pytestmark = pytest.mark.timeout(180)
 

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from apiserver_process import kubectl_env, running_apiserver
+
+from .apiserver_process import kubectl_env, running_apiserver
 
 KUBECTL = "/usr/bin/kubectl"
 

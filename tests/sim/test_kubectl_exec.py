@@ -17,11 +17,12 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from streaming_server import KUBECTL, StreamingServer, open_streaming_server
 
 from rayop.sim.apiserver.faults import Faults
 from rayop.sim.nodes.container_exec import ContainerProcessEnv
 from rayop.testing import eventually
+
+from .streaming_server import KUBECTL, StreamingServer, open_streaming_server
 
 pytestmark = pytest.mark.skipif(not Path(KUBECTL).exists(), reason="kubectl is not installed")
 

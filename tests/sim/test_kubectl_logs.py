@@ -10,7 +10,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from apiserver_process import kubectl_env, stop_apiserver
+
+from .apiserver_process import kubectl_env, stop_apiserver
 
 KUBECTL = "/usr/bin/kubectl"
 SAMPLES = Path(__file__).resolve().parents[2].parent / "shared/compat/kuberay-v1.7.0/samples"
@@ -103,7 +104,7 @@ def test_kubectl_logs_follow(kubectl: Kubectl) -> None:
         try:
             first = follower.stdout.readline()
             assert first.startswith('[rayop simulated kubelet] container "ray-head" started')
-            time.sleep(0.5)
+            time.sleep(0.5)  # an absence is the behaviour: no EOF while the container runs
             assert follower.poll() is None  # a running container's log stays open
         finally:
             follower.terminate()

@@ -15,9 +15,10 @@ from pathlib import Path
 import aiohttp
 import pytest
 from aiohttp import web
-from streaming_server import KUBECTL, StreamingServer, open_streaming_server
 
 from rayop.sim.nodes.container_exec import ContainerProcessEnv
+
+from .streaming_server import KUBECTL, StreamingServer, open_streaming_server
 
 pytestmark = pytest.mark.skipif(not Path(KUBECTL).exists(), reason="kubectl is not installed")
 

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from apiserver_process import kubectl_env, stop_apiserver
+
+from .apiserver_process import kubectl_env, stop_apiserver
 
 KUBECTL = "/usr/bin/kubectl"
 CONTAINERS = {"spec": {"containers": [{"name": "ray-head", "image": "rayproject/ray:2.52.0"}]}}

@@ -7,11 +7,12 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from sim_waiting import condition, info, is_ready, wait_for
 
 from rayop.sim.controller_manager.batch_jobs import JobController
 from rayop.sim.nodes.kubelet import Kubelet, KubeletConfig
 from rayop.sim.storage.store import Store
+
+from .sim_waiting import condition, info, is_ready, wait_for
 
 FAST = KubeletConfig(
     running_delay=0.01, ready_delay=0.01, delete_delay=0.01, job_duration=0.01, seed=7

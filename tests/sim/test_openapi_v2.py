@@ -12,10 +12,11 @@ from typing import Any
 import aiohttp
 import pytest
 import yaml
-from apiserver_process import kubectl_env, running_apiserver
 
 from rayop.sim.apiserver.openapi_proto import openapiv2_pb2 as v2
 from rayop.testing import PlaneUnderTest, open_control_plane
+
+from .apiserver_process import kubectl_env, running_apiserver
 
 KUBECTL = "/usr/bin/kubectl"
 ROOT = Path(__file__).resolve().parents[2]

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import orjson
-from server_harness import POD, open_harness, pod
 
 from rayop.sim.apiserver.patch import json_merge_patch, strategic_merge_patch
+
+from .server_harness import POD, open_harness, pod
 
 
 def test_merge_patch_replaces_lists_and_null_deletes() -> None:

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sim_waiting import info, is_ready, wait_for
 
 from rayop.sim.nodes.kubelet import Kubelet, KubeletConfig
 from rayop.sim.nodes.processes.container_process import tree_pids
@@ -18,6 +17,8 @@ from rayop.sim.nodes.processes.ray_install import RayInstall
 from rayop.sim.nodes.processes.runtime import ProcessRuntime
 from rayop.sim.storage.store import Store
 from rayop.testing import eventually
+
+from .sim_waiting import info, is_ready, wait_for
 
 Obj = dict[str, Any]
 NO_RAY = RayInstall(bin_dir=Path(sys.executable).parent, version="2.60.0")

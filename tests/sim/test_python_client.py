@@ -7,9 +7,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from apiserver_process import running_apiserver
 from kubernetes import client, config, watch
 from kubernetes.client.exceptions import ApiException
+
+from .apiserver_process import running_apiserver
 
 
 @pytest.fixture(scope="module")

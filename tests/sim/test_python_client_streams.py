@@ -17,9 +17,10 @@ import pytest
 from aiohttp import web
 from kubernetes import client, config
 from kubernetes.stream import portforward, stream
-from streaming_server import StreamingServer, open_streaming_server
 
 from rayop.sim.nodes.container_exec import ContainerProcessEnv
+
+from .streaming_server import StreamingServer, open_streaming_server
 
 POD_IP = "127.0.0.3"
 

@@ -7,9 +7,10 @@ from typing import Any
 
 import aiohttp
 import pytest
-from server_harness import Harness, open_harness
 
 from rayop.sim.controlplane import EmbeddedControlPlane
+
+from .server_harness import Harness, open_harness
 
 SA_USER = "system:serviceaccount:default:robot"
 RBAC = "/apis/rbac.authorization.k8s.io/v1"

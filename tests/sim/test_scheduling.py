@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from apiserver_process import kubectl_env, running_apiserver
 
 from rayop.sim.controlplane import EmbeddedControlPlane
 from rayop.sim.nodes.kubelet import KubeletConfig
@@ -19,6 +18,8 @@ from rayop.sim.nodes.pod_requests import pod_requests
 from rayop.sim.nodes.scheduler import DEFAULT_NODE_CAPACITY, NodePool
 from rayop.sim.storage.store import Store
 from rayop.testing import FAST_KUBELET, eventually
+
+from .apiserver_process import kubectl_env, running_apiserver
 
 Obj = dict[str, Any]
 NS = "default"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from server_harness import CM, POD, open_harness, pod
+from .server_harness import CM, POD, open_harness, pod
 
 
 async def test_unauthenticated_requests_get_401_status() -> None:

@@ -7,8 +7,6 @@ from typing import Any
 
 import orjson
 import pytest
-from protobuf_samples import samples
-from server_harness import Harness, open_harness, pod
 
 from rayop.sim.apiserver.protobuf import (
     PROTOBUF,
@@ -18,6 +16,9 @@ from rayop.sim.apiserver.protobuf import (
 )
 from rayop.sim.machinery.resources import ResourceInfo
 from rayop.sim.storage.store import Store
+
+from .protobuf_samples import samples
+from .server_harness import Harness, open_harness, pod
 
 Obj = dict[str, Any]
 _PB_CLIENT = {"Content-Type": PROTOBUF, "Accept": f"{PROTOBUF}, application/json"}

@@ -6,7 +6,8 @@ from typing import Any
 
 from aiohttp import web
 from aiohttp.test_utils import TestServer
-from server_harness import open_harness
+
+from .server_harness import open_harness
 
 SVC = "/api/v1/namespaces/default/services"
 

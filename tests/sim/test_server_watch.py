@@ -6,9 +6,10 @@ import asyncio
 from typing import Any
 
 import orjson
-from server_harness import AUTH, POD, Harness, open_harness, pod
 
 from rayop.sim.storage.store import Store
+
+from .server_harness import AUTH, POD, Harness, open_harness, pod
 
 
 async def _events(h: Harness, path: str, n: int, **params: Any) -> list[dict[str, Any]]:

@@ -1,0 +1,1 @@
+"""Tests of rayop bench and the benchmark scripts' helpers."""

@@ -1,0 +1,1 @@
+"""Unit tests of the controllers and their shared parts."""

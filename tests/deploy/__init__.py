@@ -1,0 +1,1 @@
+"""Tests of the deploy manifests, the image and the Helm chart."""

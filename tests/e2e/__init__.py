@@ -1,0 +1,1 @@
+"""End-to-end tests: the operator against the embedded control plane."""

@@ -1,0 +1,1 @@
+"""Tests of the kube client against a fake API server."""

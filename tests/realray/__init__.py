@@ -1,0 +1,1 @@
+"""The real-Ray tier (pytest -m realray tests/realray; scripts/test-realray)."""

@@ -1,0 +1,1 @@
+"""Tests of the controller machinery: informers, work queues, leader election, the manager."""

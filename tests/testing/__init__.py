@@ -1,0 +1,1 @@
+"""Tests of the public test kit (rayop.testing)."""
