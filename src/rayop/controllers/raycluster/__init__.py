@@ -1,4 +1,5 @@
-"""The RayCluster controller: KubeRay v1.7's RayCluster reconcile (kuberay-v1.md §3).
+"""The RayCluster controller: KubeRay v1.7's RayCluster reconcile
+(``ray-operator/controllers/ray/raycluster_controller.go``).
 
 The pass (I/O: cache reads, API calls, events):
 
