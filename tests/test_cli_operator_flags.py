@@ -17,12 +17,8 @@ import pytest
 import typer
 
 from rayop.cli.flags import normalize_argv
-from rayop.cli.kuberay_flags import (
-    KubeRayFeatureFlags,
-    KubeRayLogFlags,
-    LogPlan,
-    configure_logging,
-)
+from rayop.cli.kuberay_flags import KubeRayFeatureFlags, KubeRayLogFlags
+from rayop.cli.log_plan import LogPlan, configure_logging
 from rayop.cli.operator_flags import GoBool, OperatorFlags, parse_feature_gates, shared_settings
 from rayop.controllers.assembly.operator_settings import OperatorSettings
 

@@ -1,3 +1,21 @@
-"""rayop: the KubeRay operator (ray.io/v1) re-implemented in Python on asyncio."""
+"""rayop: the KubeRay operator (ray.io/v1) re-implemented in Python on asyncio.
+
+Modules and subpackages:
+
+- ``api``: the ray.io/v1 API: typed models of RayCluster, RayJob and RayService, and their CRDs.
+- ``bench``: load scenarios that measure whether raising --reconcile-concurrency helps, and their
+  reports.
+- ``cli``: the ``rayop`` command line.
+- ``controllers``: the RayCluster, RayJob and RayService reconcilers and the Ray dashboard client.
+- ``examples``: example manifests shipped with rayop: a RayCluster, a RayJob and a RayService to
+  start from.
+- ``kube``: talking to a Kubernetes API server: configuration, the async client, throttling, errors.
+- ``runtime``: controller machinery with no knowledge of any particular operator: queues, rate
+  limiters, the controller loop, informers, expectations, leader election, metrics and the manager.
+- ``sim``: an embedded Kubernetes-compatible control plane: API server, simulated scheduler,
+  kubelet, controller-manager and Ray dashboards, fault injection and an audit.
+- ``testing``: a public test kit for code built on rayop: a virtual clock, an in-memory source,
+  waiting helpers, the embedded control plane with rayop's CRDs, and rayop's operator running on it.
+"""
 
 __version__ = "0.1.0"

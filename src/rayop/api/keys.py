@@ -1,8 +1,9 @@
 """The label, annotation and finalizer keys KubeRay v1.7 puts on, and reads from, objects.
 
-Defined here once; the controllers, validation and the tests name them from this module.
-Values are KubeRay's (kuberay-v1.md §2) except :data:`RAYSERVICE_DELETION_TIMESTAMP`, which is
-rayop's (KubeRay keeps the deletion schedule of retired clusters only in memory).
+Defined here once; the controllers, validation and the tests name them from this module. Values are
+KubeRay's (``ray-operator/controllers/ray/utils/constant.go``, v1.7.0) except
+:data:`RAYSERVICE_DELETION_TIMESTAMP`, which is rayop's (KubeRay keeps the deletion schedule of
+retired clusters only in memory).
 """
 
 from __future__ import annotations

@@ -1,5 +1,40 @@
 """The ``rayop`` command line. Each sub-command lives in a module of its own here and
-registers itself on :data:`app`."""
+registers itself on :data:`app`.
+
+Modules and subpackages:
+
+- ``apiserver``: ``rayop apiserver``: run the embedded control plane in the foreground.
+- ``app``: the typer application every ``rayop`` sub-command registers on.
+- ``bench``: ``rayop bench``: should --reconcile-concurrency be raised? Measure it.
+- ``control_plane_flags``: the options of the embedded control plane that ``rayop apiserver`` and
+  ``rayop up`` share.
+- ``crds``: ``rayop crds``: print the ray.io/v1 CustomResourceDefinitions as multi-document YAML.
+- ``dev``: ``rayop dev real-cluster up|down``: a real kube-apiserver with kwok nodes, for
+  development.
+- ``extras``: the optional extras a command needs, checked before the command imports them.
+- ``flags``: Go-style flag values, so that KubeRay's Deployment arguments work unchanged.
+- ``kuberay_config``: ``rayop run --config``: KubeRay's Configuration file in place of its flags, as
+  KubeRay reads it.
+- ``kuberay_flags``: the rest of KubeRay v1.7.0's operator flags, so ``rayop run`` takes its chart's
+  args unchanged.
+- ``log_plan``: the logging that ``rayop run``'s logging flags resolve to, and setting it up.
+- ``operator_flags``: the options ``rayop run`` and ``rayop up`` share, and the settings they build.
+- ``option_groups``: groups of command-line options declared once and shared by several ``rayop``
+  commands.
+- ``realcluster``: a real Kubernetes control plane on loopback: etcd or kine, kube-apiserver, KCM,
+  scheduler, kwok.
+- ``realcluster_config``: what the real control plane is configured with so that kwok pods can play
+  Ray heads.
+- ``realcluster_http``: blocking helpers for starting a real control plane: a tiny API caller and a
+  poll loop.
+- ``realcluster_procs``: the pid file of a real control plane, and stopping its processes from that
+  file alone.
+- ``run``: ``rayop run``: the operator against any Kubernetes API server, with KubeRay's flags.
+- ``samples``: ``rayop samples``: list the shipped example manifests, print one, or write them all
+  out.
+- ``up``: ``rayop up``: the embedded control plane and the operator in one process (the main job).
+- ``version``: ``rayop version``.
+"""
 
 from __future__ import annotations
 

@@ -13,6 +13,7 @@ import typer
 
 from rayop.cli.app import app
 from rayop.cli.control_plane_flags import ControlPlaneFlags, PodReadyDelayOpt
+from rayop.cli.extras import require_extras
 from rayop.cli.option_groups import expand_option_groups
 
 if TYPE_CHECKING:
@@ -147,6 +148,7 @@ def apiserver(
 
     Prints the path of the kubeconfig it wrote on the first line of stdout.
     """
+    require_extras("rayop apiserver", "sim")
     # The embedded plane is imported only when it runs (`rayop run` never loads it).
     from rayop.sim.apiserver.faults import Faults
     from rayop.sim.nodes.kubelet import KubeletConfig

@@ -16,6 +16,7 @@ from typing import Annotated
 import typer
 
 from rayop.cli.app import app
+from rayop.cli.extras import require_extras
 from rayop.cli.operator_flags import BurstOpt, MaxConcurrencyOpt, QpsOpt
 
 
@@ -118,6 +119,8 @@ def bench(
     ] = False,
 ) -> None:
     """Compare --reconcile-concurrency values on a seeded scenario and recommend one."""
+    # Without --kubeconfig the benchmark runs its own embedded control plane.
+    require_extras("rayop bench", "bench", *(() if kubeconfig else ("sim",)))
     from rich.console import Console
 
     from rayop.bench.environment import ServerSettings

@@ -24,7 +24,7 @@ import typer
 from rayop.cli.flags import parse_namespaces
 
 if TYPE_CHECKING:
-    from rayop.cli.kuberay_flags import LogPlan
+    from rayop.cli.log_plan import LogPlan
     from rayop.controllers.assembly.operator_settings import OperatorSettings
     from rayop.controllers.common.configuration import Configuration
 

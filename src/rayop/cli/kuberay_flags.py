@@ -5,7 +5,7 @@ Two option groups of ``rayop run``:
 - :class:`KubeRayLogFlags`: ``--log-stdout-encoder``, ``--log-file-encoder``, ``--log-file-path``
   and the controller-runtime zap flags (``--zap-log-level``, ``--zap-encoder``, ``--zap-devel``,
   ``--zap-stacktrace-level``, ``--zap-time-encoding``), resolved against rayop's ``--log-level``
-  and ``--log-format`` into one :class:`LogPlan`.
+  and ``--log-format`` into one :class:`~rayop.cli.log_plan.LogPlan`.
 - :class:`KubeRayFeatureFlags`: ``--forced-cluster-upgrade``, ``--use-kubernetes-proxy``,
   ``--batch-scheduler``, ``--enable-batch-scheduler`` and ``--config`` (KubeRay's Configuration
   file, :mod:`rayop.cli.kuberay_config`); :meth:`check` makes KubeRay's batch scheduler checks
@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Annotated, Final
 import typer
 
 from rayop.cli.flags import parse_bool
+from rayop.cli.log_plan import LogPlan
 from rayop.cli.option_groups import OptionGroup
 
 if TYPE_CHECKING:
@@ -36,7 +37,6 @@ __all__ = [
     "ZAP_TIME_ENCODINGS",
     "KubeRayFeatureFlags",
     "KubeRayLogFlags",
-    "LogPlan",
 ]
 
 log = logging.getLogger("rayop.cli")
@@ -61,11 +61,6 @@ ZAP_STACKTRACE_LEVELS: Final[dict[str, int]] = {
 
 ZAP_TIME_ENCODINGS: Final = ("rfc3339nano", "rfc3339", "iso8601", "millis", "nanos", "epoch")
 """controller-runtime's ``--zap-time-encoding`` names."""
-
-LOG_FILE_MAX_BYTES: Final = 500 * 1024 * 1024
-"""KubeRay rotates ``--log-file-path`` at 500 MB (lumberjack ``MaxSize: 500``)."""
-LOG_FILE_BACKUPS: Final = 10
-"""KubeRay keeps 10 rotated files (lumberjack ``MaxBackups: 10``)."""
 
 StdoutEncoderOpt = Annotated[
     str | None,
@@ -153,22 +148,6 @@ ConfigOpt = Annotated[
         "for are then ignored, as in KubeRay.",
     ),
 ]
-
-
-@dataclass(frozen=True)
-class LogPlan:
-    """The logging that KubeRay's and rayop's logging flags resolve to."""
-
-    level: str
-    """A ``rayop.runtime.logsetup`` level name."""
-    stdout_format: str
-    """``json`` or ``console``."""
-    file_path: str | None
-    """The rotated log file, if any."""
-    file_format: str
-    """``json`` or ``console``."""
-    stacktrace_level: int | None
-    """Records at or above it carry a stacktrace; None: only records with an exception."""
 
 
 def _encoder(value: str, *, flag: str) -> str:
@@ -323,27 +302,3 @@ KUBERAY_LOG_DEFAULTS = KubeRayLogFlags()
 """KubeRay's logging flags at their defaults."""
 KUBERAY_FEATURE_DEFAULTS = KubeRayFeatureFlags()
 """KubeRay's remaining flags at their defaults."""
-
-
-def configure_logging(plan: LogPlan) -> None:
-    """Sets up the root logger as ``plan`` says (stdout, and the rotated file if any).
-
-    Raises:
-        typer.BadParameter: an unknown level, or the log file cannot be opened.
-    """
-    from rayop.runtime.logsetup import configure_logging as configure
-
-    try:
-        configure(
-            plan.level,
-            "json" if plan.stdout_format == "json" else "console",
-            file_path=plan.file_path,
-            file_format="json" if plan.file_format == "json" else "console",
-            file_max_bytes=LOG_FILE_MAX_BYTES,
-            file_backups=LOG_FILE_BACKUPS,
-            stacktrace_level=plan.stacktrace_level,
-        )
-    except ValueError as exc:
-        raise typer.BadParameter(str(exc)) from exc
-    except OSError as exc:
-        raise typer.BadParameter(f"--log-file-path {plan.file_path}: {exc}") from exc

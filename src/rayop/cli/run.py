@@ -22,8 +22,8 @@ from rayop.cli.kuberay_flags import (
     KUBERAY_LOG_DEFAULTS,
     KubeRayFeatureFlags,
     KubeRayLogFlags,
-    configure_logging,
 )
+from rayop.cli.log_plan import configure_logging
 from rayop.cli.operator_flags import JSON_LOGS, KUBERAY_DEFAULTS, LogFlags, OperatorFlags
 from rayop.cli.option_groups import expand_option_groups
 

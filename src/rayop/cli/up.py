@@ -24,6 +24,7 @@ import typer
 
 from rayop.cli.app import app
 from rayop.cli.control_plane_flags import ControlPlaneFlags, PodReadyDelayOpt
+from rayop.cli.extras import require_extras
 from rayop.cli.operator_flags import CONSOLE_LOGS, KUBERAY_DEFAULTS, LogFlags, OperatorFlags
 from rayop.cli.option_groups import expand_option_groups
 
@@ -128,6 +129,7 @@ def up(
     ] = "",
 ) -> None:
     """Start an embedded control plane and the operator in one process."""
+    require_extras("rayop up", "sim")
     from rayop.controllers.batchscheduler.registry import (
         BatchSchedulerConfigError,
         check_batch_scheduler_config,

@@ -68,7 +68,7 @@ class KubeClient:
         metrics: Collectors for ``rest_client_*``; None records nothing.
         user_agent: The ``User-Agent`` header.
         timeout: Seconds one attempt may take (connect to last byte); None for no limit.
-            The rate-limiter wait is not included (T3). Watches apply it to connecting only.
+            The rate-limiter wait is not included. Watches apply it to connecting only.
         max_connections: Size of the connection pool.
         clock: Time source for throttling, Retry-After sleeps and durations.
     """

@@ -1,11 +1,12 @@
 """The client's request path: pooled HTTP, throttling, Retry-After retries, auth and metrics.
 
-Every call follows client-go's request path (reference §4):
+Every call follows client-go's request path (``rest/request.go`` and ``rest/config.go`` in
+kubernetes/client-go):
 
-1. wait on the client-side token bucket (T3; ``rest_client_rate_limiter_duration_seconds``);
+1. wait on the client-side token bucket (``rest_client_rate_limiter_duration_seconds``);
 2. send the attempt (``rest_client_requests_total``; ``<error>`` when no response came back);
 3. on 429, or on 5xx with an integer ``Retry-After``, sleep ``Retry-After`` and go back to 1,
-   at most :data:`MAX_RETRIES` times (T5); a GET whose connection was reset is retried the
+   at most :data:`MAX_RETRIES` times; a GET whose connection was reset is retried the
    same way after 1 s;
 4. a 401 makes refreshable credentials (an exec plugin) refresh, and the call is retried once;
 5. ``rest_client_request_duration_seconds`` covers 1-4, once per call.

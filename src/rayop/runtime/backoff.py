@@ -1,4 +1,7 @@
-"""Jittered exponential backoff between reflector list/watch attempts (controller-machinery.md I2)."""
+"""Jittered exponential backoff between reflector list/watch attempts.
+
+The reflector's backoff in client-go's ``tools/cache/reflector.go`` (kubernetes/client-go).
+"""
 
 from __future__ import annotations
 
@@ -25,7 +28,7 @@ class BackoffSettings:
 
 
 DEFAULT_BACKOFF = BackoffSettings()
-"""The reflector's backoff (I2)."""
+"""The reflector's backoff (client-go's defaults)."""
 
 
 class Backoff:

@@ -1,13 +1,13 @@
 """The controller loop: N workers taking requests off a workqueue and reconciling them.
 
-Follows controller-runtime's internal controller (controller-machinery.md C1-C8): sources feed
-the queue; once every source reports synced, exactly ``max_concurrent_reconciles`` workers each
-loop ``get -> active_workers+1 -> reconcile and handle the outcome -> active_workers-1 -> done``.
-The queue guarantees that one request is never reconciled by two workers at once. With adaptive
-concurrency (:meth:`Controller.adapt_concurrency`) as many workers as the ceiling run, and a
-:class:`~rayop.runtime.worker_gate.WorkerGate` lets only the current limit of them take requests;
-:mod:`rayop.runtime.concurrency_auto` moves that limit. The reconcile
-contract (results, errors, panics, timeouts) is written in
+Follows controller-runtime's internal controller (``pkg/internal/controller/controller.go`` in
+kubernetes-sigs/controller-runtime): sources feed the queue; once every source reports synced,
+exactly ``max_concurrent_reconciles`` workers each loop ``get -> active_workers+1 -> reconcile and
+handle the outcome -> active_workers-1 -> done``. The queue guarantees that one request is never
+reconciled by two workers at once. With adaptive concurrency (:meth:`Controller.adapt_concurrency`)
+as many workers as the ceiling run, and a :class:`~rayop.runtime.worker_gate.WorkerGate` lets only
+the current limit of them take requests; :mod:`rayop.runtime.concurrency_auto` moves that limit. The
+reconcile contract (results, errors, panics, timeouts) is written in
 :class:`rayop.runtime.reconcile.Reconciler`.
 """
 
@@ -301,7 +301,7 @@ class Controller:
         """Shuts the queue down and blocks until every worker has exited.
 
         Gracefully, with the classic queue the workers first reconcile every request already
-        queued; with the priority queue they stop after their current reconcile (C8). Not
+        queued; with the priority queue they stop after their current reconcile. Not
         gracefully, it is :meth:`abort` and then :meth:`wait`.
 
         Raises:
@@ -315,7 +315,7 @@ class Controller:
         await self.wait()
 
     def abort(self) -> None:
-        """Stops reconciling at once, for a lost leadership (L6); never blocks.
+        """Stops reconciling at once, for a lost leadership; never blocks.
 
         No request is handed out any more, whichever the queue, and every running reconcile is
         cancelled. Await :meth:`wait` for the workers to exit.

@@ -12,10 +12,10 @@ created, bound, started and ready within seconds) are not each compressed, and t
 version a store hands to the update handlers is read without decoding. Every object handed out
 is read-only; two reads of one object give equal values, not necessarily the same Python object.
 
-Index functions map an object to the list of index values it is filed under
-(controller-machinery.md I7). :data:`NAMESPACE_INDEX` and :data:`OWNER_UID_INDEX` (the UID of the
-controlling owner reference) are installed by default. A label key that a selector asks for by
-value (``app=NAME``) gets an index of its own on first use (:meth:`Indexer.list_selected`), so a
+Index functions map an object to the list of index values it is filed under (as in client-go's
+``tools/cache/thread_safe_store.go``). :data:`NAMESPACE_INDEX` and :data:`OWNER_UID_INDEX` (the UID
+of the controlling owner reference) are installed by default. A label key that a selector asks for
+by value (``app=NAME``) gets an index of its own on first use (:meth:`Indexer.list_selected`), so a
 labelled list costs the objects that carry the label, not every object of the namespace.
 """
 

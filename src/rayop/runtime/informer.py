@@ -1,10 +1,11 @@
 """A shared informer: one list+watch of a resource feeding a cache and any number of handlers.
 
 The reflector (:mod:`rayop.runtime.reflector`) keeps the cache in step with the API server. Every
-change is applied to the cache first and then handed to each registered handler in order
-(controller-machinery.md I5). Cached objects are frozen: readers share them and cannot change them
-(``copy.deepcopy`` gives a mutable copy). The cache stores objects compactly and decodes them on
-read (:class:`rayop.runtime.indexer.Indexer`); a LIST is stored page by page as it arrives.
+change is applied to the cache first and then handed to each registered handler in order (as
+client-go's ``tools/cache/shared_informer.go`` does). Cached objects are frozen: readers share them
+and cannot change them (``copy.deepcopy`` gives a mutable copy). The cache stores objects compactly
+and decodes them on read (:class:`rayop.runtime.indexer.Indexer`); a LIST is stored page by page as
+it arrives.
 
 Handlers are called synchronously on the event loop and must not block. An exception raised by a
 handler is logged and does not reach the informer or the other handlers.

@@ -6,10 +6,10 @@ Both register an event handler on an informer and turn its events into reconcile
 * :func:`owns` enqueues the object's *controlling* owner: the owner reference with
   ``controller: true`` whose kind and API group match (on updates, old and new owners both).
 
-Priorities follow controller-runtime (controller-machinery.md P8): creates delivered as part of
-the initial list and resyncs (updates whose old and new resourceVersion are equal) get
-:data:`LOW_PRIORITY`; every other event gets 0. Predicates must all pass for an event to enqueue.
-A source reports synced once its handler has received the informer's initial list.
+Priorities follow controller-runtime (the ``LowPriority`` of its ``pkg/handler`` event handlers):
+creates delivered as part of the initial list and resyncs (updates whose old and new resourceVersion
+are equal) get :data:`LOW_PRIORITY`; every other event gets 0. Predicates must all pass for an event
+to enqueue. A source reports synced once its handler has received the informer's initial list.
 """
 
 from __future__ import annotations

@@ -1,11 +1,14 @@
-"""Leader election on a ``coordination.k8s.io/v1`` Lease (controller-machinery.md §8).
+"""Leader election on a ``coordination.k8s.io/v1`` Lease.
+
+As client-go's ``tools/leaderelection`` (kubernetes/client-go) with controller-runtime's defaults
+(``pkg/leaderelection`` in kubernetes-sigs/controller-runtime).
 
 A candidate acquires the Lease when it is free or expired, then renews it every retry period.
-Expiry is judged on the candidate's own clock (L3): the record's timestamps are never compared
+Expiry is judged on the candidate's own clock: the record's timestamps are never compared
 with local time; a record counts as valid until ``leaseDurationSeconds`` after this candidate
 *observed* it change. If no renewal succeeds within the renew deadline, leadership is lost and
 :meth:`LeaderElector.run` returns; the caller must then stop everything that needs leadership
-(the manager exits the process, L6). A graceful :meth:`LeaderElector.stop` releases the Lease
+(the manager exits the process). A graceful :meth:`LeaderElector.stop` releases the Lease
 (empty holder, duration 1 s) so that another candidate can take it at once. Every wait, and the
 time limit of each attempt (half the renew deadline, at least 1 s), is measured on the injected
 clock; the times written into the Lease are that clock's wall time.

@@ -1,11 +1,11 @@
 """The manager: runs several controllers in one process on one client and one shared cache.
 
-Start order (controller-machinery.md C7): HTTP servers (metrics, probes) -> informers, waiting
+Start order (controller-runtime's ``pkg/manager/internal.go`` runnable groups): HTTP servers (metrics, probes) -> informers, waiting
 for every cache to sync (on every replica; ``/readyz`` turns ready then) -> controllers that do
 not need leadership -> leader election -> the other controllers, only once leading. Without leader
 election the manager acts as if elected at once.
 
-Losing leadership is fatal (L6): :meth:`Manager.run` stops the controllers at once and raises
+Losing leadership is fatal (controller-runtime's ``OnStoppedLeading`` exits): :meth:`Manager.run` stops the controllers at once and raises
 :class:`LeadershipLost`; the process must exit non-zero. :meth:`Manager.stop` is the graceful path
 (SIGTERM): controllers stop, then the Lease is released, then informers and servers stop.
 
@@ -367,7 +367,7 @@ class Manager(Generic[ClientT]):
 
     def _on_stopped_leading(self) -> None:
         # Runs in the very step in which renewal failed: once leadership is lost, no worker may
-        # start another reconcile, not even while run() is still unwinding (L6).
+        # start another reconcile, not even while run() is still unwinding.
         if not self._stop_requested:
             for entry in self._entries:
                 if entry.need_leader_election:

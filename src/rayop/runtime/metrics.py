@@ -1,9 +1,11 @@
 """The operator's Prometheus metrics: controller-runtime, workqueue, leader election, process.
 
-One :class:`OperatorMetrics` owns one ``CollectorRegistry``, so every operator instance (and
-every test) has its own isolated set of series. Names, types, labels and buckets are those of
-controller-runtime v0.24 (controller-machinery.md §3.1, §3.2, §3.4). prometheus_client appends
-``_total`` to counter names itself, so counters are declared without it.
+One :class:`OperatorMetrics` owns one ``CollectorRegistry``, so every operator instance (and every
+test) has its own isolated set of series. Names, types, labels and buckets are those of
+controller-runtime v0.24 (``pkg/internal/controller/metrics/metrics.go``,
+``pkg/metrics/workqueue.go`` and ``pkg/metrics/leaderelection.go`` in
+kubernetes-sigs/controller-runtime). prometheus_client appends ``_total`` to counter names itself,
+so counters are declared without it.
 
 Workqueue metrics are computed by :class:`QueueMetricsRecorder`, which a queue drives through
 the :class:`~rayop.runtime.workqueue_metrics.QueueMetrics` hooks.

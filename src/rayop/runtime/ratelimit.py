@@ -3,7 +3,7 @@
 A limiter answers :meth:`RateLimiter.when` with a delay in seconds and remembers whatever
 per-item history it needs; :meth:`RateLimiter.forget` clears that history and
 :meth:`RateLimiter.num_requeues` reports it. The formulas follow client-go's
-``default_rate_limiters.go`` (controller-machinery.md §1.4):
+``util/workqueue/default_rate_limiters.go`` (kubernetes/client-go):
 
 - :class:`ItemExponentialFailureRateLimiter`: ``min(base * 2**n, max_delay)`` for the n-th
   failure (counted from 0) since the last forget.

@@ -2,7 +2,8 @@
 
 The contract itself is written once, in the :class:`Reconciler` docstring; :func:`invoke` runs one
 reconcile and :func:`handle_outcome` is the one place that turns its outcome into queue
-operations and metrics (controller-machinery.md C4-C6).
+operations and metrics (as ``reconcileHandler`` does in controller-runtime's
+``pkg/internal/controller/controller.go``).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The reflector: keeps a store in step with the API server by list and watch.
 
-Behaviour (controller-machinery.md I1, I2, T6):
+Behaviour (as client-go's ``tools/cache/reflector.go``, kubernetes/client-go):
 
 * LIST, paginated, at ``"0"`` the first time, at the last synced resourceVersion on later
   relists, and at ``""`` (a quorum read) when that version has expired (410); the store is then

@@ -1,6 +1,7 @@
 """The classic FIFO workqueue: deduplicating, never handing one item to two workers at once.
 
-Semantics follow client-go's ``util/workqueue`` basic queue (controller-machinery.md §1.1):
+Semantics follow client-go's ``util/workqueue`` basic queue (``util/workqueue/queue.go`` in
+kubernetes/client-go):
 
 - Q1: every queued item is dirty and not processing, and is queued at most once.
 - Q2: ``add`` is a no-op while shutting down or when the item is already dirty; an add of an

@@ -1,6 +1,7 @@
 """Delayed adds for the classic workqueue, and the clock-driven timer the queues share.
 
-Semantics follow client-go's delaying queue (controller-machinery.md §1.2):
+Semantics follow client-go's delaying queue (``util/workqueue/delaying_queue.go`` in
+kubernetes/client-go):
 
 - D1: ``add_after(x, d)`` is a no-op while shutting down; otherwise it counts a retry (even for
   ``d <= 0``), adds at once when ``d <= 0``, and otherwise records ``x`` as pending until

@@ -1,12 +1,13 @@
 """The hooks a queue calls so that workqueue metrics can be computed outside it.
 
 A queue calls these at the moments client-go's queues record their metrics
-(controller-machinery.md §3.2): ``on_add`` for an add of an item that is not already dirty
-(classic queue) or that becomes ready (priority queue), ``on_priority_change`` when the
-priority queue raises the priority of an item already counted by ``on_add`` and not yet handed
-out (so ``workqueue_depth{priority}`` follows it), ``on_get`` when an item is handed to a worker,
-``on_done`` when the worker finishes, ``on_retry`` for each counted retry. The queue's owner
-calls ``update_unfinished_work`` periodically (every 500 ms under a controller).
+(``util/workqueue/metrics.go`` in kubernetes/client-go, as controller-runtime's
+``pkg/metrics/workqueue.go`` exports them): ``on_add`` for an add of an item that is not already
+dirty (classic queue) or that becomes ready (priority queue), ``on_priority_change`` when the
+priority queue raises the priority of an item already counted by ``on_add`` and not yet handed out
+(so ``workqueue_depth{priority}`` follows it), ``on_get`` when an item is handed to a worker,
+``on_done`` when the worker finishes, ``on_retry`` for each counted retry. The queue's owner calls
+``update_unfinished_work`` periodically (every 500 ms under a controller).
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """controller-runtime's priority queue: one entry per key, served by priority, then by age.
 
-Semantics follow controller-runtime's ``priorityqueue`` (controller-machinery.md §1.5):
+Semantics follow controller-runtime's ``priorityqueue``
+(``pkg/controller/priorityqueue/priorityqueue.go`` in kubernetes-sigs/controller-runtime):
 
 - P1: at most one entry per key, holding an integer priority, an "added" counter and an optional
   ready-at time. Ready entries are served in order (priority descending, counter ascending);
@@ -18,7 +19,7 @@ Semantics follow controller-runtime's ``priorityqueue`` (controller-machinery.md
 - P5: shutdown is immediate: ``get`` reports shutdown even while ready items remain;
   ``shut_down_with_drain`` is the same as ``shut_down``. ``len`` counts ready entries only.
 
-Deliberate difference from upstream (P6): adds are applied synchronously, not buffered and
+Deliberate difference from upstream: adds are applied synchronously, not buffered and
 applied by a background task; within one event loop nothing can observe the difference except
 that an add is visible to ``get`` and ``len`` at once.
 

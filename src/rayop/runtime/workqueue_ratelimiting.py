@@ -1,6 +1,7 @@
 """The classic rate-limiting workqueue: a delaying queue whose retries a limiter spaces out.
 
-Semantics follow client-go's rate-limiting queue (controller-machinery.md §1.3):
+Semantics follow client-go's rate-limiting queue (``util/workqueue/rate_limiting_queue.go`` in
+kubernetes/client-go):
 
 - RL1: ``add_rate_limited(x)`` is ``add_after(x, limiter.when(x))``; ``when`` runs, and so counts
   a failure, even while the queue is shutting down.

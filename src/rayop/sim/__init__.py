@@ -4,7 +4,7 @@ operator.
 
 Subpackages, each importing only those below it (an import-linter layers contract keeps it so):
 
-- ``controlplane`` (a module): assembles everything into :class:`EmbeddedControlPlane`.
+- ``controlplane``: (a module) assembles everything into :class:`EmbeddedControlPlane`.
 - ``apiserver``: the HTTP face (aiohttp app, CRUD, watch, patch, protobuf, tables, discovery,
   services proxy, tokens, RBAC, TLS, kubeconfig) with fault injection and the audit; uses
   ``storage``.

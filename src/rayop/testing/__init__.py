@@ -23,6 +23,24 @@ Usage::
         async with open_control_plane() as plane, open_operator(plane):
             await plane.create(RAY_CLUSTERS, raycluster, "demo")
             await eventually(lambda: plane.raycluster_converged("demo", "sample"), timeout=30)
+
+Modules and subpackages:
+
+- ``clock``: a clock for tests whose time moves only when the test (or, with autojump, a sleeper)
+  says so.
+- ``control_plane``: the embedded control plane for tests: started in-process, rayop's CRDs
+  installed, a user client.
+- ``gateway_api``: a stand-in for a Gateway API implementation, for tests of
+  NewClusterWithIncrementalUpgrade.
+- ``operator``: rayop's operator for tests: a manager running chosen Ray controllers against any API
+  server.
+- ``pytest_plugin``: pytest fixtures of the test kit: a fake clock, the embedded control plane,
+  rayop's operator.
+- ``readiness``: readiness checks on plain objects: is a pod Running and Ready, is a RayCluster
+  converged.
+- ``sources``: a public test kit for code built on the controller machinery.
+- ``waiting``: waiting in tests: until a condition holds, or until the event loop has nothing left
+  to run.
 """
 
 from __future__ import annotations

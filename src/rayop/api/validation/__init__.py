@@ -7,11 +7,40 @@ event reason (``InvalidRayClusterSpec``, ``InvalidRayJobMetadata``, ...) and the
 KubeRay's Warning event. rayop's own checks (values its controllers cannot act on, see
 :mod:`.rayop_checks`) run only when KubeRay's pass. Nothing here blocks or raises.
 
-Modules: :mod:`.raycluster`, :mod:`.rayjob`, :mod:`.rayservice` (one per kind);
-:mod:`.cluster_spec` (``ValidateRayClusterSpec``, shared by the three) with :mod:`.gcs_ft` and
-:mod:`.pod_template`; :mod:`.deletion` (a RayJob's deletion strategy); :mod:`.k8s_names` and
-:mod:`.go_values` (apimachinery's name rules and Go's durations, integers and versions, as
-KubeRay uses them); :mod:`.gates` (the feature gates some checks read, by KubeRay's names).
+Modules and subpackages:
+
+- ``cluster_spec``: KubeRay v1.7's ``ValidateRayClusterSpec``: the checks of a RayCluster spec, in
+  KubeRay's order.
+- ``deletion``: KubeRay v1.7's checks of a RayJob's TTL and ``deletionStrategy``
+  (``validateDeletionConfiguration``).
+- ``gates``: the KubeRay feature gates some checks depend on, by KubeRay's names, with KubeRay's
+  defaults.
+- ``gcs_ft``: KubeRay v1.7's checks of GCS fault tolerance (part of ``ValidateRayClusterSpec``).
+- ``go_values``: Go's value formats that KubeRay's validation accepts: durations, integers and
+  versions.
+- ``history_server``: KubeRay v1.7.0's checks of ``spec.historyServerOptions`` (gate
+  ``RayClusterHistoryServer``).
+- ``k8s_names``: the Kubernetes name and label rules KubeRay's validation applies, with
+  apimachinery's messages.
+- ``network_policy``: KubeRay v1.7.0's ``validateNetworkPolicy``: the checks of
+  ``spec.networkPolicy``, in order.
+- ``parsing``: parsing wire JSON into a ray.io model for validation, naming what does not parse.
+- ``pod_template``: reading a pod template of a cluster spec as KubeRay's checks do (wire JSON,
+  tolerant).
+- ``problem``: what validation reports: a problem with the event reason KubeRay gives it, and those
+  reasons.
+- ``raycluster``: the validation of a RayCluster: KubeRay v1.7's checks in the order its controller
+  makes them.
+- ``raycronjob``: KubeRay v1.7's ``ValidateRayCronJobSpec``: the name, the schedule, the zone, the
+  template.
+- ``rayjob``: the validation of a RayJob: KubeRay v1.7's ``validateRayJob`` (metadata, spec,
+  status).
+- ``rayop_checks``: rayop's own checks: values KubeRay lets through that rayop's controllers cannot
+  act on.
+- ``rayservice``: the validation of a RayService: KubeRay v1.7's ``validateRayService`` (metadata,
+  then spec).
+- ``tls_options``: KubeRay v1.7.0's ``validateTLSOptions``: what a spec with mTLS on may not set
+  itself.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""What the operator's shared cache holds: KubeRay's label filters (kuberay-v1.md §1.2).
+"""What the operator's shared cache holds: KubeRay's label filters
+(``ray-operator/internal/managercache/cache.go``, v1.7.0).
 
 KubeRay caches only the pods it created (those with a Ray node type) and the batch Jobs it
 created (its submitters), so that a busy cluster's other pods cost the operator no memory. The

@@ -1,4 +1,6 @@
-"""Refusal of gated spec fields: gate off (kuberay-v1.md §3.1 step 4), or feature unimplemented.
+"""Refusal of gated spec fields: gate off, or feature unimplemented.
+
+The gate checks are KubeRay v1.7.0's (``ray-operator/controllers/ray/utils/validation.go``).
 
 KubeRay's spec validation refuses a spec that uses a gated feature while the operator runs with
 that gate off, with the messages of KubeRay's ``ValidateRayClusterSpec``/``ValidateRayJobSpec``;

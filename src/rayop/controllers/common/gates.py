@@ -33,7 +33,8 @@ FEATURE_GATE_FIELDS: Mapping[str, str] = MappingProxyType(
 
 @dataclass(frozen=True, kw_only=True)
 class FeatureGates:
-    """KubeRay v1.7's feature gates (``--feature-gates``), with KubeRay's defaults (§1.1).
+    """KubeRay v1.7's feature gates (``--feature-gates``), with KubeRay's defaults
+    (``ray-operator/pkg/features/features.go``, v1.7.0).
 
     Beta gates are on by default, alpha gates off. A gate that guards a spec field makes the
     controllers refuse a spec using that field while the gate is off (see ``gate_checks``).

@@ -1,4 +1,7 @@
-"""KubeRay's nine ``kuberay_*`` metrics (kuberay-v1.md §7), registered only with --enable-metrics.
+"""KubeRay's nine ``kuberay_*`` metrics, registered only with --enable-metrics.
+
+KubeRay v1.7.0: ``ray-operator/controllers/ray/metrics/`` (``ray_cluster_metrics.go``,
+``ray_job_metrics.go``, ``ray_service_metrics.go``).
 
 The info and condition gauges are computed at scrape time from the informer caches (value 1,
 the state in the labels), as KubeRay's collectors list the CRs from its cache. The two duration

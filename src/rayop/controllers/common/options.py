@@ -2,7 +2,7 @@
 
 KubeRay calls ``os.Getenv`` at the point of use; rayop reads the environment once into a frozen
 :class:`OperatorOptions` and passes it to every builder, so tests can state the settings they run
-under. The defaults are those of KubeRay v1.7 (kuberay-v1.md §1.1).
+under. The defaults are those of KubeRay v1.7.0 (its flags in ``ray-operator/main.go``).
 """
 
 from __future__ import annotations

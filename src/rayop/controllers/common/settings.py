@@ -4,7 +4,9 @@ Every fixed interval a controller waits before it looks at an object again lives
 file answers "why was this reconciled again after N seconds". Intervals that users set (the
 periodic RayCluster requeue, RayJob timeouts) are operator options
 (:class:`~rayop.controllers.common.options.OperatorOptions`), not settings. Values are KubeRay
-v1.7's (kuberay-v1.md) unless a docstring says otherwise; all are seconds.
+v1.7.0's (the constants at the top of ``raycluster_controller.go``, ``rayjob_controller.go`` and
+``rayservice_controller.go`` in ``ray-operator/controllers/ray/``) unless a docstring says
+otherwise; all are seconds.
 """
 
 from __future__ import annotations

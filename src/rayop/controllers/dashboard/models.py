@@ -1,6 +1,8 @@
 """Typed answers and requests of the Ray dashboard API, with the JSON names KubeRay reads.
 
-Decoding follows KubeRay's Go structs (ray-dashboard-api.md §6.3-6.4): unknown keys are ignored,
+Decoding follows KubeRay's Go structs (v1.7.0: ``ray-operator/controllers/ray/utils/types/``
+``dashboard_httpclient.go`` and ``serve_api_models.go``, read by Go's ``encoding/json``): unknown
+keys are ignored,
 ``null`` becomes the zero value ("" or 0), ``start_time``/``end_time`` must be non-negative
 integers (milliseconds) and ``metadata`` values strings; anything else is a
 :class:`DecodeError`.

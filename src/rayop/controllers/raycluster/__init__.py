@@ -1,4 +1,5 @@
-"""The RayCluster controller: KubeRay v1.7's RayCluster reconcile (kuberay-v1.md §3).
+"""The RayCluster controller: KubeRay v1.7's RayCluster reconcile
+(``ray-operator/controllers/ray/raycluster_controller.go``).
 
 The pass (I/O: cache reads, API calls, events):
 
@@ -27,4 +28,29 @@ What KubeRay builds and decides, as pure functions of the parsed
 
 ``builders`` is the facade the RayJob and RayService controllers may import. Names, label sets
 and the spec rules shared with them live in :mod:`rayop.controllers.common`.
+
+Optional features, pod parts and the other steps:
+
+- ``autoscaler``: the Ray autoscaler sidecar KubeRay adds to the head pod when in-tree autoscaling
+  is on.
+- ``builders``: what the RayJob and RayService controllers may use of the RayCluster controller: the
+  head Service builder, its ports, and the auth-token wiring of the head pod.
+- ``command``: the ``ray start`` command KubeRay generates from ``rayStartParams`` and container
+  resources.
+- ``env``: environment variables KubeRay injects into Ray containers.
+- ``gcs_storage``: the GCS storage step: the PVC behind the embedded RocksDB GCS fault tolerance
+  backend.
+- ``history_server``: the history-server collector sidecar exactly as KubeRay v1.7.0 adds it
+  (``historyServerOptions``).
+- ``ingress_sync``: the ingress step of a RayCluster reconcile: create ``<cluster>-head-ingress``,
+  repair drift.
+- ``init_container``: the ``wait-gcs-ready`` init container KubeRay adds to worker pods.
+- ``mtls``: KubeRay v1.7.0's mTLS (``spec.tlsOptions``, gate ``RayClusterMTLS``) through
+  cert-manager.
+- ``network_policy``: the NetworkPolicies of a RayCluster exactly as KubeRay v1.7.0 builds them
+  (``spec.networkPolicy``).
+- ``network_policy_sync``: KubeRay v1.7.0's ``networkpolicy`` controller: the NetworkPolicies of
+  each RayCluster.
+- ``probes``: liveness and readiness probes KubeRay injects into the Ray container.
+- ``route``: the OpenShift Route to the head's dashboard, exactly as KubeRay v1.7.0 makes it.
 """

@@ -1,4 +1,7 @@
-"""Environment variables KubeRay injects into Ray containers (kuberay-v1.md §3.5).
+"""Environment variables KubeRay injects into Ray containers.
+
+KubeRay v1.7.0: ``setContainerEnvVars`` and its neighbours in
+``ray-operator/controllers/ray/common/pod.go``.
 
 Every function here mutates a container dict that belongs to a pod being built (never a cached
 object). Most variables are added only when the user has not set them; the ones KubeRay manages

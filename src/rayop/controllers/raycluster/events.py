@@ -1,8 +1,10 @@
 """Event reasons and actions the RayCluster controller reports, with KubeRay v1.7's strings.
 
-Events are written through ``events.k8s.io/v1`` (kuberay-v1.md §3.7), so each one carries a
-reason (what happened, CamelCase) and an action (what the controller did). Tools that watch
-KubeRay's events match on these reasons, so they are kept verbatim.
+Events are written through ``events.k8s.io/v1``, as KubeRay v1.7.0's recorder writes them
+(``mgr.GetEventRecorder`` in ``ray-operator/controllers/ray/raycluster_controller.go``; the reasons
+are in ``ray-operator/controllers/ray/utils/constant.go``), so each one carries a reason (what
+happened, CamelCase) and an action (what the controller did). Tools that watch KubeRay's events
+match on these reasons, so they are kept verbatim.
 """
 
 from __future__ import annotations

@@ -1,4 +1,9 @@
-"""Pod health as KubeRay judges it: which pods to delete, which count as ready (§3.2, §3.6)."""
+"""Pod health as KubeRay judges it: which pods to delete, which count as ready.
+
+KubeRay v1.7.0: ``shouldDeletePod`` in ``ray-operator/controllers/ray/raycluster_controller.go``;
+``IsRunningAndReady`` and ``CalculateAvailableReplicas`` in
+``ray-operator/controllers/ray/utils/util.go``.
+"""
 
 from __future__ import annotations
 

@@ -1,12 +1,13 @@
 """The pods step of a RayCluster reconcile: suspend, Recreate upgrade, head, worker groups.
 
-KubeRay's ``reconcilePods`` (kuberay-v1.md §3.2) with its scale expectations (§2): the head
-group (key ``""``) and each worker group are skipped while their expectations are unsatisfied;
-every successful create or delete records an expectation with the pod's real name. Beyond
-KubeRay, a group's creations (and deletions) run concurrently, at most
-``deps.pod_call_concurrency`` calls in flight; each success records its expectation as soon as
-it returns, a failure never rolls back a sibling that succeeded, and the failure is raised as a
-:class:`ReplicaFailureError` once every call has finished.
+KubeRay's ``reconcilePods`` (``ray-operator/controllers/ray/raycluster_controller.go``, v1.7.0) with
+its scale expectations (``ray-operator/controllers/ray/expectations/scale_expectations.go``): the
+head group (key ``""``) and each worker group are skipped while their expectations are unsatisfied;
+every successful create or delete records an expectation with the pod's real name. Beyond KubeRay, a
+group's creations (and deletions) run concurrently, at most ``deps.pod_call_concurrency`` calls in
+flight; each success records its expectation as soon as it returns, a failure never rolls back a
+sibling that succeeded, and the failure is raised as a :class:`ReplicaFailureError` once every call
+has finished.
 
 In a namespace whose last pod create was answered 403 Forbidden (it is being terminated, a quota
 is exhausted, a policy refuses pods: ``deps.refusing_namespaces``), a group's creations go one

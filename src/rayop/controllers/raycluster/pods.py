@@ -1,4 +1,7 @@
-"""Head and worker pods exactly as KubeRay v1.7 builds them (kuberay-v1.md §3.4, §3.5).
+"""Head and worker pods exactly as KubeRay v1.7 builds them.
+
+KubeRay v1.7.0: ``DefaultHeadPodTemplate``, ``DefaultWorkerPodTemplate`` and ``BuildPod`` in
+``ray-operator/controllers/ray/common/pod.go``.
 
 :func:`build_head_pod` and :func:`build_worker_pod` are pure: they read the parsed
 :class:`~rayop.api.raycluster.RayCluster`, deep-copy the group's template (a plain dict in the

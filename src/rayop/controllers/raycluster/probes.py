@@ -1,4 +1,6 @@
-"""Liveness and readiness probes KubeRay injects into the Ray container (kuberay-v1.md §3.5).
+"""Liveness and readiness probes KubeRay injects into the Ray container.
+
+KubeRay v1.7.0: ``initLivenessAndReadinessProbe`` in ``ray-operator/controllers/ray/common/pod.go``.
 
 Probes are added only where the user set none and ``ENABLE_PROBES_INJECTION`` is not false. Ray
 2.53 and later get an HTTP check of ``/api/healthz`` on the dashboard agent port; older Ray gets

@@ -1,4 +1,7 @@
-"""The gate steps and dependent-object steps of a RayCluster reconcile (kuberay-v1.md §3.1).
+"""The gate steps and dependent-object steps of a RayCluster reconcile.
+
+KubeRay v1.7.0: ``rayClusterReconcile`` in
+``ray-operator/controllers/ray/raycluster_controller.go``.
 
 Every step has the shape of :mod:`rayop.runtime.steps`. Gate steps end the pass early with a
 :class:`~rayop.runtime.steps.Stop` (managedBy, validation, deletion); none of them lets the

@@ -1,6 +1,7 @@
 """The RayCluster reconciler: KubeRay v1.7's reconcile as two ordered lists of small async steps.
 
-One pass (kuberay-v1.md §3.1):
+One pass (KubeRay v1.7.0: ``rayClusterReconcile`` in
+``ray-operator/controllers/ray/raycluster_controller.go``):
 
 1. read the RayCluster from the informer cache; gone -> drop its scale expectations, done;
    otherwise parse it once into the pass's context;

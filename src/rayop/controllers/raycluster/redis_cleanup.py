@@ -1,4 +1,7 @@
-"""The GCS fault-tolerance Redis cleanup finalizer (kuberay-v1.md §3.1 steps 6-7).
+"""The GCS fault-tolerance Redis cleanup finalizer.
+
+KubeRay v1.7.0: the GCS FT finalizer branch of ``rayClusterReconcile`` and
+``buildRedisCleanupJob`` in ``ray-operator/controllers/ray/raycluster_controller.go``.
 
 A RayCluster with Redis-backed GCS FT gets the finalizer ``ray.io/gcs-ft-redis-cleanup-finalizer``.
 When it is deleted, the operator deletes its pods, then runs the Job ``<cluster>-redis-cleanup``

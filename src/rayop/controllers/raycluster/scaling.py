@@ -1,4 +1,6 @@
-"""Which pods a reconcile pass creates and deletes, per group (kuberay-v1.md §3.2).
+"""Which pods a reconcile pass creates and deletes, per group.
+
+KubeRay v1.7.0: ``reconcilePods`` in ``ray-operator/controllers/ray/raycluster_controller.go``.
 
 The decisions are pure: given the RayCluster (the cached wire dict for the head, whose plan reads
 only status and annotations; the parsed model for a worker group), the group and its pods as

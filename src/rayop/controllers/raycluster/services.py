@@ -1,4 +1,6 @@
-"""Services KubeRay creates for a RayCluster: head, serve and headless worker (kuberay-v1.md §3.3).
+"""Services KubeRay creates for a RayCluster: head, serve and headless worker.
+
+KubeRay v1.7.0: ``ray-operator/controllers/ray/common/service.go``.
 
 Builders read the parsed RayCluster and return plain Service dicts with a controller
 ownerReference; the reconciler only creates them when absent (KubeRay never updates an existing

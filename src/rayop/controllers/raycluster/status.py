@@ -1,4 +1,7 @@
-"""RayCluster status computation and change detection (kuberay-v1.md §3.6, §3.7).
+"""RayCluster status computation and change detection.
+
+KubeRay v1.7.0: ``calculateStatus`` in ``ray-operator/controllers/ray/raycluster_controller.go``;
+``InconsistentRayClusterStatus`` in ``ray-operator/controllers/ray/utils/consistency.go``.
 
 :func:`calculate_status` is KubeRay's ``calculateStatus`` as a pure function of the parsed
 cluster, its current ``status`` wire dict (the starting point, so unknown fields survive), its

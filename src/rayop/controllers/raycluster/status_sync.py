@@ -1,10 +1,11 @@
 """The status step of a RayCluster reconcile: compute from the cache, write only on change.
 
-KubeRay's ``calculateStatus`` + ``updateRayClusterStatus`` (kuberay-v1.md §3.6, §3.7): the new
-status is computed from the cached pods and services; it is written with a full-object update of
-the ``/status`` subresource carrying the cached resourceVersion, and only when
-:func:`status_changed` says so. A 409 is not retried here: it propagates, the controller requeues
-with backoff, and the next pass recomputes from the newer cached object.
+KubeRay's ``calculateStatus`` + ``updateRayClusterStatus``
+(``ray-operator/controllers/ray/raycluster_controller.go``, v1.7.0): the new status is computed from
+the cached pods and services; it is written with a full-object update of the ``/status`` subresource
+carrying the cached resourceVersion, and only when :func:`status_changed` says so. A 409 is not
+retried here: it propagates, the controller requeues with backoff, and the next pass recomputes from
+the newer cached object.
 
 Beyond KubeRay: while the cache has not yet shown this controller's own last status write (see
 :class:`~rayop.runtime.own_writes.OwnWrites`), a write is not attempted at all, since it could

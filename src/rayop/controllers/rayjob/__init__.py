@@ -1,4 +1,5 @@
-"""The RayJob controller: KubeRay v1.7's RayJob state machine (kuberay-v1.md §5).
+"""The RayJob controller: KubeRay v1.7's RayJob state machine
+(``ray-operator/controllers/ray/rayjob_controller.go``).
 
 A RayJob runs one Ray job on a RayCluster the controller creates (or on an existing one named by
 ``clusterSelector``), submits it in one of four modes, follows it through the dashboard, retries

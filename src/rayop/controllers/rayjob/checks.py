@@ -1,4 +1,9 @@
-"""Transition checks the phases run first: suspend, deadlines and grace periods (kuberay-v1.md §5).
+"""Transition checks the phases run first: suspend, deadlines and grace periods.
+
+KubeRay v1.7.0: ``checkActiveDeadlineAndUpdateStatusIfNeeded``,
+``checkPreRunningDeadlineAndUpdateStatusIfNeeded``,
+``checkTransitionGracePeriodAndUpdateStatusIfNeeded`` and the other ``check*`` functions in
+``ray-operator/controllers/ray/rayjob_controller.go``.
 
 Each check looks at the spec, the status and the wall-clock time; when it fires it edits the
 status (the new deployment status, reason and message) and returns True, and the phase ends its

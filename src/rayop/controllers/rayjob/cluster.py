@@ -1,5 +1,7 @@
 """Names and objects a RayJob derives from its cluster: the RayCluster, its own head Service, the
-dashboard address (kuberay-v1.md §5 "Initializing" steps 5-7, "Running" step 6).
+dashboard address (KubeRay v1.7.0: ``getOrCreateRayClusterInstance``,
+``constructRayClusterForRayJob`` and ``reconcileServices`` in
+``ray-operator/controllers/ray/rayjob_controller.go``).
 
 Everything here is pure: the parsed RayJob (and, for what is copied verbatim, wire dicts) in,
 wire dicts out.

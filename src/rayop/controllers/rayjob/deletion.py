@@ -1,4 +1,7 @@
-"""What a finished RayJob deletes, and when (kuberay-v1.md §5 "Complete / Failed").
+"""What a finished RayJob deletes, and when.
+
+KubeRay v1.7.0: ``handleDeletionRules``, ``handleLegacyDeletionPolicy`` and
+``handleShutdownAfterJobFinishes`` in ``ray-operator/controllers/ray/rayjob_controller.go``.
 
 In order of precedence:
 

@@ -1,4 +1,7 @@
-"""The RayJob state machine: one async handler per ``jobDeploymentStatus`` (kuberay-v1.md §5).
+"""The RayJob state machine: one async handler per ``jobDeploymentStatus``.
+
+KubeRay v1.7.0: the switch in ``RayJobReconciler.Reconcile``,
+``ray-operator/controllers/ray/rayjob_controller.go``.
 
 A handler is a :data:`~rayop.runtime.steps.Step` over the pass context: it edits ``ctx.status``
 and returns None to end the pass the usual way (count retries, write the status if it changed,

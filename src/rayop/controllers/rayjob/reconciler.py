@@ -1,4 +1,5 @@
-"""The RayJob reconciler: one pass of KubeRay v1.7's RayJob controller (kuberay-v1.md §5).
+"""The RayJob reconciler: one pass of KubeRay v1.7's RayJob controller
+(``RayJobReconciler.Reconcile`` in ``ray-operator/controllers/ray/rayjob_controller.go``).
 
 The pass reads the RayJob from the cache (gone: done), parses it once into a
 :class:`~rayop.controllers.rayjob.context.PassContext` and runs :data:`PASS_STEPS` in order:

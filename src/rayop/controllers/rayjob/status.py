@@ -1,5 +1,8 @@
 """Pure helpers over a RayJob's status: initialisation, the dashboard mapping, retries, reset and
-the rule for when the status is written (kuberay-v1.md §4.4, §5; ray-dashboard-api.md §6.5).
+the rule for when the status is written (KubeRay v1.7.0: ``initRayJobStatusIfNeed``,
+``checkBackoffLimitAndUpdateStatusIfNeeded`` and ``updateRayJobStatus`` in
+``ray-operator/controllers/ray/rayjob_controller.go``; the fields are in
+``ray-operator/apis/ray/v1/rayjob_types.go``).
 
 They edit a :class:`~rayop.api.rayjob.RayJobStatus` in place; nothing here does I/O.
 """
@@ -77,7 +80,8 @@ def apply_job_info(
     submitter_finished: bool,
     cluster_status: RayClusterStatus | None,
 ) -> None:
-    """Copies a dashboard answer into the status (ray-dashboard-api.md §6.5).
+    """Copies a dashboard answer into the status (the ``Running`` case of KubeRay's
+    ``RayJobReconciler.Reconcile``, v1.7.0).
 
     A terminal job whose submitter has finished ends the deployment: Complete, or Failed with
     AppFailed when the job FAILED (STOPPED ends Complete). The check-failure timer is cleared.

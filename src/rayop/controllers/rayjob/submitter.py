@@ -1,5 +1,7 @@
 """How a RayJob's Ray job gets submitted: the K8sJobMode submitter Job, the SidecarMode container
-and the HTTPMode request (kuberay-v1.md §5 "Submission modes", ray-dashboard-api.md §7).
+and the HTTPMode request (KubeRay v1.7.0: ``ray-operator/controllers/ray/common/job.go`` and
+``getSubmitterTemplate`` in ``ray-operator/controllers/ray/rayjob_controller.go``; Ray's Jobs REST
+API, https://docs.ray.io/en/latest/cluster/running-applications/job-submission/rest.html).
 
 Pure builders over wire dicts, plus readers of a finished submitter (the batch Job's conditions,
 the sidecar container's state).

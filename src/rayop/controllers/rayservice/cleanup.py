@@ -1,8 +1,9 @@
 """Retires the RayClusters of a RayService that are neither active nor pending.
 
-Each such cluster is deleted ``spec.rayClusterDeletionDelaySeconds`` (60 s by default) after it
-was first seen retired (kuberay-v1.md §6 step 3). Unlike KubeRay, which keeps the schedule in
-memory, the due time is stored on the cluster itself, in the annotation
+Each such cluster is deleted ``spec.rayClusterDeletionDelaySeconds`` (60 s by default) after it was
+first seen retired (KubeRay v1.7.0: ``cleanUpRayClusterInstance`` in
+``ray-operator/controllers/ray/rayservice_controller.go``). Unlike KubeRay, which keeps the schedule
+in memory, the due time is stored on the cluster itself, in the annotation
 ``ray.io/rayservice-deletion-timestamp`` (RFC 3339 MicroTime, UTC, from the injected clock's wall
 time), so an operator restart neither forgets a deletion nor restarts its delay. A cluster that
 becomes active or pending again loses the annotation. Deletion uses Background propagation; a

@@ -3,7 +3,8 @@
 ``status.activeServiceStatus.rayClusterName`` serves traffic; ``pendingServiceStatus`` names
 the cluster being prepared. A new pending name is written to status *before* the cluster is
 created, so a failed status write (409) never leaves an unrecorded cluster behind, and a retry
-creates the recorded one rather than another (kuberay-v1.md §6 steps 8 and 14).
+creates the recorded one rather than another (KubeRay v1.7.0: ``reconcileRayCluster`` and
+``shouldPrepareNewCluster`` in ``ray-operator/controllers/ray/rayservice_controller.go``).
 
 A new pending cluster is prepared when there is no cluster at all, or when zero-downtime
 upgrades are on and ``rayClusterConfig`` no longer matches the newest cluster (the pending one if

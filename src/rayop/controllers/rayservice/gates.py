@@ -12,7 +12,8 @@
   added when missing;
 * an invalid spec (a feature whose gate is off included) gets a Warning event and
   ``Ready=False/ValidationFailed``, written when it changed, and no requeue:
-  the next spec change triggers a new pass (kuberay-v1.md §6 steps 1, 4 and 5).
+  the next spec change triggers a new pass (KubeRay v1.7.0: ``RayServiceReconciler.Reconcile``
+  in ``ray-operator/controllers/ray/rayservice_controller.go``).
 """
 
 from __future__ import annotations

@@ -1,9 +1,11 @@
 """Keeps the ``ray.io/serve`` label of the active and pending clusters' head pods current.
 
-The serve service selects pods labelled ``ray.io/serve=true``. Worker pods are created with it;
-the head pod gets ``true`` only while its Serve proxy answers ``GET /-/healthz`` with 200
-(dashboard §6.7), and always ``false`` with ``spec.excludeHeadPodFromServeSvc``. Only a changed
-value is written (a merge patch of the pod's labels).
+The serve service selects pods labelled ``ray.io/serve=true``. Worker pods are created with it; the
+head pod gets ``true`` only while its Serve proxy answers ``GET /-/healthz`` with 200 (KubeRay
+v1.7.0: ``ray-operator/controllers/ray/utils/httpproxy_httpclient.go`` and
+``updateHeadPodServeLabel`` in ``ray-operator/controllers/ray/rayservice_controller.go``), and
+always ``false`` with ``spec.excludeHeadPodFromServeSvc``. Only a changed value is written (a merge
+patch of the pod's labels).
 """
 
 from __future__ import annotations

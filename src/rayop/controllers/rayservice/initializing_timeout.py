@@ -3,7 +3,8 @@
 The annotation (a Go duration such as ``"10m"``, or whole seconds; its format is validated with
 the metadata) bounds how long ``Ready`` may stay False with reason ``Initializing``, counted from
 that condition's ``lastTransitionTime`` on the injected clock's wall time
-(kuberay-v1.md §6 step 7):
+(KubeRay v1.7.0: ``getInitializingTimeout`` and ``markFailedOnInitializingTimeout`` in
+``ray-operator/controllers/ray/rayservice_controller.go``):
 
 * :func:`mark_if_timed_out`, run while the status is computed and only when no serve endpoint
   is ready, clears the active and pending cluster names, sets ``Ready=False`` with reason

@@ -1,6 +1,7 @@
 """The RayService reconciler: KubeRay v1.7's reconcile as an ordered list of small async steps.
 
-One pass (kuberay-v1.md §6):
+One pass (KubeRay v1.7.0: ``RayServiceReconciler.Reconcile`` in
+``ray-operator/controllers/ray/rayservice_controller.go``):
 
 1. read the RayService from the cache (gone -> forget its serve configs) and parse it once
    (one that does not parse, which the CRD schema should never admit, gets a Warning event

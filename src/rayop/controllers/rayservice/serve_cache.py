@@ -1,10 +1,12 @@
 """The per-cluster cache of the last serve config each cluster's dashboard accepted.
 
 KubeRay keeps an LRU of 1000 RayServices, each holding a map from cluster name to the
-``serveConfigV2`` string last PUT successfully (kuberay-v1.md §6 step 11; dashboard §6.6). A
-config is sent again only when the cache has nothing for the cluster, the cluster reports no
-applications, or the string differs. The cache lives in memory: after an operator restart every
-cluster gets one PUT again, which Serve treats as a no-op when nothing changed.
+``serveConfigV2`` string last PUT successfully (KubeRay v1.7.0: ``cacheServeConfig`` and
+``checkIfNeedSubmitServeApplications`` in
+``ray-operator/controllers/ray/rayservice_controller.go``). A config is sent again only when the
+cache has nothing for the cluster, the cluster reports no applications, or the string differs. The
+cache lives in memory: after an operator restart every cluster gets one PUT again, which Serve
+treats as a no-op when nothing changed.
 """
 
 from __future__ import annotations

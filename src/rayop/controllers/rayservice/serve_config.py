@@ -1,12 +1,13 @@
 """Deploys ``serveConfigV2`` to a cluster's dashboard and reads its applications back.
 
-The target is the pending cluster when there is one, else the active cluster (kuberay-v1.md §6
-step 11). Its head must be ready. The config (YAML converted to JSON, unchanged) is PUT only
-when the cache holds nothing for the cluster, the cluster reports no applications (its head
-restarted without GCS fault tolerance), or the config differs from the one last accepted; the
-cache is written only after a 2xx. During an upgrade the active cluster is only read, so its
-status stays current. A cluster is *ready* when it has at least one application and all are
-RUNNING; only ready clusters are ever selected by the services.
+The target is the pending cluster when there is one, else the active cluster (KubeRay v1.7.0:
+``reconcileServe`` in ``ray-operator/controllers/ray/rayservice_controller.go``). Its head must be
+ready. The config (YAML converted to JSON, unchanged) is PUT only when the cache holds nothing for
+the cluster, the cluster reports no applications (its head restarted without GCS fault tolerance),
+or the config differs from the one last accepted; the cache is written only after a 2xx. During an
+upgrade the active cluster is only read, so its status stays current. A cluster is *ready* when it
+has at least one application and all are RUNNING; only ready clusters are ever selected by the
+services.
 
 NewClusterWithIncrementalUpgrade (:mod:`.incremental`) differs as KubeRay does: both clusters
 are reconciled, the pending one first; the active cluster gets no new config while an upgrade

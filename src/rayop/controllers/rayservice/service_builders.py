@@ -1,6 +1,7 @@
 """Pure builders of the two Services a RayService owns: ``<svc>-head-svc`` and the serve service.
 
-Both follow the cluster that currently serves (kuberay-v1.md §6 step 13):
+Both follow the cluster that currently serves (KubeRay v1.7.0: ``reconcileServices`` in
+``ray-operator/controllers/ray/rayservice_controller.go``):
 
 * ``<svc>-head-svc``: the serving cluster's head service (its ports and selector), renamed, with
   labels ``ray.io/originated-from-cr-name``, ``ray.io/originated-from-crd=RayService``,

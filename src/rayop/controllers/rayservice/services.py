@@ -1,7 +1,8 @@
 """Points the RayService's head and serve Services at the cluster that is ready to serve.
 
 The target is the pending cluster once its applications are all RUNNING, else the active
-cluster if its applications are (kuberay-v1.md §6 step 13); with neither ready, nothing is
+cluster if its applications are (KubeRay v1.7.0: ``reconcileServicesToReadyCluster`` in
+``ray-operator/controllers/ray/rayservice_controller.go``); with neither ready, nothing is
 created or changed, so the serve service never selects a cluster whose applications were not
 seen RUNNING in this pass. A missing Service is created; an existing one is updated only when it
 selects another cluster (selector, and ports if they differ; ClusterIP kept).

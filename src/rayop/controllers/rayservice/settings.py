@@ -2,9 +2,11 @@
 
 Requeue intervals are in :mod:`rayop.controllers.common.settings` with the other controllers'.
 
-One declarative module (style guideline 10) so the rest of the package reads as behaviour.
-Values are KubeRay v1.7's (kuberay-v1.md §6) except :data:`DELETION_TIMESTAMP_ANNOTATION`, which
-is rayop's: KubeRay keeps the deletion schedule of retired clusters only in memory.
+One declarative module (docs/naming.md) so the rest of the package reads as behaviour. Values are
+KubeRay v1.7.0's (``ray-operator/controllers/ray/utils/constant.go`` and
+``ray-operator/controllers/ray/rayservice_controller.go``) except
+:data:`DELETION_TIMESTAMP_ANNOTATION`, which is rayop's: KubeRay keeps the deletion schedule of
+retired clusters only in memory.
 """
 
 from __future__ import annotations

@@ -1,7 +1,9 @@
 """The RayService status: application statuses, endpoints, conditions, and writing it.
 
-What the pass learned is folded into ``ctx.status`` by :func:`finish_status`
-(kuberay-v1.md §4.6, §6 step 14; dashboard §6.6):
+What the pass learned is folded into ``ctx.status`` by :func:`finish_status` (KubeRay v1.7.0:
+``calculateStatus`` and ``calculateConditions`` in
+``ray-operator/controllers/ray/rayservice_controller.go``; the fields are in
+``ray-operator/apis/ray/v1/rayservice_types.go``):
 
 * **promotion**: once the serve service selects the pending cluster, it becomes the active one
   and the pending entry is cleared (an incremental upgrade promotes, counts endpoints and

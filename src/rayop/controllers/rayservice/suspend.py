@@ -1,6 +1,7 @@
 """Suspending and resuming a RayService (``spec.suspend``), as KubeRay's atomic state machine.
 
-Phases, one function each (kuberay-v1.md §6 step 6):
+Phases, one function each (KubeRay v1.7.0: ``handleSuspend`` in
+``ray-operator/controllers/ray/rayservice_controller.go``):
 
 * **requested**: ``spec.suspend`` set and not yet Suspending/Suspended: ``Suspending=True``
   (SuspendRequested) and the active and pending entries, endpoints and ``serviceStatus`` are

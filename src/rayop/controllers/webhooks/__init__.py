@@ -5,4 +5,5 @@
   checks of :mod:`rayop.api.validation`, the reconcile-time checks;
 - ``configuration``: the ValidatingWebhookConfiguration that registers them, as KubeRay's
   manifests do (``failurePolicy: Fail``, ``sideEffects: None``, create and update).
+- ``serving``: running the webhooks beside the operator (``ENABLE_WEBHOOKS=true``), as KubeRay does.
 """

@@ -1,3 +1,16 @@
 """What the embedded API server does to an object before it is stored: CRD schema pruning,
 defaulting and validation, per-kind defaults, object-meta validation.
+
+Modules and subpackages:
+
+- ``crd_schema``: admission of custom resources against their CRD schema: pruning, defaulting,
+  validation.
+- ``defaults``: per-kind defaulting done by the API server on create and update (pods, services,
+  jobs...).
+- ``field_validation``: the ``fieldValidation`` query parameter: what a write does with fields the
+  schema lacks.
+- ``object_meta``: object-meta validation kube-apiserver applies to every object: names, labels,
+  annotations.
+- ``webhooks``: validating admission webhooks, called as kube-apiserver calls them
+  (admissionregistration/v1).
 """

@@ -1,9 +1,13 @@
 """One simulated Ray head's HTTP surface: the dashboard (8265), the agent (52365), Serve (8000).
 
-A :class:`SimDashboard` holds the state a real head keeps in memory (jobs, Serve applications)
-and answers HTTP requests for it with the paths, JSON shapes, status codes and text bodies of
-ray-dashboard-api.md. It is created by the :class:`~rayop.sim.dashboard.registry.DashboardRegistry`
-when a head pod is ready and dropped when the head goes away, so a new head starts empty.
+A :class:`SimDashboard` holds the state a real head keeps in memory (jobs, Serve applications) and
+answers HTTP requests for it with the paths, JSON shapes, status codes and text bodies of Ray 2.60's
+dashboard: its Jobs REST API
+(https://docs.ray.io/en/latest/cluster/running-applications/job-submission/rest.html), its Serve
+REST API (https://docs.ray.io/en/latest/serve/api/) and the health endpoints KubeRay's probes call
+(``ray-operator/controllers/ray/common/pod.go``). It is created by the
+:class:`~rayop.sim.dashboard.registry.DashboardRegistry` when a head pod is ready and dropped when
+the head goes away, so a new head starts empty.
 """
 
 from __future__ import annotations

@@ -5,7 +5,9 @@ A job's status is computed from the clock instead of being driven by tasks: it i
 sleeps, ``sleep <n>`` or ``time.sleep(<n>)``, for at least those ``n`` seconds, as a real driver),
 then SUCCEEDED or FAILED by its exit code (``sys.exit(<n>)``, ``exit <n>`` or ``false`` in the
 entrypoint give a non-zero code). A stop request makes it STOPPED ``stop_delay`` seconds later
-unless it ended first. Field names, messages and status codes follow ray-dashboard-api.md §2.
+unless it ended first. Field names, messages and status codes follow Ray 2.60's Jobs REST API
+(https://docs.ray.io/en/latest/cluster/running-applications/job-submission/rest.html; in Ray's
+source, ``python/ray/dashboard/modules/job/job_head.py`` and ``common.py``).
 """
 
 from __future__ import annotations
@@ -364,7 +366,8 @@ def _is_number(value: Any) -> bool:
 
 
 def _validate(req: dict[str, Any]) -> None:
-    """Applies the JobSubmitRequest type checks (ray-dashboard-api.md §2.1)."""
+    """Applies the JobSubmitRequest type checks (Ray 2.60: ``JobSubmitRequest`` in
+    ``python/ray/dashboard/modules/job/common.py``)."""
     if "entrypoint" not in req:
         raise _type_error(
             "JobSubmitRequest.__init__() missing 1 required positional argument: 'entrypoint'"

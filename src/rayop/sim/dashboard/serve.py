@@ -3,7 +3,8 @@
 Serve starts with the first PUT. Each application goes DEPLOYING (deployments UPDATING) and,
 ``deploy_seconds`` after its config last changed, RUNNING (deployments HEALTHY); tests may pin
 an application to another status (DEPLOY_FAILED, UNHEALTHY...). The GET answer has the
-ServeInstanceDetails shape of ray-dashboard-api.md §3.2-3.4.
+ServeInstanceDetails shape of Ray 2.60's Serve REST API (``ServeInstanceDetails`` in Ray's
+``python/ray/serve/schema.py``; https://docs.ray.io/en/latest/serve/api/).
 """
 
 from __future__ import annotations

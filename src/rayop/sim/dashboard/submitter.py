@@ -1,13 +1,13 @@
 """Simulates KubeRay's K8sJobMode submitter pods (``ray job submit ...``) against the sim dashboards.
 
 When the kubelet starts a Job pod whose container runs ``ray job submit --address <url> ...``
-(KubeRay's generated script, ray-dashboard-api.md §7.1), the submitter waits until the head's
-``/api/gcs_healthz`` would succeed, skips the submit when ``ray job status`` would find the job
-(the duplicate guard), submits otherwise, then follows the job like ``ray job logs --follow``:
-the pod Succeeds (exit 0) once the job is terminal, whatever its status. A refused submission
-or a lost head ends the pod Failed with exit code 1, as the real CLI does. The light-weight Go
-submitter (RAY_DASHBOARD_ADDRESS / RAY_JOB_SUBMISSION_ID env, entrypoint after ``--``) is
-recognised too.
+(KubeRay's generated script: ``BuildJobSubmitCommand`` in
+``ray-operator/controllers/ray/common/job.go``, v1.7.0), the submitter waits until the head's
+``/api/gcs_healthz`` would succeed, skips the submit when ``ray job status`` would find the job (the
+duplicate guard), submits otherwise, then follows the job like ``ray job logs --follow``: the pod
+Succeeds (exit 0) once the job is terminal, whatever its status. A refused submission or a lost head
+ends the pod Failed with exit code 1, as the real CLI does. The light-weight Go submitter
+(RAY_DASHBOARD_ADDRESS / RAY_JOB_SUBMISSION_ID env, entrypoint after ``--``) is recognised too.
 """
 
 from __future__ import annotations

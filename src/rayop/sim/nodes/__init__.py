@@ -1,3 +1,26 @@
 """Fake nodes: the scheduler that places pods on them, the kubelet that runs the pods, and the
 pod statuses it reports at each stage (``pod_status``, pure functions).
+
+Modules and subpackages:
+
+- ``container_exec``: the seam between a kubelet that runs real processes and
+  ``pods/exec``/``pods/portforward``.
+- ``container_logs``: the simulated kubelet's container log files: what ``pods/log`` reads.
+- ``container_output``: what the simulated kubelet writes into a container's log: its command, Ray's
+  start, its exit.
+- ``kubelet``: the simulated scheduler and kubelet: places every pod on a fake node and runs it.
+- ``kubelet_config``: the simulated kubelet's settings: timings, failure rates, and the nodes it
+  runs.
+- ``pod_scheduling``: schedules one pod as kube-scheduler would, retrying until it fits; used by the
+  kubelet.
+- ``pod_status``: pure functions that build the pod status a kubelet reports at each stage of a
+  pod's life.
+- ``processes``: the process runtime of ``--real-ray``: each pod's containers run as processes on
+  this machine.
+- ``quantities``: Kubernetes resource quantities and a pod's effective requests, as the scheduler
+  counts them.
+- ``scheduler``: the simulated scheduler's placement: fake nodes, node choice by kube-scheduler's
+  filters, pod IPs.
+- ``scheduling``: the filters kube-scheduler applies before it binds a pod, and its FailedScheduling
+  message.
 """

@@ -7,13 +7,15 @@ raised by ``maxSurgePercent``, the route's weights follow it by ``stepSizePercen
 ``intervalSeconds``, then the old cluster's capacity is lowered, until the new cluster has all
 the traffic and the old none; a spec reverted or changed mid-upgrade rolls traffic back first.
 
-* :mod:`.mode`: whether a RayService runs this strategy, and its options;
-* :mod:`.gateway`: the Gateway API objects (builders, equality, readiness, weights);
-* :mod:`.traffic`: the next route weights (the step schedule);
-* :mod:`.target_capacity`: the next Serve ``target_capacity`` of each cluster;
-* :mod:`.rollback`: when a rollback starts, stops and completes (the step ``check_rollback``);
-* :mod:`.routes`: the steps that read and write the per-cluster serve Services, the Gateway and
-  the HTTPRoute (and delete the last two on suspend);
-* :mod:`.state`: what a pass knows of the Gateway and HTTPRoute;
-* :mod:`.status_fold`: traffic, promotion and endpoints folded into the status.
+Modules and subpackages:
+
+- ``gateway``: the Gateway API objects (builders, equality, readiness, weights).
+- ``mode``: whether a RayService runs this strategy, and its options.
+- ``rollback``: when a rollback starts, stops and completes (the step ``check_rollback``).
+- ``routes``: the steps that read and write the per-cluster serve Services, the Gateway and the
+  HTTPRoute (and delete the last two on suspend).
+- ``state``: what a pass knows of the Gateway and HTTPRoute.
+- ``status_fold``: traffic, promotion and endpoints folded into the status.
+- ``target_capacity``: the next Serve ``target_capacity`` of each cluster.
+- ``traffic``: the next route weights (the step schedule).
 """

@@ -1,7 +1,22 @@
 """The streaming protocols of ``pods/exec`` and ``pods/portforward``, as kubectl speaks them.
 
-``exec_websocket`` (the ``channel.k8s.io`` WebSocket protocols, v5 by default in kubectl
-1.30+), ``exec_spdy`` (SPDY/3.1 streams, kubectl's fallback), ``portforward`` (stream pairs
-over SPDY, raw or tunnelled in a WebSocket), on top of ``spdy_frames``, ``spdy_session`` and
-``spdy_upgrade``; ``exec_process`` and ``exec_session`` run the command itself.
+Modules and subpackages:
+
+- ``exec_process``: starting an exec'd command as a local process inside a container's process
+  environment.
+- ``exec_session``: one ``pods/exec`` run, whatever carries it: pumps stdio and reports the
+  kubelet's final Status.
+- ``exec_spdy``: ``pods/exec`` over SPDY: the streams kubectl opens when WebSocket is not used.
+- ``exec_websocket``: ``pods/exec`` over WebSocket: the ``channel.k8s.io`` protocols kubectl 1.30+
+  speaks by default.
+- ``portforward``: ``pods/portforward``: relays each forwarded connection to a TCP port on the pod's
+  address.
+- ``portforward_websocket``: ``pods/portforward`` over the WebSocket channel protocol
+  (``v4.channel.k8s.io``).
+- ``spdy_frames``: SPDY/3.1 framing: the frames kubectl's streams travel in, and their compressed
+  header blocks.
+- ``spdy_session``: a server-side SPDY/3.1 session: the streams a client opens over one upgraded
+  connection.
+- ``spdy_upgrade``: opening a SPDY session: on the raw upgraded HTTP connection, or tunnelled in a
+  WebSocket.
 """

@@ -1,10 +1,24 @@
 """The process runtime of ``--real-ray``: each pod's containers run as processes on this machine.
 
-``ray_install`` finds the local Ray, ``loopback`` gives each pod its own 127.x.y.z address (and
-builds the small ``LD_PRELOAD`` library that binds a pod's sockets to it), ``pod_env`` resolves
-a container's environment, ``volumes`` materializes its volumes under a per-pod directory,
-``rewrite`` maps in-container paths and Service DNS names in commands, ``container_process``
-runs and stops one container's process tree, ``probes`` runs exec/httpGet/tcpSocket probes,
-``image_version`` warns about images naming another Ray, ``pod_runner`` drives one pod's life
-and ``runtime`` ties them to the kubelet.
+Modules and subpackages:
+
+- ``container_process``: one container's process tree: start it, copy its output to the log, stop
+  all of it.
+- ``container_state``: the container statuses and pod phase a kubelet reports for processes it
+  really runs.
+- ``image_version``: the Ray version a container image names, and the Warning ``--real-ray`` gives
+  when it differs.
+- ``loopback``: loopback pod IPs: each pod of ``--real-ray`` gets its own 127.x.y.z address.
+- ``pod_env``: a container's environment as the kubelet resolves it: env, envFrom, the downward API,
+  $(VAR).
+- ``pod_runner``: drives one pod of ``--real-ray`` from its volumes to its end, with its processes.
+- ``probes``: runs a container's probes for real: ``exec`` in the container,
+  ``httpGet``/``tcpSocket`` at the pod's address, with the kubelet's timing fields and defaults.
+- ``ray_install``: finds the Ray installation ``--real-ray`` runs: its ``bin`` directory and its
+  version.
+- ``rewrite``: rewrites what a container's command names inside the container into what exists here.
+- ``runtime``: the process runtime the kubelet uses under ``--real-ray`` (and the plane's Service
+  routing).
+- ``volumes``: materializes a pod's volumes under its directory on this machine, as a kubelet mounts
+  them.
 """
