@@ -36,6 +36,21 @@ class ChannelSocket:
                 else:
                     await self.ws.send_bytes(bytes([channel]) + data)
 
+    async def read_loop(self) -> None:
+        """Reads the client's frames until the client closes; each protocol routes them."""
+        raise NotImplementedError
+
+    @contextlib.asynccontextmanager
+    async def reading(self) -> AsyncIterator[None]:
+        """Runs :meth:`read_loop` in a task while the block runs; cancels it when it ends."""
+        reader = asyncio.create_task(self.read_loop())
+        try:
+            yield
+        finally:
+            reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await reader
+
     async def frames(self) -> AsyncIterator[bytes]:
         """Yields each non-empty client frame as ``[channel] + data`` until the client closes;
         a frame that does not decode is skipped."""

@@ -97,8 +97,7 @@ async def serve_exec_websocket(
     channels = _Channels(ws, protocol, options)
     first = STDOUT if options.stdout else STDERR if options.stderr else ERROR
     await channels.send(first, b"")
-    reader = asyncio.create_task(channels.read_loop())
-    try:
+    async with channels.reading():
         status: dict[str, Any] = await run_exec(
             env,
             options,
@@ -112,8 +111,4 @@ async def serve_exec_websocket(
         elif text := status_text(status):
             await channels.send(ERROR, text.encode())
         await ws.close()
-    finally:
-        reader.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await reader
     return ws

@@ -111,12 +111,7 @@ async def serve_port_forward_websocket(
         announce = struct.pack("<H", port)
         await relay.send(2 * index, announce)
         await relay.send(2 * index + 1, announce)
-    reader = asyncio.create_task(relay.read_loop())
-    try:
+    async with relay.reading():
         await asyncio.gather(*(relay.forward(i, env, pod, uid) for i in range(len(ports))))
         await ws.close()
-    finally:
-        reader.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await reader
     return ws
