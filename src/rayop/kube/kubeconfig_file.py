@@ -10,7 +10,7 @@ path separator) are resolved against that file's directory.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,6 +39,21 @@ def _resolve(base: Path, value: Any) -> Any:
     return value
 
 
+def _items(doc: Mapping[str, Any], section: str, field: str) -> Iterator[dict[str, Any]]:
+    """Yields the ``field`` mapping of each entry of ``section`` (the document's own dicts)."""
+    for entry in doc.get(section) or []:
+        item = entry.get(field) if isinstance(entry, dict) else None
+        if isinstance(item, dict):
+            yield item
+
+
+def _resolve_keys(base: Path, item: dict[str, Any], keys: tuple[str, ...]) -> None:
+    """Resolves the file paths ``item`` holds under ``keys`` against ``base``."""
+    for key in keys:
+        if key in item:
+            item[key] = _resolve(base, item[key])
+
+
 def _read_file(path: Path) -> dict[str, Any]:
     try:
         doc = yaml.safe_load(path.read_text()) or {}
@@ -47,21 +62,13 @@ def _read_file(path: Path) -> dict[str, Any]:
     if not isinstance(doc, dict):
         raise ConfigError(f"cannot load kubeconfig {str(path)!r}: not a mapping")
     base = path.parent
-    for entry in doc.get("clusters") or []:
-        cluster = entry.get("cluster") if isinstance(entry, dict) else None
-        if isinstance(cluster, dict):
-            for key in _CLUSTER_FILES:
-                if key in cluster:
-                    cluster[key] = _resolve(base, cluster[key])
-    for entry in doc.get("users") or []:
-        user = entry.get("user") if isinstance(entry, dict) else None
-        if isinstance(user, dict):
-            for key in _USER_FILES:
-                if key in user:
-                    user[key] = _resolve(base, user[key])
-            exec_spec = user.get("exec")
-            if isinstance(exec_spec, dict) and os.sep in str(exec_spec.get("command") or ""):
-                exec_spec["command"] = _resolve(base, exec_spec["command"])
+    for cluster in _items(doc, "clusters", "cluster"):
+        _resolve_keys(base, cluster, _CLUSTER_FILES)
+    for user in _items(doc, "users", "user"):
+        _resolve_keys(base, user, _USER_FILES)
+        exec_spec = user.get("exec")
+        if isinstance(exec_spec, dict) and os.sep in str(exec_spec.get("command") or ""):
+            exec_spec["command"] = _resolve(base, exec_spec["command"])
     return doc
 
 

@@ -132,28 +132,35 @@ def _idle_timeout_problem(
     )
 
 
+def _ray_version_at_least(
+    spec: RayClusterSpec, minimum: tuple[int, int, int], lead: str
+) -> tuple[tuple[int, ...] | None, str]:
+    """KubeRay's check that a feature's minimum Ray version is met: returns ``spec.rayVersion``
+    parsed and "", or None and the message (which starts with ``lead``)."""
+    wanted = ".".join(str(part) for part in minimum)
+    if not spec.ray_version:
+        return None, (
+            f"{lead} RayVersion was not specified. Ray version {wanted} or later is required"
+        )
+    version, error = parse_generic_version(spec.ray_version)
+    if version is None:
+        return None, f"{lead} RayVersion format is invalid: {spec.ray_version}, {error}"
+    if version_less(version, minimum):
+        return None, f"{lead} minimum Ray version is {wanted}, got {spec.ray_version}"
+    return version, ""
+
+
 def _priority_problem(
     group: WorkerGroupSpec, spec: RayClusterSpec, head_env: Sequence[Mapping[str, Any]]
 ) -> str:
     priority, name = group.priority, group.group_name
     if not priority:
         return ""
-    if not spec.ray_version:
-        return (
-            f"worker group {name}: priority is set, but RayVersion was not specified. "
-            "Ray version 2.56.0 or later is required"
-        )
-    version, error = parse_generic_version(spec.ray_version)
-    if version is None:
-        return (
-            f"worker group {name}: priority is set, but RayVersion format is invalid: "
-            f"{spec.ray_version}, {error}"
-        )
-    if version_less(version, (2, 56, 0)):
-        return (
-            f"worker group {name}: priority is set, but minimum Ray version is 2.56.0, "
-            f"got {spec.ray_version}"
-        )
+    _, problem = _ray_version_at_least(
+        spec, (2, 56, 0), f"worker group {name}: priority is set, but"
+    )
+    if problem:
+        return problem
     if _is_autoscaling_v2(spec) or _v2_env_on(head_env):
         return ""
     return (
@@ -281,21 +288,9 @@ def _auth_problem(spec: RayClusterSpec) -> str:
                 "authOptions.enableK8sTokenAuth is enabled but authOptions.mode not set to 'token'"
             )
         return ""
-    if not spec.ray_version:
-        return (
-            "authOptions.mode is 'token' but RayVersion was not specified. Ray version 2.52.0 "
-            "or later is required"
-        )
-    version, error = parse_generic_version(spec.ray_version)
+    version, problem = _ray_version_at_least(spec, (2, 52, 0), "authOptions.mode is 'token' but")
     if version is None:
-        return (
-            f"authOptions.mode is 'token' but RayVersion format is invalid: {spec.ray_version}, "
-            f"{error}"
-        )
-    if version_less(version, (2, 52, 0)):
-        return (
-            f"authOptions.mode is 'token' but minimum Ray version is 2.52.0, got {spec.ray_version}"
-        )
+        return problem
     if k8s_auth:
         if version_less(version, (2, 55, 0)):
             return (

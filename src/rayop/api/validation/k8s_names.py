@@ -10,7 +10,8 @@ lists here are the very strings apimachinery v0.36 returns (its ``MaxLenError`` 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 __all__ = [
     "dns1035_label_errors",
@@ -18,6 +19,7 @@ __all__ = [
     "go_list",
     "label_key_errors",
     "label_value_errors",
+    "object_name_problem",
 ]
 
 _DNS1035_FMT = "[a-z]([-a-z0-9]*[a-z0-9])?"
@@ -67,33 +69,53 @@ def go_list(items: Sequence[str]) -> str:
     return "[" + " ".join(items) + "]"
 
 
+def _length_and_pattern_errors(
+    value: str, limit: int, unit: str, pattern: re.Pattern[str], message: str, *examples: str
+) -> list[str]:
+    """Returns what an apimachinery check of a maximum length and a pattern finds wrong with
+    ``value``: ``unit`` is "characters" or "bytes" (UTF-8), as the check counts; ``message`` and
+    ``examples`` word the pattern's error."""
+    size = len(value) if unit == "characters" else len(value.encode())
+    errors = []
+    if size > limit:
+        errors.append(f"must be no more than {limit} {unit}")
+    if not pattern.fullmatch(value):
+        errors.append(_regex_error(message, pattern.pattern, *examples))
+    return errors
+
+
 def dns1035_label_errors(value: str) -> list[str]:
     """Returns what ``IsDNS1035Label`` finds wrong with ``value`` (empty when valid)."""
-    errors = []
-    if len(value) > 63:
-        errors.append("must be no more than 63 characters")
-    if not _DNS1035.fullmatch(value):
-        errors.append(_regex_error(_DNS1035_MSG, _DNS1035_FMT, "my-name", "abc-123"))
-    return errors
+    return _length_and_pattern_errors(
+        value, 63, "characters", _DNS1035, _DNS1035_MSG, "my-name", "abc-123"
+    )
 
 
 def dns1123_label_errors(value: str) -> list[str]:
     """Returns what ``IsDNS1123Label`` finds wrong with ``value`` (empty when valid)."""
-    errors = []
-    if len(value) > 63:
-        errors.append("must be no more than 63 characters")
-    if not _DNS1123_LABEL.fullmatch(value):
-        errors.append(_regex_error(_DNS1123_LABEL_MSG, _DNS1123_LABEL_FMT, "my-name", "123-abc"))
-    return errors
+    return _length_and_pattern_errors(
+        value, 63, "characters", _DNS1123_LABEL, _DNS1123_LABEL_MSG, "my-name", "123-abc"
+    )
+
+
+def object_name_problem(metadata: Mapping[str, Any], max_length: int, lead: str) -> str | None:
+    """Returns KubeRay's message about a Ray object's name (``lead`` starts it: "RayCluster name
+    should"), None when it is valid or not given yet with ``generateName`` set (the API server
+    names the object before any check, admission or reconcile, runs)."""
+    name = str(metadata.get("name") or "")
+    if not name and metadata.get("generateName"):
+        return None
+    if len(name) > max_length:
+        return f"{lead} be no more than {max_length} characters"
+    if errors := dns1035_label_errors(name):
+        return f"{lead} be a valid DNS1035 label: {go_list(errors)}"
+    return None
 
 
 def _subdomain_errors(value: str) -> list[str]:
-    errors = []
-    if len(value.encode()) > 253:
-        errors.append("must be no more than 253 bytes")
-    if not _DNS1123_SUBDOMAIN.fullmatch(value):
-        errors.append(_regex_error(_SUBDOMAIN_MSG, _DNS1123_SUBDOMAIN_FMT, "example.com"))
-    return errors
+    return _length_and_pattern_errors(
+        value, 253, "bytes", _DNS1123_SUBDOMAIN, _SUBDOMAIN_MSG, "example.com"
+    )
 
 
 def label_key_errors(value: str) -> list[str]:
@@ -127,11 +149,6 @@ def label_key_errors(value: str) -> list[str]:
 
 def label_value_errors(value: str) -> list[str]:
     """Returns what ``IsValidLabelValue`` finds wrong with ``value``."""
-    errors = []
-    if len(value.encode()) > 63:
-        errors.append("must be no more than 63 bytes")
-    if not _LABEL_VALUE.fullmatch(value):
-        errors.append(
-            _regex_error(_LABEL_VALUE_MSG, _LABEL_VALUE_FMT, "MyValue", "my_value", "12345")
-        )
-    return errors
+    return _length_and_pattern_errors(
+        value, 63, "bytes", _LABEL_VALUE, _LABEL_VALUE_MSG, "MyValue", "my_value", "12345"
+    )

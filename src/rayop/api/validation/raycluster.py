@@ -23,7 +23,7 @@ from rayop.api.raycluster import (
 )
 from rayop.api.validation.cluster_spec import cluster_spec_problem
 from rayop.api.validation.gates import Gates
-from rayop.api.validation.k8s_names import dns1035_label_errors, go_list
+from rayop.api.validation.k8s_names import object_name_problem
 from rayop.api.validation.parsing import parse_model
 from rayop.api.validation.problem import Problem, Reason
 from rayop.api.validation.rayop_checks import cluster_spec_checks
@@ -62,14 +62,7 @@ _spec = raycluster_spec_problem
 
 def metadata_problem(metadata: Mapping[str, Any]) -> str | None:
     """Returns KubeRay's ``ValidateRayClusterMetadata`` message for the name, None when valid."""
-    name = str(metadata.get("name") or "")
-    if not name and metadata.get("generateName"):
-        return None  # the API server names it before any check (admission or reconcile) runs
-    if len(name) > MAX_RAYCLUSTER_NAME_LENGTH:
-        return f"RayCluster name should be no more than {MAX_RAYCLUSTER_NAME_LENGTH} characters"
-    if errors := dns1035_label_errors(name):
-        return f"RayCluster name should be a valid DNS1035 label: {go_list(errors)}"
-    return None
+    return object_name_problem(metadata, MAX_RAYCLUSTER_NAME_LENGTH, "RayCluster name should")
 
 
 def upgrade_strategy_problem(cluster: RayCluster) -> str | None:

@@ -18,7 +18,7 @@ from rayop.api.rayjob import JobDeploymentStatus, JobSubmissionMode, RayJob, Ray
 from rayop.api.validation.cluster_spec import cluster_spec_problem
 from rayop.api.validation.deletion import deletion_problem
 from rayop.api.validation.gates import Gates
-from rayop.api.validation.k8s_names import dns1035_label_errors, go_list
+from rayop.api.validation.k8s_names import object_name_problem
 from rayop.api.validation.parsing import parse_model
 from rayop.api.validation.problem import Problem, Reason
 from rayop.api.validation.rayop_checks import rayjob_checks
@@ -31,15 +31,8 @@ _INVALID: Final = "The RayJob spec is invalid: "
 
 def metadata_problem(metadata: Mapping[str, Any]) -> str | None:
     """Returns KubeRay's ``ValidateRayJobMetadata`` message for the name, None when valid."""
-    name = str(metadata.get("name") or "")
-    if not name and metadata.get("generateName"):
-        return None  # the API server names it before any check (admission or reconcile) runs
     lead = "The RayJob metadata is invalid: RayJob name should"
-    if len(name) > MAX_RAYJOB_NAME_LENGTH:
-        return f"{lead} be no more than {MAX_RAYJOB_NAME_LENGTH} characters"
-    if errors := dns1035_label_errors(name):
-        return f"{lead} be a valid DNS1035 label: {go_list(errors)}"
-    return None
+    return object_name_problem(metadata, MAX_RAYJOB_NAME_LENGTH, lead)
 
 
 def status_problem(job: RayJob) -> str | None:

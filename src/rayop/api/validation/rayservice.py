@@ -16,7 +16,7 @@ from rayop.api.rayservice import RayService, RayServiceSpec, RayServiceUpgradeTy
 from rayop.api.validation.cluster_spec import cluster_spec_problem, is_autoscaling_enabled
 from rayop.api.validation.gates import Gates, gate_on
 from rayop.api.validation.go_values import go_atoi, parse_duration
-from rayop.api.validation.k8s_names import dns1035_label_errors, go_list
+from rayop.api.validation.k8s_names import object_name_problem
 from rayop.api.validation.parsing import parse_model
 from rayop.api.validation.problem import Problem, Reason
 from rayop.api.validation.rayop_checks import rayservice_checks
@@ -70,14 +70,11 @@ def _timeout_problem(annotations: Mapping[str, Any]) -> str | None:
 
 def metadata_problem(metadata: Mapping[str, Any]) -> str | None:
     """Returns KubeRay's ``ValidateRayServiceMetadata`` message, None when valid."""
-    name = str(metadata.get("name") or "")
-    if not name and metadata.get("generateName"):
-        return None  # the API server names it before any check (admission or reconcile) runs
     lead = "The RayService metadata is invalid: RayService"
-    if len(name) > MAX_RAYSERVICE_NAME_LENGTH:
-        return f"{lead} name should be no more than {MAX_RAYSERVICE_NAME_LENGTH} characters"
-    if errors := dns1035_label_errors(name):
-        return f"{lead} name should be a valid DNS1035 label: {go_list(errors)}"
+    if problem := object_name_problem(metadata, MAX_RAYSERVICE_NAME_LENGTH, f"{lead} name should"):
+        return problem
+    if not metadata.get("name"):
+        return None  # a generateName: the name and annotations are checked once it is named
     if problem := _timeout_problem(metadata.get("annotations") or {}):
         return f"{lead} annotations is invalid: {problem}"
     return None

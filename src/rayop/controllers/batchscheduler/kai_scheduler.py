@@ -39,10 +39,7 @@ K8S_JOB_MODE_REFUSED = (
 class KaiScheduler:
     """KubeRay's ``KaiScheduler``."""
 
-    @property
-    def name(self) -> str:
-        """``kai-scheduler``."""
-        return PLUGIN_NAME
+    name = PLUGIN_NAME
 
     async def submit(self, client: KubeClient, kind: ParentKind, parent: Obj) -> None:
         """Refuses a K8sJobMode RayJob; nothing else.

@@ -170,13 +170,30 @@ async def _delete_pod_group(client: KubeClient, pod_group: Obj) -> bool:
     return True
 
 
+async def _existing_own(
+    client: KubeClient, res: Resource, desired: Obj, cluster: Obj, namespace: str
+) -> Obj | None:
+    """Creates ``desired`` when no object has its name (returns None), else returns that object.
+
+    Raises:
+        RetryLaterError: the object of that name is not controlled by ``cluster``.
+    """
+    existing = await _get(client, res, desired["metadata"]["name"], namespace)
+    if existing is None:
+        await client.create(res, desired, namespace=namespace)
+        return None
+    if not is_controlled_by(existing, cluster):
+        raise RetryLaterError(
+            f"{res.kind} {_where(existing)} already exists and is not owned by this RayCluster; "
+            "rename it or use a different RayCluster name to avoid the collision"
+        )
+    return existing
+
+
 class KubernetesWASScheduler:
     """KubeRay's ``KubernetesWASV1Alpha2Scheduler``."""
 
-    @property
-    def name(self) -> str:
-        """``kubernetes-was-v1alpha2``."""
-        return PLUGIN_NAME
+    name = PLUGIN_NAME
 
     async def submit(self, client: KubeClient, kind: ParentKind, parent: Obj) -> None:
         """Keeps a gang-scheduled RayCluster's Workload and PodGroup; removes them otherwise.
@@ -199,16 +216,10 @@ class KubernetesWASScheduler:
     async def _sync_workload(
         self, client: KubeClient, cluster: Obj, desired: Obj, pod_group: Obj, namespace: str
     ) -> None:
-        existing = await _get(client, WORKLOADS, desired["metadata"]["name"], namespace)
+        existing = await _existing_own(client, WORKLOADS, desired, cluster, namespace)
         if existing is None:
-            await client.create(WORKLOADS, desired, namespace=namespace)
             return
         where = _where(existing)
-        if not is_controlled_by(existing, cluster):
-            raise RetryLaterError(
-                f"Workload {where} already exists and is not owned by this RayCluster; rename "
-                "it or use a different RayCluster name to avoid the collision"
-            )
         if (existing.get("metadata") or {}).get("deletionTimestamp"):
             raise RetryLaterError(f"Workload {where} is being deleted, will retry")
         if not _workload_stale(existing, desired):
@@ -228,16 +239,10 @@ class KubernetesWASScheduler:
     async def _sync_pod_group(
         self, client: KubeClient, cluster: Obj, desired: Obj, namespace: str
     ) -> None:
-        existing = await _get(client, PODGROUPS, desired["metadata"]["name"], namespace)
+        existing = await _existing_own(client, PODGROUPS, desired, cluster, namespace)
         if existing is None:
-            await client.create(PODGROUPS, desired, namespace=namespace)
             return
         where = _where(existing)
-        if not is_controlled_by(existing, cluster):
-            raise RetryLaterError(
-                f"PodGroup {where} already exists and is not owned by this RayCluster; rename "
-                "it or use a different RayCluster name to avoid the collision"
-            )
         if (existing.get("metadata") or {}).get("deletionTimestamp"):
             await _delete_pod_group(client, existing)
             raise RetryLaterError(f"PodGroup {where} is being deleted, will retry")

@@ -67,10 +67,7 @@ def build_pod_group(cluster: Obj) -> dict[str, Any]:
 class SchedulerPluginsScheduler:
     """KubeRay's ``KubeScheduler`` (scheduler-plugins)."""
 
-    @property
-    def name(self) -> str:
-        """``scheduler-plugins``."""
-        return PLUGIN_NAME
+    name = PLUGIN_NAME
 
     async def submit(self, client: KubeClient, kind: ParentKind, parent: Obj) -> None:
         """Creates the gang-scheduled RayCluster's PodGroup once.

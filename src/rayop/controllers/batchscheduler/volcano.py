@@ -197,10 +197,7 @@ def _same_resources(current: Obj, desired: ResourceList) -> bool:
 class VolcanoScheduler:
     """KubeRay's ``VolcanoBatchScheduler``."""
 
-    @property
-    def name(self) -> str:
-        """``volcano``."""
-        return PLUGIN_NAME
+    name = PLUGIN_NAME
 
     async def submit(self, client: KubeClient, kind: ParentKind, parent: Obj) -> None:
         """Creates or resizes the PodGroup of a RayCluster (not one a RayJob made) or RayJob.

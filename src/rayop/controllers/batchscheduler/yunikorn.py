@@ -114,10 +114,7 @@ def task_groups_annotation(kind: ParentKind, parent: Obj) -> str:
 class YuniKornScheduler:
     """KubeRay's ``YuniKornScheduler``."""
 
-    @property
-    def name(self) -> str:
-        """``yunikorn``."""
-        return PLUGIN_NAME
+    name = PLUGIN_NAME
 
     async def submit(self, client: KubeClient, kind: ParentKind, parent: Obj) -> None:
         """Nothing: YuniKorn needs no object from the operator."""

@@ -154,6 +154,16 @@ def _stamp_check_failure(ctx: PassContext, error: Exception) -> None:
         ctx.status.job_status_check_failure_start_time = format_time(ctx.now)
 
 
+def _job_not_found(ctx: PassContext) -> Stop | None:
+    """The dashboard does not know the job (a mode other than HTTPMode): the RayJob fails once
+    its submitter finished, else waits for the submitter to submit it."""
+    if ctx.submitter.finished_at is not None:
+        message = "Submitter completed but Ray job not found in RayCluster."
+        mark_failed(ctx.status, JobFailedReason.APP_FAILED, message)
+        return None
+    return WAIT
+
+
 async def _check_job(ctx: PassContext, cluster: Obj) -> Stop | None:
     """GET /api/jobs/<id> (or the background poller's latest answer to it); HTTPMode submits on
     404; the answer goes into the status."""
@@ -169,11 +179,7 @@ async def _check_job(ctx: PassContext, cluster: Obj) -> Stop | None:
             if mode == JobSubmissionMode.HTTP_MODE:
                 await _submit(ctx, dashboard)
                 return None
-            if ctx.submitter.finished_at is not None:
-                message = "Submitter completed but Ray job not found in RayCluster."
-                mark_failed(ctx.status, JobFailedReason.APP_FAILED, message)
-                return None
-            return WAIT
+            return _job_not_found(ctx)
         except DashboardError as err:
             _stamp_check_failure(ctx, err)
             return None
@@ -230,11 +236,7 @@ async def _check_polled_job(ctx: PassContext, cluster: Obj, poller: JobInfoPolle
                 await _submit(ctx, dashboard)
             poller.refresh(ctx.request)
             return None
-        if ctx.submitter.finished_at is not None:
-            message = "Submitter completed but Ray job not found in RayCluster."
-            mark_failed(ctx.status, JobFailedReason.APP_FAILED, message)
-            return None
-        return WAIT
+        return _job_not_found(ctx)
     if isinstance(outcome, DashboardError):
         _stamp_check_failure(ctx, outcome)
     else:

@@ -291,6 +291,12 @@ class SubmitterOutcome:
     """When it finished (either way); None while it runs."""
 
 
+def _finished(at: datetime | None, failure: str) -> SubmitterOutcome:
+    """A submitter that finished: failed with ``failure`` as the message, succeeded when it is
+    empty."""
+    return SubmitterOutcome(failed=bool(failure), message=failure, finished_at=at)
+
+
 def submitter_job_outcome(batch_job: Obj) -> SubmitterOutcome:
     """Reads a submitter Job's ``Failed`` / ``Complete`` conditions."""
     for cond in (batch_job.get("status") or {}).get("conditions") or []:
@@ -298,13 +304,13 @@ def submitter_job_outcome(batch_job: Obj) -> SubmitterOutcome:
             continue
         at = cond.get("lastTransitionTime")
         finished = parse_time(at) if at else None
+        failure = ""
         if cond.get("type") == "Failed":
-            message = (
+            failure = (
                 f"Job submission has failed. Reason: {cond.get('reason', '')}. "
                 f"Message: {cond.get('message', '')}"
             )
-            return SubmitterOutcome(failed=True, message=message, finished_at=finished)
-        return SubmitterOutcome(finished_at=finished)
+        return _finished(finished, failure)
     return SubmitterOutcome()
 
 
@@ -329,13 +335,13 @@ def sidecar_outcome(
         if not terminated:
             return SubmitterOutcome()
         code = int(terminated.get("exitCode") or 0)
+        failure = ""
         if code != 0:
-            message = (
+            failure = (
                 f"Ray head pod container {SUBMITTER_CONTAINER_NAME} terminated with exit code "
                 f"{code}: {terminated.get('reason', '')}"
             )
-            return SubmitterOutcome(failed=True, message=message, finished_at=finished)
-        return SubmitterOutcome(finished_at=finished)
+        return _finished(finished, failure)
     return SubmitterOutcome()
 
 

@@ -22,6 +22,7 @@ from rayop.api.rayservice import DEFAULT_RAY_CLUSTER_DELETION_DELAY_SECONDS, Ray
 from rayop.apimachinery.objects import ObjView as Obj
 from rayop.controllers.rayservice import settings
 from rayop.controllers.rayservice.context import ServiceContext
+from rayop.controllers.rayservice.recorded_write import write_with_events
 from rayop.kube.clock import micro_time
 from rayop.kube.errors import NotFound
 from rayop.kube.resources import RAY_CLUSTERS
@@ -117,16 +118,17 @@ async def delete_cluster(ctx: ServiceContext, name: str) -> None:
     Raises:
         rayop.kube.errors.ApiError: the delete failed.
     """
+    delete = ctx.deps.client.delete(
+        RAY_CLUSTERS, name, namespace=ctx.namespace, propagation_policy="Background"
+    )
     try:
-        await ctx.deps.client.delete(
-            RAY_CLUSTERS, name, namespace=ctx.namespace, propagation_policy="Background"
+        await write_with_events(
+            ctx,
+            delete,
+            done=(settings.DELETED_RAY_CLUSTER, f"Deleted RayCluster {ctx.namespace}/{name}"),
+            failed=(settings.FAILED_TO_DELETE_RAY_CLUSTER, f"Failed to delete {name}: "),
+            passing=(NotFound,),
         )
     except NotFound:
         return
-    except Exception as exc:
-        ctx.event(
-            "Warning", settings.FAILED_TO_DELETE_RAY_CLUSTER, f"Failed to delete {name}: {exc}"
-        )
-        raise
     log.info("RayService %s: deleted cluster %s", ctx.request, name)
-    ctx.event("Normal", settings.DELETED_RAY_CLUSTER, f"Deleted RayCluster {ctx.namespace}/{name}")

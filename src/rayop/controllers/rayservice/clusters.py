@@ -23,6 +23,7 @@ unset.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 
 from rayop.controllers.rayservice import cluster_spec as rs_cluster
@@ -33,6 +34,7 @@ from rayop.controllers.rayservice.incremental.mode import (
     is_incremental,
     rolling_back,
 )
+from rayop.controllers.rayservice.recorded_write import write_with_events
 from rayop.controllers.rayservice.status import ACTIVE, PENDING, write_status_if_changed
 from rayop.kube.errors import AlreadyExists, NotFound
 from rayop.kube.resources import RAY_CLUSTERS
@@ -118,14 +120,14 @@ async def ensure_clusters(ctx: ServiceContext) -> Stop | None:
             )
             which = "active" if is_active else "pending"
             where = f"{ctx.namespace}/{cluster_name}"
-            try:
-                await ctx.deps.client.update(RAY_CLUSTERS, updated)
-            except Exception as exc:
-                note = f"Failed to update the {which} RayCluster {where}: {exc}"
-                ctx.event("Warning", settings.FAILED_TO_UPDATE_RAY_CLUSTER, note)
-                raise
-            ctx.event(
-                "Normal", settings.UPDATED_RAY_CLUSTER, f"Updated the {which} RayCluster {where}"
+            await write_with_events(
+                ctx,
+                ctx.deps.client.update(RAY_CLUSTERS, updated),
+                done=(settings.UPDATED_RAY_CLUSTER, f"Updated the {which} RayCluster {where}"),
+                failed=(
+                    settings.FAILED_TO_UPDATE_RAY_CLUSTER,
+                    f"Failed to update the {which} RayCluster {where}: ",
+                ),
             )
     return None
 
@@ -140,14 +142,15 @@ async def _create(ctx: ServiceContext, cluster_name: str) -> None:
     body = rs_cluster.build_ray_cluster(
         ctx.service, goal, cluster_name, drop_worker_replicas=_drop_replicas(ctx)
     )
-    try:
-        await ctx.deps.client.create(RAY_CLUSTERS, body, namespace=ctx.namespace)
-    except AlreadyExists:
-        return
-    except Exception as exc:
-        note = f"Failed to create RayCluster {ctx.namespace}/{cluster_name}: {exc}"
-        ctx.event("Warning", settings.FAILED_TO_CREATE_RAY_CLUSTER, note)
-        raise
-    ctx.event(
-        "Normal", settings.CREATED_RAY_CLUSTER, f"Created RayCluster {ctx.namespace}/{cluster_name}"
-    )
+    where = f"{ctx.namespace}/{cluster_name}"
+    with contextlib.suppress(AlreadyExists):
+        await write_with_events(
+            ctx,
+            ctx.deps.client.create(RAY_CLUSTERS, body, namespace=ctx.namespace),
+            done=(settings.CREATED_RAY_CLUSTER, f"Created RayCluster {where}"),
+            failed=(
+                settings.FAILED_TO_CREATE_RAY_CLUSTER,
+                f"Failed to create RayCluster {where}: ",
+            ),
+            passing=(AlreadyExists,),
+        )

@@ -18,6 +18,7 @@ from rayop.controllers.dashboard.client import DashboardError
 from rayop.controllers.rayservice import settings
 from rayop.controllers.rayservice.context import ServiceContext
 from rayop.controllers.rayservice.head_pods import dashboard, head_pod, is_pod_ready
+from rayop.controllers.rayservice.recorded_write import write_with_events
 from rayop.kube.resources import PODS
 from rayop.runtime.steps import Stop
 
@@ -48,23 +49,15 @@ async def update_head_serve_labels(ctx: ServiceContext) -> Stop | None:
         body = {"metadata": {"labels": {settings.SERVE_LABEL: want}}}
         pod_name = pod["metadata"]["name"]
         where = f"{ctx.namespace}/{pod_name}"
-        try:
-            await ctx.deps.client.patch(PODS, pod_name, body, namespace=ctx.namespace)
-        except Exception as err:
-            ctx.event(
-                "Warning",
-                settings.FAILED_TO_UPDATE_HEAD_POD_SERVE_LABEL,
-                f'Failed to update the serve label to "{want}" for the Head Pod {where}: {err}',
-                action=settings.ACTION_UPDATE,
-            )
-            raise
-        log.info("RayService %s: head pod %s ray.io/serve=%s", ctx.request, pod_name, want)
-        ctx.event(
-            "Normal",
-            settings.UPDATED_HEAD_POD_SERVE_LABEL,
-            f'Updated the serve label to "{want}" for the Head Pod {where}',
+        label = f'the serve label to "{want}" for the Head Pod {where}'
+        await write_with_events(
+            ctx,
+            ctx.deps.client.patch(PODS, pod_name, body, namespace=ctx.namespace),
             action=settings.ACTION_UPDATE,
+            done=(settings.UPDATED_HEAD_POD_SERVE_LABEL, f"Updated {label}"),
+            failed=(settings.FAILED_TO_UPDATE_HEAD_POD_SERVE_LABEL, f"Failed to update {label}: "),
         )
+        log.info("RayService %s: head pod %s ray.io/serve=%s", ctx.request, pod_name, want)
     return None
 
 

@@ -23,6 +23,7 @@ from rayop.controllers.rayservice import service_builders as builders
 from rayop.controllers.rayservice import settings
 from rayop.controllers.rayservice.context import ServiceContext
 from rayop.controllers.rayservice.incremental.mode import upgrading
+from rayop.controllers.rayservice.recorded_write import write_with_events
 from rayop.kube.errors import AlreadyExists
 from rayop.kube.resources import SERVICES
 from rayop.runtime.steps import Stop
@@ -81,41 +82,27 @@ async def _apply(ctx: ServiceContext, desired: Mapping[str, Any], target: str) -
     existing = ctx.deps.services.get(ctx.namespace, name)
     if existing is None:
         try:
-            await ctx.deps.client.create(SERVICES, desired, namespace=ctx.namespace)
-        except AlreadyExists:
-            existing = await ctx.deps.client.get(SERVICES, name, namespace=ctx.namespace)
-        except Exception as err:
-            ctx.event(
-                "Warning",
-                settings.FAILED_TO_CREATE_SERVICE,
-                f"Failed to create the service {where}, {err}",
+            await write_with_events(
+                ctx,
+                ctx.deps.client.create(SERVICES, desired, namespace=ctx.namespace),
                 action=settings.ACTION_CREATE,
-            )
-            raise
-        else:
-            ctx.event(
-                "Normal",
-                settings.CREATED_SERVICE,
-                f"Created the service {where}",
-                action=settings.ACTION_CREATE,
+                done=(settings.CREATED_SERVICE, f"Created the service {where}"),
+                failed=(
+                    settings.FAILED_TO_CREATE_SERVICE,
+                    f"Failed to create the service {where}, ",
+                ),
+                passing=(AlreadyExists,),
             )
             return
+        except AlreadyExists:
+            existing = await ctx.deps.client.get(SERVICES, name, namespace=ctx.namespace)
     if builders.selected_cluster(existing) == target:
         return
-    try:
-        await ctx.deps.client.update(SERVICES, builders.retargeted(existing, desired))
-    except Exception as err:
-        ctx.event(
-            "Warning",
-            settings.FAILED_TO_UPDATE_SERVICE,
-            f"Failed to update the service {where}, {err}",
-            action=settings.ACTION_UPDATE,
-        )
-        raise
-    log.info("RayService %s: service %s now selects cluster %s", ctx.request, name, target)
-    ctx.event(
-        "Normal",
-        settings.UPDATED_SERVICE,
-        f"Updated the service {where}",
+    await write_with_events(
+        ctx,
+        ctx.deps.client.update(SERVICES, builders.retargeted(existing, desired)),
         action=settings.ACTION_UPDATE,
+        done=(settings.UPDATED_SERVICE, f"Updated the service {where}"),
+        failed=(settings.FAILED_TO_UPDATE_SERVICE, f"Failed to update the service {where}, "),
     )
+    log.info("RayService %s: service %s now selects cluster %s", ctx.request, name, target)

@@ -20,6 +20,7 @@ suspending phase requeues after 2 s while clusters remain, and writes its status
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Awaitable, Callable
 
 from rayop.api.conditions import is_condition_true
@@ -31,6 +32,7 @@ from rayop.controllers.rayservice import settings
 from rayop.controllers.rayservice.cleanup import delete_owned_clusters
 from rayop.controllers.rayservice.context import ServiceContext
 from rayop.controllers.rayservice.incremental.routes import delete_routes
+from rayop.controllers.rayservice.recorded_write import write_with_events
 from rayop.controllers.rayservice.status import mark, set_ready_false, write_status
 from rayop.kube.errors import NotFound
 from rayop.kube.resources import SERVICES
@@ -77,24 +79,21 @@ async def _suspending(ctx: ServiceContext) -> Stop | None:
 async def _delete_service(ctx: ServiceContext, name: str) -> None:
     """Deletes one Service of the RayService (gone already is fine), with KubeRay's events."""
     where = f"{ctx.namespace}/{name}"
-    try:
-        await ctx.deps.client.delete(SERVICES, name, namespace=ctx.namespace)
-    except NotFound:
-        pass
-    except Exception as err:
-        ctx.event(
-            "Warning",
-            settings.FAILED_TO_DELETE_SERVICE,
-            f"Failed to delete the Service {where} during suspend: {err}",
-            action=settings.ACTION_DELETE,
-        )
-        raise
-    ctx.event(
-        "Normal",
-        settings.DELETED_SERVICE,
-        f"Deleted the Service {where} during suspend",
+    await write_with_events(
+        ctx,
+        _delete_if_present(ctx, name),
         action=settings.ACTION_DELETE,
+        done=(settings.DELETED_SERVICE, f"Deleted the Service {where} during suspend"),
+        failed=(
+            settings.FAILED_TO_DELETE_SERVICE,
+            f"Failed to delete the Service {where} during suspend: ",
+        ),
     )
+
+
+async def _delete_if_present(ctx: ServiceContext, name: str) -> None:
+    with contextlib.suppress(NotFound):
+        await ctx.deps.client.delete(SERVICES, name, namespace=ctx.namespace)
 
 
 async def _suspended(ctx: ServiceContext) -> Stop | None:

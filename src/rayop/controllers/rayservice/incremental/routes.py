@@ -13,8 +13,11 @@ an operator on a cluster without the Gateway API CRDs starts and serves every ot
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from rayop.api import keys
@@ -36,6 +39,7 @@ from rayop.controllers.rayservice.incremental.gateway import (
 from rayop.controllers.rayservice.incremental.mode import is_incremental, upgrade_options
 from rayop.controllers.rayservice.incremental.state import RouteState
 from rayop.controllers.rayservice.incremental.traffic import next_weights
+from rayop.controllers.rayservice.recorded_write import write_with_events
 from rayop.kube.errors import AlreadyExists, ApiError, NotFound
 from rayop.kube.resource import Resource
 from rayop.kube.resources import SERVICES
@@ -129,45 +133,53 @@ async def _ensure_cluster_serve_service(ctx: ServiceContext, cluster_name: str) 
     log.info("RayService %s: created serve service %s", ctx.request, desired["metadata"]["name"])
 
 
-def _failed(ctx: ServiceContext, reason: str, action: str, note: str) -> None:
-    ctx.event("Warning", reason, note, action=action)
+@dataclass(frozen=True)
+class _RouteObject:
+    """The Gateway or the HTTPRoute: how it is named and compared, and KubeRay's event reasons."""
+
+    res: Resource
+    name: Callable[[str], str]
+    """The object's name from the RayService's."""
+    equal: Callable[[Obj, Obj], bool]
+    reasons: Mapping[str, tuple[str, str]]
+    """The (Normal, Warning) event reasons of each action (Create, Update, Delete)."""
+    create_failure_names: str
+    """What KubeRay's FailedToCreate note calls it ("Gateway", but "the HTTPRoute")."""
 
 
-async def _reconcile_gateway(ctx: ServiceContext, routes: RouteState) -> None:
-    options = upgrade_options(ctx.spec)
-    desired = build_gateway(ctx.service, options.gateway_class_name)
+_GATEWAY = _RouteObject(GATEWAYS, gateway_name, gateway_equal, settings.GATEWAY_REASONS, "Gateway")
+_HTTP_ROUTE = _RouteObject(
+    HTTP_ROUTES, route_name, route_equal, settings.HTTP_ROUTE_REASONS, "the HTTPRoute"
+)
+
+
+async def _apply(
+    ctx: ServiceContext, target: _RouteObject, existing: Obj | None, desired: dict[str, Any]
+) -> Obj:
+    """Creates ``desired``, or updates ``existing`` to its spec when they differ; returns the
+    object as it now is."""
+    kind = target.res.kind
     where = f"{ctx.namespace}/{desired['metadata']['name']}"
-    existing = routes.gateway
     if existing is None:
-        try:
-            routes.gateway = await ctx.deps.client.create(
-                GATEWAYS, desired, namespace=ctx.namespace
-            )
-        except Exception as exc:
-            note = f"Failed to create Gateway for RayService {where}: {exc}"
-            _failed(ctx, settings.FAILED_TO_CREATE_GATEWAY, settings.ACTION_CREATE, note)
-            raise
-        ctx.event(
-            "Normal",
-            settings.CREATED_GATEWAY,
-            f"Created Gateway for RayService {where}",
+        created, failed_to_create = target.reasons[settings.ACTION_CREATE]
+        failed_note = f"Failed to create {target.create_failure_names} for RayService {where}: "
+        return await write_with_events(
+            ctx,
+            ctx.deps.client.create(target.res, desired, namespace=ctx.namespace),
             action=settings.ACTION_CREATE,
+            done=(created, f"Created {kind} for RayService {where}"),
+            failed=(failed_to_create, failed_note),
         )
-        return
-    if gateway_equal(existing, desired):
-        return
+    if target.equal(existing, desired):
+        return existing
+    updated, failed_to_update = target.reasons[settings.ACTION_UPDATE]
     body = {**copy.deepcopy(dict(existing)), "spec": desired["spec"]}
-    try:
-        routes.gateway = await ctx.deps.client.update(GATEWAYS, body)
-    except Exception as exc:
-        note = f"Failed to update the Gateway {where}: {exc}"
-        _failed(ctx, settings.FAILED_TO_UPDATE_GATEWAY, settings.ACTION_UPDATE, note)
-        raise
-    ctx.event(
-        "Normal",
-        settings.UPDATED_GATEWAY,
-        f"Updated the Gateway {where}",
+    return await write_with_events(
+        ctx,
+        ctx.deps.client.update(target.res, body),
         action=settings.ACTION_UPDATE,
+        done=(updated, f"Updated the {kind} {where}"),
+        failed=(failed_to_update, f"Failed to update the {kind} {where}: "),
     )
 
 
@@ -189,46 +201,6 @@ def desired_route(ctx: ServiceContext) -> dict[str, Any] | None:
     return build_route(ctx.service, backends)
 
 
-async def _reconcile_route(ctx: ServiceContext, routes: RouteState) -> None:
-    desired = desired_route(ctx)
-    if desired is None:
-        routes.route = None
-        return
-    where = f"{ctx.namespace}/{desired['metadata']['name']}"
-    existing = routes.route
-    if existing is None:
-        try:
-            routes.route = await ctx.deps.client.create(
-                HTTP_ROUTES, desired, namespace=ctx.namespace
-            )
-        except Exception as exc:
-            note = f"Failed to create the HTTPRoute for RayService {where}: {exc}"
-            _failed(ctx, settings.FAILED_TO_CREATE_HTTP_ROUTE, settings.ACTION_CREATE, note)
-            raise
-        ctx.event(
-            "Normal",
-            settings.CREATED_HTTP_ROUTE,
-            f"Created HTTPRoute for RayService {where}",
-            action=settings.ACTION_CREATE,
-        )
-        return
-    if route_equal(existing, desired):
-        return
-    body = {**copy.deepcopy(dict(existing)), "spec": desired["spec"]}
-    try:
-        routes.route = await ctx.deps.client.update(HTTP_ROUTES, body)
-    except Exception as exc:
-        note = f"Failed to update the HTTPRoute {where}: {exc}"
-        _failed(ctx, settings.FAILED_TO_UPDATE_HTTP_ROUTE, settings.ACTION_UPDATE, note)
-        raise
-    ctx.event(
-        "Normal",
-        settings.UPDATED_HTTP_ROUTE,
-        f"Updated the HTTPRoute {where}",
-        action=settings.ACTION_UPDATE,
-    )
-
-
 async def reconcile_routes(ctx: ServiceContext) -> Stop | None:
     """Ensures the per-cluster serve Services, the Gateway and the HTTPRoute; never ends the pass.
 
@@ -240,8 +212,10 @@ async def reconcile_routes(ctx: ServiceContext) -> Stop | None:
         return None
     for cluster_name in (ctx.active_name, ctx.pending_name):
         await _ensure_cluster_serve_service(ctx, cluster_name)
-    await _reconcile_gateway(ctx, routes)
-    await _reconcile_route(ctx, routes)
+    gateway = build_gateway(ctx.service, upgrade_options(ctx.spec).gateway_class_name)
+    routes.gateway = await _apply(ctx, _GATEWAY, routes.gateway, gateway)
+    route = desired_route(ctx)
+    routes.route = None if route is None else await _apply(ctx, _HTTP_ROUTE, routes.route, route)
     return None
 
 
@@ -254,44 +228,28 @@ async def delete_routes(ctx: ServiceContext) -> bool:
     if not is_incremental(ctx.spec, ctx.deps.options):
         return False
     remaining = False
-    for res, name, kind, failed, deleted in (
-        (
-            GATEWAYS,
-            gateway_name(ctx.name),
-            "Gateway",
-            settings.FAILED_TO_DELETE_GATEWAY,
-            settings.DELETED_GATEWAY,
-        ),
-        (
-            HTTP_ROUTES,
-            route_name(ctx.name),
-            "HTTPRoute",
-            settings.FAILED_TO_DELETE_HTTP_ROUTE,
-            settings.DELETED_HTTP_ROUTE,
-        ),
-    ):
+    for target in (_GATEWAY, _HTTP_ROUTE):
+        name = target.name(ctx.name)
         try:
-            current = await ctx.deps.client.get(res, name, namespace=ctx.namespace)
+            current = await ctx.deps.client.get(target.res, name, namespace=ctx.namespace)
         except NotFound:
             continue
         remaining = True
         if (current.get("metadata") or {}).get("deletionTimestamp"):
             continue
+        kind = target.res.kind
         where = f"{ctx.namespace}/{name}"
-        try:
-            await ctx.deps.client.delete(
-                res, name, namespace=ctx.namespace, propagation_policy="Background"
-            )
-        except NotFound:
-            continue
-        except Exception as exc:
-            note = f"Failed to delete the {kind} {where} during suspend: {exc}"
-            _failed(ctx, failed, settings.ACTION_DELETE, note)
-            raise
-        ctx.event(
-            "Normal",
-            deleted,
-            f"Deleted the {kind} {where} during suspend",
-            action=settings.ACTION_DELETE,
+        deleted, failed_to_delete = target.reasons[settings.ACTION_DELETE]
+        delete = ctx.deps.client.delete(
+            target.res, name, namespace=ctx.namespace, propagation_policy="Background"
         )
+        with contextlib.suppress(NotFound):
+            await write_with_events(
+                ctx,
+                delete,
+                action=settings.ACTION_DELETE,
+                done=(deleted, f"Deleted the {kind} {where} during suspend"),
+                failed=(failed_to_delete, f"Failed to delete the {kind} {where} during suspend: "),
+                passing=(NotFound,),
+            )
     return remaining

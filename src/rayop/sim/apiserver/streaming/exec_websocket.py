@@ -12,15 +12,14 @@ connection closes after the Status.
 from __future__ import annotations
 
 import asyncio
-import base64
-import binascii
 import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
 import orjson
-from aiohttp import WSMsgType, web
+from aiohttp import web
 
+from rayop.sim.apiserver.streaming.channel_frames import ChannelSocket
 from rayop.sim.apiserver.streaming.exec_process import ExecOptions
 from rayop.sim.apiserver.streaming.exec_session import run_exec, status_text
 from rayop.sim.nodes.container_exec import ContainerProcessEnv
@@ -39,28 +38,15 @@ EXEC_WEBSOCKET_PROTOCOLS = (
 STDIN, STDOUT, STDERR, ERROR, RESIZE, CLOSE = 0, 1, 2, 3, 4, 255
 
 
-class _Channels:
+class _Channels(ChannelSocket):
     """Reads client messages into stdin and resize queues; writes output channels."""
 
     def __init__(self, ws: web.WebSocketResponse, protocol: str, options: ExecOptions) -> None:
-        self.ws = ws
-        self.base64 = "base64" in protocol
+        super().__init__(ws, base64_frames="base64" in protocol)
         self.stream_close = protocol == "v5.channel.k8s.io"
         self.options = options
         self.stdin: asyncio.Queue[bytes | None] = asyncio.Queue()
         self.resize: asyncio.Queue[tuple[int, int] | None] = asyncio.Queue()
-        self._send_lock = asyncio.Lock()
-
-    async def send(self, channel: int, data: bytes) -> None:
-        if self.ws.closed:
-            return
-        async with self._send_lock:
-            with contextlib.suppress(ConnectionError, RuntimeError):
-                if self.base64:
-                    text = chr(ord("0") + channel) + base64.b64encode(data).decode()
-                    await self.ws.send_str(text)
-                else:
-                    await self.ws.send_bytes(bytes([channel]) + data)
 
     async def stdout(self, data: bytes) -> None:
         await self.send(STDOUT, data)
@@ -86,15 +72,8 @@ class _Channels:
     async def read_loop(self) -> None:
         """Dispatches client messages until the client closes the connection."""
         try:
-            async for msg in self.ws:
-                if msg.type == WSMsgType.BINARY and not self.base64:
-                    self._dispatch(msg.data)
-                elif msg.type == WSMsgType.TEXT and not self.base64:
-                    self._dispatch(msg.data.encode())  # as Go's websocket reads text frames
-                elif msg.type == WSMsgType.TEXT and self.base64 and msg.data:
-                    with contextlib.suppress(binascii.Error, ValueError):
-                        channel = ord(msg.data[0]) - ord("0")
-                        self._dispatch(bytes([channel]) + base64.b64decode(msg.data[1:]))
+            async for frame in self.frames():
+                self._dispatch(frame)
         finally:
             self.stdin.put_nowait(None)
             self.resize.put_nowait(None)
@@ -118,8 +97,7 @@ async def serve_exec_websocket(
     channels = _Channels(ws, protocol, options)
     first = STDOUT if options.stdout else STDERR if options.stderr else ERROR
     await channels.send(first, b"")
-    reader = asyncio.create_task(channels.read_loop())
-    try:
+    async with channels.reading():
         status: dict[str, Any] = await run_exec(
             env,
             options,
@@ -133,8 +111,4 @@ async def serve_exec_websocket(
         elif text := status_text(status):
             await channels.send(ERROR, text.encode())
         await ws.close()
-    finally:
-        reader.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await reader
     return ws

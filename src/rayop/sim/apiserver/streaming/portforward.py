@@ -30,6 +30,17 @@ class _Pair:
         self.error: SpdyStream | None = None
 
 
+def dial_error(err: OSError, env: ContainerProcessEnv, port: int, pod: str, uid: str) -> str:
+    """Returns the kubelet's message for a port the pod does not listen on (``err`` from the
+    dial)."""
+    reason = os.strerror(err.errno) if err.errno else str(err)
+    return (
+        f"error forwarding port {port} to pod {pod}, uid {uid}: failed to connect to "
+        f"{env.pod_ip}:{port} inside the pod's network namespace, error: dial tcp4 "
+        f"{env.pod_ip}:{port}: connect: {reason.lower()}"
+    )
+
+
 async def _stream_to_socket(stream: SpdyStream, writer: asyncio.StreamWriter) -> None:
     while data := await stream.read():
         writer.write(data)
@@ -61,13 +72,7 @@ async def _forward(pair: _Pair, env: ContainerProcessEnv, pod: str, uid: str) ->
     try:
         reader, writer = await asyncio.open_connection(env.pod_ip, port)
     except OSError as err:
-        reason = os.strerror(err.errno) if err.errno else str(err)
-        message = (
-            f"error forwarding port {port} to pod {pod}, uid {uid}: failed to connect to "
-            f"{env.pod_ip}:{port} inside the pod's network namespace, error: dial tcp4 "
-            f"{env.pod_ip}:{port}: connect: {reason.lower()}"
-        )
-        await error.write(message.encode())
+        await error.write(dial_error(err, env, port, pod, uid).encode())
         await data.reset()
         await error.reset()
         return

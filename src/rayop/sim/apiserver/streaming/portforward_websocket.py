@@ -11,14 +11,13 @@ every port's relay has ended.
 from __future__ import annotations
 
 import asyncio
-import base64
-import binascii
 import contextlib
-import os
 import struct
 
-from aiohttp import WSMsgType, web
+from aiohttp import web
 
+from rayop.sim.apiserver.streaming.channel_frames import ChannelSocket
+from rayop.sim.apiserver.streaming.portforward import dial_error
 from rayop.sim.machinery import errors as se
 from rayop.sim.nodes.container_exec import ContainerProcessEnv
 
@@ -54,41 +53,18 @@ def requested_ports(request: web.Request) -> list[int]:
     return ports
 
 
-class _Relay:
+class _Relay(ChannelSocket):
     """The channels of one WebSocket and the sockets behind its ports."""
 
     def __init__(self, ws: web.WebSocketResponse, ports: list[int]) -> None:
-        self.ws = ws
+        super().__init__(ws, base64_frames=(ws.ws_protocol or "").startswith("v4.base64."))
         self.ports = ports
-        self.base64 = (ws.ws_protocol or "").startswith("v4.base64.")
         self.inbound: list[asyncio.Queue[bytes | None]] = [asyncio.Queue() for _ in ports]
-        self._lock = asyncio.Lock()
-
-    async def send(self, channel: int, data: bytes) -> None:
-        if self.ws.closed:
-            return
-        async with self._lock:
-            with contextlib.suppress(ConnectionError, RuntimeError):
-                if self.base64:
-                    await self.ws.send_str(
-                        chr(ord("0") + channel) + base64.b64encode(data).decode()
-                    )
-                else:
-                    await self.ws.send_bytes(bytes([channel]) + data)
 
     async def read_loop(self) -> None:
         try:
-            async for msg in self.ws:
-                frame: bytes | None = None
-                if msg.type == WSMsgType.BINARY and not self.base64:
-                    frame = msg.data
-                elif msg.type == WSMsgType.TEXT and not self.base64:
-                    frame = msg.data.encode()  # as Go's websocket reads text frames
-                elif msg.type == WSMsgType.TEXT and self.base64 and msg.data:
-                    with contextlib.suppress(binascii.Error, ValueError):
-                        channel = ord(msg.data[0]) - ord("0")
-                        frame = bytes([channel]) + base64.b64decode(msg.data[1:])
-                if frame and frame[0] % 2 == 0 and frame[0] // 2 < len(self.ports):
+            async for frame in self.frames():
+                if frame[0] % 2 == 0 and frame[0] // 2 < len(self.ports):
                     self.inbound[frame[0] // 2].put_nowait(frame[1:])
         finally:
             for queue in self.inbound:
@@ -99,13 +75,7 @@ class _Relay:
         try:
             reader, writer = await asyncio.open_connection(env.pod_ip, port)
         except OSError as err:
-            reason = os.strerror(err.errno) if err.errno else str(err)
-            message = (
-                f"error forwarding port {port} to pod {pod}, uid {uid}: failed to connect to "
-                f"{env.pod_ip}:{port} inside the pod's network namespace, error: dial tcp4 "
-                f"{env.pod_ip}:{port}: connect: {reason.lower()}"
-            )
-            await self.send(2 * index + 1, message.encode())
+            await self.send(2 * index + 1, dial_error(err, env, port, pod, uid).encode())
             return
 
         async def outbound() -> None:
@@ -141,12 +111,7 @@ async def serve_port_forward_websocket(
         announce = struct.pack("<H", port)
         await relay.send(2 * index, announce)
         await relay.send(2 * index + 1, announce)
-    reader = asyncio.create_task(relay.read_loop())
-    try:
+    async with relay.reading():
         await asyncio.gather(*(relay.forward(i, env, pod, uid) for i in range(len(ports))))
         await ws.close()
-    finally:
-        reader.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await reader
     return ws

@@ -1,0 +1,47 @@
+"""One write the RayService controller makes, with KubeRay's event about how it went."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable
+from typing import TypeVar
+
+from rayop.controllers.rayservice.context import ServiceContext
+
+T = TypeVar("T")
+
+
+async def write_with_events(
+    ctx: ServiceContext,
+    write: Awaitable[T],
+    *,
+    done: tuple[str, str],
+    failed: tuple[str, str],
+    action: str | None = None,
+    passing: tuple[type[Exception], ...] = (),
+) -> T:
+    """Awaits ``write`` and records an Event about the RayService; returns what it returned.
+
+    Args:
+        ctx: The pass.
+        write: The API call (or any awaitable) to make.
+        done: The reason and note of the Normal event recorded when it succeeds.
+        failed: The reason and the start of the note of the Warning event recorded when it
+            fails; the error's text is appended to the note.
+        action: The events' action (the reason when None).
+        passing: Errors the caller handles itself (a create that finds the object there, a
+            delete that finds it gone): they propagate with no event.
+
+    Raises:
+        Exception: whatever ``write`` raised (after the Warning event unless it is ``passing``).
+    """
+    try:
+        result = await write
+    except passing:
+        raise
+    except Exception as err:
+        reason, note = failed
+        ctx.event("Warning", reason, f"{note}{err}", action=action)
+        raise
+    reason, note = done
+    ctx.event("Normal", reason, note, action=action)
+    return result
