@@ -24,7 +24,7 @@ from typing import Any
 
 import orjson
 
-from rayop.runtime.events import EventRecorder
+from rayop.runtime.events.recorder import EventRecorder
 from rayop.sim.controller_manager.endpoints import EndpointsController
 from rayop.sim.storage.store import Store
 
@@ -106,7 +106,7 @@ async def endpoints_cost(groups: int, *, controller: bool) -> float:
 
 def freeze_cost() -> tuple[int, float]:
     """Returns a worker pod's JSON size and the CPU microseconds of decoding it from the cache."""
-    from rayop.runtime.compact_store import ObjectCodec
+    from rayop.runtime.informers.compact_store import ObjectCodec
 
     codec = ObjectCodec()
     pod = kuberay_worker_pod("c1", 3)

@@ -31,12 +31,12 @@ from pathlib import Path
 import orjson
 import psutil
 
-from rayop.controllers.common.cache_config import KUBERAY_CACHE_CONFIG
+from rayop.controllers.config.cache_config import KUBERAY_CACHE_CONFIG
 from rayop.kube.client import KubeClient
 from rayop.kube.config import KubeConfig
 from rayop.kube.resources import PODS
-from rayop.runtime.informer import SharedInformer
-from rayop.runtime.informer_factory import InformerFactory
+from rayop.runtime.informers.factory import InformerFactory
+from rayop.runtime.informers.shared_informer import SharedInformer
 
 SERVER = r"""
 import asyncio, json, sys

@@ -17,8 +17,8 @@ import time
 from collections.abc import Callable
 from typing import Protocol
 
-from rayop.runtime.workqueue_priority import PriorityQueue
-from rayop.runtime.workqueue_ratelimiting import RateLimitingQueue
+from rayop.runtime.queues.priority import PriorityQueue
+from rayop.runtime.queues.ratelimiting import RateLimitingQueue
 
 
 class _Queue(Protocol):

@@ -42,7 +42,7 @@ from prometheus_client import CollectorRegistry
 from rayop.api.crds import build_crds
 from rayop.controllers.assembly.build import build_operator
 from rayop.controllers.assembly.operator_settings import OperatorSettings
-from rayop.controllers.common.options import OperatorOptions
+from rayop.controllers.config.options import OperatorOptions
 from rayop.kube.client import KubeClient
 from rayop.kube.config import KubeConfig
 from rayop.kube.errors import NotFound

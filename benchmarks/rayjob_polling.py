@@ -60,7 +60,7 @@ from rayop.bench.readiness import ReadinessTracker, Target
 from rayop.bench.runner import install_crds
 from rayop.bench.scenarios import ray_object, raycluster
 from rayop.controllers.assembly.operator_settings import OperatorSettings
-from rayop.controllers.common.options import OperatorOptions
+from rayop.controllers.config.options import OperatorOptions
 from rayop.controllers.dashboard.transport import REQUESTS_SENT
 from rayop.kube.client import KubeClient
 from rayop.kube.errors import AlreadyExists

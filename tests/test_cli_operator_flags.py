@@ -231,7 +231,7 @@ def test_zap_stacktrace_level_adds_the_call_stack_at_and_above_it() -> None:
     stream = io.StringIO()
     saved = _restoring_root_logger()
     try:
-        from rayop.runtime.logsetup import configure_logging as configure
+        from rayop.runtime.process.logsetup import configure_logging as configure
 
         configure("debug", "json", stream=stream, stacktrace_level=logging.ERROR)
         logging.getLogger("rayop.test").warning("no stack")
@@ -247,7 +247,7 @@ def test_panic_level_keeps_only_critical_lines() -> None:
     stream = io.StringIO()
     saved = _restoring_root_logger()
     try:
-        from rayop.runtime.logsetup import configure_logging as configure
+        from rayop.runtime.process.logsetup import configure_logging as configure
 
         plan = KubeRayLogFlags(zap_log_level="panic").plan(log_level="info", log_format="json")
         configure(plan.level, "json", stream=stream)

@@ -6,7 +6,7 @@ from typer.testing import CliRunner
 
 from rayop.cli.app import app
 from rayop.cli.operator_flags import OperatorFlags
-from rayop.controllers.common.settings import RAYJOB_DASHBOARD_POLL_INTERVAL
+from rayop.controllers.kit.settings import RAYJOB_DASHBOARD_POLL_INTERVAL
 
 
 def test_the_default_is_kuberays_get_in_every_pass() -> None:

@@ -6,7 +6,10 @@ Modules and subpackages:
 - ``bench``: load scenarios that measure whether raising --reconcile-concurrency helps, and their
   reports.
 - ``cli``: the ``rayop`` command line.
-- ``controllers``: the RayCluster, RayJob and RayService reconcilers and the Ray dashboard client.
+- ``apimachinery``: Kubernetes concepts both the operator and the embedded plane use: quantities,
+  label selectors, self-signed certificates, the object aliases (a leaf package).
+- ``controllers``: the Ray controllers in one idiom, their assembly into one operator, and the Ray
+  dashboard client.
 - ``examples``: example manifests shipped with rayop: a RayCluster, a RayJob and a RayService to
   start from.
 - ``kube``: talking to a Kubernetes API server: configuration, the async client, throttling, errors.

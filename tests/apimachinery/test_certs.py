@@ -15,7 +15,7 @@ from rayop.apimachinery.certs import (
     subject_alt_names,
     write_self_signed,
 )
-from rayop.runtime.serving_cert import ensure_serving_cert
+from rayop.runtime.serving.serving_cert import ensure_serving_cert
 from rayop.sim.apiserver.tls import generate_self_signed
 
 

@@ -11,7 +11,7 @@ import pytest
 from aiohttp import web
 
 from rayop.bench.environment import ExternalOperator, MetricsUnavailable
-from rayop.runtime.endpoints import HttpServer
+from rayop.runtime.serving.endpoints import HttpServer
 from rayop.testing import eventually
 
 PAGE = (

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from rayop.runtime.logsetup import format_json
+from rayop.runtime.process.logsetup import format_json
 
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 

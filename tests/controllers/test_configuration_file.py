@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from rayop.controllers.common.configuration_file import (
+from rayop.controllers.config.configuration_file import (
     ConfigurationError,
     load_configuration,
     parse_configuration,

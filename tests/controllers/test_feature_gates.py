@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from rayop.api.validation.gates import DEFAULT_GATES, gate_on
-from rayop.controllers.common.gates import FEATURE_GATE_FIELDS, FeatureGates
+from rayop.controllers.config.gates import FEATURE_GATE_FIELDS, FeatureGates
 
 
 def test_the_operator_gates_default_to_the_validation_list() -> None:

@@ -8,8 +8,8 @@ from typing import Any
 from prometheus_client import CollectorRegistry
 from prometheus_client.exposition import generate_latest
 
-from rayop.controllers.common.kuberay_metrics import KUBERAY_METRIC_NAMES, KubeRayMetrics
-from rayop.runtime.indexer import Obj
+from rayop.controllers.assembly.kuberay_metrics import KUBERAY_METRIC_NAMES, KubeRayMetrics
+from rayop.runtime.informers.indexer import Obj
 
 NOW = datetime(2026, 1, 1, 12, 0, 0, tzinfo=UTC)
 

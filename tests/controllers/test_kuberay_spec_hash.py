@@ -17,8 +17,8 @@ import pytest
 import yaml
 
 from rayop.apimachinery.quantity import QuantityError, go_round_trip
-from rayop.controllers.common.go_json import GoJsonError, go_string, marshal_raycluster_spec
-from rayop.controllers.common.spec_hash import (
+from rayop.controllers.gocompat.go_json import GoJsonError, go_string, marshal_raycluster_spec
+from rayop.controllers.gocompat.spec_hash import (
     kuberay_spec_hash,
     raycluster_pod_hash,
     rayservice_cluster_hash,

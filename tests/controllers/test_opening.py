@@ -9,7 +9,7 @@ from typing import Any
 
 from rayop.api.raycluster import RayCluster
 from rayop.api.validation.raycluster import parse_raycluster
-from rayop.controllers.common.opening import Opened, Opening, Unparsed
+from rayop.controllers.kit.opening import Opened, Opening, Unparsed
 from rayop.runtime.own_writes import OwnWrites
 from rayop.runtime.reconcile import Request, Result
 from rayop.testing import FakeClock

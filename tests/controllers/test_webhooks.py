@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from rayop.controllers.common.gates import FeatureGates
+from rayop.controllers.config.gates import FeatureGates
 from rayop.controllers.webhooks.configuration import webhook_configuration
 from rayop.controllers.webhooks.validators import PATHS, handlers
 

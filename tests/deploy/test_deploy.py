@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from rayop.api.crds import build_crds
-from rayop.controllers.common.rbac_rules import (
+from rayop.controllers.assembly.rbac_rules import (
     AUTOSCALER_ROLE_RULES,
     VERB_ORDER,
     PolicyRule,

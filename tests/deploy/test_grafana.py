@@ -7,9 +7,9 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from rayop.controllers.common.kuberay_metrics import KUBERAY_METRIC_NAMES, KubeRayMetrics
+from rayop.controllers.assembly.kuberay_metrics import KUBERAY_METRIC_NAMES, KubeRayMetrics
 from rayop.kube.metrics import RestClientMetrics
-from rayop.runtime.indexer import Obj
+from rayop.runtime.informers.indexer import Obj
 from rayop.runtime.metrics import OperatorMetrics
 from rayop.testing.clock import FakeClock
 

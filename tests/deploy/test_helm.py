@@ -15,8 +15,8 @@ import pytest
 import yaml
 
 from rayop.api.crds import build_crds
+from rayop.controllers.assembly.rbac_rules import cluster_role_rules, leader_election_rules
 from rayop.controllers.batchscheduler.rbac import BATCH_SCHEDULER_RULES
-from rayop.controllers.common.rbac_rules import cluster_role_rules, leader_election_rules
 
 from .chart_modes import KUBERAY_COMPARABLE, MODES, SIDECAR, Values, namespaced, rbac_namespaces
 from .helm_cli import (

@@ -54,7 +54,7 @@ class E2eEnv:
         return self.plane.config
 
     @property
-    def manager(self) -> Manager:
+    def manager(self) -> Manager[KubeClient]:
         """The running operator's manager."""
         assert self.running is not None, "the operator is not running"
         return self.running.manager

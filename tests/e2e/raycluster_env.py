@@ -14,8 +14,8 @@ from typing import Any
 
 import yaml
 
-from rayop.controllers.common.gates import FeatureGates
-from rayop.controllers.common.options import OperatorOptions
+from rayop.controllers.config.gates import FeatureGates
+from rayop.controllers.config.options import OperatorOptions
 from rayop.kube.client import KubeClient
 from rayop.kube.config import KubeConfig
 from rayop.kube.resources import RAY_CLUSTERS

@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from rayop.api.common import format_time
-from rayop.controllers.common.options import OperatorOptions
+from rayop.controllers.config.options import OperatorOptions
 from rayop.kube.resources import JOBS, PODS, RAY_CLUSTERS, RAY_JOBS
 from rayop.sim.apiserver.faults import Faults
 from rayop.sim.dashboard.head import DashboardConfig

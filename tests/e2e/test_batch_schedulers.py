@@ -22,7 +22,7 @@ import yaml
 
 from rayop.bench.metrics import Snapshot
 from rayop.controllers.batchscheduler import scheduler_plugins, volcano
-from rayop.controllers.common.options import OperatorOptions
+from rayop.controllers.config.options import OperatorOptions
 from rayop.kube.errors import AlreadyExists
 from rayop.kube.resource import Resource
 from rayop.kube.resources import CONFIGMAPS, CRDS, PODS, RAY_CLUSTERS, RAY_JOBS

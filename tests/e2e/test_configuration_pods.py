@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from rayop.controllers.common.configuration_file import parse_configuration
-from rayop.controllers.common.options import OperatorOptions
+from rayop.controllers.config.configuration_file import parse_configuration
+from rayop.controllers.config.options import OperatorOptions
 from rayop.kube.resources import PODS, RAY_CLUSTERS
 from rayop.testing import PlaneUnderTest, eventually, open_control_plane, open_operator
 

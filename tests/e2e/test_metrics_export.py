@@ -11,9 +11,9 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from rayop.controllers.assembly.build import build_operator
+from rayop.controllers.assembly.kuberay_metrics import KUBERAY_METRIC_NAMES
 from rayop.controllers.assembly.operator_settings import OperatorSettings
 from rayop.controllers.assembly.run import new_client
-from rayop.controllers.common.kuberay_metrics import KUBERAY_METRIC_NAMES
 from rayop.kube.resources import RAY_CLUSTERS, RAY_JOBS, RAY_SERVICES
 from rayop.runtime.metrics import OperatorMetrics
 from rayop.sim.dashboard.head import DashboardConfig

@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator
 import pytest
 import pytest_asyncio
 
-from rayop.controllers.common.options import OperatorOptions
+from rayop.controllers.config.options import OperatorOptions
 from rayop.controllers.raycluster.mtls.names import CERTIFICATES, ISSUERS
 from rayop.kube.resources import SECRETS
 from rayop.testing import FAST_KUBELET, eventually, open_control_plane

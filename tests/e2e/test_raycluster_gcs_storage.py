@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 import yaml
 
-from rayop.controllers.common.gates import FeatureGates
-from rayop.controllers.common.options import OperatorOptions
+from rayop.controllers.config.gates import FeatureGates
+from rayop.controllers.config.options import OperatorOptions
 from rayop.kube.resources import CONFIGMAPS, PERSISTENT_VOLUME_CLAIMS, PODS, RAY_CLUSTERS
 from rayop.testing import eventually
 

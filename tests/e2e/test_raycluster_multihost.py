@@ -17,10 +17,10 @@ from typing import Any
 
 import pytest
 
-from rayop.controllers.common.gates import FeatureGates
-from rayop.controllers.common.options import OperatorOptions
+from rayop.controllers.config.gates import FeatureGates
+from rayop.controllers.config.options import OperatorOptions
 from rayop.kube.resources import PODS
-from rayop.runtime.informer import EventHandlerFuncs
+from rayop.runtime.informers.shared_informer import EventHandlerFuncs
 from rayop.testing import eventually
 
 from .raycluster_env import OperatorEnv, running_operator, simple_cluster

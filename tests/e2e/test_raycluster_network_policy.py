@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from rayop.controllers.common.gates import FeatureGates
-from rayop.controllers.common.options import OperatorOptions
+from rayop.controllers.config.gates import FeatureGates
+from rayop.controllers.config.options import OperatorOptions
 from rayop.controllers.raycluster.network_policy import NETWORK_POLICIES
 from rayop.testing import eventually
 

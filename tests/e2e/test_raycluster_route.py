@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from rayop.controllers.common.options import OperatorOptions
+from rayop.controllers.config.options import OperatorOptions
 from rayop.controllers.raycluster.route import ROUTES, is_openshift_cluster
 from rayop.kube.resources import CRDS, INGRESSES
 from rayop.testing import eventually

@@ -18,7 +18,7 @@ from collections.abc import AsyncIterator
 import pytest
 import pytest_asyncio
 
-from rayop.controllers.common.options import OperatorOptions
+from rayop.controllers.config.options import OperatorOptions
 from rayop.controllers.raycluster.network_policy import NETWORK_POLICIES
 from rayop.kube.resources import PERSISTENT_VOLUME_CLAIMS, ROLES, SERVICE_ACCOUNTS, SERVICES
 from rayop.testing import FAST_KUBELET, eventually

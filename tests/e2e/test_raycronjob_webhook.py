@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from rayop.controllers.common.gates import FeatureGates
+from rayop.controllers.config.gates import FeatureGates
 from rayop.controllers.raycronjob.reconciler import RAY_CRON_JOBS
 from rayop.controllers.webhooks.serving import WebhookSettings, serving
 from rayop.kube.errors import Invalid

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from rayop.controllers.common.options import OperatorOptions
+from rayop.controllers.config.options import OperatorOptions
 from rayop.kube.resources import CORE_EVENTS, PODS, RAY_CLUSTERS
 from rayop.testing import eventually
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from rayop.controllers.common.gates import FeatureGates
-from rayop.controllers.common.options import OperatorOptions
+from rayop.controllers.config.gates import FeatureGates
+from rayop.controllers.config.options import OperatorOptions
 from rayop.kube.resources import EVENTS
 from rayop.testing import eventually
 

@@ -14,8 +14,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from rayop.api.common import format_time
-from rayop.controllers.common.gates import FeatureGates
-from rayop.controllers.common.options import OperatorOptions
+from rayop.controllers.config.gates import FeatureGates
+from rayop.controllers.config.options import OperatorOptions
 from rayop.kube.resources import PODS, RAY_CLUSTERS
 from rayop.runtime.reconcile import Request
 from rayop.testing import eventually

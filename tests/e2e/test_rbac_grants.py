@@ -27,9 +27,9 @@ from typing import Any
 
 import pytest
 
-from rayop.controllers.common.gates import FeatureGates
-from rayop.controllers.common.options import OperatorOptions
-from rayop.controllers.common.rbac_rules import cluster_role_rules, leader_election_rules
+from rayop.controllers.assembly.rbac_rules import cluster_role_rules, leader_election_rules
+from rayop.controllers.config.gates import FeatureGates
+from rayop.controllers.config.options import OperatorOptions
 from rayop.controllers.raycluster.network_policy import NETWORK_POLICIES
 from rayop.controllers.raycronjob.reconciler import RAY_CRON_JOBS
 from rayop.kube.config import load_config

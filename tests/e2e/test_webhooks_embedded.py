@@ -8,15 +8,15 @@ from typing import Any
 
 import pytest
 
-from rayop.controllers.common.gates import FeatureGates
+from rayop.controllers.config.gates import FeatureGates
 from rayop.controllers.webhooks.configuration import webhook_configuration
 from rayop.controllers.webhooks.serving import WebhookSettings, serving
 from rayop.controllers.webhooks.validators import handlers
 from rayop.kube.errors import ApiError, Invalid
 from rayop.kube.resource import Resource
 from rayop.kube.resources import RAY_CLUSTERS, RAY_JOBS
-from rayop.runtime.admission_server import AdmissionServer
-from rayop.runtime.serving_cert import ca_bundle, ensure_serving_cert
+from rayop.runtime.serving.admission_server import AdmissionServer
+from rayop.runtime.serving.serving_cert import ca_bundle, ensure_serving_cert
 from rayop.testing import open_control_plane
 
 WEBHOOK_CONFIGURATIONS = Resource(

@@ -18,7 +18,7 @@ import pytest
 
 from rayop.cli.realcluster import RealCluster, RealClusterSettings, default_binaries_dir
 from rayop.cli.realcluster_http import ApiCaller, wait_until
-from rayop.controllers.common.options import KUBERAY_VERSION
+from rayop.controllers.config.options import KUBERAY_VERSION
 
 from .real_support import build, install_rayop_crds, server_and_token
 

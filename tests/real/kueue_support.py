@@ -41,7 +41,7 @@ from rayop.kube.config import load_config
 from rayop.kube.errors import AlreadyExists, NotFound
 from rayop.kube.resource import Resource
 from rayop.kube.resources import CRDS, NAMESPACES
-from rayop.runtime.serving_cert import ca_bundle, ensure_serving_cert
+from rayop.runtime.serving.serving_cert import ca_bundle, ensure_serving_cert
 from rayop.sim.dashboard.head import DashboardConfig
 from rayop.testing import ALL_KINDS, open_operator
 

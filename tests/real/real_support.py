@@ -17,7 +17,7 @@ import yaml
 
 from rayop.api.crds import build_crds
 from rayop.cli.realcluster_http import ApiCaller, wait_until
-from rayop.controllers.common.options import OperatorOptions
+from rayop.controllers.config.options import OperatorOptions
 from rayop.kube.client import KubeClient
 from rayop.kube.config import load_config
 from rayop.kube.resources import NAMESPACES, PODS, RAY_CLUSTERS

@@ -45,7 +45,7 @@ import pytest_asyncio
 import yaml
 
 from rayop.controllers.batchscheduler import scheduler_plugins, volcano
-from rayop.controllers.common.options import OperatorOptions
+from rayop.controllers.config.options import OperatorOptions
 from rayop.kube.client import KubeClient
 from rayop.kube.config import load_config
 from rayop.kube.errors import AlreadyExists

@@ -3,7 +3,7 @@ build the same pods (sidecars, default env vars, labels and annotations) on a re
 
 KubeRay reads the Configuration file (its operator settings too: the watched namespace, no
 leader election, no endpoints); rayop gets the same file's pod defaults through
-:func:`~rayop.controllers.common.configuration_file.parse_configuration`. Pods and services are
+:func:`~rayop.controllers.config.configuration_file.parse_configuration`. Pods and services are
 normalised and diffed as in ``test_differential_kuberay.py``, with its known differences.
 """
 
@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from rayop.controllers.common.configuration_file import parse_configuration
-from rayop.controllers.common.options import OperatorOptions
+from rayop.controllers.config.configuration_file import parse_configuration
+from rayop.controllers.config.options import OperatorOptions
 from rayop.kube.client import KubeClient
 from rayop.kube.resources import PODS, SERVICES
 

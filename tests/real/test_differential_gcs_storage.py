@@ -26,8 +26,8 @@ import pytest
 import pytest_asyncio
 import yaml
 
-from rayop.controllers.common.gates import FeatureGates
-from rayop.controllers.common.options import OperatorOptions
+from rayop.controllers.config.gates import FeatureGates
+from rayop.controllers.config.options import OperatorOptions
 from rayop.kube.client import KubeClient
 from rayop.kube.errors import NotFound
 from rayop.kube.resource import Resource

@@ -28,8 +28,8 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from rayop.controllers.common.gates import FeatureGates
-from rayop.controllers.common.options import OperatorOptions
+from rayop.controllers.config.gates import FeatureGates
+from rayop.controllers.config.options import OperatorOptions
 from rayop.controllers.raycluster.mtls.discovery import cert_manager_served
 from rayop.controllers.raycluster.mtls.names import CERTIFICATES, ISSUERS
 from rayop.kube.client import KubeClient

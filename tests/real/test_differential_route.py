@@ -25,7 +25,7 @@ import pytest
 import pytest_asyncio
 import yaml
 
-from rayop.controllers.common.options import OperatorOptions
+from rayop.controllers.config.options import OperatorOptions
 from rayop.controllers.raycluster.route import ROUTES, is_openshift_cluster
 from rayop.kube.client import KubeClient
 from rayop.kube.errors import NotFound

@@ -26,7 +26,7 @@ import pytest
 
 from rayop.cli.realcluster import pod_network_socket
 from rayop.cli.realcluster_config import AUDIT_LOG
-from rayop.controllers.common.spec_hash import raycluster_pod_hash, rayservice_cluster_hash
+from rayop.controllers.gocompat.spec_hash import raycluster_pod_hash, rayservice_cluster_hash
 from rayop.kube.client import KubeClient
 from rayop.kube.config import load_config
 from rayop.kube.resources import NAMESPACES, PODS, RAY_CLUSTERS, RAY_JOBS, RAY_SERVICES

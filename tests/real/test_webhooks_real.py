@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from rayop.controllers.common.gates import FeatureGates
+from rayop.controllers.config.gates import FeatureGates
 from rayop.controllers.webhooks.configuration import CONFIGURATION_NAME
 from rayop.controllers.webhooks.serving import (
     VALIDATING_WEBHOOK_CONFIGURATIONS,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 
-from rayop.runtime.workqueue_metrics import QueueMetrics
+from rayop.runtime.queues.metrics_hooks import QueueMetrics
 
 
 class RecordingMetrics:

@@ -9,8 +9,8 @@ from typing import Any
 
 import aiohttp
 
-from rayop.runtime.admission_server import AdmissionServer, AdmissionVerdict
-from rayop.runtime.serving_cert import ca_bundle, ensure_serving_cert, service_hosts
+from rayop.runtime.serving.admission_server import AdmissionServer, AdmissionVerdict
+from rayop.runtime.serving.serving_cert import ca_bundle, ensure_serving_cert, service_hosts
 
 
 def _refuse_odd(request: Mapping[str, Any]) -> AdmissionVerdict:

@@ -1,4 +1,4 @@
-"""rayop.runtime.collector: the cyclic collector's tuning for the operator process."""
+"""rayop.runtime.process.collector: the cyclic collector's tuning for the operator process."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from rayop.runtime import collector
+from rayop.runtime.process import collector
 
 
 @pytest.fixture

@@ -11,10 +11,10 @@ import pytest
 
 from rayop.kube.metrics import RestClientMetrics
 from rayop.runtime.clock import Clock
-from rayop.runtime.concurrency_auto import AdaptiveConcurrency, Totals, window
-from rayop.runtime.concurrency_law import Decision, LawSettings, Window
+from rayop.runtime.concurrency.auto import AdaptiveConcurrency, Totals, window
+from rayop.runtime.concurrency.law import Decision, LawSettings, Window
+from rayop.runtime.concurrency.worker_gate import WorkerGate
 from rayop.runtime.metrics import OperatorMetrics
-from rayop.runtime.worker_gate import WorkerGate
 from rayop.testing.clock import FakeClock
 
 

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rayop.runtime.concurrency_law import Decision, GradientAimd, LawSettings, Window
+from rayop.runtime.concurrency.law import Decision, GradientAimd, LawSettings, Window
 
 WINDOW = 2.0
 

@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rayop.kube.metrics import RestClientMetrics
-from rayop.runtime.concurrency_law import LawSettings
+from rayop.runtime.concurrency.law import LawSettings
 from rayop.runtime.controller import Controller, Request, Result
 from rayop.runtime.metrics import OperatorMetrics
 from rayop.testing import settle

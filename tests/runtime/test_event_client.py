@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 
+from typing import Any
+
 from rayop.kube.client import KubeClient
 from rayop.kube.resources import CONFIGMAPS, EVENTS
 from rayop.runtime.manager import Manager
@@ -54,7 +56,7 @@ async def test_events_go_through_their_own_client_and_bucket() -> None:
         await manager_closed(manager)
 
 
-async def manager_closed(manager: Manager) -> None:
+async def manager_closed(manager: Manager[Any]) -> None:
     """Runs the manager's shutdown path (recorders, then the event client) without running it."""
     manager.request_stop()
     await manager.run()

@@ -8,8 +8,8 @@ import asyncio
 from typing import Any
 
 from rayop.kube.errors import AlreadyExists, ApiError, Forbidden, NotFound, TransportError
-from rayop.runtime.events import EventRecorder
-from rayop.runtime.events_metrics import EventMetrics
+from rayop.runtime.events.metrics import EventMetrics
+from rayop.runtime.events.recorder import EventRecorder
 from rayop.testing import settle
 from rayop.testing.clock import FakeClock
 

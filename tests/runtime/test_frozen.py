@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rayop.runtime.frozen import FrozenDict, FrozenList, freeze_decoded, freeze_json
+from rayop.runtime.informers.frozen import FrozenDict, FrozenList, freeze_decoded, freeze_json
 
 from .kuberay_pods import kuberay_worker_pod
 
@@ -62,7 +62,7 @@ def test_a_decoded_pod_is_read_only_and_deep_copies_are_plain() -> None:
 def test_an_owned_put_stores_the_same_read_only_tree_as_a_copying_put() -> None:
     """``Indexer.put(owned=True)`` (the informer's watch events and LIST items) freezes the
     decoded object in place; what it stores and hands back equals a copying put's."""
-    from rayop.runtime.indexer import Indexer
+    from rayop.runtime.informers.indexer import Indexer
 
     raw = orjson.dumps(kuberay_worker_pod("c1", 0))
     copying, owning = Indexer(decoded_cache_size=1), Indexer(decoded_cache_size=1)

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from rayop.runtime.heap_trim import (
+from rayop.runtime.process.heap_trim import (
     HeapTrimmer,
     find_malloc_trim,
     resident_bytes,

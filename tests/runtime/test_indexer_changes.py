@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rayop.kube.resources import PODS
-from rayop.runtime.indexer import OWNER_UID_INDEX, Indexer
-from rayop.runtime.informer import SharedInformer
-from rayop.runtime.informer_factory import MultiNamespaceInformer
+from rayop.runtime.informers.factory import MultiNamespaceInformer
+from rayop.runtime.informers.indexer import OWNER_UID_INDEX, Indexer
+from rayop.runtime.informers.shared_informer import SharedInformer
 
 
 def obj(name: str, owner: str, rv: int) -> dict[str, Any]:

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from rayop.apimachinery.labels import LabelSelector, as_label_selector
-from rayop.runtime import indexer as indexer_module
-from rayop.runtime.indexer import Indexer, object_key
+from rayop.runtime.informers import indexer as indexer_module
+from rayop.runtime.informers.indexer import Indexer, object_key
 
 NAMESPACES = ("a", "b", "c")
 SELECTORS = (

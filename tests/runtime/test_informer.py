@@ -11,11 +11,11 @@ from typing import Any, cast
 import orjson
 import pytest
 
-from rayop.controllers.common.cache_config import KUBERAY_CACHE_CONFIG
+from rayop.controllers.config.cache_config import KUBERAY_CACHE_CONFIG
 from rayop.kube.resources import JOBS, PODS
-from rayop.runtime.indexer import OWNER_UID_INDEX, Obj
-from rayop.runtime.informer import EventHandlerFuncs, SharedInformer
-from rayop.runtime.informer_factory import CacheConfig, InformerFactory
+from rayop.runtime.informers.factory import CacheConfig, InformerFactory
+from rayop.runtime.informers.indexer import OWNER_UID_INDEX, Obj
+from rayop.runtime.informers.shared_informer import EventHandlerFuncs, SharedInformer
 from rayop.testing import eventually
 from rayop.testing.clock import FakeClock
 

@@ -14,7 +14,7 @@ from rayop.kube.client import KubeClient
 from rayop.kube.config import KubeConfig
 from rayop.kube.metrics import RestClientMetrics
 from rayop.kube.resources import CONFIGMAPS, PODS
-from rayop.runtime.informer import SharedInformer
+from rayop.runtime.informers.shared_informer import SharedInformer
 from rayop.sim.controlplane import EmbeddedControlPlane
 from rayop.sim.nodes.kubelet import KubeletConfig
 from rayop.testing import eventually

@@ -15,9 +15,13 @@ from rayop.kube.config import KubeConfig
 from rayop.kube.errors import Gone
 from rayop.kube.resource import Resource
 from rayop.kube.resources import PODS
-from rayop.runtime.compact_store import ObjectCodec
-from rayop.runtime.indexer import Obj
-from rayop.runtime.informer import EventHandlerFuncs, HandlerRegistration, SharedInformer
+from rayop.runtime.informers.compact_store import ObjectCodec
+from rayop.runtime.informers.indexer import Obj
+from rayop.runtime.informers.shared_informer import (
+    EventHandlerFuncs,
+    HandlerRegistration,
+    SharedInformer,
+)
 from rayop.sim.controlplane import EmbeddedControlPlane
 from rayop.sim.nodes.kubelet import KubeletConfig
 from rayop.testing import eventually

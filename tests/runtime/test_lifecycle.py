@@ -16,8 +16,8 @@ from rayop.kube.clock import micro_time
 from rayop.kube.config import KubeConfig
 from rayop.kube.resources import CONFIGMAPS, EVENTS
 from rayop.runtime.controller import Controller
-from rayop.runtime.events import EventRecorder
-from rayop.runtime.informer_source import for_
+from rayop.runtime.events.recorder import EventRecorder
+from rayop.runtime.informers.sources import for_
 from rayop.runtime.leaderelection import LeaderElectionSettings, LeaderElector
 from rayop.runtime.manager import Manager
 from rayop.runtime.metrics import OperatorMetrics
@@ -94,7 +94,7 @@ async def test_a_component_failing_to_stop_is_logged_and_the_rest_still_stops(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     clock = FakeClock()
-    manager = Manager(object(), metrics=OperatorMetrics(), metrics_bind_address="0",  # type: ignore[arg-type]
+    manager = Manager(object(), metrics=OperatorMetrics(), metrics_bind_address="0",  # type: ignore[type-var]
                       health_probe_bind_address="0", leader_election=False, clock=clock)  # fmt: skip
 
     async def reconcile(request: Request) -> Result:

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from rayop.runtime.controller import Controller, Request, Result
-from rayop.runtime.logsetup import configure_logging, parse_level
+from rayop.runtime.process.logsetup import configure_logging, parse_level
 from rayop.testing.sources import InMemorySource
 
 log = logging.getLogger("rayop.controllers.demo")

@@ -16,7 +16,7 @@ from rayop.kube.config import KubeConfig
 from rayop.kube.metrics import RestClientMetrics
 from rayop.kube.resources import CONFIGMAPS
 from rayop.runtime.controller import Controller
-from rayop.runtime.informer_source import for_
+from rayop.runtime.informers.sources import for_
 from rayop.runtime.leaderelection import LeaderElectionSettings
 from rayop.runtime.manager import LeadershipLost, Manager
 from rayop.runtime.metrics import OperatorMetrics
@@ -149,7 +149,7 @@ async def test_one_leader_reconciles_and_a_killed_leader_is_replaced_without_ove
 async def test_lost_leadership_stops_reconciling_at_once_even_with_the_classic_queue() -> None:
     leases = FakeLeases()
     metrics = OperatorMetrics()
-    manager = Manager(leases.client("a"), metrics=metrics, metrics_bind_address="0",  # type: ignore[arg-type]
+    manager = Manager(leases.client("a"), metrics=metrics, metrics_bind_address="0",  # type: ignore[type-var]
                       health_probe_bind_address="0", leader_election_namespace="ops")
     leading_at_start: list[bool] = []
 

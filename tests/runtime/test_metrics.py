@@ -7,8 +7,8 @@ import re
 from prometheus_client.parser import text_string_to_metric_families
 
 from rayop.runtime.metrics import OperatorMetrics
-from rayop.runtime.workqueue_metrics import NOOP_QUEUE_METRICS
-from rayop.runtime.workqueue_priority import PriorityQueue
+from rayop.runtime.queues.metrics_hooks import NOOP_QUEUE_METRICS
+from rayop.runtime.queues.priority import PriorityQueue
 from rayop.testing.clock import FakeClock
 
 

@@ -7,9 +7,9 @@ import copy
 from typing import Any
 
 from rayop.kube.resources import PODS
-from rayop.runtime.frozen import freeze_json
-from rayop.runtime.informer import SharedInformer
-from rayop.runtime.informer_source import owns
+from rayop.runtime.informers.frozen import freeze_json
+from rayop.runtime.informers.shared_informer import SharedInformer
+from rayop.runtime.informers.sources import owns
 from rayop.runtime.predicate import is_pod_binding, not_pod_binding
 from rayop.runtime.reconcile import Request
 from rayop.testing import eventually

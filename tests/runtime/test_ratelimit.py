@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rayop.runtime.ratelimit import (
+from rayop.runtime.queues.rate_limiters import (
     BucketRateLimiter,
     ItemExponentialFailureRateLimiter,
     ItemFastSlowRateLimiter,

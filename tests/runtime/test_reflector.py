@@ -11,8 +11,8 @@ import pytest
 
 from rayop.kube.errors import TooManyRequests
 from rayop.kube.resources import PODS
-from rayop.runtime.backoff import Backoff, BackoffSettings
-from rayop.runtime.reflector import Reflector
+from rayop.runtime.informers.backoff import Backoff, BackoffSettings
+from rayop.runtime.informers.reflector import Reflector
 from rayop.testing.clock import FakeClock
 
 from .informer_fakes import FakeApi, pod

@@ -6,9 +6,9 @@ from typing import Any
 
 from rayop.kube.resources import PODS, RAY_CLUSTERS
 from rayop.runtime.controller import Controller
-from rayop.runtime.indexer import Obj
-from rayop.runtime.informer import EventHandlerFuncs, SharedInformer
-from rayop.runtime.informer_source import LOW_PRIORITY, for_, owns
+from rayop.runtime.informers.indexer import Obj
+from rayop.runtime.informers.shared_informer import EventHandlerFuncs, SharedInformer
+from rayop.runtime.informers.sources import LOW_PRIORITY, for_, owns
 from rayop.runtime.predicate import generation_changed
 from rayop.runtime.reconcile import Request, Result
 from rayop.testing import eventually

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from rayop.runtime.workqueue import WorkQueue
+from rayop.runtime.queues.fifo import WorkQueue
 from rayop.testing import settle
 
 from .recording_metrics import RecordingMetrics

@@ -6,8 +6,8 @@ import asyncio
 
 import pytest
 
-from rayop.runtime.ratelimit import ItemExponentialFailureRateLimiter
-from rayop.runtime.workqueue_ratelimiting import RateLimitingQueue
+from rayop.runtime.queues.rate_limiters import ItemExponentialFailureRateLimiter
+from rayop.runtime.queues.ratelimiting import RateLimitingQueue
 from rayop.testing import settle
 from rayop.testing.clock import FakeClock
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
-from rayop.runtime.ratelimit import ItemExponentialFailureRateLimiter
-from rayop.runtime.workqueue_priority import PriorityQueue
+from rayop.runtime.queues.priority import PriorityQueue
+from rayop.runtime.queues.rate_limiters import ItemExponentialFailureRateLimiter
 from rayop.testing import settle
 from rayop.testing.clock import FakeClock
 

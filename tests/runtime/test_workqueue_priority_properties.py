@@ -21,8 +21,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rayop.runtime.metrics import OperatorMetrics
-from rayop.runtime.ratelimit import ItemExponentialFailureRateLimiter
-from rayop.runtime.workqueue_priority import PriorityQueue
+from rayop.runtime.queues.priority import PriorityQueue
+from rayop.runtime.queues.rate_limiters import ItemExponentialFailureRateLimiter
 from rayop.testing.clock import FakeClock
 
 from .queue_schedule import WORKERS, Event, ScheduleHarness

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rayop.runtime.ratelimit import ItemExponentialFailureRateLimiter
-from rayop.runtime.workqueue_ratelimiting import RateLimitingQueue
+from rayop.runtime.queues.rate_limiters import ItemExponentialFailureRateLimiter
+from rayop.runtime.queues.ratelimiting import RateLimitingQueue
 from rayop.testing.clock import FakeClock
 
 from .queue_schedule import WORKERS, Event, ScheduleHarness

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from rayop.runtime.admission_server import AdmissionServer, AdmissionVerdict
-from rayop.runtime.serving_cert import ca_bundle, ensure_serving_cert
+from rayop.runtime.serving.admission_server import AdmissionServer, AdmissionVerdict
+from rayop.runtime.serving.serving_cert import ca_bundle, ensure_serving_cert
 from rayop.sim.admission.webhooks import AdmissionAttributes, call_validating_webhooks
 from rayop.sim.machinery.errors import StatusError
 

@@ -7,8 +7,8 @@ import pytest
 
 from rayop.kube.errors import AlreadyExists, Conflict, NotFound
 from rayop.kube.resources import PODS, RAY_CLUSTERS
-from rayop.runtime.cache_reader import CacheReader
-from rayop.runtime.events import EventSink
+from rayop.runtime.events.recorder import EventSink
+from rayop.runtime.informers.cache_reader import CacheReader
 from rayop.testing import FakeCache, FakeClient, RecordingEventSink, api_error
 
 

@@ -3,8 +3,10 @@
 The name mirrors ``k8s.io/apimachinery``. Nothing here imports another rayop package, so
 ``rayop.sim`` and the operator's layers can all stand on it.
 
-* :mod:`.objects`: the ``Obj`` / ``ObjView`` aliases for an object as JSON decodes it.
-* :mod:`.quantity`: resource quantities (``500m``, ``2Gi``): parse, compare, add, format.
-* :mod:`.labels`: label selectors (``matchLabels``/``matchExpressions`` and the string form).
-* :mod:`.certs`: self-signed certificates made with the openssl CLI (CA and serving pairs).
+Modules:
+
+- ``objects``: the ``Obj`` / ``ObjView`` aliases for an object as JSON decodes it.
+- ``quantity``: resource quantities (``500m``, ``2Gi``): parse, compare, add, format.
+- ``labels``: label selectors (``matchLabels``/``matchExpressions`` and the string form).
+- ``certs``: self-signed certificates made with the openssl CLI (CA and serving pairs).
 """

@@ -47,8 +47,8 @@ from rayop.bench.readiness import ReadinessTracker, Target, job_complete
 from rayop.bench.results import ConcurrencyResult, LatencyStats
 from rayop.bench.scenarios import ScenarioContext, ScenarioSpec, build_scenario
 from rayop.controllers.assembly.operator_settings import OperatorSettings
-from rayop.controllers.common import settings
-from rayop.controllers.common.options import OperatorOptions
+from rayop.controllers.config.options import OperatorOptions
+from rayop.controllers.kit import settings
 from rayop.kube.client import KubeClient
 from rayop.kube.errors import AlreadyExists, NotFound
 from rayop.kube.resources import CRDS, NAMESPACES, RAY_CLUSTERS, RAY_JOBS

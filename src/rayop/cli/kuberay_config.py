@@ -26,7 +26,7 @@ from rayop.cli.flags import parse_namespaces
 if TYPE_CHECKING:
     from rayop.cli.log_plan import LogPlan
     from rayop.controllers.assembly.operator_settings import OperatorSettings
-    from rayop.controllers.common.configuration import Configuration
+    from rayop.controllers.config.configuration import Configuration
 
 __all__ = [
     "apply_configuration",
@@ -63,7 +63,7 @@ def load_config_file(path: str) -> Configuration:
             wrong type, or would make invalid pods; the message gives the file, line and field
             of every problem.
     """
-    from rayop.controllers.common.configuration_file import ConfigurationError, load_configuration
+    from rayop.controllers.config.configuration_file import ConfigurationError, load_configuration
 
     try:
         config = load_configuration(path)
@@ -105,7 +105,7 @@ def apply_configuration(settings: OperatorSettings, config: Configuration) -> Op
     environment options); the fields the file replaces are overwritten, unset ones with
     KubeRay's defaults; the pod defaults go into the operator options.
     """
-    from rayop.controllers.common import configuration as c
+    from rayop.controllers.config import configuration as c
 
     config = config.with_defaults()  # idempotent: a loaded file has them already
     return dataclasses.replace(

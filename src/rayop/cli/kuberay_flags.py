@@ -29,7 +29,7 @@ from rayop.cli.log_plan import LogPlan
 from rayop.cli.option_groups import OptionGroup
 
 if TYPE_CHECKING:
-    from rayop.controllers.common.configuration import Configuration
+    from rayop.controllers.config.configuration import Configuration
 
 __all__ = [
     "ZAP_LEVELS",

@@ -25,7 +25,7 @@ class LogPlan:
     """The logging that KubeRay's and rayop's logging flags resolve to."""
 
     level: str
-    """A ``rayop.runtime.logsetup`` level name."""
+    """A ``rayop.runtime.process.logsetup`` level name."""
     stdout_format: str
     """``json`` or ``console``."""
     file_path: str | None
@@ -42,7 +42,7 @@ def configure_logging(plan: LogPlan) -> None:
     Raises:
         typer.BadParameter: an unknown level, or the log file cannot be opened.
     """
-    from rayop.runtime.logsetup import configure_logging as configure
+    from rayop.runtime.process.logsetup import configure_logging as configure
 
     try:
         configure(

@@ -24,7 +24,7 @@ from rayop.cli.option_groups import OptionGroup
 
 if TYPE_CHECKING:
     from rayop.controllers.assembly.operator_settings import OperatorSettings
-    from rayop.controllers.common.options import OperatorOptions
+    from rayop.controllers.config.options import OperatorOptions
 
 log = logging.getLogger("rayop.cli")
 
@@ -240,7 +240,7 @@ def operator_options(feature_gates: str) -> OperatorOptions:
     Raises:
         typer.BadParameter: an entry does not parse, or names a gate KubeRay v1.7 does not have.
     """
-    from rayop.controllers.common.options import OperatorOptions
+    from rayop.controllers.config.options import OperatorOptions
 
     options = OperatorOptions.from_env()
     try:
@@ -257,7 +257,7 @@ def configure_logging(level: str, fmt: str) -> None:
     Raises:
         typer.BadParameter: an unknown level or format.
     """
-    from rayop.runtime.logsetup import configure_logging as configure
+    from rayop.runtime.process.logsetup import configure_logging as configure
 
     if fmt not in ("json", "console"):
         raise typer.BadParameter(f"--log-format expects json or console, got {fmt!r}")

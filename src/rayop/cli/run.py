@@ -65,7 +65,7 @@ def run(
     kuberay: KubeRayFeatureFlags = KUBERAY_FEATURE_DEFAULTS,
 ) -> None:
     """Run the RayCluster, RayJob and RayService controllers against a Kubernetes API server."""
-    from rayop.controllers.common.startup_checks import StartupCheckError
+    from rayop.controllers.config.startup_checks import StartupCheckError
     from rayop.kube.config import ConfigError
     from rayop.runtime.manager import LeadershipLost
 
@@ -87,7 +87,7 @@ def run(
     settings = dataclasses.replace(
         settings, options=dataclasses.replace(settings.options, batch_scheduler=scheduler)
     )
-    from rayop.runtime.collector import tune_collector
+    from rayop.runtime.process.collector import tune_collector
 
     tune_collector()
     try:
@@ -105,10 +105,10 @@ def run(
 
 async def _run(kubeconfig: str | None, settings: OperatorSettings) -> None:
     from rayop.controllers.assembly.run import run_operator
-    from rayop.controllers.common.startup_checks import run_startup_checks
+    from rayop.controllers.config.startup_checks import run_startup_checks
     from rayop.kube.client import KubeClient
     from rayop.kube.config import load_config
-    from rayop.runtime.heap_trim import trim_heap_periodically
+    from rayop.runtime.process.heap_trim import trim_heap_periodically
 
     config = await load_config(kubeconfig=kubeconfig)
     async with KubeClient(config) as client:

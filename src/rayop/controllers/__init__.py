@@ -1,15 +1,18 @@
-"""The RayCluster, RayJob and RayService reconcilers and the Ray dashboard client.
+"""The Ray controllers in one idiom, their assembly into one operator, and the Ray dashboard client.
 
 Modules and subpackages:
 
 - ``batchscheduler``: KubeRay v1.7's batch scheduler integrations: Volcano, YuniKorn, KAI Scheduler,
   scheduler-plugins, and Kubernetes workload-aware scheduling (the ``KubernetesWAS`` gate).
-- ``common``: what the three controllers share: operator options and feature gates, the settings
-  that time their requeues, gate checks, RayCluster names, labels and spec accessors, registration,
-  RBAC.
+- ``assembly``: every controller described once (blueprints), and the one function that builds
+  the operator from them; the operator's settings, RBAC rules and ``kuberay_*`` metrics.
+- ``kit``: the controller kit every controller's pass is built from (opening, watches, own writes,
+  intervals, names, labels, ownership).
+- ``config``: the operator's configuration: environment options, feature gates, the Configuration
+  file, startup checks, the cache filter.
+- ``gocompat``: Go-compatible encoding: KubeRay's RayCluster spec hash, bit for bit.
 - ``dashboard``: the client of a Ray head's dashboard HTTP API (jobs, Serve applications), its
   transport, errors and models.
-- ``operator``: assembles the operator: one client, one manager, and the Ray controllers on it.
 - ``raycluster``: the RayCluster controller: KubeRay v1.7's RayCluster reconcile
   (``ray-operator/controllers/ray/raycluster_controller.go``).
 - ``raycronjob``: the RayCronJob controller (KubeRay v1.7, gate ``RayCronJob``, alpha): RayJobs on a

@@ -7,7 +7,7 @@ disables throttling.
 
 Time comes from an injected :class:`~rayop.kube.clock.Clock`; the default reads the event
 loop's clock, so looptime can virtualise it. The workqueue's global
-``rayop.runtime.ratelimit.BucketRateLimiter`` is built on the same bucket.
+``rayop.runtime.queues.rate_limiters.BucketRateLimiter`` is built on the same bucket.
 """
 
 from __future__ import annotations

@@ -5,8 +5,8 @@ kubernetes-sigs/controller-runtime): sources feed the queue; once every source r
 exactly ``max_concurrent_reconciles`` workers each loop ``get -> active_workers+1 -> reconcile and
 handle the outcome -> active_workers-1 -> done``. The queue guarantees that one request is never
 reconciled by two workers at once. With adaptive concurrency (:meth:`Controller.adapt_concurrency`)
-as many workers as the ceiling run, and a :class:`~rayop.runtime.worker_gate.WorkerGate` lets only
-the current limit of them take requests; :mod:`rayop.runtime.concurrency_auto` moves that limit. The
+as many workers as the ceiling run, and a :class:`~rayop.runtime.concurrency.worker_gate.WorkerGate` lets only
+the current limit of them take requests; :mod:`rayop.runtime.concurrency.auto` moves that limit. The
 reconcile contract (results, errors, panics, timeouts) is written in
 :class:`rayop.runtime.reconcile.Reconciler`.
 """
@@ -22,10 +22,14 @@ from typing import Final, cast
 
 from rayop.kube.metrics import RestClientMetrics
 from rayop.runtime.clock import MONOTONIC, Clock
-from rayop.runtime.concurrency_auto import WINDOW_SECONDS, AdaptiveConcurrency
-from rayop.runtime.concurrency_law import LawSettings
+from rayop.runtime.concurrency.auto import WINDOW_SECONDS, AdaptiveConcurrency
+from rayop.runtime.concurrency.law import LawSettings
+from rayop.runtime.concurrency.worker_gate import WorkerGate
 from rayop.runtime.metrics import OperatorMetrics
-from rayop.runtime.ratelimit import RateLimiter, default_controller_rate_limiter
+from rayop.runtime.queues.metrics_hooks import QueueMetrics
+from rayop.runtime.queues.priority import PriorityQueue
+from rayop.runtime.queues.rate_limiters import RateLimiter, default_controller_rate_limiter
+from rayop.runtime.queues.ratelimiting import RateLimitingQueue
 from rayop.runtime.reconcile import (
     ReconcileFunc,
     ReconcilePanic,
@@ -41,10 +45,6 @@ from rayop.runtime.reconcile import (
     invoke,
 )
 from rayop.runtime.source import Enqueue, Source
-from rayop.runtime.worker_gate import WorkerGate
-from rayop.runtime.workqueue_metrics import QueueMetrics
-from rayop.runtime.workqueue_priority import PriorityQueue
-from rayop.runtime.workqueue_ratelimiting import RateLimitingQueue
 
 __all__ = [
     "CacheSyncTimeoutError",
@@ -214,7 +214,7 @@ class Controller:
 
         Call it before :meth:`start`. The controller then starts ``ceiling`` workers, lets
         ``floor`` of them reconcile, and moves that limit every ``interval`` seconds as
-        :class:`~rayop.runtime.concurrency_law.GradientAimd` decides from this controller's
+        :class:`~rayop.runtime.concurrency.law.GradientAimd` decides from this controller's
         metrics and ``rest`` (the API client's). Never blocks.
 
         Raises:

@@ -26,10 +26,10 @@ from typing import Generic, Protocol, TypeVar
 from rayop.kube.client import KubeClient
 from rayop.runtime.clock import MONOTONIC, Clock
 from rayop.runtime.controller import CacheSyncTimeoutError, Controller
-from rayop.runtime.endpoints import HttpServer, health_app, metrics_app, parse_bind_address
-from rayop.runtime.events import EventClient, EventRecorder
-from rayop.runtime.events_metrics import EventMetrics
-from rayop.runtime.informer_factory import NO_FILTER, CacheConfig, InformerFactory
+from rayop.runtime.events.metrics import EventMetrics
+from rayop.runtime.events.recorder import EventClient, EventRecorder
+from rayop.runtime.informers.factory import NO_FILTER, CacheConfig, InformerFactory
+from rayop.runtime.informers.reflector import ListWatchClient
 from rayop.runtime.leaderelection import (
     DEFAULT_LEADER_ELECTION,
     LeaderElectionSettings,
@@ -37,7 +37,7 @@ from rayop.runtime.leaderelection import (
     LeaseClient,
 )
 from rayop.runtime.metrics import OperatorMetrics
-from rayop.runtime.reflector import ListWatchClient
+from rayop.runtime.serving.endpoints import HttpServer, health_app, metrics_app, parse_bind_address
 from rayop.runtime.supervisor import TaskSupervisor
 
 log = logging.getLogger(__name__)

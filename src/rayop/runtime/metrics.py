@@ -8,7 +8,7 @@ kubernetes-sigs/controller-runtime). prometheus_client appends ``_total`` to cou
 so counters are declared without it.
 
 Workqueue metrics are computed by :class:`QueueMetricsRecorder`, which a queue drives through
-the :class:`~rayop.runtime.workqueue_metrics.QueueMetrics` hooks.
+the :class:`~rayop.runtime.queues.metrics_hooks.QueueMetrics` hooks.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from prometheus_client.exposition import generate_latest
 from prometheus_client.metrics_core import Metric
 
 from rayop.runtime.clock import Clock
-from rayop.runtime.workqueue_metrics import NOOP_QUEUE_METRICS, QueueMetrics
+from rayop.runtime.queues.metrics_hooks import NOOP_QUEUE_METRICS, QueueMetrics
 
 _C = TypeVar("_C", Counter, Gauge, Histogram)
 

@@ -27,8 +27,8 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from rayop.runtime.clock import MONOTONIC, Clock
-from rayop.runtime.indexer import object_key, resource_version
-from rayop.runtime.informer import EventHandlerFuncs
+from rayop.runtime.informers.indexer import object_key, resource_version
+from rayop.runtime.informers.shared_informer import EventHandlerFuncs
 
 SEEN_KEPT: Final[int] = 4
 """Versions of one object the tracker remembers the cache showing (the newest ones)."""

@@ -6,10 +6,6 @@ running on it.
 The kit is part of rayop's API (the project's own tests use it): import from here, not from the
 submodules. Pytest fixtures for the same come with :mod:`rayop.testing.pytest_plugin`.
 
-Modules: ``clock``, ``sources``, ``waiting``, ``fake_client``, ``fake_cache``,
-``recording_events`` (these import only ``rayop.kube`` and ``rayop.runtime``); ``control_plane``,
-``gateway_api``, ``readiness``, ``operator`` and ``pytest_plugin``.
-
 The clock, the source, the waiting helpers and the fake world import only ``rayop.kube`` and
 ``rayop.runtime``;
 the plane and the operator (``rayop.sim``, ``rayop.controllers``) are imported on first use, so
@@ -30,12 +26,15 @@ Modules and subpackages:
   says so.
 - ``control_plane``: the embedded control plane for tests: started in-process, rayop's CRDs
   installed, a user client.
+- ``fake_cache``: :class:`FakeCache`, an informer cache's read side over objects a test puts in it.
+- ``fake_client``: :class:`FakeClient`, an in-memory API client that answers as a server would.
 - ``gateway_api``: a stand-in for a Gateway API implementation, for tests of
   NewClusterWithIncrementalUpgrade.
 - ``operator``: rayop's operator for tests: a manager running chosen Ray controllers against any API
   server.
 - ``pytest_plugin``: pytest fixtures of the test kit: a fake clock, the embedded control plane,
   rayop's operator.
+- ``recording_events``: :class:`RecordingEventSink`, an event sink that keeps every event.
 - ``readiness``: readiness checks on plain objects: is a pod Running and Ready, is a RayCluster
   converged.
 - ``sources``: a public test kit for code built on the controller machinery.

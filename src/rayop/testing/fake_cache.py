@@ -1,6 +1,6 @@
 """A fake informer cache for unit tests of a pass: :class:`FakeCache`.
 
-It satisfies :class:`rayop.runtime.cache_reader.CacheReader`, which is all a reconciler reads
+It satisfies :class:`rayop.runtime.informers.cache_reader.CacheReader`, which is all a reconciler reads
 a cache through, and matches label selectors as the informer does (equality, set-based and
 existence requirements, in the string or the mapping form).
 """

@@ -22,15 +22,15 @@ from prometheus_client import CollectorRegistry
 from rayop.controllers.assembly.blueprint import Kind
 from rayop.controllers.assembly.build import ReconcileWrapper, build_operator
 from rayop.controllers.assembly.operator_settings import OperatorSettings
-from rayop.controllers.common.cache_config import KUBERAY_CACHE_CONFIG
-from rayop.controllers.common.options import OperatorOptions
-from rayop.controllers.common.settings import RAYJOB_DASHBOARD_POLL_INTERVAL
+from rayop.controllers.config.cache_config import KUBERAY_CACHE_CONFIG
+from rayop.controllers.config.options import OperatorOptions
 from rayop.controllers.dashboard.transport import ServiceResolver
+from rayop.controllers.kit.settings import RAYJOB_DASHBOARD_POLL_INTERVAL
 from rayop.kube.client import KubeClient
 from rayop.kube.config import KubeConfig
 from rayop.runtime.clock import MONOTONIC, Clock
 from rayop.runtime.controller import Controller
-from rayop.runtime.informer_factory import CacheConfig
+from rayop.runtime.informers.factory import CacheConfig
 from rayop.runtime.manager import Manager
 from rayop.runtime.metrics import OperatorMetrics
 from rayop.sim.dashboard.service_dns import ServiceDns

@@ -1,6 +1,6 @@
 """A recording event sink for unit tests of a pass: :class:`RecordingEventSink`.
 
-It satisfies :class:`rayop.runtime.events.EventSink` and keeps every Event a pass records, in
+It satisfies :class:`rayop.runtime.events.recorder.EventSink` and keeps every Event a pass records, in
 order, so a test asserts on reasons, types, notes and actions instead of reading the API.
 """
 
@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from rayop.runtime.events import EventType
+from rayop.runtime.events.recorder import EventType
 
 __all__ = ["RecordedEvent", "RecordingEventSink"]
 

@@ -16,9 +16,9 @@ from rayop.controllers.batchscheduler.registry import (
     scheduler_for,
 )
 from rayop.controllers.batchscheduler.volcano import VolcanoScheduler
-from rayop.controllers.common.gates import FeatureGates
-from rayop.controllers.common.options import OperatorOptions
-from rayop.controllers.common.startup_checks import parse_git_version
+from rayop.controllers.config.gates import FeatureGates
+from rayop.controllers.config.options import OperatorOptions
+from rayop.controllers.config.startup_checks import parse_git_version
 
 
 def test_names_are_kuberays() -> None:

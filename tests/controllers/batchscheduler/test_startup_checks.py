@@ -8,9 +8,9 @@ from typing import cast
 
 import pytest
 
-from rayop.controllers.common.gates import FeatureGates
-from rayop.controllers.common.options import OperatorOptions
-from rayop.controllers.common.startup_checks import StartupCheckError, run_startup_checks
+from rayop.controllers.config.gates import FeatureGates
+from rayop.controllers.config.options import OperatorOptions
+from rayop.controllers.config.startup_checks import StartupCheckError, run_startup_checks
 from rayop.kube.client import KubeClient
 
 pytestmark = pytest.mark.asyncio

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from rayop.controllers.common.options import OperatorOptions
+from rayop.controllers.config.options import OperatorOptions
 from rayop.controllers.raycluster.reconcile_context import (
     ReconcileContext,
     ReconcilerDeps,
@@ -24,10 +24,10 @@ from rayop.controllers.raycluster.reconcile_context import (
 from rayop.kube.client import KubeClient
 from rayop.kube.errors import AlreadyExists, Conflict, NotFound
 from rayop.kube.resource import Resource
-from rayop.runtime.events import EventRecorder
+from rayop.runtime.events.recorder import EventRecorder
 from rayop.runtime.expectations import ScaleExpectations
-from rayop.runtime.indexer import OWNER_UID_INDEX
-from rayop.runtime.informer_factory import Informer, InformerFactory
+from rayop.runtime.informers.factory import Informer, InformerFactory
+from rayop.runtime.informers.indexer import OWNER_UID_INDEX
 from rayop.runtime.own_writes import OwnWrites
 from rayop.runtime.reconcile import Request
 from rayop.testing import FakeClock

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from rayop.api.raycluster import RayCluster, WorkerGroupSpec
-from rayop.controllers.common.options import OperatorOptions
+from rayop.controllers.config.options import OperatorOptions
 from rayop.controllers.raycluster.pods import build_head_pod, build_worker_pod
 from rayop.controllers.raycluster.scaling import GroupPlan, plan_worker_group
 from rayop.controllers.raycluster.spec_hash import spec_hash

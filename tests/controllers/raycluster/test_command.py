@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import random
 
-from rayop.controllers.common import names
-from rayop.controllers.common.options import OperatorOptions
+from rayop.controllers.config.options import OperatorOptions
+from rayop.controllers.kit import names
 from rayop.controllers.raycluster.command import ray_start_command, ray_start_params, render_params
 
 from ._fixtures import group_model, minimal_cluster, parse

@@ -7,12 +7,12 @@ from typing import Any
 
 import pytest
 
-from rayop.controllers.common.gate_checks import (
+from rayop.controllers.config.gates import FEATURE_GATE_FIELDS, FeatureGates
+from rayop.controllers.kit.gate_checks import (
     raycluster_gate_problems,
     rayjob_gate_problems,
     rayservice_gate_problems,
 )
-from rayop.controllers.common.gates import FEATURE_GATE_FIELDS, FeatureGates
 
 from ._fixtures import load_sample, minimal_cluster
 

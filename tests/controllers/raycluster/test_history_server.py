@@ -8,8 +8,8 @@ import pytest
 
 from rayop.api.validation.gates import Gates
 from rayop.api.validation.raycluster import validate_raycluster
-from rayop.controllers.common.gates import FeatureGates
-from rayop.controllers.common.options import OperatorOptions
+from rayop.controllers.config.gates import FeatureGates
+from rayop.controllers.config.options import OperatorOptions
 from rayop.controllers.raycluster.history_server import DEFAULT_EXPOSABLE_EVENT_TYPES
 
 from ._fixtures import env_of, head_pod, load_sample, minimal_cluster, parse, worker_pod

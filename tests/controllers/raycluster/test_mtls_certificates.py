@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 from rayop.api.validation.raycluster import validate_raycluster
-from rayop.controllers.common.gate_checks import raycluster_gate_problems
-from rayop.controllers.common.gates import FeatureGates
+from rayop.controllers.config.gates import FeatureGates
+from rayop.controllers.kit.gate_checks import raycluster_gate_problems
 from rayop.controllers.raycluster.mtls import certificates as certs
 from rayop.controllers.raycluster.mtls import names
 from rayop.controllers.raycluster.pods import owner_reference

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from rayop.api.validation.raycluster import validate_raycluster
-from rayop.controllers.common.gates import FeatureGates
-from rayop.controllers.common.options import OperatorOptions
+from rayop.controllers.config.gates import FeatureGates
+from rayop.controllers.config.options import OperatorOptions
 from rayop.controllers.raycluster.mtls.pod_tls import WAIT_SCRIPT
 
 from ._fixtures import env_of, head_pod, load_sample, minimal_cluster, parse, worker_pod

@@ -8,13 +8,13 @@ from typing import Any, cast
 import pytest
 
 from rayop.api.common import format_time
-from rayop.controllers.common.gates import FeatureGates
+from rayop.controllers.config.gates import FeatureGates
 from rayop.controllers.raycluster.mtls import certificates as certs
 from rayop.controllers.raycluster.mtls.sync import MTLSSync
 from rayop.controllers.raycluster.pods import owner_reference
 from rayop.kube.client import KubeClient
 from rayop.kube.errors import NotFound
-from rayop.runtime.events import EventRecorder
+from rayop.runtime.events.recorder import EventRecorder
 from rayop.runtime.reconcile import Request
 from rayop.testing import FakeClock
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from rayop.controllers.common.configuration_file import parse_configuration
-from rayop.controllers.common.options import DEFAULT_OPTIONS, OperatorOptions
+from rayop.controllers.config.configuration_file import parse_configuration
+from rayop.controllers.config.options import DEFAULT_OPTIONS, OperatorOptions
 
 from ._fixtures import head_pod, load_sample, minimal_cluster, worker_pod
 

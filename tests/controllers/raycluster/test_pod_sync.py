@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from rayop.controllers.common.options import KUBERAY_VERSION
+from rayop.controllers.config.options import KUBERAY_VERSION
 from rayop.controllers.raycluster.pod_sync import reconcile_pods
 from rayop.controllers.raycluster.reconcile_context import ReconcilerDeps
 from rayop.controllers.raycluster.status import ReplicaFailureError

@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from rayop.controllers.common.options import DEFAULT_OPTIONS, OperatorOptions
+from rayop.controllers.config.options import DEFAULT_OPTIONS, OperatorOptions
 from rayop.controllers.raycluster.services import build_head_service
 
 from ._fixtures import env_of, head_pod, load_sample, minimal_cluster, worker_pod

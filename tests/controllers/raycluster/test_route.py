@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from rayop.controllers.common.options import OperatorOptions
+from rayop.controllers.config.options import OperatorOptions
 from rayop.controllers.raycluster.route import build_head_route, route_name, uses_route
 
 from ._fixtures import minimal_cluster, parse

@@ -6,7 +6,7 @@ import dataclasses
 import random
 from typing import Any
 
-from rayop.controllers.common.options import DEFAULT_OPTIONS
+from rayop.controllers.config.options import DEFAULT_OPTIONS
 from rayop.controllers.raycluster.pod_health import should_delete_pod
 from rayop.controllers.raycluster.scaling import plan_head
 

@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from rayop.controllers.common.options import DEFAULT_OPTIONS
+from rayop.controllers.config.options import DEFAULT_OPTIONS
 from rayop.controllers.raycluster.rbac import (
     build_autoscaler_role,
     build_autoscaler_role_binding,

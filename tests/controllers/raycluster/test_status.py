@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from rayop.controllers.common.options import DEFAULT_OPTIONS
+from rayop.controllers.config.options import DEFAULT_OPTIONS
 from rayop.controllers.raycluster.services import build_head_service
 from rayop.controllers.raycluster.status import (
     ReplicaFailureError,

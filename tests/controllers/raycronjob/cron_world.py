@@ -15,11 +15,11 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from rayop.api.common import format_time
-from rayop.controllers.common.options import OperatorOptions
+from rayop.controllers.config.options import OperatorOptions
 from rayop.controllers.raycronjob.reconciler import RayCronJobDeps, RayCronJobReconciler
 from rayop.kube.errors import AlreadyExists
 from rayop.kube.resource import Resource
-from rayop.runtime.events import EventType
+from rayop.runtime.events.recorder import EventType
 from rayop.runtime.own_writes import OwnWrites
 from rayop.runtime.reconcile import Request, Result
 from rayop.testing import FakeClock
@@ -69,6 +69,11 @@ class Cache:
 
     def get(self, namespace: str | None, name: str) -> Mapping[str, Any] | None:
         return self.obj
+
+    def list(
+        self, namespace: str | None = None, *, label_selector: Any = None
+    ) -> list[Mapping[str, Any]]:
+        return [self.obj] if self.obj is not None else []
 
 
 @dataclass

@@ -7,8 +7,8 @@ import pytest
 from rayop.controllers.assembly.build import build_operator
 from rayop.controllers.assembly.operator_settings import OperatorSettings
 from rayop.controllers.assembly.run import new_client
-from rayop.controllers.common.gates import FeatureGates
-from rayop.controllers.common.options import OperatorOptions
+from rayop.controllers.config.gates import FeatureGates
+from rayop.controllers.config.options import OperatorOptions
 from rayop.kube.config import KubeConfig
 from rayop.runtime.metrics import OperatorMetrics
 

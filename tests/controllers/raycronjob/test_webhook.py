@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from rayop.controllers.common.gates import FeatureGates
+from rayop.controllers.config.gates import FeatureGates
 from rayop.controllers.webhooks.validators import PATHS, handlers
-from rayop.runtime.admission_server import AdmissionVerdict
+from rayop.runtime.serving.admission_server import AdmissionVerdict
 
 from .cron_world import raycronjob, utc
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from rayop.api.rayjob import RayJobStatus
-from rayop.controllers.common.options import OperatorOptions
+from rayop.controllers.config.options import OperatorOptions
 from rayop.controllers.dashboard.errors import JobNotFound
 from rayop.controllers.dashboard.job_poller import JobInfoPoller
 from rayop.controllers.dashboard.models import JobInfo, JobSubmitRequest
@@ -23,7 +23,7 @@ from rayop.controllers.rayjob.context import Obj, PassContext, RayJobDeps
 from rayop.controllers.rayjob.reconciler import RayJobReconciler
 from rayop.kube.errors import AlreadyExists, NotFound
 from rayop.kube.resource import Resource
-from rayop.runtime.events import EventType
+from rayop.runtime.events.recorder import EventType
 from rayop.runtime.own_writes import OwnWrites
 from rayop.runtime.reconcile import Request
 from rayop.testing import FakeClock

@@ -6,7 +6,7 @@ from datetime import timedelta
 
 from rayop.api.common import format_time
 from rayop.api.rayjob import JobDeploymentStatus, JobFailedReason, RayJobStatus, RayJobStatusInfo
-from rayop.controllers.common.options import OperatorOptions
+from rayop.controllers.config.options import OperatorOptions
 from rayop.controllers.rayjob import checks
 from rayop.testing import FakeClock
 

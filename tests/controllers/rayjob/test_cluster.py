@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rayop.controllers.common.options import OperatorOptions
+from rayop.controllers.config.options import OperatorOptions
 from rayop.controllers.rayjob.cluster import (
     build_raycluster,
     build_rayjob_head_service,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from rayop.api.rayjob import DeletionPolicyType, RayJobStatus
-from rayop.controllers.common.options import OperatorOptions
+from rayop.controllers.config.options import OperatorOptions
 from rayop.controllers.rayjob.deletion import decide
 
 from .rayjob_objects import rayjob

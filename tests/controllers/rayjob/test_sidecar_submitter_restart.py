@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from rayop.controllers.common.gates import FeatureGates
-from rayop.controllers.common.options import OperatorOptions
+from rayop.controllers.config.gates import FeatureGates
+from rayop.controllers.config.options import OperatorOptions
 from rayop.controllers.rayjob.cluster import build_raycluster
 from rayop.controllers.rayjob.submitter import build_sidecar_container, sidecar_outcome
 

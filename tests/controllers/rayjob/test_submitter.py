@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import shlex
 
-from rayop.controllers.common.options import OperatorOptions
+from rayop.controllers.config.options import OperatorOptions
 from rayop.controllers.rayjob.cluster import build_raycluster
 from rayop.controllers.rayjob.submitter import (
     build_sidecar_container,

@@ -21,10 +21,10 @@ import orjson
 import yaml
 
 from rayop.api.rayservice import RayService
-from rayop.controllers.common.options import OperatorOptions
+from rayop.controllers.config.options import OperatorOptions
 from rayop.controllers.dashboard.client import DashboardClient
 from rayop.controllers.dashboard.transport import DashboardRequest
-from rayop.controllers.rayservice.cluster_spec import build_ray_cluster, goal_spec
+from rayop.controllers.rayservice.cluster_builders import build_ray_cluster, goal_spec
 from rayop.controllers.rayservice.context import RayServiceDeps, ServiceContext
 from rayop.controllers.rayservice.dashboards import DashboardFactory
 from rayop.controllers.rayservice.serve_cache import ServeConfigCache
@@ -32,8 +32,8 @@ from rayop.kube.client import KubeClient
 from rayop.kube.errors import AlreadyExists, NotFound
 from rayop.kube.resource import Resource
 from rayop.kube.resources import PODS, RAY_CLUSTERS, RAY_SERVICES
-from rayop.runtime.events import EventRecorder, EventType
-from rayop.runtime.informer_factory import Informer
+from rayop.runtime.events.recorder import EventRecorder, EventType
+from rayop.runtime.informers.factory import Informer
 from rayop.runtime.own_writes import OwnWrites
 from rayop.runtime.reconcile import Request
 from rayop.testing import FakeClock

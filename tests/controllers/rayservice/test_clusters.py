@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from rayop.controllers.common.options import OperatorOptions
-from rayop.controllers.common.spec_hash import rayservice_cluster_hash
+from rayop.controllers.config.options import OperatorOptions
+from rayop.controllers.gocompat.spec_hash import rayservice_cluster_hash
 from rayop.controllers.rayservice import clusters
 from rayop.kube.errors import Conflict
 from rayop.kube.resources import RAY_CLUSTERS

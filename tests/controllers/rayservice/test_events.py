@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from rayop.controllers.rayservice import gates, head_label, services, suspend
+from rayop.controllers.rayservice import head_label, opening_steps, services, suspend
 from rayop.kube.errors import Forbidden
 
 from .rayservice_fakes import NS, World, cluster_of, rayservice, with_status
@@ -113,7 +113,7 @@ async def test_invalid_metadata_is_invalid_rayservice_metadata() -> None:
     service["metadata"]["annotations"] = {"ray.io/initializing-timeout": "soon"}
     world = World()
     ctx = world.context(service)
-    stop = await gates.validate(ctx)
+    stop = await opening_steps.validate(ctx)
     assert stop is not None
     message = (
         "The RayService metadata is invalid: RayService annotations is invalid: annotation "

@@ -7,9 +7,9 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from rayop.api.rayservice import ClusterUpgradeOptions, RayService
-from rayop.controllers.common.gates import FeatureGates
-from rayop.controllers.common.options import OperatorOptions
-from rayop.controllers.rayservice import cluster_spec as cs
+from rayop.controllers.config.gates import FeatureGates
+from rayop.controllers.config.options import OperatorOptions
+from rayop.controllers.rayservice import cluster_builders as cs
 from rayop.controllers.rayservice.incremental import gateway as gw
 from rayop.controllers.rayservice.incremental.mode import is_incremental
 from rayop.controllers.rayservice.incremental.rollback import rollback_complete, rollback_decision

@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 
 from rayop.api.rayservice import RayService
-from rayop.controllers.common.options import OperatorOptions
+from rayop.controllers.config.options import OperatorOptions
 from rayop.controllers.rayservice import service_builders as sb
-from rayop.controllers.rayservice.cluster_spec import build_ray_cluster
+from rayop.controllers.rayservice.cluster_builders import build_ray_cluster
 
 
 def _service(

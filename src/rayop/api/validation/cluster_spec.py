@@ -6,7 +6,7 @@ here. As in KubeRay, the first failing check is the answer and its message is Ku
 
 Checks of a feature whose gate is off (history server, network policy, mTLS, embedded RocksDB,
 suspended worker groups without ``RayJobDeletionPolicy``) end the checks without a message: the
-controllers' gate checks (``rayop.controllers.common.gate_checks``) refuse those fields, with
+controllers' gate checks (``rayop.controllers.kit.gate_checks``) refuse those fields, with
 the gate named. With their gates on, ``historyServerOptions`` and ``networkPolicy`` get KubeRay's
 checks (``history_server.py``, ``network_policy.py``), and enabled ``tlsOptions`` KubeRay's
 ``validateTLSOptions`` (``tls_options.py``).

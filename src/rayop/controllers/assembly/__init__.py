@@ -7,4 +7,7 @@
 - ``build``: :func:`build_operator`, the one assembly path (``rayop run``, ``rayop up``,
   ``rayop bench``, ``rayop.testing.open_operator``).
 - ``run``: :func:`run_operator`, the operator until a signal, and the operator's client.
+- ``kuberay_metrics``: KubeRay's nine ``kuberay_*`` metrics, registered only with
+  ``--enable-metrics``.
+- ``rbac_rules``: the RBAC rules the operator needs: the one source of deploy/rbac and the chart.
 """

@@ -16,12 +16,12 @@ from dataclasses import dataclass
 from typing import Literal
 
 from rayop.controllers.assembly.operator_settings import OperatorSettings
-from rayop.controllers.common.options import OperatorOptions
+from rayop.controllers.config.options import OperatorOptions
 from rayop.kube.client import KubeClient
 from rayop.runtime.clock import Clock
 from rayop.runtime.controller import Controller
-from rayop.runtime.events import EventRecorder
-from rayop.runtime.informer_factory import InformerFactory
+from rayop.runtime.events.recorder import EventRecorder
+from rayop.runtime.informers.factory import InformerFactory
 from rayop.runtime.manager import Manager
 from rayop.runtime.own_writes import OwnWrites
 from rayop.runtime.reconcile import ReconcileFunc

@@ -20,15 +20,15 @@ from dataclasses import dataclass
 
 from rayop.controllers.assembly.blueprint import ControllerBlueprint, Kind, Wiring
 from rayop.controllers.assembly.catalog import CATALOG, KINDS
+from rayop.controllers.assembly.kuberay_metrics import enable_kuberay_metrics
 from rayop.controllers.assembly.operator_settings import OperatorSettings
-from rayop.controllers.common.cache_config import KUBERAY_CACHE_CONFIG
-from rayop.controllers.common.kuberay_metrics import enable_kuberay_metrics
-from rayop.controllers.common.own_writes import enqueue_when_caught_up
+from rayop.controllers.config.cache_config import KUBERAY_CACHE_CONFIG
+from rayop.controllers.kit.own_writes import enqueue_when_caught_up
 from rayop.kube.client import KubeClient
 from rayop.runtime.clock import MONOTONIC, Clock
-from rayop.runtime.concurrency_law import LawSettings
+from rayop.runtime.concurrency.law import LawSettings
 from rayop.runtime.controller import Controller
-from rayop.runtime.informer_factory import CacheConfig
+from rayop.runtime.informers.factory import CacheConfig
 from rayop.runtime.manager import Manager
 from rayop.runtime.metrics import OperatorMetrics
 from rayop.runtime.reconcile import ReconcileFunc

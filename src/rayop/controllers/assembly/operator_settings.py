@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from rayop.controllers.common import settings
-from rayop.controllers.common.options import OperatorOptions
+from rayop.controllers.config.options import OperatorOptions
 from rayop.controllers.dashboard.transport import ServiceResolver
+from rayop.controllers.kit import settings
 from rayop.controllers.webhooks.serving import WebhookSettings
 
 
@@ -22,7 +22,7 @@ class OperatorSettings:
     """Workers per controller (KubeRay's --reconcile-concurrency); every controller gets this many."""
     adaptive_concurrency: bool = False
     """``--reconcile-concurrency=auto``: each controller moves its workers between 1 and
-    ``max_reconcile_concurrency`` (:mod:`rayop.runtime.concurrency_law`)."""
+    ``max_reconcile_concurrency`` (:mod:`rayop.runtime.concurrency.law`)."""
     max_reconcile_concurrency: int = 16
     """The ceiling of adaptive concurrency (``--max-reconcile-concurrency``)."""
     use_priority_queue: bool = True

@@ -3,7 +3,7 @@ scheduler-plugins, and Kubernetes workload-aware scheduling (the ``KubernetesWAS
 
 :mod:`.registry` picks the scheduler from the operator options and is what the controllers
 call; one module per scheduler says what it creates and what it adds to pods; :mod:`.gang_size`
-and :mod:`.quantities` hold the replica and resource arithmetic they share.
+holds the replica and resource arithmetic they share (quantities: :mod:`rayop.apimachinery.quantity`).
 
 Modules and subpackages:
 
@@ -15,8 +15,6 @@ Modules and subpackages:
   schedulerName.
 - ``kubernetes_was``: Kubernetes workload-aware scheduling (the ``KubernetesWAS`` gate):
   ``scheduling.k8s.io/v1alpha2``.
-- ``quantities``: resource lists as KubeRay's gang schedulers sum them: exact quantities printed as
-  Go prints them.
 - ``rbac``: the RBAC rules each batch scheduler needs, as KubeRay v1.7's chart grants them.
 - ``registry``: which batch scheduler the operator runs with, KubeRay's startup check of that
   choice, and the three calls the controllers make (:func:`submit`, :func:`add_metadata`,

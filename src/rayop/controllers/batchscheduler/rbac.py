@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
-from rayop.controllers.common.rbac_rules import PolicyRule
+from rayop.controllers.assembly.rbac_rules import PolicyRule
 
 __all__ = ["BATCH_SCHEDULER_RULES"]
 

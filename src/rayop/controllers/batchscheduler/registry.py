@@ -20,7 +20,7 @@ from rayop.controllers.batchscheduler.kubernetes_was import KubernetesWASSchedul
 from rayop.controllers.batchscheduler.scheduler_plugins import SchedulerPluginsScheduler
 from rayop.controllers.batchscheduler.volcano import VolcanoScheduler
 from rayop.controllers.batchscheduler.yunikorn import YuniKornScheduler
-from rayop.controllers.common.options import OperatorOptions
+from rayop.controllers.config.options import OperatorOptions
 from rayop.kube.client import KubeClient
 
 __all__ = [

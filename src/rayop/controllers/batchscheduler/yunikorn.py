@@ -30,8 +30,8 @@ from rayop.controllers.batchscheduler.interface import (
     set_label,
     set_scheduler_name,
 )
-from rayop.controllers.common.go_json import GoJsonError, go_string, marshal_typed
-from rayop.controllers.common.names import HEAD_GROUP_LABEL_VALUE
+from rayop.controllers.gocompat.go_json import GoJsonError, go_string, marshal_typed
+from rayop.controllers.kit.names import HEAD_GROUP_LABEL_VALUE
 from rayop.kube.client import KubeClient
 
 __all__ = ["PLUGIN_NAME", "YuniKornScheduler", "task_groups_annotation"]

@@ -18,10 +18,10 @@ from __future__ import annotations
 from rayop.api.common import GROUP
 from rayop.apimachinery.objects import ObjView as Obj
 from rayop.controllers.assembly.blueprint import ControllerBlueprint, Wired, Wiring
-from rayop.controllers.common import cluster_spec as cs
-from rayop.controllers.common.options import OperatorOptions
-from rayop.controllers.common.own_writes import track_own_writes
-from rayop.controllers.common.watches import SPEC_OR_METADATA_CHANGED, ray_watches
+from rayop.controllers.config.options import OperatorOptions
+from rayop.controllers.kit import cluster_access as cs
+from rayop.controllers.kit.own_writes import track_own_writes
+from rayop.controllers.kit.watches import SPEC_OR_METADATA_CHANGED, ray_watches
 from rayop.controllers.raycluster.events import REPORTING_CONTROLLER
 from rayop.controllers.raycluster.gcs_storage import claim_requests
 from rayop.controllers.raycluster.mtls import names as mtls_names
@@ -38,7 +38,7 @@ from rayop.controllers.raycluster.reconcile_context import ReconcilerDeps
 from rayop.controllers.raycluster.reconciler import RayClusterReconciler
 from rayop.kube.resources import PERSISTENT_VOLUME_CLAIMS, PODS, RAY_CLUSTERS, SECRETS, SERVICES
 from rayop.runtime.expectations import ScaleExpectations
-from rayop.runtime.informer_source import for_, owns, watches
+from rayop.runtime.informers.sources import for_, owns, watches
 from rayop.runtime.predicate import generation_changed, not_pod_binding
 
 CONTROLLER_NAME = "raycluster"

@@ -16,7 +16,7 @@ from typing import Any
 from rayop.api.raycluster import HeadGroupSpec, RayCluster, WorkerGroupSpec
 from rayop.apimachinery.objects import ObjView as Obj
 from rayop.apimachinery.quantity import Quantity, parse_resource_list
-from rayop.controllers.common import cluster_spec as cs
+from rayop.controllers.kit import cluster_access as cs
 from rayop.controllers.raycluster.resources import is_gpu_resource
 
 DEFAULT_METRICS_PORT = 8080

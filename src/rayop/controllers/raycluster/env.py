@@ -15,10 +15,10 @@ from typing import Any
 from rayop.api import keys
 from rayop.api.raycluster import RayCluster, RedisCredential
 from rayop.apimachinery.objects import ObjView as Obj
-from rayop.controllers.common import cluster_spec as cs
-from rayop.controllers.common import names
-from rayop.controllers.common.cluster_spec import ClusterLike
-from rayop.controllers.common.options import KUBERAY_VERSION
+from rayop.controllers.config.options import KUBERAY_VERSION
+from rayop.controllers.kit import cluster_access as cs
+from rayop.controllers.kit import names
+from rayop.controllers.kit.cluster_access import ClusterLike
 
 Container = dict[str, Any]
 LOCAL_HOST = "127.0.0.1"

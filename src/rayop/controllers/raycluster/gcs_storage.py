@@ -43,8 +43,8 @@ from rayop.api import keys
 from rayop.api.raycluster import GcsStorageDeletionPolicy, GcsStorageOptions, RayCluster
 from rayop.apimachinery.objects import ObjView as Obj
 from rayop.apimachinery.quantity import Quantity
-from rayop.controllers.common import cluster_spec as cs
-from rayop.controllers.common import settings
+from rayop.controllers.kit import cluster_access as cs
+from rayop.controllers.kit import settings
 from rayop.controllers.raycluster import events as ev
 from rayop.controllers.raycluster.pods import owner_reference
 from rayop.controllers.raycluster.reconcile_context import ReconcileContext

@@ -27,8 +27,8 @@ from typing import Any, Final
 
 from rayop.api import keys
 from rayop.api.raycluster import CollectorOptions, RayCluster
-from rayop.controllers.common import cluster_spec as cs
-from rayop.controllers.common.gates import FeatureGates
+from rayop.controllers.config.gates import FeatureGates
+from rayop.controllers.kit import cluster_access as cs
 from rayop.controllers.raycluster import env
 
 __all__ = [

@@ -25,7 +25,7 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from rayop.controllers.common import cluster_spec as cs
+from rayop.controllers.kit import cluster_access as cs
 from rayop.controllers.raycluster import events as ev
 from rayop.controllers.raycluster import route, services
 from rayop.controllers.raycluster.reconcile_context import ReconcileContext

@@ -11,7 +11,7 @@ import copy
 from typing import Any
 
 from rayop.apimachinery.objects import ObjView as Obj
-from rayop.controllers.common.options import OperatorOptions
+from rayop.controllers.config.options import OperatorOptions
 from rayop.controllers.raycluster.command import container_command
 
 WAIT_GCS_READY = "wait-gcs-ready"

@@ -35,8 +35,8 @@ from rayop.api.raycluster import (
     NetworkPolicyRules,
     RayCluster,
 )
-from rayop.controllers.common import cluster_spec as cs
-from rayop.controllers.common import labels, names
+from rayop.controllers.kit import cluster_access as cs
+from rayop.controllers.kit import labels, names
 from rayop.kube.resource import Resource
 
 __all__ = [

@@ -7,7 +7,7 @@ controller ``networkpolicy-controller``. One pass over a RayCluster:
 
 - gone, being deleted, or managed by another controller (``spec.managedBy``): nothing (garbage
   collection removes the policies of a deleted cluster); the opening is the small controllers'
-  one (:class:`~rayop.controllers.common.opening.Opening`);
+  one (:class:`~rayop.controllers.kit.opening.Opening`);
 - no ``spec.networkPolicy``: the policies it controls are deleted (the feature turned off);
 - otherwise the head policy and one per worker group
   (:mod:`rayop.controllers.raycluster.network_policy`) are created when absent (Normal
@@ -34,8 +34,8 @@ from rayop.api import keys
 from rayop.api.raycluster import RayCluster
 from rayop.api.validation.raycluster import parse_raycluster
 from rayop.apimachinery.objects import ObjView as Obj
-from rayop.controllers.common import cluster_spec as cs
-from rayop.controllers.common.opening import Opened, Opening
+from rayop.controllers.kit import cluster_access as cs
+from rayop.controllers.kit.opening import Opened, Opening
 from rayop.controllers.raycluster.ingress_sync import controlled_by
 from rayop.controllers.raycluster.network_policy import (
     NETWORK_POLICIES,
@@ -45,8 +45,8 @@ from rayop.controllers.raycluster.network_policy import (
 from rayop.controllers.raycluster.pods import owner_reference
 from rayop.kube.client import KubeClient
 from rayop.kube.errors import AlreadyExists, NotFound
-from rayop.runtime.cache_reader import CacheReader
-from rayop.runtime.events import EventRecorder, EventType
+from rayop.runtime.events.recorder import EventRecorder, EventType
+from rayop.runtime.informers.cache_reader import CacheReader
 from rayop.runtime.reconcile import Request, Result
 
 __all__ = [

@@ -29,10 +29,10 @@ from rayop.api.raycluster import UpgradeStrategyType, WorkerGroupSpec
 from rayop.apimachinery.objects import ObjView as Obj
 from rayop.controllers.batchscheduler import registry as batch
 from rayop.controllers.batchscheduler.interface import RAY_CLUSTER
-from rayop.controllers.common import cluster_spec as cs
-from rayop.controllers.common import labels
-from rayop.controllers.common.names import HEAD_GROUP_LABEL_VALUE
-from rayop.controllers.common.options import KUBERAY_VERSION
+from rayop.controllers.config.options import KUBERAY_VERSION
+from rayop.controllers.kit import cluster_access as cs
+from rayop.controllers.kit import labels
+from rayop.controllers.kit.names import HEAD_GROUP_LABEL_VALUE
 from rayop.controllers.raycluster import events as ev
 from rayop.controllers.raycluster.mtls.names import is_tls_enabled
 from rayop.controllers.raycluster.mtls.readiness import MTLSNotReadyError, check_mtls_secrets_ready

@@ -16,14 +16,14 @@ from typing import Any
 
 from rayop.api import keys
 from rayop.api.raycluster import AutoscalerVersion, HeadGroupSpec, RayCluster, WorkerGroupSpec
-from rayop.controllers.common import cluster_spec as cs
-from rayop.controllers.common import labels, names
-from rayop.controllers.common.options import KUBERAY_VERSION, OperatorOptions
-from rayop.controllers.common.pod_defaults import (
+from rayop.controllers.config.options import KUBERAY_VERSION, OperatorOptions
+from rayop.controllers.config.pod_defaults import (
     add_default_envs,
     add_default_metadata,
     add_sidecars,
 )
+from rayop.controllers.kit import cluster_access as cs
+from rayop.controllers.kit import labels, names
 from rayop.controllers.raycluster import command, env, history_server, probes
 from rayop.controllers.raycluster.autoscaler import (
     apply_autoscaler_overrides,

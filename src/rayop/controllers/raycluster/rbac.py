@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from rayop.api.raycluster import RayCluster
-from rayop.controllers.common import cluster_spec as cs
-from rayop.controllers.common import labels, names
-from rayop.controllers.common.rbac_rules import AUTOSCALER_ROLE_RULES
+from rayop.controllers.assembly.rbac_rules import AUTOSCALER_ROLE_RULES
+from rayop.controllers.kit import cluster_access as cs
+from rayop.controllers.kit import labels, names
 from rayop.controllers.raycluster.pods import owner_reference
 
 

@@ -23,16 +23,16 @@ from rayop.api import keys
 from rayop.api.raycluster import RayCluster
 from rayop.api.validation import Problem, parse_raycluster
 from rayop.apimachinery.objects import ObjView as Obj
-from rayop.controllers.common import cluster_spec as cs
-from rayop.controllers.common import labels, settings
-from rayop.controllers.common.options import OperatorOptions
+from rayop.controllers.config.options import OperatorOptions
+from rayop.controllers.kit import cluster_access as cs
+from rayop.controllers.kit import labels, settings
 from rayop.controllers.raycluster.spec_hash import spec_hash
 from rayop.kube.client import KubeClient
 from rayop.runtime.clock import Clock
-from rayop.runtime.events import EventRecorder
+from rayop.runtime.events.recorder import EventRecorder
 from rayop.runtime.expectations import ScaleExpectations
-from rayop.runtime.indexer import OWNER_UID_INDEX
-from rayop.runtime.informer_factory import Informer, InformerFactory
+from rayop.runtime.informers.factory import Informer, InformerFactory
+from rayop.runtime.informers.indexer import OWNER_UID_INDEX
 from rayop.runtime.own_writes import OwnWrites
 from rayop.runtime.reconcile import Request
 

@@ -29,9 +29,9 @@ from rayop.api.validation import (
     validate_raycluster,
     validate_raycluster_status,
 )
-from rayop.controllers.common import cluster_spec as cs
-from rayop.controllers.common import labels, names, settings
-from rayop.controllers.common.gate_checks import raycluster_gate_problems
+from rayop.controllers.kit import cluster_access as cs
+from rayop.controllers.kit import labels, names, settings
+from rayop.controllers.kit.gate_checks import raycluster_gate_problems
 from rayop.controllers.raycluster import events as ev
 from rayop.controllers.raycluster import rbac, services
 from rayop.controllers.raycluster.mtls.names import cert_manager_missing

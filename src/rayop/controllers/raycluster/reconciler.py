@@ -31,7 +31,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
-from rayop.controllers.common import settings
+from rayop.controllers.kit import settings
 from rayop.controllers.raycluster import (
     gcs_storage,
     ingress_sync,

@@ -20,8 +20,8 @@ from typing import Any
 
 from rayop.api import keys
 from rayop.api.common import parse_time
-from rayop.controllers.common import cluster_spec as cs
-from rayop.controllers.common import labels, names, settings
+from rayop.controllers.kit import cluster_access as cs
+from rayop.controllers.kit import labels, names, settings
 from rayop.controllers.raycluster import events as ev
 from rayop.controllers.raycluster.pod_sync import delete_all_pods
 from rayop.controllers.raycluster.pods import build_head_pod, owner_reference

@@ -27,9 +27,9 @@ from typing import Any, Final
 
 from rayop.api import keys
 from rayop.api.raycluster import RayCluster
-from rayop.controllers.common import cluster_spec as cs
-from rayop.controllers.common import labels, names
-from rayop.controllers.common.options import OperatorOptions
+from rayop.controllers.config.options import OperatorOptions
+from rayop.controllers.kit import cluster_access as cs
+from rayop.controllers.kit import labels, names
 from rayop.controllers.raycluster import events as ev
 from rayop.controllers.raycluster import services
 from rayop.controllers.raycluster.pods import owner_reference

@@ -21,9 +21,9 @@ from rayop.api import keys
 from rayop.api.conditions import is_condition_true, object_conditions
 from rayop.api.raycluster import RayCluster, WorkerGroupSpec
 from rayop.apimachinery.objects import ObjView as Obj
-from rayop.controllers.common import cluster_spec as cs
-from rayop.controllers.common import labels, names
-from rayop.controllers.common.options import OperatorOptions
+from rayop.controllers.config.options import OperatorOptions
+from rayop.controllers.kit import cluster_access as cs
+from rayop.controllers.kit import labels, names
 from rayop.controllers.raycluster.pod_health import should_delete_pod
 
 

@@ -16,10 +16,10 @@ from typing import Any
 
 from rayop.api import keys
 from rayop.api.raycluster import IngressOptions, IngressPathType, RayCluster
-from rayop.controllers.common import cluster_spec as cs
-from rayop.controllers.common import labels, names
-from rayop.controllers.common.cluster_spec import ClusterLike
-from rayop.controllers.common.options import OperatorOptions
+from rayop.controllers.config.options import OperatorOptions
+from rayop.controllers.kit import cluster_access as cs
+from rayop.controllers.kit import labels, names
+from rayop.controllers.kit.cluster_access import ClusterLike
 from rayop.controllers.raycluster.pods import owner_reference
 
 DEFAULT_PORTS = {

@@ -21,8 +21,8 @@ from rayop.api.conditions import is_condition_true, remove_condition, set_condit
 from rayop.api.raycluster import MAX_INT32, RayCluster
 from rayop.apimachinery.objects import ObjView as Obj
 from rayop.apimachinery.quantity import ZERO, Quantity, sum_resource_lists
-from rayop.controllers.common import cluster_spec as cs
-from rayop.controllers.common import labels
+from rayop.controllers.kit import cluster_access as cs
+from rayop.controllers.kit import labels
 from rayop.controllers.raycluster.pod_health import all_pods_running, is_running_and_ready, phase
 from rayop.controllers.raycluster.resources import is_gpu_resource, pod_resources
 

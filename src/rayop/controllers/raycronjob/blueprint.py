@@ -9,9 +9,9 @@ RayCronJob. ``rayop run`` starts it only with the ``RayCronJob`` gate on, as Kub
 from __future__ import annotations
 
 from rayop.controllers.assembly.blueprint import ControllerBlueprint, Wired, Wiring
-from rayop.controllers.common.options import OperatorOptions
-from rayop.controllers.common.own_writes import track_own_writes
-from rayop.controllers.common.watches import ray_watches
+from rayop.controllers.config.options import OperatorOptions
+from rayop.controllers.kit.own_writes import track_own_writes
+from rayop.controllers.kit.watches import ray_watches
 from rayop.controllers.raycronjob.reconciler import (
     RAY_CRON_JOBS,
     RayCronJobDeps,

@@ -10,7 +10,7 @@ from typing import Any
 from rayop.api import keys
 from rayop.api.common import format_time
 from rayop.api.raycronjob import RayCronJob
-from rayop.controllers.common.ownership import controller_reference
+from rayop.controllers.kit.ownership import controller_reference
 
 __all__ = ["child_name", "child_rayjob"]
 

@@ -1,6 +1,6 @@
 """The RayCronJob reconciler: one pass of KubeRay v1.7's RayCronJob controller.
 
-A pass opens as every small controller's does (:class:`~rayop.controllers.common.opening.
+A pass opens as every small controller's does (:class:`~rayop.controllers.kit.opening.
 Opening`: gone, done; being deleted is not looked at, as in KubeRay) and:
 
 1. ends at once (looking again in 3 s) while the cache predates this controller's own last
@@ -31,20 +31,20 @@ from rayop.api.raycronjob import RayCronJob
 from rayop.api.validation.parsing import parse_model
 from rayop.api.validation.problem import Problem, Reason
 from rayop.api.validation.raycronjob import schedule_spec, validate_raycronjob
-from rayop.controllers.common import settings
-from rayop.controllers.common.gate_checks import rayjob_gate_problems
-from rayop.controllers.common.gates import FeatureGates
-from rayop.controllers.common.opening import Opening, Unparsed
-from rayop.controllers.common.options import OperatorOptions
+from rayop.controllers.config.gates import FeatureGates
+from rayop.controllers.config.options import OperatorOptions
+from rayop.controllers.kit import settings
+from rayop.controllers.kit.gate_checks import rayjob_gate_problems
+from rayop.controllers.kit.opening import Opening, Unparsed
 from rayop.controllers.raycronjob.child import child_rayjob
 from rayop.controllers.raycronjob.timing import decide
 from rayop.kube.errors import AlreadyExists
 from rayop.kube.resource import Resource
 from rayop.kube.resources import RAY_JOBS
-from rayop.runtime.cache_reader import CacheReader
 from rayop.runtime.clock import Clock
-from rayop.runtime.events import EventSink
-from rayop.runtime.frozen import thaw
+from rayop.runtime.events.recorder import EventSink
+from rayop.runtime.informers.cache_reader import CacheReader
+from rayop.runtime.informers.frozen import thaw
 from rayop.runtime.own_writes import OwnWrites
 from rayop.runtime.reconcile import Request, Result
 

@@ -19,8 +19,8 @@ from rayop.api.raycluster import RayClusterStatus
 from rayop.api.rayjob import DeletionPolicyType, JobSubmissionMode
 from rayop.controllers.batchscheduler import registry as batch
 from rayop.controllers.batchscheduler.interface import RAY_JOB
-from rayop.controllers.common import cluster_spec as cs
-from rayop.controllers.common import labels, names
+from rayop.controllers.kit import cluster_access as cs
+from rayop.controllers.kit import labels, names
 from rayop.controllers.raycluster.builders import AUTH_TOKEN_SECRET_KEY
 from rayop.controllers.rayjob import cluster as rc
 from rayop.controllers.rayjob.context import JobDashboard, Obj, PassContext
@@ -28,7 +28,7 @@ from rayop.controllers.rayjob.submitter import build_sidecar_container, build_su
 from rayop.kube.client import KubeClient
 from rayop.kube.errors import AlreadyExists, NotFound
 from rayop.kube.resources import JOBS, RAY_CLUSTERS, RAY_JOBS, SECRETS, SERVICES
-from rayop.runtime.indexer import controller_owner
+from rayop.runtime.informers.indexer import controller_owner
 
 log = logging.getLogger(__name__)
 

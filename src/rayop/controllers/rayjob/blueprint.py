@@ -3,7 +3,7 @@
 KubeRay's RayJob controller. It watches RayJobs with no predicate (so its own status writes
 trigger the next pass, which moves the state machine along at once) and the RayClusters,
 Services and batch Jobs it owns (their controlling RayJob is enqueued). Its own writes of a
-RayJob are tracked (:mod:`rayop.controllers.common.own_writes`): a pass never works from a cached
+RayJob are tracked (:mod:`rayop.controllers.kit.own_writes`): a pass never works from a cached
 RayJob older than them, and the RayJob is enqueued again when the cache shows them. Time is the
 manager's clock. With a poll interval (``--rayjob-dashboard-poll-interval``, off by default) a
 :class:`~rayop.controllers.dashboard.job_poller.JobInfoPoller` follows every Running job in the
@@ -16,14 +16,14 @@ from collections.abc import Callable, Hashable
 from typing import cast
 
 from rayop.controllers.assembly.blueprint import ControllerBlueprint, Wired, Wiring
-from rayop.controllers.common.own_writes import track_own_writes
-from rayop.controllers.common.watches import ray_watches
 from rayop.controllers.dashboard.job_poller import JobInfoPoller, PollTarget
+from rayop.controllers.kit.own_writes import track_own_writes
+from rayop.controllers.kit.watches import ray_watches
 from rayop.controllers.rayjob.context import RayJobDeps, dashboard_factory
 from rayop.controllers.rayjob.reconciler import RayJobReconciler
 from rayop.kube.resources import JOBS, PODS, RAY_CLUSTERS, RAY_JOBS, SECRETS, SERVICES
-from rayop.runtime.cache_reader import CacheReader
 from rayop.runtime.controller import Controller
+from rayop.runtime.informers.cache_reader import CacheReader
 from rayop.runtime.reconcile import Request
 
 CONTROLLER_NAME = "rayjob"

@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 
 from rayop.api.common import format_time, parse_time
 from rayop.api.rayjob import JobDeploymentStatus, JobFailedReason, JobStatus, RayJob, RayJobStatus
-from rayop.controllers.common.options import OperatorOptions
+from rayop.controllers.config.options import OperatorOptions
 from rayop.controllers.dashboard.models import is_terminal
 from rayop.controllers.rayjob.status import mark_failed
 

@@ -17,9 +17,9 @@ from typing import Any
 from rayop.api import keys
 from rayop.api.rayjob import RayJob
 from rayop.apimachinery.objects import ObjView as Obj
-from rayop.controllers.common import labels, names
-from rayop.controllers.common.options import OperatorOptions
-from rayop.controllers.common.ownership import controller_reference
+from rayop.controllers.config.options import OperatorOptions
+from rayop.controllers.kit import labels, names
+from rayop.controllers.kit.ownership import controller_reference
 from rayop.controllers.raycluster.builders import build_head_service, service_ports
 
 CLUSTER_SELECTOR_KEY = keys.RAY_CLUSTER

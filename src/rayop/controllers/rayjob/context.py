@@ -18,7 +18,7 @@ from typing import Any, Literal, Protocol
 
 from rayop.api.rayjob import RayJob, RayJobStatus
 from rayop.api.validation import Problem
-from rayop.controllers.common.options import OperatorOptions
+from rayop.controllers.config.options import OperatorOptions
 from rayop.controllers.dashboard.client import DashboardClient
 from rayop.controllers.dashboard.job_poller import JobInfoPoller
 from rayop.controllers.dashboard.models import JobInfo, JobSubmitRequest
@@ -27,9 +27,9 @@ from rayop.controllers.rayjob.cluster import head_service_name
 from rayop.controllers.rayjob.submitter import SubmitterOutcome
 from rayop.kube.client import KubeClient
 from rayop.kube.resource import Resource
-from rayop.runtime.cache_reader import CacheReader
 from rayop.runtime.clock import Clock
-from rayop.runtime.events import EventSink, EventType
+from rayop.runtime.events.recorder import EventSink, EventType
+from rayop.runtime.informers.cache_reader import CacheReader
 from rayop.runtime.own_writes import OwnWrites
 from rayop.runtime.reconcile import Request, Result
 

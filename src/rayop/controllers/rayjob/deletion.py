@@ -27,8 +27,8 @@ from datetime import datetime, timedelta
 
 from rayop.api.common import parse_time
 from rayop.api.rayjob import DeletionPolicyType, DeletionRule, JobStatus, RayJob, RayJobStatus
-from rayop.controllers.common import settings
-from rayop.controllers.common.options import OperatorOptions
+from rayop.controllers.config.options import OperatorOptions
+from rayop.controllers.kit import settings
 
 IMPACT = (
     DeletionPolicyType.DELETE_SELF,

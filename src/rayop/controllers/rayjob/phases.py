@@ -17,7 +17,6 @@ import logging
 
 from rayop.api.common import format_time
 from rayop.api.rayjob import JobDeploymentStatus, JobFailedReason, JobSubmissionMode
-from rayop.controllers.common import settings
 from rayop.controllers.dashboard.client import (
     DashboardError,
     JobNotFound,
@@ -25,6 +24,7 @@ from rayop.controllers.dashboard.client import (
 )
 from rayop.controllers.dashboard.job_poller import JobInfoClient, JobInfoPoller, PollTarget
 from rayop.controllers.dashboard.models import JobInfo
+from rayop.controllers.kit import settings
 from rayop.controllers.rayjob import actions, checks, deletion
 from rayop.controllers.rayjob import cluster as rc
 from rayop.controllers.rayjob.context import JobDashboard, Obj, PassContext

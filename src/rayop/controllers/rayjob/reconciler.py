@@ -29,15 +29,15 @@ from pydantic import ValidationError
 from rayop.api.common import MANAGED_BY_KUBERAY
 from rayop.api.rayjob import JobDeploymentStatus, JobFailedReason, RayJob, RayJobStatus
 from rayop.api.validation import Problem, Reason, validate_rayjob
-from rayop.controllers.common.gate_checks import rayjob_gate_problems
-from rayop.controllers.common.gates import FeatureGates
+from rayop.controllers.config.gates import FeatureGates
 from rayop.controllers.dashboard.client import DashboardError
 from rayop.controllers.dashboard.models import is_terminal
+from rayop.controllers.kit.gate_checks import rayjob_gate_problems
 from rayop.controllers.rayjob import actions
 from rayop.controllers.rayjob.context import PassContext, RayJobDeps
 from rayop.controllers.rayjob.phases import PHASES, REQUEUE, WAIT
 from rayop.controllers.rayjob.status import apply_backoff, needs_write, prepare_write
-from rayop.runtime.frozen import thaw
+from rayop.runtime.informers.frozen import thaw
 from rayop.runtime.reconcile import Request, Result
 from rayop.runtime.steps import StatusEdits, Step, Stop, run_steps
 

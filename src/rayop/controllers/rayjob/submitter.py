@@ -21,11 +21,11 @@ from rayop.api import keys
 from rayop.api.common import parse_time
 from rayop.api.rayjob import JobSubmissionMode, RayJob
 from rayop.apimachinery.objects import ObjView as Obj
-from rayop.controllers.common import cluster_spec as cs
-from rayop.controllers.common import labels
-from rayop.controllers.common.options import OperatorOptions
-from rayop.controllers.common.ownership import controller_reference
+from rayop.controllers.config.options import OperatorOptions
 from rayop.controllers.dashboard.models import JobSubmitRequest
+from rayop.controllers.kit import cluster_access as cs
+from rayop.controllers.kit import labels
+from rayop.controllers.kit.ownership import controller_reference
 from rayop.controllers.raycluster.builders import add_auth_env
 from rayop.controllers.rayjob.cluster import ORIGIN_CRD, dashboard_port
 

@@ -4,14 +4,15 @@ Entry point: :data:`rayop.controllers.rayservice.blueprint.RAYSERVICE`, the cont
 
 Modules and subpackages:
 
+- ``blueprint``: the ``rayservice`` controller described once (its watches and dependencies).
 - ``cleanup``: retires the RayClusters of a RayService that are neither active nor pending.
-- ``cluster_spec``: pure builders for the RayClusters of a RayService: names, the spec hash, the
+- ``cluster_builders``: pure builders for the RayClusters of a RayService: names, the spec hash, the
   object itself.
 - ``clusters``: steps that choose, create and update the active and pending RayClusters of a
   RayService.
 - ``context``: what every RayService reconcile step works with: dependencies and a per-pass context.
 - ``dashboards``: builds the dashboard clients a RayService pass uses to reach a cluster's head.
-- ``gates``: steps that may end a RayService pass early: own writes, managedBy, deletion,
+- ``opening_steps``: steps that may end a RayService pass early: own writes, managedBy, deletion,
   validation.
 - ``head_label``: keeps the ``ray.io/serve`` label of the active and pending clusters' head pods
   current.
@@ -21,6 +22,7 @@ Modules and subpackages:
   step.
 - ``initializing_timeout``: ``ray.io/initializing-timeout``: a RayService that never becomes ready
   fails, as in KubeRay v1.7.
+- ``recorded_write``: one API write and the Normal or Warning event KubeRay records for it.
 - ``reconciler``: the RayService reconciler: KubeRay v1.7's reconcile as an ordered list of small
   async steps.
 - ``serve_cache``: the per-cluster cache of the last serve config each cluster's dashboard accepted.
@@ -32,7 +34,6 @@ Modules and subpackages:
   serve.
 - ``settings``: the RayService controller's fixed names: its identity, label and annotation keys,
   reasons.
-- ``setup``: wires the RayService controller into a manager (KubeRay's ``SetupWithManager``).
 - ``status``: the RayService status: application statuses, endpoints, conditions, and writing it.
 - ``suspend``: suspending and resuming a RayService (``spec.suspend``), as KubeRay's atomic state
   machine.

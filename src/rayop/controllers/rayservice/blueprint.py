@@ -13,8 +13,8 @@ from __future__ import annotations
 import random
 
 from rayop.controllers.assembly.blueprint import ControllerBlueprint, Wired, Wiring
-from rayop.controllers.common.own_writes import track_own_writes
-from rayop.controllers.common.watches import SPEC_OR_METADATA_CHANGED, ray_watches
+from rayop.controllers.kit.own_writes import track_own_writes
+from rayop.controllers.kit.watches import SPEC_OR_METADATA_CHANGED, ray_watches
 from rayop.controllers.rayservice.context import RayServiceDeps
 from rayop.controllers.rayservice.dashboards import DashboardFactory
 from rayop.controllers.rayservice.reconciler import RayServiceReconciler

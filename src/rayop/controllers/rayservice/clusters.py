@@ -26,7 +26,7 @@ from __future__ import annotations
 import contextlib
 import logging
 
-from rayop.controllers.rayservice import cluster_spec as rs_cluster
+from rayop.controllers.rayservice import cluster_builders as rs_cluster
 from rayop.controllers.rayservice import settings
 from rayop.controllers.rayservice.context import ServiceContext
 from rayop.controllers.rayservice.incremental.mode import (

@@ -19,16 +19,16 @@ from typing import Any
 from rayop.api.common import format_time
 from rayop.api.rayservice import RayService, RayServiceSpec
 from rayop.apimachinery.objects import ObjView as Obj
-from rayop.controllers.common.options import OperatorOptions
+from rayop.controllers.config.options import OperatorOptions
 from rayop.controllers.rayservice.dashboards import DashboardFactory
 from rayop.controllers.rayservice.incremental.state import RouteState
 from rayop.controllers.rayservice.serve_cache import ServeConfigCache
 from rayop.controllers.rayservice.settings import ORIGINATED_FROM_CR_NAME, ORIGINATED_FROM_CRD
 from rayop.kube.client import KubeClient
 from rayop.runtime.clock import Clock
-from rayop.runtime.events import EventRecorder, EventType
-from rayop.runtime.indexer import controller_owner
-from rayop.runtime.informer_factory import Informer
+from rayop.runtime.events.recorder import EventRecorder, EventType
+from rayop.runtime.informers.factory import Informer
+from rayop.runtime.informers.indexer import controller_owner
 from rayop.runtime.own_writes import OwnWrites
 from rayop.runtime.reconcile import Request
 

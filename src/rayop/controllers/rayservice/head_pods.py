@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from rayop.apimachinery.objects import ObjView as Obj
-from rayop.controllers.common import labels as rc_labels
-from rayop.controllers.common import names
 from rayop.controllers.dashboard.client import DashboardClient
+from rayop.controllers.kit import labels as rc_labels
+from rayop.controllers.kit import names
 from rayop.controllers.raycluster.builders import DEFAULT_PORTS, service_ports
 from rayop.controllers.rayservice.context import ServiceContext
 

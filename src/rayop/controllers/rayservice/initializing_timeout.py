@@ -27,7 +27,7 @@ from rayop.api.rayservice import RayServiceConditionReason as Reason
 from rayop.api.rayservice import RayServiceConditionType as CondType
 from rayop.api.validation import initializing_timeout
 from rayop.api.validation.go_values import format_duration
-from rayop.controllers.common import settings as requeue
+from rayop.controllers.kit import settings as requeue
 from rayop.controllers.rayservice import settings
 from rayop.controllers.rayservice.cleanup import cleanup_retired_clusters
 from rayop.controllers.rayservice.context import ServiceContext

@@ -37,13 +37,13 @@ from collections.abc import Sequence
 from pydantic import ValidationError
 
 from rayop.api.validation import validate_rayservice
-from rayop.controllers.common import settings
+from rayop.controllers.kit import settings
 from rayop.controllers.rayservice import (
     cleanup,
     clusters,
-    gates,
     head_label,
     initializing_timeout,
+    opening_steps,
     serve_config,
     services,
     suspend,
@@ -61,10 +61,10 @@ log = logging.getLogger(__name__)
 ServiceStep = Step[ServiceContext]
 
 STEPS: tuple[ServiceStep, ...] = (
-    gates.wait_for_own_writes,
-    gates.check_managed_by,
-    gates.handle_deletion,
-    gates.validate,
+    opening_steps.wait_for_own_writes,
+    opening_steps.check_managed_by,
+    opening_steps.handle_deletion,
+    opening_steps.validate,
     suspend.handle_suspend,
     initializing_timeout.stop_if_timed_out,
     clusters.plan_clusters,

@@ -22,10 +22,10 @@ from typing import Any
 from rayop.api import keys
 from rayop.api.rayservice import RayService
 from rayop.apimachinery.objects import ObjView as Obj
-from rayop.controllers.common import labels as rc_labels
-from rayop.controllers.common import names
-from rayop.controllers.common.options import OperatorOptions
-from rayop.controllers.common.ownership import controller_reference
+from rayop.controllers.config.options import OperatorOptions
+from rayop.controllers.kit import labels as rc_labels
+from rayop.controllers.kit import names
+from rayop.controllers.kit.ownership import controller_reference
 from rayop.controllers.raycluster.builders import (
     ServiceBuildError,
     build_head_service,

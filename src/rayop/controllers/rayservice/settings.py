@@ -1,6 +1,6 @@
 """The RayService controller's fixed names: its identity, label and annotation keys, reasons.
 
-Requeue intervals are in :mod:`rayop.controllers.common.settings` with the other controllers'.
+Requeue intervals are in :mod:`rayop.controllers.kit.settings` with the other controllers'.
 
 One declarative module (docs/naming.md) so the rest of the package reads as behaviour. Values are
 KubeRay v1.7.0's (``ray-operator/controllers/ray/utils/constant.go`` and

@@ -18,7 +18,7 @@ What the pass learned is folded into ``ctx.status`` by :func:`finish_status` (Ku
 
 The status is written only when something other than ``lastUpdateTime`` and
 ``rayClusterStatus`` changed, as KubeRay does. Every write is recorded in the own-writes tracker,
-so the next pass waits for the cache to show it (see :func:`~rayop.controllers.rayservice.gates.
+so the next pass waits for the cache to show it (see :func:`~rayop.controllers.rayservice.opening_steps.
 wait_for_own_writes`) instead of writing over a stale copy and failing with 409.
 """
 

@@ -26,7 +26,7 @@ from collections.abc import Awaitable, Callable
 from rayop.api.conditions import is_condition_true
 from rayop.api.rayservice import RayServiceConditionReason as Reason
 from rayop.api.rayservice import RayServiceConditionType as CondType
-from rayop.controllers.common import settings as requeue
+from rayop.controllers.kit import settings as requeue
 from rayop.controllers.rayservice import service_builders as builders
 from rayop.controllers.rayservice import settings
 from rayop.controllers.rayservice.cleanup import delete_owned_clusters

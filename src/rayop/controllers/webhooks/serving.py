@@ -22,14 +22,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
-from rayop.controllers.common.gates import FeatureGates
+from rayop.controllers.config.gates import FeatureGates
 from rayop.controllers.webhooks.configuration import SERVICE_NAME, webhook_configuration
 from rayop.controllers.webhooks.validators import handlers
 from rayop.kube.client import KubeClient
 from rayop.kube.errors import NotFound
 from rayop.kube.resource import Resource
-from rayop.runtime.admission_server import AdmissionServer
-from rayop.runtime.serving_cert import ca_bundle, ensure_serving_cert, service_hosts
+from rayop.runtime.serving.admission_server import AdmissionServer
+from rayop.runtime.serving.serving_cert import ca_bundle, ensure_serving_cert, service_hosts
 
 __all__ = ["DEFAULT_CERT_DIR", "VALIDATING_WEBHOOK_CONFIGURATIONS", "WebhookSettings", "serving"]
 

@@ -29,13 +29,13 @@ from rayop.api.validation import (
     validate_rayservice,
 )
 from rayop.api.validation.raycronjob import validate_raycronjob
-from rayop.controllers.common.gate_checks import (
+from rayop.controllers.config.gates import FeatureGates
+from rayop.controllers.kit.gate_checks import (
     raycluster_gate_problems,
     rayjob_gate_problems,
     rayservice_gate_problems,
 )
-from rayop.controllers.common.gates import FeatureGates
-from rayop.runtime.admission_server import AdmissionVerdict, Handler
+from rayop.runtime.serving.admission_server import AdmissionVerdict, Handler
 
 __all__ = ["PATHS", "handlers", "invalid_status"]
 

@@ -17,8 +17,7 @@ Modules and subpackages:
   pod's life.
 - ``processes``: the process runtime of ``--real-ray``: each pod's containers run as processes on
   this machine.
-- ``quantities``: Kubernetes resource quantities and a pod's effective requests, as the scheduler
-  counts them.
+- ``pod_requests``: a pod's effective requests, as the scheduler counts them.
 - ``scheduler``: the simulated scheduler's placement: fake nodes, node choice by kube-scheduler's
   filters, pod IPs.
 - ``scheduling``: the filters kube-scheduler applies before it binds a pod, and its FailedScheduling

@@ -16,7 +16,7 @@ from typing import Any, Final
 
 from rayop.api.raycluster import RayCluster
 from rayop.apimachinery.objects import ObjView as Obj
-from rayop.controllers.common import cluster_spec as cs
+from rayop.controllers.kit import cluster_access as cs
 from rayop.controllers.raycluster.mtls import names
 
 __all__ = [

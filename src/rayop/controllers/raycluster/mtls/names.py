@@ -12,8 +12,8 @@ from typing import Any, Final, Protocol
 
 from rayop.api import keys
 from rayop.api.raycluster import RayCluster
-from rayop.controllers.common.gates import FeatureGates
-from rayop.controllers.common.labels import APP_NAME_VALUE, CREATED_BY_VALUE
+from rayop.controllers.config.gates import FeatureGates
+from rayop.controllers.kit.labels import APP_NAME_VALUE, CREATED_BY_VALUE
 from rayop.kube.resource import Resource
 
 __all__ = [

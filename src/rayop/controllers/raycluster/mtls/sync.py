@@ -6,7 +6,7 @@ it watches RayClusters and the Issuers and Certificates they control; its events
 reporting controller ``raycluster-mtls-controller``. One pass over a RayCluster:
 
 - gone, being deleted, managed by another controller (the small controllers' opening,
-  :class:`~rayop.controllers.common.opening.Opening`), or TLS off: nothing;
+  :class:`~rayop.controllers.kit.opening.Opening`), or TLS off: nothing;
 - the self-signed Issuer, the CA Certificate and the CA Issuer are created when absent (never
   updated: their specs are fixed); the head and worker Certificates are created, or updated
   (Normal ``MTLSCertificatesUpdated``) when their labels, DNS names or IPs (those of the running
@@ -31,11 +31,11 @@ from rayop.api.common import parse_time
 from rayop.api.raycluster import RayCluster
 from rayop.api.validation.raycluster import parse_raycluster
 from rayop.apimachinery.objects import ObjView as Obj
-from rayop.controllers.common import cluster_spec as cs
-from rayop.controllers.common import names as cluster_names
-from rayop.controllers.common import settings
-from rayop.controllers.common.gates import FeatureGates
-from rayop.controllers.common.opening import Opened, Opening
+from rayop.controllers.config.gates import FeatureGates
+from rayop.controllers.kit import cluster_access as cs
+from rayop.controllers.kit import names as cluster_names
+from rayop.controllers.kit import settings
+from rayop.controllers.kit.opening import Opened, Opening
 from rayop.controllers.raycluster.mtls import certificates as certs
 from rayop.controllers.raycluster.mtls import names
 from rayop.controllers.raycluster.pods import owner_reference
@@ -43,8 +43,8 @@ from rayop.kube.client import KubeClient
 from rayop.kube.clock import Clock
 from rayop.kube.errors import NotFound
 from rayop.kube.resources import SECRETS
-from rayop.runtime.cache_reader import CacheReader
-from rayop.runtime.events import EventRecorder, EventType
+from rayop.runtime.events.recorder import EventRecorder, EventType
+from rayop.runtime.informers.cache_reader import CacheReader
 from rayop.runtime.reconcile import Request, Result
 
 __all__ = ["CONTROLLER_NAME", "REPORTING_CONTROLLER", "MTLSSync"]

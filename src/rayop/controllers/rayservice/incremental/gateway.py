@@ -22,8 +22,8 @@ from typing import Any
 from rayop.api.conditions import is_condition_true
 from rayop.api.rayservice import RayService
 from rayop.apimachinery.objects import ObjView as Obj
-from rayop.controllers.common import names
-from rayop.controllers.common.ownership import controller_reference
+from rayop.controllers.kit import names
+from rayop.controllers.kit.ownership import controller_reference
 from rayop.controllers.raycluster.builders import service_ports
 from rayop.kube.resource import Resource
 

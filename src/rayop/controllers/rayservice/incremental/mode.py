@@ -12,7 +12,7 @@ from rayop.api.rayservice import (
     RayServiceSpec,
     RayServiceUpgradeType,
 )
-from rayop.controllers.common.options import OperatorOptions
+from rayop.controllers.config.options import OperatorOptions
 
 ACTIVE = "activeServiceStatus"
 PENDING = "pendingServiceStatus"

@@ -20,7 +20,7 @@ from rayop.api.conditions import is_condition_true, remove_condition, set_condit
 from rayop.api.rayservice import RayServiceConditionReason as Reason
 from rayop.api.rayservice import RayServiceConditionType as CondType
 from rayop.apimachinery.objects import ObjView as Obj
-from rayop.controllers.rayservice import cluster_spec as rs_cluster
+from rayop.controllers.rayservice import cluster_builders as rs_cluster
 from rayop.controllers.rayservice import settings
 from rayop.controllers.rayservice.context import ServiceContext
 from rayop.controllers.rayservice.incremental.mode import (

@@ -2,6 +2,7 @@
 
 Modules and subpackages:
 
+- ``channel_frames``: the ``channel.k8s.io`` frames exec and port-forward WebSockets carry.
 - ``exec_process``: starting an exec'd command as a local process inside a container's process
   environment.
 - ``exec_session``: one ``pods/exec`` run, whatever carries it: pumps stdio and reports the

@@ -1,0 +1,16 @@
+"""The controller kit: what every Ray controller's pass is built from, in one idiom.
+
+- ``opening``: how the small controllers open a pass (gone, deleting, managedBy, behind our own
+  write, parse), and the rule for a spec that does not parse.
+- ``watches``: the watches of a Ray controller: its own kind and the kinds it owns.
+- ``own_writes``: wires a controller's own-writes tracker: fed by its primary informer, re-enqueues
+  on catch-up.
+- ``settings``: every fixed interval a controller waits before it looks again, and how many pod
+  calls one pass may have in flight.
+- ``gate_checks``: refusal of gated spec fields: gate off, or feature unimplemented.
+- ``cluster_access``: reading a RayCluster: wire-object metadata, the parsed model, and what
+  KubeRay derives from it.
+- ``names``: names of the objects KubeRay creates for a RayCluster, with its truncation rules.
+- ``labels``: the label sets KubeRay puts on the objects of a RayCluster.
+- ``ownership``: the ownerReference that makes a Ray resource the controller of what it creates.
+"""

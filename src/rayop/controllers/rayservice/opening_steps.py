@@ -1,0 +1,106 @@
+"""Steps that may end a RayService pass early: own writes, managedBy, deletion, validation.
+
+* while the RayService cache still shows a version older than this controller's own last write
+  of the RayService (status or finalizers), the pass does nothing: every decision below reads
+  the status (the pending cluster's name above all), and a write over the stale copy could only
+  fail with 409. The own-writes tracker enqueues the RayService again the moment the cache
+  shows that write; the pass also requeues after 2 s;
+* ``spec.managedBy`` other than ``ray.io/kuberay-operator`` leaves the object to another
+  controller (MultiKueue);
+* a RayService being deleted gets every cluster it created deleted at once (requeue after 2 s
+  while any remains), then loses the ``ray.io/rayservice-finalizer``; otherwise the finalizer is
+  added when missing;
+* an invalid spec (a feature whose gate is off included) gets a Warning event and
+  ``Ready=False/ValidationFailed``, written when it changed, and no requeue:
+  the next spec change triggers a new pass (KubeRay v1.7.0: ``RayServiceReconciler.Reconcile``
+  in ``ray-operator/controllers/ray/rayservice_controller.go``).
+"""
+
+from __future__ import annotations
+
+import logging
+
+from rayop.api.common import MANAGED_BY_KUBERAY
+from rayop.api.rayservice import RayServiceConditionReason as Reason
+from rayop.api.validation import Problem, validate_rayservice
+from rayop.api.validation import Reason as ValidationReason
+from rayop.controllers.kit import settings as requeue
+from rayop.controllers.kit.gate_checks import rayservice_gate_problems
+from rayop.controllers.rayservice import settings
+from rayop.controllers.rayservice.cleanup import delete_owned_clusters
+from rayop.controllers.rayservice.context import ServiceContext
+from rayop.controllers.rayservice.status import set_ready_false
+from rayop.kube.resources import RAY_SERVICES
+from rayop.runtime.reconcile import Result
+from rayop.runtime.steps import Stop
+
+log = logging.getLogger(__name__)
+
+
+async def wait_for_own_writes(ctx: ServiceContext) -> Stop | None:
+    """Ends the pass, touching nothing, while the cache predates our own last write; never
+    blocks."""
+    if not ctx.deps.own_writes.cache_behind(ctx.cached):
+        return None
+    log.debug("RayService %s: cache behind our last write; waiting for it", ctx.request)
+    return Stop.discarding_status(Result(requeue_after=requeue.RAYSERVICE_REQUEUE))
+
+
+async def check_managed_by(ctx: ServiceContext) -> Stop | None:
+    """Ends the pass when another controller manages the RayService; never blocks."""
+    managed_by = ctx.spec.managed_by
+    if managed_by and managed_by != MANAGED_BY_KUBERAY:
+        log.info("RayService %s is managed by %s; skipping", ctx.request, managed_by)
+        return Stop.discarding_status()
+    return None
+
+
+async def handle_deletion(ctx: ServiceContext) -> Stop | None:
+    """Deletes the clusters of a RayService being deleted, then drops the finalizer; adds the
+    finalizer to one that is not. Blocks on the deletes and the finalizer patch.
+
+    Raises:
+        rayop.kube.errors.ApiError: a delete or the finalizer patch failed.
+    """
+    meta = ctx.cached["metadata"]
+    finalizers = list(meta.get("finalizers") or [])
+    if not meta.get("deletionTimestamp"):
+        if settings.FINALIZER not in finalizers:
+            await _set_finalizers(ctx, [*finalizers, settings.FINALIZER])
+        return None
+    if settings.FINALIZER not in finalizers:
+        return Stop.discarding_status()
+    if await delete_owned_clusters(ctx):
+        return Stop.discarding_status(Result(requeue_after=requeue.RAYSERVICE_REQUEUE))
+    await _set_finalizers(ctx, [f for f in finalizers if f != settings.FINALIZER])
+    ctx.deps.serve_cache.forget(ctx.namespace, ctx.name)
+    return Stop.discarding_status()
+
+
+async def _set_finalizers(ctx: ServiceContext, finalizers: list[str]) -> None:
+    meta = ctx.cached["metadata"]
+    body = {"metadata": {"finalizers": finalizers, "resourceVersion": meta.get("resourceVersion")}}
+    written = await ctx.deps.client.patch(RAY_SERVICES, ctx.name, body, namespace=ctx.namespace)
+    ctx.deps.own_writes.record(written)
+    ctx.cached = written
+
+
+async def validate(ctx: ServiceContext) -> Stop | None:
+    """Reports an invalid RayService (event + ``Ready=False/ValidationFailed``) and ends the
+    pass, the status written when it changed; never blocks itself.
+    """
+    gates = ctx.deps.options.feature_gates
+    problems = validate_rayservice(ctx.service, gates=gates.by_name())
+    problems += [
+        Problem(ValidationReason.INVALID_RAYSERVICE_SPEC, p)
+        for p in rayservice_gate_problems(ctx.cached, gates)
+    ]
+    if not problems:
+        return None
+    first = problems[0]
+    message = "; ".join(p.message for p in problems)
+    note = first.event_message(ctx.namespace, ctx.name)
+    ctx.event("Warning", first.reason, note, action=settings.ACTION_VALIDATE)
+    set_ready_false(ctx, Reason.VALIDATION_FAILED, message)
+    ctx.status["observedGeneration"] = ctx.generation
+    return Stop.after_status_write()

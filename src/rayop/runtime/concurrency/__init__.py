@@ -1,0 +1,7 @@
+"""A controller's worker concurrency: fixed, or adaptive (``--reconcile-concurrency=auto``).
+
+- ``worker_gate``: lets at most ``limit`` of a controller's workers take work, a limit that can
+  change at runtime.
+- ``law``: decides a controller's worker limit from its own signals: AIMD on a latency gradient.
+- ``auto``: runs a controller's adaptive concurrency: every few seconds, its metrics into the law.
+"""
