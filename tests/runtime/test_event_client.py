@@ -4,7 +4,6 @@ and burst, a token bucket of its own, so events never spend the reconcile client
 from __future__ import annotations
 
 import asyncio
-
 from typing import Any
 
 from rayop.kube.client import KubeClient
