@@ -27,7 +27,7 @@ What KubeRay builds and decides, as pure functions of the parsed
 - ``status``: ``calculate_status`` and ``status_changed``.
 
 ``builders`` is the facade the RayJob and RayService controllers may import. Names, label sets
-and the spec rules shared with them live in :mod:`rayop.controllers.common`.
+and the spec rules shared with them live in :mod:`rayop.controllers.kit`.
 
 Optional features, pod parts and the other steps:
 
