@@ -1,6 +1,6 @@
 """Fakes for unit tests of the RayCluster reconcile steps: no HTTP, no real time.
 
-:func:`context` builds a :class:`ReconcileContext` over a wire RayCluster with a
+:func:`context` builds a :class:`PassContext` over a wire RayCluster with a
 :class:`FakeApi` (records every call, answers like an API server would), :class:`Cache` objects
 standing in for informer caches (fed by hand, read by owner uid, name or labels), an
 :class:`Events` recorder and a :class:`~rayop.testing.FakeClock`.
@@ -16,10 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from rayop.controllers.config.options import OperatorOptions
-from rayop.controllers.raycluster.reconcile_context import (
-    ReconcileContext,
+from rayop.controllers.raycluster.context import (
+    PassContext,
     ReconcilerDeps,
-    new_context,
 )
 from rayop.kube.client import KubeClient
 from rayop.kube.errors import AlreadyExists, Conflict, NotFound
@@ -229,11 +228,11 @@ class Fakes:
 
 def context(
     cluster: Mapping[str, Any], fakes: Fakes | None = None, deps: ReconcilerDeps | None = None
-) -> ReconcileContext:
+) -> PassContext:
     """Returns the context of one pass over ``cluster`` (parsed as the reconciler does)."""
     fakes = fakes or Fakes()
     meta = cluster["metadata"]
-    return new_context(
+    return PassContext.open(
         Request(meta.get("namespace", ""), meta["name"]), deps or fakes.deps(), cluster
     )
 

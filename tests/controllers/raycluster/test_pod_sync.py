@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from rayop.controllers.config.options import KUBERAY_VERSION
+from rayop.controllers.raycluster.context import ReconcilerDeps
 from rayop.controllers.raycluster.pod_sync import reconcile_pods
-from rayop.controllers.raycluster.reconcile_context import ReconcilerDeps
 from rayop.controllers.raycluster.status import ReplicaFailureError
 from rayop.kube.errors import ApiError, Forbidden
 from rayop.runtime.expectations import CREATE, DELETE, HEAD_GROUP, ScaleExpectations

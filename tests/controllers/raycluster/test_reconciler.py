@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from rayop.api.raycluster import RayCluster
-from rayop.controllers.raycluster.reconcile_context import ReconcileContext
+from rayop.controllers.raycluster.context import PassContext
 from rayop.controllers.raycluster.reconciler import GATE_STEPS, RESOURCE_STEPS, RayClusterReconciler
 from rayop.runtime.reconcile import Request, Result
 from rayop.runtime.steps import Stop
@@ -25,7 +25,7 @@ def _fakes(cluster: dict[str, Any] | None = None) -> Fakes:
     return fakes
 
 
-async def _go(ctx: ReconcileContext) -> None:
+async def _go(ctx: PassContext) -> None:
     return None
 
 
@@ -77,11 +77,11 @@ async def test_a_stop_after_status_write_writes_the_status_then_returns_its_resu
     fakes = _fakes()
     calls: list[str] = []
 
-    async def stop_here(ctx: ReconcileContext) -> Stop | None:
+    async def stop_here(ctx: PassContext) -> Stop | None:
         calls.append("stop")
         return Stop.after_status_write(Result(requeue_after=7.0))
 
-    async def never(ctx: ReconcileContext) -> Stop | None:
+    async def never(ctx: PassContext) -> Stop | None:
         calls.append("never")
         return None
 
@@ -95,10 +95,10 @@ async def test_a_resource_error_is_raised_after_the_status_step() -> None:
     fakes = _fakes()
     seen: list[str] = []
 
-    async def broken(ctx: ReconcileContext) -> Stop | None:
+    async def broken(ctx: PassContext) -> Stop | None:
         raise RuntimeError("broken step")
 
-    async def after(ctx: ReconcileContext) -> Stop | None:
+    async def after(ctx: PassContext) -> Stop | None:
         seen.append("after")
         return None
 

@@ -273,4 +273,4 @@ class World:
             merged = RayJobStatus.model_validate(raw.get("status") or {}).model_copy(update=status)
             raw["status"] = merged.model_dump(by_alias=True, exclude_none=True)
         meta = raw["metadata"]
-        return self.reconciler().context(Request(meta["namespace"], meta["name"]), raw)
+        return PassContext.open(Request(meta["namespace"], meta["name"]), self.reconciler().deps, raw)

@@ -25,7 +25,7 @@ from rayop.controllers.config.options import OperatorOptions
 from rayop.controllers.dashboard.client import DashboardClient
 from rayop.controllers.dashboard.transport import DashboardRequest
 from rayop.controllers.rayservice.cluster_builders import build_ray_cluster, goal_spec
-from rayop.controllers.rayservice.context import RayServiceDeps, ServiceContext
+from rayop.controllers.rayservice.context import PassContext, RayServiceDeps
 from rayop.controllers.rayservice.dashboards import DashboardFactory
 from rayop.controllers.rayservice.serve_cache import ServeConfigCache
 from rayop.kube.client import KubeClient
@@ -380,14 +380,14 @@ class World:
             rng=random.Random(7),
         )
 
-    def context(self, service: Obj) -> ServiceContext:
+    def context(self, service: Obj) -> PassContext:
         """Returns the context of a pass over ``service``, which is put into the RayService
         cache and the client as it is."""
         self.rayservices.put(service)
         self.client.store[(RAY_SERVICES.plural, NS, NAME)] = copy.deepcopy(service)
         cached = self.rayservices.get(NS, NAME)
         assert cached is not None
-        return ServiceContext.of(Request(NS, NAME), self.deps(), cached)
+        return PassContext.open(Request(NS, NAME), self.deps(), cached)
 
     def add_cluster(self, cluster: Obj, *, head_ready: bool | None = True) -> None:
         """Puts ``cluster`` in the cache and the client, with a head pod unless ``head_ready``

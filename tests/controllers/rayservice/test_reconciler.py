@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rayop.controllers.rayservice.context import ServiceContext
+from rayop.controllers.rayservice.context import PassContext
 from rayop.controllers.rayservice.reconciler import RayServiceReconciler, requeue_after
 from rayop.runtime.reconcile import Request, Result
 from rayop.runtime.steps import Stop
@@ -35,14 +35,14 @@ async def test_a_pass_right_after_our_write_waits_for_the_cache() -> None:
 
 
 async def test_an_early_stop_writes_or_drops_the_status_edits_as_it_says() -> None:
-    async def edit_then(stop: Stop, ctx: ServiceContext) -> Stop:
+    async def edit_then(stop: Stop, ctx: PassContext) -> Stop:
         ctx.status["numServeEndpoints"] = 3
         return stop
 
-    async def writes(ctx: ServiceContext) -> Stop:
+    async def writes(ctx: PassContext) -> Stop:
         return await edit_then(Stop.after_status_write(Result(requeue_after=1.0)), ctx)
 
-    async def drops(ctx: ServiceContext) -> Stop:
+    async def drops(ctx: PassContext) -> Stop:
         return await edit_then(Stop.discarding_status(Result(requeue_after=1.0)), ctx)
 
     for step, written in ((writes, 1), (drops, 0)):

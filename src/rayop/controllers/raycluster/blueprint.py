@@ -22,6 +22,7 @@ from rayop.controllers.config.options import OperatorOptions
 from rayop.controllers.kit import cluster_access as cs
 from rayop.controllers.kit.own_writes import track_own_writes
 from rayop.controllers.kit.watches import SPEC_OR_METADATA_CHANGED, ray_watches
+from rayop.controllers.raycluster.context import ReconcilerDeps
 from rayop.controllers.raycluster.events import REPORTING_CONTROLLER
 from rayop.controllers.raycluster.gcs_storage import claim_requests
 from rayop.controllers.raycluster.mtls import names as mtls_names
@@ -34,7 +35,6 @@ from rayop.controllers.raycluster.network_policy_sync import (
     REPORTING_CONTROLLER as NETWORK_POLICY_REPORTER,
 )
 from rayop.controllers.raycluster.network_policy_sync import NetworkPolicySync
-from rayop.controllers.raycluster.reconcile_context import ReconcilerDeps
 from rayop.controllers.raycluster.reconciler import RayClusterReconciler
 from rayop.kube.resources import PERSISTENT_VOLUME_CLAIMS, PODS, RAY_CLUSTERS, SECRETS, SERVICES
 from rayop.runtime.expectations import ScaleExpectations

@@ -46,8 +46,8 @@ from rayop.apimachinery.quantity import Quantity
 from rayop.controllers.kit import cluster_access as cs
 from rayop.controllers.kit import settings
 from rayop.controllers.raycluster import events as ev
+from rayop.controllers.raycluster.context import PassContext
 from rayop.controllers.raycluster.pods import owner_reference
-from rayop.controllers.raycluster.reconcile_context import ReconcileContext
 from rayop.controllers.raycluster.status_sync import write_status_reason
 from rayop.kube.errors import AlreadyExists
 from rayop.kube.resources import PERSISTENT_VOLUME_CLAIMS
@@ -166,7 +166,7 @@ def owner_update(rc: RayCluster, uid: str, pvc: Mapping[str, Any]) -> dict[str, 
     return updated
 
 
-async def reconcile_gcs_storage_pvc(ctx: ReconcileContext) -> Stop | None:
+async def reconcile_gcs_storage_pvc(ctx: PassContext) -> Stop | None:
     """Makes sure the embedded GCS store's PVC exists before any pod (see the module docstring).
 
     Returns a Stop (before the pod step, the reason written) when a ``claimName`` is missing.
@@ -197,7 +197,7 @@ async def reconcile_gcs_storage_pvc(ctx: ReconcileContext) -> Stop | None:
             FAILED_TO_CREATE_PVC,
             f"GCS storage PVC {ctx.namespace}/{name} already exists and cannot be reconfigured in "
             f"place ({drift}); delete the PVC to recreate it with the new settings",
-            ev.ACTION_UPDATE,
+            action=ev.ACTION_UPDATE,
         )
     updated = owner_update(rc, ctx.uid, existing)
     if updated is not None:
@@ -205,7 +205,7 @@ async def reconcile_gcs_storage_pvc(ctx: ReconcileContext) -> Stop | None:
     return None
 
 
-def _wait_for_deletion(ctx: ReconcileContext) -> Stop | None:
+def _wait_for_deletion(ctx: PassContext) -> Stop | None:
     """Holds a new head pod back while the PVC is being deleted (it would never start), or goes
     on when a head pod still uses it (the PVC goes once that pod does)."""
     if ctx.head_pods():
@@ -213,12 +213,12 @@ def _wait_for_deletion(ctx: ReconcileContext) -> Stop | None:
     return Stop.after_status_write(Result(requeue_after=settings.RAYCLUSTER_STATUS_CHANGED_REQUEUE))
 
 
-async def _missing_claim(ctx: ReconcileContext, name: str) -> Stop:
+async def _missing_claim(ctx: PassContext, name: str) -> Stop:
     message = (
         f'GcsFaultToleranceOptions.Storage.ClaimName "{name}" not found in namespace '
         f"{ctx.namespace}; the head Pod will not start until it exists"
     )
-    ctx.event("Warning", FAILED_TO_CREATE_PVC, message, ev.ACTION_VALIDATE)
+    ctx.event("Warning", FAILED_TO_CREATE_PVC, message, action=ev.ACTION_VALIDATE)
     if not await write_status_reason(ctx, f"{FAILED_TO_CREATE_PVC}: {message}"):
         return Stop.discarding_status(
             Result(requeue_after=settings.RAYCLUSTER_STATUS_CHANGED_REQUEUE)
@@ -227,7 +227,7 @@ async def _missing_claim(ctx: ReconcileContext, name: str) -> Stop:
     return Stop.discarding_status(Result(requeue_after=periodic if periodic > 0 else None))
 
 
-async def _create(ctx: ReconcileContext, pvc: dict[str, Any]) -> Obj | None:
+async def _create(ctx: PassContext, pvc: dict[str, Any]) -> Obj | None:
     """Creates the PVC; returns None, or the live PVC when one of that name already existed
     (the cache lagged: it is read, and adopted or refused like a cached one, as KubeRay does)."""
     where = f"{ctx.namespace}/{cs.name(pvc)}"
@@ -243,10 +243,10 @@ async def _create(ctx: ReconcileContext, pvc: dict[str, Any]) -> Obj | None:
             "Warning",
             FAILED_TO_CREATE_PVC,
             f"Failed to create GCS storage PVC {where}, {err}",
-            ev.ACTION_CREATE,
+            action=ev.ACTION_CREATE,
         )
         raise
-    ctx.event("Normal", CREATED_PVC, f"Created GCS storage PVC {where}", ev.ACTION_CREATE)
+    ctx.event("Normal", CREATED_PVC, f"Created GCS storage PVC {where}", action=ev.ACTION_CREATE)
     return None
 
 

@@ -28,7 +28,7 @@ from typing import Any
 from rayop.controllers.kit import cluster_access as cs
 from rayop.controllers.raycluster import events as ev
 from rayop.controllers.raycluster import route, services
-from rayop.controllers.raycluster.reconcile_context import ReconcileContext
+from rayop.controllers.raycluster.context import PassContext
 from rayop.kube.errors import AlreadyExists
 from rayop.kube.resources import INGRESSES
 from rayop.runtime.steps import Stop
@@ -81,7 +81,7 @@ def ingress_update(
     return updated if changed else None
 
 
-async def reconcile_ingress(ctx: ReconcileContext) -> Stop | None:
+async def reconcile_ingress(ctx: PassContext) -> Stop | None:
     """Creates the head Ingress when absent and repairs its drift (see the module docstring).
 
     Raises:
@@ -104,7 +104,7 @@ async def reconcile_ingress(ctx: ReconcileContext) -> Stop | None:
             "Warning",
             ev.FAILED_TO_CREATE_INGRESS,
             f"Ingress {where} already exists and is not owned by this RayCluster; not modifying it",
-            ev.ACTION_CREATE,
+            action=ev.ACTION_CREATE,
         )
         return None
     updated = ingress_update(existing, desired)
@@ -119,14 +119,14 @@ async def reconcile_ingress(ctx: ReconcileContext) -> Stop | None:
             "Warning",
             ev.FAILED_TO_UPDATE_INGRESS,
             f"Failed updating ingress {where}, {err}",
-            ev.ACTION_UPDATE,
+            action=ev.ACTION_UPDATE,
         )
         raise
-    ctx.event("Normal", ev.UPDATED_INGRESS, f"Updated ingress {where}", ev.ACTION_UPDATE)
+    ctx.event("Normal", ev.UPDATED_INGRESS, f"Updated ingress {where}", action=ev.ACTION_UPDATE)
     return None
 
 
-async def _create(ctx: ReconcileContext, ingress: dict[str, Any]) -> None:
+async def _create(ctx: PassContext, ingress: dict[str, Any]) -> None:
     where = f"{ctx.namespace}/{cs.name(ingress)}"
     try:
         await ctx.deps.client.create(INGRESSES, ingress, namespace=ctx.namespace)
@@ -137,7 +137,7 @@ async def _create(ctx: ReconcileContext, ingress: dict[str, Any]) -> None:
             "Warning",
             ev.FAILED_TO_CREATE_INGRESS,
             f"Failed creating ingress {where}, {err}",
-            ev.ACTION_CREATE,
+            action=ev.ACTION_CREATE,
         )
         raise
-    ctx.event("Normal", ev.CREATED_INGRESS, f"Created ingress {where}", ev.ACTION_CREATE)
+    ctx.event("Normal", ev.CREATED_INGRESS, f"Created ingress {where}", action=ev.ACTION_CREATE)

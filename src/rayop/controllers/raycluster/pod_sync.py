@@ -34,10 +34,10 @@ from rayop.controllers.kit import cluster_access as cs
 from rayop.controllers.kit import labels
 from rayop.controllers.kit.names import HEAD_GROUP_LABEL_VALUE
 from rayop.controllers.raycluster import events as ev
+from rayop.controllers.raycluster.context import PassContext
 from rayop.controllers.raycluster.mtls.names import is_tls_enabled
 from rayop.controllers.raycluster.mtls.readiness import MTLSNotReadyError, check_mtls_secrets_ready
 from rayop.controllers.raycluster.pods import build_head_pod, build_worker_pod, with_replica_index
-from rayop.controllers.raycluster.reconcile_context import ReconcileContext
 from rayop.controllers.raycluster.scaling import (
     PodCreation,
     PodDeletion,
@@ -108,7 +108,7 @@ def expectation_group(pod: Obj) -> str:
     return str(pod_labels.get(keys.RAY_GROUP, ""))
 
 
-async def _delete_pod(ctx: ReconcileContext, pod: Obj, deletion: PodDeletion) -> bool:
+async def _delete_pod(ctx: PassContext, pod: Obj, deletion: PodDeletion) -> bool:
     """Deletes one cached pod (by uid precondition); returns whether it was deleted by this call."""
     name = cs.name(pod)
     group = expectation_group(pod)
@@ -131,7 +131,7 @@ async def _delete_pod(ctx: ReconcileContext, pod: Obj, deletion: PodDeletion) ->
             "Warning",
             reason,
             f"Failed to delete Pod {ctx.namespace}/{name}: {err}",
-            ev.ACTION_DELETE,
+            action=ev.ACTION_DELETE,
         )
         raise
     ctx.deps.expectations.expect_scale_pod(ctx.namespace, ctx.name, group, name, DELETE)
@@ -140,13 +140,13 @@ async def _delete_pod(ctx: ReconcileContext, pod: Obj, deletion: PodDeletion) ->
         "Normal",
         reason,
         f"Deleted Pod {ctx.namespace}/{name}; reason: {deletion.reason}",
-        ev.ACTION_DELETE,
+        action=ev.ACTION_DELETE,
     )
     return True
 
 
 async def delete_pods(
-    ctx: ReconcileContext,
+    ctx: PassContext,
     pods: Sequence[Obj],
     deletions: Sequence[PodDeletion],
     *,
@@ -182,7 +182,7 @@ async def delete_pods(
 
 
 async def delete_all_pods(
-    ctx: ReconcileContext, pods: Sequence[Obj], *, group: str, reason: str
+    ctx: PassContext, pods: Sequence[Obj], *, group: str, reason: str
 ) -> None:
     """Deletes every given pod not already terminating (suspend); KubeRay's ``DeleteAllOf``
     limited to the pods this operator owns."""
@@ -194,7 +194,7 @@ async def delete_all_pods(
 # -- creation ---------------------------------------------------------------------------------
 
 
-async def _create_pod(ctx: ReconcileContext, pod: dict[str, Any], *, group: str) -> str:
+async def _create_pod(ctx: PassContext, pod: dict[str, Any], *, group: str) -> str:
     """Creates one head (``group`` ``""``) or worker pod, records its expectation under the name
     the server gave it, and returns that name; a failure is reported and raised."""
     head = group == HEAD_GROUP
@@ -207,17 +207,17 @@ async def _create_pod(ctx: ReconcileContext, pod: dict[str, Any], *, group: str)
             refusing.add(ctx.namespace)
         failed = ev.FAILED_TO_CREATE_HEAD_POD if head else ev.FAILED_TO_CREATE_WORKER_POD
         where = "" if head else f" for group {group}"
-        ctx.event("Warning", failed, f"Failed to create {node} Pod{where}: {err}", ev.ACTION_CREATE)
+        ctx.event("Warning", failed, f"Failed to create {node} Pod{where}: {err}", action=ev.ACTION_CREATE)
         raise
     refusing.discard(ctx.namespace)
     name = cs.name(created)
     ctx.deps.expectations.expect_scale_pod(ctx.namespace, ctx.name, group, name, CREATE)
     reason = ev.CREATED_HEAD_POD if head else ev.CREATED_WORKER_POD
-    ctx.event("Normal", reason, f"Created {node} Pod {ctx.namespace}/{name}", ev.ACTION_CREATE)
+    ctx.event("Normal", reason, f"Created {node} Pod {ctx.namespace}/{name}", action=ev.ACTION_CREATE)
     return name
 
 
-async def _create_head(ctx: ReconcileContext) -> None:
+async def _create_head(ctx: PassContext) -> None:
     pod = build_head_pod(ctx.rc, options=ctx.deps.options, spec_hash=ctx.spec_hash())
     batch.add_metadata(ctx.deps.options, RAY_CLUSTER, ctx.cached, pod, HEAD_GROUP_LABEL_VALUE)
     try:
@@ -229,7 +229,7 @@ async def _create_head(ctx: ReconcileContext) -> None:
 
 
 def _worker_pod(
-    ctx: ReconcileContext, group: WorkerGroupSpec, creation: PodCreation
+    ctx: PassContext, group: WorkerGroupSpec, creation: PodCreation
 ) -> dict[str, Any]:
     pod = build_worker_pod(
         ctx.rc,
@@ -244,7 +244,7 @@ def _worker_pod(
 
 
 async def create_workers(
-    ctx: ReconcileContext, group: WorkerGroupSpec, creations: Sequence[PodCreation]
+    ctx: PassContext, group: WorkerGroupSpec, creations: Sequence[PodCreation]
 ) -> list[str]:
     """Creates a group's pods concurrently (one at a time, up to the first failure, in a
     namespace that refused the last pod create); returns the created names.
@@ -292,7 +292,7 @@ async def create_workers(
 # -- the step ---------------------------------------------------------------------------------
 
 
-async def _suspend(ctx: ReconcileContext) -> bool:
+async def _suspend(ctx: PassContext) -> bool:
     """Handles suspend; returns True when the pods step must stop here."""
     suspend = bool(ctx.rc.spec.suspend)
     if ctx.deps.options.feature_gates.ray_cluster_status_conditions:
@@ -307,7 +307,7 @@ async def _suspend(ctx: ReconcileContext) -> bool:
     return False
 
 
-async def _recreate_upgrade(ctx: ReconcileContext) -> bool:
+async def _recreate_upgrade(ctx: PassContext) -> bool:
     """Handles ``upgradeStrategy.type: Recreate``; returns True when the pods step must stop.
 
     As KubeRay: a head pod of another KubeRay version gets this version's hash and version
@@ -340,7 +340,7 @@ async def _recreate_upgrade(ctx: ReconcileContext) -> bool:
     return True
 
 
-async def _wait_for_mtls(ctx: ReconcileContext) -> None:
+async def _wait_for_mtls(ctx: PassContext) -> None:
     """Fails the pass (requeued with backoff) while the mTLS secrets are not issued."""
     if not is_tls_enabled(ctx.rc, ctx.deps.options.feature_gates):
         return
@@ -350,7 +350,7 @@ async def _wait_for_mtls(ctx: ReconcileContext) -> None:
         raise RequeueError(f"mTLS secrets not ready: {err}") from err
 
 
-async def _reconcile_head(ctx: ReconcileContext) -> None:
+async def _reconcile_head(ctx: PassContext) -> None:
     heads = ctx.head_pods()
     plan = plan_head(ctx.cached, heads)
     if plan.action == "create":
@@ -368,7 +368,7 @@ async def _reconcile_head(ctx: ReconcileContext) -> None:
         raise RequeueError(plan.reason)
 
 
-async def _reconcile_group(ctx: ReconcileContext, group: WorkerGroupSpec) -> None:
+async def _reconcile_group(ctx: PassContext, group: WorkerGroupSpec) -> None:
     group_name = group.group_name
     pods = ctx.group_pods(group_name)
     plan = plan_worker_group(ctx.rc, group, pods, options=ctx.deps.options, rng=ctx.deps.rng)
@@ -386,7 +386,7 @@ async def _reconcile_group(ctx: ReconcileContext, group: WorkerGroupSpec) -> Non
         raise RequeueError(plan.error)
 
 
-async def reconcile_pods(ctx: ReconcileContext) -> Stop | None:
+async def reconcile_pods(ctx: PassContext) -> Stop | None:
     """Brings the cluster's pods towards the spec (one pass); blocks on the API calls.
 
     Returns None (the status step runs next) or raises.

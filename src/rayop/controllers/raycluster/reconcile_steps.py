@@ -34,9 +34,9 @@ from rayop.controllers.kit import labels, names, settings
 from rayop.controllers.kit.gate_checks import raycluster_gate_problems
 from rayop.controllers.raycluster import events as ev
 from rayop.controllers.raycluster import rbac, services
+from rayop.controllers.raycluster.context import PassContext
 from rayop.controllers.raycluster.mtls.names import cert_manager_missing
 from rayop.controllers.raycluster.pods import owner_reference
-from rayop.controllers.raycluster.reconcile_context import ReconcileContext
 from rayop.controllers.raycluster.status_sync import write_status_reason
 from rayop.kube.errors import AlreadyExists, NotFound
 from rayop.kube.resource import Resource
@@ -59,7 +59,7 @@ class InvalidStatusError(Exception):
 # -- gate steps ---------------------------------------------------------------------------------
 
 
-async def check_managed_by(ctx: ReconcileContext) -> Stop | None:
+async def check_managed_by(ctx: PassContext) -> Stop | None:
     """Ends the pass when another controller manages the cluster (``spec.managedBy``).
 
     It reads the wire spec: a cluster another controller manages is skipped even when its spec
@@ -71,7 +71,7 @@ async def check_managed_by(ctx: ReconcileContext) -> Stop | None:
     return None
 
 
-async def validate(ctx: ReconcileContext) -> Stop | None:
+async def validate(ctx: PassContext) -> Stop | None:
     """Refuses a spec the controller cannot use: Warning event, ``status.reason``, no requeue.
 
     A spec that does not parse, or that uses a feature whose gate is off
@@ -96,7 +96,7 @@ async def validate(ctx: ReconcileContext) -> Stop | None:
         event = problems[0].event_message(ctx.namespace, ctx.name)
         if len(problems) > 1:
             event = "; ".join([event, *(p.message for p in problems[1:])])
-        ctx.event("Warning", reason, event, ev.ACTION_VALIDATE)
+        ctx.event("Warning", reason, event, action=ev.ACTION_VALIDATE)
         if not await write_status_reason(ctx, f"{reason}: {message}"):
             return Stop.discarding_status(
                 Result(requeue_after=settings.RAYCLUSTER_STATUS_CHANGED_REQUEUE)
@@ -104,7 +104,7 @@ async def validate(ctx: ReconcileContext) -> Stop | None:
         return Stop.discarding_status()
     if ctx.parsed is not None and (warning := autoscaler_v1_warning(ctx.parsed)):
         note = f"RayCluster spec warning {ctx.namespace}/{ctx.name}: {warning}"
-        ctx.event("Warning", ev.INVALID_RAYCLUSTER_SPEC, note, ev.ACTION_VALIDATE)
+        ctx.event("Warning", ev.INVALID_RAYCLUSTER_SPEC, note, action=ev.ACTION_VALIDATE)
     raw_status = ctx.cached.get("status")
     if raw_status:
         try:
@@ -116,12 +116,12 @@ async def validate(ctx: ReconcileContext) -> Stop | None:
         if status_problems:
             problem = status_problems[0]
             event = problem.event_message(ctx.namespace, ctx.name)
-            ctx.event("Warning", problem.reason, event, ev.ACTION_VALIDATE)
+            ctx.event("Warning", problem.reason, event, action=ev.ACTION_VALIDATE)
             raise InvalidStatusError(problem.message)
     return None
 
 
-async def stop_if_deleting(ctx: ReconcileContext) -> Stop | None:
+async def stop_if_deleting(ctx: PassContext) -> Stop | None:
     """Ends the pass for a RayCluster being deleted (garbage collection removes the rest)."""
     if cs.meta(ctx.cached).get("deletionTimestamp"):
         return Stop.discarding_status()
@@ -132,7 +132,7 @@ async def stop_if_deleting(ctx: ReconcileContext) -> Stop | None:
 
 
 async def _create(
-    ctx: ReconcileContext,
+    ctx: PassContext,
     resource: Resource,
     obj: dict[str, Any],
     *,
@@ -156,14 +156,14 @@ async def _create(
             "Warning",
             failed_reason,
             f"Failed to create {resource.kind} {ctx.namespace}/{name}: {err}",
-            ev.ACTION_CREATE,
+            action=ev.ACTION_CREATE,
         )
         raise
     note = f"Created {resource.kind} {ctx.namespace}/{name}"
-    ctx.event("Normal", created_reason, note, ev.ACTION_CREATE)
+    ctx.event("Normal", created_reason, note, action=ev.ACTION_CREATE)
 
 
-async def reconcile_autoscaler_rbac(ctx: ReconcileContext) -> Stop | None:
+async def reconcile_autoscaler_rbac(ctx: PassContext) -> Stop | None:
     """Creates the autoscaler ServiceAccount, Role and RoleBinding (enableInTreeAutoscaling).
 
     Raises:
@@ -182,7 +182,7 @@ async def reconcile_autoscaler_rbac(ctx: ReconcileContext) -> Stop | None:
                     "Warning",
                     ev.AUTOSCALER_SERVICE_ACCOUNT_NOT_FOUND,
                     f"ServiceAccount {ctx.namespace}/{sa_name} named by the head Pod template was not found",
-                    ev.ACTION_CREATE,
+                    action=ev.ACTION_CREATE,
                 )
                 raise
     else:
@@ -201,7 +201,7 @@ async def reconcile_autoscaler_rbac(ctx: ReconcileContext) -> Stop | None:
     return None
 
 
-def build_auth_secret(ctx: ReconcileContext) -> dict[str, Any]:
+def build_auth_secret(ctx: PassContext) -> dict[str, Any]:
     """Returns the Ray auth token Secret: key ``auth_token``, base64 of 32 random bytes."""
     token = base64.b64encode(secrets.token_bytes(32)).decode()
     return {
@@ -221,7 +221,7 @@ def build_auth_secret(ctx: ReconcileContext) -> dict[str, Any]:
     }
 
 
-async def reconcile_auth_secret(ctx: ReconcileContext) -> Stop | None:
+async def reconcile_auth_secret(ctx: PassContext) -> Stop | None:
     """Creates the auth token Secret (``authOptions.mode: token``, no secretName, no K8s auth)."""
     auth = ctx.rc.spec.auth_options
     if not cs.is_auth_enabled(ctx.rc) or cs.is_k8s_token_auth(ctx.rc):
@@ -235,14 +235,14 @@ async def reconcile_auth_secret(ctx: ReconcileContext) -> Stop | None:
     return None
 
 
-async def _create_service(ctx: ReconcileContext, service: dict[str, Any]) -> None:
+async def _create_service(ctx: PassContext, service: dict[str, Any]) -> None:
     await _create(
         ctx, SERVICES, service,
         created_reason=ev.CREATED_SERVICE, failed_reason=ev.FAILED_TO_CREATE_SERVICE, unless_cached=False,
     )  # fmt: skip
 
 
-async def reconcile_head_service(ctx: ReconcileContext) -> Stop | None:
+async def reconcile_head_service(ctx: PassContext) -> Stop | None:
     """Creates the head service when the cache holds none for the cluster.
 
     Raises:
@@ -259,7 +259,7 @@ async def reconcile_head_service(ctx: ReconcileContext) -> Stop | None:
     return None
 
 
-async def reconcile_headless_worker_service(ctx: ReconcileContext) -> Stop | None:
+async def reconcile_headless_worker_service(ctx: PassContext) -> Stop | None:
     """Creates ``<cluster>-headless`` when some worker group has ``numOfHosts > 1``."""
     rc = ctx.rc
     if services.wants_headless_worker_service(rc):
@@ -269,7 +269,7 @@ async def reconcile_headless_worker_service(ctx: ReconcileContext) -> Stop | Non
     return None
 
 
-async def reconcile_serve_service(ctx: ReconcileContext) -> Stop | None:
+async def reconcile_serve_service(ctx: PassContext) -> Stop | None:
     """Creates ``<cluster>-serve-svc`` when annotated ``ray.io/enable-serve-service=true``."""
     rc = ctx.rc
     name = names.serve_service_name(ctx.name)

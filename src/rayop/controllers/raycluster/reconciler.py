@@ -40,10 +40,9 @@ from rayop.controllers.raycluster import (
     redis_cleanup,
     route,
 )
-from rayop.controllers.raycluster.reconcile_context import (
-    ReconcileContext,
+from rayop.controllers.raycluster.context import (
+    PassContext,
     ReconcilerDeps,
-    new_context,
 )
 from rayop.controllers.raycluster.status_sync import sync_status
 from rayop.runtime.reconcile import Request, Result
@@ -51,7 +50,7 @@ from rayop.runtime.steps import StatusEdits, Step, Stop, run_steps
 
 log = logging.getLogger(__name__)
 
-GATE_STEPS: tuple[Step[ReconcileContext], ...] = (
+GATE_STEPS: tuple[Step[PassContext], ...] = (
     reconcile_steps.check_managed_by,
     reconcile_steps.validate,
     redis_cleanup.reconcile_redis_cleanup,
@@ -59,7 +58,7 @@ GATE_STEPS: tuple[Step[ReconcileContext], ...] = (
 )
 """Steps that decide whether the pass goes on; an error here skips the status step."""
 
-RESOURCE_STEPS: tuple[Step[ReconcileContext], ...] = (
+RESOURCE_STEPS: tuple[Step[PassContext], ...] = (
     reconcile_steps.reconcile_autoscaler_rbac,
     ingress_sync.reconcile_ingress,
     route.reconcile_route,
@@ -86,8 +85,8 @@ class RayClusterReconciler:
         self,
         deps: ReconcilerDeps,
         *,
-        gate_steps: Sequence[Step[ReconcileContext]] = GATE_STEPS,
-        resource_steps: Sequence[Step[ReconcileContext]] = RESOURCE_STEPS,
+        gate_steps: Sequence[Step[PassContext]] = GATE_STEPS,
+        resource_steps: Sequence[Step[PassContext]] = RESOURCE_STEPS,
     ) -> None:
         self.deps = deps
         self.gate_steps = tuple(gate_steps)
@@ -104,7 +103,7 @@ class RayClusterReconciler:
         if cached is None:
             self.deps.expectations.delete(request.namespace, request.name)
             return Result()
-        ctx = new_context(request, self.deps, cached)
+        ctx = PassContext.open(request, self.deps, cached)
         stop = await run_steps(self.gate_steps, ctx)
         error: Exception | None = None
         if stop is None:
@@ -119,7 +118,7 @@ class RayClusterReconciler:
             raise error
         return self._result(stop, changed=changed)
 
-    async def _sync_status(self, ctx: ReconcileContext, error: Exception | None) -> bool:
+    async def _sync_status(self, ctx: PassContext, error: Exception | None) -> bool:
         """Writes the status; a failure is raised unless a step's error is raised anyway."""
         try:
             return await sync_status(ctx, error)

@@ -23,9 +23,9 @@ from rayop.api.common import parse_time
 from rayop.controllers.kit import cluster_access as cs
 from rayop.controllers.kit import labels, names, settings
 from rayop.controllers.raycluster import events as ev
+from rayop.controllers.raycluster.context import PassContext
 from rayop.controllers.raycluster.pod_sync import delete_all_pods
 from rayop.controllers.raycluster.pods import build_head_pod, owner_reference
-from rayop.controllers.raycluster.reconcile_context import ReconcileContext
 from rayop.kube.errors import AlreadyExists
 from rayop.kube.resources import JOBS, RAY_CLUSTERS
 from rayop.runtime.reconcile import Result
@@ -52,7 +52,7 @@ _CLEANUP_SCRIPT = (
 )
 
 
-def wants_cleanup_finalizer(ctx: ReconcileContext) -> bool:
+def wants_cleanup_finalizer(ctx: PassContext) -> bool:
     """Tells whether the cluster uses Redis GCS FT and the cleanup is enabled."""
     rc = ctx.rc
     return (
@@ -62,21 +62,21 @@ def wants_cleanup_finalizer(ctx: ReconcileContext) -> bool:
     )
 
 
-def _finalizers(ctx: ReconcileContext) -> list[str]:
+def _finalizers(ctx: PassContext) -> list[str]:
     return [str(f) for f in cs.meta(ctx.cached).get("finalizers") or []]
 
 
-async def _set_finalizers(ctx: ReconcileContext, finalizers: list[str]) -> None:
+async def _set_finalizers(ctx: PassContext, finalizers: list[str]) -> None:
     obj = ctx.copy_cached()
     obj["metadata"]["finalizers"] = finalizers
     await ctx.deps.client.update(RAY_CLUSTERS, obj)
 
 
-async def _remove_finalizer(ctx: ReconcileContext) -> None:
+async def _remove_finalizer(ctx: PassContext) -> None:
     await _set_finalizers(ctx, [f for f in _finalizers(ctx) if f != FINALIZER])
 
 
-def build_cleanup_job(ctx: ReconcileContext) -> dict[str, Any]:
+def build_cleanup_job(ctx: PassContext) -> dict[str, Any]:
     """Returns the ``<cluster>-redis-cleanup`` Job: the head's pod, reduced to one container."""
     head = build_head_pod(ctx.rc, options=ctx.deps.options, spec_hash=ctx.spec_hash())
     pod_labels = dict(head["metadata"].get("labels") or {})
@@ -118,7 +118,7 @@ def _job_finished(job: Any) -> bool:
     return False
 
 
-def _deletion_timeout(ctx: ReconcileContext) -> float:
+def _deletion_timeout(ctx: PassContext) -> float:
     raw = cs.annotations_of(ctx.cached).get(keys.GCS_FT_DELETION_TIMEOUT)
     try:
         return float(int(raw)) if raw is not None else DEFAULT_DELETION_TIMEOUT_SECONDS
@@ -126,7 +126,7 @@ def _deletion_timeout(ctx: ReconcileContext) -> float:
         return DEFAULT_DELETION_TIMEOUT_SECONDS
 
 
-async def _cleanup(ctx: ReconcileContext) -> Stop:
+async def _cleanup(ctx: PassContext) -> Stop:
     pods = ctx.cluster_pods()
     heads = [p for p in pods if cs.labels_of(p).get(keys.RAY_NODE_TYPE) == labels.HEAD]
     workers = [p for p in pods if p not in heads]
@@ -136,7 +136,7 @@ async def _cleanup(ctx: ReconcileContext) -> Stop:
         return Stop.discarding_status(Result(requeue_after=settings.RAYCLUSTER_REDIS_CLEANUP_WAIT))
     deletion_timestamp = cs.meta(ctx.cached).get("deletionTimestamp")
     deleted_at = parse_time(str(deletion_timestamp)) if deletion_timestamp else None
-    if deleted_at is not None and (ctx.now() - deleted_at).total_seconds() >= _deletion_timeout(
+    if deleted_at is not None and (ctx.now - deleted_at).total_seconds() >= _deletion_timeout(
         ctx
     ):
         await _remove_finalizer(ctx)
@@ -144,7 +144,7 @@ async def _cleanup(ctx: ReconcileContext) -> Stop:
             "Warning",
             ev.FORCE_DELETED_STUCK_CLUSTER,
             f"Removed the {FINALIZER} finalizer after the deletion timeout without Redis cleanup",
-            ev.ACTION_DELETE,
+            action=ev.ACTION_DELETE,
         )
         return Stop.discarding_status()
     job_name = names.redis_cleanup_job_name(ctx.rc)
@@ -163,7 +163,7 @@ async def _cleanup(ctx: ReconcileContext) -> Stop:
             "Warning",
             ev.FAILED_TO_CREATE_REDIS_CLEANUP_JOB,
             f"Failed to create Job {job_name}: {err}",
-            ev.ACTION_CREATE,
+            action=ev.ACTION_CREATE,
         )
         raise
     else:
@@ -171,12 +171,12 @@ async def _cleanup(ctx: ReconcileContext) -> Stop:
             "Normal",
             ev.CREATED_REDIS_CLEANUP_JOB,
             f"Created Job {ctx.namespace}/{job_name}",
-            ev.ACTION_CREATE,
+            action=ev.ACTION_CREATE,
         )
     return _REQUEUE_SOON
 
 
-async def reconcile_redis_cleanup(ctx: ReconcileContext) -> Stop | None:
+async def reconcile_redis_cleanup(ctx: PassContext) -> Stop | None:
     """The finalizer step: add it, or on deletion clean up and then remove it; None to go on.
 
     Raises:

@@ -32,8 +32,8 @@ from rayop.controllers.kit import cluster_access as cs
 from rayop.controllers.kit import labels, names
 from rayop.controllers.raycluster import events as ev
 from rayop.controllers.raycluster import services
+from rayop.controllers.raycluster.context import PassContext
 from rayop.controllers.raycluster.pods import owner_reference
-from rayop.controllers.raycluster.reconcile_context import ReconcileContext
 from rayop.kube.client import KubeClient
 from rayop.kube.errors import AlreadyExists
 from rayop.kube.resource import Resource
@@ -121,7 +121,7 @@ def build_head_route(rc: RayCluster) -> dict[str, Any]:
     }
 
 
-async def reconcile_route(ctx: ReconcileContext) -> Stop | None:
+async def reconcile_route(ctx: PassContext) -> Stop | None:
     """Creates the head Route when the cluster asks for ingress on OpenShift and has none.
 
     Raises:
@@ -142,7 +142,7 @@ async def reconcile_route(ctx: ReconcileContext) -> Stop | None:
         return None
     except Exception as err:
         note = f"Failed creating route {where}, {err}"
-        ctx.event("Warning", FAILED_TO_CREATE_ROUTE, note, ev.ACTION_CREATE)
+        ctx.event("Warning", FAILED_TO_CREATE_ROUTE, note, action=ev.ACTION_CREATE)
         raise
-    ctx.event("Normal", CREATED_ROUTE, f"Created route {where}", ev.ACTION_CREATE)
+    ctx.event("Normal", CREATED_ROUTE, f"Created route {where}", action=ev.ACTION_CREATE)
     return None

@@ -18,12 +18,12 @@ from __future__ import annotations
 from typing import Any
 
 from rayop.api.common import format_time
-from rayop.controllers.raycluster.reconcile_context import ReconcileContext
+from rayop.controllers.raycluster.context import PassContext
 from rayop.controllers.raycluster.status import calculate_status, status_changed
 from rayop.kube.resources import RAY_CLUSTERS
 
 
-async def write_status(ctx: ReconcileContext, status: dict[str, Any]) -> bool:
+async def write_status(ctx: PassContext, status: dict[str, Any]) -> bool:
     """Writes ``status`` through ``/status`` if it differs from the cached one; returns whether
     it changed (written now, or deferred because the cache is behind our last write). Blocks on
     the API.
@@ -37,7 +37,7 @@ async def write_status(ctx: ReconcileContext, status: dict[str, Any]) -> bool:
     return True
 
 
-async def _put_status(ctx: ReconcileContext, status: dict[str, Any]) -> bool:
+async def _put_status(ctx: PassContext, status: dict[str, Any]) -> bool:
     """Writes ``status`` unless the cache has not yet shown our previous write; returns whether
     it wrote."""
     if ctx.deps.own_writes.cache_behind(ctx.cached):
@@ -49,7 +49,7 @@ async def _put_status(ctx: ReconcileContext, status: dict[str, Any]) -> bool:
     return True
 
 
-async def sync_status(ctx: ReconcileContext, reconcile_error: BaseException | None) -> bool:
+async def sync_status(ctx: PassContext, reconcile_error: BaseException | None) -> bool:
     """Computes the status from the caches and writes it when changed; returns whether it wrote.
 
     Raises:
@@ -61,14 +61,14 @@ async def sync_status(ctx: ReconcileContext, reconcile_error: BaseException | No
         ctx.cached.get("status"),
         ctx.cluster_pods(),
         ctx.owned_services(),
-        now=format_time(ctx.now()),
+        now=format_time(ctx.now),
         reconcile_error=reconcile_error,
         status_conditions_gate=ctx.deps.options.feature_gates.ray_cluster_status_conditions,
     )
     return await write_status(ctx, status)
 
 
-async def write_status_reason(ctx: ReconcileContext, reason: str) -> bool:
+async def write_status_reason(ctx: PassContext, reason: str) -> bool:
     """Sets ``status.reason`` (validation failures), writing it if it changed; returns False when
     the write had to wait for the cache to show our previous one (requeue soon), else True.
 
@@ -78,5 +78,5 @@ async def write_status_reason(ctx: ReconcileContext, reason: str) -> bool:
     old = dict(ctx.cached.get("status") or {})
     if old.get("reason") == reason:
         return True
-    status: dict[str, Any] = {**old, "reason": reason, "lastUpdateTime": format_time(ctx.now())}
+    status: dict[str, Any] = {**old, "reason": reason, "lastUpdateTime": format_time(ctx.now)}
     return await _put_status(ctx, status)

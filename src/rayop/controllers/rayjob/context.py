@@ -16,13 +16,17 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, Protocol
 
+from pydantic import ValidationError
+
 from rayop.api.rayjob import RayJob, RayJobStatus
-from rayop.api.validation import Problem
+from rayop.api.validation import Problem, Reason, validate_rayjob
+from rayop.controllers.config.gates import FeatureGates
 from rayop.controllers.config.options import OperatorOptions
 from rayop.controllers.dashboard.client import DashboardClient
 from rayop.controllers.dashboard.job_poller import JobInfoPoller
 from rayop.controllers.dashboard.models import JobInfo, JobSubmitRequest
 from rayop.controllers.dashboard.transport import ServiceResolver
+from rayop.controllers.kit.gate_checks import rayjob_gate_problems
 from rayop.controllers.rayjob.cluster import head_service_name
 from rayop.controllers.rayjob.submitter import SubmitterOutcome
 from rayop.kube.client import KubeClient
@@ -126,6 +130,24 @@ class RayJobDeps:
     Running phase GETs the job info itself in every pass, as KubeRay does."""
 
 
+def parse_rayjob(raw: Mapping[str, Any], gates: FeatureGates) -> tuple[RayJob, list[Problem]]:
+    """Returns the RayJob parsed from its wire form and what validation found wrong with it
+    (KubeRay's checks, then rayop's gate checks).
+
+    The CRD schema is generated from the same models, so an admitted RayJob always parses; one
+    that does not is invalid (its problems say why) and gets a spec of defaults.
+    """
+    try:
+        job = RayJob.model_validate(raw)
+    except ValidationError:
+        job = RayJob(metadata=raw.get("metadata") or {})
+        problems = validate_rayjob(raw, gates=gates.by_name())
+    else:
+        problems = validate_rayjob(job, gates=gates.by_name())
+    problems += [Problem(Reason.INVALID_RAYJOB_SPEC, p) for p in rayjob_gate_problems(raw, gates)]
+    return job, problems
+
+
 @dataclass(kw_only=True)
 class PassContext:
     """One reconcile pass over one RayJob.
@@ -154,6 +176,23 @@ class PassContext:
     now: datetime
     submitter: SubmitterOutcome = field(default_factory=SubmitterOutcome)
     requeue: Result | None = None
+
+    @classmethod
+    def open(cls, request: Request, deps: RayJobDeps, raw: dict[str, Any]) -> PassContext:
+        """Returns the context of one pass over ``raw`` (a private copy of the cached RayJob),
+        parsing it once; never blocks."""
+        job, problems = parse_rayjob(raw, deps.options.feature_gates)
+        status = job.status.model_copy(deep=True) if job.status is not None else RayJobStatus()
+        return cls(
+            deps=deps,
+            request=request,
+            rayjob=raw,
+            job=job,
+            problems=problems,
+            status=status,
+            original=status.model_copy(deep=True),
+            now=deps.clock.wall(),
+        )
 
     @property
     def namespace(self) -> str:

@@ -22,17 +22,11 @@ looks, requeue in 3 s.
 from __future__ import annotations
 
 import logging
-from typing import Any
-
-from pydantic import ValidationError
 
 from rayop.api.common import MANAGED_BY_KUBERAY
-from rayop.api.rayjob import JobDeploymentStatus, JobFailedReason, RayJob, RayJobStatus
-from rayop.api.validation import Problem, Reason, validate_rayjob
-from rayop.controllers.config.gates import FeatureGates
+from rayop.api.rayjob import JobDeploymentStatus, JobFailedReason
 from rayop.controllers.dashboard.client import DashboardError
 from rayop.controllers.dashboard.models import is_terminal
-from rayop.controllers.kit.gate_checks import rayjob_gate_problems
 from rayop.controllers.rayjob import actions
 from rayop.controllers.rayjob.context import PassContext, RayJobDeps
 from rayop.controllers.rayjob.phases import PHASES, REQUEUE, WAIT
@@ -127,24 +121,6 @@ PASS_STEPS: tuple[Step[PassContext], ...] = (
 """The steps of a pass, in order."""
 
 
-def parse(raw: dict[str, Any], gates: FeatureGates) -> tuple[RayJob, list[Problem]]:
-    """Returns the RayJob parsed from its wire form and what validation found wrong with it
-    (KubeRay's checks, then rayop's gate checks).
-
-    The CRD schema is generated from the same models, so an admitted RayJob always parses; one
-    that does not is invalid (its problems say why) and gets a spec of defaults.
-    """
-    try:
-        job = RayJob.model_validate(raw)
-    except ValidationError:
-        job = RayJob(metadata=raw.get("metadata") or {})
-        problems = validate_rayjob(raw, gates=gates.by_name())
-    else:
-        problems = validate_rayjob(job, gates=gates.by_name())
-    problems += [Problem(Reason.INVALID_RAYJOB_SPEC, p) for p in rayjob_gate_problems(raw, gates)]
-    return job, problems
-
-
 class RayJobReconciler:
     """Reconciles RayJobs; pass :meth:`reconcile` to a :class:`~rayop.runtime.controller.Controller`.
 
@@ -154,21 +130,6 @@ class RayJobReconciler:
 
     def __init__(self, deps: RayJobDeps) -> None:
         self.deps = deps
-
-    def context(self, request: Request, raw: dict[str, Any]) -> PassContext:
-        """Returns the context of one pass over ``raw`` (a private copy of the cached RayJob)."""
-        job, problems = parse(raw, self.deps.options.feature_gates)
-        status = job.status.model_copy(deep=True) if job.status is not None else RayJobStatus()
-        return PassContext(
-            deps=self.deps,
-            request=request,
-            rayjob=raw,
-            job=job,
-            problems=problems,
-            status=status,
-            original=status.model_copy(deep=True),
-            now=self.deps.clock.wall(),
-        )
 
     async def reconcile(self, request: Request) -> Result:
         """Runs one pass for ``request``; blocks on API and dashboard calls (each bounded).
@@ -181,7 +142,7 @@ class RayJobReconciler:
         if cached is None:
             self._stop_polling(request)
             return Result()
-        ctx = self.context(request, thaw(cached))
+        ctx = PassContext.open(request, self.deps, thaw(cached))
         try:
             stop = await run_steps(PASS_STEPS, ctx)
             if stop is None:

@@ -21,7 +21,7 @@ from rayop.api.common import format_time, parse_time
 from rayop.api.rayservice import DEFAULT_RAY_CLUSTER_DELETION_DELAY_SECONDS, RayServiceSpec
 from rayop.apimachinery.objects import ObjView as Obj
 from rayop.controllers.rayservice import settings
-from rayop.controllers.rayservice.context import ServiceContext
+from rayop.controllers.rayservice.context import PassContext
 from rayop.controllers.rayservice.recorded_write import write_with_events
 from rayop.kube.clock import micro_time
 from rayop.kube.errors import NotFound
@@ -55,7 +55,7 @@ def _annotate(value: str | None) -> dict[str, Any]:
     return {"metadata": {"annotations": {settings.DELETION_TIMESTAMP_ANNOTATION: value}}}
 
 
-async def cleanup_retired_clusters(ctx: ServiceContext) -> Stop | None:
+async def cleanup_retired_clusters(ctx: PassContext) -> Stop | None:
     """Schedules, unschedules and deletes retired clusters; notes when the next one is due.
 
     Blocks on the patches and deletes; never ends the pass.
@@ -91,14 +91,14 @@ async def cleanup_retired_clusters(ctx: ServiceContext) -> Stop | None:
     return None
 
 
-async def _patch(ctx: ServiceContext, name: str, body: dict[str, Any]) -> None:
+async def _patch(ctx: PassContext, name: str, body: dict[str, Any]) -> None:
     try:
         await ctx.deps.client.patch(RAY_CLUSTERS, name, body, namespace=ctx.namespace)
     except NotFound:
         return
 
 
-async def delete_owned_clusters(ctx: ServiceContext) -> bool:
+async def delete_owned_clusters(ctx: PassContext) -> bool:
     """Deletes every cluster the RayService created (not already being deleted); blocks on the
     deletes and returns whether any cluster was still cached.
 
@@ -112,7 +112,7 @@ async def delete_owned_clusters(ctx: ServiceContext) -> bool:
     return bool(clusters)
 
 
-async def delete_cluster(ctx: ServiceContext, name: str) -> None:
+async def delete_cluster(ctx: PassContext, name: str) -> None:
     """Deletes one RayCluster with Background propagation (gone already is fine).
 
     Raises:

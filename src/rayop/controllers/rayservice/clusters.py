@@ -28,7 +28,7 @@ import logging
 
 from rayop.controllers.rayservice import cluster_builders as rs_cluster
 from rayop.controllers.rayservice import settings
-from rayop.controllers.rayservice.context import ServiceContext
+from rayop.controllers.rayservice.context import PassContext
 from rayop.controllers.rayservice.incremental.mode import (
     TARGET_CAPACITY,
     is_incremental,
@@ -43,7 +43,7 @@ from rayop.runtime.steps import Stop
 log = logging.getLogger(__name__)
 
 
-async def plan_clusters(ctx: ServiceContext) -> Stop | None:
+async def plan_clusters(ctx: PassContext) -> Stop | None:
     """Decides the pending cluster's name and writes it to status before anything is created.
 
     Blocks on the status write (and on a GET when the active cluster is missing from the
@@ -83,7 +83,7 @@ async def plan_clusters(ctx: ServiceContext) -> Stop | None:
     return None
 
 
-async def _forget_missing_active(ctx: ServiceContext) -> None:
+async def _forget_missing_active(ctx: PassContext) -> None:
     """Clears the active name when that cluster is gone from the API server (not just the cache)."""
     if not ctx.active_name or ctx.cluster(ctx.active_name) is not None:
         return
@@ -94,7 +94,7 @@ async def _forget_missing_active(ctx: ServiceContext) -> None:
         ctx.set_cluster_name(ACTIVE, "")
 
 
-async def ensure_clusters(ctx: ServiceContext) -> Stop | None:
+async def ensure_clusters(ctx: PassContext) -> Stop | None:
     """Creates the pending cluster when missing; updates clusters in place where KubeRay does.
 
     In place: worker groups appended at the end (pending cluster, or the active one when no
@@ -132,12 +132,12 @@ async def ensure_clusters(ctx: ServiceContext) -> Stop | None:
     return None
 
 
-def _drop_replicas(ctx: ServiceContext) -> bool:
+def _drop_replicas(ctx: PassContext) -> bool:
     """Tells whether clusters are built without worker replicas (incremental, active exists)."""
     return is_incremental(ctx.spec, ctx.deps.options) and bool(ctx.active_name)
 
 
-async def _create(ctx: ServiceContext, cluster_name: str) -> None:
+async def _create(ctx: PassContext, cluster_name: str) -> None:
     goal = rs_cluster.goal_spec(ctx.cached)
     body = rs_cluster.build_ray_cluster(
         ctx.service, goal, cluster_name, drop_worker_replicas=_drop_replicas(ctx)

@@ -1,7 +1,7 @@
 """What every RayService reconcile step works with: dependencies and a per-pass context.
 
 :class:`RayServiceDeps` is built once per controller (client, caches, the own-writes tracker,
-the clock). :class:`ServiceContext` is built once per pass: the RayService as the cache holds it
+the clock). :class:`PassContext` is built once per pass: the RayService as the cache holds it
 (raw, for what is written back and for ``rayClusterConfig``, which is copied into clusters and
 hashed exactly as the user wrote it), the same object parsed once into the typed
 :class:`~rayop.api.rayservice.RayService` (for reading the spec, with its defaults), a working
@@ -14,9 +14,9 @@ from __future__ import annotations
 import copy
 import random
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
-from rayop.api.common import format_time
 from rayop.api.rayservice import RayService, RayServiceSpec
 from rayop.apimachinery.objects import ObjView as Obj
 from rayop.controllers.config.options import OperatorOptions
@@ -55,7 +55,7 @@ class RayServiceDeps:
 
 
 @dataclass(kw_only=True)
-class ServiceContext:
+class PassContext:
     """One reconcile pass over one RayService.
 
     Attributes:
@@ -71,6 +71,7 @@ class ServiceContext:
         services_reconciled: Whether the Services were pointed at a ready cluster this pass.
         routes: The Gateway and HTTPRoute of an incremental upgrade (None for other
             strategies).
+        now: The wall time of the pass (the injected clock's, read once when it opened).
     """
 
     request: Request
@@ -84,9 +85,10 @@ class ServiceContext:
     serving_cluster: str = ""
     services_reconciled: bool = False
     routes: RouteState | None = None
+    now: datetime
 
     @classmethod
-    def of(cls, request: Request, deps: RayServiceDeps, cached: Obj) -> ServiceContext:
+    def open(cls, request: Request, deps: RayServiceDeps, cached: Obj) -> PassContext:
         """Returns the context of a pass over ``cached``.
 
         Raises:
@@ -95,7 +97,14 @@ class ServiceContext:
         """
         status = copy.deepcopy(dict(cached.get("status") or {}))
         service = RayService.model_validate(cached)
-        return cls(request=request, deps=deps, cached=cached, service=service, status=status)
+        return cls(
+            request=request,
+            deps=deps,
+            cached=cached,
+            service=service,
+            status=status,
+            now=deps.clock.wall(),
+        )
 
     @property
     def namespace(self) -> str:
@@ -116,10 +125,6 @@ class ServiceContext:
     def generation(self) -> int:
         """The RayService's ``metadata.generation`` (what conditions record as observed)."""
         return int(self.service.metadata.get("generation") or 0)
-
-    def now(self) -> str:
-        """Returns the current wall time as a status timestamp (RFC 3339, seconds)."""
-        return format_time(self.deps.clock.wall())
 
     @property
     def active_name(self) -> str:

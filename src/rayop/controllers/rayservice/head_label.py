@@ -16,7 +16,7 @@ from typing import Any
 
 from rayop.controllers.dashboard.client import DashboardError
 from rayop.controllers.rayservice import settings
-from rayop.controllers.rayservice.context import ServiceContext
+from rayop.controllers.rayservice.context import PassContext
 from rayop.controllers.rayservice.head_pods import dashboard, head_pod, is_pod_ready
 from rayop.controllers.rayservice.recorded_write import write_with_events
 from rayop.kube.resources import PODS
@@ -25,7 +25,7 @@ from rayop.runtime.steps import Stop
 log = logging.getLogger(__name__)
 
 
-async def update_head_serve_labels(ctx: ServiceContext) -> Stop | None:
+async def update_head_serve_labels(ctx: PassContext) -> Stop | None:
     """Sets ``ray.io/serve`` on each head pod from its Serve health check.
 
     Blocks on the health checks and the label patches; never ends the pass.
@@ -61,7 +61,7 @@ async def update_head_serve_labels(ctx: ServiceContext) -> Stop | None:
     return None
 
 
-async def _serve_healthy(ctx: ServiceContext, cluster: Mapping[str, Any]) -> bool:
+async def _serve_healthy(ctx: PassContext, cluster: Mapping[str, Any]) -> bool:
     try:
         async with dashboard(ctx, cluster, "serve") as client:
             await client.check_serve_health()

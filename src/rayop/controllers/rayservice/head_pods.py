@@ -7,10 +7,10 @@ from rayop.controllers.dashboard.client import DashboardClient
 from rayop.controllers.kit import labels as rc_labels
 from rayop.controllers.kit import names
 from rayop.controllers.raycluster.builders import DEFAULT_PORTS, service_ports
-from rayop.controllers.rayservice.context import ServiceContext
+from rayop.controllers.rayservice.context import PassContext
 
 
-def head_pod(ctx: ServiceContext, cluster_name: str) -> Obj | None:
+def head_pod(ctx: PassContext, cluster_name: str) -> Obj | None:
     """Returns the cluster's live head pod from the pod cache, or None."""
     selector = rc_labels.head_pods_selector(cluster_name)
     pods = [
@@ -33,7 +33,7 @@ def is_pod_ready(pod: Obj | None) -> bool:
     return status.get("phase") == "Running" and ready
 
 
-def dashboard(ctx: ServiceContext, cluster: Obj, port_name: str = "dashboard") -> DashboardClient:
+def dashboard(ctx: PassContext, cluster: Obj, port_name: str = "dashboard") -> DashboardClient:
     """Returns a client for the cluster's head service port ("dashboard" or "serve")."""
     port = service_ports(cluster).get(port_name, DEFAULT_PORTS.get(port_name, 0))
     return ctx.deps.dashboards.client(

@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 from datetime import timedelta
 
-from rayop.api.common import parse_time
+from rayop.api.common import format_time, parse_time
 from rayop.api.conditions import find_condition, set_condition
 from rayop.api.rayservice import RayServiceConditionReason as Reason
 from rayop.api.rayservice import RayServiceConditionType as CondType
@@ -30,7 +30,7 @@ from rayop.api.validation.go_values import format_duration
 from rayop.controllers.kit import settings as requeue
 from rayop.controllers.rayservice import settings
 from rayop.controllers.rayservice.cleanup import cleanup_retired_clusters
-from rayop.controllers.rayservice.context import ServiceContext
+from rayop.controllers.rayservice.context import PassContext
 from rayop.runtime.reconcile import Result
 from rayop.runtime.steps import Stop
 
@@ -43,7 +43,7 @@ def _nanoseconds(delta: timedelta) -> int:
     return (delta.days * 86_400 + delta.seconds) * 1_000_000_000 + delta.microseconds * 1_000
 
 
-def is_timed_out(ctx: ServiceContext) -> bool:
+def is_timed_out(ctx: PassContext) -> bool:
     """Tells whether the working status says ``Ready=False/InitializingTimeout``."""
     ready = find_condition(ctx.status.get("conditions") or [], CondType.READY)
     return (
@@ -53,7 +53,7 @@ def is_timed_out(ctx: ServiceContext) -> bool:
     )
 
 
-def mark_if_timed_out(ctx: ServiceContext) -> bool:
+def mark_if_timed_out(ctx: PassContext) -> bool:
     """Fails a RayService initializing for longer than its timeout; returns whether it did.
 
     Call it while no serve endpoint is ready. Only ``Ready=False/Initializing`` can time out.
@@ -94,7 +94,7 @@ def mark_if_timed_out(ctx: ServiceContext) -> bool:
         "message": message,
         "observedGeneration": ctx.generation,
     }
-    set_condition(ctx.status.setdefault("conditions", []), condition, now=ctx.now())
+    set_condition(ctx.status.setdefault("conditions", []), condition, now=format_time(ctx.now))
     ctx.event(
         "Warning",
         settings.RAYSERVICE_INITIALIZING_TIMEOUT,
@@ -105,7 +105,7 @@ def mark_if_timed_out(ctx: ServiceContext) -> bool:
     return True
 
 
-async def stop_if_timed_out(ctx: ServiceContext) -> Stop | None:
+async def stop_if_timed_out(ctx: PassContext) -> Stop | None:
     """Ends the pass of a timed-out RayService once its clusters are retired; blocks on the
     retirement's patches and deletes.
 

@@ -28,7 +28,7 @@ from rayop.controllers.kit import settings as requeue
 from rayop.controllers.kit.gate_checks import rayservice_gate_problems
 from rayop.controllers.rayservice import settings
 from rayop.controllers.rayservice.cleanup import delete_owned_clusters
-from rayop.controllers.rayservice.context import ServiceContext
+from rayop.controllers.rayservice.context import PassContext
 from rayop.controllers.rayservice.status import set_ready_false
 from rayop.kube.resources import RAY_SERVICES
 from rayop.runtime.reconcile import Result
@@ -37,7 +37,7 @@ from rayop.runtime.steps import Stop
 log = logging.getLogger(__name__)
 
 
-async def wait_for_own_writes(ctx: ServiceContext) -> Stop | None:
+async def wait_for_own_writes(ctx: PassContext) -> Stop | None:
     """Ends the pass, touching nothing, while the cache predates our own last write; never
     blocks."""
     if not ctx.deps.own_writes.cache_behind(ctx.cached):
@@ -46,7 +46,7 @@ async def wait_for_own_writes(ctx: ServiceContext) -> Stop | None:
     return Stop.discarding_status(Result(requeue_after=requeue.RAYSERVICE_REQUEUE))
 
 
-async def check_managed_by(ctx: ServiceContext) -> Stop | None:
+async def check_managed_by(ctx: PassContext) -> Stop | None:
     """Ends the pass when another controller manages the RayService; never blocks."""
     managed_by = ctx.spec.managed_by
     if managed_by and managed_by != MANAGED_BY_KUBERAY:
@@ -55,7 +55,7 @@ async def check_managed_by(ctx: ServiceContext) -> Stop | None:
     return None
 
 
-async def handle_deletion(ctx: ServiceContext) -> Stop | None:
+async def handle_deletion(ctx: PassContext) -> Stop | None:
     """Deletes the clusters of a RayService being deleted, then drops the finalizer; adds the
     finalizer to one that is not. Blocks on the deletes and the finalizer patch.
 
@@ -77,7 +77,7 @@ async def handle_deletion(ctx: ServiceContext) -> Stop | None:
     return Stop.discarding_status()
 
 
-async def _set_finalizers(ctx: ServiceContext, finalizers: list[str]) -> None:
+async def _set_finalizers(ctx: PassContext, finalizers: list[str]) -> None:
     meta = ctx.cached["metadata"]
     body = {"metadata": {"finalizers": finalizers, "resourceVersion": meta.get("resourceVersion")}}
     written = await ctx.deps.client.patch(RAY_SERVICES, ctx.name, body, namespace=ctx.namespace)
@@ -85,7 +85,7 @@ async def _set_finalizers(ctx: ServiceContext, finalizers: list[str]) -> None:
     ctx.cached = written
 
 
-async def validate(ctx: ServiceContext) -> Stop | None:
+async def validate(ctx: PassContext) -> Stop | None:
     """Reports an invalid RayService (event + ``Ready=False/ValidationFailed``) and ends the
     pass, the status written when it changed; never blocks itself.
     """

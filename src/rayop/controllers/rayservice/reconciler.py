@@ -48,7 +48,7 @@ from rayop.controllers.rayservice import (
     services,
     suspend,
 )
-from rayop.controllers.rayservice.context import RayServiceDeps, ServiceContext
+from rayop.controllers.rayservice.context import PassContext, RayServiceDeps
 from rayop.controllers.rayservice.incremental import rollback as incremental_rollback
 from rayop.controllers.rayservice.incremental import routes as incremental_routes
 from rayop.controllers.rayservice.settings import INVALID_RAYSERVICE_SPEC
@@ -58,7 +58,7 @@ from rayop.runtime.steps import StatusEdits, Step, run_steps
 
 log = logging.getLogger(__name__)
 
-ServiceStep = Step[ServiceContext]
+ServiceStep = Step[PassContext]
 
 STEPS: tuple[ServiceStep, ...] = (
     opening_steps.wait_for_own_writes,
@@ -102,7 +102,7 @@ class RayServiceReconciler:
             self.deps.serve_cache.forget(request.namespace, request.name)
             return Result()
         try:
-            ctx = ServiceContext.of(request, self.deps, cached)
+            ctx = PassContext.open(request, self.deps, cached)
         except ValidationError:
             message = "; ".join(p.message for p in validate_rayservice(cached))
             log.warning("RayService %s does not parse: %s", request, message)
@@ -118,7 +118,7 @@ class RayServiceReconciler:
         return stop.result
 
 
-def requeue_after(ctx: ServiceContext) -> float:
+def requeue_after(ctx: PassContext) -> float:
     """Returns the delay of a full pass: 2 s, or when the next retired cluster is due."""
     if ctx.next_deletion_in is None:
         return settings.RAYSERVICE_REQUEUE

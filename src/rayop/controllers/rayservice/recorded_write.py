@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Awaitable
 from typing import TypeVar
 
-from rayop.controllers.rayservice.context import ServiceContext
+from rayop.controllers.rayservice.context import PassContext
 
 T = TypeVar("T")
 
 
 async def write_with_events(
-    ctx: ServiceContext,
+    ctx: PassContext,
     write: Awaitable[T],
     *,
     done: tuple[str, str],

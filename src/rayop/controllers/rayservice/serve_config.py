@@ -26,7 +26,7 @@ import yaml
 from rayop.controllers.dashboard.client import DashboardClient, DashboardError
 from rayop.controllers.dashboard.models import ServeDetails
 from rayop.controllers.rayservice import settings
-from rayop.controllers.rayservice.context import ServiceContext
+from rayop.controllers.rayservice.context import PassContext
 from rayop.controllers.rayservice.head_pods import dashboard, head_pod, is_pod_ready
 from rayop.controllers.rayservice.incremental.mode import (
     ACTIVE,
@@ -60,7 +60,7 @@ def needs_deploy(cached_config: str | None, config: str, details: ServeDetails) 
     return cached_config is None or not details.applications or cached_config != config
 
 
-async def reconcile_serve(ctx: ServiceContext) -> Stop | None:
+async def reconcile_serve(ctx: PassContext) -> Stop | None:
     """Deploys the serve config to the target cluster and records applications and readiness.
 
     Blocks on the dashboard calls; never ends the pass.
@@ -86,18 +86,18 @@ async def reconcile_serve(ctx: ServiceContext) -> Stop | None:
     return None
 
 
-def _named(ctx: ServiceContext) -> list[str]:
+def _named(ctx: PassContext) -> list[str]:
     return [n for n in (ctx.active_name, ctx.pending_name) if n]
 
 
-def _may_deploy(ctx: ServiceContext, cluster_name: str) -> bool:
+def _may_deploy(ctx: PassContext, cluster_name: str) -> bool:
     """Tells whether an incremental upgrade lets a new config reach ``cluster_name``."""
     if cluster_name == ctx.active_name:
         return not (upgrading(ctx.status) and not rolling_back(ctx.status))
     return not rolling_back(ctx.status)
 
 
-def _target_capacity(ctx: ServiceContext, cluster_name: str) -> int | None:
+def _target_capacity(ctx: PassContext, cluster_name: str) -> int | None:
     """Returns the status ``targetCapacity`` of ``cluster_name`` (incremental upgrade only)."""
     if ctx.routes is None:
         return None
@@ -108,7 +108,7 @@ def _target_capacity(ctx: ServiceContext, cluster_name: str) -> int | None:
     return None
 
 
-async def _serve_cluster(ctx: ServiceContext, cluster_name: str, *, deploy: bool) -> None:
+async def _serve_cluster(ctx: PassContext, cluster_name: str, *, deploy: bool) -> None:
     cluster = ctx.cluster(cluster_name)
     if cluster is None or not is_pod_ready(head_pod(ctx, cluster_name)):
         ctx.apps[cluster_name] = {}
@@ -126,7 +126,7 @@ async def _serve_cluster(ctx: ServiceContext, cluster_name: str, *, deploy: bool
 
 
 async def _deploy_if_needed(
-    ctx: ServiceContext, client: DashboardClient, cluster_name: str, details: ServeDetails
+    ctx: PassContext, client: DashboardClient, cluster_name: str, details: ServeDetails
 ) -> bool:
     config = ctx.spec.serve_config_v2 or ""
     if not config:

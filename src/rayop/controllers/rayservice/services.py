@@ -21,7 +21,7 @@ from typing import Any
 
 from rayop.controllers.rayservice import service_builders as builders
 from rayop.controllers.rayservice import settings
-from rayop.controllers.rayservice.context import ServiceContext
+from rayop.controllers.rayservice.context import PassContext
 from rayop.controllers.rayservice.incremental.mode import upgrading
 from rayop.controllers.rayservice.recorded_write import write_with_events
 from rayop.kube.errors import AlreadyExists
@@ -31,7 +31,7 @@ from rayop.runtime.steps import Stop
 log = logging.getLogger(__name__)
 
 
-def target_cluster(ctx: ServiceContext) -> str:
+def target_cluster(ctx: PassContext) -> str:
     """Returns the cluster the services should select now ("" when none is ready)."""
     if ctx.routes is not None:
         ready = {ctx.active_name, ctx.pending_name} & ctx.ready_clusters - {""}
@@ -46,7 +46,7 @@ def target_cluster(ctx: ServiceContext) -> str:
     return ""
 
 
-async def reconcile_services(ctx: ServiceContext) -> Stop | None:
+async def reconcile_services(ctx: PassContext) -> Stop | None:
     """Creates or retargets ``<svc>-head-svc`` and the serve service.
 
     Blocks on the create and update calls; never ends the pass.
@@ -73,7 +73,7 @@ async def reconcile_services(ctx: ServiceContext) -> Stop | None:
     return None
 
 
-async def _apply(ctx: ServiceContext, desired: Mapping[str, Any], target: str) -> None:
+async def _apply(ctx: PassContext, desired: Mapping[str, Any], target: str) -> None:
     """Creates ``desired`` or retargets the existing Service to ``target``, with KubeRay's
     events (``CreatedService``/``FailedToCreateService``, ``UpdatedService``/
     ``FailedToUpdateService``)."""

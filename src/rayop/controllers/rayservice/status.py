@@ -28,13 +28,14 @@ import copy
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from rayop.api.common import format_time
 from rayop.api.conditions import find_condition, set_condition
 from rayop.api.rayservice import RayServiceConditionReason as Reason
 from rayop.api.rayservice import RayServiceConditionType as CondType
 from rayop.api.rayservice import ServiceStatus
 from rayop.apimachinery.objects import ObjView as Obj
 from rayop.controllers.dashboard.models import ServeApplicationDetails
-from rayop.controllers.rayservice.context import ServiceContext
+from rayop.controllers.rayservice.context import PassContext
 from rayop.controllers.rayservice.incremental.status_fold import fold_incremental
 from rayop.controllers.rayservice.initializing_timeout import mark_if_timed_out
 from rayop.controllers.rayservice.service_builders import serve_service_name
@@ -163,14 +164,14 @@ def _set(
     set_condition(conditions, new, now=now)
 
 
-def mark(ctx: ServiceContext, condition_type: str, value: tuple[str, str, str]) -> None:
+def mark(ctx: PassContext, condition_type: str, value: tuple[str, str, str]) -> None:
     """Sets one condition of ``ctx.status`` to (status, reason, message) at the pass's
     generation and time."""
     conditions = ctx.status.setdefault("conditions", [])
-    _set(conditions, condition_type, value, ctx.generation, ctx.now())
+    _set(conditions, condition_type, value, ctx.generation, format_time(ctx.now))
 
 
-def set_ready_false(ctx: ServiceContext, reason: str, message: str) -> None:
+def set_ready_false(ctx: PassContext, reason: str, message: str) -> None:
     """Sets ``Ready=False`` with ``reason`` (validation, suspend) and clears ``serviceStatus``."""
     mark(ctx, CondType.READY, ("False", reason, message))
     ctx.status["serviceStatus"] = ServiceStatus.NOT_RUNNING
@@ -196,7 +197,7 @@ def status_changed(old: Obj, new: Obj) -> bool:
     return comparable(old) != comparable(new)
 
 
-async def write_status(ctx: ServiceContext) -> None:
+async def write_status(ctx: PassContext) -> None:
     """Writes ``ctx.status`` (with a new ``lastUpdateTime``); blocks on the API call.
 
     The written object replaces ``ctx.cached``, so later writes in the pass use its
@@ -205,7 +206,7 @@ async def write_status(ctx: ServiceContext) -> None:
     Raises:
         rayop.kube.errors.Conflict: the RayService changed since it was read.
     """
-    ctx.status["lastUpdateTime"] = ctx.now()
+    ctx.status["lastUpdateTime"] = format_time(ctx.now)
     body = {**copy.deepcopy(dict(ctx.cached)), "status": copy.deepcopy(ctx.status)}
     written = await ctx.deps.client.update_status(RAY_SERVICES, body)
     ctx.deps.own_writes.record(written)
@@ -213,7 +214,7 @@ async def write_status(ctx: ServiceContext) -> None:
     ctx.status = copy.deepcopy(dict(written.get("status") or {}))
 
 
-async def write_status_if_changed(ctx: ServiceContext) -> None:
+async def write_status_if_changed(ctx: PassContext) -> None:
     """Writes ``ctx.status`` when it differs from the status read (see :func:`status_changed`).
 
     Raises:
@@ -223,7 +224,7 @@ async def write_status_if_changed(ctx: ServiceContext) -> None:
         await write_status(ctx)
 
 
-async def finish_status(ctx: ServiceContext) -> None:
+async def finish_status(ctx: PassContext) -> None:
     """Folds the pass into ``ctx.status`` and writes it when it changed (see the module doc).
 
     Raises:
@@ -251,12 +252,12 @@ async def finish_status(ctx: ServiceContext) -> None:
     ready = find_condition(status.get("conditions") or [], CondType.READY)
     if status["numServeEndpoints"] == 0 and (ready is None or ready.get("status") != "True"):
         mark_if_timed_out(ctx)
-    set_conditions(status, generation=ctx.generation, now=ctx.now())
+    set_conditions(status, generation=ctx.generation, now=format_time(ctx.now))
     status["observedGeneration"] = ctx.generation
     await write_status_if_changed(ctx)
 
 
-def serve_endpoints(ctx: ServiceContext, service_names: Iterable[str]) -> int:
+def serve_endpoints(ctx: PassContext, service_names: Iterable[str]) -> int:
     """Returns the ready pods behind the serve Services, from the EndpointSlice cache."""
     total = 0
     for name in service_names:

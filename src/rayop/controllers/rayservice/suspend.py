@@ -30,7 +30,7 @@ from rayop.controllers.kit import settings as requeue
 from rayop.controllers.rayservice import service_builders as builders
 from rayop.controllers.rayservice import settings
 from rayop.controllers.rayservice.cleanup import delete_owned_clusters
-from rayop.controllers.rayservice.context import ServiceContext
+from rayop.controllers.rayservice.context import PassContext
 from rayop.controllers.rayservice.incremental.routes import delete_routes
 from rayop.controllers.rayservice.recorded_write import write_with_events
 from rayop.controllers.rayservice.status import mark, set_ready_false, write_status
@@ -39,14 +39,14 @@ from rayop.kube.resources import SERVICES
 from rayop.runtime.reconcile import Result
 from rayop.runtime.steps import Stop
 
-Phase = Callable[[ServiceContext], Awaitable[Stop | None]]
+Phase = Callable[[PassContext], Awaitable[Stop | None]]
 
 
-def _is_true(ctx: ServiceContext, condition_type: str) -> bool:
+def _is_true(ctx: PassContext, condition_type: str) -> bool:
     return is_condition_true(ctx.status.get("conditions") or [], condition_type)
 
 
-def phase_of(ctx: ServiceContext) -> str:
+def phase_of(ctx: PassContext) -> str:
     """Returns the suspend phase: "suspending", "requested", "suspended", "resumed" or ""."""
     suspend = bool(ctx.spec.suspend)
     if _is_true(ctx, CondType.SUSPENDING):
@@ -56,14 +56,14 @@ def phase_of(ctx: ServiceContext) -> str:
     return "requested" if suspend else ""
 
 
-async def _requested(ctx: ServiceContext) -> Stop | None:
+async def _requested(ctx: PassContext) -> Stop | None:
     mark(ctx, CondType.SUSPENDING, ("True", Reason.SUSPEND_REQUESTED, "Suspend requested"))
     set_ready_false(ctx, Reason.SUSPEND_REQUESTED, "Suspending")
     ctx.status.update(activeServiceStatus={}, pendingServiceStatus={}, numServeEndpoints=0)
     return Stop.after_status_write(Result(requeue_after=requeue.RAYSERVICE_MIN_REQUEUE))
 
 
-async def _suspending(ctx: ServiceContext) -> Stop | None:
+async def _suspending(ctx: PassContext) -> Stop | None:
     remaining = await delete_owned_clusters(ctx)
     remaining = await delete_routes(ctx) or remaining
     for name in (builders.head_service_name(ctx.service), builders.serve_service_name(ctx.service)):
@@ -76,7 +76,7 @@ async def _suspending(ctx: ServiceContext) -> Stop | None:
     return Stop.after_status_write()
 
 
-async def _delete_service(ctx: ServiceContext, name: str) -> None:
+async def _delete_service(ctx: PassContext, name: str) -> None:
     """Deletes one Service of the RayService (gone already is fine), with KubeRay's events."""
     where = f"{ctx.namespace}/{name}"
     await write_with_events(
@@ -91,16 +91,16 @@ async def _delete_service(ctx: ServiceContext, name: str) -> None:
     )
 
 
-async def _delete_if_present(ctx: ServiceContext, name: str) -> None:
+async def _delete_if_present(ctx: PassContext, name: str) -> None:
     with contextlib.suppress(NotFound):
         await ctx.deps.client.delete(SERVICES, name, namespace=ctx.namespace)
 
 
-async def _suspended(ctx: ServiceContext) -> Stop | None:
+async def _suspended(ctx: PassContext) -> Stop | None:
     return Stop.discarding_status()
 
 
-async def _resumed(ctx: ServiceContext) -> Stop | None:
+async def _resumed(ctx: PassContext) -> Stop | None:
     mark(
         ctx,
         CondType.SUSPENDED,
@@ -127,7 +127,7 @@ PHASES: dict[str, Phase] = {
 }
 
 
-async def handle_suspend(ctx: ServiceContext) -> Stop | None:
+async def handle_suspend(ctx: PassContext) -> Stop | None:
     """Runs the suspend phase the RayService is in; None means the pass goes on.
 
     Blocks on the deletes and the status write of the phase.

@@ -16,13 +16,14 @@ cleared (the cluster retires), the condition removed and ``UpgradeInProgress`` s
 
 from __future__ import annotations
 
+from rayop.api.common import format_time
 from rayop.api.conditions import is_condition_true, remove_condition, set_condition
 from rayop.api.rayservice import RayServiceConditionReason as Reason
 from rayop.api.rayservice import RayServiceConditionType as CondType
 from rayop.apimachinery.objects import ObjView as Obj
 from rayop.controllers.rayservice import cluster_builders as rs_cluster
 from rayop.controllers.rayservice import settings
-from rayop.controllers.rayservice.context import ServiceContext
+from rayop.controllers.rayservice.context import PassContext
 from rayop.controllers.rayservice.incremental.mode import (
     ACTIVE,
     PENDING,
@@ -40,7 +41,7 @@ CHANGED = "Goal state changed mid-upgrade, rolling back to original cluster."
 COMPLETE = "Rollback complete, active Ray cluster exists and no pending Ray cluster"
 
 
-def _mark(ctx: ServiceContext, condition_type: str, value: tuple[str, str, str]) -> None:
+def _mark(ctx: PassContext, condition_type: str, value: tuple[str, str, str]) -> None:
     status, reason, message = value
     new = {
         "type": condition_type,
@@ -49,7 +50,7 @@ def _mark(ctx: ServiceContext, condition_type: str, value: tuple[str, str, str])
         "message": message,
         "observedGeneration": ctx.generation,
     }
-    set_condition(ctx.status.setdefault("conditions", []), new, now=ctx.now())
+    set_condition(ctx.status.setdefault("conditions", []), new, now=format_time(ctx.now))
 
 
 def rollback_decision(goal_hash: str, active_hash: str, pending_hash: str, rolling: bool) -> str:
@@ -61,7 +62,7 @@ def rollback_decision(goal_hash: str, active_hash: str, pending_hash: str, rolli
     return "" if rolling else "start-changed"
 
 
-async def check_rollback(ctx: ServiceContext) -> Stop | None:
+async def check_rollback(ctx: PassContext) -> Stop | None:
     """Starts or cancels a rollback of an incremental upgrade in progress; never ends the pass."""
     if not is_incremental(ctx.spec, ctx.deps.options) or not upgrading(ctx.status):
         return None
@@ -106,7 +107,7 @@ def rollback_complete(status: Obj, pending_cluster: Obj | None) -> bool:
     )
 
 
-def finish_rollback(ctx: ServiceContext, pending_cluster: Obj | None) -> None:
+def finish_rollback(ctx: PassContext, pending_cluster: Obj | None) -> None:
     """Ends a completed rollback in ``ctx.status`` (pending cleared, conditions reset)."""
     if not rolling_back(ctx.status) or not rollback_complete(ctx.status, pending_cluster):
         return

@@ -24,7 +24,7 @@ from rayop.api import keys
 from rayop.apimachinery.objects import ObjView as Obj
 from rayop.controllers.raycluster.builders import ServiceBuildError, service_ports
 from rayop.controllers.rayservice import settings
-from rayop.controllers.rayservice.context import ServiceContext
+from rayop.controllers.rayservice.context import PassContext
 from rayop.controllers.rayservice.incremental.gateway import (
     GATEWAYS,
     HTTP_ROUTES,
@@ -48,14 +48,14 @@ from rayop.runtime.steps import Stop
 log = logging.getLogger(__name__)
 
 
-async def _read(ctx: ServiceContext, res: Resource, name: str) -> tuple[Obj | None, str]:
+async def _read(ctx: PassContext, res: Resource, name: str) -> tuple[Obj | None, str]:
     try:
         return await ctx.deps.client.get(res, name, namespace=ctx.namespace), ""
     except ApiError as exc:
         return None, str(exc)
 
 
-async def read_routes(ctx: ServiceContext) -> Stop | None:
+async def read_routes(ctx: PassContext) -> Stop | None:
     """Reads the Gateway and HTTPRoute into ``ctx.routes``; blocks on two GETs."""
     if not is_incremental(ctx.spec, ctx.deps.options):
         return None
@@ -67,7 +67,7 @@ async def read_routes(ctx: ServiceContext) -> Stop | None:
     return None
 
 
-def build_cluster_serve_service(ctx: ServiceContext, cluster: Obj) -> dict[str, Any]:
+def build_cluster_serve_service(ctx: PassContext, cluster: Obj) -> dict[str, Any]:
     """Returns ``<cluster>-serve-svc``: the cluster's pods with ``ray.io/serve=true``.
 
     Raises:
@@ -119,7 +119,7 @@ def build_cluster_serve_service(ctx: ServiceContext, cluster: Obj) -> dict[str, 
     }
 
 
-async def _ensure_cluster_serve_service(ctx: ServiceContext, cluster_name: str) -> None:
+async def _ensure_cluster_serve_service(ctx: PassContext, cluster_name: str) -> None:
     cluster = ctx.cluster(cluster_name)
     if cluster is None:
         return
@@ -154,7 +154,7 @@ _HTTP_ROUTE = _RouteObject(
 
 
 async def _apply(
-    ctx: ServiceContext, target: _RouteObject, existing: Obj | None, desired: dict[str, Any]
+    ctx: PassContext, target: _RouteObject, existing: Obj | None, desired: dict[str, Any]
 ) -> Obj:
     """Creates ``desired``, or updates ``existing`` to its spec when they differ; returns the
     object as it now is."""
@@ -183,7 +183,7 @@ async def _apply(
     )
 
 
-def desired_route(ctx: ServiceContext) -> dict[str, Any] | None:
+def desired_route(ctx: PassContext) -> dict[str, Any] | None:
     """Returns the HTTPRoute this pass wants, or None while there is no active cluster."""
     active = ctx.cluster(ctx.active_name)
     if active is None:
@@ -201,7 +201,7 @@ def desired_route(ctx: ServiceContext) -> dict[str, Any] | None:
     return build_route(ctx.service, backends)
 
 
-async def reconcile_routes(ctx: ServiceContext) -> Stop | None:
+async def reconcile_routes(ctx: PassContext) -> Stop | None:
     """Ensures the per-cluster serve Services, the Gateway and the HTTPRoute; never ends the pass.
 
     Raises:
@@ -219,7 +219,7 @@ async def reconcile_routes(ctx: ServiceContext) -> Stop | None:
     return None
 
 
-async def delete_routes(ctx: ServiceContext) -> bool:
+async def delete_routes(ctx: PassContext) -> bool:
     """Deletes the Gateway and HTTPRoute of a suspending RayService; returns whether any remained.
 
     Raises:

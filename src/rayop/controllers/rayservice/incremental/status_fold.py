@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from rayop.api.common import format_time
 from rayop.apimachinery.objects import ObjView as Obj
-from rayop.controllers.rayservice.context import ServiceContext
+from rayop.controllers.rayservice.context import PassContext
 from rayop.controllers.rayservice.incremental.gateway import (
     cluster_serve_service_name,
     route_weights,
@@ -70,7 +71,7 @@ def should_promote(status: Obj, pending_exists: bool) -> bool:
     return not active and bool(entry(status, PENDING).get("rayClusterName"))
 
 
-def fold_incremental(ctx: ServiceContext) -> list[str]:
+def fold_incremental(ctx: PassContext) -> list[str]:
     """Folds traffic, promotion and rollback into ``ctx.status``; returns the serve Services
     whose ready endpoints make ``numServeEndpoints``.
 
@@ -84,7 +85,7 @@ def fold_incremental(ctx: ServiceContext) -> list[str]:
     pending_name = ctx.pending_name if pending_cluster is not None else ""
     if ctx.services_reconciled:
         route = ctx.routes.route if ctx.routes is not None else None
-        record_weights(status, route, pending_exists=pending_cluster is not None, now=ctx.now())
+        record_weights(status, route, pending_exists=pending_cluster is not None, now=format_time(ctx.now))
         if should_promote(status, pending_cluster is not None):
             status[ACTIVE] = status.get(PENDING) or {}
             status[PENDING] = {}

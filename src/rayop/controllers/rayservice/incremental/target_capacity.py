@@ -22,7 +22,7 @@ from typing import Any
 from rayop.apimachinery.objects import ObjView as Obj
 from rayop.controllers.dashboard.client import DashboardClient, DashboardError
 from rayop.controllers.rayservice import settings
-from rayop.controllers.rayservice.context import ServiceContext
+from rayop.controllers.rayservice.context import PassContext
 from rayop.controllers.rayservice.incremental.gateway import gateway_ready, route_ready
 from rayop.controllers.rayservice.incremental.mode import (
     ACTIVE,
@@ -105,7 +105,7 @@ def goal_capacity(status: dict[str, Any], cluster_name: str, max_surge: int) -> 
 
 
 async def reconcile_target_capacity(
-    ctx: ServiceContext, client: DashboardClient, cluster_name: str, config: dict[str, Any]
+    ctx: PassContext, client: DashboardClient, cluster_name: str, config: dict[str, Any]
 ) -> None:
     """Moves one cluster's ``target_capacity`` a step when KubeRay would; blocks on the PUT.
 

@@ -1,8 +1,9 @@
 """What every RayCluster reconcile step works with: its dependencies and a per-pass context.
 
 :class:`ReconcilerDeps` is built once per controller (client, caches, expectations, recorder,
-settings, clock). :class:`ReconcileContext` is built once per reconcile pass by
-:func:`new_context`: the RayCluster as read from the informer cache (frozen; what status and
+settings, clock). :class:`PassContext` is opened once per reconcile pass by
+:meth:`PassContext.open` (the shape every controller's pass has:
+:mod:`rayop.controllers.kit.pass_context`): the wall time of the pass, the RayCluster as read from the informer cache (frozen; what status and
 finalizer writes start from, so unknown fields survive), the same object parsed once into a
 :class:`~rayop.api.raycluster.RayCluster` (every spec read goes through it), and helpers that
 read the pod and service caches restricted to objects this operator owns (label
@@ -17,7 +18,7 @@ import functools
 import random
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
 from rayop.api import keys
 from rayop.api.raycluster import RayCluster
@@ -29,7 +30,7 @@ from rayop.controllers.kit import labels, settings
 from rayop.controllers.raycluster.spec_hash import spec_hash
 from rayop.kube.client import KubeClient
 from rayop.runtime.clock import Clock
-from rayop.runtime.events.recorder import EventRecorder
+from rayop.runtime.events.recorder import EventRecorder, EventType
 from rayop.runtime.expectations import ScaleExpectations
 from rayop.runtime.informers.factory import Informer, InformerFactory
 from rayop.runtime.informers.indexer import OWNER_UID_INDEX
@@ -68,7 +69,7 @@ class ReconcilerDeps:
 
 
 @dataclass(kw_only=True)
-class ReconcileContext:
+class PassContext:
     """One reconcile pass over one RayCluster.
 
     Attributes:
@@ -77,6 +78,7 @@ class ReconcileContext:
         cached: The RayCluster as the informer cache holds it (read-only).
         parsed: ``cached`` as a model; None when it does not parse (``problems`` says why).
         problems: Why ``cached`` did not parse, one line per field (empty when it did).
+        now: The wall time of the pass (the injected clock's, read once when it opened).
     """
 
     request: Request
@@ -84,6 +86,7 @@ class ReconcileContext:
     cached: Obj
     parsed: RayCluster | None
     problems: list[Problem] = field(default_factory=list)
+    now: datetime
     _pods_read: tuple[int, list[Obj]] | None = field(default=None, init=False, repr=False)
     """The pod cache's change count at the last :meth:`cluster_pods` and what it returned."""
 
@@ -112,10 +115,6 @@ class ReconcileContext:
     def uid(self) -> str:
         """The RayCluster's uid (what owned objects point at)."""
         return str(cs.meta(self.cached).get("uid") or "")
-
-    def now(self) -> datetime:
-        """Returns the current wall-clock time (UTC) of the injected clock."""
-        return self.deps.clock.wall()
 
     def spec_hash(self) -> str:
         """Returns the hash of the cached wire spec behind ``upgradeStrategy: Recreate``."""
@@ -170,8 +169,21 @@ class ReconcileContext:
         """Returns the cached services this operator created for the cluster."""
         return self._owned(self.deps.services)
 
+    @classmethod
+    def open(cls, request: Request, deps: ReconcilerDeps, cached: Obj) -> PassContext:
+        """Returns the context of one pass over ``cached``, parsing it once; never blocks."""
+        parsed, problems = parse_raycluster(cached)
+        return cls(
+            request=request,
+            deps=deps,
+            cached=cached,
+            parsed=parsed,
+            problems=problems,
+            now=deps.clock.wall(),
+        )
+
     def event(
-        self, event_type: Literal["Normal", "Warning"], reason: str, note: str, action: str
+        self, event_type: EventType, reason: str, note: str, *, action: str | None = None
     ) -> None:
         """Records an Event about the RayCluster; never blocks."""
         self.deps.recorder.event(self.reference(), event_type, reason, note, action=action)
@@ -190,11 +202,3 @@ class ReconcileContext:
         obj.setdefault("apiVersion", "ray.io/v1")
         obj.setdefault("kind", "RayCluster")
         return obj
-
-
-def new_context(request: Request, deps: ReconcilerDeps, cached: Obj) -> ReconcileContext:
-    """Returns the context of one pass over ``cached``, parsing it once; never blocks."""
-    parsed, problems = parse_raycluster(cached)
-    return ReconcileContext(
-        request=request, deps=deps, cached=cached, parsed=parsed, problems=problems
-    )
