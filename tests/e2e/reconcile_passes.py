@@ -55,3 +55,9 @@ class PassLog:
             p.request == request and p.started >= since and p.ended is not None
             for p in self.passes
         )
+
+    def quiet_for(self, request: Request, seconds: float) -> bool:
+        """True when no pass of ``request`` is running and none ended in the last ``seconds``."""
+        now = asyncio.get_running_loop().time()
+        mine = [p for p in self.passes if p.request == request]
+        return all(p.ended is not None and now - p.ended >= seconds for p in mine)

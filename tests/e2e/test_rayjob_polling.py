@@ -71,9 +71,13 @@ async def test_a_running_job_is_polled_without_passes_and_stops_being_polled(
         long = small_rayjob("long", entrypoint="sleep 600", submissionMode="HTTPMode")
         await plane.create(RAY_JOBS, long, ns)
         await eventually(lambda: _running(plane, ns, "long"), timeout=40, what="long RUNNING")
+        # The cluster's status settles (its workers become ready after its head), and each
+        # change of it is a RayJob pass; the measurement starts once none came for a while.
         await eventually(
-            lambda: _cluster_status_copied(plane, ns, "long") and not passes.in_flight(),
-            what="the cluster's last status copy landed, no pass running",
+            lambda: _cluster_status_copied(plane, ns, "long")
+            and passes.quiet_for(long_job, 4 * INTERVAL),
+            timeout=20,
+            what="the cluster's last status copy landed, no RayJob pass for 4 intervals",
         )
         version = (plane.stored(RAY_JOBS, ns, "long") or {})["metadata"]["resourceVersion"]
         requests, gets = plane.cp.audit.count(namespace=ns), REQUESTS_SENT["direct"]
