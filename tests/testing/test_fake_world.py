@@ -123,3 +123,11 @@ async def test_a_delete_whose_precondition_fails_conflicts_and_keeps_the_object(
     await client.delete(PODS, "a", namespace="ns", preconditions={"uid": "u1"})
     assert client.calls_of("delete")[-1].body["preconditions"] == {"uid": "u1"}
     assert client.stored(PODS, "ns", "a") is None
+
+
+def test_the_cache_drops_one_object_or_all() -> None:
+    cache = FakeCache(pod("a"), pod("b"), pod("c"))
+    cache.remove("ns", "a")
+    assert [o["metadata"]["name"] for o in cache.list()] == ["b", "c"]
+    cache.clear()
+    assert len(cache) == 0 and cache.list() == []
