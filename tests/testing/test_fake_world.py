@@ -131,3 +131,17 @@ def test_the_cache_drops_one_object_or_all() -> None:
     assert [o["metadata"]["name"] for o in cache.list()] == ["b", "c"]
     cache.clear()
     assert len(cache) == 0 and cache.list() == []
+
+
+async def test_a_verb_made_to_fail_every_time_fails_until_told_otherwise() -> None:
+    client = FakeClient()
+    refused = api_error(Conflict, 409, "Conflict", "no")
+    client.fail_every("create", refused, kind="Pod")
+    for name in ("a", "b"):
+        with pytest.raises(Conflict):
+            await client.create(PODS, pod(name), namespace="ns")
+    await client.create(RAY_CLUSTERS, pod("rc"), namespace="ns")  # another kind
+    client.fail_every("create", None, kind="Pod")
+    await client.create(PODS, pod("a"), namespace="ns")
+    assert [c.kind for c in client.writes()] == ["Pod", "Pod", "RayCluster", "Pod"]
+    assert [o["metadata"]["name"] for o in client.stored_all(PODS)] == ["a"]

@@ -5,8 +5,8 @@ in the ways a pass notices (a new ``resourceVersion`` on every write, a ``uid`` 
 ``generateName`` on create, 404 ``NotFound`` and 409 ``AlreadyExists`` with ``metav1.Status``
 bodies, a delete that only marks an object with finalizers and a 409 ``Conflict`` when its
 preconditions fail), records every call, raises an error a test queued for the next call of a
-verb, and can feed the writes of a resource to a :class:`~rayop.testing.fake_cache.FakeCache`
-as a watch would. It speaks the verbs of :class:`rayop.kube.client.KubeClient` that the
+verb (or for every call of it), and can feed the writes of a resource to a
+:class:`~rayop.testing.fake_cache.FakeCache` as a watch would. It speaks the verbs of :class:`rayop.kube.client.KubeClient` that the
 controllers use, with the same signatures, so it stands in for it wherever a controller's
 dependencies take a client protocol.
 """
@@ -82,6 +82,7 @@ class FakeClient:
         self._objects: dict[tuple[str, str, str, str], dict[str, Any]] = {}
         self.calls: list[Call] = []
         self._failures: dict[tuple[str, str | None], list[Exception]] = {}
+        self._always: dict[tuple[str, str | None], Exception] = {}
         self._feeds: dict[tuple[str, str], FakeCache] = {}
         self._versions = itertools.count(101)
         self._uids = itertools.count(1)
@@ -125,6 +126,15 @@ class FakeClient:
         """Makes the next call of ``verb`` (of ``kind``, or of any kind) raise ``error``."""
         self._failures.setdefault((verb, kind), []).append(error)
 
+    def fail_every(self, verb: str, error: Exception | None, *, kind: str | None = None) -> None:
+        """Makes every call of ``verb`` (of ``kind``, or of any kind) from now on raise
+        ``error``, as a server that keeps refusing; None makes them answer again. A failure
+        queued with :meth:`fail_next` comes first."""
+        if error is None:
+            self._always.pop((verb, kind), None)
+        else:
+            self._always[(verb, kind)] = error
+
     def calls_of(self, verb: str, kind: str | None = None) -> list[Call]:
         """Returns the calls of ``verb`` (of ``kind``, or of every kind), in order."""
         return [c for c in self.calls if c.verb == verb and kind in (None, c.kind)]
@@ -151,6 +161,9 @@ class FakeClient:
             queued = self._failures.get(key)
             if queued:
                 raise queued.pop(0)
+        for key in ((call.verb, call.kind), (call.verb, None)):
+            if key in self._always:
+                raise self._always[key]
 
     def _not_found(self, res: Resource, name: str) -> ApiError:
         return api_error(NotFound, 404, "NotFound", f'{res.plural} "{name}" not found')
