@@ -192,18 +192,20 @@ class FakeClient:
     async def create(
         self, res: Resource, obj: Mapping[str, Any], *, namespace: str | None = None
     ) -> dict[str, Any]:
-        """Stores a new object; a ``generateName`` gets a name.
+        """Stores a new object; a ``generateName`` gets a name. The call records the body as
+        sent and the name the object got.
 
         Raises:
             AlreadyExists: an object of that name is stored.
         """
-        body = copy.deepcopy(dict(obj))
+        sent = copy.deepcopy(dict(obj))
+        body = copy.deepcopy(sent)
         meta = body.setdefault("metadata", {})
         meta["namespace"] = namespace or meta.get("namespace") or ""
         if not meta.get("name") and meta.get("generateName"):
             meta["name"] = f"{meta['generateName']}{next(self._names):05d}"
         name = str(meta.get("name") or "")
-        self._record(Call("create", res.plural, res.kind, meta["namespace"], name, body))
+        self._record(Call("create", res.plural, res.kind, meta["namespace"], name, sent))
         if _key(res, meta["namespace"], name) in self._objects:
             message = f'{res.plural} "{name}" already exists'
             raise api_error(AlreadyExists, 409, "AlreadyExists", message)
