@@ -3,7 +3,6 @@ parse, each ending the pass the way the rule says."""
 
 from __future__ import annotations
 
-import builtins
 from collections.abc import Mapping
 from typing import Any
 
@@ -12,20 +11,7 @@ from rayop.api.validation.raycluster import parse_raycluster
 from rayop.controllers.kit.opening import Opened, Opening, Unparsed
 from rayop.runtime.own_writes import OwnWrites
 from rayop.runtime.reconcile import Request, Result
-from rayop.testing import FakeClock
-
-
-class DictCache:
-    def __init__(self, *objs: Mapping[str, Any]) -> None:
-        self.objs = {(o["metadata"]["namespace"], o["metadata"]["name"]): o for o in objs}
-
-    def get(self, namespace: str | None, name: str) -> Mapping[str, Any] | None:
-        return self.objs.get((namespace or "", name))
-
-    def list(
-        self, namespace: str | None = None, *, label_selector: Any = None
-    ) -> builtins.list[Mapping[str, Any]]:
-        return [o for (ns, _), o in self.objs.items() if namespace in (None, ns)]
+from rayop.testing import FakeCache, FakeClock
 
 
 def cluster(**meta: Any) -> dict[str, Any]:
@@ -38,7 +24,7 @@ REQUEST = Request("ns", "rc")
 
 
 def opening(obj: Mapping[str, Any] | None, **kwargs: Any) -> Opening[RayCluster]:
-    cache = DictCache(*([obj] if obj is not None else []))
+    cache = FakeCache(*([obj] if obj is not None else []))
     return Opening(cache=cache, parse=parse_raycluster, **kwargs)
 
 

@@ -43,6 +43,10 @@ class FakeCache:
         """Drops the object ``namespace/name``, if held."""
         self._objects.pop((namespace, name), None)
 
+    def clear(self) -> None:
+        """Drops every object held (as a cache whose objects were all deleted)."""
+        self._objects.clear()
+
     def get(self, namespace: str | None, name: str) -> dict[str, Any] | None:
         """Returns the held object ``namespace/name``, or None."""
         return self._objects.get((namespace or "", name))

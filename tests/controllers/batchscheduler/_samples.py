@@ -8,8 +8,7 @@ from typing import Any, cast
 import yaml
 
 from rayop.kube.client import KubeClient
-
-from ._fakes import FakeApi
+from rayop.testing import FakeClient
 
 SAMPLES = Path(__file__).resolve().parents[4] / "shared" / "compat" / "kuberay-v1.7.0" / "samples"
 Obj = dict[str, Any]
@@ -23,7 +22,7 @@ def sample(file_name: str, kind: str) -> Obj:
     return cast(Obj, obj)
 
 
-def client(api: FakeApi) -> KubeClient:
+def client(api: FakeClient) -> KubeClient:
     """The fake as the schedulers' client type."""
     return cast(KubeClient, api)
 

@@ -9,8 +9,8 @@ import pytest
 from rayop.controllers.batchscheduler.interface import RAY_CLUSTER, RAY_JOB, BatchSchedulingError
 from rayop.controllers.batchscheduler.kai_scheduler import KaiScheduler
 from rayop.controllers.batchscheduler.yunikorn import YuniKornScheduler
+from rayop.testing import FakeClient
 
-from ._fakes import FakeApi
 from ._samples import client, pod, sample
 
 pytestmark = pytest.mark.asyncio
@@ -19,7 +19,7 @@ pytestmark = pytest.mark.asyncio
 async def test_yunikorn_rayjob_sample_labels_and_task_groups() -> None:
     job = sample("ray-job.yunikorn-scheduler.yaml", "RayJob")
     scheduler = YuniKornScheduler()
-    await scheduler.submit(client(FakeApi()), RAY_JOB, job)  # no objects
+    await scheduler.submit(client(FakeClient()), RAY_JOB, job)  # no objects
     template: dict[str, object] = {"spec": {"containers": []}}
     scheduler.add_metadata(RAY_JOB, job, template, "submittergroup")
     meta = template["metadata"]
@@ -99,6 +99,6 @@ async def test_kai_without_queue_label_still_names_the_scheduler() -> None:
 async def test_kai_refuses_a_k8s_job_mode_rayjob_with_kuberays_message() -> None:
     job = sample("ray-job.yunikorn-scheduler.yaml", "RayJob")
     with pytest.raises(BatchSchedulingError, match="does not support RayJob with K8sJobMode"):
-        await KaiScheduler().submit(client(FakeApi()), RAY_JOB, job)
+        await KaiScheduler().submit(client(FakeClient()), RAY_JOB, job)
     job["spec"]["submissionMode"] = "SidecarMode"
-    await KaiScheduler().submit(client(FakeApi()), RAY_JOB, job)
+    await KaiScheduler().submit(client(FakeClient()), RAY_JOB, job)

@@ -9,17 +9,17 @@ import pytest
 from rayop.controllers.batchscheduler.interface import RAY_CLUSTER, RAY_JOB, BatchSchedulingError
 from rayop.controllers.batchscheduler.volcano import PODGROUPS, VolcanoScheduler
 from rayop.kube.resources import RAY_CLUSTERS
+from rayop.testing import FakeClient
 
-from ._fakes import FakeApi
 from ._samples import client, pod, sample
 
 pytestmark = pytest.mark.asyncio
 
 
 async def test_rayjob_sample_pod_group_counts_the_submitter_resources_not_its_pod() -> None:
-    api, job = FakeApi(), sample("ray-job.volcano-scheduler-queue.yaml", "RayJob")
+    api, job = FakeClient(), sample("ray-job.volcano-scheduler-queue.yaml", "RayJob")
     await VolcanoScheduler().submit(client(api), RAY_JOB, job)
-    group = api.stored(PODGROUPS, "ray-rayjob-sample-0-pg", "ns")
+    group = api.stored(PODGROUPS, "ns", "ray-rayjob-sample-0-pg")
     assert group is not None
     assert group["spec"] == {
         "minMember": 3,  # head + 2 workers; the submitter is not a member
@@ -40,34 +40,34 @@ async def test_rayjob_sample_pod_group_counts_the_submitter_resources_not_its_po
 
 
 async def test_raycluster_sample_pod_group_and_a_scale_resizes_it() -> None:
-    api = FakeApi()
+    api = FakeClient()
     cluster = sample("ray-cluster.volcano-scheduler-queue.yaml", "RayCluster")
     scheduler = VolcanoScheduler()
     await scheduler.submit(client(api), RAY_CLUSTER, cluster)
     name = f"ray-{cluster['metadata']['name']}-pg"
-    first = api.stored(PODGROUPS, name, "ns")
+    first = api.stored(PODGROUPS, "ns", name)
     assert first is not None and first["spec"]["queue"] == "kuberay-test-queue"
     await scheduler.submit(client(api), RAY_CLUSTER, cluster)
-    assert [w[0] for w in api.writes] == ["create"]  # nothing changed: no write
+    assert [c.verb for c in api.writes()] == ["create"]  # nothing changed: no write
     bigger = copy.deepcopy(cluster)
     bigger["spec"]["workerGroupSpecs"][0]["replicas"] += 1
     bigger["spec"]["workerGroupSpecs"][0]["maxReplicas"] = 10
     await scheduler.submit(client(api), RAY_CLUSTER, bigger)
-    resized = api.stored(PODGROUPS, name, "ns")
+    resized = api.stored(PODGROUPS, "ns", name)
     assert resized is not None
     assert resized["spec"]["minMember"] == first["spec"]["minMember"] + 1
-    assert [w[0] for w in api.writes] == ["create", "update"]
+    assert [c.verb for c in api.writes()] == ["create", "update"]
 
 
 async def test_cluster_made_by_a_rayjob_gets_no_pod_group_and_pods_join_the_jobs() -> None:
-    api = FakeApi()
+    api = FakeClient()
     cluster = sample("ray-cluster.volcano-scheduler-queue.yaml", "RayCluster")
     cluster["metadata"]["labels"].update(
         {"ray.io/originated-from-crd": "RayJob", "ray.io/originated-from-cr-name": "job-1"}
     )
     scheduler = VolcanoScheduler()
     await scheduler.submit(client(api), RAY_CLUSTER, cluster)
-    assert api.writes == []
+    assert api.writes() == []
     child = pod()
     scheduler.add_metadata(RAY_CLUSTER, cluster, child, "small-group")
     assert child["metadata"]["annotations"] == {
@@ -79,7 +79,7 @@ async def test_cluster_made_by_a_rayjob_gets_no_pod_group_and_pods_join_the_jobs
 
 
 async def test_priority_class_and_network_topology_labels() -> None:
-    api = FakeApi()
+    api = FakeClient()
     cluster = sample("ray-cluster.volcano-scheduler.yaml", "RayCluster")
     cluster["metadata"].setdefault("labels", {}).update(
         {
@@ -89,7 +89,7 @@ async def test_priority_class_and_network_topology_labels() -> None:
         }
     )
     await VolcanoScheduler().submit(client(api), RAY_CLUSTER, cluster)
-    group = api.stored(PODGROUPS, f"ray-{cluster['metadata']['name']}-pg", "ns")
+    group = api.stored(PODGROUPS, "ns", f"ray-{cluster['metadata']['name']}-pg")
     assert group is not None
     assert group["spec"]["priorityClassName"] == "no-such-class"
     assert group["spec"]["networkTopology"] == {"mode": "hard", "highestTierAllowed": 2}
@@ -104,11 +104,11 @@ async def test_rayjob_with_cluster_selector_is_refused_with_kuberays_message() -
     del job["spec"]["rayClusterSpec"]
     job["spec"]["clusterSelector"] = {"ray.io/cluster": "c"}
     with pytest.raises(BatchSchedulingError, match="referencing an existing RayCluster"):
-        await VolcanoScheduler().submit(client(FakeApi()), RAY_JOB, job)
+        await VolcanoScheduler().submit(client(FakeClient()), RAY_JOB, job)
 
 
 async def test_finished_rayjob_releases_the_queue_once_its_cluster_is_gone() -> None:
-    api, job = FakeApi(), sample("ray-job.volcano-scheduler-queue.yaml", "RayJob")
+    api, job = FakeClient(), sample("ray-job.volcano-scheduler-queue.yaml", "RayJob")
     scheduler = VolcanoScheduler()
     await scheduler.submit(client(api), RAY_JOB, job)
     job["status"] = {"rayClusterName": "rayjob-sample-0-abcde"}
@@ -116,11 +116,11 @@ async def test_finished_rayjob_releases_the_queue_once_its_cluster_is_gone() -> 
     cluster["spec"] = copy.deepcopy(job["spec"]["rayClusterSpec"])
     api.put(RAY_CLUSTERS, cluster)
     assert await scheduler.cleanup(client(api), job) is True  # the submitter's share released
-    group = api.stored(PODGROUPS, "ray-rayjob-sample-0-pg", "ns")
+    group = api.stored(PODGROUPS, "ns", "ray-rayjob-sample-0-pg")
     assert group is not None and group["spec"]["minResources"] == {"cpu": "3", "memory": "4Gi"}
     await api.delete(RAY_CLUSTERS, "rayjob-sample-0-abcde", namespace="ns")
     assert await scheduler.cleanup(client(api), job) is True
-    group = api.stored(PODGROUPS, "ray-rayjob-sample-0-pg", "ns")
+    group = api.stored(PODGROUPS, "ns", "ray-rayjob-sample-0-pg")
     assert group is not None and group["spec"] == {
         "minResources": {},
         "queue": "kuberay-test-queue",
@@ -129,10 +129,10 @@ async def test_finished_rayjob_releases_the_queue_once_its_cluster_is_gone() -> 
 
 
 async def test_a_pod_group_the_operator_did_not_create_is_never_deleted() -> None:
-    api, job = FakeApi(), sample("ray-job.volcano-scheduler-queue.yaml", "RayJob")
+    api, job = FakeClient(), sample("ray-job.volcano-scheduler-queue.yaml", "RayJob")
     theirs = {"metadata": {"name": "ray-rayjob-sample-0-pg", "namespace": "ns"}, "spec": {}}
     api.put(PODGROUPS, theirs)
     job["status"] = {"rayClusterName": "gone"}
     await VolcanoScheduler().cleanup(client(api), job)
-    assert api.stored(PODGROUPS, "ray-rayjob-sample-0-pg", "ns") is not None
-    assert all(w[0] != "delete" for w in api.writes)
+    assert api.stored(PODGROUPS, "ns", "ray-rayjob-sample-0-pg") is not None
+    assert api.calls_of("delete") == []

@@ -1,16 +1,15 @@
 """Fakes for unit tests of the RayCluster reconcile steps: no HTTP, no real time.
 
-:func:`context` builds a :class:`PassContext` over a wire RayCluster with a
-:class:`FakeApi` (records every call, answers like an API server would), :class:`Cache` objects
-standing in for informer caches (fed by hand, read by owner uid, name or labels), an
-:class:`Events` recorder and a :class:`~rayop.testing.FakeClock`.
+:func:`context` builds a :class:`PassContext` over a wire RayCluster with the kit's
+:class:`~rayop.testing.FakeClient` (records every call, answers like an API server would),
+:class:`Cache` objects standing in for informer caches (fed by hand, read by owner uid, name or
+labels, with the informer's change count), the kit's
+:class:`~rayop.testing.RecordingEventSink` and a :class:`~rayop.testing.FakeClock`.
 """
 
 from __future__ import annotations
 
 import builtins
-import copy
-import itertools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
@@ -21,23 +20,20 @@ from rayop.controllers.raycluster.context import (
     ReconcilerDeps,
 )
 from rayop.kube.client import KubeClient
-from rayop.kube.errors import AlreadyExists, Conflict, NotFound
+from rayop.kube.errors import Conflict
 from rayop.kube.resource import Resource
+from rayop.kube.resources import PODS
 from rayop.runtime.events.recorder import EventRecorder
 from rayop.runtime.expectations import ScaleExpectations
 from rayop.runtime.informers.factory import Informer, InformerFactory
 from rayop.runtime.informers.indexer import OWNER_UID_INDEX
 from rayop.runtime.own_writes import OwnWrites
 from rayop.runtime.reconcile import Request
-from rayop.testing import FakeClock
+from rayop.testing import FakeClient, FakeClock, RecordingEventSink, api_error
 
 Obj = dict[str, Any]
 NS = "ns"
 UID = "u-1"
-
-
-def _error(kind: type[Exception], reason: str, code: int, message: str) -> Exception:
-    return kind({"code": code, "reason": reason, "message": message})
 
 
 class Cache:
@@ -96,119 +92,30 @@ class Informers:
         return self.caches.setdefault(resource.kind, Cache())
 
 
-@dataclass
-class Call:
-    """One API call: verb, kind, name and the body sent (if any)."""
-
-    verb: str
-    kind: str
-    name: str
-    body: Any = None
-
-
-@dataclass
-class FakeApi:
-    """Records calls; creates fill in generated names and resourceVersions.
-
-    ``fail`` maps ``(verb, kind)`` to the exception that call raises; ``gone`` names objects a
-    delete or get answers NotFound for; ``existing`` names objects a create answers
-    AlreadyExists for.
-    """
-
-    calls: list[Call] = field(default_factory=list)
-    fail: dict[tuple[str, str], Exception] = field(default_factory=dict)
-    gone: set[str] = field(default_factory=set)
-    existing: set[str] = field(default_factory=set)
-    _seq: itertools.count[int] = field(default_factory=itertools.count)
-
-    def verbs(self, verb: str, kind: str | None = None) -> list[Call]:
-        """Returns the calls of one verb (and kind), in order."""
-        return [c for c in self.calls if c.verb == verb and kind in (None, c.kind)]
-
-    def _answer(self, verb: str, res: Resource, name: str, body: Any = None) -> Obj:
-        self.calls.append(Call(verb, res.kind, name, body))
-        error = self.fail.get((verb, res.kind))
-        if error is not None:
-            raise error
-        obj: Obj = copy.deepcopy(dict(body)) if isinstance(body, Mapping) else {"metadata": {}}
-        obj.setdefault("metadata", {}).update(name=name, resourceVersion=str(100 + next(self._seq)))
-        return obj
-
-    async def get(self, res: Resource, name: str, *, namespace: str | None = None) -> Obj:
-        if name in self.gone:
-            self.calls.append(Call("get", res.kind, name))
-            raise _error(NotFound, "NotFound", 404, name)
-        return self._answer("get", res, name)
-
-    async def create(
-        self, res: Resource, obj: Mapping[str, Any], *, namespace: str | None = None
-    ) -> Obj:
-        meta = obj["metadata"]
-        name = meta.get("name") or f"{meta['generateName']}x{len(self.verbs('create', res.kind))}"
-        if name in self.existing:
-            self.calls.append(Call("create", res.kind, name, obj))
-            raise _error(AlreadyExists, "AlreadyExists", 409, name)
-        return self._answer("create", res, name, obj)
-
-    async def update(self, res: Resource, obj: Mapping[str, Any]) -> Obj:
-        return self._answer("update", res, obj["metadata"]["name"], obj)
-
-    async def update_status(self, res: Resource, obj: Mapping[str, Any]) -> Obj:
-        return self._answer("update_status", res, obj["metadata"]["name"], obj)
-
-    async def patch(self, res: Resource, name: str, body: Any, **_: Any) -> Obj:
-        return self._answer("patch", res, name, body)
-
-    async def delete(self, res: Resource, name: str, **kwargs: Any) -> Obj:
-        if name in self.gone:
-            self.calls.append(Call("delete", res.kind, name, kwargs))
-            raise _error(NotFound, "NotFound", 404, name)
-        return self._answer("delete", res, name, kwargs)
-
-
 def conflict(name: str = "rc") -> Exception:
     """Returns the 409 an update with a stale resourceVersion gets."""
-    return _error(Conflict, "Conflict", 409, name)
-
-
-@dataclass
-class Event:
-    """One recorded event."""
-
-    type: str
-    reason: str
-    note: str
-    action: str
-
-
-class Events:
-    """An event recorder that keeps what it was given."""
-
-    def __init__(self) -> None:
-        self.events: list[Event] = []
-
-    def event(
-        self, regarding: Mapping[str, Any], event_type: str, reason: str, note: str, **kw: Any
-    ) -> None:
-        self.events.append(Event(event_type, reason, note, str(kw.get("action", ""))))
-
-    def reasons(self) -> list[str]:
-        """Returns the recorded reasons, in order."""
-        return [e.reason for e in self.events]
+    return api_error(Conflict, 409, "Conflict", name)
 
 
 @dataclass
 class Fakes:
     """Everything a test context is built from, for the test to feed and inspect."""
 
-    api: FakeApi = field(default_factory=FakeApi)
+    api: FakeClient = field(default_factory=FakeClient)
     clusters: Cache = field(default_factory=Cache)
     pods: Cache = field(default_factory=Cache)
     services: Cache = field(default_factory=Cache)
     informers: Informers = field(default_factory=Informers)
-    events: Events = field(default_factory=Events)
+    events: RecordingEventSink = field(default_factory=RecordingEventSink)
     clock: FakeClock = field(default_factory=FakeClock)
     options: OperatorOptions = field(default_factory=OperatorOptions)
+
+    def add_pod(self, *pods: Obj) -> None:
+        """Puts ``pods`` in the pods cache and on the server (where a delete or patch finds
+        them); a pod only in :attr:`pods` is one the server no longer has."""
+        for obj in pods:
+            self.pods.put(obj)
+            self.api.put(PODS, obj)
 
     def deps(self) -> ReconcilerDeps:
         """Returns reconciler dependencies over these fakes (new expectations and own writes)."""

@@ -79,20 +79,20 @@ async def test_nothing_without_the_embedded_backend() -> None:
 async def test_an_absent_pvc_is_created_with_a_normal_event() -> None:
     fakes = Fakes()
     assert await reconcile_gcs_storage_pvc(context(_cluster(), fakes)) is None
-    (create,) = fakes.api.verbs("create", "PersistentVolumeClaim")
+    (create,) = fakes.api.calls_of("create", "PersistentVolumeClaim")
     assert create.body == _pvc(_cluster())
-    assert [(e.type, e.reason, e.note) for e in fakes.events.events] == [
+    assert [(e.type, e.reason, e.note) for e in fakes.events.recorded] == [
         ("Normal", "CreatedPVC", "Created GCS storage PVC ns/rc-gcs-pvc")
     ]
 
 
 async def test_a_failed_create_is_a_warning_and_stops_the_pass() -> None:
     fakes = Fakes()
-    fakes.api.fail[("create", "PersistentVolumeClaim")] = RuntimeError("quota exceeded")
+    fakes.api.fail_every("create", RuntimeError("quota exceeded"), kind="PersistentVolumeClaim")
     with pytest.raises(RuntimeError):
         await reconcile_gcs_storage_pvc(context(_cluster(), fakes))
     assert fakes.events.reasons() == ["FailedToCreatePVC"]
-    assert fakes.events.events[0].note == (
+    assert fakes.events.recorded[0].note == (
         "Failed to create GCS storage PVC ns/rc-gcs-pvc, quota exceeded"
     )
 
@@ -110,10 +110,10 @@ async def test_an_unowned_pvc_of_that_name_is_adopted() -> None:
     leftover = _live(_pvc(_cluster(deletionPolicy="Retain")))  # from an earlier Retain cluster
     fakes.informers.informer(PERSISTENT_VOLUME_CLAIMS).put(leftover)
     await reconcile_gcs_storage_pvc(context(_cluster(), fakes))
-    (update,) = fakes.api.verbs("update", "PersistentVolumeClaim")
+    (update,) = fakes.api.calls_of("update", "PersistentVolumeClaim")
     assert [r["uid"] for r in update.body["metadata"]["ownerReferences"]] == [UID]
     assert update.body["metadata"]["resourceVersion"] == "5"
-    assert fakes.api.verbs("create") == [] and fakes.events.reasons() == []
+    assert fakes.api.calls_of("create") == [] and fakes.events.reasons() == []
 
 
 async def test_retain_removes_our_controller_reference_and_keeps_the_others() -> None:
@@ -123,7 +123,7 @@ async def test_retain_removes_our_controller_reference_and_keeps_the_others() ->
     live["metadata"]["ownerReferences"].append(other)
     fakes.informers.informer(PERSISTENT_VOLUME_CLAIMS).put(live)
     await reconcile_gcs_storage_pvc(context(_cluster(deletionPolicy="Retain"), fakes))
-    (update,) = fakes.api.verbs("update", "PersistentVolumeClaim")
+    (update,) = fakes.api.calls_of("update", "PersistentVolumeClaim")
     assert update.body["metadata"]["ownerReferences"] == [other]
 
 
@@ -144,7 +144,7 @@ async def test_drift_is_reported_and_never_written() -> None:
     cluster = _cluster(size="5Gi", storageClassName="ssd", accessModes=["ReadWriteMany"])
     await reconcile_gcs_storage_pvc(context(cluster, fakes))
     assert fakes.api.calls == []
-    (event,) = fakes.events.events
+    (event,) = fakes.events.recorded
     assert (event.type, event.reason, event.action) == ("Warning", "FailedToCreatePVC", "Update")
     assert event.note == (
         "GCS storage PVC ns/rc-gcs-pvc already exists and cannot be reconfigured in place "
@@ -165,15 +165,15 @@ async def test_a_missing_claim_is_a_warning_a_reason_and_no_pods() -> None:
     fakes = Fakes()
     stop = await reconcile_gcs_storage_pvc(context(_cluster(claimName="mine"), fakes))
     assert stop is not None and stop.status is StatusEdits.DISCARD
-    assert fakes.api.verbs("create") == [] and fakes.api.verbs("delete") == []
+    assert fakes.api.calls_of("create") == [] and fakes.api.calls_of("delete") == []
     message = (
         'GcsFaultToleranceOptions.Storage.ClaimName "mine" not found in namespace ns; '
         "the head Pod will not start until it exists"
     )
-    assert [(e.type, e.reason, e.note, e.action) for e in fakes.events.events] == [
+    assert [(e.type, e.reason, e.note, e.action) for e in fakes.events.recorded] == [
         ("Warning", "FailedToCreatePVC", message, "Validate")
     ]
-    (status,) = fakes.api.verbs("update_status")
+    (status,) = fakes.api.calls_of("update/status")
     assert status.body["status"]["reason"] == f"FailedToCreatePVC: {message}"
 
 
@@ -195,10 +195,11 @@ def test_a_claim_enqueues_the_clusters_naming_it() -> None:
 
 async def test_a_create_racing_an_unseen_pvc_reads_and_adopts_it() -> None:
     fakes = Fakes()
-    fakes.api.existing.add("rc-gcs-pvc")
+    unseen = {"metadata": {"name": "rc-gcs-pvc", "namespace": "ns"}}  # on the server, not cached
+    fakes.api.put(PERSISTENT_VOLUME_CLAIMS, unseen)
     await reconcile_gcs_storage_pvc(context(_cluster(), fakes))
     assert [c.verb for c in fakes.api.calls] == ["create", "get", "update"]
-    (update,) = fakes.api.verbs("update", "PersistentVolumeClaim")
+    (update,) = fakes.api.calls_of("update", "PersistentVolumeClaim")
     assert [r["uid"] for r in update.body["metadata"]["ownerReferences"]] == [UID]
     assert "CreatedPVC" not in fakes.events.reasons()
 

@@ -38,9 +38,9 @@ async def test_ingress_only_when_enabled() -> None:
     await reconcile_ingress(context(minimal_cluster(), fakes))
     assert fakes.api.calls == []
     await reconcile_ingress(context(_cluster(), fakes))
-    assert [c.name for c in fakes.api.verbs("create", "Ingress")] == ["rc-head-ingress"]
+    assert [c.name for c in fakes.api.calls_of("create", "Ingress")] == ["rc-head-ingress"]
     assert fakes.events.reasons() == ["CreatedIngress"]
-    assert fakes.events.events[0].note == "Created ingress ns/rc-head-ingress"
+    assert fakes.events.recorded[0].note == "Created ingress ns/rc-head-ingress"
 
 
 async def test_an_ingress_that_agrees_is_not_written() -> None:
@@ -63,7 +63,7 @@ async def test_drifted_labels_annotations_and_spec_are_written_back() -> None:
 
     await reconcile_ingress(context(cluster, fakes))
 
-    (update,) = fakes.api.verbs("update", "Ingress")
+    (update,) = fakes.api.calls_of("update", "Ingress")
     body = update.body
     assert body["metadata"]["labels"] == _live(cluster)["metadata"]["labels"]
     assert body["metadata"]["annotations"] == {"x": "y"}
@@ -110,7 +110,7 @@ async def test_an_ingress_this_cluster_does_not_control_is_left_alone_with_a_war
 
     assert fakes.api.calls == []
     assert fakes.events.reasons() == ["FailedToCreateIngress"]
-    assert fakes.events.events[0].note == (
+    assert fakes.events.recorded[0].note == (
         "Ingress ns/rc-head-ingress already exists and is not owned by this RayCluster; "
         "not modifying it"
     )
@@ -122,17 +122,18 @@ async def test_a_failed_update_is_a_warning_and_the_error() -> None:
     live = _live(cluster)
     live["metadata"]["labels"] = {}
     fakes.informers.informer(INGRESSES).put(live)
-    fakes.api.fail[("update", "Ingress")] = conflict("rc-head-ingress")
+    fakes.api.fail_every("update", conflict("rc-head-ingress"), kind="Ingress")
 
     with pytest.raises(ApiError):
         await reconcile_ingress(context(cluster, fakes))
 
     assert fakes.events.reasons() == ["FailedToUpdateIngress"]
-    assert fakes.events.events[0].type == "Warning"
+    assert fakes.events.recorded[0].type == "Warning"
 
 
 async def test_a_create_racing_an_unseen_ingress_counts_as_done() -> None:
     fakes = Fakes()
-    fakes.api.existing.add("rc-head-ingress")
+    unseen = {"metadata": {"name": "rc-head-ingress", "namespace": "ns"}}  # not cached
+    fakes.api.put(INGRESSES, unseen)
     await reconcile_ingress(context(_cluster(), fakes))
     assert fakes.events.reasons() == []

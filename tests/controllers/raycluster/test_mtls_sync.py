@@ -5,20 +5,18 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any, cast
 
-import pytest
-
 from rayop.api.common import format_time
 from rayop.controllers.config.gates import FeatureGates
 from rayop.controllers.raycluster.mtls import certificates as certs
 from rayop.controllers.raycluster.mtls.sync import MTLSSync
 from rayop.controllers.raycluster.pods import owner_reference
 from rayop.kube.client import KubeClient
-from rayop.kube.errors import NotFound
+from rayop.kube.resources import SECRETS
 from rayop.runtime.events.recorder import EventRecorder
 from rayop.runtime.reconcile import Request
-from rayop.testing import FakeClock
+from rayop.testing import FakeClient, FakeClock, RecordingEventSink
 
-from ._fakes import Cache, Events, FakeApi
+from ._fakes import Cache
 from ._fixtures import load_sample, parse
 
 GATES = FeatureGates().with_overrides({"RayClusterMTLS": True})
@@ -38,8 +36,8 @@ def _issued(cert: Obj, *, not_after: str | None = None) -> Obj:
 
 def _sync(
     cluster: Obj, objects: list[Obj], pods: list[Obj], clock: FakeClock
-) -> tuple[MTLSSync, FakeApi, Events]:
-    api, events = FakeApi(), Events()
+) -> tuple[MTLSSync, FakeClient, RecordingEventSink]:
+    api, events = FakeClient(), RecordingEventSink()
     sync = MTLSSync(
         client=cast(KubeClient, api),
         clusters=Cache([cluster]),
@@ -71,17 +69,9 @@ def _pki(cluster: Obj, clock: FakeClock, *, ready_worker: bool = True) -> list[O
 
 async def test_a_new_cluster_gets_its_issuers_and_certificates_in_kuberays_order() -> None:
     cluster = load_sample("ray-cluster.mtls.yaml", uid="0123456789")
-    sync, api, _events = _sync(cluster, [], [], FakeClock())
-    api.gone = {
-        f"ray-selfsigned-issuer-{NAME}",
-        f"ray-ca-issuer-{NAME}",
-        f"ray-ca-certificate-{NAME}",
-        f"ray-head-cert-{NAME}",
-        f"ray-worker-cert-{NAME}",
-    }
-    with pytest.raises(NotFound):  # the readiness read: the fake stores nothing it creates
-        await sync.reconcile(Request("default", NAME))
-    created = [(c.kind, c.name) for c in api.verbs("create")]
+    sync, api, events = _sync(cluster, [], [], FakeClock())
+    result = await sync.reconcile(Request("default", NAME))
+    created = [(c.kind, c.name) for c in api.calls_of("create")]
     assert created == [
         ("Issuer", f"ray-selfsigned-issuer-{NAME}"),
         ("Certificate", f"ray-ca-certificate-{NAME}"),
@@ -89,6 +79,8 @@ async def test_a_new_cluster_gets_its_issuers_and_certificates_in_kuberays_order
         ("Certificate", f"ray-head-cert-{NAME}"),
         ("Certificate", f"ray-worker-cert-{NAME}"),
     ]
+    assert events.reasons() == ["MTLSCertsNotReady"], "created, not issued yet"
+    assert result.requeue_after == 30.0
 
 
 async def test_pod_ips_update_the_certificate_and_issued_secrets_get_owned() -> None:
@@ -102,20 +94,19 @@ async def test_pod_ips_update_the_certificate_and_issued_secrets_get_owned() -> 
         "status": {"phase": "Running", "podIP": "10.0.0.7"},
     }
     sync, api, events = _sync(cluster, _pki(cluster, clock), [head_pod], clock)
+    issued = (f"{NAME}-ca-secret-uid-1", f"ray-head-secret-{NAME}", f"ray-worker-secret-{NAME}")
+    for name in issued:  # cert-manager wrote them
+        api.put(SECRETS, {"metadata": {"name": name, "namespace": "default"}})
     result = await sync.reconcile(Request("default", NAME))
-    (update,) = [c for c in api.verbs("update", "Certificate")]
+    (update,) = [c for c in api.calls_of("update", "Certificate")]
     assert update.name == f"ray-head-cert-{NAME}"
     assert update.body["spec"]["ipAddresses"] == ["10.0.0.7", "127.0.0.1"]
-    notes = {e.reason: e.note for e in events.events}
+    notes = {e.reason: e.note for e in events.recorded}
     assert notes["MTLSCertificatesUpdated"] == (
         "Updated head certificate SANs (IPs: [10.0.0.7 127.0.0.1])"
     )
-    secret_updates = {c.name: c.body for c in api.verbs("update", "Secret")}
-    assert set(secret_updates) == {
-        f"{NAME}-ca-secret-uid-1",
-        f"ray-head-secret-{NAME}",
-        f"ray-worker-secret-{NAME}",
-    }
+    secret_updates = {c.name: c.body for c in api.calls_of("update", "Secret")}
+    assert set(secret_updates) == set(issued)
     (ref,) = secret_updates[f"ray-worker-secret-{NAME}"]["metadata"]["ownerReferences"]
     assert ref == {
         "apiVersion": "cert-manager.io/v1",
@@ -138,7 +129,7 @@ async def test_unissued_certificates_requeue_after_30s() -> None:
     result = await sync.reconcile(Request("default", NAME))
     assert events.reasons() == ["MTLSCertsNotReady"]
     assert result.requeue_after == 30.0
-    assert api.verbs("create") == [] and api.verbs("update", "Certificate") == []
+    assert api.calls_of("create") == [] and api.calls_of("update", "Certificate") == []
 
 
 async def test_tls_off_or_another_manager_is_left_alone() -> None:
@@ -150,4 +141,4 @@ async def test_tls_off_or_another_manager_is_left_alone() -> None:
     for cluster in (off, managed):
         sync, api, events = _sync(cluster, [], [], clock)
         await sync.reconcile(Request("default", NAME))
-        assert api.calls == [] and events.events == []
+        assert api.calls == [] and events.recorded == []

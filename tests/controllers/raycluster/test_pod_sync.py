@@ -34,16 +34,16 @@ def _two_groups() -> dict[str, Any]:
 
 
 def _created(fakes: Fakes) -> list[str]:
-    return [c.name for c in fakes.api.verbs("create", "Pod")]
+    return [c.name for c in fakes.api.calls_of("create", "Pod")]
 
 
 def _deleted(fakes: Fakes) -> list[str]:
-    return [c.name for c in fakes.api.verbs("delete", "Pod")]
+    return [c.name for c in fakes.api.calls_of("delete", "Pod")]
 
 
 async def test_unsatisfied_group_is_skipped_and_creates_are_recorded_by_generated_name() -> None:
     fakes = Fakes()
-    fakes.pods.put(pod("rc-head-1", "head", "headgroup"))
+    fakes.add_pod(pod("rc-head-1", "head", "headgroup"))
     fakes.pods.put(pod("old-a", "worker", "a"))
     ctx = context(_two_groups(), fakes)
     expectations = ctx.deps.expectations
@@ -55,22 +55,21 @@ async def test_unsatisfied_group_is_skipped_and_creates_are_recorded_by_generate
 
     assert await reconcile_pods(ctx) is None
 
-    assert _created(fakes) == ["rc-b-worker-x0"], "only group b acted; no head, nothing for a"
+    assert _created(fakes) == ["rc-b-worker-00001"], "only group b acted; no head, nothing for a"
     assert not expectations.is_satisfied(NS, "rc", "b"), "recorded under the generated name"
-    fakes.pods.put(pod("rc-b-worker-x0", "worker", "b"))
+    fakes.pods.put(pod("rc-b-worker-00001", "worker", "b"))
     assert expectations.is_satisfied(NS, "rc", "b")
 
     del fakes.pods.objects["old-a"]
-    fakes.pods.put(pod("rc-head-new", "head", "headgroup"))
+    fakes.add_pod(pod("rc-head-new", "head", "headgroup"))
     await reconcile_pods(ctx)  # the same expectations, now satisfied for "a" and the head
-    assert _created(fakes)[1:] == ["rc-a-worker-x1"]
+    assert _created(fakes)[1:] == ["rc-a-worker-00002"]
 
 
 async def test_unhealthy_pod_already_gone_records_no_expectation() -> None:
     fakes = Fakes()
-    fakes.pods.put(pod("rc-head-1", "head", "headgroup"))
-    fakes.pods.put(pod("dead-a", "worker", "a", phase="Failed"))
-    fakes.api.gone.add("dead-a")
+    fakes.add_pod(pod("rc-head-1", "head", "headgroup"))
+    fakes.pods.put(pod("dead-a", "worker", "a", phase="Failed"))  # gone from the server
     ctx = context(_two_groups(), fakes)
 
     with pytest.raises(ReplicaFailureError):
@@ -86,7 +85,7 @@ async def test_missing_head_is_created_with_the_spec_hash_and_an_event() -> None
 
     await reconcile_pods(ctx)
 
-    (call,) = fakes.api.verbs("create", "Pod")
+    (call,) = fakes.api.calls_of("create", "Pod")
     annotations = call.body["metadata"]["annotations"]
     assert annotations["ray.io/upgrade-strategy-recreate-hash"] == ctx.spec_hash()
     assert fakes.events.reasons() == ["CreatedHeadPod"]
@@ -95,7 +94,7 @@ async def test_missing_head_is_created_with_the_spec_hash_and_an_event() -> None
 
 async def test_failed_head_create_is_a_replica_failure_with_a_warning() -> None:
     fakes = Fakes()
-    fakes.api.fail[("create", "Pod")] = ApiError({"code": 500, "message": "boom"})
+    fakes.api.fail_every("create", ApiError({"code": 500, "message": "boom"}), kind="Pod")
     ctx = context(minimal_cluster(workerGroupSpecs=[]), fakes)
 
     with pytest.raises(ReplicaFailureError) as caught:
@@ -107,16 +106,16 @@ async def test_failed_head_create_is_a_replica_failure_with_a_warning() -> None:
 
 async def test_scale_up_creates_the_missing_workers_and_down_deletes_the_oldest() -> None:
     fakes = Fakes()
-    fakes.pods.put(pod("rc-head-1", "head", "headgroup"))
+    fakes.add_pod(pod("rc-head-1", "head", "headgroup"))
     cluster = minimal_cluster()  # group g wants 2
     await reconcile_pods(context(cluster, fakes))
-    assert _created(fakes) == ["rc-g-worker-x0", "rc-g-worker-x1"]
+    assert _created(fakes) == ["rc-g-worker-00001", "rc-g-worker-00002"]
     assert fakes.events.reasons() == ["CreatedWorkerPod"] * 2
 
     fakes = Fakes()
-    fakes.pods.put(pod("rc-head-1", "head", "headgroup"))
+    fakes.add_pod(pod("rc-head-1", "head", "headgroup"))
     for name in ("w1", "w2", "w3"):
-        fakes.pods.put(pod(name, "worker", "g"))
+        fakes.add_pod(pod(name, "worker", "g"))
     await reconcile_pods(context(cluster, fakes))
     assert _deleted(fakes) == ["w1"]
     assert fakes.events.reasons() == ["DeletedWorkerPod"]
@@ -130,8 +129,8 @@ async def test_suspend_deletes_every_pod_and_stops() -> None:
             fakes.options.feature_gates, ray_cluster_status_conditions=False
         ),
     )
-    fakes.pods.put(pod("rc-head-1", "head", "headgroup"))
-    fakes.pods.put(pod("w1", "worker", "g"))
+    fakes.add_pod(pod("rc-head-1", "head", "headgroup"))
+    fakes.add_pod(pod("w1", "worker", "g"))
 
     await reconcile_pods(context(minimal_cluster(suspend=True), fakes))
 
@@ -147,8 +146,8 @@ async def test_recreate_upgrade_deletes_pods_whose_hash_is_stale() -> None:
         "ray.io/kuberay-version": KUBERAY_VERSION,
         "ray.io/upgrade-strategy-recreate-hash": "stale",
     }
-    fakes.pods.put(head)
-    fakes.pods.put(pod("w1", "worker", "g"))
+    fakes.add_pod(head)
+    fakes.add_pod(pod("w1", "worker", "g"))
 
     await reconcile_pods(context(cluster, fakes))
 
@@ -164,12 +163,12 @@ async def test_recreate_upgrade_first_annotates_a_head_of_another_operator_versi
         "ray.io/kuberay-version": "v1.6.0",
         "ray.io/upgrade-strategy-recreate-hash": "from-another-version",
     }
-    fakes.pods.put(head)
+    fakes.add_pod(head)
     ctx = context(cluster, fakes)
 
     await reconcile_pods(ctx)
 
-    (patch,) = fakes.api.verbs("patch", "Pod")
+    (patch,) = fakes.api.calls_of("patch", "Pod")
     annotations = patch.body["metadata"]["annotations"]
     assert annotations["ray.io/upgrade-strategy-recreate-hash"] == ctx.spec_hash()
     assert _deleted(fakes) == []
@@ -178,11 +177,11 @@ async def test_recreate_upgrade_first_annotates_a_head_of_another_operator_versi
 async def test_recreate_upgrade_leaves_a_head_without_hash_or_version_alone() -> None:
     fakes = Fakes()
     cluster = minimal_cluster(upgradeStrategy={"type": "Recreate"}, workerGroupSpecs=[])
-    fakes.pods.put(pod("rc-head-1", "head", "headgroup"))
+    fakes.add_pod(pod("rc-head-1", "head", "headgroup"))
 
     await reconcile_pods(context(cluster, fakes))
 
-    assert fakes.api.verbs("patch", "Pod") == [] and _deleted(fakes) == []
+    assert fakes.api.calls_of("patch", "Pod") == [] and _deleted(fakes) == []
 
 
 _TERMINATING = Forbidden(
@@ -197,7 +196,7 @@ _TERMINATING = Forbidden(
 
 
 def _three_missing_workers(fakes: Fakes) -> dict[str, Any]:
-    fakes.pods.put(pod("rc-head-1", "head", "headgroup"))
+    fakes.add_pod(pod("rc-head-1", "head", "headgroup"))
     cluster = minimal_cluster()
     cluster["spec"]["workerGroupSpecs"][0]["replicas"] = 3
     return cluster
@@ -208,7 +207,7 @@ async def test_a_namespace_that_refused_a_pod_create_gets_one_create_per_pass_as
     # the first failure, so each pass costs it one refused create and one Warning event.
     fakes = Fakes()
     cluster = _three_missing_workers(fakes)
-    fakes.api.fail[("create", "Pod")] = _TERMINATING
+    fakes.api.fail_every("create", _TERMINATING, kind="Pod")
     deps = fakes.deps()
 
     with pytest.raises(ReplicaFailureError):
@@ -227,7 +226,7 @@ async def test_a_namespace_that_refused_a_pod_create_gets_one_create_per_pass_as
 
 async def test_a_refused_head_create_also_makes_the_next_passes_create_one_at_a_time() -> None:
     fakes = Fakes()
-    fakes.api.fail[("create", "Pod")] = _TERMINATING
+    fakes.api.fail_every("create", _TERMINATING, kind="Pod")
     deps = fakes.deps()
     cluster = minimal_cluster()
     cluster["spec"]["workerGroupSpecs"][0]["replicas"] = 3
@@ -235,9 +234,9 @@ async def test_a_refused_head_create_also_makes_the_next_passes_create_one_at_a_
     with pytest.raises(ReplicaFailureError) as caught:
         await reconcile_pods(context(cluster, deps=deps))
     assert caught.value.reason == "FailedCreateHeadPod"
-    assert _created(fakes) == ["rc-head-x0"], "no worker create after a failed head create"
+    assert _created(fakes) == ["rc-head-00001"], "no worker create after a failed head create"
 
-    fakes.pods.put(pod("rc-head-1", "head", "headgroup"))
+    fakes.add_pod(pod("rc-head-1", "head", "headgroup"))
     with pytest.raises(ReplicaFailureError):
         await reconcile_pods(context(cluster, deps=deps))
     assert len(_created(fakes)) == 2, "one worker create, then the pass stops"
@@ -275,7 +274,7 @@ async def test_a_pod_create_that_succeeds_there_again_restores_concurrent_create
 async def test_other_create_failures_keep_creates_concurrent() -> None:
     fakes = Fakes()
     cluster = _three_missing_workers(fakes)
-    fakes.api.fail[("create", "Pod")] = ApiError({"code": 500, "message": "boom"})
+    fakes.api.fail_every("create", ApiError({"code": 500, "message": "boom"}), kind="Pod")
     deps = fakes.deps()
     for _ in range(2):
         with pytest.raises(ReplicaFailureError):
@@ -302,7 +301,7 @@ async def test_a_groups_missing_workers_share_one_built_body(
     cluster = minimal_cluster()
     cluster["spec"]["workerGroupSpecs"][0].update(groupName="a", replicas=4)
     fakes = Fakes()
-    fakes.pods.put(pod("rc-head-1", "head", "headgroup"))
+    fakes.add_pod(pod("rc-head-1", "head", "headgroup"))
     ctx = context(cluster, fakes)
     built = []
     real = pods.build_worker_pod
@@ -314,7 +313,7 @@ async def test_a_groups_missing_workers_share_one_built_body(
     monkeypatch.setattr("rayop.controllers.raycluster.pod_sync.build_worker_pod", counting)
     await reconcile_pods(ctx)
 
-    bodies = [c.body for c in fakes.api.verbs("create", "Pod")]
+    bodies = [c.body for c in fakes.api.calls_of("create", "Pod")]
     assert len(bodies) == 4 and len(set(_created(fakes))) == 4
     assert len(built) == 1
     index = keys.RAY_WORKER_REPLICA_INDEX

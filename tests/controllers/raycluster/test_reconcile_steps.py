@@ -9,6 +9,7 @@ import pytest
 from rayop.api import keys
 from rayop.controllers.raycluster import reconcile_steps as steps
 from rayop.kube.errors import ApiError, NotFound
+from rayop.kube.resources import SERVICES
 from rayop.runtime.steps import StatusEdits
 
 from ._fakes import NS, Fakes, context
@@ -42,7 +43,7 @@ async def test_invalid_spec_gets_a_warning_and_a_status_reason_and_no_requeue() 
     assert stop is not None and stop.status is StatusEdits.DISCARD
     assert stop.result.requeue_after is None
     assert fakes.events.reasons() == ["InvalidRayClusterSpec"]
-    (write,) = fakes.api.verbs("update_status")
+    (write,) = fakes.api.calls_of("update/status")
     assert write.body["status"]["reason"].startswith("InvalidRayClusterSpec: ")
 
 
@@ -68,7 +69,7 @@ async def test_a_reason_the_cache_cannot_take_yet_requeues_after_two_seconds() -
     stop = await steps.validate(context(cluster, fakes, deps))
 
     assert stop is not None and stop.result.requeue_after == 2.0
-    assert fakes.api.verbs("update_status") == [], "the write could only fail with 409"
+    assert fakes.api.calls_of("update/status") == [], "the write could only fail with 409"
     assert fakes.events.reasons() == ["InvalidRayClusterMetadata"]
 
 
@@ -76,9 +77,9 @@ async def test_an_unchanged_reason_is_not_written_again() -> None:
     fakes = Fakes()
     cluster = _with(minimal_cluster(), name="Bad_Name")
     await steps.validate(context(cluster, fakes))
-    cluster["status"] = {"reason": fakes.api.verbs("update_status")[0].body["status"]["reason"]}
+    cluster["status"] = {"reason": fakes.api.calls_of("update/status")[0].body["status"]["reason"]}
     await steps.validate(context(cluster, fakes))
-    assert len(fakes.api.verbs("update_status")) == 1
+    assert len(fakes.api.calls_of("update/status")) == 1
 
 
 async def test_contradictory_status_raises_after_a_warning() -> None:
@@ -118,28 +119,28 @@ async def test_autoscaler_rbac_is_created_once() -> None:
 
     assert await steps.reconcile_autoscaler_rbac(ctx) is None
 
-    kinds = [(c.kind, c.name) for c in fakes.api.verbs("create")]
+    kinds = [(c.kind, c.name) for c in fakes.api.calls_of("create")]
     assert kinds == [("ServiceAccount", "rc"), ("Role", "rc"), ("RoleBinding", "rc")]
     assert fakes.events.reasons() == ["CreatedServiceAccount", "CreatedRole", "CreatedRoleBinding"]
     for kind in ("ServiceAccount", "Role", "RoleBinding"):
         fakes.informers.caches[kind].put({"metadata": {"name": "rc", "namespace": NS}})
     await steps.reconcile_autoscaler_rbac(ctx)
-    assert len(fakes.api.verbs("create")) == 3, "the caches hold them now"
+    assert len(fakes.api.calls_of("create")) == 3, "the caches hold them now"
     await steps.reconcile_autoscaler_rbac(context(minimal_cluster(), fakes))
-    assert len(fakes.api.verbs("create")) == 3, "no autoscaling, no RBAC"
+    assert len(fakes.api.calls_of("create")) == 3, "no autoscaling, no RBAC"
 
 
 async def test_a_missing_user_service_account_is_an_error_with_a_warning() -> None:
     fakes = Fakes()
     cluster = minimal_cluster(enableInTreeAutoscaling=True)
     cluster["spec"]["headGroupSpec"]["template"]["spec"]["serviceAccountName"] = "mine"
-    fakes.api.gone.add("mine")
+    # "mine" is on neither the cache nor the server
 
     with pytest.raises(NotFound):
         await steps.reconcile_autoscaler_rbac(context(cluster, fakes))
 
     assert fakes.events.reasons() == ["AutoscalerServiceAccountNotFound"]
-    assert fakes.api.verbs("create") == []
+    assert fakes.api.calls_of("create") == []
 
 
 async def test_auth_secret_only_for_generated_tokens() -> None:
@@ -147,27 +148,27 @@ async def test_auth_secret_only_for_generated_tokens() -> None:
     await steps.reconcile_auth_secret(
         context(minimal_cluster(authOptions={"mode": "token"}), fakes)
     )
-    (call,) = fakes.api.verbs("create", "Secret")
+    (call,) = fakes.api.calls_of("create", "Secret")
     assert call.name == "rc" and set(call.body["data"]) == {"auth_token"}
     for options in (
         {"mode": "token", "secretName": "s"},
         {"mode": "token", "enableK8sTokenAuth": True},
     ):
         await steps.reconcile_auth_secret(context(minimal_cluster(authOptions=options), fakes))
-    assert len(fakes.api.verbs("create")) == 1
+    assert len(fakes.api.calls_of("create")) == 1
 
 
 async def test_head_service_create_answered_already_exists_counts_as_done() -> None:
     fakes = Fakes()
-    fakes.api.existing.add("rc-head-svc")
+    fakes.api.put(SERVICES, {"metadata": {"name": "rc-head-svc", "namespace": NS}})  # not cached
     await steps.reconcile_head_service(context(minimal_cluster(), fakes))
-    assert [c.name for c in fakes.api.verbs("create", "Service")] == ["rc-head-svc"]
+    assert [c.name for c in fakes.api.calls_of("create", "Service")] == ["rc-head-svc"]
     assert fakes.events.reasons() == [], "the cache only lagged"
 
 
 async def test_failed_service_create_is_raised_with_a_warning() -> None:
     fakes = Fakes()
-    fakes.api.fail[("create", "Service")] = ApiError({"code": 500, "message": "boom"})
+    fakes.api.fail_every("create", ApiError({"code": 500, "message": "boom"}), kind="Service")
     with pytest.raises(ApiError):
         await steps.reconcile_head_service(context(minimal_cluster(), fakes))
     assert fakes.events.reasons() == ["FailedToCreateService"]
@@ -198,4 +199,4 @@ async def test_headless_and_serve_services_follow_the_spec() -> None:
     head["ports"] = [{"name": "serve", "containerPort": 8000}]
     await steps.reconcile_headless_worker_service(context(cluster, fakes))
     await steps.reconcile_serve_service(context(cluster, fakes))
-    assert [c.name for c in fakes.api.verbs("create")] == ["rc-headless", "rc-serve-svc"]
+    assert [c.name for c in fakes.api.calls_of("create")] == ["rc-headless", "rc-serve-svc"]

@@ -41,10 +41,10 @@ async def test_a_new_cluster_gets_services_and_pods_and_no_status_without_a_head
     fakes = _fakes()
     with pytest.raises(Exception, match="head service"):
         await RayClusterReconciler(fakes.deps()).reconcile(REQUEST)
-    created = [(c.kind, c.name) for c in fakes.api.verbs("create")]
+    created = [(c.kind, c.name) for c in fakes.api.calls_of("create")]
     assert created[0] == ("Service", "rc-head-svc")
     assert [k for k, _ in created[1:]] == ["Pod"] * 3, "head and two workers"
-    assert fakes.api.verbs("update_status") == []
+    assert fakes.api.calls_of("update/status") == []
 
 
 def _with_head_service(fakes: Fakes) -> Fakes:
@@ -63,7 +63,7 @@ async def test_a_changed_status_requeues_after_two_seconds_an_unchanged_one_peri
     fakes.options = dataclasses.replace(fakes.options, default_requeue_seconds=periodic)
     reconciler = RayClusterReconciler(fakes.deps(), resource_steps=[_go])
     assert await reconciler.reconcile(REQUEST) == Result(requeue_after=2.0)
-    fakes.clusters.put(fakes.api.verbs("update_status")[0].body)  # the cache shows our write
+    fakes.clusters.put(fakes.api.calls_of("update/status")[0].body)  # the cache shows our write
     assert await reconciler.reconcile(REQUEST) == then, "0 s: no timed requeue"
 
 
@@ -139,5 +139,5 @@ async def test_a_pass_parses_the_cluster_once(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setattr(RayCluster, "model_validate", counting)
     fakes = _with_head_service(_fakes())
     await RayClusterReconciler(fakes.deps()).reconcile(REQUEST)  # builds a head and two workers
-    assert len(fakes.api.verbs("create", "Pod")) == 3
+    assert len(fakes.api.calls_of("create", "Pod")) == 3
     assert len(parsed) == 1

@@ -31,7 +31,7 @@ async def test_the_finalizer_is_added_then_the_pass_goes_on() -> None:
     stop = await reconcile_redis_cleanup(context(_ft_cluster(finalizer=False), fakes))
     assert stop is not None and stop.status is StatusEdits.DISCARD
     assert stop.result.requeue_after == 2.0
-    (update,) = fakes.api.verbs("update", "RayCluster")
+    (update,) = fakes.api.calls_of("update", "RayCluster")
     assert update.body["metadata"]["finalizers"] == [FINALIZER]
     assert await reconcile_redis_cleanup(context(_ft_cluster(), fakes)) is None
     assert await reconcile_redis_cleanup(context(minimal_cluster(), fakes)) is None
@@ -39,15 +39,15 @@ async def test_the_finalizer_is_added_then_the_pass_goes_on() -> None:
 
 async def test_deleting_removes_pods_and_waits_for_the_head() -> None:
     fakes = Fakes()
-    fakes.pods.put(pod("rc-head-1", "head", "headgroup"))
-    fakes.pods.put(pod("w1", "worker", "g"))
+    fakes.add_pod(pod("rc-head-1", "head", "headgroup"))
+    fakes.add_pod(pod("w1", "worker", "g"))
     now = format_time(fakes.clock.wall())
 
     stop = await reconcile_redis_cleanup(context(_ft_cluster(deleted_at=now), fakes))
 
     assert stop is not None and stop.result.requeue_after == 10.0
-    assert [c.name for c in fakes.api.verbs("delete", "Pod")] == ["rc-head-1", "w1"]
-    assert fakes.api.verbs("create", "Job") == []
+    assert [c.name for c in fakes.api.calls_of("delete", "Pod")] == ["rc-head-1", "w1"]
+    assert fakes.api.calls_of("create", "Job") == []
 
 
 async def test_without_pods_the_cleanup_job_runs_and_its_end_removes_the_finalizer() -> None:
@@ -57,7 +57,7 @@ async def test_without_pods_the_cleanup_job_runs_and_its_end_removes_the_finaliz
     stop = await reconcile_redis_cleanup(context(cluster, fakes))
 
     assert stop is not None and stop.result.requeue_after == 2.0
-    (job,) = fakes.api.verbs("create", "Job")
+    (job,) = fakes.api.calls_of("create", "Job")
     assert job.name == "rc-redis-cleanup"
     assert job.body["metadata"]["labels"]["ray.io/node-type"] == "redis-cleanup"
     assert fakes.events.reasons() == ["CreatedRedisCleanupJob"]
@@ -70,7 +70,7 @@ async def test_without_pods_the_cleanup_job_runs_and_its_end_removes_the_finaliz
     jobs.put({"metadata": {"name": "rc-redis-cleanup"}, "status": complete})
     stop = await reconcile_redis_cleanup(context(cluster, fakes))
     assert stop is not None and stop.result.requeue_after is None
-    (update,) = fakes.api.verbs("update", "RayCluster")
+    (update,) = fakes.api.calls_of("update", "RayCluster")
     assert update.body["metadata"]["finalizers"] == []
 
 
@@ -80,13 +80,13 @@ async def test_after_the_deletion_timeout_the_finalizer_goes_without_cleanup() -
     cluster["metadata"]["annotations"] = {"ray.io/gcs-ft-deletion-timeout": "60"}
     fakes.clock.step(59)
     await reconcile_redis_cleanup(context(cluster, fakes))
-    assert fakes.api.verbs("update") == []
+    assert fakes.api.calls_of("update") == []
 
     fakes.clock.step(1)
     stop = await reconcile_redis_cleanup(context(cluster, fakes))
 
     assert stop is not None and stop.result.requeue_after is None
-    assert fakes.api.verbs("update", "RayCluster")[0].body["metadata"]["finalizers"] == []
+    assert fakes.api.calls_of("update", "RayCluster")[0].body["metadata"]["finalizers"] == []
     assert fakes.events.reasons()[-1] == "ForceDeletedStuckCluster"
 
 
@@ -95,5 +95,5 @@ async def test_embedded_ft_drops_a_stale_finalizer_on_deletion() -> None:
     cluster = _ft_cluster(ft={"backend": "rocksdb"}, deleted_at=format_time(fakes.clock.wall()))
     stop = await reconcile_redis_cleanup(context(cluster, fakes))
     assert stop is not None and stop.status is StatusEdits.DISCARD
-    assert fakes.api.verbs("update", "RayCluster")[0].body["metadata"]["finalizers"] == []
-    assert fakes.api.verbs("create") == []
+    assert fakes.api.calls_of("update", "RayCluster")[0].body["metadata"]["finalizers"] == []
+    assert fakes.api.calls_of("create") == []

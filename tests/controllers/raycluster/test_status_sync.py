@@ -50,7 +50,7 @@ async def test_a_changed_status_is_written_with_the_clock_s_time_and_recorded() 
 
     assert await sync_status(ctx, None) is True
 
-    (write,) = fakes.api.verbs("update_status", "RayCluster")
+    (write,) = fakes.api.calls_of("update/status", "RayCluster")
     status = write.body["status"]
     assert write.body["metadata"]["resourceVersion"] == "7", "based on the cached version"
     assert status["lastUpdateTime"] == format_time(fakes.clock.wall())
@@ -67,11 +67,11 @@ async def test_an_unchanged_status_is_not_written() -> None:
     fakes = _fakes()
     await sync_status(context(_cluster(), fakes), None)
     cluster = _cluster()
-    cluster["status"] = fakes.api.verbs("update_status")[0].body["status"]
+    cluster["status"] = fakes.api.calls_of("update/status")[0].body["status"]
     fakes.clock.step(30)  # only lastUpdateTime and transition times would differ
 
     assert await sync_status(context(cluster, fakes), None) is False
-    assert len(fakes.api.verbs("update_status")) == 1
+    assert len(fakes.api.calls_of("update/status")) == 1
 
 
 async def test_no_write_while_the_cache_is_behind_our_last_write() -> None:
@@ -81,11 +81,11 @@ async def test_no_write_while_the_cache_is_behind_our_last_write() -> None:
     stale = _cluster()  # the cache still shows resourceVersion 7
 
     assert await sync_status(context(stale, fakes, deps), None) is True, "still to be written"
-    assert len(fakes.api.verbs("update_status")) == 1, "a second write could only get a 409"
+    assert len(fakes.api.calls_of("update/status")) == 1, "a second write could only get a 409"
 
     fakes.clock.step(10)  # the tracker forgets an unobserved write after 10 s
     await sync_status(context(stale, fakes, deps), None)
-    assert len(fakes.api.verbs("update_status")) == 2
+    assert len(fakes.api.calls_of("update/status")) == 2
 
 
 async def test_no_head_service_means_no_status_yet() -> None:
@@ -99,7 +99,7 @@ async def test_a_reconcile_error_becomes_replica_failure_condition() -> None:
     fakes = _fakes()
     error = ReplicaFailureError("FailedCreateWorkerPod", "boom")
     await sync_status(context(_cluster(), fakes), error)
-    conditions = fakes.api.verbs("update_status")[0].body["status"]["conditions"]
+    conditions = fakes.api.calls_of("update/status")[0].body["status"]["conditions"]
     failure = next(c for c in conditions if c["type"] == "ReplicaFailure")
     assert (failure["status"], failure["reason"]) == ("True", "FailedCreateWorkerPod")
 
@@ -109,6 +109,6 @@ async def test_write_status_reason_keeps_the_rest_of_the_status() -> None:
     cluster = _cluster()
     cluster["status"] = {"state": "ready", "futureField": 1}
     assert await write_status_reason(context(cluster, fakes), "InvalidRayClusterSpec: x") is True
-    status = fakes.api.verbs("update_status")[0].body["status"]
+    status = fakes.api.calls_of("update/status")[0].body["status"]
     assert status["state"] == "ready" and status["futureField"] == 1
     assert status["reason"] == "InvalidRayClusterSpec: x"

@@ -13,7 +13,7 @@ async def test_the_event_names_the_cluster_and_the_status_reason_keeps_the_messa
     cluster = minimal_cluster()
     cluster["spec"]["workerGroupSpecs"][0]["minReplicas"] = 9
     await steps.validate(context(cluster, fakes))
-    (event,) = fakes.events.events
+    (event,) = fakes.events.recorded
     name = cluster["metadata"]["name"]
     group = cluster["spec"]["workerGroupSpecs"][0]["groupName"]
     message = f"worker group {group} has minReplicas 9 greater than maxReplicas 5"
@@ -23,7 +23,7 @@ async def test_the_event_names_the_cluster_and_the_status_reason_keeps_the_messa
         "Validate",
     )
     assert event.note == f"The RayCluster spec is invalid {NS}/{name}: {message}"
-    (write,) = fakes.api.verbs("update_status")
+    (write,) = fakes.api.calls_of("update/status")
     assert write.body["status"]["reason"] == f"InvalidRayClusterSpec: {message}"
 
 
@@ -32,7 +32,7 @@ async def test_a_bad_name_is_invalid_raycluster_metadata() -> None:
     cluster = minimal_cluster()
     cluster["metadata"]["name"] = "Bad_Name"
     await steps.validate(context(cluster, fakes))
-    (event,) = fakes.events.events
+    (event,) = fakes.events.recorded
     assert event.reason == "InvalidRayClusterMetadata"
     assert event.note.startswith(
         f"The RayCluster metadata is invalid {NS}/Bad_Name: RayCluster name should be a valid "
@@ -46,11 +46,11 @@ async def test_autoscaler_v1_worker_restart_policy_is_a_warning_not_a_refusal() 
     group = cluster["spec"]["workerGroupSpecs"][0]
     group["template"]["spec"]["restartPolicy"] = "Always"
     assert await steps.validate(context(cluster, fakes)) is None
-    (event,) = fakes.events.events
+    (event,) = fakes.events.recorded
     name = cluster["metadata"]["name"]
     assert (event.type, event.reason) == ("Warning", "InvalidRayClusterSpec")
     assert event.note == (
         f"RayCluster spec warning {NS}/{name}: restartPolicy for worker groups "
         f"[{group['groupName']}] should be Never or unset when using autoscaler V1"
     )
-    assert fakes.api.verbs("update_status") == []
+    assert fakes.api.calls_of("update/status") == []

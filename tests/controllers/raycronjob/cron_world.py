@@ -1,5 +1,6 @@
-"""A RayCronJob controller on fakes and a FakeClock: an API server that is a dict, a watch that
-delivers the controller's status write at once, and a driver that plays the controller's queue.
+"""A RayCronJob controller on the kit's fakes and a FakeClock: a fake API client whose
+RayCronJob writes reach the cache at once (a watch without lag; ``client.feed(RAY_CRON_JOBS,
+None)`` makes it lag), and a driver that plays the controller's queue.
 
 :meth:`CronWorld.run_until` behaves as the controller in a manager: after a pass that wrote the
 status, the next pass runs at once (the watch event of that write); otherwise the clock moves to
@@ -9,20 +10,20 @@ the requested requeue, and with no requeue the object waits for a change.
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
-from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from rayop.api.common import format_time
 from rayop.controllers.config.options import OperatorOptions
-from rayop.controllers.raycronjob.reconciler import RayCronJobDeps, RayCronJobReconciler
-from rayop.kube.errors import AlreadyExists
-from rayop.kube.resource import Resource
-from rayop.runtime.events.recorder import EventType
+from rayop.controllers.raycronjob.reconciler import (
+    RAY_CRON_JOBS,
+    RayCronJobDeps,
+    RayCronJobReconciler,
+)
+from rayop.kube.resources import RAY_JOBS
 from rayop.runtime.own_writes import OwnWrites
 from rayop.runtime.reconcile import Request, Result
-from rayop.testing import FakeClock
+from rayop.testing import FakeCache, FakeClient, FakeClock, RecordingEventSink
 
 NAMESPACE = "default"
 NAME = "nightly"
@@ -61,79 +62,15 @@ def raycronjob(
     }
 
 
-class Cache:
-    """The informer cache: one RayCronJob."""
-
-    def __init__(self) -> None:
-        self.obj: dict[str, Any] | None = None
-
-    def get(self, namespace: str | None, name: str) -> Mapping[str, Any] | None:
-        return self.obj
-
-    def list(
-        self, namespace: str | None = None, *, label_selector: Any = None
-    ) -> list[Mapping[str, Any]]:
-        return [self.obj] if self.obj is not None else []
-
-
-@dataclass
-class Client:
-    """The API server: RayJobs by name, the RayCronJob's status writes."""
-
-    cache: Cache
-    rayjobs: dict[str, dict[str, Any]] = field(default_factory=dict)
-    creates: list[str] = field(default_factory=list)
-    status_writes: int = 0
-    deliver_writes: bool = True
-    """Whether a status write reaches the cache at once (False: the watch lags)."""
-
-    async def create(
-        self, res: Resource, obj: Mapping[str, Any], *, namespace: str | None = None
-    ) -> dict[str, Any]:
-        name = obj["metadata"]["name"]
-        self.creates.append(name)
-        if name in self.rayjobs:
-            raise AlreadyExists({"code": 409, "reason": "AlreadyExists"})
-        self.rayjobs[name] = copy.deepcopy(dict(obj))
-        return self.rayjobs[name]
-
-    async def update_status(self, res: Resource, obj: Mapping[str, Any]) -> dict[str, Any]:
-        written = copy.deepcopy(dict(obj))
-        rv = int(written["metadata"]["resourceVersion"]) + 1
-        written["metadata"]["resourceVersion"] = str(rv)
-        self.status_writes += 1
-        if self.deliver_writes:
-            self.cache.obj = copy.deepcopy(written)
-        return written
-
-
-@dataclass
-class Recorder:
-    """Records (type, reason, note, action)."""
-
-    events: list[tuple[str, str, str, str | None]] = field(default_factory=list)
-
-    def event(
-        self,
-        regarding: Mapping[str, Any],
-        event_type: EventType,
-        reason: str,
-        note: str,
-        *,
-        action: str | None = None,
-    ) -> None:
-        self.events.append((event_type, reason, note, action))
-
-
 class CronWorld:
     """The controller, its fakes and a FakeClock whose wall time starts at ``start``."""
 
     def __init__(self, start: datetime, obj: dict[str, Any] | None = None) -> None:
         self.clock = FakeClock(0.0, wall_start=start)
-        self.cache = Cache()
-        self.cache.obj = obj
-        self.client = Client(self.cache)
-        self.recorder = Recorder()
+        self.cache = FakeCache(*([obj] if obj is not None else []))
+        self.client = FakeClient()
+        self.client.feed(RAY_CRON_JOBS, self.cache)
+        self.recorder = RecordingEventSink()
         self.passes = 0
         self.restart()
 
@@ -159,9 +96,9 @@ class CronWorld:
         pass's result (the clock stays at ``end`` when the last requeue is beyond it)."""
         result = Result()
         for _ in range(max_passes):
-            writes = self.client.status_writes
+            writes = self.status_writes()
             result = await self.reconcile()
-            if self.client.status_writes != writes:
+            if self.status_writes() != writes:
                 continue  # the watch event of our status write: the next pass runs at once
             if result.requeue_after is None:
                 return result
@@ -176,18 +113,39 @@ class CronWorld:
         """Moves the wall time to ``moment`` without running the controller (it is down)."""
         self.clock.step((moment - self.clock.wall()).total_seconds())
 
+    def status_writes(self) -> int:
+        """The RayCronJob status writes so far."""
+        return len(self.client.calls_of("update/status", "RayCronJob"))
+
+    def creates(self) -> list[str]:
+        """The names of the RayJobs the controller tried to create, in order."""
+        return [call.name for call in self.client.calls_of("create", "RayJob")]
+
+    def rayjobs(self) -> list[dict[str, Any]]:
+        """The RayJobs stored, in creation order."""
+        return self.client.stored_all(RAY_JOBS)
+
+    def events(self) -> list[tuple[str, str, str, str | None]]:
+        """The Events recorded, as (type, reason, note, action)."""
+        return [(e.type, e.reason, e.note, e.action) for e in self.recorder.recorded]
+
+    def cached(self) -> dict[str, Any]:
+        """The RayCronJob as the cache holds it (the object itself: a test may edit it)."""
+        obj = self.cache.get(NAMESPACE, NAME)
+        assert obj is not None
+        return obj
+
     def ticks(self) -> list[str]:
         """The scheduled times of the RayJobs created, in creation order (UTC RFC 3339)."""
         return [
             job["metadata"]["annotations"]["ray.io/cronjob-scheduled-timestamp"]
-            for job in self.client.rayjobs.values()
+            for job in self.rayjobs()
         ]
 
     @property
     def last_schedule_time(self) -> str | None:
         """``status.lastScheduleTime`` as stored."""
-        assert self.cache.obj is not None
-        return (self.cache.obj.get("status") or {}).get("lastScheduleTime")
+        return (self.cached().get("status") or {}).get("lastScheduleTime")
 
 
 def utc(

@@ -6,6 +6,8 @@ from __future__ import annotations
 import pytest
 
 from rayop.api.common import parse_time
+from rayop.controllers.raycronjob.reconciler import RAY_CRON_JOBS
+from rayop.kube.resources import RAY_JOBS
 
 from .cron_world import NAME, NAMESPACE, UID, CronWorld, raycronjob, utc
 
@@ -77,7 +79,7 @@ async def test_child_rayjobs_are_named_by_their_minute_and_marked_as_kuberays() 
     created = utc(2026, 5, 1)
     world = CronWorld(created, raycronjob("@every 90s", created))
     await world.run_until(utc(2026, 5, 1, 0, 3))
-    first, second = world.client.rayjobs.values()
+    first, second = world.rayjobs()
     assert [first["metadata"]["name"], second["metadata"]["name"]] == [
         f"{NAME}-{_minutes('2026-05-01T00:01:30Z')}",
         f"{NAME}-{_minutes('2026-05-01T00:03:00Z')}",
@@ -97,29 +99,29 @@ async def test_child_rayjobs_are_named_by_their_minute_and_marked_as_kuberays() 
             "blockOwnerDeletion": True,
         }
     ]
-    assert world.cache.obj is not None
-    assert first["spec"] == world.cache.obj["spec"]["jobTemplate"]
+    assert first["spec"] == world.cached()["spec"]["jobTemplate"]
 
 
 async def test_a_tick_whose_rayjob_exists_is_not_created_twice_and_still_advances() -> None:
     created = utc(2026, 5, 1)
     world = CronWorld(created, raycronjob("* * * * *", created))
     name = f"{NAME}-{_minutes('2026-05-01T00:01:00Z')}"
-    world.client.rayjobs[name] = {"metadata": {"name": name}, "spec": {"entrypoint": "mine"}}
+    mine = {"metadata": {"name": name, "namespace": NAMESPACE}, "spec": {"entrypoint": "mine"}}
+    world.client.put(RAY_JOBS, mine)
     await world.run_until(utc(2026, 5, 1, 0, 1, 30))
-    assert world.client.creates == [name]
-    assert world.client.rayjobs[name]["spec"] == {"entrypoint": "mine"}
+    assert world.creates() == [name]
+    assert [job["spec"] for job in world.rayjobs()] == [{"entrypoint": "mine"}]
     assert world.last_schedule_time == "2026-05-01T00:01:00Z"
 
 
 async def test_a_pass_on_a_cache_behind_its_own_status_write_creates_nothing() -> None:
     created = utc(2026, 5, 1)
     world = CronWorld(created, raycronjob("* * * * *", created))
-    world.client.deliver_writes = False
+    world.client.feed(RAY_CRON_JOBS, None)  # the watch lags
     world.jump_to(utc(2026, 5, 1, 0, 1, 5))
     await world.reconcile()
     result = await world.reconcile()  # the cache still shows no lastScheduleTime
-    assert world.client.creates == [f"{NAME}-{_minutes('2026-05-01T00:01:00Z')}"]
+    assert world.creates() == [f"{NAME}-{_minutes('2026-05-01T00:01:00Z')}"]
     assert result.requeue_after == 3.0
 
 
@@ -128,14 +130,13 @@ async def test_suspend_creates_nothing_and_resuming_runs_the_ticks_missed_meanwh
     world = CronWorld(created, raycronjob("*/10 * * * *", created, suspend=True))
     result = await world.run_until(utc(2026, 5, 1, 0, 35))
     assert result.requeue_after is None
-    assert world.client.rayjobs == {}
-    assert world.recorder.events == [
+    assert world.rayjobs() == []
+    assert world.events() == [
         ("Normal", "SuspendedRayCronJob", "RayCronJob suspended, no new RayJobs will be created",
          "Suspend")
     ]  # fmt: skip
     world.jump_to(utc(2026, 5, 1, 0, 35))
-    assert world.cache.obj is not None
-    world.cache.obj["spec"]["suspend"] = False
+    world.cached()["spec"]["suspend"] = False
     await world.run_until(utc(2026, 5, 1, 0, 35))
     assert world.ticks() == [f"2026-05-01T00:{m}:00Z" for m in (10, 20, 30)]
 
@@ -146,19 +147,19 @@ async def test_a_schedule_that_does_not_parse_is_a_warning_event_and_no_requeue(
     for _ in range(3):
         result = await world.run_until(utc(2026, 5, 2))
         assert result.requeue_after is None
-    assert world.client.creates == []
-    assert world.client.status_writes == 0
+    assert world.creates() == []
+    assert world.status_writes() == 0
     note = f"{NAMESPACE}/{NAME}: invalid cron schedule: end of range (61) above maximum (59): 61"
-    assert world.recorder.events == [("Warning", "InvalidRayCronJobSpec", note, "Validate")] * 3
+    assert world.events() == [("Warning", "InvalidRayCronJobSpec", note, "Validate")] * 3
 
 
 async def test_a_bad_time_zone_and_a_tz_prefix_are_refused_with_kuberays_messages() -> None:
     created = utc(2026, 5, 1)
     world = CronWorld(created, raycronjob("* * * * *", created, time_zone="Mars/Olympus"))
     await world.reconcile()
-    world.cache.obj = raycronjob("TZ=UTC * * * * *", created)
+    world.cache.put(raycronjob("TZ=UTC * * * * *", created))
     await world.reconcile()
-    notes = [note for _, _, note, _ in world.recorder.events]
+    notes = [note for _, _, note, _ in world.events()]
     assert notes == [
         f"{NAMESPACE}/{NAME}: invalid time zone: unknown time zone Mars/Olympus",
         f"{NAMESPACE}/{NAME}: cannot use TZ or CRON_TZ in schedule, use timeZone field instead",
@@ -169,7 +170,7 @@ async def test_a_deleted_raycronjob_ends_the_pass() -> None:
     world = CronWorld(utc(2026, 5, 1))
     result = await world.reconcile()
     assert result.requeue_after is None
-    assert world.client.creates == []
+    assert world.creates() == []
 
 
 async def test_a_template_using_a_feature_whose_gate_is_off_is_refused() -> None:
@@ -180,8 +181,8 @@ async def test_a_template_using_a_feature_whose_gate_is_off_is_refused() -> None
     world.jump_to(utc(2026, 5, 1, 0, 5))
     result = await world.reconcile()
     assert result.requeue_after is None
-    assert world.client.creates == []
-    ((kind, reason, note, action),) = world.recorder.events
+    assert world.creates() == []
+    ((kind, reason, note, action),) = world.events()
     assert (kind, reason, action) == ("Warning", "InvalidRayCronJobSpec", "Validate")
     assert note.startswith(f"{NAMESPACE}/{NAME}: invalid RayJob template: ")
     assert "RayClusterNetworkPolicy" in note

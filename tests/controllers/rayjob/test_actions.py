@@ -27,7 +27,7 @@ def unowned(obj: dict[str, Any]) -> dict[str, Any]:
 
 async def test_write_status_is_an_own_write() -> None:
     world = World()
-    cached = world.rayjobs.put(world.client.put(RAY_JOBS, rayjob_wire()))
+    cached = world.hold(world.rayjobs, world.client.put(RAY_JOBS, rayjob_wire()))
     ctx = world.context(cached)
     ctx.status = RayJobStatus(job_deployment_status="Initializing")
     await actions.write_status(ctx)
@@ -55,12 +55,12 @@ async def test_a_cluster_the_cache_has_not_seen_yet_is_read_from_the_api() -> No
     cluster = await actions.get_or_create_cluster(ctx)
     assert cluster["metadata"]["name"] == CLUSTER
     assert world.client.verbs() == ["create", "get"]
-    assert world.recorder.events == []
+    assert world.events() == []
 
 
 async def test_a_refused_cluster_create_is_a_warning_and_an_error() -> None:
     world = World()
-    world.client.fail["create"] = Forbidden({"code": 403, "message": "quota"})
+    world.client.fail_next("create", Forbidden({"code": 403, "message": "quota"}))
     ctx = world.context(rayjob_wire(), **NAMED)
     with pytest.raises(Forbidden):
         await actions.get_or_create_cluster(ctx)
@@ -128,7 +128,7 @@ async def test_deleting_an_owned_cluster_waits_until_the_cache_drops_it() -> Non
     assert await actions.delete_cluster(ctx) is False
     world.clusters.put(owned_cluster(deletionTimestamp="2026-01-01T00:00:00Z"))
     assert await actions.delete_cluster(ctx) is False
-    world.clusters.objects.clear()
+    world.clusters.clear()
     assert await actions.delete_cluster(ctx) is True
     assert world.client.verbs() == ["delete"]
     assert world.recorder.reasons() == ["DeletedRayCluster"]
@@ -176,4 +176,4 @@ async def test_delete_self_deletes_the_rayjob_in_the_background() -> None:
     assert [(c.verb, c.resource, c.propagation_policy) for c in world.client.calls] == [
         ("delete", "rayjobs", "Background")
     ]
-    assert ("rayjobs", "ns", "job") not in world.client.store
+    assert world.client.stored(RAY_JOBS, "ns", "job") is None

@@ -35,7 +35,7 @@ async def test_a_missing_selected_cluster_is_a_raycluster_not_found_event() -> N
     ctx = world.context(wire, job_id="job-id1", ray_cluster_name="mine")
     with pytest.raises(ClusterNotFoundError, match="clusterSelector mode is enabled"):
         await actions.get_or_create_cluster(ctx)
-    assert world.recorder.events == [
+    assert world.events() == [
         (
             "Warning",
             "RayClusterNotFound",
@@ -56,11 +56,11 @@ async def test_a_failed_submitter_delete_is_a_warning_and_an_error() -> None:
         }
     }
     world.jobs.put(world.client.put(JOBS, job))
-    world.client.fail["delete"] = Forbidden({"code": 403, "message": "denied"})
+    world.client.fail_next("delete", Forbidden({"code": 403, "message": "denied"}))
     ctx = world.context(rayjob_wire(), **NAMED)
     with pytest.raises(Forbidden):
         await actions.delete_submitter_job(ctx)
-    assert world.recorder.events == [
+    assert world.events() == [
         (
             "Warning",
             "FailedToDeleteRayJobSubmitter",
@@ -68,7 +68,7 @@ async def test_a_failed_submitter_delete_is_a_warning_and_an_error() -> None:
         )
     ]
     assert await actions.delete_submitter_job(ctx) is False
-    assert world.recorder.events[-1] == (
+    assert world.events()[-1] == (
         "Normal",
         "DeletedRayJobSubmitter",
         "Deleted submitter K8s Job ns/job",
@@ -84,11 +84,11 @@ async def test_a_failed_head_service_update_is_a_warning_and_an_error() -> None:
     world.services.put(created)
     moved = owned_cluster()
     moved["metadata"]["name"] = "job-fghij"
-    world.client.fail["update"] = Forbidden({"code": 403, "message": "immutable"})
+    world.client.fail_next("update", Forbidden({"code": 403, "message": "immutable"}))
     with pytest.raises(Forbidden):
         await actions.reconcile_head_service(ctx, moved)
     await actions.reconcile_head_service(ctx, moved)
-    assert world.recorder.events == [
+    assert world.events() == [
         ("Normal", "CreatedService", "Created the service ns/job-head-svc"),
         (
             "Warning",
@@ -103,7 +103,7 @@ async def test_an_inconsistent_status_is_invalid_rayjob_status() -> None:
     world = World()
     _cached(world, rayjob_wire(), jobDeploymentStatus="Waiting")
     assert await world.reconciler().reconcile(REQUEST) == Result()
-    assert world.recorder.events == [
+    assert world.events() == [
         (
             "Warning",
             "InvalidRayJobStatus",
@@ -124,7 +124,7 @@ async def test_an_invalid_name_is_invalid_rayjob_metadata() -> None:
     renamed = {**cached, "metadata": {**cached["metadata"], "name": long_name}}
     world.rayjobs.put(world.client.put(RAY_JOBS, renamed))
     assert await world.reconciler().reconcile(Request("ns", long_name)) == Result()
-    (event,) = world.recorder.events
+    (event,) = world.events()
     assert event == (
         "Warning",
         "InvalidRayJobMetadata",

@@ -116,7 +116,7 @@ async def test_initializing_a_ready_cluster_starts_the_submission(
     assert await phases.on_initializing(ctx) is None
     assert ctx.status.dashboard_url == DASHBOARD_URL
     assert ctx.status.job_deployment_status == expected
-    assert world.client.verbs("jobs") == verbs
+    assert world.client.verbs("Job") == verbs
     assert ctx.status.ray_cluster_status is not None
     assert ctx.status.ray_cluster_status.state == "ready"
 
@@ -171,7 +171,7 @@ async def test_running_copies_a_finished_job_and_completes() -> None:
     assert ctx.status.job_status == JobStatus.SUCCEEDED
     assert ctx.status.ray_job_info is not None and ctx.status.ray_job_info.end_time
     assert world.dashboard.opened == [(DASHBOARD_URL, None)]
-    assert world.client.verbs("services") == ["create"]
+    assert world.client.verbs("Service") == ["create"]
 
 
 async def test_running_http_mode_submits_a_job_the_dashboard_does_not_know() -> None:
@@ -252,7 +252,7 @@ async def test_suspending_and_retrying_delete_then_reset(phase: str, after: str)
     ctx = world.context(rayjob_wire(), **fields)
     assert await phases.on_suspending_or_retrying(ctx) is phases.WAIT
     assert [(c.verb, c.resource) for c in world.client.calls] == [("delete", "rayclusters")]
-    world.clusters.objects.clear()
+    world.clusters.clear()
     ctx = world.context(rayjob_wire(), **fields)
     assert await phases.on_suspending_or_retrying(ctx) is None
     assert ctx.status.job_deployment_status == after

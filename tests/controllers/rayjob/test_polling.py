@@ -49,7 +49,7 @@ def cache_running(world: World, mode: str = "HTTPMode", **spec: Any) -> None:
 async def reconcile(world: World) -> Result:
     """One pass; then the cache shows what the server holds, as after the watch event."""
     result = await world.reconciler().reconcile(REQUEST)
-    stored = world.client.store.get((RAY_JOBS.plural, "ns", "job"))
+    stored = world.client.stored(RAY_JOBS, "ns", "job")
     if stored is not None and world.rayjobs.get("ns", "job") is not None:
         world.rayjobs.put(stored)
     return result
@@ -108,7 +108,7 @@ async def test_a_deleted_rayjob_leaves_no_poller() -> None:
     assert world.poller is not None
     await reconcile(world)
     assert len(world.poller) == 1
-    world.rayjobs.objects.clear()
+    world.rayjobs.clear()
     assert await reconcile(world) == Result()
     assert len(world.poller) == 0
     await tick(world)
@@ -122,7 +122,7 @@ async def test_a_gone_cluster_leaves_no_poller() -> None:
     cache_running(world)
     assert world.poller is not None
     await reconcile(world)
-    world.clusters.objects.clear()  # the poller notices at its next tick
+    world.clusters.clear()  # the poller notices at its next tick
     await tick(world)
     assert len(world.poller) == 0 and not world.clock.has_sleepers()
     await world.poller.close()

@@ -25,7 +25,7 @@ def cached(world: World, wire: dict[str, Any], **status: Any) -> dict[str, Any]:
         wire = wire | {
             "status": RayJobStatus(**status).model_dump(by_alias=True, exclude_none=True)
         }
-    return world.rayjobs.put(world.client.put(RAY_JOBS, wire))
+    return world.hold(world.rayjobs, world.client.put(RAY_JOBS, wire))
 
 
 def written_status(world: World) -> dict[str, Any]:
@@ -68,7 +68,8 @@ async def test_a_pass_never_works_from_a_cache_behind_its_own_last_write() -> No
     assert len(world.client.calls) == calls, "no write based on the stale copy"
     caught_up: list[str] = []
     world.own_writes.on_caught_up = lambda obj: caught_up.append(obj["metadata"]["name"])
-    latest = world.client.store[("rayjobs", "ns", "job")]
+    latest = world.client.stored(RAY_JOBS, "ns", "job")
+    assert latest is not None
     world.rayjobs.put(latest)
     world.own_writes.observe(latest)
     assert caught_up == ["job"]
@@ -103,7 +104,9 @@ async def test_an_invalid_rayjob_is_marked_validation_failed_once() -> None:
     assert status["jobDeploymentStatus"] == "ValidationFailed"
     assert status["reason"] == JobFailedReason.VALIDATION_FAILED
     assert "Telepathy" in status["message"]
-    world.rayjobs.put(world.client.store[("rayjobs", "ns", "job")])
+    written = world.client.stored(RAY_JOBS, "ns", "job")
+    assert written is not None
+    world.rayjobs.put(written)
     world.client.calls.clear()
     assert await world.reconciler().reconcile(REQUEST) == Result()
     assert world.client.calls == [], "the same status is not written again"

@@ -3,9 +3,9 @@
 :class:`Passes` runs :class:`~rayop.controllers.rayservice.reconciler.RayServiceReconciler`
 pass after pass on a :class:`~rayservice_fakes.World` whose FakeClock advances 2 s (KubeRay's
 requeue) between passes. Before each pass the caches are refreshed from the fake client (as an
-informer would), new clusters get a ready head pod, and the Gateway and HTTPRoute are given the
-status a Gateway implementation would write (Accepted, Programmed; Accepted, ResolvedRefs), so
-the upgrade can move. Nothing sleeps: 300 virtual seconds take a fraction of a real one.
+informer would), new clusters get a ready head pod (in the cache and the client), and the
+Gateway and HTTPRoute are given the status a Gateway implementation would write (Accepted,
+Programmed; Accepted, ResolvedRefs), so the upgrade can move. Nothing sleeps: 300 virtual seconds take a fraction of a real one.
 """
 
 from __future__ import annotations
@@ -13,8 +13,10 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from rayop.controllers.rayservice.incremental.gateway import GATEWAYS, HTTP_ROUTES
 from rayop.controllers.rayservice.reconciler import RayServiceReconciler
-from rayop.kube.resources import RAY_CLUSTERS, RAY_SERVICES, SERVICES
+from rayop.kube.resource import Resource
+from rayop.kube.resources import PODS, RAY_CLUSTERS, RAY_SERVICES, SERVICES
 from rayop.runtime.reconcile import Request
 
 from .rayservice_fakes import NAME, NS, Obj, World, head_pod
@@ -60,14 +62,14 @@ class Passes:
         world.client.put(RAY_SERVICES, service)
         self.route_history: list[tuple[float, list[tuple[str, int]]]] = []
 
-    def stored(self, plural: str, name: str) -> Obj | None:
-        """Returns the fake server's copy of ``plural/name`` in the test namespace."""
-        return self.world.client.store.get((plural, NS, name))
+    def stored(self, res: Resource, name: str) -> Obj | None:
+        """Returns the fake server's copy of ``name`` in the test namespace."""
+        return self.world.client.stored(res, NS, name)
 
     @property
     def rayservice(self) -> Obj:
         """The RayService as the fake server holds it."""
-        found = self.stored(RAY_SERVICES.plural, NAME)
+        found = self.stored(RAY_SERVICES, NAME)
         assert found is not None
         return found
 
@@ -84,37 +86,43 @@ class Passes:
         self.world.client.put(RAY_SERVICES, service)
 
     def _sync(self) -> None:
-        world = self.world
-        store = world.client.store
-        world.rayservices.objects.clear()
-        world.clusters.objects.clear()
-        world.services.objects.clear()
-        for (plural, _ns, name), obj in list(store.items()):
-            if plural == RAY_SERVICES.plural:
-                world.rayservices.put(obj)
-            elif plural == RAY_CLUSTERS.plural:
-                world.clusters.put(obj)
-                if world.pods.get(NS, f"{name}-head") is None:
-                    world.pods.put(head_pod(name))
-            elif plural == SERVICES.plural:
-                world.services.put(obj)
-            elif self.program_gateway and plural == "gateways":
-                obj.setdefault("status", {})["conditions"] = _accepted("Accepted", "Programmed")
-            elif self.program_gateway and plural == "httproutes":
-                parent = {"name": f"{NAME}-gateway", "namespace": NS}
-                obj["status"] = {
-                    "parents": [
-                        {
-                            "parentRef": parent,
-                            "controllerName": "example.com/gateway",
-                            "conditions": _accepted("Accepted", "ResolvedRefs"),
-                        }
-                    ]
+        world, client = self.world, self.world.client
+        for cache, res in (
+            (world.rayservices, RAY_SERVICES),
+            (world.clusters, RAY_CLUSTERS),
+            (world.services, SERVICES),
+        ):
+            cache.clear()
+            cache.put(*client.stored_all(res))
+        for cluster in client.stored_all(RAY_CLUSTERS):
+            name = cluster["metadata"]["name"]
+            if world.pods.get(NS, name + "-head") is None:
+                world.pods.put(head_pod(name))
+                client.put(PODS, head_pod(name))
+        if not self.program_gateway:
+            return
+        for gateway in client.stored_all(GATEWAYS):
+            conditions = _accepted("Accepted", "Programmed")
+            if (gateway.get("status") or {}).get("conditions") != conditions:
+                gateway.setdefault("status", {})["conditions"] = conditions
+                client.put(GATEWAYS, gateway)
+        parent = {"name": f"{NAME}-gateway", "namespace": NS}
+        accepted = {
+            "parents": [
+                {
+                    "parentRef": parent,
+                    "controllerName": "example.com/gateway",
+                    "conditions": _accepted("Accepted", "ResolvedRefs"),
                 }
+            ]
+        }
+        for route in client.stored_all(HTTP_ROUTES):
+            if route.get("status") != accepted:
+                client.put(HTTP_ROUTES, route | {"status": accepted})
 
     def route_backends(self) -> list[tuple[str, int]]:
         """Returns the stored HTTPRoute's (backend, weight) pairs ([] when there is none)."""
-        route = self.stored("httproutes", f"{NAME}-httproute")
+        route = self.stored(HTTP_ROUTES, f"{NAME}-httproute")
         if route is None:
             return []
         refs = route["spec"]["rules"][0]["backendRefs"]

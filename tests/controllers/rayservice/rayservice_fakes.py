@@ -1,6 +1,5 @@
-"""Fakes for unit tests of the RayService steps: a recording client, caches as mappings, a
-recording event sink, scripted Serve dashboards, and a pass context built from them on a
-FakeClock.
+"""A world for unit tests of the RayService steps: the kit's fake client, caches and event sink,
+scripted Serve dashboards, and a pass context built from them on a FakeClock.
 
 Nothing here talks HTTP or sleeps. A test builds a :class:`World`, puts objects into its caches
 (and, where a verb should find them, into its client), runs one step on :meth:`World.context`,
@@ -13,9 +12,8 @@ from __future__ import annotations
 
 import copy
 import random
-from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, cast
+from typing import Any, cast
 
 import orjson
 import yaml
@@ -29,14 +27,12 @@ from rayop.controllers.rayservice.context import PassContext, RayServiceDeps
 from rayop.controllers.rayservice.dashboards import DashboardFactory
 from rayop.controllers.rayservice.serve_cache import ServeConfigCache
 from rayop.kube.client import KubeClient
-from rayop.kube.errors import AlreadyExists, NotFound
-from rayop.kube.resource import Resource
 from rayop.kube.resources import PODS, RAY_CLUSTERS, RAY_SERVICES
-from rayop.runtime.events.recorder import EventRecorder, EventType
+from rayop.runtime.events.recorder import EventRecorder
 from rayop.runtime.informers.factory import Informer
 from rayop.runtime.own_writes import OwnWrites
 from rayop.runtime.reconcile import Request
-from rayop.testing import FakeClock
+from rayop.testing import FakeCache, FakeClient, FakeClock, RecordingEventSink
 
 Obj = dict[str, Any]
 NS = "ns"
@@ -122,160 +118,6 @@ def head_pod(cluster: str, *, ready: bool = True, serve: str | None = None) -> O
     }
 
 
-def _key(obj: Mapping[str, Any]) -> tuple[str, str]:
-    meta = obj.get("metadata") or {}
-    return str(meta.get("namespace") or ""), str(meta.get("name") or "")
-
-
-class FakeCache:
-    """An informer cache's read side over a dict keyed by (namespace, name)."""
-
-    def __init__(self) -> None:
-        self.objects: dict[tuple[str, str], Obj] = {}
-
-    def put(self, *objs: Mapping[str, Any]) -> None:
-        """Stores copies of ``objs``."""
-        for obj in objs:
-            stored = copy.deepcopy(dict(obj))
-            self.objects[_key(stored)] = stored
-
-    def get(self, namespace: str | None, name: str) -> Obj | None:
-        return self.objects.get((namespace or "", name))
-
-    def list(self, namespace: str | None = None, *, label_selector: Any = None) -> list[Obj]:
-        wanted = dict(label_selector or {})
-        return [
-            o
-            for (ns, _), o in self.objects.items()
-            if (namespace is None or ns == namespace)
-            and all((o["metadata"].get("labels") or {}).get(k) == v for k, v in wanted.items())
-        ]
-
-
-@dataclass(frozen=True)
-class Call:
-    """One API call the fake client received."""
-
-    verb: str
-    resource: str
-    name: str
-    body: Any = None
-    propagation_policy: str | None = None
-
-
-class FakeClient:
-    """An API client over a dict per resource; records every call, bumps resourceVersions.
-
-    ``fail[verb]`` makes the next call of that verb raise the given exception. ``patch`` merges
-    ``metadata`` of the stored object (or returns the body alone when nothing is stored).
-    """
-
-    def __init__(self) -> None:
-        self.store: dict[tuple[str, str, str], Obj] = {}
-        self.calls: list[Call] = []
-        self.fail: dict[str, Exception] = {}
-        self._rv = 100
-
-    def put(self, res: Resource, obj: Mapping[str, Any]) -> Obj:
-        """Stores ``obj`` as the server's copy (a new resourceVersion) and returns it."""
-        self._rv += 1
-        stored = copy.deepcopy(dict(obj))
-        stored.setdefault("metadata", {})["resourceVersion"] = str(self._rv)
-        self.store[(res.plural, *_key(stored))] = stored
-        return copy.deepcopy(stored)
-
-    def of(self, verb: str, resource: str | None = None) -> list[Call]:
-        """Returns the calls of ``verb`` (``update/status`` for status), optionally of a kind."""
-        return [
-            c for c in self.calls if c.verb == verb and (resource is None or c.resource == resource)
-        ]
-
-    def _record(self, call: Call) -> None:
-        self.calls.append(call)
-        error = self.fail.pop(call.verb, None)
-        if error is not None:
-            raise error
-
-    async def get(self, res: Resource, name: str, *, namespace: str | None = None) -> Obj:
-        self._record(Call("get", res.plural, name))
-        found = self.store.get((res.plural, namespace or "", name))
-        if found is None:
-            raise NotFound({"code": 404, "reason": "NotFound"})
-        return copy.deepcopy(found)
-
-    async def create(
-        self, res: Resource, obj: Mapping[str, Any], *, namespace: str | None = None
-    ) -> Obj:
-        body = copy.deepcopy(dict(obj))
-        body["metadata"]["namespace"] = namespace or body["metadata"].get("namespace", "")
-        self._record(Call("create", res.plural, _key(body)[1], body))
-        if (res.plural, *_key(body)) in self.store:
-            raise AlreadyExists({"code": 409, "reason": "AlreadyExists"})
-        return self.put(res, body)
-
-    async def update(self, res: Resource, obj: Mapping[str, Any]) -> Obj:
-        body = copy.deepcopy(dict(obj))
-        self._record(Call("update", res.plural, _key(body)[1], body))
-        return self.put(res, body)
-
-    async def update_status(self, res: Resource, obj: Mapping[str, Any]) -> Obj:
-        body = copy.deepcopy(dict(obj))
-        self._record(Call("update/status", res.plural, _key(body)[1], body))
-        return self.put(res, body)
-
-    async def patch(
-        self, res: Resource, name: str, body: Any, *, namespace: str | None = None
-    ) -> Obj:
-        self._record(Call("patch", res.plural, name, copy.deepcopy(body)))
-        stored = self.store.get((res.plural, namespace or "", name))
-        if stored is None:
-            return {"metadata": {"name": name, "namespace": namespace or ""}}
-        merged = copy.deepcopy(stored)
-        merged["metadata"].update(
-            {k: v for k, v in (body.get("metadata") or {}).items() if k != "resourceVersion"}
-        )
-        return self.put(res, merged)
-
-    async def delete(
-        self,
-        res: Resource,
-        name: str,
-        *,
-        namespace: str | None = None,
-        propagation_policy: Literal["Background", "Foreground", "Orphan"] | None = None,
-    ) -> Obj:
-        self._record(Call("delete", res.plural, name, propagation_policy=propagation_policy))
-        found = self.store.pop((res.plural, namespace or "", name), None)
-        if found is None:
-            raise NotFound({"code": 404, "reason": "NotFound"})
-        return found
-
-
-@dataclass
-class FakeRecorder:
-    """Collects the Events a pass records as (type, reason, note)."""
-
-    events: list[tuple[str, str, str]] = field(default_factory=list)
-
-    actions: list[str | None] = field(default_factory=list)
-
-    def event(
-        self,
-        regarding: Mapping[str, Any],
-        event_type: EventType,
-        reason: str,
-        note: str,
-        *,
-        action: str | None = None,
-    ) -> None:
-        self.events.append((event_type, reason, note))
-        self.actions.append(action)
-
-    def reasons(self) -> list[str]:
-        """Returns the reasons of the recorded Events, in order."""
-        return [reason for _, reason, _ in self.events]
-
-
 @dataclass
 class FakeServe:
     """One cluster's Serve as its dashboard and proxy show it.
@@ -353,7 +195,7 @@ class World:
     services: FakeCache = field(default_factory=FakeCache)
     pods: FakeCache = field(default_factory=FakeCache)
     endpoint_slices: FakeCache = field(default_factory=FakeCache)
-    recorder: FakeRecorder = field(default_factory=FakeRecorder)
+    recorder: RecordingEventSink = field(default_factory=RecordingEventSink)
     dashboards: FakeDashboards = field(default_factory=FakeDashboards)
     serve_cache: ServeConfigCache = field(default_factory=ServeConfigCache)
     options: OperatorOptions = field(default_factory=OperatorOptions)
@@ -380,11 +222,19 @@ class World:
             rng=random.Random(7),
         )
 
+    def events(self) -> list[tuple[str, str, str]]:
+        """Returns the recorded Events as (type, reason, note), in order."""
+        return [(e.type, e.reason, e.note) for e in self.recorder.recorded]
+
+    def actions(self) -> list[str | None]:
+        """Returns the actions of the recorded Events, in order."""
+        return [e.action for e in self.recorder.recorded]
+
     def context(self, service: Obj) -> PassContext:
         """Returns the context of a pass over ``service``, which is put into the RayService
         cache and the client as it is."""
         self.rayservices.put(service)
-        self.client.store[(RAY_SERVICES.plural, NS, NAME)] = copy.deepcopy(service)
+        self.client.put(RAY_SERVICES, service)
         cached = self.rayservices.get(NS, NAME)
         assert cached is not None
         return PassContext.open(Request(NS, NAME), self.deps(), cached)
@@ -393,8 +243,8 @@ class World:
         """Puts ``cluster`` in the cache and the client, with a head pod unless ``head_ready``
         is None."""
         self.clusters.put(cluster)
-        self.client.store[(RAY_CLUSTERS.plural, NS, cluster["metadata"]["name"])] = cluster
+        self.client.put(RAY_CLUSTERS, cluster)
         if head_ready is not None:
             pod = head_pod(cluster["metadata"]["name"], ready=head_ready)
             self.pods.put(pod)
-            self.client.store[(PODS.plural, NS, pod["metadata"]["name"])] = pod
+            self.client.put(PODS, pod)

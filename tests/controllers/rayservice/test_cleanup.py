@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rayop.controllers.rayservice import cleanup
+from rayop.kube.resources import RAY_CLUSTERS
 
 from .rayservice_fakes import World, cluster_of, rayservice, with_status
 
@@ -16,21 +17,23 @@ async def test_a_retired_cluster_is_scheduled_then_deleted_when_due() -> None:
     world.add_cluster(cluster_of(service, "svc-old"))
     ctx = world.context(service)
     assert await cleanup.cleanup_retired_clusters(ctx) is None
-    [patch] = world.client.of("patch", "rayclusters")
+    [patch] = world.client.calls_of("patch", "RayCluster")
     assert patch.name == "svc-old"
     assert patch.body["metadata"]["annotations"][ANNOTATION] == "2026-01-01T00:16:45.000000Z"
     assert ctx.next_deletion_in == 5.0
-    world.clusters.put(world.client.store[("rayclusters", "ns", "svc-old")])
+    marked = world.client.stored(RAY_CLUSTERS, "ns", "svc-old")
+    assert marked is not None
+    world.clusters.put(marked)
 
     world.clock.step(3)
     ctx = world.context(service)
     await cleanup.cleanup_retired_clusters(ctx)
-    assert world.client.of("delete") == [] and ctx.next_deletion_in == 2.0
+    assert world.client.calls_of("delete") == [] and ctx.next_deletion_in == 2.0
 
     world.clock.step(2)
     ctx = world.context(service)
     await cleanup.cleanup_retired_clusters(ctx)
-    [delete] = world.client.of("delete")
+    [delete] = world.client.calls_of("delete")
     assert (delete.name, delete.propagation_policy) == ("svc-old", "Background")
     assert world.recorder.reasons() == ["DeletedRayCluster"]
     assert ctx.next_deletion_in is None
@@ -51,9 +54,9 @@ async def test_a_cluster_in_use_again_loses_its_schedule() -> None:
     cluster["metadata"]["annotations"][ANNOTATION] = "2026-01-01T00:00:00Z"
     world.add_cluster(cluster)
     await cleanup.cleanup_retired_clusters(world.context(service))
-    [patch] = world.client.of("patch")
+    [patch] = world.client.calls_of("patch")
     assert patch.body == {"metadata": {"annotations": {ANNOTATION: None}}}
-    assert world.client.of("delete") == []
+    assert world.client.calls_of("delete") == []
 
 
 async def test_clusters_it_does_not_control_or_already_deleting_are_left_alone() -> None:
@@ -71,7 +74,7 @@ async def test_a_failed_delete_is_reported_and_raised() -> None:
     service = with_status(rayservice(rayClusterDeletionDelaySeconds=0), active="svc-a")
     world = World()
     world.add_cluster(cluster_of(service, "svc-old"))
-    world.client.fail["delete"] = RuntimeError("boom")
+    world.client.fail_next("delete", RuntimeError("boom"))
     try:
         await cleanup.cleanup_retired_clusters(world.context(service))
     except RuntimeError:

@@ -34,7 +34,7 @@ async def test_a_new_service_records_its_pending_cluster_before_creating_it() ->
     assert world.own_writes.cache_behind(world.rayservices.get(NS, "svc") or {})
 
     assert await clusters.ensure_clusters(ctx) is None
-    [create] = world.client.of("create", "rayclusters")
+    [create] = world.client.calls_of("create", "RayCluster")
     assert create.name == pending
     assert create.body["metadata"]["ownerReferences"][0]["uid"] == "svc-uid"
     assert world.recorder.reasons() == ["CreatedRayCluster"]
@@ -42,7 +42,7 @@ async def test_a_new_service_records_its_pending_cluster_before_creating_it() ->
 
 async def test_a_lost_status_write_creates_nothing() -> None:
     world = World()
-    world.client.fail["update/status"] = Conflict({"code": 409, "reason": "Conflict"})
+    world.client.fail_next("update/status", Conflict({"code": 409, "reason": "Conflict"}))
     ctx = world.context(rayservice())
     try:
         await clusters.plan_clusters(ctx)
@@ -50,7 +50,7 @@ async def test_a_lost_status_write_creates_nothing() -> None:
         pass
     else:
         raise AssertionError("the Conflict was swallowed")
-    assert world.client.of("create") == []
+    assert world.client.calls_of("create") == []
 
 
 async def test_a_spec_change_prepares_a_new_cluster_only_with_zero_downtime() -> None:
@@ -81,10 +81,10 @@ async def test_appended_worker_groups_update_the_active_cluster_in_place() -> No
     await clusters.plan_clusters(ctx)
     assert ctx.pending_name == ""
     await clusters.ensure_clusters(ctx)
-    [update] = world.client.of("update", "rayclusters")
+    [update] = world.client.calls_of("update", "RayCluster")
     groups = [g["groupName"] for g in update.body["spec"]["workerGroupSpecs"]]
     assert update.name == "svc-old" and groups == ["small", "extra"]
-    [(_, reason, note)] = world.recorder.events
+    [(_, reason, note)] = world.events()
     assert reason == "UpdatedRayCluster"
     assert note == f"Updated the active RayCluster {update.body['metadata']['namespace']}/svc-old"
 
@@ -97,7 +97,7 @@ async def test_going_back_to_the_active_spec_drops_the_pending_cluster() -> None
     ctx = world.context(with_status(service, active="svc-old", pending="svc-new"))
     await clusters.plan_clusters(ctx)
     assert ctx.pending_name == "" and ctx.active_name == "svc-old"
-    [write] = world.client.of("update/status")
+    [write] = world.client.calls_of("update/status")
     assert write.body["status"]["pendingServiceStatus"] == {}
 
 
@@ -112,19 +112,19 @@ async def test_an_active_cluster_gone_from_the_server_is_forgotten() -> None:
 async def test_an_active_cluster_missing_only_from_the_cache_is_kept() -> None:
     service = with_status(rayservice(), active="svc-a")
     world = World()
-    world.client.store[(RAY_CLUSTERS.plural, NS, "svc-a")] = cluster_of(service, "svc-a")
+    world.client.put(RAY_CLUSTERS, cluster_of(service, "svc-a"))
     ctx = world.context(service)
     await clusters.plan_clusters(ctx)
     assert ctx.active_name == "svc-a" and ctx.pending_name == ""
-    assert world.client.of("update/status") == []
+    assert world.client.calls_of("update/status") == []
 
 
 async def test_a_pending_cluster_that_exists_already_is_not_an_error() -> None:
     service = with_status(rayservice(), pending="svc-p")
     world = World()
-    world.client.store[(RAY_CLUSTERS.plural, NS, "svc-p")] = cluster_of(service, "svc-p")
+    world.client.put(RAY_CLUSTERS, cluster_of(service, "svc-p"))
     await clusters.ensure_clusters(world.context(service))
-    assert len(world.client.of("create")) == 1 and world.recorder.events == []
+    assert len(world.client.calls_of("create")) == 1 and world.events() == []
 
 
 def _edited(service: dict[str, Any], edit: str) -> dict[str, Any]:
@@ -170,7 +170,7 @@ async def test_a_cluster_of_another_kuberay_version_is_updated_in_place() -> Non
     await clusters.plan_clusters(ctx)
     assert ctx.pending_name == "" and world.client.calls == []
     await clusters.ensure_clusters(ctx)
-    [update] = world.client.of("update", "rayclusters")
+    [update] = world.client.calls_of("update", "RayCluster")
     written = update.body["metadata"]["annotations"]
     assert update.name == "svc-old" and written["ray.io/kuberay-version"] == "v1.7.0"
     goal = _new_head_params(old)["spec"]["rayClusterConfig"]
@@ -189,7 +189,7 @@ async def test_during_an_upgrade_the_active_cluster_of_another_version_is_left_a
     ctx = world.context(with_status(_new_head_params(old), active="svc-old", pending="svc-new"))
     await clusters.plan_clusters(ctx)
     await clusters.ensure_clusters(ctx)
-    assert ctx.pending_name == "svc-new" and world.client.of("update", "rayclusters") == []
+    assert ctx.pending_name == "svc-new" and world.client.calls_of("update", "RayCluster") == []
 
 
 async def test_a_cluster_without_a_worker_group_count_is_updated_in_place() -> None:
@@ -202,5 +202,5 @@ async def test_a_cluster_without_a_worker_group_count_is_updated_in_place() -> N
     await clusters.plan_clusters(ctx)
     assert ctx.pending_name == ""
     await clusters.ensure_clusters(ctx)
-    [update] = world.client.of("update", "rayclusters")
+    [update] = world.client.calls_of("update", "RayCluster")
     assert update.body["metadata"]["annotations"]["ray.io/num-worker-groups"] == "1"

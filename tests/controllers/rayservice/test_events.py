@@ -25,11 +25,11 @@ async def test_head_pod_serve_label_updates_and_failures() -> None:
     service = with_status(rayservice(), active="svc-a")
     world = World()
     world.add_cluster(cluster_of(service, "svc-a"))
-    world.client.fail["patch"] = DENIED
+    world.client.fail_next("patch", DENIED)
     with pytest.raises(Forbidden):
         await head_label.update_head_serve_labels(world.context(service))
     await head_label.update_head_serve_labels(world.context(service))
-    assert world.recorder.events == [
+    assert world.events() == [
         (
             "Warning",
             "FailedToUpdateHeadPodServeLabel",
@@ -41,7 +41,7 @@ async def test_head_pod_serve_label_updates_and_failures() -> None:
             'Updated the serve label to "true" for the Head Pod ns/svc-a-head',
         ),
     ]
-    assert world.recorder.actions == ["Update", "Update"]
+    assert world.actions() == ["Update", "Update"]
 
 
 async def test_a_failed_service_update_is_failed_to_update_service() -> None:
@@ -52,14 +52,14 @@ async def test_a_failed_service_update_is_failed_to_update_service() -> None:
     world.services.put(_selecting("svc-head-svc", "svc-a"), _selecting("svc-serve-svc", "svc-a"))
     ctx = world.context(service)
     ctx.ready_clusters.update({"svc-a", "svc-b"})
-    world.client.fail["update"] = DENIED
+    world.client.fail_next("update", DENIED)
     with pytest.raises(Forbidden):
         await services.reconcile_services(ctx)
-    assert world.recorder.events == [
+    assert world.events() == [
         ("Warning", "FailedToUpdateService", "Failed to update the service ns/svc-head-svc, denied")
     ]
     await services.reconcile_services(ctx)
-    assert world.recorder.events[1:] == [
+    assert world.events()[1:] == [
         ("Normal", "UpdatedService", "Updated the service ns/svc-head-svc"),
         ("Normal", "UpdatedService", "Updated the service ns/svc-serve-svc"),
     ]
@@ -71,10 +71,10 @@ async def test_a_failed_create_is_failed_to_create_service() -> None:
     world.add_cluster(cluster_of(service, "svc-a"))
     ctx = world.context(service)
     ctx.ready_clusters.add("svc-a")
-    world.client.fail["create"] = DENIED
+    world.client.fail_next("create", DENIED)
     with pytest.raises(Forbidden):
         await services.reconcile_services(ctx)
-    assert world.recorder.events == [
+    assert world.events() == [
         ("Warning", "FailedToCreateService", "Failed to create the service ns/svc-head-svc, denied")
     ]
 
@@ -94,11 +94,11 @@ async def test_a_failed_delete_during_suspend_is_failed_to_delete_service() -> N
     )
     world = World()
     world.services.put({"metadata": {"name": "svc-head-svc", "namespace": NS}})
-    world.client.fail["delete"] = DENIED
+    world.client.fail_next("delete", DENIED)
     with pytest.raises(Forbidden):
         await suspend.handle_suspend(world.context(service))
     await suspend.handle_suspend(world.context(service))
-    assert world.recorder.events == [
+    assert world.events() == [
         (
             "Warning",
             "FailedToDeleteService",
@@ -120,7 +120,7 @@ async def test_invalid_metadata_is_invalid_rayservice_metadata() -> None:
         "ray.io/initializing-timeout has invalid format: soon. Expected Go duration format "
         "(e.g., '5m', '1h') or positive integer seconds"
     )
-    assert world.recorder.events == [("Warning", "InvalidRayServiceMetadata", f"ns/svc: {message}")]
-    assert world.recorder.actions == ["Validate"]
+    assert world.events() == [("Warning", "InvalidRayServiceMetadata", f"ns/svc: {message}")]
+    assert world.actions() == ["Validate"]
     ready = next(c for c in ctx.status["conditions"] if c["type"] == "Ready")
     assert (ready["reason"], ready["message"]) == ("ValidationFailed", message)

@@ -9,7 +9,7 @@ from .rayservice_fakes import World, cluster_of, head_pod, rayservice, with_stat
 
 def _labels(world: World) -> list[tuple[str, str]]:
     return [
-        (c.name, c.body["metadata"]["labels"]["ray.io/serve"]) for c in world.client.of("patch")
+        (c.name, c.body["metadata"]["labels"]["ray.io/serve"]) for c in world.client.calls_of("patch")
     ]
 
 

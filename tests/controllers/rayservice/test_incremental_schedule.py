@@ -10,14 +10,14 @@ the traffic and the old one no capacity.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping
 from typing import Any
 
 import pytest
 
+from rayop.controllers.rayservice.incremental.gateway import GATEWAYS, HTTP_ROUTES
 from rayop.kube.errors import NotFound
-from rayop.kube.resource import Resource
-from rayop.kube.resources import RAY_CLUSTERS
+from rayop.kube.resources import RAY_CLUSTERS, SERVICES
+from rayop.testing import api_error
 
 from .incremental_world import WORKER, Passes, incremental_spec
 from .rayservice_fakes import NAME, World, rayservice
@@ -51,7 +51,7 @@ async def test_first_cluster_gets_all_capacity_and_the_whole_route() -> None:
     passes = Passes(world, _sample_like())
     old = await _deployed(passes)
     assert passes.route_backends() == [(f"{old}-serve-svc", 100)]
-    gateway = passes.stored("gateways", f"{NAME}-gateway")
+    gateway = passes.stored(GATEWAYS, f"{NAME}-gateway")
     assert gateway is not None
     assert gateway["spec"] == {
         "gatewayClassName": "istio",
@@ -59,8 +59,8 @@ async def test_first_cluster_gets_all_capacity_and_the_whole_route() -> None:
     }
     puts = world.dashboards.of(old).puts
     assert puts and all(p["target_capacity"] == 100 for p in puts)
-    assert passes.stored("services", f"{old}-serve-svc") is not None
-    assert passes.stored("services", f"{NAME}-serve-svc") is None
+    assert passes.stored(SERVICES, f"{old}-serve-svc") is not None
+    assert passes.stored(SERVICES, f"{NAME}-serve-svc") is None
 
 
 async def test_traffic_moves_in_steps_of_ten_every_thirty_seconds() -> None:
@@ -86,7 +86,7 @@ async def test_traffic_moves_in_steps_of_ten_every_thirty_seconds() -> None:
     assert new and new != old
     assert passes.status["activeServiceStatus"]["rayClusterName"] == new
     # The new cluster starts without worker replicas (it scales from minReplicas).
-    created = passes.stored(RAY_CLUSTERS.plural, new)
+    created = passes.stored(RAY_CLUSTERS, new)
     assert created is not None
     assert "replicas" not in created["spec"]["workerGroupSpecs"][0]
     # Route weights: +10 on the new cluster (its head is ready at once here), then +10 again
@@ -171,9 +171,9 @@ async def test_suspend_deletes_the_gateway_and_route_with_kuberays_events() -> N
     await _deployed(passes)
     passes.patch_spec(suspend=True)
     await passes.run(6)
-    assert passes.stored("gateways", f"{NAME}-gateway") is None
-    assert passes.stored("httproutes", f"{NAME}-httproute") is None
-    notes = {(reason, note) for _, reason, note in world.recorder.events}
+    assert passes.stored(GATEWAYS, f"{NAME}-gateway") is None
+    assert passes.stored(HTTP_ROUTES, f"{NAME}-httproute") is None
+    notes = {(reason, note) for _, reason, note in world.events()}
     assert ("DeletedGateway", f"Deleted the Gateway ns/{NAME}-gateway during suspend") in notes
     assert (
         "DeletedHTTPRoute",
@@ -183,21 +183,13 @@ async def test_suspend_deletes_the_gateway_and_route_with_kuberays_events() -> N
     assert kinds["Suspended"] == "True"
 
 
-async def test_a_missing_gateway_api_is_a_warning_event_and_a_retry(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+async def test_a_missing_gateway_api_is_a_warning_event_and_a_retry() -> None:
     world = World()
     passes = Passes(world, _sample_like())
-    create = world.client.create
-
-    async def no_gateway_api(res: Resource, obj: Mapping[str, Any], **kw: Any) -> dict[str, Any]:
-        if res.group == "gateway.networking.k8s.io":
-            raise NotFound({"code": 404, "reason": "NotFound"})
-        return await create(res, obj, **kw)
-
-    monkeypatch.setattr(world.client, "create", no_gateway_api)
+    missing = api_error(NotFound, 404, "NotFound", "the server could not find the resource")
+    world.client.fail_next("create", missing, kind="Gateway")
     with pytest.raises(NotFound):
         await passes.run(1)
-    warnings = [(r, n) for t, r, n in world.recorder.events if t == "Warning"]
+    warnings = [(r, n) for t, r, n in world.events() if t == "Warning"]
     assert warnings and warnings[0][0] == "FailedToCreateGateway"
     assert warnings[0][1].startswith(f"Failed to create Gateway for RayService ns/{NAME}-gateway: ")

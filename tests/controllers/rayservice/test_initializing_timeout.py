@@ -8,6 +8,7 @@ from typing import Any
 from rayop.api.common import format_time
 from rayop.controllers.rayservice.reconciler import RayServiceReconciler
 from rayop.controllers.rayservice.status import finish_status
+from rayop.kube.resources import RAY_CLUSTERS
 from rayop.runtime.reconcile import Request, Result
 
 from .rayservice_fakes import NAME, NS, World, cluster_of, rayservice, with_status
@@ -48,7 +49,7 @@ async def test_initializing_past_the_timeout_fails_with_kuberays_condition_and_e
     ctx = world.context(service)
     await finish_status(ctx)
     assert _ready(ctx.status)["reason"] == "Initializing"
-    assert world.recorder.events == []
+    assert world.events() == []
 
     world.clock.step(2)
     ctx = world.context(service)
@@ -63,15 +64,15 @@ async def test_initializing_past_the_timeout_fails_with_kuberays_condition_and_e
     assert ctx.status["serviceStatus"] == ""
     upgrade = next(c for c in ctx.status["conditions"] if c["type"] == "UpgradeInProgress")
     assert upgrade["reason"] == "Initializing", "KubeRay leaves it as it was"
-    assert world.recorder.events == [
+    assert world.events() == [
         (
             "Warning",
             "RayServiceInitializingTimeout",
             "RayService initializing timeout exceeded after 1m31s (configured timeout: 1m30s)",
         )
     ]
-    assert world.recorder.actions == ["Reconcile"]
-    written = world.client.of("update/status")[-1].body["status"]
+    assert world.actions() == ["Reconcile"]
+    written = world.client.calls_of("update/status")[-1].body["status"]
     assert _ready(written)["reason"] == "InitializingTimeout"
 
 
@@ -99,7 +100,7 @@ async def test_seconds_are_read_too_and_ready_endpoints_win() -> None:
     ctx = world.context(service)
     await finish_status(ctx)
     assert _ready(ctx.status)["reason"] == "NonZeroServeEndpoints"
-    assert world.recorder.events == []
+    assert world.events() == []
 
 
 async def test_only_initializing_times_out_and_no_annotation_never_does() -> None:
@@ -131,14 +132,15 @@ async def test_a_timed_out_service_only_retires_its_clusters_then_stops() -> Non
     assert await reconciler.reconcile(Request(NS, NAME)) == Result(requeue_after=2.0)
     verbs = [(c.verb, c.resource) for c in world.client.calls]
     assert verbs == [("patch", "rayclusters")], "scheduled for deletion, nothing created"
-    scheduled = world.client.store[("rayclusters", NS, "svc-a")]
+    scheduled = world.client.stored(RAY_CLUSTERS, NS, "svc-a")
+    assert scheduled is not None
     world.clusters.put(scheduled)
 
     world.clock.step(61)
     assert await reconciler.reconcile(Request(NS, NAME)) == Result(requeue_after=2.0)
     assert ("delete", "rayclusters") in [(c.verb, c.resource) for c in world.client.calls]
 
-    world.clusters.objects.clear()
+    world.clusters.clear()
     calls = len(world.client.calls)
     assert await reconciler.reconcile(Request(NS, NAME)) == Result()
     assert len(world.client.calls) == calls, "terminal: nothing more is done"

@@ -40,7 +40,7 @@ async def test_the_finalizer_is_added_with_the_cached_resource_version() -> None
     service["metadata"]["finalizers"] = []
     ctx = world.context(service)
     assert await opening_steps.handle_deletion(ctx) is None
-    [patch] = world.client.of("patch", "rayservices")
+    [patch] = world.client.calls_of("patch", "RayService")
     assert patch.body == {"metadata": {"finalizers": [FINALIZER], "resourceVersion": "10"}}
     assert world.own_writes.cache_behind(world.rayservices.get(NS, NAME) or {})
 
@@ -54,14 +54,14 @@ async def test_deletion_deletes_every_owned_cluster_then_drops_the_finalizer() -
     world.serve_cache.put(NS, NAME, "svc-a", "cfg")
     stop = await opening_steps.handle_deletion(world.context(service))
     assert stop == Stop.discarding_status(Result(requeue_after=2.0))
-    assert [(c.name, c.propagation_policy) for c in world.client.of("delete")] == [
+    assert [(c.name, c.propagation_policy) for c in world.client.calls_of("delete")] == [
         ("svc-a", "Background")
     ]
     assert world.recorder.reasons() == ["DeletedRayCluster"]
 
-    world.clusters.objects.clear()
+    world.clusters.clear()
     assert await opening_steps.handle_deletion(world.context(service)) == Stop.discarding_status()
-    [patch] = world.client.of("patch", "rayservices")
+    [patch] = world.client.calls_of("patch", "RayService")
     assert patch.body["metadata"]["finalizers"] == []
     assert world.serve_cache.get(NS, NAME, "svc-a") is None
 
@@ -79,7 +79,7 @@ async def test_an_invalid_spec_reports_validation_failed_and_asks_for_the_status
     ctx = world.context(rayservice(upgradeStrategy={"type": "Sideways"}))
     stop = await opening_steps.validate(ctx)
     assert stop == Stop(Result(), StatusEdits.WRITE)
-    [(kind, reason, note)] = world.recorder.events
+    [(kind, reason, note)] = world.events()
     assert (kind, reason) == ("Warning", "InvalidRayServiceSpec") and "Sideways" in note
     [ready] = ctx.status["conditions"]
     assert (ready["type"], ready["status"]) == ("Ready", "False")
@@ -92,4 +92,4 @@ async def test_an_invalid_spec_reports_validation_failed_and_asks_for_the_status
 async def test_a_valid_spec_goes_on() -> None:
     world = World()
     assert await opening_steps.validate(world.context(rayservice())) is None
-    assert world.recorder.events == []
+    assert world.events() == []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rayop.controllers.rayservice.context import PassContext
 from rayop.controllers.rayservice.reconciler import RayServiceReconciler, requeue_after
+from rayop.kube.resources import RAY_SERVICES
 from rayop.runtime.reconcile import Request, Result
 from rayop.runtime.steps import Stop
 
@@ -13,11 +14,11 @@ from .rayservice_fakes import NAME, NS, World, cluster_of, rayservice, with_stat
 async def test_a_new_service_gets_a_pending_cluster_and_a_status_in_one_pass() -> None:
     world = World()
     world.rayservices.put(rayservice())
-    world.client.store[("rayservices", NS, NAME)] = rayservice()
+    world.client.put(RAY_SERVICES, rayservice())
     result = await RayServiceReconciler(world.deps()).reconcile(Request(NS, NAME))
     assert result == Result(requeue_after=2.0)
     assert [c.verb for c in world.client.calls] == ["update/status", "create", "update/status"]
-    last = world.client.of("update/status")[-1].body["status"]
+    last = world.client.calls_of("update/status")[-1].body["status"]
     assert last["pendingServiceStatus"]["rayClusterName"].startswith("svc-")
     ready = {c["type"]: c["reason"] for c in last["conditions"]}
     assert ready == {"Ready": "Initializing", "UpgradeInProgress": "Initializing"}
@@ -26,7 +27,7 @@ async def test_a_new_service_gets_a_pending_cluster_and_a_status_in_one_pass() -
 async def test_a_pass_right_after_our_write_waits_for_the_cache() -> None:
     world = World()
     world.rayservices.put(rayservice())
-    world.client.store[("rayservices", NS, NAME)] = rayservice()
+    world.client.put(RAY_SERVICES, rayservice())
     reconciler = RayServiceReconciler(world.deps())
     await reconciler.reconcile(Request(NS, NAME))
     calls = len(world.client.calls)
@@ -50,7 +51,7 @@ async def test_an_early_stop_writes_or_drops_the_status_edits_as_it_says() -> No
         world.rayservices.put(rayservice())
         reconciler = RayServiceReconciler(world.deps(), steps=[step])
         assert await reconciler.reconcile(Request(NS, NAME)) == Result(requeue_after=1.0)
-        assert len(world.client.of("update/status")) == written
+        assert len(world.client.calls_of("update/status")) == written
 
 
 async def test_a_deleted_service_is_forgotten() -> None:
@@ -80,7 +81,7 @@ async def test_a_service_that_does_not_parse_is_reported_and_left_alone() -> Non
     del broken["spec"]["rayClusterConfig"]
     world.rayservices.put(broken)
     assert await RayServiceReconciler(world.deps()).reconcile(Request(NS, NAME)) == Result()
-    [(kind, reason, note)] = world.recorder.events
+    [(kind, reason, note)] = world.events()
     assert (kind, reason) == ("Warning", "InvalidRayServiceSpec")
     assert "rayClusterConfig" in note
     assert world.client.calls == []

@@ -35,7 +35,7 @@ async def test_the_ready_cluster_gets_both_services() -> None:
     ctx = world.context(service)
     ctx.ready_clusters.add("svc-a")
     await services.reconcile_services(ctx)
-    created = {c.name: c.body for c in world.client.of("create", "services")}
+    created = {c.name: c.body for c in world.client.calls_of("create", "Service")}
     assert sorted(created) == ["svc-head-svc", "svc-serve-svc"]
     assert created["svc-serve-svc"]["spec"]["selector"] == {
         "ray.io/cluster": "svc-a",
@@ -56,7 +56,7 @@ async def test_a_ready_pending_cluster_takes_the_services_over() -> None:
     ctx = world.context(service)
     ctx.ready_clusters.update({"svc-a", "svc-b"})
     await services.reconcile_services(ctx)
-    updates = {c.name: c.body for c in world.client.of("update", "services")}
+    updates = {c.name: c.body for c in world.client.calls_of("update", "Service")}
     assert sorted(updates) == ["svc-head-svc", "svc-serve-svc"]
     serve = updates["svc-serve-svc"]
     assert serve["spec"]["selector"]["ray.io/cluster"] == "svc-b"
@@ -83,7 +83,7 @@ async def test_a_service_created_meanwhile_is_read_and_retargeted() -> None:
     world = World()
     world.add_cluster(cluster_of(service, "svc-a"))
     for name in ("svc-serve-svc", "svc-head-svc"):
-        world.client.store[(SERVICES.plural, NS, name)] = _service_selecting(name, "svc-x")
+        world.client.put(SERVICES, _service_selecting(name, "svc-x"))
     ctx = world.context(service)
     ctx.ready_clusters.add("svc-a")
     await services.reconcile_services(ctx)

@@ -130,7 +130,7 @@ async def test_finishing_promotes_counts_endpoints_and_writes_once() -> None:
     ctx.serving_cluster = "svc-b"
     ctx.apps["svc-b"] = {"app": {"status": "RUNNING"}}
     await st.finish_status(ctx)
-    [write] = world.client.of("update/status")
+    [write] = world.client.calls_of("update/status")
     status = write.body["status"]
     assert status["activeServiceStatus"] == {
         "rayClusterName": "svc-b",
@@ -147,4 +147,4 @@ async def test_finishing_promotes_counts_endpoints_and_writes_once() -> None:
     again.apps["svc-b"] = {"app": {"status": "RUNNING"}}
     world.clock.step(5)
     await st.finish_status(again)
-    assert len(world.client.of("update/status")) == 1, "an unchanged status was written"
+    assert len(world.client.calls_of("update/status")) == 1, "an unchanged status was written"

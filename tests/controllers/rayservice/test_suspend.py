@@ -58,7 +58,7 @@ async def test_suspending_deletes_clusters_and_services_and_waits_for_them() -> 
     ctx = world.context(service)
     stop = await suspend.handle_suspend(ctx)
     assert stop == Stop.discarding_status(Result(requeue_after=2.0))
-    deleted = [(c.resource, c.name) for c in world.client.of("delete")]
+    deleted = [(c.resource, c.name) for c in world.client.calls_of("delete")]
     assert deleted == [
         ("rayclusters", "svc-a"),
         ("services", "svc-head-svc"),
@@ -97,7 +97,7 @@ async def test_a_suspended_service_waits_and_a_resumed_one_goes_on() -> None:
     ctx = world.context(resumed)
     assert suspend.phase_of(ctx) == "resumed"
     assert await suspend.handle_suspend(ctx) is None
-    [write] = world.client.of("update/status")
+    [write] = world.client.calls_of("update/status")
     assert _condition(write.body["status"], "Suspended") == ("False", "RayServiceResumed")
     assert _condition(write.body["status"], "Ready") == ("False", "Initializing")
     assert ctx.cached["metadata"]["resourceVersion"] != resumed["metadata"]["resourceVersion"]
