@@ -10,18 +10,9 @@ from prometheus_client.exposition import generate_latest
 
 from rayop.controllers.assembly.kuberay_metrics import KUBERAY_METRIC_NAMES, KubeRayMetrics
 from rayop.runtime.informers.indexer import Obj
+from rayop.testing import FakeCache
 
 NOW = datetime(2026, 1, 1, 12, 0, 0, tzinfo=UTC)
-
-
-class ListCache:
-    """A cache that returns the objects it was given."""
-
-    def __init__(self, *objs: Obj) -> None:
-        self.objs: list[Obj] = list(objs)
-
-    def list(self) -> list[Obj]:
-        return list(self.objs)
 
 
 def obj(
@@ -56,13 +47,14 @@ def samples(metrics: KubeRayMetrics) -> dict[str, list[tuple[dict[str, str], flo
 
 
 def new_metrics(
-    clusters: ListCache | None = None,
-    jobs: ListCache | None = None,
-    services: ListCache | None = None,
+    clusters: FakeCache | None = None,
+    jobs: FakeCache | None = None,
+    services: FakeCache | None = None,
 ) -> KubeRayMetrics:
-    return KubeRayMetrics(
-        clusters or ListCache(), jobs or ListCache(), services or ListCache(), wall=lambda: NOW
-    )
+    def given(cache: FakeCache | None) -> FakeCache:
+        return FakeCache() if cache is None else cache  # an empty cache is falsy (len 0)
+
+    return KubeRayMetrics(given(clusters), given(jobs), given(services), wall=lambda: NOW)
 
 
 def ident(name: str) -> dict[str, str]:
@@ -70,7 +62,7 @@ def ident(name: str) -> dict[str, str]:
 
 
 def test_cluster_info_owner_kind_and_provisioned_condition() -> None:
-    clusters = ListCache(
+    clusters = FakeCache(
         obj("plain", status=cond("RayClusterProvisioned", "True")),
         obj("of-job", labels={"ray.io/originated-from-crd": "RayJob"}),
         obj(
@@ -93,7 +85,7 @@ def test_cluster_info_owner_kind_and_provisioned_condition() -> None:
 
 
 def test_job_info_and_deployment_status() -> None:
-    jobs = ListCache(obj("j1", status={"jobDeploymentStatus": "Running"}), obj("j2"))
+    jobs = FakeCache(obj("j1", status={"jobDeploymentStatus": "Running"}), obj("j2"))
     got = samples(new_metrics(jobs=jobs))
     assert got["kuberay_job_info"] == [(ident("j1"), 1.0), (ident("j2"), 1.0)]
     assert got["kuberay_job_deployment_status"] == [
@@ -109,7 +101,7 @@ def test_service_info_ready_and_upgrade_conditions() -> None:
             {"type": "UpgradeInProgress", "status": "True"},
         ]
     }
-    services = ListCache(obj("s1", status=both), obj("s2", status=cond("Ready", "False")))
+    services = FakeCache(obj("s1", status=both), obj("s2", status=cond("Ready", "False")))
     got = samples(new_metrics(services=services))
     assert got["kuberay_service_info"] == [(ident("s1"), 1.0), (ident("s2"), 1.0)]
     assert got["kuberay_service_condition_ready"] == [
@@ -123,10 +115,10 @@ def test_service_info_ready_and_upgrade_conditions() -> None:
 
 
 def test_scrape_reads_the_cache_at_scrape_time() -> None:
-    jobs = ListCache()
+    jobs = FakeCache()
     metrics = new_metrics(jobs=jobs)
     assert samples(metrics)["kuberay_job_info"] == []
-    jobs.objs.append(obj("late"))
+    jobs.put(obj("late"))
     assert samples(metrics)["kuberay_job_info"] == [(ident("late"), 1.0)]
 
 
@@ -174,7 +166,7 @@ def test_execution_duration_on_terminal_and_retrying_transitions() -> None:
 
 def test_registered_exposition_names_every_metric_once() -> None:
     registry = CollectorRegistry()
-    metrics = new_metrics(ListCache(obj("rc")), ListCache(obj("j")), ListCache(obj("s")))
+    metrics = new_metrics(FakeCache(obj("rc")), FakeCache(obj("j")), FakeCache(obj("s")))
     registry.register(metrics)
     text = generate_latest(registry).decode()
     for name in KUBERAY_METRIC_NAMES:

@@ -9,8 +9,8 @@ from typing import Any
 
 from rayop.controllers.assembly.kuberay_metrics import KUBERAY_METRIC_NAMES, KubeRayMetrics
 from rayop.kube.metrics import RestClientMetrics
-from rayop.runtime.informers.indexer import Obj
 from rayop.runtime.metrics import OperatorMetrics
+from rayop.testing import FakeCache
 from rayop.testing.clock import FakeClock
 
 from .manifests import REPO
@@ -104,16 +104,14 @@ def exported_series() -> set[str]:
     return samples
 
 
-class OneObject:
-    """A cache holding one object of each kind."""
-
-    def list(self) -> list[Obj]:
-        return [{"metadata": {"name": "a", "namespace": "ns", "uid": "u"}, "status": {}}]
+def one_object() -> FakeCache:
+    """A cache holding one object."""
+    return FakeCache({"metadata": {"name": "a", "namespace": "ns", "uid": "u"}, "status": {}})
 
 
 def exercised_kuberay_metrics() -> KubeRayMetrics:
     """Returns the kuberay_* collectors over one object of each kind, both durations set."""
-    kuberay = KubeRayMetrics(OneObject(), OneObject(), OneObject(), wall=FakeClock().wall)
+    kuberay = KubeRayMetrics(one_object(), one_object(), one_object(), wall=FakeClock().wall)
     kuberay.cluster_provisioned_duration.set(["a", "ns", "u"], 1.0)
     kuberay.job_execution_duration.set(["a", "ns", "u", "Complete", "0"], 1.0)
     return kuberay

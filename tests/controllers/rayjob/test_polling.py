@@ -11,7 +11,7 @@ from rayop.api.common import format_time
 from rayop.api.rayjob import JobDeploymentStatus, JobFailedReason, JobStatus, RayJobStatus
 from rayop.controllers.dashboard.errors import DashboardUnavailable
 from rayop.controllers.dashboard.models import JobInfo
-from rayop.controllers.rayjob import phases
+from rayop.controllers.kit import settings
 from rayop.kube.resources import RAY_JOBS
 from rayop.runtime.reconcile import Request, Result
 
@@ -69,7 +69,7 @@ async def test_a_running_job_costs_one_get_per_interval_and_no_pass() -> None:
     enqueued: list[Any] = []
     world.poller.on_change = enqueued.append
     result = await reconcile(world)
-    assert result == Result(requeue_after=phases.POLLED_RESYNC)
+    assert result == Result(requeue_after=settings.RAYJOB_POLLED_RESYNC)
     assert world.dashboard.gets == 1 and len(world.poller) == 1
     calls = len(world.client.calls)  # the first pass copied the cluster's status
     for _ in range(5):
@@ -151,7 +151,7 @@ async def test_dashboard_errors_stamp_the_timer_and_wake_at_the_timeout() -> Non
     assert written is not None
     assert written["status"]["jobStatusCheckFailureStartTime"] == format_time(world.clock.wall())
     timeout = world.options.rayjob_status_check_timeout_seconds
-    assert result.requeue_after == min(phases.POLLED_RESYNC, timeout + 0.01)
+    assert result.requeue_after == min(settings.RAYJOB_POLLED_RESYNC, timeout + 0.01)
     assert world.poller is not None
     await world.poller.close()
 

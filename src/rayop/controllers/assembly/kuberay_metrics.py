@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Any, Final, Protocol
+from typing import Any, Final
 
 from prometheus_client import CollectorRegistry
 from prometheus_client.metrics_core import GaugeMetricFamily, Metric
@@ -31,6 +31,7 @@ from rayop.api.common import parse_time
 from rayop.api.keys import RAY_ORIGINATED_FROM_CRD
 from rayop.apimachinery.objects import ObjView as Obj
 from rayop.kube.resources import RAY_CLUSTERS, RAY_JOBS, RAY_SERVICES
+from rayop.runtime.informers.cache_reader import CacheReader
 from rayop.runtime.informers.factory import InformerFactory
 from rayop.runtime.informers.shared_informer import EventHandlerFuncs
 from rayop.runtime.manager import Manager
@@ -76,14 +77,6 @@ _HELP: Final[Mapping[str, str]] = {
         "Describes whether the RayService is performing a zero-downtime upgrade."
     ),
 }
-
-
-class ObjectCache(Protocol):
-    """What the collectors read from an informer: every cached object."""
-
-    def list(self) -> list[Obj]:
-        """Returns every cached object; never blocks."""
-        ...
 
 
 def _family(name: str, labels: Sequence[str]) -> GaugeMetricFamily:
@@ -144,9 +137,9 @@ class KubeRayMetrics:
 
     def __init__(
         self,
-        clusters: ObjectCache,
-        jobs: ObjectCache,
-        services: ObjectCache,
+        clusters: CacheReader,
+        jobs: CacheReader,
+        services: CacheReader,
         *,
         wall: Callable[[], datetime],
     ) -> None:

@@ -35,6 +35,10 @@ RAYJOB_POLLED_RESYNC: Final = 60.0
 """With the background poller on, a Running RayJob whose answer did not change is still looked
 at this often (rayop's; KubeRay has no poller)."""
 
+RAYJOB_NEXT_CHECK_MARGIN: Final = 0.01
+"""A RayJob pass that waits for a deadline (a timeout, a TTL) looks again this long after it,
+so that the pass that acts on it runs once it is due."""
+
 RAYCRONJOB_REQUEUE: Final = 3.0
 """``RayCronJobDefaultRequeueDuration``: a RayCronJob pass whose cache is behind our own status
 write looks again this soon."""

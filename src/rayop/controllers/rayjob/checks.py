@@ -18,6 +18,7 @@ from rayop.api.common import format_time, parse_time
 from rayop.api.rayjob import JobDeploymentStatus, JobFailedReason, JobStatus, RayJob, RayJobStatus
 from rayop.controllers.config.options import OperatorOptions
 from rayop.controllers.dashboard.models import is_terminal
+from rayop.controllers.kit import settings
 from rayop.controllers.rayjob.status import mark_failed
 
 SUBMITTER_FINISHED_TIMEOUT = timedelta(seconds=30)
@@ -127,10 +128,6 @@ def submitter_finished_timed_out(
     return True
 
 
-NEXT_CHECK_MARGIN = 0.01
-"""Seconds added to a deadline so that the pass it wakes finds it passed."""
-
-
 def next_check_in(
     job: RayJob,
     status: RayJobStatus,
@@ -158,4 +155,4 @@ def next_check_in(
         deadlines.append(submitter_finished_at + SUBMITTER_FINISHED_TIMEOUT)
     if not deadlines:
         return None
-    return max(0.0, (min(deadlines) - now).total_seconds()) + NEXT_CHECK_MARGIN
+    return max(0.0, (min(deadlines) - now).total_seconds()) + settings.RAYJOB_NEXT_CHECK_MARGIN

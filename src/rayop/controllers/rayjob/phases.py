@@ -52,9 +52,6 @@ WAIT = Stop.discarding_status(REQUEUE)
 """Look again in 3 s; this pass's status edits are dropped (KubeRay returns before writing)."""
 IDLE = Stop.discarding_status()
 """Nothing to do until the RayJob changes; nothing is written."""
-POLLED_RESYNC = 60.0
-"""With the background poller, the longest a Running RayJob goes without a pass when nothing
-changes (a safety net: the poller, the watches and the deadlines wake it sooner)."""
 
 Phase = Step[PassContext]
 
@@ -207,9 +204,9 @@ async def _check_polled_job(ctx: PassContext, cluster: Obj, poller: JobInfoPolle
     """:func:`_check_job` on the poller's latest answer: the same outcomes, no GET in the pass
     while the job runs and its submitter does not say it finished (the first pass of a job, and
     one that would act on a 404, an error or a finished submitter, wait for a new GET instead).
-    A job still Running is requeued
-    at its next deadline (at most :data:`POLLED_RESYNC`); the poller enqueues it sooner when
-    its answer changes."""
+    A job still Running is requeued at its next deadline (at most
+    :data:`~rayop.controllers.kit.settings.RAYJOB_POLLED_RESYNC`); the poller enqueues it sooner
+    when its answer changes."""
     mode = ctx.job.spec.submission_mode
     token = await actions.auth_token(ctx, cluster)
     url = ctx.status.dashboard_url or ""
@@ -248,7 +245,7 @@ async def _check_polled_job(ctx: PassContext, cluster: Obj, poller: JobInfoPolle
 
 def _polled_requeue(ctx: PassContext) -> Result | None:
     """When a polled Running job is looked at again: at its next deadline, at most
-    :data:`POLLED_RESYNC`; None (3 s) in SidecarMode and for a ``clusterSelector`` cluster,
+    :data:`~rayop.controllers.kit.settings.RAYJOB_POLLED_RESYNC`; None (3 s) in SidecarMode and for a ``clusterSelector`` cluster,
     whose head pod and cluster no watch of this controller follows."""
     if (
         ctx.job.spec.submission_mode == JobSubmissionMode.SIDECAR_MODE
@@ -262,8 +259,8 @@ def _polled_requeue(ctx: PassContext) -> Result | None:
         submitter_finished_at=ctx.submitter.finished_at,
         options=ctx.deps.options,
     )
-    if wait is None or wait > POLLED_RESYNC:
-        wait = POLLED_RESYNC
+    if wait is None or wait > settings.RAYJOB_POLLED_RESYNC:
+        wait = settings.RAYJOB_POLLED_RESYNC
     return Result(requeue_after=max(wait, settings.MIN_REQUEUE))
 
 
