@@ -17,6 +17,7 @@ Modules and subpackages:
   selection.
 - ``metrics``: Prometheus metrics of the REST client, named and bucketed as client-go/component-base
   do.
+- ``object_client``: :class:`ObjectClient`, the verbs on one object a reconciler writes through.
 - ``options``: the options of LIST and WATCH calls, defined once for the client and for whatever
   takes one.
 - ``resource``: names an API resource (group, version, plural) and builds its REST paths.

@@ -14,12 +14,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rayop.api.rayjob import RayJobStatus
+from rayop.apimachinery.objects import ObjView as Obj
 from rayop.controllers.config.options import OperatorOptions
 from rayop.controllers.dashboard.errors import JobNotFound
 from rayop.controllers.dashboard.job_poller import JobInfoPoller
 from rayop.controllers.dashboard.models import JobInfo, JobSubmitRequest
 from rayop.controllers.rayjob.blueprint import _still_polled
-from rayop.controllers.rayjob.context import Obj, PassContext, RayJobDeps
+from rayop.controllers.rayjob.context import PassContext, RayJobDeps
 from rayop.controllers.rayjob.reconciler import RayJobReconciler
 from rayop.runtime.own_writes import OwnWrites
 from rayop.runtime.reconcile import Request

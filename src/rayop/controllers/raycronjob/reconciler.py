@@ -23,7 +23,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from rayop.api.common import format_time, parse_time
 from rayop.api.cron import parse
@@ -39,6 +39,7 @@ from rayop.controllers.kit.opening import Opening, Unparsed
 from rayop.controllers.raycronjob.child import child_rayjob
 from rayop.controllers.raycronjob.timing import decide
 from rayop.kube.errors import AlreadyExists
+from rayop.kube.object_client import ObjectClient
 from rayop.kube.resource import Resource
 from rayop.kube.resources import RAY_JOBS
 from rayop.runtime.clock import Clock
@@ -56,21 +57,11 @@ RAY_CRON_JOBS = Resource("ray.io", "v1", "raycronjobs", "RayCronJob")
 SUSPENDED_NOTE = "RayCronJob suspended, no new RayJobs will be created"
 
 
-class CronClient(Protocol):
-    """The API verbs the controller uses (:class:`rayop.kube.client.KubeClient`)."""
-
-    async def create(
-        self, res: Resource, obj: Mapping[str, Any], *, namespace: str | None = None
-    ) -> dict[str, Any]: ...
-
-    async def update_status(self, res: Resource, obj: Mapping[str, Any]) -> dict[str, Any]: ...
-
-
 @dataclass(frozen=True, kw_only=True)
 class RayCronJobDeps:
     """Everything a pass needs besides the RayCronJob itself."""
 
-    client: CronClient
+    client: ObjectClient
     raycronjobs: CacheReader
     own_writes: OwnWrites
     recorder: EventSink

@@ -17,13 +17,14 @@ from typing import Any, cast
 from rayop.api import keys
 from rayop.api.raycluster import RayClusterStatus
 from rayop.api.rayjob import DeletionPolicyType, JobSubmissionMode
+from rayop.apimachinery.objects import ObjView as Obj
 from rayop.controllers.batchscheduler import registry as batch
 from rayop.controllers.batchscheduler.interface import RAY_JOB
 from rayop.controllers.kit import cluster_access as cs
 from rayop.controllers.kit import labels, names
 from rayop.controllers.raycluster.builders import AUTH_TOKEN_SECRET_KEY
 from rayop.controllers.rayjob import cluster as rc
-from rayop.controllers.rayjob.context import JobDashboard, Obj, PassContext
+from rayop.controllers.rayjob.context import JobDashboard, PassContext
 from rayop.controllers.rayjob.submitter import build_sidecar_container, build_submitter_job
 from rayop.kube.client import KubeClient
 from rayop.kube.errors import AlreadyExists, NotFound
@@ -317,7 +318,7 @@ async def execute_deletion(ctx: PassContext, policy: DeletionPolicyType) -> None
 
 
 def _kube_client(ctx: PassContext) -> KubeClient:
-    """The operator's client (``RayJobClient`` is only the subset the RayJob's own steps use)."""
+    """The operator's client (``ObjectClient`` is only the subset the RayJob's own steps use)."""
     return cast(KubeClient, ctx.deps.client)
 
 

@@ -14,12 +14,13 @@ import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 from pydantic import ValidationError
 
 from rayop.api.rayjob import RayJob, RayJobStatus
 from rayop.api.validation import Problem, Reason, validate_rayjob
+from rayop.apimachinery.objects import ObjView as Obj
 from rayop.controllers.config.gates import FeatureGates
 from rayop.controllers.config.options import OperatorOptions
 from rayop.controllers.dashboard.client import DashboardClient
@@ -30,39 +31,12 @@ from rayop.controllers.kit.gate_checks import rayjob_gate_problems
 from rayop.controllers.rayjob.cluster import head_service_name
 from rayop.controllers.rayjob.submitter import SubmitterOutcome
 from rayop.kube.client import KubeClient
-from rayop.kube.resource import Resource
+from rayop.kube.object_client import ObjectClient
 from rayop.runtime.clock import Clock
 from rayop.runtime.events.recorder import EventSink, EventType
 from rayop.runtime.informers.cache_reader import CacheReader
 from rayop.runtime.own_writes import OwnWrites
 from rayop.runtime.reconcile import Request, Result
-
-Obj = Mapping[str, Any]
-
-
-class RayJobClient(Protocol):
-    """The API verbs the RayJob controller uses (:class:`rayop.kube.client.KubeClient`)."""
-
-    async def get(
-        self, res: Resource, name: str, *, namespace: str | None = None
-    ) -> dict[str, Any]: ...
-
-    async def create(
-        self, res: Resource, obj: Mapping[str, Any], *, namespace: str | None = None
-    ) -> dict[str, Any]: ...
-
-    async def update(self, res: Resource, obj: Mapping[str, Any]) -> dict[str, Any]: ...
-
-    async def update_status(self, res: Resource, obj: Mapping[str, Any]) -> dict[str, Any]: ...
-
-    async def delete(
-        self,
-        res: Resource,
-        name: str,
-        *,
-        namespace: str | None = None,
-        propagation_policy: Literal["Background", "Foreground", "Orphan"] | None = None,
-    ) -> dict[str, Any]: ...
 
 
 class JobDashboard(Protocol):
@@ -109,7 +83,7 @@ def dashboard_factory(
 class RayJobDeps:
     """Everything a pass needs besides the RayJob itself."""
 
-    client: RayJobClient
+    client: ObjectClient
     rayjobs: CacheReader
     clusters: CacheReader
     jobs: CacheReader

@@ -17,6 +17,7 @@ import logging
 
 from rayop.api.common import format_time
 from rayop.api.rayjob import JobDeploymentStatus, JobFailedReason, JobSubmissionMode
+from rayop.apimachinery.objects import ObjView as Obj
 from rayop.controllers.dashboard.client import (
     DashboardError,
     JobNotFound,
@@ -27,7 +28,7 @@ from rayop.controllers.dashboard.models import JobInfo
 from rayop.controllers.kit import settings
 from rayop.controllers.rayjob import actions, checks, deletion
 from rayop.controllers.rayjob import cluster as rc
-from rayop.controllers.rayjob.context import JobDashboard, Obj, PassContext
+from rayop.controllers.rayjob.context import JobDashboard, PassContext
 from rayop.controllers.rayjob.status import (
     apply_job_info,
     failure_reason,
