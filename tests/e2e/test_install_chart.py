@@ -76,15 +76,19 @@ async def wait_ready(proc: asyncio.subprocess.Process, port: int, log: Path) -> 
     """Blocks until the operator's /readyz answers 200 (fails if the process dies first)."""
     url = f"http://127.0.0.1:{port}/readyz"
     async with aiohttp.ClientSession() as session:
-        for _ in range(600):
+
+        async def ready() -> bool:
             if proc.returncode is not None:
                 pytest.fail(f"rayop run exited {proc.returncode}:\n{tail(log)}")
             with contextlib.suppress(aiohttp.ClientError):
                 async with session.get(url) as resp:
-                    if resp.status == 200:
-                        return
-            await asyncio.sleep(0.05)
-    pytest.fail(f"rayop run never became ready:\n{tail(log)}")
+                    return resp.status == 200
+            return False
+
+        try:
+            await eventually(ready, timeout=30, what="rayop run's /readyz")
+        except AssertionError:
+            pytest.fail(f"rayop run never became ready:\n{tail(log)}")
 
 
 def cluster_ready(cp: EmbeddedControlPlane, name: str) -> bool:
