@@ -21,11 +21,13 @@ requeue at the latest). The grant this needs on ``networking.k8s.io/ingresses`` 
 
 from __future__ import annotations
 
+import contextlib
 import copy
 from collections.abc import Mapping
 from typing import Any
 
 from rayop.controllers.kit import cluster_access as cs
+from rayop.controllers.kit.recorded_write import write_with_events
 from rayop.controllers.raycluster import events as ev
 from rayop.controllers.raycluster import route, services
 from rayop.controllers.raycluster.context import PassContext
@@ -112,32 +114,24 @@ async def reconcile_ingress(ctx: PassContext) -> Stop | None:
         return None
     updated.setdefault("apiVersion", "networking.k8s.io/v1")
     updated.setdefault("kind", "Ingress")
-    try:
-        await ctx.deps.client.update(INGRESSES, updated)
-    except Exception as err:
-        ctx.event(
-            "Warning",
-            ev.FAILED_TO_UPDATE_INGRESS,
-            f"Failed updating ingress {where}, {err}",
-            action=ev.ACTION_UPDATE,
-        )
-        raise
-    ctx.event("Normal", ev.UPDATED_INGRESS, f"Updated ingress {where}", action=ev.ACTION_UPDATE)
+    await write_with_events(
+        ctx,
+        ctx.deps.client.update(INGRESSES, updated),
+        action=ev.ACTION_UPDATE,
+        done=(ev.UPDATED_INGRESS, f"Updated ingress {where}"),
+        failed=(ev.FAILED_TO_UPDATE_INGRESS, f"Failed updating ingress {where}, "),
+    )
     return None
 
 
 async def _create(ctx: PassContext, ingress: dict[str, Any]) -> None:
     where = f"{ctx.namespace}/{cs.name(ingress)}"
-    try:
-        await ctx.deps.client.create(INGRESSES, ingress, namespace=ctx.namespace)
-    except AlreadyExists:
-        return
-    except Exception as err:
-        ctx.event(
-            "Warning",
-            ev.FAILED_TO_CREATE_INGRESS,
-            f"Failed creating ingress {where}, {err}",
+    with contextlib.suppress(AlreadyExists):
+        await write_with_events(
+            ctx,
+            ctx.deps.client.create(INGRESSES, ingress, namespace=ctx.namespace),
             action=ev.ACTION_CREATE,
+            done=(ev.CREATED_INGRESS, f"Created ingress {where}"),
+            failed=(ev.FAILED_TO_CREATE_INGRESS, f"Failed creating ingress {where}, "),
+            passing=(AlreadyExists,),
         )
-        raise
-    ctx.event("Normal", ev.CREATED_INGRESS, f"Created ingress {where}", action=ev.ACTION_CREATE)

@@ -15,6 +15,7 @@ answers AlreadyExists counts as done: the cache only lagged. Each step is idempo
 from __future__ import annotations
 
 import base64
+import contextlib
 import secrets
 from typing import Any
 
@@ -32,6 +33,7 @@ from rayop.api.validation import (
 from rayop.controllers.kit import cluster_access as cs
 from rayop.controllers.kit import labels, names, settings
 from rayop.controllers.kit.gate_checks import raycluster_gate_problems
+from rayop.controllers.kit.recorded_write import write_with_events
 from rayop.controllers.raycluster import events as ev
 from rayop.controllers.raycluster import rbac, services
 from rayop.controllers.raycluster.context import PassContext
@@ -147,20 +149,16 @@ async def _create(
     cache = ctx.deps.informers.informer(resource) if unless_cached else None
     if cache is not None and cache.get(ctx.namespace, name) is not None:
         return
-    try:
-        await ctx.deps.client.create(resource, obj, namespace=ctx.namespace)
-    except AlreadyExists:
-        return
-    except Exception as err:
-        ctx.event(
-            "Warning",
-            failed_reason,
-            f"Failed to create {resource.kind} {ctx.namespace}/{name}: {err}",
+    where = f"{resource.kind} {ctx.namespace}/{name}"
+    with contextlib.suppress(AlreadyExists):
+        await write_with_events(
+            ctx,
+            ctx.deps.client.create(resource, obj, namespace=ctx.namespace),
             action=ev.ACTION_CREATE,
+            done=(created_reason, f"Created {where}"),
+            failed=(failed_reason, f"Failed to create {where}: "),
+            passing=(AlreadyExists,),
         )
-        raise
-    note = f"Created {resource.kind} {ctx.namespace}/{name}"
-    ctx.event("Normal", created_reason, note, action=ev.ACTION_CREATE)
 
 
 async def reconcile_autoscaler_rbac(ctx: PassContext) -> Stop | None:

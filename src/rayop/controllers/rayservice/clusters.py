@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import logging
 
+from rayop.controllers.kit.recorded_write import write_with_events
 from rayop.controllers.rayservice import cluster_builders as rs_cluster
 from rayop.controllers.rayservice import settings
 from rayop.controllers.rayservice.context import PassContext
@@ -34,7 +35,6 @@ from rayop.controllers.rayservice.incremental.mode import (
     is_incremental,
     rolling_back,
 )
-from rayop.controllers.rayservice.recorded_write import write_with_events
 from rayop.controllers.rayservice.status import ACTIVE, PENDING, write_status_if_changed
 from rayop.kube.errors import AlreadyExists, NotFound
 from rayop.kube.resources import RAY_CLUSTERS

@@ -1,17 +1,29 @@
-"""One write the RayService controller makes, with KubeRay's event about how it went."""
+"""One write a controller makes, with KubeRay's event about how it went."""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
-from rayop.controllers.rayservice.context import PassContext
+from rayop.runtime.events.recorder import EventType
+
+__all__ = ["RecordsEvents", "write_with_events"]
 
 T = TypeVar("T")
 
 
+class RecordsEvents(Protocol):
+    """Records Events about one object: a pass context, or any holder of an object's events."""
+
+    def event(
+        self, event_type: EventType, reason: str, note: str, *, action: str | None = None
+    ) -> None:
+        """Records an Event about the object; never blocks."""
+        ...
+
+
 async def write_with_events(
-    ctx: PassContext,
+    ctx: RecordsEvents,
     write: Awaitable[T],
     *,
     done: tuple[str, str],
@@ -19,10 +31,10 @@ async def write_with_events(
     action: str | None = None,
     passing: tuple[type[Exception], ...] = (),
 ) -> T:
-    """Awaits ``write`` and records an Event about the RayService; returns what it returned.
+    """Awaits ``write`` and records an Event about the pass's object; returns what it returned.
 
     Args:
-        ctx: The pass.
+        ctx: The pass (or whatever records the object's events).
         write: The API call (or any awaitable) to make.
         done: The reason and note of the Normal event recorded when it succeeds.
         failed: The reason and the start of the note of the Warning event recorded when it
