@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Awaitable
 from typing import Protocol, TypeVar
 
+from rayop.kube.errors import AlreadyExists
 from rayop.runtime.events.recorder import EventType
 
-__all__ = ["RecordsEvents", "write_with_events"]
+__all__ = ["RecordsEvents", "create_with_events", "write_with_events"]
 
 T = TypeVar("T")
 
@@ -57,3 +59,23 @@ async def write_with_events(
     reason, note = done
     ctx.event("Normal", reason, note, action=action)
     return result
+
+
+async def create_with_events(
+    ctx: RecordsEvents,
+    create: Awaitable[object],
+    *,
+    done: tuple[str, str],
+    failed: tuple[str, str],
+    action: str | None = None,
+) -> None:
+    """Awaits ``create`` as :func:`write_with_events` does; an object already there
+    (AlreadyExists) counts as done, with no event.
+
+    Raises:
+        Exception: whatever else ``create`` raised (after the Warning event).
+    """
+    with contextlib.suppress(AlreadyExists):
+        await write_with_events(
+            ctx, create, done=done, failed=failed, action=action, passing=(AlreadyExists,)
+        )

@@ -21,17 +21,15 @@ requeue at the latest). The grant this needs on ``networking.k8s.io/ingresses`` 
 
 from __future__ import annotations
 
-import contextlib
 import copy
 from collections.abc import Mapping
 from typing import Any
 
 from rayop.controllers.kit import cluster_access as cs
-from rayop.controllers.kit.recorded_write import write_with_events
+from rayop.controllers.kit.recorded_write import create_with_events, write_with_events
 from rayop.controllers.raycluster import events as ev
 from rayop.controllers.raycluster import route, services
 from rayop.controllers.raycluster.context import PassContext
-from rayop.kube.errors import AlreadyExists
 from rayop.kube.resources import INGRESSES
 from rayop.runtime.steps import Stop
 
@@ -126,12 +124,10 @@ async def reconcile_ingress(ctx: PassContext) -> Stop | None:
 
 async def _create(ctx: PassContext, ingress: dict[str, Any]) -> None:
     where = f"{ctx.namespace}/{cs.name(ingress)}"
-    with contextlib.suppress(AlreadyExists):
-        await write_with_events(
-            ctx,
-            ctx.deps.client.create(INGRESSES, ingress, namespace=ctx.namespace),
-            action=ev.ACTION_CREATE,
-            done=(ev.CREATED_INGRESS, f"Created ingress {where}"),
-            failed=(ev.FAILED_TO_CREATE_INGRESS, f"Failed creating ingress {where}, "),
-            passing=(AlreadyExists,),
-        )
+    await create_with_events(
+        ctx,
+        ctx.deps.client.create(INGRESSES, ingress, namespace=ctx.namespace),
+        action=ev.ACTION_CREATE,
+        done=(ev.CREATED_INGRESS, f"Created ingress {where}"),
+        failed=(ev.FAILED_TO_CREATE_INGRESS, f"Failed creating ingress {where}, "),
+    )

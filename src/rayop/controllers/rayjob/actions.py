@@ -22,7 +22,7 @@ from rayop.controllers.batchscheduler import registry as batch
 from rayop.controllers.batchscheduler.interface import RAY_JOB
 from rayop.controllers.kit import cluster_access as cs
 from rayop.controllers.kit import labels, names
-from rayop.controllers.kit.recorded_write import write_with_events
+from rayop.controllers.kit.recorded_write import create_with_events, write_with_events
 from rayop.controllers.raycluster.builders import AUTH_TOKEN_SECRET_KEY
 from rayop.controllers.rayjob import cluster as rc
 from rayop.controllers.rayjob.context import JobDashboard, Obj, PassContext
@@ -148,14 +148,12 @@ async def create_submitter_job_if_needed(ctx: PassContext, cluster: Obj) -> None
     )
     template = desired["spec"]["template"]
     batch.add_metadata(ctx.deps.options, RAY_JOB, ctx.rayjob, template, SUBMITTER_GROUP)
-    with contextlib.suppress(AlreadyExists):
-        await write_with_events(
-            ctx,
-            ctx.deps.client.create(JOBS, desired, namespace=ctx.namespace),
-            done=("CreatedRayJobSubmitter", f"Created Kubernetes Job {ctx.namespace}/{ctx.name}"),
-            failed=("FailedToCreateRayJobSubmitter", "Failed to create Job: "),
-            passing=(AlreadyExists,),
-        )
+    await create_with_events(
+        ctx,
+        ctx.deps.client.create(JOBS, desired, namespace=ctx.namespace),
+        done=("CreatedRayJobSubmitter", f"Created Kubernetes Job {ctx.namespace}/{ctx.name}"),
+        failed=("FailedToCreateRayJobSubmitter", "Failed to create Job: "),
+    )
 
 
 async def reconcile_head_service(ctx: PassContext, cluster: Obj) -> None:
@@ -164,15 +162,13 @@ async def reconcile_head_service(ctx: PassContext, cluster: Obj) -> None:
     where = f"{ctx.namespace}/{desired['metadata']['name']}"
     current = ctx.deps.services.get(ctx.namespace, desired["metadata"]["name"])
     if current is None:
-        with contextlib.suppress(AlreadyExists):
-            await write_with_events(
-                ctx,
-                ctx.deps.client.create(SERVICES, desired, namespace=ctx.namespace),
-                action="Create",
-                done=("CreatedService", f"Created the service {where}"),
-                failed=("FailedToCreateService", f"Failed to create the service {where}, "),
-                passing=(AlreadyExists,),
-            )
+        await create_with_events(
+            ctx,
+            ctx.deps.client.create(SERVICES, desired, namespace=ctx.namespace),
+            action="Create",
+            done=("CreatedService", f"Created the service {where}"),
+            failed=("FailedToCreateService", f"Failed to create the service {where}, "),
+        )
         return
     if rc.head_service_needs_update(current, desired):
         await write_with_events(
