@@ -6,7 +6,7 @@ The pass (I/O: cache reads, API calls, events):
 - ``blueprint``: the ``raycluster`` controller described once, and the ``networkpolicy`` and
   ``raycluster-mtls`` controllers that run beside it.
 - ``reconciler``: one pass as ordered gate steps and resource steps, then the status step.
-- ``reconcile_context``: the dependencies and the per-pass context (cached object, parsed model).
+- ``context``: the dependencies and the per-pass context (cached object, parsed model).
 - ``reconcile_steps``: managedBy, validation, deletion; RBAC, ingress, secret, service creation.
 - ``redis_cleanup``: the GCS FT Redis cleanup finalizer.
 - ``pod_sync``: suspend, Recreate upgrade, head and worker pods under scale expectations.
