@@ -21,7 +21,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from rayop.kube.client import KubeClient
 from rayop.runtime.clock import MONOTONIC, Clock
@@ -241,14 +241,10 @@ class Manager(Generic[ClientT]):
             ManagerStopped: :meth:`run` returned (stopped) before the caches synced.
         """
         if not self._ready.is_set():
-            ready = asyncio.ensure_future(self._ready.wait())
-            ended = asyncio.ensure_future(self._ended.wait())
-            try:
-                await asyncio.wait({ready, ended}, return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                for waiter in (ready, ended):
-                    waiter.cancel()
-                await asyncio.wait({ready, ended})
+            await _until_first_done(
+                asyncio.ensure_future(self._ready.wait()),
+                asyncio.ensure_future(self._ended.wait()),
+            )
         if self._ready.is_set():
             return
         if self._run_error is not None:
@@ -321,13 +317,7 @@ class Manager(Generic[ClientT]):
     async def _sync_unless_stopped(self) -> bool:
         """Waits for every cache to sync, or for :meth:`stop`; returns whether they synced."""
         sync = asyncio.ensure_future(self.informers.wait_for_sync(self._cache_sync_timeout))
-        stop = asyncio.ensure_future(self._wake.wait())
-        try:
-            await asyncio.wait({sync, stop}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            for waiter in (sync, stop):
-                waiter.cancel()
-            await asyncio.wait({sync, stop})
+        await _until_first_done(sync, asyncio.ensure_future(self._wake.wait()))
         return sync.done() and not sync.cancelled() and sync.result()
 
     async def _campaign(self, elector: LeaderElector) -> None:
@@ -446,3 +436,13 @@ async def _stop_logged(component: str, stopping: Awaitable[None]) -> None:
         await stopping
     except Exception:
         log.exception("manager shutdown: stopping %s failed", component)
+
+
+async def _until_first_done(*waiters: asyncio.Future[Any]) -> None:
+    """Returns once one of ``waiters`` is done; the others are cancelled and awaited first."""
+    try:
+        await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for waiter in waiters:
+            waiter.cancel()
+        await asyncio.wait(waiters)

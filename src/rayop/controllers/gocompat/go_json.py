@@ -121,11 +121,10 @@ def _encode(
 def _dispatch(
     value: Any, ref: str, types: Mapping[str, tuple[Field, ...]], out: _Output, path: str
 ) -> None:
-    if ref.startswith("*"):
-        if value is None:
-            out.append("null")
-        else:
-            _encode(value, ref[1:], types, out, path)
+    if value is None and ref.startswith(("*", "[]", "map")):
+        out.append("null")  # Go's nil pointer, slice or map
+    elif ref.startswith("*"):
+        _encode(value, ref[1:], types, out, path)
     elif ref.startswith("[]"):
         _encode_list(value, ref[2:], types, out, path)
     elif ref.startswith("map"):
@@ -139,9 +138,6 @@ def _dispatch(
 def _encode_list(
     value: Any, elem: str, types: Mapping[str, tuple[Field, ...]], out: _Output, path: str
 ) -> None:
-    if value is None:
-        out.append("null")
-        return
     if not isinstance(value, list):
         raise GoJsonError(f"{path}: expected a list, got {type(value).__name__}")
     out.append("[")
@@ -155,9 +151,6 @@ def _encode_list(
 def _encode_map(
     value: Any, elem: str, types: Mapping[str, tuple[Field, ...]], out: _Output, path: str
 ) -> None:
-    if value is None:
-        out.append("null")
-        return
     if not isinstance(value, Mapping):
         raise GoJsonError(f"{path}: expected an object, got {type(value).__name__}")
     out.append("{")

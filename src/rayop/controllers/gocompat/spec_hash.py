@@ -21,7 +21,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from rayop.controllers.gocompat.go_json import GoJsonError, marshal_raycluster_spec
@@ -46,13 +46,25 @@ def muted_spec(spec: Mapping[str, Any]) -> dict[str, Any]:
 
     Only the mappings on the way to a muted field are copied; the rest is shared.
     """
-    result = {k: v for k, v in spec.items() if k != "upgradeStrategy"}
-    head = result.get("headGroupSpec")
-    if isinstance(head, Mapping):
-        result["headGroupSpec"] = _muted_template(head)
+    kept = {k: v for k, v in spec.items() if k != "upgradeStrategy"}
+    return _with_groups(kept, head=_muted_template, worker=_muted_worker)
+
+
+def _with_groups(
+    spec: Mapping[str, Any],
+    *,
+    head: Callable[[Mapping[str, Any]], Any],
+    worker: Callable[[Any], Any],
+) -> dict[str, Any]:
+    """Returns a copy of ``spec`` whose head group (a mapping) is ``head(group)`` and whose
+    worker groups (a list) are ``worker(group)`` each; other values are left as they are."""
+    result = dict(spec)
+    group = result.get("headGroupSpec")
+    if isinstance(group, Mapping):
+        result["headGroupSpec"] = head(group)
     groups = result.get("workerGroupSpecs")
     if isinstance(groups, list):
-        result["workerGroupSpecs"] = [_muted_worker(g) for g in groups]
+        result["workerGroupSpecs"] = [worker(g) for g in groups]
     return result
 
 
@@ -83,14 +95,8 @@ def rayservice_cluster_hash(cluster_config: Mapping[str, Any]) -> str:
 
 def raycluster_pod_hash(spec: Mapping[str, Any]) -> str:
     """Returns the head pods' recreate hash: the spec with absent ``rayStartParams`` as ``{}``."""
-    result = dict(spec)
-    head = result.get("headGroupSpec")
-    if isinstance(head, Mapping):
-        result["headGroupSpec"] = _with_ray_start_params(head)
-    groups = result.get("workerGroupSpecs")
-    if isinstance(groups, list):
-        result["workerGroupSpecs"] = [_with_ray_start_params(g) for g in groups]
-    return kuberay_spec_hash(result)
+    filled = _with_groups(spec, head=_with_ray_start_params, worker=_with_ray_start_params)
+    return kuberay_spec_hash(filled)
 
 
 def _with_ray_start_params(group: Any) -> Any:

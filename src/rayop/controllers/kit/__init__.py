@@ -2,6 +2,8 @@
 
 - ``pass_context``: the one shape of a pass (name, constructor, ``now``, events, status) every
   controller's context has, and where a controller differs.
+- ``recorded_write``: one API write (or a create that may find the object there) and the Normal
+  or Warning event KubeRay records for it.
 - ``opening``: how the small controllers open a pass (gone, deleting, managedBy, behind our own
   write, parse), and the rule for a spec that does not parse.
 - ``watches``: the watches of a Ray controller: its own kind and the kinds it owns.

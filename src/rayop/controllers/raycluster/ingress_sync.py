@@ -26,10 +26,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from rayop.controllers.kit import cluster_access as cs
+from rayop.controllers.kit.recorded_write import create_with_events, write_with_events
 from rayop.controllers.raycluster import events as ev
 from rayop.controllers.raycluster import route, services
 from rayop.controllers.raycluster.context import PassContext
-from rayop.kube.errors import AlreadyExists
 from rayop.kube.resources import INGRESSES
 from rayop.runtime.steps import Stop
 
@@ -112,32 +112,22 @@ async def reconcile_ingress(ctx: PassContext) -> Stop | None:
         return None
     updated.setdefault("apiVersion", "networking.k8s.io/v1")
     updated.setdefault("kind", "Ingress")
-    try:
-        await ctx.deps.client.update(INGRESSES, updated)
-    except Exception as err:
-        ctx.event(
-            "Warning",
-            ev.FAILED_TO_UPDATE_INGRESS,
-            f"Failed updating ingress {where}, {err}",
-            action=ev.ACTION_UPDATE,
-        )
-        raise
-    ctx.event("Normal", ev.UPDATED_INGRESS, f"Updated ingress {where}", action=ev.ACTION_UPDATE)
+    await write_with_events(
+        ctx,
+        ctx.deps.client.update(INGRESSES, updated),
+        action=ev.ACTION_UPDATE,
+        done=(ev.UPDATED_INGRESS, f"Updated ingress {where}"),
+        failed=(ev.FAILED_TO_UPDATE_INGRESS, f"Failed updating ingress {where}, "),
+    )
     return None
 
 
 async def _create(ctx: PassContext, ingress: dict[str, Any]) -> None:
     where = f"{ctx.namespace}/{cs.name(ingress)}"
-    try:
-        await ctx.deps.client.create(INGRESSES, ingress, namespace=ctx.namespace)
-    except AlreadyExists:
-        return
-    except Exception as err:
-        ctx.event(
-            "Warning",
-            ev.FAILED_TO_CREATE_INGRESS,
-            f"Failed creating ingress {where}, {err}",
-            action=ev.ACTION_CREATE,
-        )
-        raise
-    ctx.event("Normal", ev.CREATED_INGRESS, f"Created ingress {where}", action=ev.ACTION_CREATE)
+    await create_with_events(
+        ctx,
+        ctx.deps.client.create(INGRESSES, ingress, namespace=ctx.namespace),
+        action=ev.ACTION_CREATE,
+        done=(ev.CREATED_INGRESS, f"Created ingress {where}"),
+        failed=(ev.FAILED_TO_CREATE_INGRESS, f"Failed creating ingress {where}, "),
+    )

@@ -24,6 +24,7 @@ parse is skipped here (the ``raycluster`` controller reports it).
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import logging
 from collections.abc import Mapping
@@ -36,6 +37,7 @@ from rayop.api.validation.raycluster import parse_raycluster
 from rayop.apimachinery.objects import ObjView as Obj
 from rayop.controllers.kit import cluster_access as cs
 from rayop.controllers.kit.opening import Opened, Opening
+from rayop.controllers.kit.recorded_write import write_with_events
 from rayop.controllers.raycluster.ingress_sync import controlled_by
 from rayop.controllers.raycluster.network_policy import (
     NETWORK_POLICIES,
@@ -91,6 +93,22 @@ def needs_update(existing: Mapping[str, Any], desired: Mapping[str, Any]) -> boo
     return dict(cs.labels_of(existing)) != dict(cs.labels_of(desired))
 
 
+@dataclass(frozen=True, slots=True)
+class _ClusterEvents:
+    """Records Events about one RayCluster (what :func:`write_with_events` reports to)."""
+
+    recorder: EventRecorder
+    cluster: Obj
+
+    def event(
+        self, event_type: EventType, reason: str, note: str, *, action: str | None = None
+    ) -> None:
+        """Records one Event about the RayCluster; never blocks."""
+        metadata = cs.meta(self.cluster)
+        regarding = {"apiVersion": "ray.io/v1", "kind": "RayCluster", "metadata": metadata}
+        self.recorder.event(regarding, event_type, reason, note, action=action)
+
+
 @dataclass(slots=True)
 class NetworkPolicySync:
     """The pass of the ``networkpolicy`` controller; pass :meth:`reconcile` to a controller.
@@ -128,29 +146,24 @@ class NetworkPolicySync:
         await self._delete_stale(rc, cached, {cs.name(p) for p in desired})
         return Result()
 
-    def _event(
-        self, cluster: Obj, event_type: EventType, reason: str, note: str, *, action: str
-    ) -> None:
-        regarding = {"apiVersion": "ray.io/v1", "kind": "RayCluster", "metadata": cs.meta(cluster)}
-        self.recorder.event(regarding, event_type, reason, note, action=action)
-
     async def _create_or_update(self, cluster: Obj, policy: dict[str, Any]) -> None:
         namespace, name = cs.namespace(policy), cs.name(policy)
         where = f"{namespace}/{name}"
+        events = _ClusterEvents(self.recorder, cluster)
         existing = self.policies.get(namespace, name)
         if existing is None:
             try:
-                await self.client.create(NETWORK_POLICIES, policy, namespace=namespace)
+                await write_with_events(
+                    events,
+                    self.client.create(NETWORK_POLICIES, policy, namespace=namespace),
+                    action="Create",
+                    done=(CREATED, f"Created NetworkPolicy {where}"),
+                    failed=(FAILED_TO_CREATE, f"Failed to create NetworkPolicy {where}: "),
+                    passing=(AlreadyExists,),
+                )
+                return
             except AlreadyExists:
                 existing = await self.client.get(NETWORK_POLICIES, name, namespace=namespace)
-            except Exception as err:
-                note = f"Failed to create NetworkPolicy {where}: {err}"
-                self._event(cluster, "Warning", FAILED_TO_CREATE, note, action="Create")
-                raise
-            else:
-                note = f"Created NetworkPolicy {where}"
-                self._event(cluster, "Normal", CREATED, note, action="Create")
-                return
         uid = str(cs.meta(cluster).get("uid", ""))
         if not controlled_by(existing, uid):
             note = (
@@ -158,7 +171,7 @@ class NetworkPolicySync:
                 "network isolation will not be applied. Rename the existing NetworkPolicy or "
                 "use a different RayCluster name to avoid the collision"
             )
-            self._event(cluster, "Warning", NAME_COLLISION, note, action="Validate")
+            events.event("Warning", NAME_COLLISION, note, action="Validate")
             raise NetworkPolicyCollisionError(
                 f"NetworkPolicy {where} already exists and is not owned by this RayCluster"
             )
@@ -169,14 +182,13 @@ class NetworkPolicySync:
         updated.setdefault("kind", "NetworkPolicy")
         updated["spec"] = normalize_ports(policy["spec"])
         updated.setdefault("metadata", {})["labels"] = dict(policy["metadata"]["labels"])
-        try:
-            await self.client.update(NETWORK_POLICIES, updated)
-        except Exception as err:
-            note = f"Failed to update NetworkPolicy {where}: {err}"
-            self._event(cluster, "Warning", FAILED_TO_UPDATE, note, action="Update")
-            raise
-        note = f"Updated NetworkPolicy {where}"
-        self._event(cluster, "Normal", UPDATED, note, action="Update")
+        await write_with_events(
+            events,
+            self.client.update(NETWORK_POLICIES, updated),
+            action="Update",
+            done=(UPDATED, f"Updated NetworkPolicy {where}"),
+            failed=(FAILED_TO_UPDATE, f"Failed to update NetworkPolicy {where}: "),
+        )
 
     async def _delete_stale(self, rc: RayCluster, cluster: Obj, keep: set[str]) -> None:
         namespace = cs.namespace(cluster)
@@ -185,13 +197,13 @@ class NetworkPolicySync:
             name = cs.name(policy)
             if name in keep or not controlled_by(policy, uid):
                 continue
-            try:
-                await self.client.delete(NETWORK_POLICIES, name, namespace=namespace)
-            except NotFound:
-                continue
-            except Exception as err:
-                note = f"Failed to delete NetworkPolicy {namespace}/{name}: {err}"
-                self._event(cluster, "Warning", FAILED_TO_DELETE, note, action="Delete")
-                raise
-            note = f"Deleted NetworkPolicy {namespace}/{name}"
-            self._event(cluster, "Normal", DELETED, note, action="Delete")
+            where = f"{namespace}/{name}"
+            with contextlib.suppress(NotFound):
+                await write_with_events(
+                    _ClusterEvents(self.recorder, cluster),
+                    self.client.delete(NETWORK_POLICIES, name, namespace=namespace),
+                    action="Delete",
+                    done=(DELETED, f"Deleted NetworkPolicy {where}"),
+                    failed=(FAILED_TO_DELETE, f"Failed to delete NetworkPolicy {where}: "),
+                    passing=(NotFound,),
+                )

@@ -33,6 +33,7 @@ from rayop.controllers.config.options import KUBERAY_VERSION
 from rayop.controllers.kit import cluster_access as cs
 from rayop.controllers.kit import labels
 from rayop.controllers.kit.names import HEAD_GROUP_LABEL_VALUE
+from rayop.controllers.kit.recorded_write import write_with_events
 from rayop.controllers.raycluster import events as ev
 from rayop.controllers.raycluster.context import PassContext
 from rayop.controllers.raycluster.mtls.names import is_tls_enabled
@@ -114,9 +115,23 @@ async def _delete_pod(ctx: PassContext, pod: Obj, deletion: PodDeletion) -> bool
     group = expectation_group(pod)
     head = group == HEAD_GROUP
     uid = str(cs.meta(pod).get("uid") or "")
+    where = f"{ctx.namespace}/{name}"
     try:
-        await ctx.deps.client.delete(
-            PODS, name, namespace=ctx.namespace, preconditions={"uid": uid} if uid else None
+        await write_with_events(
+            ctx,
+            ctx.deps.client.delete(
+                PODS, name, namespace=ctx.namespace, preconditions={"uid": uid} if uid else None
+            ),
+            action=ev.ACTION_DELETE,
+            done=(
+                ev.DELETED_HEAD_POD if head else ev.DELETED_WORKER_POD,
+                f"Deleted Pod {where}; reason: {deletion.reason}",
+            ),
+            failed=(
+                ev.FAILED_TO_DELETE_HEAD_POD if head else ev.FAILED_TO_DELETE_WORKER_POD,
+                f"Failed to delete Pod {where}: ",
+            ),
+            passing=(NotFound, Conflict),
         )
     except (NotFound, Conflict):
         # Conflict: the uid precondition failed, so the pod we meant is gone already.
@@ -125,23 +140,7 @@ async def _delete_pod(ctx: PassContext, pod: Obj, deletion: PodDeletion) -> bool
         if deletion.ignore_not_found:
             return False
         raise
-    except Exception as err:
-        reason = ev.FAILED_TO_DELETE_HEAD_POD if head else ev.FAILED_TO_DELETE_WORKER_POD
-        ctx.event(
-            "Warning",
-            reason,
-            f"Failed to delete Pod {ctx.namespace}/{name}: {err}",
-            action=ev.ACTION_DELETE,
-        )
-        raise
     ctx.deps.expectations.expect_scale_pod(ctx.namespace, ctx.name, group, name, DELETE)
-    reason = ev.DELETED_HEAD_POD if head else ev.DELETED_WORKER_POD
-    ctx.event(
-        "Normal",
-        reason,
-        f"Deleted Pod {ctx.namespace}/{name}; reason: {deletion.reason}",
-        action=ev.ACTION_DELETE,
-    )
     return True
 
 

@@ -32,13 +32,14 @@ from rayop.api.validation import (
 from rayop.controllers.kit import cluster_access as cs
 from rayop.controllers.kit import labels, names, settings
 from rayop.controllers.kit.gate_checks import raycluster_gate_problems
+from rayop.controllers.kit.recorded_write import create_with_events
 from rayop.controllers.raycluster import events as ev
 from rayop.controllers.raycluster import rbac, services
 from rayop.controllers.raycluster.context import PassContext
 from rayop.controllers.raycluster.mtls.names import cert_manager_missing
 from rayop.controllers.raycluster.pods import owner_reference
 from rayop.controllers.raycluster.status_sync import write_status_reason
-from rayop.kube.errors import AlreadyExists, NotFound
+from rayop.kube.errors import NotFound
 from rayop.kube.resource import Resource
 from rayop.kube.resources import (
     ROLE_BINDINGS,
@@ -147,20 +148,14 @@ async def _create(
     cache = ctx.deps.informers.informer(resource) if unless_cached else None
     if cache is not None and cache.get(ctx.namespace, name) is not None:
         return
-    try:
-        await ctx.deps.client.create(resource, obj, namespace=ctx.namespace)
-    except AlreadyExists:
-        return
-    except Exception as err:
-        ctx.event(
-            "Warning",
-            failed_reason,
-            f"Failed to create {resource.kind} {ctx.namespace}/{name}: {err}",
-            action=ev.ACTION_CREATE,
-        )
-        raise
-    note = f"Created {resource.kind} {ctx.namespace}/{name}"
-    ctx.event("Normal", created_reason, note, action=ev.ACTION_CREATE)
+    where = f"{resource.kind} {ctx.namespace}/{name}"
+    await create_with_events(
+        ctx,
+        ctx.deps.client.create(resource, obj, namespace=ctx.namespace),
+        action=ev.ACTION_CREATE,
+        done=(created_reason, f"Created {where}"),
+        failed=(failed_reason, f"Failed to create {where}: "),
+    )
 
 
 async def reconcile_autoscaler_rbac(ctx: PassContext) -> Stop | None:

@@ -22,11 +22,11 @@ from rayop.api import keys
 from rayop.api.common import parse_time
 from rayop.controllers.kit import cluster_access as cs
 from rayop.controllers.kit import labels, names, settings
+from rayop.controllers.kit.recorded_write import create_with_events
 from rayop.controllers.raycluster import events as ev
 from rayop.controllers.raycluster.context import PassContext
 from rayop.controllers.raycluster.pod_sync import delete_all_pods
 from rayop.controllers.raycluster.pods import build_head_pod, owner_reference
-from rayop.kube.errors import AlreadyExists
 from rayop.kube.resources import JOBS, RAY_CLUSTERS
 from rayop.runtime.reconcile import Result
 from rayop.runtime.steps import Stop
@@ -154,25 +154,13 @@ async def _cleanup(ctx: PassContext) -> Stop:
             await _remove_finalizer(ctx)
             return Stop.discarding_status()
         return _REQUEUE_SOON
-    try:
-        await ctx.deps.client.create(JOBS, build_cleanup_job(ctx), namespace=ctx.namespace)
-    except AlreadyExists:
-        pass
-    except Exception as err:
-        ctx.event(
-            "Warning",
-            ev.FAILED_TO_CREATE_REDIS_CLEANUP_JOB,
-            f"Failed to create Job {job_name}: {err}",
-            action=ev.ACTION_CREATE,
-        )
-        raise
-    else:
-        ctx.event(
-            "Normal",
-            ev.CREATED_REDIS_CLEANUP_JOB,
-            f"Created Job {ctx.namespace}/{job_name}",
-            action=ev.ACTION_CREATE,
-        )
+    await create_with_events(
+        ctx,
+        ctx.deps.client.create(JOBS, build_cleanup_job(ctx), namespace=ctx.namespace),
+        action=ev.ACTION_CREATE,
+        done=(ev.CREATED_REDIS_CLEANUP_JOB, f"Created Job {ctx.namespace}/{job_name}"),
+        failed=(ev.FAILED_TO_CREATE_REDIS_CLEANUP_JOB, f"Failed to create Job {job_name}: "),
+    )
     return _REQUEUE_SOON
 
 

@@ -10,6 +10,7 @@ longer holds the object, so a later pass never mistakes a deleted object for a l
 from __future__ import annotations
 
 import base64
+import contextlib
 import copy
 import logging
 from typing import Any, cast
@@ -22,6 +23,7 @@ from rayop.controllers.batchscheduler import registry as batch
 from rayop.controllers.batchscheduler.interface import RAY_JOB
 from rayop.controllers.kit import cluster_access as cs
 from rayop.controllers.kit import labels, names
+from rayop.controllers.kit.recorded_write import create_with_events, write_with_events
 from rayop.controllers.raycluster.builders import AUTH_TOKEN_SECRET_KEY
 from rayop.controllers.rayjob import cluster as rc
 from rayop.controllers.rayjob.context import JobDashboard, PassContext
@@ -123,16 +125,15 @@ async def get_or_create_cluster(ctx: PassContext) -> Obj:
     if ctx.job.spec.submission_mode == JobSubmissionMode.K8S_JOB_MODE:
         batch.add_metadata(ctx.deps.options, RAY_JOB, ctx.rayjob, desired, "")
     try:
-        created = await ctx.deps.client.create(RAY_CLUSTERS, desired, namespace=ctx.namespace)
+        return await write_with_events(
+            ctx,
+            ctx.deps.client.create(RAY_CLUSTERS, desired, namespace=ctx.namespace),
+            done=("CreatedRayCluster", f"Created RayCluster {ctx.namespace}/{name}"),
+            failed=("FailedToCreateRayCluster", f"Failed to create RayCluster {name}: "),
+            passing=(AlreadyExists,),
+        )
     except AlreadyExists:
         return await ctx.deps.client.get(RAY_CLUSTERS, name, namespace=ctx.namespace)
-    except Exception as err:
-        ctx.event(
-            "Warning", "FailedToCreateRayCluster", f"Failed to create RayCluster {name}: {err}"
-        )
-        raise
-    ctx.event("Normal", "CreatedRayCluster", f"Created RayCluster {ctx.namespace}/{name}")
-    return created
 
 
 async def create_submitter_job_if_needed(ctx: PassContext, cluster: Obj) -> None:
@@ -148,15 +149,11 @@ async def create_submitter_job_if_needed(ctx: PassContext, cluster: Obj) -> None
     )
     template = desired["spec"]["template"]
     batch.add_metadata(ctx.deps.options, RAY_JOB, ctx.rayjob, template, SUBMITTER_GROUP)
-    try:
-        await ctx.deps.client.create(JOBS, desired, namespace=ctx.namespace)
-    except AlreadyExists:
-        return
-    except Exception as err:
-        ctx.event("Warning", "FailedToCreateRayJobSubmitter", f"Failed to create Job: {err}")
-        raise
-    ctx.event(
-        "Normal", "CreatedRayJobSubmitter", f"Created Kubernetes Job {ctx.namespace}/{ctx.name}"
+    await create_with_events(
+        ctx,
+        ctx.deps.client.create(JOBS, desired, namespace=ctx.namespace),
+        done=("CreatedRayJobSubmitter", f"Created Kubernetes Job {ctx.namespace}/{ctx.name}"),
+        failed=("FailedToCreateRayJobSubmitter", "Failed to create Job: "),
     )
 
 
@@ -166,24 +163,22 @@ async def reconcile_head_service(ctx: PassContext, cluster: Obj) -> None:
     where = f"{ctx.namespace}/{desired['metadata']['name']}"
     current = ctx.deps.services.get(ctx.namespace, desired["metadata"]["name"])
     if current is None:
-        try:
-            await ctx.deps.client.create(SERVICES, desired, namespace=ctx.namespace)
-        except AlreadyExists:
-            return
-        except Exception as err:
-            message = f"Failed to create the service {where}, {err}"
-            ctx.event("Warning", "FailedToCreateService", message, action="Create")
-            raise
-        ctx.event("Normal", "CreatedService", f"Created the service {where}", action="Create")
+        await create_with_events(
+            ctx,
+            ctx.deps.client.create(SERVICES, desired, namespace=ctx.namespace),
+            action="Create",
+            done=("CreatedService", f"Created the service {where}"),
+            failed=("FailedToCreateService", f"Failed to create the service {where}, "),
+        )
         return
     if rc.head_service_needs_update(current, desired):
-        try:
-            await ctx.deps.client.update(SERVICES, rc.updated_head_service(current, desired))
-        except Exception as err:
-            message = f"Failed to update the service {where}, {err}"
-            ctx.event("Warning", "FailedToUpdateService", message, action="Update")
-            raise
-        ctx.event("Normal", "UpdatedService", f"Updated the service {where}", action="Update")
+        await write_with_events(
+            ctx,
+            ctx.deps.client.update(SERVICES, rc.updated_head_service(current, desired)),
+            action="Update",
+            done=("UpdatedService", f"Updated the service {where}"),
+            failed=("FailedToUpdateService", f"Failed to update the service {where}, "),
+        )
 
 
 def head_pod(ctx: PassContext, cluster_name: str) -> Obj | None:
@@ -250,16 +245,20 @@ async def _delete(
     if meta.get("deletionTimestamp"):
         return False
     deleted, failed = reasons
-    try:
-        await ctx.deps.client.delete(
-            res, str(meta.get("name", "")), namespace=ctx.namespace, propagation_policy="Background"
+    with contextlib.suppress(NotFound):
+        await write_with_events(
+            ctx,
+            ctx.deps.client.delete(
+                res,
+                str(meta.get("name", "")),
+                namespace=ctx.namespace,
+                propagation_policy="Background",
+            ),
+            action="Delete",
+            done=(deleted, f"Deleted {what} {where}"),
+            failed=(failed, f"Failed to delete {what} {where}: "),
+            passing=(NotFound,),
         )
-    except NotFound:
-        return False
-    except Exception as err:
-        ctx.event("Warning", failed, f"Failed to delete {what} {where}: {err}", action="Delete")
-        raise
-    ctx.event("Normal", deleted, f"Deleted {what} {where}", action="Delete")
     return False
 
 

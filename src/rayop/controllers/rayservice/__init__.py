@@ -22,7 +22,6 @@ Modules and subpackages:
   step.
 - ``initializing_timeout``: ``ray.io/initializing-timeout``: a RayService that never becomes ready
   fails, as in KubeRay v1.7.
-- ``recorded_write``: one API write and the Normal or Warning event KubeRay records for it.
 - ``reconciler``: the RayService reconciler: KubeRay v1.7's reconcile as an ordered list of small
   async steps.
 - ``serve_cache``: the per-cluster cache of the last serve config each cluster's dashboard accepted.

@@ -20,9 +20,9 @@ from typing import Any
 from rayop.api.common import format_time, parse_time
 from rayop.api.rayservice import DEFAULT_RAY_CLUSTER_DELETION_DELAY_SECONDS, RayServiceSpec
 from rayop.apimachinery.objects import ObjView as Obj
+from rayop.controllers.kit.recorded_write import write_with_events
 from rayop.controllers.rayservice import settings
 from rayop.controllers.rayservice.context import PassContext
-from rayop.controllers.rayservice.recorded_write import write_with_events
 from rayop.kube.clock import micro_time
 from rayop.kube.errors import NotFound
 from rayop.kube.resources import RAY_CLUSTERS

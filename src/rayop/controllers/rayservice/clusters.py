@@ -23,9 +23,9 @@ unset.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 
+from rayop.controllers.kit.recorded_write import create_with_events, write_with_events
 from rayop.controllers.rayservice import cluster_builders as rs_cluster
 from rayop.controllers.rayservice import settings
 from rayop.controllers.rayservice.context import PassContext
@@ -34,9 +34,8 @@ from rayop.controllers.rayservice.incremental.mode import (
     is_incremental,
     rolling_back,
 )
-from rayop.controllers.rayservice.recorded_write import write_with_events
 from rayop.controllers.rayservice.status import ACTIVE, PENDING, write_status_if_changed
-from rayop.kube.errors import AlreadyExists, NotFound
+from rayop.kube.errors import NotFound
 from rayop.kube.resources import RAY_CLUSTERS
 from rayop.runtime.steps import Stop
 
@@ -143,14 +142,12 @@ async def _create(ctx: PassContext, cluster_name: str) -> None:
         ctx.service, goal, cluster_name, drop_worker_replicas=_drop_replicas(ctx)
     )
     where = f"{ctx.namespace}/{cluster_name}"
-    with contextlib.suppress(AlreadyExists):
-        await write_with_events(
-            ctx,
-            ctx.deps.client.create(RAY_CLUSTERS, body, namespace=ctx.namespace),
-            done=(settings.CREATED_RAY_CLUSTER, f"Created RayCluster {where}"),
-            failed=(
-                settings.FAILED_TO_CREATE_RAY_CLUSTER,
-                f"Failed to create RayCluster {where}: ",
-            ),
-            passing=(AlreadyExists,),
-        )
+    await create_with_events(
+        ctx,
+        ctx.deps.client.create(RAY_CLUSTERS, body, namespace=ctx.namespace),
+        done=(settings.CREATED_RAY_CLUSTER, f"Created RayCluster {where}"),
+        failed=(
+            settings.FAILED_TO_CREATE_RAY_CLUSTER,
+            f"Failed to create RayCluster {where}: ",
+        ),
+    )

@@ -15,10 +15,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from rayop.controllers.dashboard.client import DashboardError
+from rayop.controllers.kit.recorded_write import write_with_events
 from rayop.controllers.rayservice import settings
 from rayop.controllers.rayservice.context import PassContext
 from rayop.controllers.rayservice.head_pods import dashboard, head_pod, is_pod_ready
-from rayop.controllers.rayservice.recorded_write import write_with_events
 from rayop.kube.resources import PODS
 from rayop.runtime.steps import Stop
 

@@ -19,11 +19,11 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+from rayop.controllers.kit.recorded_write import write_with_events
 from rayop.controllers.rayservice import service_builders as builders
 from rayop.controllers.rayservice import settings
 from rayop.controllers.rayservice.context import PassContext
 from rayop.controllers.rayservice.incremental.mode import upgrading
-from rayop.controllers.rayservice.recorded_write import write_with_events
 from rayop.kube.errors import AlreadyExists
 from rayop.kube.resources import SERVICES
 from rayop.runtime.steps import Stop

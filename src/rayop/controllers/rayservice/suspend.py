@@ -27,12 +27,12 @@ from rayop.api.conditions import is_condition_true
 from rayop.api.rayservice import RayServiceConditionReason as Reason
 from rayop.api.rayservice import RayServiceConditionType as CondType
 from rayop.controllers.kit import settings as requeue
+from rayop.controllers.kit.recorded_write import write_with_events
 from rayop.controllers.rayservice import service_builders as builders
 from rayop.controllers.rayservice import settings
 from rayop.controllers.rayservice.cleanup import delete_owned_clusters
 from rayop.controllers.rayservice.context import PassContext
 from rayop.controllers.rayservice.incremental.routes import delete_routes
-from rayop.controllers.rayservice.recorded_write import write_with_events
 from rayop.controllers.rayservice.status import mark, set_ready_false, write_status
 from rayop.kube.errors import NotFound
 from rayop.kube.resources import SERVICES

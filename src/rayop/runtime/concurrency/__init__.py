@@ -1,5 +1,7 @@
 """A controller's worker concurrency: fixed, or adaptive (``--reconcile-concurrency=auto``).
 
+- ``waiters``: tasks blocked on one condition, woken one at a time or all at once (the workqueues
+  and the worker gate).
 - ``worker_gate``: lets at most ``limit`` of a controller's workers take work, a limit that can
   change at runtime.
 - ``law``: decides a controller's worker limit from its own signals: AIMD on a latency gradient.

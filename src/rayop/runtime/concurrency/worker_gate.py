@@ -9,10 +9,8 @@ permitted worker was reconciling (the "all busy" time the adaptive law reads).
 
 from __future__ import annotations
 
-import asyncio
-from collections import deque
-
 from rayop.runtime.clock import Clock
+from rayop.runtime.concurrency.waiters import Waiters
 
 
 class WorkerGate:
@@ -28,7 +26,7 @@ class WorkerGate:
         self._held = 0
         self._active = 0
         self._closed = False
-        self._waiters: deque[asyncio.Future[None]] = deque()
+        self._waiters = Waiters()
         self._clock = clock
         self._since = clock.now()
         self._busy_seconds = 0.0
@@ -57,7 +55,7 @@ class WorkerGate:
         """Changes the capacity (at least 1) and wakes the workers waiting for a permit."""
         self._account()
         self._limit = max(1, limit)
-        self._wake_all()
+        self._waiters.wake_all()
 
     async def acquire(self) -> bool:
         """Blocks until a permit is free; returns False (no permit) once the gate is closed.
@@ -65,13 +63,7 @@ class WorkerGate:
         A free permit is taken without yielding to the event loop.
         """
         while not self._closed and self._held >= self._limit:
-            waiter = asyncio.get_running_loop().create_future()
-            self._waiters.append(waiter)
-            try:
-                await waiter
-            finally:
-                if waiter in self._waiters:
-                    self._waiters.remove(waiter)
+            await self._waiters.wait()
         if self._closed:
             return False
         self._held += 1
@@ -80,18 +72,12 @@ class WorkerGate:
     def release(self) -> None:
         """Returns a permit and wakes the waiting workers; never blocks."""
         self._held -= 1
-        self._wake_all()
+        self._waiters.wake_all()
 
     def close(self) -> None:
         """Refuses every further permit and wakes all waiting workers (they get False)."""
         self._closed = True
-        self._wake_all()
-
-    def _wake_all(self) -> None:
-        while self._waiters:
-            waiter = self._waiters.popleft()
-            if not waiter.done():
-                waiter.set_result(None)
+        self._waiters.wake_all()
 
     def started(self) -> None:
         """Records that a permitted worker began a reconcile."""

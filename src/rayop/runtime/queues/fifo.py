@@ -20,55 +20,15 @@ The queue lives on one asyncio event loop and needs no locks: waiting workers ar
 
 from __future__ import annotations
 
-import asyncio
 from collections import deque
 from collections.abc import Hashable
 from typing import Generic, TypeVar, cast
 
 from rayop.runtime.clock import MONOTONIC, Clock
+from rayop.runtime.concurrency.waiters import Waiters
 from rayop.runtime.queues.metrics_hooks import NOOP_QUEUE_METRICS, QueueMetrics
 
 T = TypeVar("T", bound=Hashable)
-
-
-class Waiters:
-    """Tasks blocked until an item may be available; each wake-up goes to exactly one of them."""
-
-    __slots__ = ("_futures",)
-
-    def __init__(self) -> None:
-        self._futures: deque[asyncio.Future[None]] = deque()
-
-    async def wait(self) -> None:
-        """Blocks until :meth:`wake_one` picks this task or :meth:`wake_all` is called.
-
-        A task cancelled after being picked passes its wake-up on to another waiter, so an item
-        never sits in the queue while a worker is blocked.
-        """
-        waiter = asyncio.get_running_loop().create_future()
-        self._futures.append(waiter)
-        try:
-            await waiter
-        except asyncio.CancelledError:
-            if waiter.done() and not waiter.cancelled():
-                self.wake_one()
-            raise
-
-    def wake_one(self) -> None:
-        """Wakes the longest-waiting task, if any; never blocks."""
-        futures = self._futures
-        while futures:
-            waiter = futures.popleft()
-            if not waiter.done():
-                waiter.set_result(None)
-                return
-
-    def wake_all(self) -> None:
-        """Wakes every waiting task; never blocks."""
-        futures, self._futures = self._futures, deque()
-        for waiter in futures:
-            if not waiter.done():
-                waiter.set_result(None)
 
 
 class WorkQueue(Generic[T]):
@@ -94,7 +54,7 @@ class WorkQueue(Generic[T]):
         self._shutting_down = False
         self._drain = False
         self._waiters = Waiters()
-        self._drainers: list[asyncio.Future[None]] = []
+        self._drainers = Waiters()
 
     def add(self, item: T) -> None:
         """Marks ``item`` as needing processing; never blocks.
@@ -157,13 +117,7 @@ class WorkQueue(Generic[T]):
         self._begin_shutdown()
         if not self._processing:
             return
-        waiter = asyncio.get_running_loop().create_future()
-        self._drainers.append(waiter)
-        try:
-            await waiter
-        finally:
-            if waiter in self._drainers:
-                self._drainers.remove(waiter)
+        await self._drainers.wait()
 
     def shutting_down(self) -> bool:
         """Tells whether :meth:`shut_down` or :meth:`shut_down_with_drain` has been called."""
@@ -178,7 +132,4 @@ class WorkQueue(Generic[T]):
         self._waiters.wake_all()
 
     def _release_drainers(self) -> None:
-        drainers, self._drainers = self._drainers, []
-        for waiter in drainers:
-            if not waiter.done():
-                waiter.set_result(None)
+        self._drainers.wake_all()

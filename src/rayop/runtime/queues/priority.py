@@ -37,8 +37,8 @@ from dataclasses import dataclass
 from typing import TypeVar, cast
 
 from rayop.runtime.clock import MONOTONIC, Clock
+from rayop.runtime.concurrency.waiters import Waiters
 from rayop.runtime.queues.delaying import DeadlineTimer
-from rayop.runtime.queues.fifo import Waiters
 from rayop.runtime.queues.metrics_hooks import NOOP_QUEUE_METRICS, QueueMetrics
 from rayop.runtime.queues.rate_limiters import RateLimiter, RequeueHistory
 

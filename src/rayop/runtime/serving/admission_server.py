@@ -22,6 +22,8 @@ from typing import Any
 
 from aiohttp import web
 
+from rayop.runtime.serving.endpoints import HttpServer
+
 __all__ = ["AdmissionServer", "AdmissionVerdict", "Handler", "admission_app", "review_response"]
 
 log = logging.getLogger(__name__)
@@ -131,7 +133,7 @@ class AdmissionServer:
         self._cert_dir = cert_dir
         self._host = host
         self.port = port
-        self._runner: web.AppRunner | None = None
+        self._server: HttpServer | None = None
 
     async def start(self) -> None:
         """Loads the certificate, binds and starts serving.
@@ -140,23 +142,16 @@ class AdmissionServer:
             OSError: the address cannot be bound or the certificate files cannot be read.
             ssl.SSLError: the certificate files are not a certificate and its key.
         """
-        context = server_context(self._cert_dir)
-        runner = web.AppRunner(self._app, access_log=None)
-        await runner.setup()
-        site = web.TCPSite(runner, self._host, self.port, ssl_context=context)
-        try:
-            await site.start()
-        except BaseException:
-            await runner.cleanup()
-            raise
-        self._runner = runner
-        for sock in getattr(site._server, "sockets", None) or ():
-            self.port = int(sock.getsockname()[1])
-            break
+        server = HttpServer(
+            self._app, self._host, self.port, ssl_context=server_context(self._cert_dir)
+        )
+        await server.start()
+        self._server = server
+        self.port = server.port
         log.info("admission webhook server listening on %s:%d", self._host, self.port)
 
     async def stop(self) -> None:
         """Stops serving and closes every connection."""
-        if self._runner is not None:
-            await self._runner.cleanup()
-            self._runner = None
+        if self._server is not None:
+            await self._server.stop()
+            self._server = None

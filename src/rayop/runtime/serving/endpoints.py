@@ -6,6 +6,7 @@ Bind addresses follow controller-runtime: ``"host:port"``, ``":port"`` (every in
 
 from __future__ import annotations
 
+import ssl
 from collections.abc import Callable, Iterable
 
 from aiohttp import web
@@ -30,12 +31,23 @@ def parse_bind_address(address: str) -> tuple[str, int] | None:
 
 
 class HttpServer:
-    """One aiohttp server on one address; :meth:`start` and :meth:`stop` never block for long."""
+    """One aiohttp server on one address; :meth:`start` and :meth:`stop` never block for long.
 
-    def __init__(self, app: web.Application, host: str, port: int) -> None:
+    With ``ssl_context`` it speaks only TLS (the admission webhook server serves through one).
+    """
+
+    def __init__(
+        self,
+        app: web.Application,
+        host: str,
+        port: int,
+        *,
+        ssl_context: ssl.SSLContext | None = None,
+    ) -> None:
         self._app = app
         self._host = host
         self._requested_port = port
+        self._ssl_context = ssl_context
         self._runner: web.AppRunner | None = None
         self.port = port
         """The bound port (known after :meth:`start`)."""
@@ -48,17 +60,15 @@ class HttpServer:
         """
         runner = web.AppRunner(self._app, access_log=None)
         await runner.setup()
-        site = web.TCPSite(runner, self._host, self._requested_port)
+        site = web.TCPSite(runner, self._host, self._requested_port, ssl_context=self._ssl_context)
         try:
             await site.start()
         except BaseException:
             await runner.cleanup()
             raise
         self._runner = runner
-        server = site._server
-        sockets = getattr(server, "sockets", None) or ()
-        for sock in sockets:
-            self.port = sock.getsockname()[1]
+        for sock in getattr(site._server, "sockets", None) or ():
+            self.port = int(sock.getsockname()[1])
             break
 
     async def stop(self) -> None:

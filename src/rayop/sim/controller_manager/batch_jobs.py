@@ -40,6 +40,7 @@ class JobController(StoreController):
     """Creates the pods of batch/v1 Jobs and reports their progress in the Job's status."""
 
     name = "jobs"
+    watched = frozenset({("batch", "jobs"), ("", "pods")})
 
     def __init__(self, store: Store) -> None:
         super().__init__(store)
@@ -47,9 +48,6 @@ class JobController(StoreController):
         self._job_keys: dict[str, tuple[str, str]] = {}
         self._jobs: ResourceInfo | None = None
         self._pods: ResourceInfo | None = None
-
-    def wants(self, info: ResourceInfo) -> bool:
-        return (info.group, info.plural) in (("batch", "jobs"), ("", "pods"))
 
     def observe(self, event_type: str, info: ResourceInfo, obj: Obj, old: Obj | None) -> None:
         if info.plural == "pods":

@@ -69,11 +69,7 @@ class CertIssuerController(StoreController):
     """Issues cert-manager Certificates of ``selfSigned`` and ``ca`` Issuers (see the module)."""
 
     name = "cert-issuer"
-
-    def wants(self, info: ResourceInfo) -> bool:
-        return (info.group == GROUP and info.plural in ("certificates", "issuers")) or (
-            info.group == "" and info.plural == "secrets"
-        )
+    watched = frozenset({(GROUP, "certificates"), (GROUP, "issuers"), ("", "secrets")})
 
     async def resync(self) -> None:
         certificates = self.resource(GROUP, "v1", "certificates")

@@ -108,6 +108,7 @@ class EndpointsController(StoreController):
     """Keeps Endpoints and EndpointSlices of selector-based Services in line with their pods."""
 
     name = "endpoints"
+    watched = frozenset({("", "pods"), ("", "services"), ("discovery.k8s.io", "endpointslices")})
 
     def __init__(self, store: Store) -> None:
         super().__init__(store)
@@ -116,13 +117,6 @@ class EndpointsController(StoreController):
         self._selectors = SelectorIndex()
         self._slices: dict[Key, str] = {}
         self._dirty: set[Key] = set()
-
-    def wants(self, info: ResourceInfo) -> bool:
-        return (info.group, info.plural) in (
-            ("", "pods"),
-            ("", "services"),
-            ("discovery.k8s.io", "endpointslices"),
-        )
 
     def observe(self, event_type: str, info: ResourceInfo, obj: Obj, old: Obj | None) -> None:
         md = meta(obj)

@@ -13,9 +13,7 @@ class ServiceAccountController(StoreController):
     """Creates the ``default`` ServiceAccount in each namespace (and again if it is deleted)."""
 
     name = "serviceaccounts"
-
-    def wants(self, info: ResourceInfo) -> bool:
-        return info.group == "" and info.plural in ("namespaces", "serviceaccounts")
+    watched = frozenset({("", "namespaces"), ("", "serviceaccounts")})
 
     async def resync(self) -> None:
         namespaces = self.resource("", "v1", "namespaces")

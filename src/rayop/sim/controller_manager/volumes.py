@@ -57,17 +57,17 @@ class VolumeController(StoreController):
     """Binds PersistentVolumeClaims (see the module docstring)."""
 
     name = "volumes"
+    watched = frozenset(
+        {
+            ("", "persistentvolumeclaims"),
+            ("", "persistentvolumes"),
+            ("storage.k8s.io", "storageclasses"),
+        }
+    )
 
     def __init__(self, store: Store) -> None:
         super().__init__(store)
         self._classes: dict[str, Obj] = {}
-
-    def wants(self, info: ResourceInfo) -> bool:
-        return (info.group, info.plural) in (
-            ("", "persistentvolumeclaims"),
-            ("", "persistentvolumes"),
-            ("storage.k8s.io", "storageclasses"),
-        )
 
     def observe(self, event_type: str, info: ResourceInfo, obj: Obj, old: Obj | None) -> None:
         if info.plural == "storageclasses":

@@ -17,13 +17,13 @@ names no ready head 502, each with a message saying why.
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 from types import TracebackType
 
 import aiohttp
 from aiohttp import web
 
+from rayop.apimachinery.certs import is_ip
 from rayop.sim.dashboard.registry import DashboardRegistry
 from rayop.sim.dashboard.service_dns import split_service_url
 
@@ -49,14 +49,6 @@ _HOP_BY_HOP = frozenset(
 """Headers that belong to one hop (RFC 9110 7.6.1), not to the relayed exchange."""
 
 
-def _is_ip(host: str) -> bool:
-    try:
-        ipaddress.ip_address(host)
-    except ValueError:
-        return False
-    return True
-
-
 class ClusterHttpProxy:
     """Serves the forward proxy on ``host:port`` while entered (see the module docstring).
 
@@ -76,7 +68,7 @@ class ClusterHttpProxy:
 
     def resolve(self, host: str, port: int) -> str | None:
         """Returns the base URL of what serves ``host:port`` in the plane, or None."""
-        if _is_ip(host):
+        if is_ip(host):
             return self._dashboards.resolve_pod_ip(host, str(port))
         split = split_service_url(f"http://{host}:{port}")
         if split is None:

@@ -101,6 +101,7 @@ class DashboardRegistry(StoreController):
     """
 
     name = "dashboards"
+    watched = frozenset({("", "pods")})
 
     def __init__(
         self,
@@ -149,9 +150,6 @@ class DashboardRegistry(StoreController):
         self._dashboards.clear()
 
     # -- StoreController hooks -----------------------------------------------------------
-
-    def wants(self, info: ResourceInfo) -> bool:
-        return info.group == "" and info.plural == "pods"
 
     def observe(self, event_type: str, info: ResourceInfo, obj: Obj, old: Obj | None) -> None:
         md = meta(obj)

@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 from rayop.apimachinery.objects import Obj
 from rayop.sim.machinery.resources import ResourceInfo
@@ -45,12 +45,15 @@ def meta(obj: Obj) -> Obj:
 class StoreController:
     """Feeds store events to :meth:`handle` in order, from a worker task of its own.
 
-    Subclasses override :meth:`wants` (a cheap filter run inside the store's write path),
-    :meth:`resync` (called once at start to catch up with objects already stored) and
-    :meth:`handle`. Start with :meth:`start`, stop with :meth:`stop`.
+    Subclasses name the resources they follow in :attr:`watched` (or override :meth:`wants`, a
+    cheap filter run inside the store's write path), override :meth:`resync` (called once at
+    start to catch up with objects already stored) and :meth:`handle`. Start with :meth:`start`,
+    stop with :meth:`stop`.
     """
 
     name = "controller"
+    watched: ClassVar[frozenset[tuple[str, str]] | None] = None
+    """The ``(group, plural)`` of every resource whose events matter; None: all of them."""
 
     def __init__(self, store: Store) -> None:
         self.store = store
@@ -91,7 +94,7 @@ class StoreController:
 
     def wants(self, info: ResourceInfo) -> bool:
         """Tells whether events of this resource matter; runs inside the store's write path."""
-        return True
+        return self.watched is None or (info.group, info.plural) in self.watched
 
     def observe(self, event_type: str, info: ResourceInfo, obj: Obj, old: Obj | None) -> None:
         """Updates in-memory indexes synchronously, in store order (optional)."""

@@ -22,6 +22,7 @@ from typing import Any
 
 from rayop.api import keys
 from rayop.apimachinery.objects import ObjView as Obj
+from rayop.controllers.kit.recorded_write import write_with_events
 from rayop.controllers.raycluster.builders import ServiceBuildError, service_ports
 from rayop.controllers.rayservice import settings
 from rayop.controllers.rayservice.context import PassContext
@@ -39,7 +40,6 @@ from rayop.controllers.rayservice.incremental.gateway import (
 from rayop.controllers.rayservice.incremental.mode import is_incremental, upgrade_options
 from rayop.controllers.rayservice.incremental.state import RouteState
 from rayop.controllers.rayservice.incremental.traffic import next_weights
-from rayop.controllers.rayservice.recorded_write import write_with_events
 from rayop.kube.errors import AlreadyExists, ApiError, NotFound
 from rayop.kube.resource import Resource
 from rayop.kube.resources import SERVICES
