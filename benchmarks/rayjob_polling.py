@@ -49,13 +49,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rayop.advise.exposition import Snapshot
 from rayop.bench.environment import (
     InProcessOperator,
     RequestCounts,
     ServerSettings,
     SubprocessControlPlane,
 )
-from rayop.bench.metrics import Snapshot, percentile
+from rayop.bench.metrics import percentile
 from rayop.bench.readiness import ReadinessTracker, Target
 from rayop.bench.runner import install_crds
 from rayop.bench.scenarios import ray_object, raycluster

@@ -66,8 +66,8 @@ from request_breakdown import (  # benchmarks/, beside this script
     timeline_table,
 )
 
+from rayop.advise.exposition import Snapshot
 from rayop.bench.child_lifetime import end_with_parent
-from rayop.bench.metrics import Snapshot
 from rayop.bench.runner import install_crds
 from rayop.cli.realcluster import RealCluster, RealClusterSettings, free_port
 from rayop.cli.realcluster_config import AUDIT_LOG

@@ -2,6 +2,8 @@
 
 Modules and subpackages:
 
+- ``advise``: ``rayop advise``: the concurrency decision, made from a running operator's own
+  metrics.
 - ``api``: the ray.io/v1 API: typed models of RayCluster, RayJob and RayService, and their CRDs.
 - ``bench``: load scenarios that measure whether raising --reconcile-concurrency helps, and their
   reports.

@@ -7,8 +7,10 @@ import base64
 import pytest
 from typer.testing import CliRunner
 
+from rayop.advise.evidence import server_latency
+from rayop.advise.exposition import Snapshot
 from rayop.bench.latency_step import reduction_after
-from rayop.bench.metrics import Snapshot, WorkerSample, server_latency
+from rayop.bench.metrics import WorkerSample
 from rayop.bench.recommend import recommend
 from rayop.bench.report import by_concurrency, table_rows
 from rayop.bench.report_workers import workers_chart

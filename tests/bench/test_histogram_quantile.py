@@ -8,7 +8,7 @@ import pytest
 from prometheus_client import CollectorRegistry
 from prometheus_client import Histogram as PromHistogram
 
-from rayop.bench.metrics import Histogram, Snapshot, histogram_quantile
+from rayop.advise.exposition import Histogram, Snapshot, histogram_quantile
 
 INF = math.inf
 

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 import yaml
 
-from rayop.bench.metrics import Snapshot
+from rayop.advise.exposition import Snapshot
 from rayop.controllers.batchscheduler import scheduler_plugins, volcano
 from rayop.controllers.config.options import OperatorOptions
 from rayop.kube.errors import AlreadyExists

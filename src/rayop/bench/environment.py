@@ -25,8 +25,8 @@ from typing import Protocol, Self
 import aiohttp
 import yaml
 
+from rayop.advise.exposition import Snapshot
 from rayop.bench.child_lifetime import end_with_parent
-from rayop.bench.metrics import Snapshot
 from rayop.controllers.assembly.build import build_operator
 from rayop.controllers.assembly.operator_settings import OperatorSettings
 from rayop.controllers.assembly.run import new_client

@@ -24,17 +24,6 @@ LOST_EVENT_REASONS = ("queue_full", "rejected", "retries_exhausted", "shutdown")
 the event raised a series count, as client-go's correlator does)."""
 
 
-def fmt_seconds(value: float | None) -> str:
-    """Formats seconds for a sentence ("12 s", "0.35 s", "4 ms", "n/a")."""
-    if value is None:
-        return "n/a"
-    if value >= 10:
-        return f"{value:.0f} s"
-    if value >= 0.1:
-        return f"{value:.2f} s"
-    return f"{value * 1000:.0f} ms"
-
-
 def lost_events(r: ConcurrencyResult) -> dict[str, int]:
     """Returns the events the run lost, by reason (empty: none, or not exported)."""
     unsent = r.events_unsent_by_reason or {}

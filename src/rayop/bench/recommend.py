@@ -25,22 +25,18 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from rayop.advise.format import fmt_seconds
 from rayop.bench.outcomes import (
     Outcome,
-    fmt_seconds,
     lost_events,
     noise,
     outcomes,
 )
 from rayop.bench.results import ConcurrencyResult
 from rayop.bench.symptoms import next_limit
+from rayop.runtime.concurrency import rules
 
-__all__ = ["AdaptiveOutcome", "Recommendation", "fmt_seconds", "recommend"]
-
-ERRORS_RISE_RATIO = 2.0
-ERRORS_RISE_FLOOR = 0.05
-"""Reconcile errors "rise" when their share of reconciles doubles and grows by 5 points (a few
-routine 409s on status writes, KubeRay #745, do not veto a raise)."""
+__all__ = ["AdaptiveOutcome", "Recommendation", "recommend"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,12 +150,6 @@ def _gain(before: float | None, after: float | None) -> float:
     return 1 - after / before if before and after is not None else 0.0
 
 
-def _errors_rose(best: Outcome, o: Outcome) -> bool:
-    return o.errors - best.errors >= ERRORS_RISE_FLOOR and o.errors >= best.errors * (
-        ERRORS_RISE_RATIO
-    )
-
-
 def _compare(best: Outcome, o: Outcome, margin: float) -> tuple[bool, str]:
     figures = (
         f"{o.concurrency} against {best.concurrency}: all ready {_change(best.ready, o.ready)}, "
@@ -171,7 +161,7 @@ def _compare(best: Outcome, o: Outcome, margin: float) -> tuple[bool, str]:
             False,
             f"{figures}, but at {o.concurrency} a run timed out: stay at {best.concurrency}",
         )
-    if _errors_rose(best, o):
+    if rules.errors_rose(best.errors, o.errors):
         return False, f"{figures}: the error share rose, stay at {best.concurrency}"
     ready_gain, wait_gain = _gain(best.ready, o.ready), _gain(best.wait_p99, o.wait_p99)
     if ready_gain < -margin:

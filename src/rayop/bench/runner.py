@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 
 import psutil
 
+from rayop.advise.evidence import server_latency
+from rayop.advise.exposition import Snapshot
 from rayop.bench.environment import (
     ControlPlane,
     ExistingCluster,
@@ -35,12 +37,10 @@ from rayop.bench.environment import (
 )
 from rayop.bench.latency_step import LatencyStep, reduction_after
 from rayop.bench.metrics import (
-    Snapshot,
     WorkerSample,
     busy_fraction,
     mean_active,
     percentile,
-    server_latency,
 )
 from rayop.bench.metrics import sample_workers as read_sample
 from rayop.bench.readiness import ReadinessTracker, Target, job_complete

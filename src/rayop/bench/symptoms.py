@@ -1,5 +1,6 @@
 """Explains a concurrency verdict by its symptoms and names what limits the operator next.
 
+The thresholds are :mod:`rayop.runtime.concurrency.rules`, shared with ``rayop advise``.
 Symptoms never overrule the measured outcome (:mod:`rayop.bench.recommend` decides on that);
 they say why it came out so and where to look next: the client token bucket when its wait per
 request grew, the API server when its latency (throttling excluded) grew, more concurrency
@@ -8,28 +9,14 @@ when the workers were still saturated at the highest value tested, nothing when 
 
 from __future__ import annotations
 
-from rayop.bench.outcomes import Outcome, fmt_seconds
-
-BUSY_SATURATED = 0.8
-"""Workers count as saturated when all were busy in at least this fraction of the time ..."""
-QUEUE_BACKLOG_SECONDS = 1.0
-"""... and the queue wait p99 reached this."""
-LATENCY_RISE_RATIO = 1.5
-LATENCY_RISE_FLOOR = 0.02
-"""API latency "rose" when its mean grew by 1.5x and 20 ms."""
-THROTTLE_RISE_RATIO = 1.5
-THROTTLE_RISE_FLOOR = 0.05
-"""Throttling "rose" when the mean token-bucket wait per request grew by 1.5x and 50 ms."""
-
-
-def _rose(before: float | None, after: float | None, ratio: float, floor: float) -> bool:
-    b, a = before or 0.0, after or 0.0
-    return a - b >= floor and a >= b * ratio
+from rayop.advise.format import fmt_seconds
+from rayop.bench.outcomes import Outcome
+from rayop.runtime.concurrency import rules
 
 
 def saturated(o: Outcome) -> bool:
     """Tells whether the workers were all busy most of the time while the queue backed up."""
-    return o.busy >= BUSY_SATURATED and (o.wait_p99 or 0.0) >= QUEUE_BACKLOG_SECONDS
+    return rules.saturated(o.busy, o.wait_p99)
 
 
 def _state(o: Outcome) -> str:
@@ -70,7 +57,7 @@ def next_limit(
     """
     pairs = _pairs(best, lowest, above)
     for before, after in pairs:
-        if _rose(before.throttle, after.throttle, THROTTLE_RISE_RATIO, THROTTLE_RISE_FLOOR):
+        if rules.throttle_rose(before.throttle, after.throttle):
             now = (
                 f" (now --qps {qps:g} --burst {burst})"
                 if qps is not None and burst is not None
@@ -82,7 +69,7 @@ def next_limit(
                 f"the client token bucket is the next limit, raise --qps and --burst{now}"
             )
     for before, after in pairs:
-        if _rose(before.api, after.api, LATENCY_RISE_RATIO, LATENCY_RISE_FLOOR):
+        if rules.latency_rose(before.api, after.api):
             return "api-server", (
                 f"API latency without throttling grew from {fmt_seconds(before.api)} at "
                 f"{before.concurrency} to {fmt_seconds(after.api)} at {after.concurrency}: the API "

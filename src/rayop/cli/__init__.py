@@ -3,6 +3,8 @@ registers itself on :data:`app`.
 
 Modules and subpackages:
 
+- ``advise``: ``rayop advise``: should this running operator's --reconcile-concurrency change? Its
+  metrics say.
 - ``apiserver``: ``rayop apiserver``: run the embedded control plane in the foreground.
 - ``app``: the typer application every ``rayop`` sub-command registers on.
 - ``bench``: ``rayop bench``: should --reconcile-concurrency be raised? Measure it.
@@ -40,6 +42,7 @@ from __future__ import annotations
 
 import sys
 
+from rayop.cli import advise as _advise  # noqa: F401  (registers `rayop advise`)
 from rayop.cli import apiserver as _apiserver  # noqa: F401  (registers `rayop apiserver`)
 from rayop.cli import bench as _bench  # noqa: F401  (registers `rayop bench`)
 from rayop.cli import crds as _crds  # noqa: F401  (registers `rayop crds`)

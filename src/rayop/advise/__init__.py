@@ -1,0 +1,19 @@
+"""``rayop advise``: the concurrency decision, made from a running operator's own metrics.
+
+Modules:
+
+- ``advice``: one window's advice: which operator, what its API client showed, a verdict per
+  controller.
+- ``endpoint``: reads an operator's ``/metrics`` endpoint over a window: a scrape every interval.
+- ``errors``: the error ``rayop advise`` reports for input it cannot use (exit status 2, nothing
+  guessed).
+- ``evidence``: what one window of scrapes says about each controller and about the API client.
+- ``exposition``: reads a Prometheus text exposition: snapshots of every sample, and histogram
+  quantiles.
+- ``format``: how advice writes a duration in a sentence.
+- ``identity``: which operator a set of metrics comes from: rayop, KubeRay, or neither.
+- ``report``: writes advice for a terminal: what was read, then each controller's verdict and its
+  evidence.
+- ``verdict``: turns one window's evidence into a verdict per controller: raise, keep, lower, or
+  cannot tell.
+"""
