@@ -85,9 +85,7 @@ class FluidOperator:
                 self.series.errors.inc()
             for _ in range(load.requests_per_pass):
                 self.rest.observe_rate_limiter("GET", HOST, load.throttle_seconds)
-                self.rest.observe_request(
-                    "GET", HOST, load.api_seconds + load.throttle_seconds
-                )
+                self.rest.observe_request("GET", HOST, load.api_seconds + load.throttle_seconds)
         self.t += 1.0
 
     def run(self, loads: list[Load], *, every: float = 2.0) -> list[Scrape]:

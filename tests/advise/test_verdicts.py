@@ -44,9 +44,10 @@ def test_an_api_slowing_during_the_window_is_no_reason_to_raise() -> None:
     loads = [Load(arrivals=20, api_seconds=0.01)] * 30 + [Load(arrivals=20, api_seconds=0.2)] * 30
     (v,) = _advice(FluidOperator(workers=1), loads).verdicts
     assert (v.action, v.next_limit) == ("keep", "api-server")
-    (v,) = _advice(FluidOperator(workers=4), [Load(arrivals=80)] * 30 + [
-        Load(arrivals=80, api_seconds=0.2)
-    ] * 30).verdicts
+    (v,) = _advice(
+        FluidOperator(workers=4),
+        [Load(arrivals=80)] * 30 + [Load(arrivals=80, api_seconds=0.2)] * 30,
+    ).verdicts
     assert (v.action, v.to, v.next_limit) == ("lower", 2, "api-server")
 
 
@@ -66,7 +67,9 @@ def test_an_idle_fleet_keeps_and_an_idle_operator_cannot_tell() -> None:
 
 
 def test_high_errors_hold_a_raise() -> None:
-    (v,) = _advice(FluidOperator(workers=1), [Load(arrivals=20, error_share=0.3)] * SECONDS).verdicts
+    (v,) = _advice(
+        FluidOperator(workers=1), [Load(arrivals=20, error_share=0.3)] * SECONDS
+    ).verdicts
     assert (v.action, v.next_limit) == ("keep", "errors")
 
 

@@ -12,6 +12,8 @@ Modules:
   quantiles.
 - ``format``: how advice writes a duration in a sentence.
 - ``identity``: which operator a set of metrics comes from: rayop, KubeRay, or neither.
+- ``prometheus``: reads an operator's series from a Prometheus server's HTTP API over a time
+  range.
 - ``report``: writes advice for a terminal: what was read, then each controller's verdict and its
   evidence.
 - ``verdict``: turns one window's evidence into a verdict per controller: raise, keep, lower, or
