@@ -10,7 +10,7 @@ replicas, or two operators) are refused rather than added together.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import aiohttp
@@ -60,7 +60,7 @@ def _result(body: bytes, url: str) -> list[Mapping[str, Any]]:
     return result
 
 
-def snapshots(result: list[Mapping[str, Any]], *, start: float, source: str) -> list[Scrape]:
+def snapshots(result: Sequence[Mapping[str, Any]], *, start: float, source: str) -> list[Scrape]:
     """Turns a matrix result into one scrape per timestamp, oldest first.
 
     Raises:
