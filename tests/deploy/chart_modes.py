@@ -43,6 +43,15 @@ MODES: dict[str, Values] = {
             }
         }
     },
+    "prometheusRule": {
+        "metrics": {
+            "prometheusRule": {
+                "enabled": True,
+                "additionalLabels": {"release": "prometheus"},
+                "namespace": "monitoring",
+            }
+        }
+    },
     "leader election off": {"leaderElectionEnabled": False},
     "useKubernetesProxy": {"useKubernetesProxy": True},
     "log file": {"logging": {"baseDir": "/var/log/ray", "fileName": "op.log", "sizeLimit": "1Gi"}},

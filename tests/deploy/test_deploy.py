@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
+from rayop.advise.prometheus_rules import rule_groups
 from rayop.api.crds import build_crds
 from rayop.controllers.assembly.rbac_rules import (
     AUTOSCALER_ROLE_RULES,
@@ -140,8 +141,19 @@ def test_kustomizations_list_every_manifest_and_nothing_missing() -> None:
             assert path.exists(), f"{kustomization} lists missing {entry}"
             if path.is_file():
                 listed.add(path)
-    manifests = {p.resolve() for p in DEPLOY.rglob("*.yaml") if p.name != "kustomization.yaml"}
+    manifests = {
+        p.resolve()
+        for p in DEPLOY.rglob("*.yaml")
+        if p.name != "kustomization.yaml" and p.name != "concurrency_rules.yaml"
+    }
     assert manifests - listed == set(), "manifests no kustomization lists"
+
+
+def test_the_plain_rules_file_is_the_prometheus_rule_spec() -> None:
+    """deploy/monitoring/concurrency_rules.yaml is no Kubernetes object: Prometheus loads it."""
+    plain = yaml.safe_load((DEPLOY / "monitoring" / "concurrency_rules.yaml").read_text())
+    resource = yaml.safe_load((DEPLOY / "monitoring" / "prometheus_rule.yaml").read_text())
+    assert plain == resource["spec"] == rule_groups()
 
 
 def test_kustomize_renders_the_operator_in_its_namespace() -> None:

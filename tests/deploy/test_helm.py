@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
+from rayop.advise.prometheus_rules import rule_groups
 from rayop.api.crds import build_crds
 from rayop.controllers.assembly.rbac_rules import cluster_role_rules, leader_election_rules
 from rayop.controllers.batchscheduler.rbac import BATCH_SCHEDULER_RULES
@@ -68,7 +69,7 @@ def test_every_mode_renders_an_operator_rayop_run_accepts(mode: str) -> None:
             assert "namespace" not in obj["metadata"]
         elif obj["kind"] in {"Role", "RoleBinding"} and obj["metadata"]["name"] == "rayop":
             assert obj["metadata"]["namespace"] in rbac_namespaces(values, NAMESPACE)
-        elif obj["kind"] == "ServiceMonitor":
+        elif obj["kind"] in {"ServiceMonitor", "PrometheusRule"}:
             assert obj["metadata"]["namespace"] == "monitoring"
         else:
             assert obj["metadata"]["namespace"] == NAMESPACE, obj["kind"]
@@ -287,6 +288,15 @@ def test_names_follow_the_release_without_overrides() -> None:
     )
 
 
+def test_the_prometheus_rule_carries_the_generated_concurrency_rules_unchanged() -> None:
+    objects = template(MODES["prometheusRule"])
+    rule = find(objects, "PrometheusRule")
+    assert rule["metadata"]["namespace"] == "monitoring"
+    assert rule["metadata"]["labels"]["release"] == "prometheus"
+    assert rule["spec"] == rule_groups()  # Prometheus' {{ $labels }} templates survive Helm
+    assert not [o for o in template() if o["kind"] == "PrometheusRule"]
+
+
 def test_service_monitor_selects_the_service_that_selects_the_operator_pod() -> None:
     objects = template(MODES["serviceMonitor"])
     monitor, service = find(objects, "ServiceMonitor"), find(objects, "Service")
@@ -354,6 +364,7 @@ PREREQUISITES: dict[str, Values] = {
     "logging.baseDir": {"logging": {"fileName": "op.log"}},
     "logging.fileName": {"logging": {"baseDir": "/var/log/ray"}},
     "metrics.serviceMonitor": {"metrics": {"serviceMonitor": {"enabled": True}}},
+    "metrics.prometheusRule": {"metrics": {"prometheusRule": {"enabled": True}}},
     "configuration": {"configuration": {"enabled": True}},
     "crNamespacedRbacEnable": {"singleNamespaceInstall": True},
     "webhook": {"webhook": {"enabled": True}},
