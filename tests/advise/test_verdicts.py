@@ -9,6 +9,7 @@ from rayop.advise.errors import AdviseInputError
 from rayop.advise.evidence import Scrape
 from rayop.advise.identity import identify
 from tests.advise.fluid_operator import FluidOperator, Load
+from tests.advise.scenarios import SCENARIOS, Scenario
 
 SECONDS = 60
 
@@ -100,3 +101,11 @@ def test_metrics_of_an_unknown_operator_are_refused() -> None:
     op = FluidOperator(workers=1, name="widgets")
     with pytest.raises(AdviseInputError, match="unknown operator: its controllers are widgets"):
         identify(op.run([Load(arrivals=1)] * 2)[0].snapshot, source="http://x/metrics")
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.name)
+def test_the_rules_scenarios_get_their_verdict(scenario: Scenario) -> None:
+    op = FluidOperator(workers=scenario.workers)
+    window = op.run(list(scenario.loads), every=15)
+    (v,) = advise(identify(window[0].snapshot, source="model"), "model", window).verdicts
+    assert (v.action, v.next_limit) == (scenario.verdict, scenario.next_limit), v.reasons

@@ -6,8 +6,9 @@ chart), so the rules, ``rayop advise`` and ``rayop bench`` cannot disagree on a 
 
 - ``RayOperatorWorkersSaturated``: a controller's workers were all busy in 80 % of the last
   10 minutes, its queue wait p99 reached 1 s or its queue grew, and the API was calm (no
-  token-bucket wait of 50 ms a request, no latency rise of 1.5x and 20 ms against 10 minutes
-  before, p99 within the 1 s SLO) with errors under 10 %: raise ``--reconcile-concurrency``.
+  token-bucket wait of 50 ms a request, no latency rise of 1.5x and 20 ms above its lowest of
+  the last hour, p99 within the 1 s SLO) with errors under 10 %: raise
+  ``--reconcile-concurrency``.
 - ``RayOperatorMoreWorkersWouldContend``: saturated the same way, but the client's token bucket
   or the API server is the limit: more workers would add contention.
 
@@ -26,6 +27,9 @@ WINDOW = "10m"
 """How far back saturation, queue wait, errors and the latency comparison look."""
 RATE = "5m"
 """The rate window of API latency and throttling."""
+BASE = "1h"
+"""API latency is judged against its lowest over this long (its base, as the adaptive law
+keeps one): a slowdown stays a slowdown until it has lasted an hour, not only while it is new."""
 TARGET = "job, instance"
 
 SATURATED = "controller:workers_saturated:bool"
@@ -94,11 +98,12 @@ def _saturated() -> str:
 
 
 def _api_limits() -> str:
-    """The API is the limit: throttled, latency risen against 10 minutes before, or p99 over SLO."""
+    """The API is the limit: throttled, latency risen above its base, or p99 over the SLO."""
+    base = f"min_over_time({LATENCY}[{BASE}])"
     return (
         f"{THROTTLE} >= {rules.THROTTLE_WAIT_LIMIT:g}"
-        f" or ({LATENCY} >= {rules.LATENCY_RISE_RATIO:g} * ({LATENCY} offset {WINDOW})"
-        f" and {LATENCY} - ({LATENCY} offset {WINDOW}) >= {rules.LATENCY_RISE_FLOOR:g})"
+        f" or ({LATENCY} >= {rules.LATENCY_RISE_RATIO:g} * {base}"
+        f" and {LATENCY} - {base} >= {rules.LATENCY_RISE_FLOOR:g})"
         f" or {P99} > {rules.API_P99_SLO_SECONDS:g}"
     )
 
