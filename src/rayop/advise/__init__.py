@@ -4,6 +4,8 @@ Modules:
 
 - ``advice``: one window's advice: which operator, what its API client showed, a verdict per
   controller.
+- ``compare``: before and after a change: did it help? A keep-or-revert verdict over two
+  windows.
 - ``endpoint``: reads an operator's ``/metrics`` endpoint over a window: a scrape every interval.
 - ``errors``: the error ``rayop advise`` reports for input it cannot use (exit status 2, nothing
   guessed).
@@ -16,6 +18,8 @@ Modules:
   range.
 - ``report``: writes advice for a terminal: what was read, then each controller's verdict and its
   evidence.
+- ``window_file``: a recorded window on disk (``rayop advise --save``), to compare a later window
+  against.
 - ``verdict``: turns one window's evidence into a verdict per controller: raise, keep, lower, or
   cannot tell.
 """

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rayop.advise.advice import Advice
+from rayop.advise.compare import Comparison
 from rayop.advise.format import fmt_seconds
 
 
@@ -25,4 +26,11 @@ def render(advice: Advice) -> str:
         lines.append("")
         lines.append(f"{verdict.controller}: {verdict.headline}{limit}")
         lines += [f"  - {reason}" for reason in verdict.reasons]
+    return "\n".join(lines) + "\n"
+
+
+def render_comparison(comparison: Comparison) -> str:
+    """Returns the before/after verdict and its reasons as plain text."""
+    lines = [f"Before and after the change: {comparison.verdict}"]
+    lines += [f"  - {reason}" for reason in comparison.reasons]
     return "\n".join(lines) + "\n"

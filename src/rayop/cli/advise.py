@@ -6,6 +6,7 @@ import asyncio
 import sys
 import time
 from datetime import datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import orjson
@@ -92,21 +93,50 @@ def advise(
     step: Annotated[
         float, typer.Option(help="With --prometheus: seconds between two points.", min=1.0)
     ] = 15.0,
+    save: Annotated[
+        Path | None,
+        typer.Option(help="Also write the window read to this file (a --before for later)."),
+    ] = None,
+    before: Annotated[
+        Path | None,
+        typer.Option(
+            help="Compare the window read now with this one, saved by --save before a change: "
+            "keep or revert."
+        ),
+    ] = None,
+    before_start: Annotated[
+        str | None,
+        typer.Option(help="With --prometheus: the window before the change starts here."),
+    ] = None,
+    before_end: Annotated[
+        str | None,
+        typer.Option(help="With --prometheus: the window before the change ends here."),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the advice as JSON.")] = False,
 ) -> None:
     """Read a running operator's metrics (its /metrics endpoint over a window, or its history in
     Prometheus) and say, per controller, whether to raise, keep or lower --reconcile-concurrency,
     with the evidence."""
     from rayop.advise.advice import advise as make_advice
+    from rayop.advise.compare import compare
     from rayop.advise.endpoint import read_window
     from rayop.advise.errors import AdviseInputError
     from rayop.advise.prometheus import read_range
-    from rayop.advise.report import render
+    from rayop.advise.report import render, render_comparison
+    from rayop.advise.window_file import load
+    from rayop.advise.window_file import save as save_window
 
     if (metrics_url is None) == (prometheus is None):
         _fail("give exactly one of --metrics-url and --prometheus")
+    if (before_start is None) != (before_end is None):
+        _fail("give both --before-start and --before-end")
+    if before_start is not None and (prometheus is None or before is not None):
+        _fail("--before-start/--before-end go with --prometheus, instead of --before")
     read: tuple[Operator, list[Scrape]]
+    earlier: list[Scrape] | None = None
     try:
+        if before is not None:
+            earlier = load(before)[2]
         if metrics_url is not None:
             if interval > window:
                 _fail(f"--interval {interval:g} is longer than --window {window:g}")
@@ -119,11 +149,26 @@ def advise(
             read = asyncio.run(
                 read_range(prometheus, selector=selector, start=first, end=last, step=step)
             )
+            if before_start is not None and before_end is not None:
+                b0 = parse_time(before_start, flag="--before-start")
+                b1 = parse_time(before_end, flag="--before-end")
+                earlier = asyncio.run(
+                    read_range(prometheus, selector=selector, start=b0, end=b1, step=step)
+                )[1]
+        advice = make_advice(read[0], source, read[1])
+        comparison = None if earlier is None else compare(earlier, read[1], read[0].controllers)
     except AdviseInputError as exc:
         _fail(str(exc))
         raise
-    advice = make_advice(read[0], source, read[1])
+    if save is not None:
+        save_window(save, read[0], source, read[1])
     if as_json:
-        typer.echo(orjson.dumps(advice.to_json(), option=orjson.OPT_INDENT_2).decode())
+        doc = advice.to_json()
+        if comparison is not None:
+            doc["comparison"] = comparison.to_json()
+        typer.echo(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode())
     else:
-        typer.echo(render(advice), nl=False)
+        text = render(advice)
+        if comparison is not None:
+            text += "\n" + render_comparison(comparison)
+        typer.echo(text, nl=False)

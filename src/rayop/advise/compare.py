@@ -1,0 +1,243 @@
+"""Before and after a change: did it help? A keep-or-revert verdict over two windows.
+
+As a controlled experiment, in this order:
+
+1. **The load must be the same.** Work arriving per minute (``workqueue_adds_total``, summed over
+   the controllers) and API creates per minute (``rest_client_requests_total{method="POST"}``:
+   pods, services, events) must agree within the tolerance, the larger of 10 % and the noise;
+   otherwise "the load changed, the comparison does not hold".
+2. **The noise is measured, not assumed, where it can be:** the relative spread of each
+   controller's queue wait p99 between the two halves of each window (the same setting, twice);
+   at least 5 %. A window too thin to halve assumes 10 %, and the verdict says which.
+3. **Outcomes, worse first:** reconcile errors that rose (doubled and 5 points more), API latency
+   that rose (1.5x and 20 ms) or queue wait p99 or time to ready worse by more than the noise
+   mean revert. Queue wait p99 or time to ready (``kuberay_cluster_provisioned_duration_seconds``
+   of the clusters provisioned in each window, where exported) better by more than the noise
+   means keep. Within the noise: keep a change that lowered the workers (as good with fewer),
+   revert one that raised them (no gain to show for them).
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from rayop.advise.errors import AdviseInputError
+from rayop.advise.evidence import (
+    ControllerEvidence,
+    Scrape,
+    client_evidence,
+    controller_evidence,
+    counter_reset,
+)
+from rayop.advise.exposition import Snapshot
+from rayop.advise.format import fmt_seconds
+from rayop.runtime.concurrency import rules
+
+NOISE_ASSUMED = 0.10
+"""The noise assumed when a window is too thin to halve (10 %)."""
+NOISE_FLOOR = 0.05
+"""A measured noise below this is taken as this (two halves can agree by chance)."""
+LOAD_TOLERANCE = 0.10
+"""The load may differ by this much (or by the noise, if larger) and still be the same load."""
+PROVISIONED = "kuberay_cluster_provisioned_duration_seconds"
+MIN_HALF = 3
+"""Scrapes a half-window needs for its spread to count as noise."""
+
+
+@dataclass(frozen=True, slots=True)
+class WindowSummary:
+    """What one window measured, for comparison."""
+
+    seconds: float
+    workers: dict[str, int]
+    arrivals_per_minute: float
+    creates_per_minute: float
+    controllers: dict[str, ControllerEvidence]
+    api_latency: float | None
+    ready_p50: float | None
+    ready_count: int
+
+
+def _provisioned(window: Sequence[Scrape]) -> list[float]:
+    """Times to provisioned of the clusters that reached it during the window."""
+    first: Snapshot = window[0].snapshot
+    seen = {labels for name, labels in first.samples if name == PROVISIONED}
+    last = window[-1].snapshot
+    return [
+        value
+        for (name, labels), value in last.samples.items()
+        if name == PROVISIONED and labels not in seen
+    ]
+
+
+def summarize(window: Sequence[Scrape], controllers: Sequence[str]) -> WindowSummary:
+    """Reads the comparison's figures out of ``window``."""
+    first, last = window[0].snapshot, window[-1].snapshot
+    seconds = window[-1].t - window[0].t
+    minutes = seconds / 60 if seconds > 0 else float("inf")
+    evidence = {c: controller_evidence(c, window) for c in controllers}
+    creates = last.total("rest_client_requests_total", method="POST") - first.total(
+        "rest_client_requests_total", method="POST"
+    )
+    ready = _provisioned(window)
+    return WindowSummary(
+        seconds=seconds,
+        workers={c: e.workers for c, e in evidence.items()},
+        arrivals_per_minute=sum(e.adds for e in evidence.values()) / minutes,
+        creates_per_minute=creates / minutes,
+        controllers=evidence,
+        api_latency=client_evidence(window).latency_mean,
+        ready_p50=statistics.median(ready) if ready else None,
+        ready_count=len(ready),
+    )
+
+
+def _spread(a: float | None, b: float | None) -> float | None:
+    if a is None or b is None or max(a, b) <= 0:
+        return None
+    return abs(a - b) / max(a, b)
+
+
+def noise(windows: Sequence[Sequence[Scrape]], controllers: Sequence[str]) -> tuple[float, bool]:
+    """Returns the noise and whether it was measured (else assumed).
+
+    The noise is the largest relative spread of a controller's queue wait p99 between the halves
+    of one window, over both windows and every controller that ran passes in both halves.
+    """
+    spreads = []
+    for window in windows:
+        half = len(window) // 2
+        if half < MIN_HALF:
+            return NOISE_ASSUMED, False
+        for c in controllers:
+            a = controller_evidence(c, window[: half + 1])
+            b = controller_evidence(c, window[half:])
+            if a.passes and b.passes and (s := _spread(a.wait_p99, b.wait_p99)) is not None:
+                spreads.append(s)
+    if not spreads:
+        return NOISE_ASSUMED, False
+    return max(NOISE_FLOOR, max(spreads)), True
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    """The verdict on a change, and the figures it rests on."""
+
+    verdict: str
+    """"keep", "revert", or "incomparable" (the load changed, or a window cannot be read)."""
+    reasons: tuple[str, ...]
+    noise: float
+    noise_measured: bool
+    before: WindowSummary | None = None
+    after: WindowSummary | None = None
+
+    def to_json(self) -> dict[str, object]:
+        """Returns the comparison as a JSON-ready mapping."""
+        return {
+            "verdict": self.verdict,
+            "noise": round(self.noise, 3),
+            "noise_measured": self.noise_measured,
+            "reasons": list(self.reasons),
+        }
+
+
+def _change(before: float | None, after: float | None) -> str:
+    text = f"{fmt_seconds(before)} -> {fmt_seconds(after)}"
+    if before and after is not None:
+        text += f" ({(after - before) / before:+.0%})"
+    return text
+
+
+def _gain(before: float | None, after: float | None) -> float | None:
+    """Relative improvement (positive: after is lower), None when either is missing."""
+    if not before or after is None:
+        return None
+    return 1 - after / before
+
+
+def _load_check(b: WindowSummary, a: WindowSummary, tolerance: float) -> list[str]:
+    changed = []
+    for what, x, y in (
+        ("work arriving", b.arrivals_per_minute, a.arrivals_per_minute),
+        ("API creates", b.creates_per_minute, a.creates_per_minute),
+    ):
+        spread = _spread(x, y)
+        if spread is not None and spread > tolerance:
+            changed.append(
+                f"{what} {x:.1f}/min before, {y:.1f}/min after ({spread:.0%} apart, more than the "
+                f"{tolerance:.0%} tolerance)"
+            )
+    return changed
+
+
+def compare(
+    before: Sequence[Scrape], after: Sequence[Scrape], controllers: Sequence[str]
+) -> Comparison:
+    """Compares the window ``after`` a change with the window ``before`` it.
+
+    Raises:
+        AdviseInputError: a window has fewer than two scrapes.
+    """
+    if len(before) < 2 or len(after) < 2:
+        raise AdviseInputError("a before/after comparison needs two scrapes in each window")
+    level, measured = noise((before, after), controllers)
+    for name, window in (("before", before), ("after", after)):
+        if (reset := counter_reset(window)) is not None:
+            why = f"{reset} fell during the {name} window: the operator restarted, measure again"
+            return Comparison("incomparable", (why,), level, measured)
+    b, a = summarize(before, controllers), summarize(after, controllers)
+    tolerance = max(LOAD_TOLERANCE, level)
+    if changed := _load_check(b, a, tolerance):
+        reasons = (*changed, "the load changed, the comparison does not hold")
+        return Comparison("incomparable", reasons, level, measured, b, a)
+    return _judge(b, a, level, measured)
+
+
+def _judge(b: WindowSummary, a: WindowSummary, level: float, measured: bool) -> Comparison:
+    kind = "measured" if measured else "assumed"
+    reasons = [
+        f"workers {b.workers} -> {a.workers}; the same load ({b.arrivals_per_minute:.1f} -> "
+        f"{a.arrivals_per_minute:.1f} arrivals/min); noise {level:.0%} ({kind})"
+    ]
+    worse, better = [], []
+    for c, eb in b.controllers.items():
+        ea = a.controllers[c]
+        reasons.append(
+            f"{c}: queue wait p99 {_change(eb.wait_p99, ea.wait_p99)}, errors "
+            f"{eb.error_share:.0%} -> {ea.error_share:.0%}"
+        )
+        if rules.errors_rose(eb.error_share, ea.error_share):
+            worse.append(f"{c}'s reconcile errors rose")
+        gain = _gain(eb.wait_p99, ea.wait_p99)
+        if gain is not None and gain < -level:
+            worse.append(f"{c}'s queue wait p99 got worse beyond the noise")
+        elif gain is not None and gain > level:
+            better.append(f"{c}'s queue wait p99 fell beyond the noise")
+    reasons.append(f"API latency {_change(b.api_latency, a.api_latency)}")
+    if rules.latency_rose(b.api_latency, a.api_latency):
+        worse.append("API latency rose: more workers only added contention")
+    ready_gain = _gain(b.ready_p50, a.ready_p50)
+    if ready_gain is not None:
+        reasons.append(
+            f"time to ready p50 {_change(b.ready_p50, a.ready_p50)} "
+            f"({b.ready_count} and {a.ready_count} clusters)"
+        )
+        if ready_gain < -level:
+            worse.append("time to ready got worse beyond the noise")
+        elif ready_gain > level:
+            better.append("time to ready fell beyond the noise")
+    if worse:
+        return Comparison(
+            "revert", (*reasons, "revert: " + "; ".join(worse)), level, measured, b, a
+        )
+    if better:
+        return Comparison("keep", (*reasons, "keep: " + "; ".join(better)), level, measured, b, a)
+    fewer = sum(a.workers.values()) < sum(b.workers.values())
+    last = (
+        "keep: as good with fewer workers"
+        if fewer
+        else "revert: no gain beyond the noise to show for the change"
+    )
+    return Comparison("keep" if fewer else "revert", (*reasons, last), level, measured, b, a)

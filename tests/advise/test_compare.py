@@ -1,0 +1,86 @@
+"""Before and after a change: keep, revert, or no comparison when the load changed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from rayop.advise.compare import compare
+from rayop.advise.errors import AdviseInputError
+from rayop.advise.evidence import Scrape
+from rayop.advise.identity import Operator
+from rayop.advise.window_file import load, save
+from rayop.cli import app
+from tests.advise.fluid_operator import FluidOperator, Load
+
+MINUTES = 10
+CONTROLLERS = ("raycluster",)
+
+
+def _window(workers: int, load: Load, seconds: int = MINUTES * 60) -> list[Scrape]:
+    return FluidOperator(workers=workers).run([load] * seconds, every=15)
+
+
+def test_a_raise_that_drains_the_queue_is_kept() -> None:
+    result = compare(_window(1, Load(arrivals=20)), _window(3, Load(arrivals=20)), CONTROLLERS)
+    assert result.verdict == "keep", result.reasons
+    assert result.reasons[-1] == "keep: raycluster's queue wait p99 fell beyond the noise"
+    assert result.noise_measured
+
+
+def test_a_raise_with_nothing_to_show_is_reverted_and_a_lower_one_kept() -> None:
+    calm = Load(arrivals=10)
+    raised = compare(_window(4, calm), _window(8, calm), CONTROLLERS)
+    assert raised.verdict == "revert"
+    assert raised.reasons[-1] == "revert: no gain beyond the noise to show for the change"
+    lowered = compare(_window(8, calm), _window(4, calm), CONTROLLERS)
+    assert (lowered.verdict, lowered.reasons[-1]) == ("keep", "keep: as good with fewer workers")
+
+
+def test_an_api_slowed_by_more_workers_is_reverted() -> None:
+    before = _window(1, Load(arrivals=20, api_seconds=0.01))
+    after = _window(2, Load(arrivals=20, api_seconds=0.2))
+    result = compare(before, after, CONTROLLERS)
+    assert result.verdict == "revert"
+    assert "API latency rose: more workers only added contention" in result.reasons[-1]
+
+
+def test_a_changed_load_is_no_comparison() -> None:
+    result = compare(_window(1, Load(arrivals=20)), _window(2, Load(arrivals=40)), CONTROLLERS)
+    assert result.verdict == "incomparable"
+    assert result.reasons[-1] == "the load changed, the comparison does not hold"
+    assert result.reasons[0].startswith("work arriving 1200.0/min before, 2400.0/min after")
+
+
+def test_a_window_too_thin_to_halve_assumes_the_noise() -> None:
+    result = compare(
+        _window(1, Load(arrivals=20), seconds=60), _window(3, Load(arrivals=20), 60), CONTROLLERS
+    )
+    assert (result.noise, result.noise_measured) == (0.10, False)
+    assert "noise 10% (assumed)" in result.reasons[0]
+
+
+def test_a_window_survives_the_file_and_compares_the_same(tmp_path: Path) -> None:
+    before = _window(1, Load(arrivals=20))
+    path = tmp_path / "before.json"
+    save(path, Operator("rayop", CONTROLLERS), "http://op/metrics", before)
+    operator, source, loaded = load(path)
+    assert (operator.name, source) == ("rayop", "http://op/metrics")
+    after = _window(3, Load(arrivals=20))
+    assert compare(loaded, after, CONTROLLERS) == compare(before, after, CONTROLLERS)
+
+
+def test_a_bad_before_file_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    bad = tmp_path / "before.json"
+    bad.write_text('{"some": "json"}')
+    result = CliRunner().invoke(
+        app, ["advise", "--metrics-url", "http://127.0.0.1:1/m", "--before", str(bad)]
+    )
+    assert result.exit_code == 2
+    assert result.output.strip() == (
+        f"rayop advise: --before {bad}: not a window saved by rayop advise --save"
+    )
+    with pytest.raises(AdviseInputError, match="no such file"):
+        load(tmp_path / "missing.json")
