@@ -9,6 +9,7 @@ while a checked-in copy differs from its source.
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 from pathlib import Path
@@ -16,6 +17,7 @@ from typing import Any
 
 import yaml
 
+from rayop.advise.grafana_dashboard import dashboard
 from rayop.advise.prometheus_rules import rule_groups
 from rayop.api.crds import build_crds
 from rayop.controllers.assembly.rbac_rules import cluster_role_rules, leader_election_rules
@@ -83,7 +85,8 @@ def _helm_literal(text: str) -> str:
 
 
 def prometheus_rule_files() -> dict[Path, str]:
-    """Returns the concurrency rules: a plain rules file, a PrometheusRule, the chart's helper."""
+    """Returns the concurrency rules (a plain rules file, a PrometheusRule, the chart's helper)
+    and the Grafana dashboard of their inputs."""
     groups = rule_groups()
     header = HEADER.format(source=PROMETHEUS_RULES_SOURCE)
     resource = {
@@ -103,6 +106,7 @@ def prometheus_rule_files() -> dict[Path, str]:
         monitoring / "concurrency_rules.yaml": header + _dump(groups),
         monitoring / "prometheus_rule.yaml": header + _dump(resource),
         ROOT / "helm" / "rayop" / "templates" / "_concurrency_rules.tpl": helper,
+        monitoring / "grafana_dashboard.json": json.dumps(dashboard(), indent=2) + "\n",
     }
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -244,3 +246,20 @@ def test_generator_reports_nothing_stale() -> None:
         capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_the_dashboard_reads_the_rules_recorded_series() -> None:
+    """Every recorded series a panel of deploy/monitoring/grafana_dashboard.json reads exists."""
+    recorded = {
+        rule["record"] for group in rule_groups()["groups"] for rule in group["rules"]
+        if "record" in rule
+    }
+    doc = json.loads((DEPLOY / "monitoring" / "grafana_dashboard.json").read_text())
+    used = {
+        token
+        for panel in doc["panels"]
+        for target in panel["targets"]
+        for token in re.findall(r"[a-z_]+:[a-z_0-9]+:[a-z_0-9]+", target["expr"])
+    }
+    assert used and used <= recorded, used - recorded
+    assert len(doc["panels"]) == 8

@@ -8,6 +8,7 @@ scenario's verdict over the same series (tests/advise/test_verdicts.py).
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -83,6 +84,25 @@ def test_exactly_the_scenarios_alert_fires(scenario: Scenario, tmp_path: Path) -
 def test_the_rules_file_passes_promtool_check() -> None:
     proc = subprocess.run(
         [str(prometheus_bin("promtool")), "check", "rules", str(RULES)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_every_dashboard_query_is_promql_promtool_accepts(tmp_path: Path) -> None:
+    panels = json.loads((RULES.parent / "grafana_dashboard.json").read_text())["panels"]
+    records = [
+        {"record": f"dashboard:panel:{p['id']}", "expr": t["expr"]}
+        for p in panels
+        for t in p["targets"]
+    ]
+    path = tmp_path / "dashboard_rules.yaml"
+    path.write_text(yaml.safe_dump({"groups": [{"name": "dashboard", "rules": records}]}))
+    proc = subprocess.run(
+        [str(prometheus_bin("promtool")), "check", "rules", str(path)],
         capture_output=True,
         text=True,
         timeout=60,

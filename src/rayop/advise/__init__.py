@@ -13,9 +13,13 @@ Modules:
 - ``exposition``: reads a Prometheus text exposition: snapshots of every sample, and histogram
   quantiles.
 - ``format``: how advice writes a duration in a sentence.
+- ``grafana_dashboard``: a Grafana dashboard of the verdict's inputs side by side, on the recorded
+  series of the rules.
 - ``identity``: which operator a set of metrics comes from: rayop, KubeRay, or neither.
 - ``prometheus``: reads an operator's series from a Prometheus server's HTTP API over a time
   range.
+- ``prometheus_rules``: the verdict's two headline cases as Prometheus recording and alerting
+  rules.
 - ``report``: writes advice for a terminal: what was read, then each controller's verdict and its
   evidence.
 - ``window_file``: a recorded window on disk (``rayop advise --save``), to compare a later window
