@@ -1,8 +1,13 @@
-"""Fault injection over HTTP: 429 + Retry-After, 500, injected conflicts, in-flight cap, latency."""
+"""Fault injection over HTTP: 429 + Retry-After, 500, injected conflicts, in-flight cap, latency,
+service slots."""
 
 from __future__ import annotations
 
 import asyncio
+
+import pytest
+
+from rayop.sim.apiserver.faults import FaultInjector, Faults
 
 from .server_harness import POD, open_harness, pod
 
@@ -55,3 +60,20 @@ async def test_max_in_flight_and_latency() -> None:
         h.faults.latency = {}
         code, _ = await h.call("GET", POD + "/a")
         assert code == 200
+
+
+@pytest.mark.looptime
+async def test_service_slots_queue_the_added_latency() -> None:
+    """Three requests on one slot take three latencies; on three slots, one; unset, one."""
+    injector = FaultInjector(Faults(service_slots=1))
+
+    async def request() -> None:
+        async with injector.service_slot():
+            await asyncio.sleep(0.1)
+
+    loop = asyncio.get_running_loop()
+    for slots, took in ((1, 0.3), (3, 0.1), (None, 0.1)):
+        injector.faults.service_slots = slots
+        t0 = loop.time()
+        await asyncio.gather(*(request() for _ in range(3)))
+        assert loop.time() - t0 == pytest.approx(took)

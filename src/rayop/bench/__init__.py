@@ -2,6 +2,8 @@
 
 Modules and subpackages:
 
+- ``advise_check``: checks ``rayop advise`` against the bench: did the alternative it pointed to
+  measure better?
 - ``child_lifetime``: makes a child process end with its parent, whatever signal ends the parent.
 - ``environment``: where a bench run happens: the API server (fresh embedded, or an existing
   cluster) and the operator under test (rayop in this process, or an external one read through its

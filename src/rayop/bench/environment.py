@@ -52,6 +52,8 @@ class ServerSettings:
     """Seconds added to every non-watch request."""
     watch_lag: float = 0.0
     """Seconds each watch event is held back."""
+    api_service_slots: int | None = None
+    """How many requests the API latency serves at once (None: all; see ``--service-slots``)."""
     seed: int = 0
 
 
@@ -105,6 +107,7 @@ class InProcessControlPlane:
         self._faults = Faults(
             latency=latency if settings.api_latency else {},
             watch_delay=settings.watch_lag,
+            service_slots=settings.api_service_slots,
             seed=settings.seed,
         )
         self._cp = EmbeddedControlPlane(
@@ -176,6 +179,8 @@ class SubprocessControlPlane:
             for verb in AUDIT_VERBS:
                 if verb != "watch":
                     cmd += ["--latency", f"{verb}={s.api_latency}"]
+        if s.api_service_slots is not None:
+            cmd += ["--service-slots", str(s.api_service_slots)]
         return cmd
 
     async def __aenter__(self) -> SubprocessControlPlane:

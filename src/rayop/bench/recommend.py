@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rayop.advise.format import fmt_seconds
+from rayop.bench.advise_check import AdviseCheck, advise_checks
 from rayop.bench.outcomes import (
     Outcome,
     lost_events,
@@ -122,6 +123,9 @@ class Recommendation:
     """The improvement a higher value had to beat (the run-to-run noise)."""
     adaptive: tuple[AdaptiveOutcome, ...] = ()
     """How each adaptive setting fared against the fixed values."""
+    advise_checks: tuple[AdviseCheck, ...] = ()
+    """What ``rayop advise`` said from each run's metrics, beside the outcome measured at the
+    value it pointed to."""
 
     @property
     def headline(self) -> str:
@@ -284,4 +288,7 @@ def recommend(
         action = "raise-further"
     else:
         action = "raise" if best.concurrency > groups[0].concurrency else "keep"
-    return Recommendation(best.concurrency, action, tuple(reasons), limit, margin, tuple(verdicts))
+    checks = tuple(advise_checks(groups, margin, _compare))
+    return Recommendation(
+        best.concurrency, action, tuple(reasons), limit, margin, tuple(verdicts), checks
+    )

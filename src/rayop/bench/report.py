@@ -170,6 +170,7 @@ def write_json(
             "next_limit": advice.next_limit,
             "margin": advice.margin,
             "adaptive": [a.to_json() for a in advice.adaptive],
+            "advise_checks": [c.to_json() for c in advice.advise_checks],
             "text": advice.text,
         },
     }
@@ -277,3 +278,5 @@ def print_summary(
     console.print(f"[bold]{advice.headline}[/bold]")
     for reason in advice.reasons:
         console.print(f"  - {reason}")
+    for check in advice.advise_checks:
+        console.print(f"  - {check.sentence}")

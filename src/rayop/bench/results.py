@@ -98,6 +98,10 @@ class ConcurrencyResult:
     """The worker limit in the last sample before the slowdown."""
     workers_reduced_after: float | None = None
     """Seconds from the slowdown to the first sample with a lower worker limit (None: never)."""
+    advice: dict[str, Any] | None = None
+    """What ``rayop advise`` said from this run's own metrics (the measured phase, read every
+    2 s): its verdict on the measured controller, as :meth:`rayop.advise.verdict.Verdict.to_json`
+    gives it; None when the metrics could not be read as an operator's."""
     notes: list[str] = field(default_factory=list)
 
     @property

@@ -19,11 +19,15 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import psutil
 
-from rayop.advise.evidence import server_latency
+from rayop.advise.advice import advise
+from rayop.advise.errors import AdviseInputError
+from rayop.advise.evidence import Scrape, server_latency
 from rayop.advise.exposition import Snapshot
+from rayop.advise.identity import identify
 from rayop.bench.environment import (
     ControlPlane,
     ExistingCluster,
@@ -55,6 +59,8 @@ from rayop.kube.resources import CRDS, NAMESPACES, RAY_CLUSTERS, RAY_JOBS
 from rayop.runtime.supervisor import TaskSupervisor
 
 SAMPLE_INTERVAL = 0.5
+ADVISE_EVERY = 4
+"""Every fourth sample's scrape is kept whole for ``rayop advise`` (one every 2 s)."""
 NAMESPACE = "rayop-bench"
 
 Progress = Callable[[int | str, str, int, int], None]
@@ -208,11 +214,13 @@ def _operator(
 
 
 class _Sampler:
-    """Samples the operator's gauges every 0.5 s in the background."""
+    """Samples the operator's gauges every 0.5 s in the background, and keeps every fourth
+    scrape whole for ``rayop advise``."""
 
     def __init__(self, operator: OperatorUnderTest, tick: Callable[[], None]) -> None:
         self.operator = operator
         self.samples: list[WorkerSample] = []
+        self.scrapes: list[Scrape] = []
         self._tick = tick
         self._proc = psutil.Process(operator.pid) if operator.pid else psutil.Process()
         self._t0 = time.monotonic()
@@ -250,6 +258,8 @@ class _Sampler:
             if previous is not None:
                 sample = dataclasses.replace(sample, api_latency=server_latency(previous, snap))
             previous = snap
+            if len(self.samples) % ADVISE_EVERY == 0:
+                self.scrapes.append(Scrape(t, snap))
             self.samples.append(sample)
             self._tick()
             await asyncio.sleep(SAMPLE_INTERVAL)
@@ -349,6 +359,7 @@ async def _measure(
         ctx=ctx,
         timed_out=timed_out,
     )
+    result = dataclasses.replace(result, advice=_advice(operator.controller, sampler.scrapes))
     slowed_at: float | None = None
     if stepped and step is not None:
         result.notes.append(step.note)
@@ -364,6 +375,20 @@ async def _measure(
             workers_reduced_after=None if fell is None else round(fell, 3),
         )
     return result
+
+
+def _advice(controller: str, scrapes: list[Scrape]) -> dict[str, Any] | None:
+    """What ``rayop advise`` says of ``controller`` from the measured phase's scrapes."""
+    if len(scrapes) < 2:
+        return None
+    try:
+        operator = identify(scrapes[-1].snapshot, source="the bench's scrapes")
+    except AdviseInputError:
+        return None
+    for verdict in advise(operator, "bench", scrapes).verdicts:
+        if verdict.controller == controller:
+            return verdict.to_json()
+    return None
 
 
 def operator_cpu_seconds(operator: OperatorUnderTest) -> float | None:

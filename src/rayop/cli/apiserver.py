@@ -123,6 +123,14 @@ def apiserver(
     error_429_rate: Annotated[float, typer.Option(help="Fraction of requests answered 429.")] = 0.0,
     error_500_rate: Annotated[float, typer.Option(help="Fraction of requests answered 500.")] = 0.0,
     max_in_flight: Annotated[int | None, typer.Option(help="Cap on concurrent requests.")] = None,
+    service_slots: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="Serve --latency to this many requests at once; the rest queue (a server at "
+            "capacity).",
+        ),
+    ] = None,
     watch_drop_after_events: Annotated[
         int | None, typer.Option(help="Close watches after N events.")
     ] = None,
@@ -177,6 +185,7 @@ def apiserver(
         watch_delay=watch_delay,
         conflict_rate=conflict_rate,
         max_in_flight=max_in_flight,
+        service_slots=service_slots,
     )
     cp = plane.control_plane(kubelet=kubelet, tls=tls, token=token, faults=faults)
     # The server allocates many short-lived dicts per request; the cyclic collector's default

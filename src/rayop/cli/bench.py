@@ -76,6 +76,14 @@ def bench(
         float, typer.Option(help="Seconds added to every non-watch API request.")
     ] = 0.0,
     watch_lag: Annotated[float, typer.Option(help="Seconds each watch event is held.")] = 0.0,
+    api_service_slots: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="Serve --api-latency to this many requests at once; the rest queue (an API "
+            "server at its capacity).",
+        ),
+    ] = None,
     api_latency_step: Annotated[
         str | None,
         typer.Option(
@@ -169,7 +177,8 @@ def bench(
         repeat=repeat,
         latency_step=step,
         server=ServerSettings(
-            pod_start_delay=pod_start_delay, api_latency=api_latency, watch_lag=watch_lag, seed=seed
+            pod_start_delay=pod_start_delay, api_latency=api_latency, watch_lag=watch_lag,
+            api_service_slots=api_service_slots, seed=seed,
         ),
         qps=qps,
         burst=burst,
@@ -201,6 +210,7 @@ def bench(
         "pod_start_delay": pod_start_delay,
         "api_latency": api_latency,
         "watch_lag": watch_lag,
+        "api_service_slots": api_service_slots,
         "api_latency_step": api_latency_step,
         "qps": qps,
         "burst": burst,

@@ -143,7 +143,8 @@ async def _resource(
         try:
             delay = faults.latency(req.verb)
             if delay > 0:
-                await asyncio.sleep(delay)
+                async with faults.service_slot():
+                    await asyncio.sleep(delay)
             faults.check_errors(req.verb, resource_request=True)
             await _authorize(request, user, req)
             if req.verb == "watch":

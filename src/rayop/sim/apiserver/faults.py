@@ -6,7 +6,10 @@ runs, and the next request sees the new values.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import random
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
 from rayop.sim.machinery import errors as se
@@ -30,6 +33,9 @@ class Faults:
         watch_delay: Seconds each watch event is held before it is sent (informer lag).
         conflict_rate: Fraction of update/patch requests answered 409 Conflict.
         max_in_flight: Cap on concurrent non-watch requests; excess ones get 429 (None: no cap).
+        service_slots: How many requests the added ``latency`` serves at once (None: all): a
+            server at its capacity, where requests queue for a slot, so more concurrent clients
+            wait longer without getting more done.
         conflict_first_status_write_per_object: The first /status update or patch of each
             object (by resource, namespace and name) is answered 409 Conflict.
         seed: Seed of the fault dice (None: random).
@@ -44,6 +50,7 @@ class Faults:
     watch_delay: float = 0.0
     conflict_rate: float = 0.0
     max_in_flight: int | None = None
+    service_slots: int | None = None
     conflict_first_status_write_per_object: bool = False
     seed: int | None = None
 
@@ -56,6 +63,7 @@ class FaultInjector:
         self._rng = random.Random(faults.seed)
         self.in_flight = 0
         self._status_written: set[tuple[str, str, str, str]] = set()
+        self._slots: tuple[int, asyncio.Semaphore] | None = None
 
     def latency(self, verb: str) -> float:
         """Returns the seconds to delay a request of ``verb`` (0 when none is configured)."""
@@ -67,6 +75,18 @@ class FaultInjector:
             return 0.0
         fixed, jitter = spec
         return fixed + (self._rng.uniform(0.0, jitter) if jitter > 0 else 0.0)
+
+    @contextlib.asynccontextmanager
+    async def service_slot(self) -> AsyncIterator[None]:
+        """Holds one of ``service_slots`` for the request's added latency (none when unset)."""
+        slots = self.faults.service_slots
+        if slots is None:
+            yield
+            return
+        if self._slots is None or self._slots[0] != slots:
+            self._slots = (slots, asyncio.Semaphore(slots))
+        async with self._slots[1]:
+            yield
 
     def check_errors(self, verb: str, *, resource_request: bool) -> None:
         """Raises an injected error for this request, if the dice say so.
