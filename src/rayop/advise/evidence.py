@@ -179,6 +179,9 @@ class ClientEvidence:
     latency_second_half: float | None
     p99: float | None
     """Request latency p99 over the window, throttling included (the series holds both)."""
+    latency_base: float | None
+    """The lowest mean latency (throttling excluded) of any scrape interval with at least
+    ``BASE_MIN_REQUESTS`` requests: the API's unloaded latency, as the adaptive law keeps it."""
     throttle_mean: float | None
     throttle_first_half: float | None
     throttle_second_half: float | None
@@ -218,6 +221,24 @@ def throttle_wait(before: Snapshot, after: Snapshot, **match: str) -> float | No
     return waits.sum / requests.count
 
 
+BASE_MIN_REQUESTS = 20
+"""Requests a scrape interval needs before its mean latency may stand as the base."""
+
+
+def latency_base(window: Sequence[Scrape]) -> float | None:
+    """Returns the lowest interval mean latency of ``window`` (None: no interval had enough)."""
+    lows = []
+    for earlier, later in pairwise(window):
+        requests = later.snapshot.histogram("rest_client_request_duration_seconds").count - (
+            earlier.snapshot.histogram("rest_client_request_duration_seconds").count
+        )
+        if requests >= BASE_MIN_REQUESTS:
+            mean = server_latency(earlier.snapshot, later.snapshot)
+            if mean is not None:
+                lows.append(mean)
+    return min(lows) if lows else None
+
+
 def client_evidence(window: Sequence[Scrape]) -> ClientEvidence:
     """Reads the API client's evidence out of ``window`` (at least two scrapes)."""
     first, mid, last = window[0].snapshot, window[_half(window)].snapshot, window[-1].snapshot
@@ -246,6 +267,7 @@ def client_evidence(window: Sequence[Scrape]) -> ClientEvidence:
         latency_first_half=server_latency(first, mid),
         latency_second_half=server_latency(mid, last),
         p99=total.quantile(0.99),
+        latency_base=latency_base(window),
         throttle_mean=throttle_wait(first, last),
         throttle_first_half=throttle_wait(first, mid),
         throttle_second_half=throttle_wait(mid, last),

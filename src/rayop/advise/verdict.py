@@ -10,10 +10,12 @@ The rule, in order (thresholds from :mod:`rayop.runtime.concurrency.rules`, the 
    or one that grew over the window: more workers would only queue at the bucket; raise
    ``--qps``/``--burst`` first (keep; lower when the workers are not saturated and more than one
    runs, since they gain nothing).
-3. **A slow or slowing API**: the API latency (throttling excluded) rose over the window, or its
-   p99 is above the Kubernetes 1 s SLO, or the controller's own pass time rose over the window
-   while saturated: more workers only add contention (keep; lower by half when saturated, as the
-   adaptive law's multiplicative decrease does).
+3. **A slow or slowing API**: the API latency (throttling excluded) rose over the window, or
+   stands at twice its base (the lowest of any scrape interval with 20 requests, as the adaptive
+   law's Vegas base) and 20 ms above it, or its p99 is above the Kubernetes 1 s SLO, or the
+   controller's own pass time rose over the window while saturated: more workers only add
+   contention (keep; lower by half when saturated, as the adaptive law's multiplicative decrease
+   does).
 4. **Errors**: a reconcile error share of 10 % or more: find why before adding workers (keep).
 5. **Saturated with a backlog and a calm API: raise.** To the workers the arrivals need at 80 %
    busy (Little's law: arrivals per second x mean pass time / 0.8), at least one more and at
@@ -82,7 +84,8 @@ def _state(e: ControllerEvidence) -> str:
 def _api(c: ClientEvidence) -> str:
     return (
         f"API latency (throttling excluded) {seconds(c.latency_first_half)} -> "
-        f"{seconds(c.latency_second_half)} over the window, p99 {seconds(c.p99)}, "
+        f"{seconds(c.latency_second_half)} over the window (lowest {seconds(c.latency_base)}), "
+        f"p99 {seconds(c.p99)}, "
         f"token-bucket wait {seconds(c.throttle_mean)} per request"
     )
 
@@ -99,8 +102,10 @@ def _throttled(c: ClientEvidence) -> bool:
 
 
 def _api_slow(c: ClientEvidence) -> bool:
-    return rules.latency_rose(c.latency_first_half, c.latency_second_half) or (
-        c.p99 is not None and c.p99 > rules.API_P99_SLO_SECONDS and not _throttled(c)
+    return (
+        rules.latency_rose(c.latency_first_half, c.latency_second_half)
+        or rules.api_queueing(c.latency_mean, c.latency_base)
+        or (c.p99 is not None and c.p99 > rules.API_P99_SLO_SECONDS and not _throttled(c))
     )
 
 

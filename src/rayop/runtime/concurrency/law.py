@@ -80,6 +80,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from rayop.runtime.concurrency import rules
+
 
 @dataclass(frozen=True, slots=True)
 class Window:
@@ -123,8 +125,8 @@ class LawSettings:
     """Vegas' alpha: grow only while latency implies fewer requests queued than this."""
     queued_to_shrink: float = 6.0
     """Vegas' beta: shrink when latency implies more requests queued than this."""
-    latency_floor: float = 0.02
-    latency_ratio_to_grow: float = 2.0
+    latency_floor: float = rules.LATENCY_RISE_FLOOR
+    latency_ratio_to_grow: float = rules.LATENCY_RATIO_QUEUED
     """Grow only while the recent latency is below this many times the base (or within half
     ``latency_floor`` of it)."""
     latency_ratio_to_shrink: float = 3.0
@@ -135,7 +137,7 @@ class LawSettings:
     moves to it (a quarter fewer workers queueing at the API server would have cut it by a
     quarter or more; the window that saw a slowdown begin often carries a spike above the
     slowed latency, so 0.9 missed rebases that 0.8 catches)."""
-    throttle_hold: float = 0.05
+    throttle_hold: float = rules.THROTTLE_WAIT_LIMIT
     throttle_shrink: float = 0.25
     error_hold: float = 0.02
     error_shrink: float = 0.1

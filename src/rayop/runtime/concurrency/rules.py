@@ -26,6 +26,9 @@ LATENCY_RISE_FLOOR = 0.02
 THROTTLE_RISE_RATIO = 1.5
 THROTTLE_RISE_FLOOR = 0.05
 """Throttling "rose" when the mean token-bucket wait per request grew by 1.5x and 50 ms."""
+LATENCY_RATIO_QUEUED = 2.0
+"""API latency at twice its base (the lowest seen) or more, and 20 ms above it: requests queue at
+the API server, more workers would add to the queue (the adaptive law grows only below it)."""
 THROTTLE_WAIT_LIMIT = 0.05
 """A mean token-bucket wait per request of 50 ms or more: the client's ``--qps``/``--burst``
 limit the operator, whatever the workers do."""
@@ -58,6 +61,13 @@ def saturated(busy: float, wait_p99: float | None, *, queue_growing: bool = Fals
 def latency_rose(before: float | None, after: float | None) -> bool:
     """Tells whether API latency (throttling excluded) rose from ``before`` to ``after``."""
     return rose(before, after, LATENCY_RISE_RATIO, LATENCY_RISE_FLOOR)
+
+
+def api_queueing(latency: float | None, base: float | None) -> bool:
+    """Tells whether API latency stands so far above its base that requests queue there."""
+    if latency is None or base is None:
+        return False
+    return latency >= base * LATENCY_RATIO_QUEUED and latency - base >= LATENCY_RISE_FLOOR
 
 
 def throttle_rose(before: float | None, after: float | None) -> bool:
