@@ -210,3 +210,54 @@ async def test_other_classes_are_left_alone(store: Store) -> None:
     assert [p["parentRef"]["name"] for p in (route or {})["status"]["parents"]] == ["mine"]
     foreign = store.peek(gateways, "default", "foreign")
     assert (condition(foreign, "Accepted") or {}).get("reason") == "Pending"
+
+
+async def test_https_listener_waits_for_its_certificate(store: Store) -> None:
+    gateways, secrets = info(store, G, "gateways"), info(store, "", "secrets")
+    https = {
+        "name": "https",
+        "protocol": "HTTPS",
+        "port": 443,
+        "tls": {"mode": "Terminate", "certificateRefs": [{"name": "cert"}]},
+    }
+    await store.create(gateways, "default", _gateway("gw", [https]))
+
+    def listener_resolved(reason: str) -> Callable[[Obj | None], bool]:
+        def check(gw: Obj | None) -> bool:
+            listeners = ((gw or {}).get("status") or {}).get("listeners") or [{}]
+            return _entry_condition(listeners[0], "ResolvedRefs").get("reason") == reason
+
+        return check
+
+    gw = await wait_for(
+        store, gateways, "default", "gw", listener_resolved("InvalidCertificateRef")
+    )
+    assert (condition(gw, "Programmed") or {}).get("status") == "False"
+    pair = {"tls.crt": "Y2VydA==", "tls.key": "a2V5"}
+    await store.create(secrets, "default", {"metadata": {"name": "cert"}, "data": pair})
+    gw = await wait_for(store, gateways, "default", "gw", listener_resolved("ResolvedRefs"))
+    assert _true(gw, "Accepted", "Programmed")
+
+
+async def test_cross_namespace_backends_need_a_reference_grant(store: Store) -> None:
+    gateways, routes = info(store, G, "gateways"), info(store, G, "httproutes")
+    grants = info(store, G, "referencegrants", version="v1beta1")
+    await store.create(info(store, "", "services"), "other", _service("svc"))
+    everyone = {**HTTP, "allowedRoutes": {"namespaces": {"from": "All"}}}
+    await store.create(gateways, "default", _gateway("gw", [everyone]))
+    backend = [{"name": "svc", "namespace": "other", "port": 8000}]
+    await store.create(routes, "default", _route("rt", [{"name": "gw"}], backend))
+    await wait_for(store, routes, "default", "rt", _parent_is("gw", ResolvedRefs="RefNotPermitted"))
+    grant = {
+        "metadata": {"name": "routes-from-default"},
+        "spec": {
+            "from": [{"group": G, "kind": "HTTPRoute", "namespace": "default"}],
+            "to": [{"group": "", "kind": "Service"}],
+        },
+    }
+    await store.create(grants, "other", grant)
+    await wait_for(store, routes, "default", "rt", _parent_is("gw", ResolvedRefs="ResolvedRefs"))
+    parent = {"name": "gw", "namespace": "default"}
+    await store.create(routes, "other", _route("there", [parent], []))  # allowedRoutes: All
+    await wait_for(store, routes, "other", "there", _parent_is("gw", Accepted="Accepted"))
+    await wait_for(store, gateways, "default", "gw", lambda o: _attached(o) == [2])

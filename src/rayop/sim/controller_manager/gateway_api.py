@@ -8,12 +8,13 @@
   ``lastTransitionTime`` of a condition whose status did not change, as ``meta.SetStatusCondition``
   does;
 * :func:`reference_permitted` tells whether a reference into another namespace is allowed by a
-  ReferenceGrant there (gateway.networking.k8s.io/v1beta1).
+  ReferenceGrant there (gateway.networking.k8s.io/v1beta1), and :func:`core_reference` checks a
+  reference to a core object (a listener's Secret, a route's Service) with it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
 
 from rayop.apimachinery.objects import Obj
@@ -83,3 +84,34 @@ def reference_permitted(
             ):
                 return True
     return False
+
+
+def core_reference(
+    ref: Mapping[str, Any],
+    *,
+    from_kind: str,
+    from_namespace: str,
+    to_kind: str,
+    grants: Callable[[str], Iterable[Obj]],
+) -> tuple[str, str, str | None]:
+    """Checks a reference to a core ``to_kind`` made by a ``from_kind`` of ``from_namespace``.
+
+    Returns:
+        (namespace, name, problem): problem ``"kind"`` when the reference names another group or
+        kind, ``"grant"`` when it points into another namespace whose ReferenceGrants do not
+        allow it, None when it may be followed.
+    """
+    name = str(ref.get("name") or "")
+    where = str(ref.get("namespace") or from_namespace)
+    if (ref.get("group") or "") != "" or (ref.get("kind") or to_kind) != to_kind:
+        return where, name, "kind"
+    if where != from_namespace and not reference_permitted(
+        grants(where),
+        from_kind=from_kind,
+        from_namespace=from_namespace,
+        to_group="",
+        to_kind=to_kind,
+        to_name=name,
+    ):
+        return where, name, "grant"
+    return where, name, None

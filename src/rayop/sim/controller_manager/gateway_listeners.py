@@ -32,8 +32,8 @@ from rayop.apimachinery.objects import Obj
 from rayop.sim.controller_manager.gateway_api import (
     GROUP,
     condition,
+    core_reference,
     keep_transition_times,
-    reference_permitted,
 )
 
 SUPPORTED_PROTOCOLS = ("HTTP", "HTTPS")
@@ -93,18 +93,12 @@ def _certificates(
 ) -> Verdict:
     namespace = str(gateway["metadata"].get("namespace") or "")
     for ref in (spec.get("tls") or {}).get("certificateRefs") or []:
-        name = str(ref.get("name") or "")
-        where = str(ref.get("namespace") or namespace)
-        if (ref.get("group") or "") != "" or (ref.get("kind") or "Secret") != "Secret":
+        where, name, problem = core_reference(
+            ref, from_kind="Gateway", from_namespace=namespace, to_kind="Secret", grants=grants
+        )
+        if problem == "kind":
             return False, "InvalidCertificateRef", f"unsupported certificate reference {name}"
-        if where != namespace and not reference_permitted(
-            grants(where),
-            from_kind="Gateway",
-            from_namespace=namespace,
-            to_group="",
-            to_kind="Secret",
-            to_name=name,
-        ):
+        if problem == "grant":
             return False, "RefNotPermitted", f"no ReferenceGrant allows Secret {where}/{name}"
         data = (secret(where, name) or {}).get("data") or {}
         if "tls.crt" not in data or "tls.key" not in data:

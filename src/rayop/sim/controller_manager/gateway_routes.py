@@ -27,8 +27,8 @@ from rayop.sim.controller_manager.gateway_api import (
     CONTROLLER_NAME,
     GROUP,
     condition,
+    core_reference,
     keep_transition_times,
-    reference_permitted,
 )
 from rayop.sim.controller_manager.gateway_listeners import ROUTE_KIND, Listener, Verdict
 
@@ -116,18 +116,12 @@ def resolve_backends(route: Obj, service: ObjectLookup, grants: GrantLookup) -> 
     """Returns the route's ``ResolvedRefs`` verdict (see the module)."""
     route_ns = str(route["metadata"].get("namespace") or "")
     for ref in backend_refs(route):
-        name = str(ref.get("name") or "")
-        where = str(ref.get("namespace") or route_ns)
-        if (ref.get("group") or "") != "" or (ref.get("kind") or "Service") != "Service":
+        where, name, problem = core_reference(
+            ref, from_kind=ROUTE_KIND, from_namespace=route_ns, to_kind="Service", grants=grants
+        )
+        if problem == "kind":
             return False, "InvalidKind", f"backend {name} is not a Service"
-        if where != route_ns and not reference_permitted(
-            grants(where),
-            from_kind=ROUTE_KIND,
-            from_namespace=route_ns,
-            to_group="",
-            to_kind="Service",
-            to_name=name,
-        ):
+        if problem == "grant":
             return False, "RefNotPermitted", f"no ReferenceGrant allows Service {where}/{name}"
         if service(where, name) is None:
             return False, "BackendNotFound", f"Service {where}/{name} not found"
