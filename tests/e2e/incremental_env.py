@@ -5,8 +5,10 @@
 * :func:`incremental_sample` reads ``config/samples/ray-service.incremental-upgrade.yaml`` from
   KubeRay v1.7.0's source archive (``../shared/compat``), never from a copy in the repository.
 
-The Gateway implementation is played by :class:`rayop.testing.GatewayProgrammer`. The real tier
-(tests/real/test_differential_incremental_upgrade.py) loads this module by path.
+On the embedded plane its own Gateway implementation (``rayop.sim.controller_manager.gateways``)
+programs the Gateway and the HTTPRoute; on the real tier
+(tests/real/test_differential_incremental_upgrade.py, which loads this module by path) no
+implementation runs, and :class:`rayop.testing.GatewayProgrammer` plays one.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """KubeRay's incremental-upgrade sample on the embedded plane, with the Gateway API CRDs applied.
 
 The sample (``ray-service.incremental-upgrade.yaml`` from KubeRay v1.7.0's source) is applied as
-it is: the first cluster gets a Gateway, an HTTPRoute sending it all the traffic and Serve
+it is, and the embedded plane's Gateway implementation (class ``istio``, as the sample names it)
+programs its Gateway and HTTPRoute: the test writes no status of its own. The first cluster gets a Gateway, an HTTPRoute sending it all the traffic and Serve
 ``target_capacity`` 100. A spec change then upgrades it with NewClusterWithIncrementalUpgrade;
 the sample's 10 % every 30 s would take five minutes of real time (the schedule itself is tested
 on virtual time in tests/controllers/rayservice/test_incremental_schedule.py), so the upgrade
@@ -13,11 +14,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from typing import Any
 
 import pytest
 
 from rayop.kube.resources import RAY_CLUSTERS, RAY_SERVICES
-from rayop.testing import GatewayProgrammer, eventually, install_gateway_api_crds
+from rayop.sim.controller_manager.gateway_api import CONTROLLER_NAME
+from rayop.testing import eventually, install_gateway_api_crds
 
 from .incremental_env import (
     GATEWAYS,
@@ -47,89 +50,114 @@ def _backends(env: RayServiceEnv, name: str) -> list[tuple[str, int]]:
     return [(str(r["name"]), int(r.get("weight", 1))) for r in refs]
 
 
+def _programmed(env: RayServiceEnv, name: str) -> tuple[Any, ...]:
+    """Returns what the plane's Gateway implementation reported: the Gateway's Accepted and
+    Programmed, its listener's attachedRoutes, the route's Accepted and ResolvedRefs (with the
+    controllerName of the route's parent entry)."""
+    gateway = env.stored(GATEWAYS, NS, f"{name}-gateway") or {}
+    route = env.stored(HTTP_ROUTES, NS, f"{name}-httproute") or {}
+    status = gateway.get("status") or {}
+    found = {c["type"]: c["status"] for c in status.get("conditions") or []}
+    (listener,) = status.get("listeners") or [{}]
+    (parent,) = (route.get("status") or {}).get("parents") or [{}]
+    parent_found = {c["type"]: c["status"] for c in parent.get("conditions") or []}
+    return (
+        found.get("Accepted"),
+        found.get("Programmed"),
+        listener.get("attachedRoutes"),
+        [parent_found.get("Accepted"), parent_found.get("ResolvedRefs")],
+        parent.get("controllerName"),
+    )
+
+
+PROGRAMMED = ("True", "True", 1, ["True", "True"], CONTROLLER_NAME)
+
+
 async def test_sample_converges_then_upgrades_in_steps() -> None:
     async with running_rayservice_operator() as env:
         await env.namespace(NS)
         await _apply_crds(env)
         sample = incremental_sample()
         name = sample["metadata"]["name"]
-        async with GatewayProgrammer(env.client, NS):
-            await env.client.create(RAY_SERVICES, sample, namespace=NS)
-            # As in KubeRay, Ready can turn True before the first cluster is promoted: the
-            # pending cluster's own serve Service counts its endpoints already.
-            await eventually(
-                lambda: env.is_ready(NS, name) and env.cluster_name(NS, name) != "",
-                timeout=30,
-                what="Ready with an active cluster",
+        await env.client.create(RAY_SERVICES, sample, namespace=NS)
+        # As in KubeRay, Ready can turn True before the first cluster is promoted: the
+        # pending cluster's own serve Service counts its endpoints already.
+        await eventually(
+            lambda: env.is_ready(NS, name) and env.cluster_name(NS, name) != "",
+            timeout=30,
+            what="Ready with an active cluster",
+        )
+        old = env.cluster_name(NS, name)
+        await eventually(
+            lambda: _backends(env, name) == [(f"{old}-serve-svc", 100)],
+            timeout=10,
+            what="route to the first cluster",
+        )
+        gateway = env.stored(GATEWAYS, NS, f"{name}-gateway")
+        assert gateway is not None
+        assert gateway["spec"]["gatewayClassName"] == "istio"
+        await eventually(
+            lambda: _programmed(env, name) == PROGRAMMED, timeout=10, what="programmed by the plane"
+        )
+        assert [
+            (li["name"], li["protocol"], li["port"]) for li in gateway["spec"]["listeners"]
+        ] == [("http", "HTTP", 80)]
+
+        def active_at(capacity: int, traffic: int) -> bool:
+            active = env.status(NS, name)["activeServiceStatus"]
+            return (active.get("targetCapacity"), active.get("trafficRoutedPercent")) == (
+                capacity,
+                traffic,
             )
-            old = env.cluster_name(NS, name)
-            await eventually(
-                lambda: _backends(env, name) == [(f"{old}-serve-svc", 100)],
-                timeout=10,
-                what="route to the first cluster",
-            )
-            gateway = env.stored(GATEWAYS, NS, f"{name}-gateway")
-            assert gateway is not None
-            assert gateway["spec"]["gatewayClassName"] == "istio"
-            assert [
-                (li["name"], li["protocol"], li["port"]) for li in gateway["spec"]["listeners"]
-            ] == [("http", "HTTP", 80)]
 
-            def active_at(capacity: int, traffic: int) -> bool:
-                active = env.status(NS, name)["activeServiceStatus"]
-                return (active.get("targetCapacity"), active.get("trafficRoutedPercent")) == (
-                    capacity,
-                    traffic,
-                )
+        await eventually(lambda: active_at(100, 100), timeout=10, what="active 100/100")
+        dash = env.cp.dashboards.for_cluster(NS, old)
+        assert dash is not None and dash.serve.target_capacity == 100
 
-            await eventually(lambda: active_at(100, 100), timeout=10, what="active 100/100")
-            dash = env.cp.dashboards.for_cluster(NS, old)
-            assert dash is not None and dash.serve.target_capacity == 100
+        seen: list[list[tuple[str, int]]] = []
 
-            seen: list[list[tuple[str, int]]] = []
+        async def sample_route() -> None:
+            while True:
+                backends = _backends(env, name)
+                if not seen or seen[-1] != backends:
+                    seen.append(backends)
+                await asyncio.sleep(0.05)  # the sampling period of the route's states
 
-            async def sample_route() -> None:
-                while True:
-                    backends = _backends(env, name)
-                    if not seen or seen[-1] != backends:
-                        seen.append(backends)
-                    await asyncio.sleep(0.05)  # the sampling period of the route's states
-
-            sampler = asyncio.create_task(sample_route())
-            try:
-                config = env.rayservice(NS, name)["spec"]["rayClusterConfig"]
-                head = config["headGroupSpec"]
-                await env.patch_spec(
-                    NS,
-                    name,
-                    {
-                        "upgradeStrategy": {
-                            "clusterUpgradeOptions": {
-                                "stepSizePercent": 25,
-                                "intervalSeconds": 1,
-                                "maxSurgePercent": 25,
-                            }
-                        },
-                        "rayClusterConfig": {
-                            "headGroupSpec": {**head, "rayStartParams": {"num-cpus": "1"}}
-                        },
+        sampler = asyncio.create_task(sample_route())
+        try:
+            config = env.rayservice(NS, name)["spec"]["rayClusterConfig"]
+            head = config["headGroupSpec"]
+            await env.patch_spec(
+                NS,
+                name,
+                {
+                    "upgradeStrategy": {
+                        "clusterUpgradeOptions": {
+                            "stepSizePercent": 25,
+                            "intervalSeconds": 1,
+                            "maxSurgePercent": 25,
+                        }
                     },
-                )
-                await eventually(
-                    lambda: env.cluster_name(NS, name) not in ("", old),
-                    timeout=60,
-                    what="new cluster promoted",
-                )
-                new = env.cluster_name(NS, name)
-                await eventually(
-                    lambda: _backends(env, name) == [(f"{new}-serve-svc", 100)],
-                    timeout=10,
-                    what="route to the new cluster only",
-                )
-            finally:
-                sampler.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await sampler
+                    "rayClusterConfig": {
+                        "headGroupSpec": {**head, "rayStartParams": {"num-cpus": "1"}}
+                    },
+                },
+            )
+            await eventually(
+                lambda: env.cluster_name(NS, name) not in ("", old),
+                timeout=60,
+                what="new cluster promoted",
+            )
+            new = env.cluster_name(NS, name)
+            await eventually(
+                lambda: _backends(env, name) == [(f"{new}-serve-svc", 100)],
+                timeout=10,
+                what="route to the new cluster only",
+            )
+        finally:
+            sampler.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await sampler
         new_weights = [dict(b).get(f"{new}-serve-svc") for b in seen if len(b) == 2]
         assert [w for w in new_weights if w is not None] == [0, 25, 50, 75, 100][
             -len(new_weights) :
@@ -146,3 +174,5 @@ async def test_sample_converges_then_upgrades_in_steps() -> None:
         status = env.status(NS, name)
         assert not status.get("pendingServiceStatus")
         assert env.condition(NS, name, "UpgradeInProgress") == ("False", "NoPendingCluster")
+        assert env.is_ready(NS, name)
+        assert _programmed(env, name) == PROGRAMMED

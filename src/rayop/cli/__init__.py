@@ -15,6 +15,8 @@ Modules and subpackages:
   development.
 - ``extras``: the optional extras a command needs, checked before the command imports them.
 - ``flags``: Go-style flag values, so that KubeRay's Deployment arguments work unchanged.
+- ``gateway_api_crds``: the Gateway API CRDs ``rayop up`` installs: from the cache, else
+  downloaded from the Go module proxy.
 - ``kuberay_config``: ``rayop run --config``: KubeRay's Configuration file in place of its flags, as
   KubeRay reads it.
 - ``kuberay_flags``: the rest of KubeRay v1.7.0's operator flags, so ``rayop run`` takes its chart's

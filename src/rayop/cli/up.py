@@ -1,7 +1,8 @@
 """``rayop up``: the embedded control plane and the operator in one process (the main job).
 
 It starts an embedded Kubernetes-compatible API server with a simulated kubelet, installs the
-ray.io CRDs, writes a kubeconfig, and runs the operator against it, so that
+ray.io CRDs and the Gateway API CRDs (:func:`install_gateway_api`), writes a kubeconfig, and
+runs the operator against it, so that
 
     kubectl --kubeconfig <path> apply -f ray-cluster.sample.yaml
     kubectl --kubeconfig <path> get rayclusters
@@ -16,6 +17,7 @@ request); the embedded plane resolves the head services' cluster DNS names for i
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import logging
 from typing import TYPE_CHECKING, Annotated
@@ -59,6 +61,27 @@ async def install_crds(config: KubeConfig) -> None:
                 await client.update(CRDS, crd)
 
 
+async def install_gateway_api(config: KubeConfig) -> None:
+    """Creates the Gateway API CRDs (kept when present), from the cache or downloaded into it
+    (:mod:`rayop.cli.gateway_api_crds`); the embedded plane then programs the Gateways of its
+    classes ``rayop`` and ``istio``. When they are unavailable it logs one line and goes on."""
+    from rayop.cli.gateway_api_crds import CrdsUnavailable, load_crds
+    from rayop.kube.client import KubeClient
+    from rayop.kube.errors import AlreadyExists
+    from rayop.kube.resources import CRDS
+
+    try:
+        crds = await asyncio.to_thread(load_crds)
+    except CrdsUnavailable as exc:
+        log.warning("Gateway API CRDs not installed (incremental upgrades cannot run): %s", exc)
+        return
+    async with KubeClient(config, qps=-1) as client:
+        for crd in crds:
+            with contextlib.suppress(AlreadyExists):
+                await client.create(CRDS, crd)
+    log.info("Gateway API CRDs installed; GatewayClasses rayop and istio are programmed")
+
+
 def _local_url(addr: str) -> str:
     """Turns a bind address (``:8080``, ``127.0.0.1:8080``, ``0.0.0.0:8080``) into a local URL."""
     host, _, port = addr.rpartition(":")
@@ -99,6 +122,7 @@ async def _up(settings: OperatorSettings, plane: ControlPlaneFlags, pod_ready_de
     async with plane.control_plane(kubelet=kubelet, tls=True) as cp:  # tokens need HTTPS
         config = await load_kubeconfig(str(cp.kubeconfig_path))
         await install_crds(config)
+        await install_gateway_api(config)
         dns = ServiceDns(cp.resolve_service_url)
         settings = dataclasses.replace(settings, use_kubernetes_proxy=False, dashboard_resolver=dns)
         if settings.options.enable_webhooks:  # the plane calls the operator's webhooks directly

@@ -1,4 +1,5 @@
-"""The embedded control plane: API server, scheduler/kubelet, Job controller, GC and endpoints.
+"""The embedded control plane: API server, scheduler/kubelet, Job controller, GC, endpoints and
+a Gateway implementation.
 
 Usage::
 
@@ -34,6 +35,7 @@ from rayop.sim.controller_manager.batch_jobs import JobController
 from rayop.sim.controller_manager.cert_issuer import CertIssuerController
 from rayop.sim.controller_manager.endpoints import EndpointsController
 from rayop.sim.controller_manager.garbage_collector import GarbageCollector
+from rayop.sim.controller_manager.gateways import GatewayController
 from rayop.sim.controller_manager.serviceaccounts import ServiceAccountController
 from rayop.sim.controller_manager.volumes import VolumeController
 from rayop.sim.dashboard.head import DashboardConfig
@@ -224,6 +226,7 @@ class EmbeddedControlPlane:
             JobController(self._store),
             VolumeController(self._store),
             CertIssuerController(self._store),
+            GatewayController(self._store),
             self._kubelet,
             *([self._dashboards] if self._dashboards is not None else []),
         ]

@@ -3,9 +3,10 @@
 KubeRay (and rayop) move traffic between the clusters of an incremental upgrade only once a
 Gateway implementation (Istio, Envoy Gateway, ...) reports the RayService's Gateway
 ``Accepted`` and ``Programmed`` and its HTTPRoute's parent ``Accepted`` and ``ResolvedRefs``.
-Neither the embedded plane nor a kwok cluster runs one, so :class:`GatewayProgrammer` writes
-those conditions through the ``/status`` subresources, as an implementation would, and nothing
-else. :func:`install_gateway_api_crds` applies the Gateway API CRDs (``config/crd/standard`` of
+A kwok cluster runs none, so :class:`GatewayProgrammer` writes those conditions through the
+``/status`` subresources, as an implementation would, and nothing else. (The embedded plane
+programs the Gateways of its classes ``rayop`` and ``istio`` itself:
+``rayop.sim.controller_manager.gateways``.) :func:`install_gateway_api_crds` applies the Gateway API CRDs (``config/crd/standard`` of
 ``sigs.k8s.io/gateway-api``, which the caller fetched) and waits until they are served.
 
 Usage::

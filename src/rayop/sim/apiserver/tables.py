@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import calendar
+import json
 import re
 import time
 from collections.abc import Callable, Sequence
@@ -13,7 +14,10 @@ from rayop.sim.machinery.resources import ResourceInfo
 
 __all__ = ["human_duration", "jsonpath_values", "table", "wants_table"]
 
-_TOKEN = re.compile(r"\.?([^.\[\]]+)|\[(\*|-?\d+)\]")
+_TOKEN = re.compile(
+    r"\[\?\(@\.([\w.]+)\s*==\s*[\"']([^\"']*)[\"']\)\]|\.?([^.\[\]]+)|\[(\*|-?\d+)\]"
+)
+"""A filter ``[?(@.a.b=="v")]``, a key, or an index."""
 
 
 def wants_table(accept: str) -> bool:
@@ -55,16 +59,20 @@ def _age(ts: str | None, now: float) -> str:
 
 
 def jsonpath_values(obj: Any, path: str) -> list[Any]:
-    """Evaluates a simple JSONPath (``.a.b[0].c``, ``[*]``, ``{.a}``); returns the matches."""
+    """Evaluates a simple JSONPath (``.a.b[0].c``, ``[*]``, ``{.a}``, a filter on equality such as
+    ``.conditions[?(@.type=="Ready")]``); returns the matches."""
     path = path.strip()
     if path.startswith("{") and path.endswith("}"):
         path = path[1:-1]
     current = [obj]
     for m in _TOKEN.finditer(path.replace("\\.", "\x00")):
-        key, idx = m.group(1), m.group(2)
+        field, wanted, key, idx = m.groups()
         nxt: list[Any] = []
         for cur in current:
-            if key is not None:
+            if field is not None:
+                if isinstance(cur, list):
+                    nxt.extend(item for item in cur if _field_text(item, field) == wanted)
+            elif key is not None:
                 k = key.replace("\x00", ".")
                 if isinstance(cur, dict) and k in cur:
                     nxt.append(cur[k])
@@ -75,6 +83,15 @@ def jsonpath_values(obj: Any, path: str) -> list[Any]:
                     nxt.append(cur[int(idx)])
         current = nxt
     return current
+
+
+def _field_text(item: Any, field: str) -> str | None:
+    """Returns ``item``'s value at the dotted ``field`` as JSONPath prints it, None when absent."""
+    for part in field.split("."):
+        if not isinstance(item, dict) or part not in item:
+            return None
+        item = item[part]
+    return item if isinstance(item, str) else json.dumps(item)
 
 
 def _pod_row(pod: Obj, now: float) -> list[Any]:

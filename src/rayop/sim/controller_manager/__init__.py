@@ -1,5 +1,5 @@
 """The embedded kube-controller-manager: the batch Job controller, garbage collector, endpoints
-and service-account controllers.
+and service-account controllers, with the simulated cert-manager and Gateway implementation.
 
 Modules and subpackages:
 
@@ -13,6 +13,14 @@ Modules and subpackages:
   pods.
 - ``garbage_collector``: the simulated garbage collector: ownerReferences, propagation policies,
   namespace deletion.
+- ``gateway_api``: what the embedded Gateway implementation shares: its controllerName and
+  GatewayClasses, condition entries, ReferenceGrant checks.
+- ``gateway_listeners``: the embedded Gateway implementation's verdict on a Gateway's listeners,
+  and the Gateway's status.
+- ``gateway_routes``: the embedded Gateway implementation's verdict on an HTTPRoute: attachment
+  per parentRef (``Accepted``) and backend references (``ResolvedRefs``).
+- ``gateways``: the embedded Gateway implementation: programs the Gateways and HTTPRoutes of the
+  GatewayClasses ``rayop`` and ``istio``.
 - ``label_index``: indexes pods and Service selectors by label, so the endpoints controller never
   scans.
 - ``serviceaccounts``: the simulated service-account controller: every active namespace gets a
