@@ -157,9 +157,13 @@ async def running_rayjob_operator(
     concurrency: int = 4,
     options: OperatorOptions | None = None,
     wrap_reconcile: ReconcileWrapper | None = None,
+    **plane_options: Any,
 ) -> AsyncIterator[RayJobEnv]:
-    """Starts a control plane with CRDs and both controllers; stops everything on exit."""
-    plane = {"kubelet": kubelet, "dashboard": dashboard, "faults": faults}
+    """Starts a control plane with CRDs and both controllers; stops everything on exit.
+
+    ``plane_options`` go to :class:`~rayop.sim.controlplane.EmbeddedControlPlane` as they are.
+    """
+    plane = {"kubelet": kubelet, "dashboard": dashboard, "faults": faults, **plane_options}
     operator = {
         "controllers": ("RayCluster", "RayJob"),
         "concurrency": concurrency,

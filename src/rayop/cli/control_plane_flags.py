@@ -8,7 +8,7 @@ the (not yet started) server. The simulation itself is imported only when a comm
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -54,6 +54,26 @@ class ControlPlaneFlags(OptionGroup):
             '"rayop[ray]"; RAYOP_RAY_ENV names another virtualenv with Ray).',
         ),
     ] = False
+    node_file: Annotated[
+        list[Path],
+        typer.Option(
+            "--node-file",
+            metavar="FILE",
+            help="Add the nodes of a YAML file of Node manifests (labels, taints, "
+            "status.allocatable), as kwok takes them (repeatable).",
+        ),
+    ] = field(default_factory=list)
+    node_pool: Annotated[
+        list[str],
+        typer.Option(
+            "--node-pool",
+            metavar="PRESET[:COUNT]",
+            help="Add COUNT GKE GPU nodes or TPU slices of a preset (repeatable): "
+            "nvidia-tesla-t4, nvidia-l4, tpu-v4-2x2x1, tpu-v4-2x2x2, tpu-v6e-2x2, "
+            "tpu-v6e-4x4 (or tpu-v6e-16). Pods requesting their accelerators tolerate "
+            "their taints, as on GKE.",
+        ),
+    ] = field(default_factory=list)
 
     def control_plane(
         self,
@@ -84,6 +104,9 @@ class ControlPlaneFlags(OptionGroup):
                 typer.echo(f"rayop: {exc}", err=True)
                 raise typer.Exit(2) from exc
             kubelet = dataclasses.replace(kubelet, real_ray=True)
+        accelerated = bool(self.node_file or self.node_pool)
+        if accelerated:
+            kubelet = _with_nodes(kubelet, self.node_file, self.node_pool)
         return EmbeddedControlPlane(
             host=self.host,
             port=self.port,
@@ -93,4 +116,39 @@ class ControlPlaneFlags(OptionGroup):
             faults=faults,
             kubeconfig_path=self.kubeconfig_out,
             tls=tls,
+            extended_resource_toleration=accelerated,
         )
+
+
+def _with_nodes(kubelet: KubeletConfig, files: list[Path], presets: list[str]) -> KubeletConfig:
+    """Returns ``kubelet`` with the nodes of ``--node-file`` and ``--node-pool`` added; a bad
+    file, preset or a node defined twice ends the command (one line, exit status 2)."""
+    import dataclasses
+
+    from rayop.sim.nodes.node_manifests import NodeManifestError, load_node_manifests
+    from rayop.sim.nodes.node_presets import NodePresetError, preset_pools
+
+    try:
+        pools = tuple(pool for value in presets for pool in preset_pools(value))
+        nodes = tuple(node for path in files for node in load_node_manifests(path))
+    except (NodeManifestError, NodePresetError) as exc:
+        typer.echo(f"rayop: {exc}", err=True)
+        raise typer.Exit(2) from exc
+    names = [
+        *kubelet.node_names(),
+        *(name for pool in (*kubelet.node_pools, *pools) for name in pool.node_names()),
+        *(node.name for node in (*kubelet.extra_nodes, *nodes)),
+    ]
+    twice = sorted({name for name in names if names.count(name) > 1})
+    if twice:
+        typer.echo(
+            f"rayop: node {twice[0]} is defined twice (give a preset once, PRESET:COUNT for "
+            "more; name file nodes apart from sim-node-N)",
+            err=True,
+        )
+        raise typer.Exit(2)
+    return dataclasses.replace(
+        kubelet,
+        node_pools=(*kubelet.node_pools, *pools),
+        extra_nodes=(*kubelet.extra_nodes, *nodes),
+    )

@@ -85,7 +85,14 @@ def _group_parameters(
             field.name,
             kind,
             annotation=hints[field.name],
-            default=getattr(base, field.name) if base is not None else field.default,
+            default=getattr(base, field.name) if base is not None else _default(field),
         )
         for field in dataclasses.fields(group)
     ]
+
+
+def _default(field: dataclasses.Field[Any]) -> Any:
+    """A field's default (made by its factory for a repeatable option's list)."""
+    if field.default_factory is not dataclasses.MISSING:
+        return field.default_factory()
+    return field.default

@@ -65,6 +65,9 @@ class EmbeddedControlPlane:
             kubectl only sends the bearer token over HTTPS, so ``rayop apiserver`` turns it on.
         dashboard: Timings of the simulated Ray dashboards (``.dashboards``) of head pods.
         bookmark_interval: Idle seconds between BOOKMARK events on watches that allow them.
+        extended_resource_toleration: Run the ExtendedResourceToleration admission plugin, as
+            GKE does: a pod requesting ``nvidia.com/gpu`` or ``google.com/tpu`` (any extended
+            resource) gets a toleration of the NoSchedule taint of that name.
 
     Attributes:
         url, kubeconfig_path, token, faults, kubelet_config, audit, store: see the interfaces
@@ -85,6 +88,7 @@ class EmbeddedControlPlane:
         tls: bool = False,
         bookmark_interval: float = 10.0,
         dashboard: DashboardConfig | None = None,
+        extended_resource_toleration: bool = False,
     ) -> None:
         self.host = host
         self.port = port
@@ -96,6 +100,7 @@ class EmbeddedControlPlane:
         self.history_size = history_size
         self.tls = tls
         self.bookmark_interval = bookmark_interval
+        self.extended_resource_toleration = extended_resource_toleration
         self._tls_material: TlsMaterial | None = None
         self._tls_dir: tempfile.TemporaryDirectory[str] | None = None
         self._requested_kubeconfig = Path(kubeconfig_path) if kubeconfig_path else None
@@ -315,13 +320,18 @@ class EmbeddedControlPlane:
         return server_ssl_context(self._tls_material)
 
     def _build_store(self) -> Store:
+        toleration = self.extended_resource_toleration
         if self.state_path is None:
-            return Store(history_size=self.history_size)
+            return Store(history_size=self.history_size, extended_resource_toleration=toleration)
         from rayop.sim.storage.sqlite import SqlitePersistence
 
         self.state_path.parent.mkdir(parents=True, exist_ok=True)
         self._persistence = SqlitePersistence(self.state_path)
-        return Store(persistence=self._persistence, history_size=self.history_size)
+        return Store(
+            persistence=self._persistence,
+            history_size=self.history_size,
+            extended_resource_toleration=toleration,
+        )
 
     def _write_kubeconfig(self) -> None:
         text = self.kubeconfig_text(self.token)

@@ -7,6 +7,8 @@ Modules and subpackages:
   validation.
 - ``defaults``: per-kind defaulting done by the API server on create and update (pods, services,
   jobs...).
+- ``extended_resource_toleration``: the ExtendedResourceToleration admission plugin: pods that
+  request an extended resource tolerate the taint named after it.
 - ``field_validation``: the ``fieldValidation`` query parameter: what a write does with fields the
   schema lacks.
 - ``object_meta``: object-meta validation kube-apiserver applies to every object: names, labels,

@@ -11,6 +11,11 @@ Modules and subpackages:
 - ``kubelet``: the simulated scheduler and kubelet: places every pod on a fake node and runs it.
 - ``kubelet_config``: the simulated kubelet's settings: timings, failure rates, and the nodes it
   runs.
+- ``node_manifests``: Node manifests (``--node-file``) as the simulated kubelet registers them.
+- ``node_presets``: node pool presets (``--node-pool``): GKE GPU nodes and TPU slices with GKE's
+  labels, taints and machine sizes.
+- ``node_specs``: what the kubelet makes its Node objects from: one node's spec, a pool of like
+  nodes.
 - ``pod_scheduling``: schedules one pod as kube-scheduler would, retrying until it fits; used by the
   kubelet.
 - ``pod_status``: pure functions that build the pod status a kubelet reports at each stage of a

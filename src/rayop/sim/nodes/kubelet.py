@@ -75,6 +75,7 @@ class Kubelet(StoreController):
             labels=self.config.node_labels,
             taints=self.config.node_taints,
             pools=self.config.node_pools,
+            nodes=self.config.extra_nodes,
         )
         self._scheduler = PodScheduler(store, self._placement)
         self._scheduler.writer = self

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from rayop.sim.nodes.scheduler import DEFAULT_NODE_CAPACITY, NodePool
+from rayop.sim.nodes.node_specs import DEFAULT_NODE_CAPACITY, NodePool, NodeSpec
 
 __all__ = ["KubeletConfig"]
 
@@ -53,6 +53,8 @@ class KubeletConfig:
     """Taints every node gets (``{"key": ..., "value": ..., "effect": "NoSchedule"}``)."""
     node_pools: tuple[NodePool, ...] = ()
     """Further nodes with labels, capacity and taints of their own (GPU or TPU nodes...)."""
+    extra_nodes: tuple[NodeSpec, ...] = ()
+    """Further single nodes, as Node manifests describe them (``--node-file``)."""
     real_ray: bool = False
     """Run every pod's containers as local processes with the local Ray (``--real-ray``)."""
     ray_env: str | None = None

@@ -11,44 +11,17 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
 from rayop.apimachinery.objects import Obj
 from rayop.sim.machinery.timestamps import timestamp
+from rayop.sim.nodes.node_specs import DEFAULT_NODE_CAPACITY, NodePool, NodeSpec
 from rayop.sim.nodes.pod_requests import pod_requests
 from rayop.sim.nodes.scheduling import NodeView, fit_message, node_problems
 from rayop.sim.storage.store import Store
 
-__all__ = ["DEFAULT_NODE_CAPACITY", "NodePool", "Placement"]
-
-
-DEFAULT_NODE_CAPACITY: Mapping[str, str] = {
-    "cpu": "100k",
-    "memory": "1Pi",
-    "pods": "1M",
-    "ephemeral-storage": "1Pi",
-}
-"""Each simulated node's capacity unless configured: large, so that load tests never run out."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class NodePool:
-    """A group of identical extra nodes (GPU nodes, a TPU slice, a tainted pool...).
-
-    Nodes are named ``<name>-0`` .. ``<name>-<count-1>``.
-    """
-
-    name: str
-    count: int = 1
-    labels: Mapping[str, str] = field(default_factory=dict)
-    capacity: Mapping[str, str] = field(default_factory=lambda: dict(DEFAULT_NODE_CAPACITY))
-    taints: tuple[Mapping[str, Any], ...] = ()
-
-    def node_names(self) -> list[str]:
-        """Returns the pool's node names."""
-        return [f"{self.name}-{i}" for i in range(max(0, self.count))]
+__all__ = ["DEFAULT_NODE_CAPACITY", "NodePool", "NodeSpec", "Placement"]
 
 
 class Placement:
@@ -60,6 +33,8 @@ class Placement:
         labels: Labels every node gets besides the standard ones.
         taints: Taints every node gets.
         pools: Further nodes, with their own labels, capacity and taints.
+        nodes: Further single nodes (from Node manifests); one named like an earlier node
+            replaces it.
     """
 
     def __init__(
@@ -70,20 +45,18 @@ class Placement:
         labels: Mapping[str, str] | None = None,
         taints: Sequence[Mapping[str, Any]] = (),
         pools: Sequence[NodePool] = (),
+        nodes: Sequence[NodeSpec] = (),
     ) -> None:
-        self.node_names = list(node_names)
-        self._specs: dict[str, tuple[dict[str, str], dict[str, str], list[dict[str, Any]]]] = {
-            name: (dict(capacity), dict(labels or {}), [dict(t) for t in taints])
+        self.node_names: list[str] = []
+        self._specs: dict[str, NodeSpec] = {}
+        plain = [
+            NodeSpec(name=name, labels=labels or {}, capacity=capacity, taints=tuple(taints))
             for name in node_names
-        }
-        for pool in pools:
-            for name in pool.node_names():
-                self.node_names.append(name)
-                self._specs[name] = (
-                    dict(pool.capacity),
-                    dict(pool.labels),
-                    [dict(t) for t in pool.taints],
-                )
+        ]
+        for spec in [*plain, *(s for pool in pools for s in pool.node_specs()), *nodes]:
+            if spec.name not in self._specs:
+                self.node_names.append(spec.name)
+            self._specs[spec.name] = spec
         self.nodes: dict[str, NodeView] = {}
         self._usage: dict[str, tuple[str, dict[str, Fraction]]] = {}
         self._used_ips: set[str] = set()
@@ -185,15 +158,7 @@ class Placement:
         if nodes is None:
             return
         for name in self.node_names:
-            capacity, labels, taints = self._specs[name]
-            node = _node_object(
-                name,
-                self.host_ip(name),
-                timestamp(now),
-                capacity=capacity,
-                labels=labels,
-                taints=taints,
-            )
+            node = _node_object(self._specs[name], self.host_ip(name), timestamp(now))
             with contextlib.suppress(Exception):
                 await store.create(nodes, "", node)
             stored = store.peek(nodes, "", name)
@@ -207,32 +172,28 @@ class Placement:
             self.observe_node("ADDED", node)
 
 
-def _node_object(
-    name: str,
-    ip: str,
-    now: str,
-    *,
-    capacity: Mapping[str, str],
-    labels: Mapping[str, str],
-    taints: Sequence[Mapping[str, Any]],
-) -> Obj:
+def _node_object(spec: NodeSpec, ip: str, now: str) -> Obj:
+    name = spec.name
+    metadata: Obj = {
+        "name": name,
+        "labels": {
+            "kubernetes.io/hostname": name,
+            "kubernetes.io/os": "linux",
+            "kubernetes.io/arch": "amd64",
+            "type": "sim",
+            **spec.labels,
+        },
+    }
+    if spec.annotations:
+        metadata["annotations"] = dict(spec.annotations)
     return {
         "apiVersion": "v1",
         "kind": "Node",
-        "metadata": {
-            "name": name,
-            "labels": {
-                "kubernetes.io/hostname": name,
-                "kubernetes.io/os": "linux",
-                "kubernetes.io/arch": "amd64",
-                "type": "sim",
-                **labels,
-            },
-        },
-        "spec": {"taints": [dict(t) for t in taints]} if taints else {},
+        "metadata": metadata,
+        "spec": {"taints": [dict(t) for t in spec.taints]} if spec.taints else {},
         "status": {
-            "capacity": dict(capacity),
-            "allocatable": dict(capacity),
+            "capacity": dict(spec.capacity),
+            "allocatable": spec.allocatable_resources(),
             "addresses": [
                 {"type": "InternalIP", "address": ip},
                 {"type": "Hostname", "address": name},

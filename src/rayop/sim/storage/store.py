@@ -96,6 +96,8 @@ class Store:
             sets deletionTimestamp, and the kubelet finishes it with :meth:`finalize_delete`.
         wall_clock: Returns Unix time for creationTimestamp/deletionTimestamp.
         seed: Seed for generateName suffixes and node ports (random when None).
+        extended_resource_toleration: Run the ExtendedResourceToleration admission plugin
+            (pods requesting an extended resource tolerate the taint named after it).
     """
 
     def __init__(
@@ -107,6 +109,7 @@ class Store:
         graceful_pod_deletion: bool = True,
         wall_clock: Callable[[], float] = time.time,
         seed: int | None = None,
+        extended_resource_toleration: bool = False,
     ) -> None:
         self.resources = registry or ResourceRegistry()
         if self.resources.get("admissionregistration.k8s.io", "v1", WEBHOOKS.plural) is None:
@@ -127,6 +130,7 @@ class Store:
             rng=rng,
             ips=ips,
             admission=self.webhooks,
+            extended_resource_toleration=extended_resource_toleration,
         )
         self._table.load()
         services = self.resources.get("", "v1", "services")

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from rayop.apimachinery.objects import Obj
 from rayop.sim.admission import crd_schema as crd_mod
 from rayop.sim.admission.defaults import IpAllocator, apply_create_defaults, apply_update_defaults
+from rayop.sim.admission.extended_resource_toleration import add_extended_resource_tolerations
 from rayop.sim.admission.object_meta import validate_object_meta
 from rayop.sim.machinery import errors as se
 from rayop.sim.machinery.resources import ResourceInfo
@@ -57,6 +58,8 @@ class WritePath:
     ips: IpAllocator
     admission: WebhookAdmission | None = None
     """Validating webhooks, called after defaulting and before the commit (None: none)."""
+    extended_resource_toleration: bool = False
+    """Run the ExtendedResourceToleration admission plugin on pod creates."""
 
     def seed_namespace(self, name: str) -> None:
         """Creates Namespace ``name`` unless it exists (never blocks; for the store's start)."""
@@ -115,6 +118,8 @@ class WritePath:
         if self.table.find(info, ns, name) is not None:
             raise se.already_exists(info.plural, info.group, name)
         apply_create_defaults(info.key, obj, self.ips)
+        if self.extended_resource_toleration and info.key == "/pods":
+            add_extended_resource_tolerations(obj)
         if self.admission is not None:
             await self.admission.admit(info, "CREATE", ns, name, obj, None)
         if dry_run:
