@@ -9,6 +9,7 @@ Modules and subpackages:
 - ``head``: one simulated Ray head's HTTP surface: the dashboard (8265), the agent (52365), Serve
   (8000).
 - ``http_proxy``: an HTTP forward proxy into the embedded plane's network, for processes outside it.
+- ``job_cli``: what ``ray job submit`` needs of a dashboard beyond the Jobs REST API, simulated.
 - ``jobs``: the simulated Ray Jobs API state: submissions, their timeline, details, logs, stop and
   delete.
 - ``registry``: runs a simulated Ray dashboard for every ready head pod and routes HTTP to it.

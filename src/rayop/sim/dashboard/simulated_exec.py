@@ -61,7 +61,9 @@ def vet_log_archive(command: Sequence[str]) -> str | None:
             return f"tar option {arg} is not simulated (only -c, -f -, -v and -C)"
         if ".." in PurePosixPath(arg).parts:
             return f"{arg} leaves {RAY_DIR}, the only simulated directory"
-        if arg.startswith("/") and not (arg.rstrip("/") == RAY_DIR or arg.startswith(RAY_DIR + "/")):
+        if arg.startswith("/") and not (
+            arg.rstrip("/") == RAY_DIR or arg.startswith(RAY_DIR + "/")
+        ):
             return f"{arg} does not exist in a simulated container (only {RAY_DIR} does)"
     return None
 
@@ -92,9 +94,7 @@ class SimulatedExecutor:
         """Removes every directory written for an exec."""
         shutil.rmtree(self._root, ignore_errors=True)
 
-    def process_env(
-        self, pod_obj: Mapping[str, Any], container: str
-    ) -> ContainerProcessEnv | None:
+    def process_env(self, pod_obj: Mapping[str, Any], container: str) -> ContainerProcessEnv | None:
         """The environment of a running container of ``pod``, or None when it is not running."""
         pod = dict(pod_obj)
         if not _running(pod, container):
