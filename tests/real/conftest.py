@@ -60,6 +60,20 @@ def controlplane_binaries() -> Path:
 
 
 @pytest.fixture(scope="session")
+def kuberay_tools() -> Path:
+    """The directory of KubeRay v1.7.0's kubectl plugin (``kubectl-ray``), history server and
+    collector, built by ``scripts/controlplane-build kuberay-tools`` (a no-op when cached).
+
+    A failed build fails the tests that need them, with the step that failed.
+    """
+    ok, why = build("kuberay-tools")
+    if not ok:
+        pytest.fail(f"KubeRay {KUBERAY_VERSION}'s tools cannot be built here: {why}")
+    cache = os.environ.get("RAYOP_CACHE_DIR") or os.path.expanduser("~/.cache/rayop")
+    return Path(cache) / "kuberay-tools" / KUBERAY_VERSION
+
+
+@pytest.fixture(scope="session")
 def kuberay_binary() -> Path:
     """KubeRay v1.7.0's operator binary, built by ``scripts/controlplane-build kuberay`` (a
     no-op when cached), else ``$RAYOP_KUBERAY_BINARY``.
