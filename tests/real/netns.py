@@ -43,8 +43,9 @@ class NetNs:
             "UP" not in (probe := self.run(["ip", "-o", "link", "show", "lo"], check=False)).stdout
         ):
             if self._holder.poll() is not None or time.monotonic() > deadline:
-                exited = self._holder.poll() is not None and self._holder.stderr is not None
-                why = probe.stderr.strip() or (self._holder.stderr.read() if exited else "")
+                why = probe.stderr.strip()
+                if not why and self._holder.poll() is not None and self._holder.stderr:
+                    why = self._holder.stderr.read()
                 self.close()
                 raise RuntimeError(f"no network namespace here: {why}")
             time.sleep(0.1)
