@@ -19,7 +19,8 @@ kubeconfig. The commands and what they need of the plane:
   ``app.kubernetes.io/name`` kuberay-operator or kuberay (rayop's chart with KubeRay's names).
 
 `session` and `job submit` forward the fixed local ports 8265 and 10001 (the plugin has no flag
-for them); the tests fail, saying so, when another process holds them.
+for them), so `rayop up`, the plugin and every request of the tests run in a private network
+namespace (:class:`~tests.real.netns.NetNs`).
 """
 
 from __future__ import annotations
@@ -27,12 +28,9 @@ from __future__ import annotations
 import base64
 import json
 import re
-import socket
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,6 +41,7 @@ import yaml
 from tests.deploy import helm_cli
 from tests.sim.apiserver_process import kubectl_env, stop_apiserver
 
+from .netns import NetNs
 from .real_support import build
 
 pytestmark = pytest.mark.real
@@ -52,7 +51,6 @@ SAMPLES = REPO.parent / "shared" / "compat" / "kuberay-v1.7.0" / "samples"
 KUBECTL = "/usr/bin/kubectl"
 COVERED = {"create", "delete", "get", "job", "log", "scale", "session", "version"}
 """The commands of the plugin's root these tests run (cobra adds ``help`` and ``completion``)."""
-FIXED_PORTS = (8265, 10001)
 
 
 @dataclass
@@ -62,25 +60,18 @@ class Plugin:
     binary: Path
     env: dict[str, str]
     workdir: Path
+    ns: NetNs
 
     def run(self, *args: str, check: bool = True, timeout: float = 120) -> str:
-        proc = subprocess.run(
-            [str(self.binary), *args],
-            env=self.env,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            cwd=self.workdir,
+        proc = self.ns.run(
+            [str(self.binary), *args], env=self.env, timeout=timeout, cwd=self.workdir, check=False
         )
         if check and proc.returncode != 0:
             raise AssertionError(f"kubectl ray {' '.join(args)}: {proc.stdout}\n{proc.stderr}")
         return proc.stdout + proc.stderr
 
     def kubectl(self, *args: str, input_text: str | None = None) -> str:
-        proc = subprocess.run(
-            [KUBECTL, *args], env=self.env, capture_output=True, text=True, timeout=60,
-            input=input_text,
-        )  # fmt: skip
+        proc = self.ns.run([KUBECTL, *args], env=self.env, input=input_text, check=False)
         assert proc.returncode == 0, f"kubectl {' '.join(args)}: {proc.stderr}"
         return proc.stdout
 
@@ -102,30 +93,29 @@ def _ray_bin() -> Path:
 
 @pytest.fixture(scope="module")
 def plugin(kuberay_tools: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Plugin]:
-    """`rayop up` (fast pods) for the module, and the plugin pointed at it."""
+    """`rayop up` (fast pods) for the module, and the plugin pointed at it, in a private network
+    namespace (`session` and `job submit` forward the fixed local ports 8265 and 10001)."""
     workdir = tmp_path_factory.mktemp("kubectl-ray")
     kubeconfig = workdir / "kubeconfig.yaml"
+    try:
+        ns = NetNs()
+    except RuntimeError as err:
+        pytest.fail(f"kubectl ray's fixed ports need a private network namespace: {err}")
     cmd = [
         sys.executable, "-m", "rayop", "up", "--kubeconfig-out", str(kubeconfig),
         "--metrics-addr", "0", "--health-probe-bind-address", "0", "--pod-ready-delay", "0.05",
     ]  # fmt: skip
     with (workdir / "up.log").open("a") as stderr:
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=stderr, text=True)
+        proc = ns.popen(cmd, stdout=subprocess.PIPE, stderr=stderr)
     try:
         assert proc.stdout is not None
         assert proc.stdout.readline().startswith("rayop is up"), (workdir / "up.log").read_text()
         env = kubectl_env(kubeconfig, workdir)
         env["PATH"] = f"{_ray_bin()}:/usr/local/bin:/usr/bin:/bin"
-        yield Plugin(kuberay_tools / "kubectl-ray", env, workdir)
+        yield Plugin(kuberay_tools / "kubectl-ray", env, workdir, ns)
     finally:
         stop_apiserver(proc)
-
-
-def _require_free_ports() -> None:
-    for port in FIXED_PORTS:
-        with socket.socket() as sock:
-            if sock.connect_ex(("127.0.0.1", port)) == 0:
-                pytest.fail(f"local port {port} is taken; kubectl ray forwards exactly it")
+        ns.close()
 
 
 def _wait(what: str, check: object, timeout: float = 60) -> None:
@@ -135,9 +125,8 @@ def _wait(what: str, check: object, timeout: float = 60) -> None:
         time.sleep(0.5)
 
 
-def _get(url: str) -> bytes:
-    with urllib.request.urlopen(url, timeout=10) as resp:
-        return bytes(resp.read())
+def _get(plugin: Plugin, url: str) -> tuple[int, str]:
+    return plugin.ns.get(url)
 
 
 def test_the_tests_cover_every_command_of_the_plugins_root(plugin: Plugin) -> None:
@@ -205,7 +194,6 @@ def test_get_token_of_a_token_auth_cluster(plugin: Plugin) -> None:
 @pytest.fixture(scope="module")
 def submitted(plugin: Plugin) -> str:
     """`kubectl ray job submit` of a working directory; returns the RayJob's name."""
-    _require_free_ports()
     workdir = plugin.workdir / "job"
     workdir.mkdir()
     (workdir / "main.py").write_text("print('hello from kubectl ray')\n")
@@ -251,26 +239,24 @@ def test_log_downloads_pod_logs_and_the_simulated_ray_logs(plugin: Plugin, submi
 def test_session_forwards_the_dashboard_and_reports_the_unsimulated_client_port(
     plugin: Plugin, submitted: str
 ) -> None:
-    _require_free_ports()
     job = json.loads(plugin.kubectl("get", "rayjob", submitted, "-o", "json"))
     cluster, job_id = job["status"]["rayClusterName"], job["status"]["jobId"]
     log = (plugin.workdir / "session.log").open("w+")
-    proc = subprocess.Popen(
-        [str(plugin.binary), "session", cluster], env=plugin.env, stdout=log, stderr=log, text=True
+    proc = plugin.ns.popen(
+        [str(plugin.binary), "session", cluster], env=plugin.env, stdout=log, stderr=log
     )
     try:
 
         def forwarding() -> bool:
-            try:
-                return b"ray_version" in _get("http://localhost:8265/api/version")
-            except (urllib.error.URLError, ConnectionError):
-                return False
+            return "ray_version" in _get(plugin, "http://localhost:8265/api/version")[1]
 
         _wait("the dashboard through kubectl ray session", forwarding)
-        jobs = json.loads(_get("http://localhost:8265/api/jobs/"))
-        assert [(j["submission_id"], j["status"]) for j in jobs] == [(job_id, "SUCCEEDED")]
-        with pytest.raises((urllib.error.URLError, ConnectionError)):
-            _get("http://localhost:10001/")
+        status, body = _get(plugin, "http://localhost:8265/api/jobs/")
+        assert status == 200
+        assert [(j["submission_id"], j["status"]) for j in json.loads(body)] == [
+            (job_id, "SUCCEEDED")
+        ]
+        assert _get(plugin, "http://localhost:10001/")[0] == 0  # curl: the connection failed
         _wait(
             "the refused client port reported",
             lambda: "connect: connection refused" in (plugin.workdir / "session.log").read_text(),
