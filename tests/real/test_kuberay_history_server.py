@@ -9,13 +9,10 @@ the server needs one to start). Everything runs in a private network namespace
 (:class:`~tests.real.netns.NetNs`): the history server listens on ``:8080``, which it does not
 let you change.
 
-What is not exercised: the collector. It is a sidecar of a *real* Ray node: it learns its node
-id from the node's dashboard (``/api/v0/nodes``), waits for the raylet's socket in
-``/tmp/ray/session_latest/sockets/raylet`` and tails Ray's log files. `rayop up`'s simulated
-pods have neither (the simulated dashboard answers the Jobs and Serve APIs only), and
-``--real-ray`` runs a container only when it names its command, which the collector container
-KubeRay builds (and rayop with it) does not. So no dead session reaches the store, and the
-history server's replay of stored sessions is not tested against rayop.
+The collector needs a real Ray node (the node id from ``/api/v0/nodes``, the raylet's socket,
+Ray's log files), which `rayop up`'s simulated pods do not have; it is run beside a
+``--real-ray`` head, and the server replays what it stored, in
+``tests/realray/test_kuberay_history_server.py``.
 """
 
 from __future__ import annotations
