@@ -20,6 +20,7 @@ from rayop.cli.realcluster import RealCluster, RealClusterSettings, default_bina
 from rayop.cli.realcluster_http import ApiCaller, wait_until
 from rayop.controllers.config.options import KUBERAY_VERSION
 
+from .kuberay_tools import build_tools, tools_dir
 from .real_support import build, install_rayop_crds, server_and_token
 
 UNRAISABLE_AS_WARNING = pytest.mark.filterwarnings(
@@ -66,11 +67,10 @@ def kuberay_tools() -> Path:
 
     A failed build fails the tests that need them, with the step that failed.
     """
-    ok, why = build("kuberay-tools")
+    ok, why = build_tools()
     if not ok:
         pytest.fail(f"KubeRay {KUBERAY_VERSION}'s tools cannot be built here: {why}")
-    cache = os.environ.get("RAYOP_CACHE_DIR") or os.path.expanduser("~/.cache/rayop")
-    return Path(cache) / "kuberay-tools" / KUBERAY_VERSION
+    return tools_dir()
 
 
 @pytest.fixture(scope="session")

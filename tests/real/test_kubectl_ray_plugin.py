@@ -30,14 +30,14 @@ import json
 import re
 import subprocess
 import sys
-import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 import yaml
 
+from rayop.cli.realcluster_http import wait_until
 from tests.deploy import helm_cli
 from tests.sim.apiserver_process import kubectl_env, stop_apiserver
 
@@ -118,11 +118,8 @@ def plugin(kuberay_tools: Path, tmp_path_factory: pytest.TempPathFactory) -> Ite
         ns.close()
 
 
-def _wait(what: str, check: object, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():  # type: ignore[operator]
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.5)
+def _wait(what: str, check: Callable[[], bool], timeout: float = 120) -> None:
+    wait_until(check, timeout=timeout, what=what, interval=0.5)
 
 
 def _get(plugin: Plugin, url: str) -> tuple[int, str]:

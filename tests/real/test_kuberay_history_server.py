@@ -21,30 +21,22 @@ import contextlib
 import json
 import subprocess
 import sys
-import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
 import pytest
 
+from rayop.cli.realcluster_http import wait_until
+
+from .kuberay_tools import HISTORY_URL, S3_ENV, S3_URL, stop
 from .netns import NetNs
 
 pytestmark = pytest.mark.real
 
 SAMPLES = Path(__file__).resolve().parents[3] / "shared" / "compat" / "kuberay-v1.7.0" / "samples"
 KUBECTL = "/usr/bin/kubectl"
-S3 = "http://127.0.0.1:9000"
-HISTORY = "http://127.0.0.1:8080"
-S3_ENV = {
-    "S3_ENDPOINT": S3,
-    "S3_REGION": "us-east-1",
-    "S3FORCE_PATH_STYLE": "true",
-    "S3DISABLE_SSL": "true",
-    "AWS_ACCESS_KEY_ID": "rayop-test",
-    "AWS_SECRET_ACCESS_KEY": "rayop-test",
-}
 
 
 @dataclass
@@ -64,7 +56,7 @@ class Stack:
         return self.ns.run([KUBECTL, *args], env=env).stdout
 
     def get(self, path: str) -> tuple[int, str]:
-        return self.ns.get(HISTORY + path, cookies=str(self.workdir / "cookies.txt"))
+        return self.ns.get(HISTORY_URL + path, cookies=str(self.workdir / "cookies.txt"))
 
     def get_json(self, path: str) -> Any:
         status, body = self.get(path)
@@ -72,20 +64,8 @@ class Stack:
         return json.loads(body)
 
 
-def _wait(what: str, check: object, timeout: float = 120) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():  # type: ignore[operator]
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.5)
-
-
-def _stop(proc: subprocess.Popen[str]) -> None:
-    proc.terminate()
-    try:
-        proc.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
+def _wait(what: str, check: Callable[[], bool], timeout: float = 120) -> None:
+    wait_until(check, timeout=timeout, what=what, interval=0.5)
 
 
 @pytest.fixture(scope="module")
@@ -116,25 +96,27 @@ def stack(kuberay_tools: Path, tmp_path_factory: pytest.TempPathFactory) -> Iter
             s3_argv = [str(kuberay_tools / "gofakes3"), "-host", "127.0.0.1:9000"]
             s3_log = log("s3.log")
             procs.append(ns.popen([*s3_argv, "-backend", "memory"], stdout=s3_log, stderr=s3_log))
-            _wait("the S3 server", lambda: ns.get(S3 + "/")[0] == 200, timeout=30)
+            _wait("the S3 server", lambda: ns.get(S3_URL + "/")[0] == 200, timeout=30)
             hs_argv = [str(kuberay_tools / "historyserver"), "--storage-backend", "s3"]
             hs_argv += ["--storage-root-dir", "rayop", "--kubeconfigs", str(kubeconfig)]
             hs_argv += ["--use-kubernetes-proxy", "--dashboard-dir", str(workdir)]
             hs_log = log("historyserver.log")
             env = {**S3_ENV, "HOME": str(workdir)}
             procs.append(ns.popen(hs_argv, stdout=hs_log, stderr=hs_log, env=env))
-            _wait("the history server", lambda: ns.get(HISTORY + "/livez")[0] == 200, timeout=60)
+            _wait(
+                "the history server", lambda: ns.get(HISTORY_URL + "/livez")[0] == 200, timeout=60
+            )
             yield Stack(ns, workdir, kubeconfig)
         finally:
             for proc in reversed(procs):
-                _stop(proc)
+                stop(proc)
             if procs and procs[0].stdout is not None:
                 procs[0].stdout.close()
             ns.close()
 
 
 def test_the_server_created_its_bucket_in_the_store(stack: Stack) -> None:
-    status, body = stack.ns.get(S3 + "/")
+    status, body = stack.ns.get(S3_URL + "/")
     assert status == 200 and "<Name>ray-historyserver</Name>" in body
 
 

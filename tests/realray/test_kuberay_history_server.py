@@ -21,29 +21,19 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import signal
 import subprocess
 import sys
-import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 import pytest
 
+from rayop.cli.realcluster_http import wait_until
+from tests.real.kuberay_tools import HISTORY_URL, S3_ENV, S3_URL, build_tools, stop, tools_dir
 from tests.real.netns import NetNs
-from tests.real.real_support import build
 
 KUBECTL = "/usr/bin/kubectl"
-S3 = "http://127.0.0.1:9000"
-HISTORY = "http://127.0.0.1:8080"
-S3_ENV = {
-    "S3_ENDPOINT": S3,
-    "S3_REGION": "us-east-1",
-    "S3FORCE_PATH_STYLE": "true",
-    "S3DISABLE_SSL": "true",
-    "AWS_ACCESS_KEY_ID": "rayop-test",
-    "AWS_SECRET_ACCESS_KEY": "rayop-test",
-}
 CLUSTER = """\
 apiVersion: ray.io/v1
 kind: RayCluster
@@ -65,28 +55,14 @@ spec:
 @pytest.fixture(scope="module")
 def tools() -> Path:
     """KubeRay v1.7.0's collector and history server, and gofakes3 (built or reused)."""
-    ok, why = build("kuberay-tools")
+    ok, why = build_tools()
     if not ok:
         pytest.fail(f"KubeRay's tools cannot be built here: {why}")
-    cache = os.environ.get("RAYOP_CACHE_DIR") or os.path.expanduser("~/.cache/rayop")
-    return Path(cache) / "kuberay-tools" / "v1.7.0"
+    return tools_dir()
 
 
-def _wait(what: str, check: Any, timeout: float = 180) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(1)
-
-
-def _stop(proc: subprocess.Popen[str], sig: int = signal.SIGTERM) -> None:
-    if proc.poll() is None:
-        proc.send_signal(sig)
-    try:
-        proc.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
+def _wait(what: str, check: Callable[[], bool], timeout: float = 180) -> None:
+    wait_until(check, timeout=timeout, what=what, interval=1.0)
 
 
 @pytest.mark.timeout(600)
@@ -118,7 +94,7 @@ def test_collector_uploads_a_real_ray_head_and_the_server_replays_it(
             s3_log = log("s3.log")
             s3_argv = [str(tools / "gofakes3"), "-host", "127.0.0.1:9000", "-backend", "memory"]
             procs.append(ns.popen([*s3_argv, "-autobucket"], stdout=s3_log, stderr=s3_log))
-            _wait("the S3 server", lambda: ns.get(S3 + "/")[0] == 200, timeout=30)
+            _wait("the S3 server", lambda: ns.get(S3_URL + "/")[0] == 200, timeout=30)
 
             kubectl("apply", "-f", "-", stdin=CLUSTER)
             kubectl(
@@ -160,12 +136,12 @@ def test_collector_uploads_a_real_ray_head_and_the_server_replays_it(
             prefix = "rayop/cluster-history/raycluster/default/hist/"
 
             def stored() -> str:
-                return ns.get(f"{S3}/ray-historyserver?list-type=2&prefix={prefix}")[1]
+                return ns.get(f"{S3_URL}/ray-historyserver?list-type=2&prefix={prefix}")[1]
 
             # While the node lives it uploads the dashboard endpoints it polls; on SIGTERM (the
             # pod's end) it uploads the session's log files.
             _wait("the collector's first upload", lambda: "/fetched_endpoints/" in stored())
-            _stop(collector)
+            stop(collector)
             assert "Graceful shutdown complete" in (tmp_path / "collector.log").read_text()
             assert "/logs/gcs_server.out</Key>" in stored()
 
@@ -175,10 +151,12 @@ def test_collector_uploads_a_real_ray_head_and_the_server_replays_it(
             hs_log = log("historyserver.log")
             hs_env = {**S3_ENV, "HOME": str(tmp_path)}
             procs.append(ns.popen(hs_argv, stdout=hs_log, stderr=hs_log, env=hs_env))
-            _wait("the history server", lambda: ns.get(HISTORY + "/livez")[0] == 200, timeout=60)
+            _wait(
+                "the history server", lambda: ns.get(HISTORY_URL + "/livez")[0] == 200, timeout=60
+            )
 
             kubectl("delete", "raycluster", "hist", "--wait=true")
-            status, body = ns.get(HISTORY + "/clusters")
+            status, body = ns.get(HISTORY_URL + "/clusters")
             assert status == 200, body
             (dead,) = json.loads(body)
             assert dead["name"] == "hist" and dead["namespace"] == "default"
@@ -187,7 +165,7 @@ def test_collector_uploads_a_real_ray_head_and_the_server_replays_it(
 
             jar = str(tmp_path / "cookies.txt")
             status, body = ns.get(
-                f"{HISTORY}/enter_cluster/default/raycluster/hist/{session}", cookies=jar
+                f"{HISTORY_URL}/enter_cluster/default/raycluster/hist/{session}", cookies=jar
             )
             assert json.loads(body) == {
                 "name": "hist",
@@ -198,17 +176,17 @@ def test_collector_uploads_a_real_ray_head_and_the_server_replays_it(
             keys = stored()
             node_id = keys.split(f"{prefix}{session}/", 1)[1].split("/", 1)[0]
             assert len(node_id) == 56, keys
-            status, body = ns.get(f"{HISTORY}/api/v0/logs?node_id={node_id}", cookies=jar)
+            status, body = ns.get(f"{HISTORY_URL}/api/v0/logs?node_id={node_id}", cookies=jar)
             assert status == 200, body
             listed = json.loads(body)["data"]["result"]
             assert "gcs_server.out" in listed["gcs_server"] and "raylet.out" in listed["raylet"]
             assert listed["core_worker"], listed
-            url = f"{HISTORY}/api/v0/logs/file?node_id={node_id}&filename=gcs_server.out"
+            url = f"{HISTORY_URL}/api/v0/logs/file?node_id={node_id}&filename=gcs_server.out"
             status, text = ns.get(url, cookies=jar)
             assert status == 200 and "(gcs_server)" in text and "Registering job" in text
         finally:
             for proc in reversed(procs):
-                _stop(proc)
+                stop(proc)
             if procs and procs[0].stdout is not None:
                 procs[0].stdout.close()
             ns.close()
