@@ -263,6 +263,28 @@ def test_kuberays_own_values_file_carries_over_but_for_its_binary_and_image() ->
     parse_run_args(container["args"])
 
 
+KUBECTL_RAY_SELECTOR = ("app.kubernetes.io/name", ("kuberay-operator", "kuberay"))
+"""How `kubectl ray version` (KubeRay v1.7.0's plugin) finds the operator's Deployment, in any
+namespace; it reports the tag of the Deployment's first container's image."""
+
+
+def test_kuberays_names_let_kubectl_ray_version_find_the_operator() -> None:
+    named: Values = {"nameOverride": "kuberay-operator", "fullnameOverride": "kuberay-operator"}
+    objects = template(named)
+    deployment = find(objects, "Deployment")
+    label, accepted = KUBECTL_RAY_SELECTOR
+    assert deployment["metadata"]["name"] == "kuberay-operator"
+    assert deployment["metadata"]["labels"][label] in accepted
+    chart = yaml.safe_load((CHART / "Chart.yaml").read_text())
+    image = deployment["spec"]["template"]["spec"]["containers"][0]["image"]
+    assert image == f"rayop:{chart['appVersion']}"
+    selector = deployment["spec"]["selector"]["matchLabels"]
+    assert find(objects, "Service")["spec"]["selector"] == selector
+    assert selector.items() <= deployment["spec"]["template"]["metadata"]["labels"].items()
+    default = find(template(), "Deployment")  # rayop's own names: the plugin finds nothing
+    assert default["metadata"]["labels"][label] not in accepted
+
+
 @pytest.mark.parametrize(
     ("values", "message"),
     [

@@ -20,6 +20,7 @@ from rayop.cli.realcluster import RealCluster, RealClusterSettings, default_bina
 from rayop.cli.realcluster_http import ApiCaller, wait_until
 from rayop.controllers.config.options import KUBERAY_VERSION
 
+from .kuberay_tools import build_tools, tools_dir
 from .real_support import build, install_rayop_crds, server_and_token
 
 UNRAISABLE_AS_WARNING = pytest.mark.filterwarnings(
@@ -57,6 +58,19 @@ def controlplane_binaries() -> Path:
     if not ok:
         pytest.skip(f"real control plane cannot be built: {why}")
     return default_binaries_dir()
+
+
+@pytest.fixture(scope="session")
+def kuberay_tools() -> Path:
+    """The directory of KubeRay v1.7.0's kubectl plugin (``kubectl-ray``), history server and
+    collector, built by ``scripts/controlplane-build kuberay-tools`` (a no-op when cached).
+
+    A failed build fails the tests that need them, with the step that failed.
+    """
+    ok, why = build_tools()
+    if not ok:
+        pytest.fail(f"KubeRay {KUBERAY_VERSION}'s tools cannot be built here: {why}")
+    return tools_dir()
 
 
 @pytest.fixture(scope="session")

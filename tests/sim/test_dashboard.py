@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from aiohttp import web
+from aiohttp import WSMsgType, web
 from aiohttp.test_utils import TestClient, TestServer
 
 from rayop.sim.dashboard.head import DashboardConfig, SimDashboard
@@ -51,7 +51,7 @@ def make_dashboard(clock: FakeClock, token: str | None = None) -> SimDashboard:
 
 
 async def serve(dash: SimDashboard) -> TestClient[web.Request, web.Application]:
-    async def handler(request: web.Request) -> web.Response:
+    async def handler(request: web.Request) -> web.StreamResponse:
         return await dash.handle(request.match_info["kind"], request.match_info["tail"], request)
 
     app = web.Application()
@@ -191,6 +191,34 @@ async def test_stop_logs_list_and_delete(http: Any, clock: FakeClock) -> None:
     assert [j["submission_id"] for j in await get_json(client, "/dashboard/api/jobs/")] == ["a"]
     assert await (await client.delete("/dashboard/api/jobs/a")).json() == {"deleted": True}
     assert (await client.get("/dashboard/api/jobs/a")).status == 404
+
+
+async def test_ray_job_submit_endpoints_page_packages_and_log_tail(
+    http: Any, clock: FakeClock
+) -> None:
+    dash, client = http
+    page = await client.get("/dashboard/")
+    assert page.status == 200 and "rc-head-x" in await page.text()
+    package = "/dashboard/api/packages/gcs/_ray_pkg_abc.zip"
+    missing = await client.get(package)
+    assert missing.status == 404
+    assert await missing.text() == "Package gcs://_ray_pkg_abc.zip does not exist"
+    assert (await client.put(package, data=b"PK\x05\x06")).status == 200
+    assert (await client.get(package)).status == 200
+    assert dash.cli.packages == {"gcs://_ray_pkg_abc.zip": b"PK\x05\x06"}
+    assert (await client.get("/dashboard/api/jobs/nope/logs/tail")).status == 404
+    await client.post(
+        "/dashboard/api/jobs/", json={"entrypoint": "python a.py", "submission_id": "a"}
+    )
+    ws = await client.ws_connect("/dashboard/api/jobs/a/logs/tail")
+    clock.step(1.0)  # the driver starts: its first line arrives
+    first = await ws.receive_str(timeout=5)
+    assert first == "Running entrypoint for job a: python a.py\n"
+    clock.step(5.0)  # the job ends: the rest arrives, then the server closes
+    assert await ws.receive_str(timeout=5) == "Simulated entrypoint finished.\n"
+    closing = await ws.receive(timeout=5)
+    assert closing.type in (WSMsgType.CLOSE, WSMsgType.CLOSED)
+    await ws.close()
 
 
 async def test_serve_applications_deploy_then_run(http: Any, clock: FakeClock) -> None:

@@ -39,7 +39,9 @@ from rayop.sim.controller_manager.gateways import GatewayController
 from rayop.sim.controller_manager.serviceaccounts import ServiceAccountController
 from rayop.sim.controller_manager.volumes import VolumeController
 from rayop.sim.dashboard.head import DashboardConfig
+from rayop.sim.dashboard.head_ports import HeadPorts
 from rayop.sim.dashboard.registry import DashboardRegistry
+from rayop.sim.dashboard.simulated_exec import SimulatedExecutor
 from rayop.sim.dashboard.submitter import SubmitterSimulator
 from rayop.sim.nodes.container_exec import CONTAINER_EXECUTOR_KEY
 from rayop.sim.nodes.kubelet import Kubelet, KubeletConfig
@@ -115,6 +117,8 @@ class EmbeddedControlPlane:
         self.dashboard_config = dashboard or DashboardConfig()
         self._dashboards: DashboardRegistry | None = None
         self._processes: ProcessRuntime | None = None
+        self._head_ports: HeadPorts | None = None
+        self._simulated_exec: SimulatedExecutor | None = None
         self._rbac: Rbac | None = None
         self._temp_kubeconfig = False
 
@@ -224,6 +228,10 @@ class EmbeddedControlPlane:
         else:
             self._dashboards = DashboardRegistry(self._store, config=self.dashboard_config)
             SubmitterSimulator(self._dashboards, self._kubelet)
+            self._head_ports = HeadPorts(self._dashboards)
+            self._simulated_exec = SimulatedExecutor(
+                self._store, self._dashboards, self._head_ports
+            )
         self._controllers = [
             ServiceAccountController(self._store),
             GarbageCollector(self._store),
@@ -253,6 +261,8 @@ class EmbeddedControlPlane:
             app[CONTAINER_EXECUTOR_KEY] = self._processes
         elif self._dashboards is not None:
             app[POD_PROXY_KEY] = self._dashboards.resolve_pod
+        if self._simulated_exec is not None:
+            app[CONTAINER_EXECUTOR_KEY] = self._simulated_exec
         # handler_cancellation: a watch whose client has gone ends at once (as a request's
         # context is cancelled in kube-apiserver) instead of holding its watcher until the
         # next event or its timeout. Store writes never await, so none is cut in half.
@@ -284,6 +294,12 @@ class EmbeddedControlPlane:
         if self._processes is not None:
             await self._processes.close()
             self._processes = None
+        if self._head_ports is not None:
+            await self._head_ports.close()
+            self._head_ports = None
+        if self._simulated_exec is not None:
+            self._simulated_exec.close()
+            self._simulated_exec = None
         if self._persistence is not None:
             close = getattr(self._persistence, "close", None)
             if close is not None:

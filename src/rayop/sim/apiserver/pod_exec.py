@@ -10,7 +10,10 @@ process environment and ``portforward`` dials the pod's loopback address
 WebSocket; port-forward also over the ``v4.channel.k8s.io`` WebSocket channels). A container that is not running answers as the kubelet does (``container not
 found ("name")``, which kubectl shows as "unable to upgrade connection: ..."). Without an
 executor (the simulated kubelet runs no process), and always for ``attach``, the answer is
-``501`` with a Status saying why.
+``501`` with a Status saying why. The simulated kubelet's executor
+(:mod:`rayop.sim.dashboard.simulated_exec`) serves what a simulated pod honestly can: port-forward
+to a simulated head's dashboard, Serve and agent ports, and ``tar`` over its simulated Ray log
+directory; any other exec answers ``501`` naming what the simulated container does run.
 """
 
 from __future__ import annotations
@@ -120,6 +123,9 @@ async def handle_pod_stream(
         env = executor.process_env(pod, container)
         if env is None:
             return _kubelet_error(f'container not found ("{container}")')
+        refused = env.refusal(options.command)
+        if refused is not None:
+            raise not_supported("exec", name, refused)
         return await _serve_exec(request, env, options)
     env = executor.process_env(pod, _first_container(pod))
     if env is None:

@@ -22,6 +22,7 @@ from typing import Any
 from aiohttp import web
 
 from rayop.sim.dashboard.clock import SimClock
+from rayop.sim.dashboard.job_cli import JobCliEndpoints
 from rayop.sim.dashboard.jobs import TERMINAL, DashboardHttpError, JobTable, JobTimings, SimJob
 from rayop.sim.dashboard.serve import ServeState
 
@@ -140,6 +141,7 @@ class SimDashboard:
             stop_delay=config.job_stop_seconds,
         )
         self.jobs = JobTable(clock=clock, timings=timings, node_ip=pod_ip, node_seed=pod_uid)
+        self.cli = JobCliEndpoints(self.jobs, clock, pod_name)
         self.serve = ServeState(
             clock=clock,
             deploy_seconds=config.serve_deploy_seconds,
@@ -172,7 +174,7 @@ class SimDashboard:
 
     # -- HTTP ----------------------------------------------------------------------------
 
-    async def handle(self, kind: str, tail: str, request: web.Request) -> web.Response:
+    async def handle(self, kind: str, tail: str, request: web.Request) -> web.StreamResponse:
         """Answers one request for ``kind`` ("dashboard", "serve" or "agent"); blocks for delays."""
         delay = max(self.faults.delay, self._shared.delay)
         if delay > 0:
@@ -209,9 +211,15 @@ class SimDashboard:
             return _text(403, "Forbidden: Invalid authentication token")
         return None
 
-    async def _dashboard_port(self, tail: str, request: web.Request) -> web.Response:
+    async def _dashboard_port(self, tail: str, request: web.Request) -> web.StreamResponse:
         method = request.method
         parts = tail.split("/")
+        if tail == "" and method == "GET":
+            return self.cli.page()
+        if len(parts) == 4 and parts[:2] == ["api", "packages"]:
+            return await self.cli.package(method, parts[2], parts[3], request)
+        if len(parts) == 5 and parts[:2] == ["api", "jobs"] and parts[3:] == ["logs", "tail"]:
+            return await self.cli.tail_logs(parts[2], request)
         if tail == "api/gcs_healthz" and method == "GET":
             self._injected("gcs_healthz", tail)
             if self.gcs_healthy():

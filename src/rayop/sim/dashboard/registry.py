@@ -29,11 +29,11 @@ from rayop.sim.nodes.pod_status import condition_true
 from rayop.sim.storage.controller_base import StoreController, meta
 from rayop.sim.storage.store import Store
 
-__all__ = ["DashboardRegistry", "SubmissionRecord"]
+__all__ = ["PORT_KINDS", "DashboardRegistry", "SubmissionRecord"]
 
 log = logging.getLogger(__name__)
 
-_PORT_KINDS = {
+PORT_KINDS = {
     "dashboard": "dashboard",
     "8265": "dashboard",
     "serve": "serve",
@@ -41,6 +41,7 @@ _PORT_KINDS = {
     "dashboard-agent": "agent",
     "52365": "agent",
 }
+"""A head's port names and numbers -> the kind of surface that answers there."""
 
 
 @dataclass(frozen=True)
@@ -77,12 +78,12 @@ def port_kind(service: Obj | None, port: str) -> str | None:
         if port in (name, number) or (not port and len(entries) == 1):
             target = str(entry.get("targetPort") or "")
             for key in (name, number, target):
-                if key in _PORT_KINDS:
-                    return _PORT_KINDS[key]
+                if key in PORT_KINDS:
+                    return PORT_KINDS[key]
                 if key.startswith("serve-"):
                     return "serve"
             return None
-    return _PORT_KINDS.get(port)
+    return PORT_KINDS.get(port)
 
 
 class DashboardRegistry(StoreController):
@@ -222,6 +223,11 @@ class DashboardRegistry(StoreController):
         selector = ((svc or {}).get("spec") or {}).get("selector") or {}
         return self.for_selector(namespace, selector)
 
+    def listening(self, namespace: str, pod_uid: str, kind: str) -> bool:
+        """Tells whether a head pod answers on its ``kind`` port now (Serve only once running)."""
+        dash = self.for_pod(namespace, pod_uid)
+        return dash is not None and (kind != "serve" or dash.serve.running)
+
     def base_url(self, dashboard: SimDashboard, kind: str = "dashboard") -> str:
         """Returns the direct base URL of a dashboard's port ("dashboard", "serve", "agent")."""
         return f"{self.url}/h/{dashboard.pod_uid}/{kind}"
@@ -241,7 +247,7 @@ class DashboardRegistry(StoreController):
         """Like :meth:`resolve` for the pods proxy (``<pod>:<port>``) of a head pod."""
         for uid, obj in self._heads.get(namespace, {}).items():
             if meta(obj).get("name") == pod:
-                kind = _PORT_KINDS.get(str(port or ""))
+                kind = PORT_KINDS.get(str(port or ""))
                 dash = self.for_pod(namespace, uid)
                 return None if dash is None or kind is None else self.base_url(dash, kind)
         return None
@@ -304,6 +310,13 @@ class DashboardRegistry(StoreController):
 
     async def _serve_http(self, request: web.Request) -> web.StreamResponse:
         uid, kind = request.match_info["uid"], request.match_info["kind"]
+        return await self.serve(uid, kind, request.match_info.get("tail", ""), request)
+
+    async def serve(
+        self, uid: str, kind: str, tail: str, request: web.Request
+    ) -> web.StreamResponse:
+        """Answers ``request`` for path ``tail`` on a head's port kind ("dashboard", "serve",
+        "agent"); closes the connection, as a refused connect would fail, when nothing listens."""
         dash = self._dashboards.get(uid)
         if (
             dash is None
@@ -314,7 +327,7 @@ class DashboardRegistry(StoreController):
             if request.transport is not None:
                 request.transport.close()
             return web.Response(status=503)
-        return await dash.handle(kind, request.match_info.get("tail", ""), request)
+        return await dash.handle(kind, tail, request)
 
 
 def container_env(

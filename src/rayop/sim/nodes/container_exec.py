@@ -7,19 +7,29 @@ directory, where its volume mounts were materialized on this machine, and the po
 loopback address. It publishes that knowledge through :class:`ContainerExecutor`; the API
 server's streaming handlers start the exec'd process (or dial the forwarded port) with it.
 
+The simulated kubelet (``rayop up`` without ``--real-ray``) publishes one too
+(:mod:`rayop.sim.dashboard.simulated_exec`): what its pods can honestly serve. Its
+environments name the only commands an exec may run (:attr:`ContainerProcessEnv.vet`: ``tar``
+over the simulated Ray log directory the mounts map) and dial a simulated head's ports
+(:attr:`ContainerProcessEnv.dial`) instead of a loopback address.
+
 The application finds the executor under :data:`CONTAINER_EXECUTOR_KEY`; when none is set,
 the streaming subresources answer 501 as before.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import asyncio
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from aiohttp import web
 
-__all__ = ["CONTAINER_EXECUTOR_KEY", "ContainerExecutor", "ContainerProcessEnv"]
+__all__ = ["CONTAINER_EXECUTOR_KEY", "ContainerExecutor", "ContainerProcessEnv", "PortDialer"]
+
+PortDialer = Callable[[int], Awaitable[tuple[asyncio.StreamReader, asyncio.StreamWriter]]]
+"""Opens a connection to one of the pod's ports (raises OSError as a refused dial does)."""
 
 
 @dataclass(frozen=True)
@@ -31,12 +41,23 @@ class ContainerProcessEnv:
         cwd: The working directory on this machine (the container's ``workingDir``, remapped).
         pod_ip: The pod's loopback address; ``pods/portforward`` dials ports on it.
         mounts: Each volume mount's path inside the container -> its directory on this machine.
+        dial: Opens a connection to a pod port (None: TCP to ``pod_ip``).
+        vet: Says why a command cannot run in this container, or None when it can (None:
+            any command runs; a container of real processes).
     """
 
     env: Mapping[str, str]
     cwd: str
     pod_ip: str
     mounts: Mapping[str, str]
+    dial: PortDialer | None = None
+    vet: Callable[[Sequence[str]], str | None] | None = None
+
+    async def connect(self, port: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        """Opens a connection to ``port`` of the pod (raises OSError when nothing listens)."""
+        if self.dial is not None:
+            return await self.dial(port)
+        return await asyncio.open_connection(self.pod_ip, port)
 
     def host_path(self, path: str) -> str:
         """Maps an absolute path inside the container to this machine (the longest mount wins)."""
@@ -52,6 +73,10 @@ class ContainerProcessEnv:
     def argv(self, command: Sequence[str]) -> list[str]:
         """Rewrites the absolute in-container paths of ``command`` to paths on this machine."""
         return [self.host_path(arg) if arg.startswith("/") else arg for arg in command]
+
+    def refusal(self, command: Sequence[str]) -> str | None:
+        """Returns why ``command`` cannot run in this container, or None when it can."""
+        return None if self.vet is None else self.vet(command)
 
 
 class ContainerExecutor(Protocol):

@@ -3,9 +3,10 @@
 Over SPDY (raw, or tunnelled in a WebSocket as kubectl 1.31+ does) the client opens two
 streams per connection, sharing a ``requestID`` header: ``streamType: error`` and
 ``streamType: data``, both with the ``port`` header. Once both are open the server dials
-``pod_ip:port`` and copies bytes both ways; a half-close travels as FIN in both directions. A
-dial failure is written on the error stream, in the kubelet's words, and both streams are
-reset (kubectl prints it, closes the connection and ends: "lost connection to pod").
+the pod's port (``pod_ip:port``, or a simulated head's listener) and copies bytes both ways; a
+half-close travels as FIN in both directions. A dial failure is written on the error stream,
+in the kubelet's words, and both streams are reset (kubectl prints it, closes the connection
+and ends: "lost connection to pod").
 """
 
 from __future__ import annotations
@@ -70,7 +71,7 @@ async def _forward(pair: _Pair, env: ContainerProcessEnv, pod: str, uid: str) ->
         await error.reset()
         return
     try:
-        reader, writer = await asyncio.open_connection(env.pod_ip, port)
+        reader, writer = await env.connect(port)
     except OSError as err:
         await error.write(dial_error(err, env, port, pod, uid).encode())
         await data.reset()

@@ -3,8 +3,8 @@
 Clients that do not tunnel SPDY (the Python kubernetes client's ``portforward``, older
 client-go) name the ports in the query (``?ports=8265,6379``) and get two channels per port,
 in order: data (``2i``) and error (``2i+1``). As the kubelet does, the server first writes each
-port as two little-endian bytes on both of its channels, then dials ``pod_ip:port`` once per
-port and relays; a dial failure is written on the error channel. The connection closes when
+port as two little-endian bytes on both of its channels, then dials the pod's port
+(:meth:`ContainerProcessEnv.connect`) once per port and relays; a dial failure is written on the error channel. The connection closes when
 every port's relay has ended.
 """
 
@@ -73,7 +73,7 @@ class _Relay(ChannelSocket):
     async def forward(self, index: int, env: ContainerProcessEnv, pod: str, uid: str) -> None:
         port = self.ports[index]
         try:
-            reader, writer = await asyncio.open_connection(env.pod_ip, port)
+            reader, writer = await env.connect(port)
         except OSError as err:
             await self.send(2 * index + 1, dial_error(err, env, port, pod, uid).encode())
             return
