@@ -10,8 +10,9 @@ whole suite, after ruff and mypy over the whole tree, minutes of work), so runni
 recurse. Instead the test checks that it exists, is executable, is valid bash, and runs each
 step the README promises (ruff, mypy --strict, import-linter, pytest) with tools that exist.
 
-If :8080 or :8082 (``rayop up``'s metrics and health defaults) are taken on this machine, free
-ports are appended to the ``./scripts/up`` command; otherwise it runs verbatim.
+If 127.0.0.1:28080 or 127.0.0.1:28082 (``rayop up``'s metrics and health defaults) are taken on
+this machine (another ``rayop up`` runs), free ports are appended to the ``./scripts/up`` command;
+otherwise it runs verbatim. tests/realray/test_readme_real_ray.py runs the "A real Ray job" section.
 """
 
 from __future__ import annotations
@@ -26,26 +27,45 @@ from pathlib import Path
 
 import pytest
 
+from rayop.cli.operator_flags import LOCAL_DEFAULTS
+
 REPO = Path(__file__).resolve().parents[1]
 
 pytestmark = pytest.mark.slow
 
 
-def quick_start_commands() -> list[str]:
-    """Returns the indented command lines of the README's "Quick start" section, in order."""
+def section_commands(heading: str) -> list[str]:
+    """Returns the indented command lines of the README section ``## heading...``, in order."""
     text = (REPO / "README.md").read_text()
-    section = re.search(r"^## Quick start.*?$(.*?)^## ", text, re.S | re.M)
-    assert section is not None, "README has no Quick start section"
+    section = re.search(rf"^## {re.escape(heading)}.*?$(.*?)^## ", text, re.S | re.M)
+    assert section is not None, f"README has no {heading} section"
     return [line[4:] for line in section.group(1).splitlines() if line.startswith("    ")]
 
 
-def port_free(port: int) -> bool:
+def quick_start_commands() -> list[str]:
+    """Returns the indented command lines of the README's "Quick start" section, in order."""
+    return section_commands("Quick start")
+
+
+def port_free(port: int, host: str = "0.0.0.0") -> bool:
     with socket.socket() as s:
         try:
-            s.bind(("0.0.0.0", port))
+            s.bind((host, port))
         except OSError:
             return False
         return True
+
+
+def with_free_operator_ports(up: str) -> str:
+    """Returns ``up`` (a ``./scripts/up`` command) with free metrics and health ports appended
+    when ``rayop up``'s defaults are taken on this machine, else unchanged."""
+    defaults = (LOCAL_DEFAULTS.metrics_addr, LOCAL_DEFAULTS.health_probe_bind_address)
+    if all(port_free(int(a.rpartition(":")[2]), "127.0.0.1") for a in defaults):
+        return up
+    return (
+        f"{up} --metrics-addr=127.0.0.1:{free_port()}"
+        f" --health-probe-bind-address=127.0.0.1:{free_port()}"
+    )
 
 
 def free_port() -> int:
@@ -54,10 +74,12 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def bash(command: str, *, cwd: Path, env: dict[str, str], prelude: str = "") -> str:
+def bash(
+    command: str, *, cwd: Path, env: dict[str, str], prelude: str = "", timeout: float = 60
+) -> str:
     proc = subprocess.run(
         ["bash", "-c", f"set -e\n{prelude}\n{command}"],
-        cwd=cwd, env=env, capture_output=True, text=True, timeout=60,
+        cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout,
     )  # fmt: skip
     assert proc.returncode == 0, f"{command}: {proc.stdout}{proc.stderr}"
     return proc.stdout
@@ -79,9 +101,7 @@ def test_every_quick_start_command_runs(tmp_path: Path) -> None:
     work = REPO  # the second terminal runs in the checkout (.venv/bin/rayop samples ...)
     env = {k: v for k, v in os.environ.items() if not k.startswith("KUBE")}
     env.update(HOME=str(home), PYTHONUNBUFFERED="1")
-    if not (port_free(8080) and port_free(8082)):
-        up += f" --metrics-addr=127.0.0.1:{free_port()}"
-        up += f" --health-probe-bind-address=127.0.0.1:{free_port()}"
+    up = with_free_operator_ports(up)
     log = (tmp_path / "up.log").open("w+")
     proc = subprocess.Popen(
         ["bash", "-c", f"exec {up}"], cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT

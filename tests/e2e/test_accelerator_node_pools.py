@@ -67,7 +67,9 @@ class Applied:
 
 def stored_node(env: RayJobEnv, name: str) -> Obj:
     store = env.plane.cp.store
-    node = store.peek(store.resources.get("", "v1", "nodes"), "", name)
+    nodes = store.resources.get("", "v1", "nodes")
+    assert nodes is not None
+    node = store.peek(nodes, "", name)
     assert node is not None, f"no node {name}"
     return dict(node)
 

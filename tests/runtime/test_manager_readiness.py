@@ -4,6 +4,7 @@ and raises what stopped the manager when it never got there."""
 from __future__ import annotations
 
 import asyncio
+import errno
 import socket
 
 import pytest
@@ -13,6 +14,7 @@ from rayop.kube.config import KubeConfig
 from rayop.kube.resources import CONFIGMAPS
 from rayop.runtime.manager import Manager, ManagerStopped
 from rayop.runtime.metrics import OperatorMetrics
+from rayop.runtime.serving.endpoints import BindError
 from rayop.sim.controlplane import EmbeddedControlPlane
 
 
@@ -49,10 +51,17 @@ async def test_wait_ready_raises_what_the_manager_failed_with_before_it_was_read
         async with client:
             manager = _manager(client, metrics_bind_address=f"127.0.0.1:{port}")
             task = asyncio.create_task(manager.run())
-            with pytest.raises(OSError):
+            with pytest.raises(BindError) as failed:
                 await asyncio.wait_for(manager.wait_ready(), 10)
             with pytest.raises(OSError):
                 await task
+    # The error names the server and the address, so that a command can name its flag.
+    assert (failed.value.server, failed.value.host, failed.value.port) == (
+        "metrics",
+        "127.0.0.1",
+        port,
+    )
+    assert failed.value.errno == errno.EADDRINUSE
 
 
 async def test_wait_ready_raises_manager_stopped_when_stopped_before_the_caches_synced() -> None:

@@ -66,8 +66,9 @@ def test_a_v6e_16_preset_is_one_pool_of_four_tainted_hosts_per_slice() -> None:
     assert pool.labels["node.kubernetes.io/instance-type"] == "ct6e-standard-4t"
     assert pool.capacity["google.com/tpu"] == "4"
     assert pool.taints == ({"key": "google.com/tpu", "value": "present", "effect": "NoSchedule"},)
-    assert preset_pools("tpu-v6e-4x4")[0].labels == pool.labels | {
-        "cloud.google.com/gke-nodepool": "tpu-v6e-4x4-0"
+    assert preset_pools("tpu-v6e-4x4")[0].labels == {
+        **pool.labels,
+        "cloud.google.com/gke-nodepool": "tpu-v6e-4x4-0",
     }
 
 

@@ -8,8 +8,11 @@ Modules and subpackages:
 - ``apiserver``: ``rayop apiserver``: run the embedded control plane in the foreground.
 - ``app``: the typer application every ``rayop`` sub-command registers on.
 - ``bench``: ``rayop bench``: should --reconcile-concurrency be raised? Measure it.
+- ``bind_errors``: a server that cannot bind its address is reported in one line naming the flag
+  to change.
 - ``control_plane_flags``: the options of the embedded control plane that ``rayop apiserver`` and
   ``rayop up`` share.
+- ``crd_install``: ``rayop up`` installs the ray.io CRDs and waits until every one is Established.
 - ``crds``: ``rayop crds``: print the ray.io/v1 CustomResourceDefinitions as multi-document YAML.
 - ``dev``: ``rayop dev real-cluster up|down``: a real kube-apiserver with kwok nodes, for
   development.
@@ -17,12 +20,15 @@ Modules and subpackages:
 - ``flags``: Go-style flag values, so that KubeRay's Deployment arguments work unchanged.
 - ``gateway_api_crds``: the Gateway API CRDs ``rayop up`` installs: from the cache, else
   downloaded from the Go module proxy.
+- ``kubeconfig_file``: ``rayop up --kubeconfig-out``: the kubeconfig file appears whole, and only
+  when it is usable.
 - ``kuberay_config``: ``rayop run --config``: KubeRay's Configuration file in place of its flags, as
   KubeRay reads it.
 - ``kuberay_flags``: the rest of KubeRay v1.7.0's operator flags, so ``rayop run`` takes its chart's
   args unchanged.
 - ``log_plan``: the logging that ``rayop run``'s logging flags resolve to, and setting it up.
 - ``operator_flags``: the options ``rayop run`` and ``rayop up`` share, and the settings they build.
+- ``operator_setup``: what ``rayop run`` and ``rayop up`` do with their operator flags, in one place.
 - ``option_groups``: groups of command-line options declared once and shared by several ``rayop``
   commands.
 - ``realcluster``: a real Kubernetes control plane on loopback: etcd or kine, kube-apiserver, KCM,
@@ -33,6 +39,8 @@ Modules and subpackages:
   poll loop.
 - ``realcluster_procs``: the pid file of a real control plane, and stopping its processes from that
   file alone.
+- ``replica_flags``: the options that place one operator replica in a cluster: leader election and
+  namespaces.
 - ``run``: ``rayop run``: the operator against any Kubernetes API server, with KubeRay's flags.
 - ``samples``: ``rayop samples``: list the shipped example manifests, print one, or write them all
   out.

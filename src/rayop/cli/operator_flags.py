@@ -194,7 +194,19 @@ class OperatorFlags(OptionGroup):
 
 
 KUBERAY_DEFAULTS = OperatorFlags()
-"""The operator options as KubeRay's flags default them."""
+"""The operator options as KubeRay's flags default them (``rayop run``)."""
+LOCAL_DEFAULTS = dataclasses.replace(
+    KUBERAY_DEFAULTS,
+    metrics_addr="127.0.0.1:28080",
+    health_probe_bind_address="127.0.0.1:28082",
+)
+"""``rayop up``'s defaults: metrics and probes on loopback, on ports no Ray pod uses.
+
+Ray 2.60 listens on 6379 (GCS), 8000 (Serve HTTP), 8080 (metrics export), 8265 (dashboard),
+9000 (Serve gRPC), 10001 (client), 10002-19999 (workers), 44217 and 44227 (autoscaler and
+dashboard metrics), 52365 (dashboard agent) and ephemeral ports; 28080 and 28082 are none of
+these, nor KubeRay's 8080/8082 that ``rayop run`` keeps.
+"""
 
 
 @dataclass(frozen=True, kw_only=True)

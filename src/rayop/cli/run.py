@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import logging
 import sys
 from typing import TYPE_CHECKING, Annotated
@@ -11,21 +10,17 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from rayop.cli.app import app
-from rayop.cli.flags import parse_bool, parse_namespaces
-from rayop.cli.kuberay_config import (
-    apply_configuration,
-    log_configuration,
-    log_plan_with_configuration,
-)
+from rayop.cli.bind_errors import bind_error_line
 from rayop.cli.kuberay_flags import (
     KUBERAY_FEATURE_DEFAULTS,
     KUBERAY_LOG_DEFAULTS,
     KubeRayFeatureFlags,
     KubeRayLogFlags,
 )
-from rayop.cli.log_plan import configure_logging
 from rayop.cli.operator_flags import JSON_LOGS, KUBERAY_DEFAULTS, LogFlags, OperatorFlags
+from rayop.cli.operator_setup import operator_settings
 from rayop.cli.option_groups import expand_option_groups
+from rayop.cli.replica_flags import KUBERAY_REPLICA, ReplicaFlags
 
 if TYPE_CHECKING:
     from rayop.controllers.assembly.operator_settings import OperatorSettings
@@ -44,22 +39,7 @@ def run(
         ),
     ] = None,
     operator: OperatorFlags = KUBERAY_DEFAULTS,
-    enable_leader_election: Annotated[
-        str,
-        typer.Option(
-            "--enable-leader-election", help="Campaign for the leader Lease (true/false)."
-        ),
-    ] = "true",
-    leader_election_namespace: Annotated[
-        str,
-        typer.Option(
-            "--leader-election-namespace", help="Namespace of the Lease; empty: the pod's."
-        ),
-    ] = "",
-    watch_namespace: Annotated[
-        str,
-        typer.Option("--watch-namespace", help="Comma-separated namespaces to watch; empty: all."),
-    ] = "",
+    replica: ReplicaFlags = KUBERAY_REPLICA,
     logs: LogFlags = JSON_LOGS,
     kuberay_logs: KubeRayLogFlags = KUBERAY_LOG_DEFAULTS,
     kuberay: KubeRayFeatureFlags = KUBERAY_FEATURE_DEFAULTS,
@@ -68,25 +48,9 @@ def run(
     from rayop.controllers.config.startup_checks import StartupCheckError
     from rayop.kube.config import ConfigError
     from rayop.runtime.manager import LeadershipLost
+    from rayop.runtime.serving.endpoints import BindError
 
-    config = kuberay.configuration()
-    plan = kuberay_logs.plan(log_level=logs.log_level, log_format=logs.log_format)
-    configure_logging(log_plan_with_configuration(plan, config))
-    if config is not None:
-        log_configuration(kuberay.config, config)
-    settings = dataclasses.replace(
-        operator.settings(),
-        use_kubernetes_proxy=kuberay.kubernetes_proxy(),
-        enable_leader_election=parse_bool(enable_leader_election, flag="--enable-leader-election"),
-        leader_election_namespace=leader_election_namespace or None,
-        watch_namespaces=parse_namespaces(watch_namespace),
-    )
-    if config is not None:
-        settings = apply_configuration(settings, config)
-    scheduler = kuberay.check(config, kubernetes_was=settings.options.feature_gates.kubernetes_was)
-    settings = dataclasses.replace(
-        settings, options=dataclasses.replace(settings.options, batch_scheduler=scheduler)
-    )
+    settings = operator_settings(operator, replica, logs, kuberay_logs, kuberay)
     from rayop.runtime.process.collector import tune_collector
 
     tune_collector()
@@ -101,6 +65,9 @@ def run(
     except StartupCheckError as exc:
         log.error("%s", exc)
         sys.exit(1)
+    except BindError as exc:
+        typer.echo(bind_error_line(exc), err=True)
+        sys.exit(2)
 
 
 async def _run(kubeconfig: str | None, settings: OperatorSettings) -> None:

@@ -1,13 +1,20 @@
 """``rayop up``: the embedded control plane and the operator in one process (the main job).
 
 It starts an embedded Kubernetes-compatible API server with a simulated kubelet, installs the
-ray.io CRDs and the Gateway API CRDs (:func:`install_gateway_api`), writes a kubeconfig, and
-runs the operator against it, so that
+ray.io CRDs and the Gateway API CRDs (:func:`install_gateway_api`), runs the operator against it
+and, once every CRD is Established and the operator's caches have synced, writes the kubeconfig
+(``--kubeconfig-out``, atomically) and prints a banner, so that
 
     kubectl --kubeconfig <path> apply -f ray-cluster.sample.yaml
     kubectl --kubeconfig <path> get rayclusters
 
 shows a ready cluster within seconds. Ctrl-C stops everything; ``--state`` keeps the objects.
+A start that fails leaves no kubeconfig; one whose address is taken says so in one line naming
+the flag to change (:mod:`rayop.cli.bind_errors`), exit status 2.
+
+It takes every operator flag ``rayop run`` takes (:mod:`rayop.cli.operator_setup`), with
+defaults for a laptop: metrics and probes on loopback, on ports Ray does not use
+(:data:`~rayop.cli.operator_flags.LOCAL_DEFAULTS`), and no leader election.
 
 The operator reaches Ray dashboards directly, as KubeRay does by default (no API server
 request); the embedded plane resolves the head services' cluster DNS names for it
@@ -20,15 +27,27 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
-from typing import TYPE_CHECKING, Annotated
+import sys
+from typing import TYPE_CHECKING
 
 import typer
 
 from rayop.cli.app import app
+from rayop.cli.bind_errors import API_SERVER, as_bind_error, bind_error_line
 from rayop.cli.control_plane_flags import ControlPlaneFlags, PodReadyDelayOpt
+from rayop.cli.crd_install import install_crds
 from rayop.cli.extras import require_extras
-from rayop.cli.operator_flags import CONSOLE_LOGS, KUBERAY_DEFAULTS, LogFlags, OperatorFlags
+from rayop.cli.kubeconfig_file import PublishedFile
+from rayop.cli.kuberay_flags import (
+    KUBERAY_FEATURE_DEFAULTS,
+    KUBERAY_LOG_DEFAULTS,
+    KubeRayFeatureFlags,
+    KubeRayLogFlags,
+)
+from rayop.cli.operator_flags import CONSOLE_LOGS, LOCAL_DEFAULTS, LogFlags, OperatorFlags
+from rayop.cli.operator_setup import operator_settings
 from rayop.cli.option_groups import expand_option_groups
+from rayop.cli.replica_flags import ONE_PROCESS_REPLICA, ReplicaFlags
 
 if TYPE_CHECKING:
     from rayop.controllers.assembly.operator_settings import OperatorSettings
@@ -38,27 +57,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("rayop.up")
 
 
-async def install_crds(config: KubeConfig) -> None:
-    """Creates (or replaces) the RayCluster, RayJob and RayService CRDs."""
-    from rayop.api.crds import build_crds
-    from rayop.kube.client import KubeClient
-    from rayop.kube.errors import AlreadyExists
-    from rayop.kube.resources import CRDS
-
-    async with KubeClient(config, qps=-1) as client:
-        for crd in build_crds():
-            try:
-                await client.create(CRDS, crd)
-            except AlreadyExists:
-                current = await client.get(CRDS, crd["metadata"]["name"])
-                crd = {
-                    **crd,
-                    "metadata": {
-                        **crd["metadata"],
-                        "resourceVersion": current["metadata"]["resourceVersion"],
-                    },
-                }
-                await client.update(CRDS, crd)
+class KubeconfigNotWritten(Exception):
+    """``--kubeconfig-out`` could not be written once the operator was ready."""
 
 
 async def install_gateway_api(config: KubeConfig) -> None:
@@ -88,8 +88,7 @@ def _local_url(addr: str) -> str:
     return f"http://{host if host not in ('', '0.0.0.0', '::') else 'localhost'}:{port}"
 
 
-def _banner(cp: EmbeddedControlPlane, settings: OperatorSettings) -> str:
-    kc = cp.kubeconfig_path
+def _banner(cp: EmbeddedControlPlane, settings: OperatorSettings, kc: str) -> str:
     lines = [
         f"rayop is up: embedded API server at {cp.url}",
         f"  kubeconfig: {kc}",
@@ -110,31 +109,75 @@ def _banner(cp: EmbeddedControlPlane, settings: OperatorSettings) -> str:
     return "\n".join(lines)
 
 
-async def _up(settings: OperatorSettings, plane: ControlPlaneFlags, pod_ready_delay: float) -> None:
+async def _up(
+    settings: OperatorSettings,
+    plane: ControlPlaneFlags,
+    pod_ready_delay: float,
+    kubeconfig: PublishedFile | None,
+) -> None:
+    """Runs the plane and the operator until Ctrl-C; ``kubeconfig`` is published once ready and
+    withdrawn again if the run fails."""
+    from rayop.sim.nodes.kubelet import KubeletConfig
+
+    kubelet = KubeletConfig(ready_delay=pod_ready_delay)
+    # The plane's own kubeconfig is a temporary file; --kubeconfig-out is written once ready.
+    private = dataclasses.replace(plane, kubeconfig_out=None)
+    cp = private.control_plane(kubelet=kubelet, tls=True)  # tokens need HTTPS
+    try:
+        await cp.start()
+    except OSError as exc:
+        bind = as_bind_error(exc, API_SERVER, plane.host, plane.port)
+        if bind is None:
+            raise
+        raise bind from exc
+    try:
+        await _operate(cp, settings, kubeconfig)
+    except BaseException:
+        if kubeconfig is not None:
+            kubeconfig.withdraw()
+        raise
+    finally:
+        await cp.stop()
+
+
+async def _operate(
+    cp: EmbeddedControlPlane, settings: OperatorSettings, kubeconfig: PublishedFile | None
+) -> None:
     from rayop.controllers.assembly.run import run_operator
     from rayop.kube.client import KubeClient
     from rayop.kube.config import load_kubeconfig
     from rayop.runtime.manager import Manager
     from rayop.sim.dashboard.service_dns import ServiceDns
-    from rayop.sim.nodes.kubelet import KubeletConfig
 
-    kubelet = KubeletConfig(ready_delay=pod_ready_delay)
-    async with plane.control_plane(kubelet=kubelet, tls=True) as cp:  # tokens need HTTPS
-        config = await load_kubeconfig(str(cp.kubeconfig_path))
-        await install_crds(config)
-        await install_gateway_api(config)
-        dns = ServiceDns(cp.resolve_service_url)
-        settings = dataclasses.replace(settings, use_kubernetes_proxy=False, dashboard_resolver=dns)
-        if settings.options.enable_webhooks:  # the plane calls the operator's webhooks directly
-            webhooks = dataclasses.replace(
-                settings.webhooks, host="127.0.0.1", port=0, register_url="https://127.0.0.1:0"
-            )
-            settings = dataclasses.replace(settings, webhooks=webhooks)
+    config = await load_kubeconfig(str(cp.kubeconfig_path))
+    await install_crds(config)  # returns once every CRD is Established
+    await install_gateway_api(config)
+    if not settings.use_kubernetes_proxy:
+        settings = dataclasses.replace(
+            settings, dashboard_resolver=ServiceDns(cp.resolve_service_url)
+        )
+    if settings.options.enable_webhooks:  # the plane calls the operator's webhooks directly
+        webhooks = dataclasses.replace(
+            settings.webhooks, host="127.0.0.1", port=0, register_url="https://127.0.0.1:0"
+        )
+        settings = dataclasses.replace(settings, webhooks=webhooks)
+    failures: list[KubeconfigNotWritten] = []
 
-        async def announce(_: Manager[KubeClient]) -> None:
-            typer.echo(_banner(cp, settings))
+    async def announce(manager: Manager[KubeClient]) -> None:  # the caches have synced
+        path = cp.kubeconfig_path
+        if kubeconfig is not None:
+            try:
+                kubeconfig.publish(cp.kubeconfig_text(cp.token))
+            except OSError as exc:
+                failures.append(KubeconfigNotWritten(f"cannot write {kubeconfig.path}: {exc}"))
+                manager.request_stop()
+                return
+            path = str(kubeconfig.path)
+        typer.echo(_banner(cp, settings, path))
 
-        await run_operator(config, settings, on_ready=announce)
+    await run_operator(config, settings, on_ready=announce)
+    if failures:
+        raise failures[0]
 
 
 @app.command("up")
@@ -142,33 +185,31 @@ async def _up(settings: OperatorSettings, plane: ControlPlaneFlags, pod_ready_de
 def up(
     plane: ControlPlaneFlags,
     pod_ready_delay: PodReadyDelayOpt = 0.5,
-    operator: OperatorFlags = KUBERAY_DEFAULTS,
+    operator: OperatorFlags = LOCAL_DEFAULTS,
+    replica: ReplicaFlags = ONE_PROCESS_REPLICA,
     logs: LogFlags = CONSOLE_LOGS,
-    batch_scheduler: Annotated[
-        str,
-        typer.Option(
-            "--batch-scheduler",
-            help="volcano, yunikorn, kai-scheduler or scheduler-plugins (their CRDs: apply them).",
-        ),
-    ] = "",
+    kuberay_logs: KubeRayLogFlags = KUBERAY_LOG_DEFAULTS,
+    kuberay: KubeRayFeatureFlags = KUBERAY_FEATURE_DEFAULTS,
 ) -> None:
-    """Start an embedded control plane and the operator in one process."""
-    require_extras("rayop up", "sim")
-    from rayop.controllers.batchscheduler.registry import (
-        BatchSchedulerConfigError,
-        check_batch_scheduler_config,
-    )
+    """Start an embedded control plane and the operator in one process.
 
-    logs.configure()
-    settings = dataclasses.replace(operator.settings(), enable_leader_election=False)  # one process
+    It takes every operator flag of rayop run. The kubeconfig (--kubeconfig-out) is written
+    atomically, and only once every CRD is Established and the operator's caches have synced:
+    a script may wait for the file to appear and apply at once. A start that fails leaves no
+    kubeconfig. Metrics and probes listen on 127.0.0.1:28080 and 127.0.0.1:28082 (ports Ray
+    does not use; rayop run keeps KubeRay's :8080 and :8082); a taken address stops the start
+    with one line naming the flag to change (exit status 2).
+    """
+    require_extras("rayop up", "sim")
+    from rayop.runtime.serving.endpoints import BindError
+
+    settings = operator_settings(operator, replica, logs, kuberay_logs, kuberay)
+    kubeconfig = PublishedFile(plane.kubeconfig_out) if plane.kubeconfig_out else None
     try:
-        scheduler = check_batch_scheduler_config(
-            enable=False,
-            scheduler=batch_scheduler,
-            kubernetes_was=settings.options.feature_gates.kubernetes_was,
-        )
-    except BatchSchedulerConfigError as exc:
-        raise typer.BadParameter(f"batch scheduler configs validation failed: {exc}") from exc
-    options = dataclasses.replace(settings.options, batch_scheduler=scheduler)
-    settings = dataclasses.replace(settings, options=options)
-    asyncio.run(_up(settings, plane, pod_ready_delay))
+        asyncio.run(_up(settings, plane, pod_ready_delay, kubeconfig))
+    except BindError as exc:
+        typer.echo(bind_error_line(exc), err=True)
+        sys.exit(2)
+    except KubeconfigNotWritten as exc:
+        typer.echo(f"rayop: --kubeconfig-out: {exc}", err=True)
+        sys.exit(1)

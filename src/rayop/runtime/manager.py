@@ -278,7 +278,7 @@ class Manager(Generic[ClientT]):
         Raises:
             LeadershipLost: leadership was lost; controllers were stopped without draining.
             CacheSyncTimeoutError: the caches did not sync in time.
-            OSError: an HTTP endpoint could not be bound.
+            rayop.runtime.serving.endpoints.BindError: an HTTP endpoint could not be bound.
             BaseException: a controller crashed (its error is re-raised).
         """
         if self._started:
@@ -391,7 +391,9 @@ class Manager(Generic[ClientT]):
     async def _start_servers(self) -> None:
         if self._metrics_address is not None:
             host, port = self._metrics_address
-            self.metrics_server = HttpServer(metrics_app(self.render_metrics), host, port)
+            self.metrics_server = HttpServer(
+                metrics_app(self.render_metrics), host, port, name="metrics"
+            )
             await self.metrics_server.start()
             self._servers.append(("metrics", self.metrics_server))
         if self._health_address is not None:
@@ -400,7 +402,7 @@ class Manager(Generic[ClientT]):
                 healthz=[("ping", lambda: True)],
                 readyz=[("ping", lambda: True), ("informers-synced", self.is_ready)],
             )
-            self.health_server = HttpServer(app, host, port)
+            self.health_server = HttpServer(app, host, port, name="health probe")
             await self.health_server.start()
             self._servers.append(("health probe", self.health_server))
 

@@ -139,11 +139,16 @@ class AdmissionServer:
         """Loads the certificate, binds and starts serving.
 
         Raises:
-            OSError: the address cannot be bound or the certificate files cannot be read.
+            BindError: the address cannot be bound (an OSError).
+            OSError: the certificate files cannot be read.
             ssl.SSLError: the certificate files are not a certificate and its key.
         """
         server = HttpServer(
-            self._app, self._host, self.port, ssl_context=server_context(self._cert_dir)
+            self._app,
+            self._host,
+            self.port,
+            ssl_context=server_context(self._cert_dir),
+            name="webhook",
         )
         await server.start()
         self._server = server

@@ -2,10 +2,13 @@
 
 Bind addresses follow controller-runtime: ``"host:port"``, ``":port"`` (every interface) or
 ``"0"`` (the server is disabled). Port 0 picks a free port; :attr:`HttpServer.port` tells which.
+A server that cannot bind raises :class:`BindError`, which names the server (``metrics``,
+``health probe``, ``webhook``) so that a command can say which of its flags to change.
 """
 
 from __future__ import annotations
 
+import os
 import ssl
 from collections.abc import Callable, Iterable
 
@@ -30,10 +33,26 @@ def parse_bind_address(address: str) -> tuple[str, int] | None:
     return host.strip("[]") or "0.0.0.0", int(port)
 
 
+class BindError(OSError):
+    """A server could not bind its address (in use, or not an address of this machine).
+
+    An :class:`OSError` with the cause's errno; ``server``, ``host`` and ``port`` say which
+    server and which address, ``reason`` what the system said.
+    """
+
+    def __init__(self, server: str, host: str, port: int, cause: OSError) -> None:
+        self.server = server
+        self.host = host
+        self.port = port
+        self.reason = os.strerror(cause.errno) if cause.errno else str(cause)
+        super().__init__(cause.errno, f"{server} server cannot bind {host}:{port}: {self.reason}")
+
+
 class HttpServer:
     """One aiohttp server on one address; :meth:`start` and :meth:`stop` never block for long.
 
     With ``ssl_context`` it speaks only TLS (the admission webhook server serves through one).
+    ``name`` (``metrics``, ``health probe``, ``webhook``) is what a :class:`BindError` names.
     """
 
     def __init__(
@@ -43,7 +62,9 @@ class HttpServer:
         port: int,
         *,
         ssl_context: ssl.SSLContext | None = None,
+        name: str = "http",
     ) -> None:
+        self.name = name
         self._app = app
         self._host = host
         self._requested_port = port
@@ -56,13 +77,16 @@ class HttpServer:
         """Binds and starts serving.
 
         Raises:
-            OSError: the address is in use or cannot be bound.
+            BindError: the address is in use or cannot be bound.
         """
         runner = web.AppRunner(self._app, access_log=None)
         await runner.setup()
         site = web.TCPSite(runner, self._host, self._requested_port, ssl_context=self._ssl_context)
         try:
             await site.start()
+        except OSError as exc:
+            await runner.cleanup()
+            raise BindError(self.name, self._host, self._requested_port, exc) from exc
         except BaseException:
             await runner.cleanup()
             raise
