@@ -6,11 +6,12 @@ context variables the controller sets around each reconcile
 (:mod:`rayop.runtime.reconcile`). Outside a reconcile those fields are absent.
 
 A JSON line has the keys ``ts`` (RFC 3339, UTC, milliseconds), ``level``, ``logger``,
-``caller`` (``package/file.py:line`` of the logging call, as zap's short caller gives
-``package/file.go:line``) and ``msg``, then the reconcile fields, then anything passed through
-``extra=``, then ``error`` and ``stacktrace`` when the record carries an exception. Names follow
-controller-runtime's zap output (``reconcileID``, ``controller``), so log queries written for
-controller-runtime operators keep working.
+``caller`` (``package/file.py:line`` of the logging call, in zap's short-caller form
+``package/file.go:line``; KubeRay v1.7.0's lines have none, since controller-runtime builds its
+zap logger without ``AddCaller``) and ``msg``, then the reconcile fields, then anything passed
+through ``extra=``, then ``error`` and ``stacktrace`` when the record carries an exception. Names
+follow controller-runtime's zap output (``reconcileID``, ``controller``), so log queries written
+for controller-runtime operators keep working.
 
 The console format is rich's on a terminal. Anywhere else (a pipe, a file) it is one record a
 line, ``ts<TAB>LEVEL<TAB>logger: msg  key=value...``, never cut to a terminal's width.
