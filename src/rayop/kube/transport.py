@@ -176,7 +176,7 @@ class Transport:
             reply = await self._send_with_retries(
                 verb, url, params, body, headers, client_timeout, stream
             )
-            if self._metrics is not None and not stream:
+            if not stream:
                 self._observe_response_size(verb, reply)
             return reply
         finally:
