@@ -1,10 +1,10 @@
 """A size-rotated log file whose rotated files are deleted when too old.
 
-KubeRay's ``--log-file-path`` writer (lumberjack, in KubeRay v1.7.0's ``main.go``) rotates at
-500 MB, keeps 10 rotated files and deletes rotated files older than 30 days. Its age check runs
-when the file is first opened and after every rotation, never on a timer; so does this one. A
-rotated file's age is counted from when it was rotated out, as lumberjack's, which writes that
-time into the rotated file's name: here it is the file's modification time, set at rotation.
+It behaves as lumberjack (the rotating writer Go operators give zap; its ``MaxSize``,
+``MaxBackups`` and ``MaxAge``): the age check runs when the file is first opened and after every
+rotation, never on a timer. A rotated file's age is counted from when it was rotated out, as
+lumberjack's, which writes that time into the rotated file's name: here it is the file's
+modification time, set at rotation.
 """
 
 from __future__ import annotations

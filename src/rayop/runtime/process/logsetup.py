@@ -7,8 +7,8 @@ context variables the controller sets around each reconcile
 
 A JSON line has the keys ``ts`` (RFC 3339, UTC, milliseconds), ``level``, ``logger``,
 ``caller`` (``package/file.py:line`` of the logging call, in zap's short-caller form
-``package/file.go:line``; KubeRay v1.7.0's lines have none, since controller-runtime builds its
-zap logger without ``AddCaller``) and ``msg``, then the reconcile fields, then anything passed
+``package/file.go:line``; controller-runtime's own lines have none, as it builds its zap
+logger without ``AddCaller``) and ``msg``, then the reconcile fields, then anything passed
 through ``extra=``, then ``error`` and ``stacktrace`` when the record carries an exception. Names
 follow controller-runtime's zap output (``reconcileID``, ``controller``), so log queries written
 for controller-runtime operators keep working.
