@@ -21,6 +21,7 @@ from rayop.cli.kuberay_flags import KubeRayFeatureFlags, KubeRayLogFlags
 from rayop.cli.log_plan import LogPlan, configure_logging
 from rayop.cli.operator_flags import GoBool, OperatorFlags, parse_feature_gates, shared_settings
 from rayop.controllers.assembly.operator_settings import OperatorSettings
+from rayop.runtime.process.log_rotation import AgedRotatingFileHandler
 
 
 def _settings(**overrides: str) -> OperatorSettings:
@@ -198,6 +199,8 @@ def test_log_file_path_writes_info_and_above_as_kuberay(tmp_path: Path) -> None:
         handlers = [h for h in root.handlers if h not in saved[1]]
         rotating = [h for h in handlers if isinstance(h, logging.handlers.RotatingFileHandler)]
         assert [(h.maxBytes, h.backupCount) for h in rotating] == [(500 * 1024 * 1024, 10)]
+        aged = [h for h in rotating if isinstance(h, AgedRotatingFileHandler)]
+        assert [h.max_age for h in aged] == [30 * 24 * 3600]  # lumberjack MaxAge: 30 (days)
         logging.getLogger("rayop.test").debug("not written")
         logging.getLogger("rayop.test").info("written to the file only")
     finally:
@@ -293,3 +296,20 @@ def test_kuberays_one_dash_go_form_gets_its_second_dash() -> None:
     assert normalize_argv(argv) == [
         "run", "--qps=50", "--enable-leader-election=true", "--log-file-path", "/x", "-n", "-",
     ]  # fmt: skip
+
+
+def test_rayop_run_json_lines_carry_the_caller() -> None:
+    proc = _rayop_run("--log-stdout-encoder", "json")
+    assert proc.returncode == 2  # no kubeconfig here; the feature-gates line came first
+    gates = next(json.loads(line) for line in proc.stdout.splitlines() + proc.stderr.splitlines()
+                 if line.startswith("{") and "feature gates" in line)  # fmt: skip
+    assert re.fullmatch(r"cli/operator_flags\.py:\d+", gates["caller"]), gates
+
+
+def test_rayop_run_console_logs_off_a_terminal_are_one_record_a_line() -> None:
+    proc = _rayop_run("--log-stdout-encoder", "console")
+    assert proc.returncode == 2
+    lines = (proc.stdout + proc.stderr).splitlines()
+    (gates,) = [line for line in lines if "feature gates" in line]
+    assert gates.split("\t")[1] == "INFO"
+    assert gates.endswith("'KubernetesWAS': False}")  # the whole dict on the record's line

@@ -206,7 +206,7 @@ def test_managed_by_is_immutable_and_restricted_by_cel() -> None:
         assert any("kueue.x-k8s.io/multikueue" in rule for rule in rules)
 
 
-def test_rayop_crds_prints_the_three_crds_as_multi_document_yaml() -> None:
+def test_rayop_crds_prints_the_four_crds_as_multi_document_yaml() -> None:
     out = subprocess.run(
         [sys.executable, "-m", "rayop", "crds"], capture_output=True, text=True, check=True
     ).stdout

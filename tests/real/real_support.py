@@ -186,10 +186,11 @@ async def kuberay_running(
     log_path: Path,
     *args: str,
     env: Mapping[str, str] | None = None,
+    metrics_addr: str = "0",
 ) -> AsyncIterator[asyncio.subprocess.Process]:
-    """Runs KubeRay's operator (no metrics or probe ports, no leader election, plus ``args``)
-    against ``kubeconfig`` until the block exits, its output appended to ``log_path``; ``env``
-    is added to this process's environment.
+    """Runs KubeRay's operator (no probe port, no leader election, metrics at ``metrics_addr``:
+    none by default, plus ``args``) against ``kubeconfig`` until the block exits, its output
+    appended to ``log_path``; ``env`` is added to this process's environment.
 
     On a normal exit of the block it checks that KubeRay did not exit early; in any case it
     stops KubeRay (SIGTERM, SIGKILL after 15 s) and blocks until it has exited.
@@ -198,7 +199,7 @@ async def kuberay_running(
         proc = await asyncio.create_subprocess_exec(
             str(binary),
             *args,
-            "--metrics-addr=0",
+            f"--metrics-addr={metrics_addr}",
             "--health-probe-bind-address=0",
             "--enable-leader-election=false",
             env={**os.environ, **(env or {}), "KUBECONFIG": kubeconfig},

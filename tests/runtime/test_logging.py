@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 import io
 import json
 import logging
+import re
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from rich.logging import RichHandler
 
 from rayop.runtime.controller import Controller, Request, Result
 from rayop.runtime.process.logsetup import configure_logging, parse_level
@@ -136,3 +139,44 @@ def test_unknown_level_or_format_is_rejected() -> None:
         configure_logging("verbose", "json")
     with pytest.raises(ValueError, match="unknown log format"):
         configure_logging("info", "xml")  # type: ignore[arg-type]
+
+
+def test_json_lines_carry_the_caller_as_package_file_and_line() -> None:
+    stream = io.StringIO()
+    configure_logging("info", "json", stream=stream)
+    frame = inspect.currentframe()
+    assert frame is not None
+    here = frame.f_lineno
+    log.info("where am I")
+    (line,) = json_lines(stream)
+    assert line["caller"] == f"runtime/test_logging.py:{here + 1}"
+    assert list(line)[:5] == ["ts", "level", "logger", "caller", "msg"]  # zap's order, ts first
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+GATES = {f"SomeRatherLongFeatureGateName{i}": i % 2 == 0 for i in range(10)}
+
+
+def test_console_off_a_terminal_is_one_record_a_line_however_long() -> None:
+    stream = io.StringIO()  # not a terminal: a pipe or a file
+    configure_logging("info", "console", stream=stream)
+    log.info("feature gates: %s", GATES)
+    log.warning("second", extra={"detail": "x" * 200})
+    lines = stream.getvalue().splitlines()
+    assert len(lines) == 2, lines
+    first, second = (line.split("\t") for line in lines)
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", first[0])
+    assert first[1:] == ["INFO", f"rayop.controllers.demo: feature gates: {GATES}"]
+    assert second[1:] == ["WARN", f"rayop.controllers.demo: second  detail={'x' * 200}"]
+
+
+def test_console_on_a_terminal_is_rich() -> None:
+    stream = _Terminal()
+    handler = configure_logging("info", "console", stream=stream)
+    assert isinstance(handler, RichHandler)
+    log.info("on a terminal")
+    assert "on a terminal" in stream.getvalue()

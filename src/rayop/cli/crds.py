@@ -18,5 +18,5 @@ def render_crds() -> str:
 
 @app.command("crds")
 def crds() -> None:
-    """Print the RayCluster, RayJob and RayService CRDs (pipe into `kubectl apply -f -`)."""
+    """Print the RayCluster, RayJob, RayService and RayCronJob CRDs (for `kubectl apply -f -`)."""
     typer.echo(render_crds(), nl=False)

@@ -12,12 +12,20 @@ from typing import Final
 
 import typer
 
-__all__ = ["LOG_FILE_BACKUPS", "LOG_FILE_MAX_BYTES", "LogPlan", "configure_logging"]
+__all__ = [
+    "LOG_FILE_BACKUPS",
+    "LOG_FILE_MAX_AGE_DAYS",
+    "LOG_FILE_MAX_BYTES",
+    "LogPlan",
+    "configure_logging",
+]
 
 LOG_FILE_MAX_BYTES: Final = 500 * 1024 * 1024
 """KubeRay rotates ``--log-file-path`` at 500 MB (lumberjack ``MaxSize: 500``)."""
 LOG_FILE_BACKUPS: Final = 10
 """KubeRay keeps 10 rotated files (lumberjack ``MaxBackups: 10``)."""
+LOG_FILE_MAX_AGE_DAYS: Final = 30
+"""KubeRay deletes rotated files older than 30 days (lumberjack ``MaxAge: 30``)."""
 
 
 @dataclass(frozen=True)
@@ -42,6 +50,7 @@ def configure_logging(plan: LogPlan) -> None:
     Raises:
         typer.BadParameter: an unknown level, or the log file cannot be opened.
     """
+    from rayop.runtime.process.log_rotation import DAY_SECONDS
     from rayop.runtime.process.logsetup import configure_logging as configure
 
     try:
@@ -52,6 +61,7 @@ def configure_logging(plan: LogPlan) -> None:
             file_format="json" if plan.file_format == "json" else "console",
             file_max_bytes=LOG_FILE_MAX_BYTES,
             file_backups=LOG_FILE_BACKUPS,
+            file_max_age=LOG_FILE_MAX_AGE_DAYS * DAY_SECONDS,
             stacktrace_level=plan.stacktrace_level,
         )
     except ValueError as exc:

@@ -9,6 +9,7 @@ Modules and subpackages:
 - ``config``: where the API server is and how to authenticate to it, loaded from a kubeconfig or a
   pod.
 - ``credentials``: credential providers: what puts the ``Authorization`` header on each request.
+- ``dns_timing``: times the client's DNS lookups (``rest_client_dns_resolution_duration_seconds``).
 - ``errors``: exceptions for failed API requests, each keeping the Kubernetes ``Status`` it came
   from.
 - ``exec_credentials``: runs kubeconfig exec credential plugins and reads the ExecCredential they

@@ -8,9 +8,20 @@
   wait, retries included; never observed when throttling is disabled (qps < 0).
 - ``rest_client_request_retries_total{code,verb,host}`` (counter): each retry and the status
   that caused it.
+- ``rest_client_request_size_bytes{verb,host}`` (histogram): the body sent by every attempt,
+  retries included (0 without a body); not for watches or other streaming calls.
+- ``rest_client_response_size_bytes{verb,host}`` (histogram): once per call, the final
+  response's decoded body, when the call succeeded or its error response has a body; not for
+  watches or other streaming calls, nor when no response arrived.
+- ``rest_client_dns_resolution_duration_seconds{host}`` (histogram): every DNS lookup of the
+  server's (or proxy's) name when the client opens a connection (:mod:`rayop.kube.dns_timing`);
+  none for an IP address, nor for a name aiohttp's resolver cache still holds.
 
+These are the client-go metrics KubeRay v1.7.0 registers (its
+``controllers/ray/metrics/client_go_metrics.go``, with component-base's names, help texts and
+buckets), plus ``rest_client_requests_total``, which controller-runtime registers.
 ``verb`` and ``method`` are the upper-case HTTP method, as client-go reports them; ``host`` is
-the server's ``host[:port]``.
+the server's ``host[:port]``, except the DNS histogram's, which is the name looked up.
 """
 
 from __future__ import annotations
@@ -34,6 +45,24 @@ LATENCY_BUCKETS: tuple[float, ...] = (
     60.0,
 )
 """Histogram buckets (seconds) shared by the request and rate-limiter durations."""
+
+DNS_BUCKETS: tuple[float, ...] = LATENCY_BUCKETS[:-1]
+"""Histogram buckets (seconds) of the DNS lookups: the latency buckets up to 30 s."""
+
+SIZE_BUCKETS: tuple[float, ...] = (
+    64,
+    256,
+    512,
+    1024,
+    4096,
+    16384,
+    65536,
+    262144,
+    1048576,
+    4194304,
+    16777216,
+)
+"""Histogram buckets (bytes) of request and response sizes: 64 B to 16 MiB."""
 
 NO_RESPONSE_CODE = "<error>"
 """The ``code`` label of an attempt that got no HTTP response."""
@@ -80,6 +109,15 @@ class RestClientMetrics:
             ["code", "verb", "host"],
             registry=registry,
         )
+        self.request_size_bytes = self._size("request", "Request size in bytes.")
+        self.response_size_bytes = self._size("response", "Response size in bytes.")
+        self.dns_resolution_duration_seconds = Histogram(
+            "rest_client_dns_resolution_duration_seconds",
+            "DNS resolver latency in seconds. Broken down by host.",
+            ["host"],
+            buckets=DNS_BUCKETS,
+            registry=registry,
+        )
         self.totals = RestTotals()
         """Running sums of both histograms over every label, for readers that need no labels
         (adaptive concurrency reads them every window without collecting every bucket)."""
@@ -90,6 +128,15 @@ class RestClientMetrics:
             text,
             ["verb", "host"],
             buckets=LATENCY_BUCKETS,
+            registry=self.registry,
+        )
+
+    def _size(self, what: str, text: str) -> Histogram:
+        return Histogram(
+            f"rest_client_{what}_size_bytes",
+            f"{text} Broken down by verb and host.",
+            ["verb", "host"],
+            buckets=SIZE_BUCKETS,
             registry=self.registry,
         )
 
@@ -109,6 +156,18 @@ class RestClientMetrics:
         self.rate_limiter_duration_seconds.labels(verb=verb.upper(), host=host).observe(seconds)
         self.totals.throttle_waits += 1
         self.totals.throttle_seconds += seconds
+
+    def observe_request_size(self, verb: str, host: str, size: int) -> None:
+        """Records the body size of one attempt (0 without a body)."""
+        self.request_size_bytes.labels(verb=verb.upper(), host=host).observe(size)
+
+    def observe_response_size(self, verb: str, host: str, size: int) -> None:
+        """Records the body size of one call's final response."""
+        self.response_size_bytes.labels(verb=verb.upper(), host=host).observe(size)
+
+    def observe_dns_resolution(self, host: str, seconds: float) -> None:
+        """Records one DNS lookup of ``host``."""
+        self.dns_resolution_duration_seconds.labels(host=host).observe(seconds)
 
     def observe_retry(self, code: int | None, verb: str, host: str) -> None:
         """Counts one retry caused by ``code`` (None: no response)."""

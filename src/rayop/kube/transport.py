@@ -4,12 +4,16 @@ Every call follows client-go's request path (``rest/request.go`` and ``rest/conf
 kubernetes/client-go):
 
 1. wait on the client-side token bucket (``rest_client_rate_limiter_duration_seconds``);
-2. send the attempt (``rest_client_requests_total``; ``<error>`` when no response came back);
+2. send the attempt (``rest_client_requests_total``; ``<error>`` when no response came back;
+   ``rest_client_request_size_bytes`` unless streaming);
 3. on 429, or on 5xx with an integer ``Retry-After``, sleep ``Retry-After`` and go back to 1,
    at most :data:`MAX_RETRIES` times; a GET whose connection was reset is retried the
    same way after 1 s;
 4. a 401 makes refreshable credentials (an exec plugin) refresh, and the call is retried once;
-5. ``rest_client_request_duration_seconds`` covers 1-4, once per call.
+5. ``rest_client_request_duration_seconds`` covers 1-4, once per call, and
+   ``rest_client_response_size_bytes`` measures the final response (unless streaming).
+
+A connection's DNS lookup is timed by :mod:`rayop.kube.dns_timing`.
 
 No aiohttp or socket exception escapes: they become
 :class:`~rayop.kube.errors.TransportError` (chained with ``raise ... from``), and so does a
@@ -30,6 +34,7 @@ from multidict import CIMultiDictProxy
 
 from rayop.kube.clock import Clock
 from rayop.kube.config import ConfigError, KubeConfig
+from rayop.kube.dns_timing import dns_timing
 from rayop.kube.errors import transport_error
 from rayop.kube.metrics import RestClientMetrics
 from rayop.kube.throttle import TokenBucket
@@ -134,7 +139,8 @@ class Transport:
                 ssl=ssl_context if ssl_context is not None else True,
                 keepalive_timeout=30.0,
             )
-            self._session = aiohttp.ClientSession(connector=connector)
+            traces = [] if self._metrics is None else [dns_timing(self._metrics, self._clock)]
+            self._session = aiohttp.ClientSession(connector=connector, trace_configs=traces)
         return self._session
 
     async def send(
@@ -167,9 +173,12 @@ class Transport:
         )
         started = self._clock.now()
         try:
-            return await self._send_with_retries(
+            reply = await self._send_with_retries(
                 verb, url, params, body, headers, client_timeout, stream
             )
+            if not stream:
+                self._observe_response_size(verb, reply)
+            return reply
         finally:
             if self._metrics is not None:
                 self._metrics.observe_request(verb, self._host, self._clock.now() - started)
@@ -193,14 +202,14 @@ class Transport:
             try:
                 reply = await self._attempt(verb, url, params, body, all_headers, timeout, stream)
             except (TimeoutError, aiohttp.ClientError, OSError) as exc:
-                self._count(None, verb)
+                self._count(None, verb, body, stream)
                 if verb == "GET" and _connection_reset(exc) and retries < MAX_RETRIES:
                     retries += 1
                     self._count_retry(None, verb)
                     await self._clock.sleep(1.0)
                     continue
                 raise transport_error(exc, timeout=isinstance(exc, TimeoutError)) from exc
-            self._count(reply.status, verb)
+            self._count(reply.status, verb, body, stream)
             if reply.status == 401 and not auth_refreshed:
                 auth_refreshed = True
                 if await self._refresh_credentials():
@@ -263,9 +272,16 @@ class Transport:
         if self._metrics is not None:
             self._metrics.observe_rate_limiter(verb, self._host, waited)
 
-    def _count(self, code: int | None, verb: str) -> None:
+    def _count(self, code: int | None, verb: str, body: bytes | None, stream: bool) -> None:
         if self._metrics is not None:
             self._metrics.observe_attempt(code, verb, self._host)
+            if not stream:
+                self._metrics.observe_request_size(verb, self._host, len(body or b""))
+
+    def _observe_response_size(self, verb: str, reply: Reply) -> None:
+        """Measures the final response as client-go does: when it has a body or succeeded."""
+        if self._metrics is not None and (reply.body or 200 <= reply.status <= 206):
+            self._metrics.observe_response_size(verb, self._host, len(reply.body))
 
     def _count_retry(self, code: int | None, verb: str) -> None:
         if self._metrics is not None:

@@ -147,7 +147,7 @@ class PlaneUnderTest:
 
 
 async def install_crds(client: KubeClient, *, timeout: float = 10.0) -> None:
-    """Creates rayop's CRDs (keeping those that exist); blocks until all three kinds are served.
+    """Creates rayop's four CRDs (keeping those that exist); blocks until RAY_KINDS are served.
 
     Raises:
         AssertionError: a kind was not served within ``timeout`` seconds.

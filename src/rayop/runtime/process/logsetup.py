@@ -5,14 +5,20 @@ name, the request's ``namespace`` and ``name`` and the ``reconcileID``, read fro
 context variables the controller sets around each reconcile
 (:mod:`rayop.runtime.reconcile`). Outside a reconcile those fields are absent.
 
-A JSON line has the keys ``ts`` (RFC 3339, UTC, milliseconds), ``level``, ``logger`` and
-``msg``, then the reconcile fields, then anything passed through ``extra=``, then ``error``
-and ``stacktrace`` when the record carries an exception. Names follow controller-runtime's zap
-output (``reconcileID``, ``controller``), so log queries written for controller-runtime
-operators keep working.
+A JSON line has the keys ``ts`` (RFC 3339, UTC, milliseconds), ``level``, ``logger``,
+``caller`` (``package/file.py:line`` of the logging call, in zap's short-caller form
+``package/file.go:line``; controller-runtime's own lines have none, as it builds its zap
+logger without ``AddCaller``) and ``msg``, then the reconcile fields, then anything passed
+through ``extra=``, then ``error`` and ``stacktrace`` when the record carries an exception. Names
+follow controller-runtime's zap output (``reconcileID``, ``controller``), so log queries written
+for controller-runtime operators keep working.
+
+The console format is rich's on a terminal. Anywhere else (a pipe, a file) it is one record a
+line, ``ts<TAB>LEVEL<TAB>logger: msg  key=value...``, never cut to a terminal's width.
 
 A second destination, a log file, is optional (``--log-file-path``): info and above,
-in either format, rotated at ``file_max_bytes`` with ``file_backups`` old files kept. With a
+in either format, rotated at ``file_max_bytes`` with ``file_backups`` old files kept and rotated
+files older than ``file_max_age`` deleted (:mod:`rayop.runtime.process.log_rotation`). With a
 ``stacktrace_level``, every record at or above it carries a ``stacktrace`` (the exception's, or
 the stack of the logging call), as zap's ``StacktraceLevel`` does.
 """
@@ -20,7 +26,7 @@ the stack of the logging call), as zap's ``StacktraceLevel`` does.
 from __future__ import annotations
 
 import logging
-import logging.handlers
+import os
 import sys
 import traceback
 from datetime import UTC, datetime
@@ -30,6 +36,7 @@ import orjson
 from rich.console import Console
 from rich.logging import RichHandler
 
+from rayop.runtime.process.log_rotation import DAY_SECONDS, AgedRotatingFileHandler
 from rayop.runtime.reconcile import current_controller, current_reconcile_id, current_request
 
 __all__ = [
@@ -37,6 +44,7 @@ __all__ = [
     "LogFormat",
     "ReconcileContextFilter",
     "StacktraceFilter",
+    "caller",
     "configure_logging",
     "format_console",
     "format_file_console",
@@ -119,6 +127,13 @@ def _level_name(record: logging.LogRecord) -> str:
     return "warn" if record.levelno == logging.WARNING else record.levelname.lower()
 
 
+def caller(record: logging.LogRecord) -> str:
+    """Returns where ``record`` was logged as ``package/file.py:line`` (zap's short caller)."""
+    folder = os.path.basename(os.path.dirname(record.pathname))
+    name = os.path.basename(record.pathname)
+    return f"{folder}/{name}:{record.lineno}" if folder else f"{name}:{record.lineno}"
+
+
 def format_json(record: logging.LogRecord) -> str:
     """Returns ``record`` as one JSON object on one line (no trailing newline)."""
     # Real time on purpose: a log line is stamped when it was written, whatever clock drives
@@ -128,6 +143,7 @@ def format_json(record: logging.LogRecord) -> str:
         "ts": ts.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
         "level": _level_name(record),
         "logger": record.name,
+        "caller": caller(record),
         "msg": record.getMessage(),
     }
     line.update(_context(record))
@@ -199,6 +215,7 @@ def configure_logging(
     file_format: LogFormat = "json",
     file_max_bytes: int = 500 * 1024 * 1024,
     file_backups: int = 10,
+    file_max_age: float | None = 30 * DAY_SECONDS,
     stacktrace_level: int | None = None,
 ) -> logging.Handler:
     """Routes every log record to one handler on the root logger; never blocks.
@@ -208,12 +225,14 @@ def configure_logging(
 
     Args:
         level: ``debug``, ``info``, ``warn``/``warning`` or ``error``.
-        fmt: ``json`` for one JSON object per line, ``console`` for rich, human-readable lines.
+        fmt: ``json`` for one JSON object per line, ``console`` for human-readable lines (rich's
+            on a terminal, one record a line elsewhere).
         stream: Where logs go; default: standard error.
         file_path: Also write info-and-above records to this file, rotated by size.
         file_format: The file's format, ``json`` or ``console``.
         file_max_bytes: Size at which the file is rotated.
         file_backups: How many rotated files are kept.
+        file_max_age: Seconds after which a rotated file is deleted; None keeps them.
         stacktrace_level: Records at or above it carry a stacktrace; None: only exceptions.
 
     Returns:
@@ -229,15 +248,20 @@ def configure_logging(
     if fmt == "json":
         handler = logging.StreamHandler(out)
         handler.setFormatter(_JsonFormatter())
-    elif fmt == "console":
+    elif fmt == "console" and _is_terminal(out):
         console = Console(file=out, soft_wrap=True, highlight=False)
         handler = RichHandler(console=console, show_path=False, rich_tracebacks=False)
         handler.setFormatter(_ConsoleFormatter())
+    elif fmt == "console":
+        handler = logging.StreamHandler(out)
+        handler.setFormatter(_FileConsoleFormatter())
     else:
         raise ValueError(f"unknown log format {fmt!r} (choose from json, console)")
     handlers: list[logging.Handler] = [handler]
     if file_path is not None:
-        handlers.append(_file_handler(file_path, file_format, file_max_bytes, file_backups))
+        handlers.append(
+            _file_handler(file_path, file_format, file_max_bytes, file_backups, file_max_age)
+        )
     for installed in handlers:
         installed.addFilter(ReconcileContextFilter())
         if stacktrace_level is not None:
@@ -254,13 +278,18 @@ def configure_logging(
     return handler
 
 
-def _file_handler(path: str, fmt: LogFormat, max_bytes: int, backups: int) -> logging.Handler:
-    """A size-rotated file handler for info and above, whatever the stream's level."""
+def _is_terminal(stream: TextIO) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty is not None and isatty())
+
+
+def _file_handler(
+    path: str, fmt: LogFormat, max_bytes: int, backups: int, max_age: float | None
+) -> logging.Handler:
+    """A size- and age-rotated file handler for info and above, whatever the stream's level."""
     if fmt not in ("json", "console"):
         raise ValueError(f"unknown log format {fmt!r} (choose from json, console)")
-    handler = logging.handlers.RotatingFileHandler(
-        path, maxBytes=max_bytes, backupCount=backups, encoding="utf-8"
-    )
+    handler = AgedRotatingFileHandler(path, max_bytes=max_bytes, backups=backups, max_age=max_age)
     handler.setLevel(logging.INFO)
     handler.setFormatter(_JsonFormatter() if fmt == "json" else _FileConsoleFormatter())
     return handler
