@@ -166,9 +166,8 @@ def test_exposition_has_kuberay_s_names_labels_and_buckets() -> None:
         assert f"# HELP {name} {help_text}\n" in text
         assert f"# TYPE {name} histogram" in text
         for bound in SIZE_BUCKETS:
-            assert (
-                f'{name}_bucket{{host="h:6443",le="{floatToGoString(bound)}",verb="GET"}}' in text
-            )
+            le = floatToGoString(bound)  # type: ignore[no-untyped-call]
+            assert f'{name}_bucket{{host="h:6443",le="{le}",verb="GET"}}' in text
     assert SIZE_BUCKETS == (64, 256, 512, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304,
                             16777216)  # fmt: skip
     dns_help = "DNS resolver latency in seconds. Broken down by host."
