@@ -10,10 +10,11 @@ what 2 measured, and whether they agree.
 Scenarios (the right answer in brackets):
 
 - ``saturated``: clusters created faster than one worker reconciles them, calm API [raise];
-- ``api-slowdown``: the same load; halfway through, the API server slows down and, holding
-  one request at a time for the added latency (``--api-service-slots 1``), is at its capacity
-  [do not raise];
-- ``throttled``: the same load under ``--qps 10 --burst 20`` [keep: raise qps first];
+- ``api-slowdown``: clusters created at 10 a second; halfway through, the API server slows down
+  by 0.1 s a request and, serving one request at a time (``--api-service-slots 1``), is at its
+  capacity [do not raise];
+- ``throttled``: clusters created at 5 a second under ``--qps 20 --burst 40`` [keep: raise qps
+  first];
 - ``idle``: one cluster a second, easily served [keep].
 
 Run (under the shared lock on a shared machine)::
@@ -35,13 +36,17 @@ LOAD = ["--scenario", "churn", "--clusters", "900", "--workers", "3", "--churn-r
 SCENARIOS: dict[str, tuple[list[str], str]] = {
     "saturated": (LOAD, "raise"),
     "api-slowdown": (
-        ["--scenario", "api-slowdown", "--clusters", "900", "--workers", "3",
-         "--churn-rate", "15", "--api-service-slots", "1"],
+        ["--scenario", "api-slowdown", "--clusters", "200", "--workers", "3",
+         "--churn-rate", "10", "--api-service-slots", "1"],
         "do not raise",
     ),
-    "throttled": ([*LOAD, "--qps", "10", "--burst", "20"], "keep (raise qps first)"),
+    "throttled": (
+        ["--scenario", "churn", "--clusters", "200", "--workers", "3", "--churn-rate", "5",
+         "--qps", "20", "--burst", "40"],
+        "keep (raise qps first)",
+    ),
     "idle": (
-        ["--scenario", "churn", "--clusters", "120", "--workers", "1", "--churn-rate", "1"],
+        ["--scenario", "churn", "--clusters", "60", "--workers", "1", "--churn-rate", "1"],
         "keep",
     ),
 }  # fmt: skip
