@@ -15,7 +15,7 @@ def sample(file_name: str, kind: str) -> Obj:
     """The first object of ``kind`` in a KubeRay sample, with a namespace and a uid."""
     obj = next(d for d in sample_docs(file_name) if d.get("kind") == kind)
     obj["metadata"].update(namespace="ns", uid="uid-owner")
-    return cast(Obj, obj)
+    return obj
 
 
 def client(api: FakeClient) -> KubeClient:
