@@ -9,6 +9,7 @@ from typer.testing import CliRunner
 
 from rayop.api.crds import build_crds
 from rayop.cli import app
+from tests import kuberay_compat
 
 ROOT = Path(__file__).resolve().parents[1]
 KINDS = [crd["spec"]["names"]["kind"] for crd in build_crds()]
@@ -51,8 +52,8 @@ def test_build_notes_say_kuberay_is_built_from_the_shared_source() -> None:
     notes = _section(ROOT / "docs" / "known-differences.md", "Build notes")
     assert "cannot be built" not in notes
     assert "`scripts/controlplane-build kuberay`" in notes
-    tarball = "shared/compat/kuberay-v1.7.0/ray-operator-src.tar.gz"
-    assert tarball in notes
+    archive = f"kuberay-{kuberay_compat.KUBERAY_VERSION}/{kuberay_compat.SOURCE_ARCHIVE}"
+    assert archive in notes
     script = (ROOT / "scripts" / "controlplane-build").read_text()
-    assert "shared/compat/kuberay-$KUBERAY_VERSION/ray-operator-src.tar.gz" in script
+    assert f"/compat/kuberay-$KUBERAY_VERSION/{kuberay_compat.SOURCE_ARCHIVE}" in script
     assert "build_kuberay_from_source" in script

@@ -2,8 +2,8 @@
 
 The expected values in ``data/kuberay_spec_hashes.json`` were computed by KubeRay's own Go code
 (``GenerateHashWithoutReplicasAndWorkersToDelete``, and Go's ``resource.Quantity`` JSON round
-trip). The samples are read from the shared KubeRay samples and stored by the embedded control
-plane first (CRD pruning and defaulting, as KubeRay reads them from an API server).
+trip). The samples are KubeRay's (tests/kuberay_compat.py), stored by the embedded control plane
+first (CRD pruning and defaulting, as KubeRay reads them from an API server).
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from rayop.apimachinery.quantity import QuantityError, go_round_trip
 from rayop.controllers.gocompat.go_json import GoJsonError, go_string, marshal_raycluster_spec
@@ -25,9 +24,9 @@ from rayop.controllers.gocompat.spec_hash import (
 )
 from rayop.kube.resources import RAY_CLUSTERS, RAY_JOBS, RAY_SERVICES
 from rayop.testing import open_control_plane
+from tests.kuberay_compat import sample_docs
 
 DATA = json.loads((Path(__file__).parent / "data" / "kuberay_spec_hashes.json").read_text())
-SAMPLES = Path(__file__).resolve().parents[3] / "shared" / "compat" / "kuberay-v1.7.0" / "samples"
 RESOURCES = {"RayCluster": RAY_CLUSTERS, "RayService": RAY_SERVICES, "RayJob": RAY_JOBS}
 
 
@@ -50,17 +49,15 @@ def _hash_of(kind: str, stored_spec: dict[str, Any]) -> str:
     return raycluster_pod_hash(stored_spec)
 
 
-@pytest.mark.skipif(not SAMPLES.is_dir(), reason="the shared KubeRay samples are not here")
 async def test_every_sample_hashes_as_kuberay_does() -> None:
     expected = {(e["sample"], e["index"], e["kind"]): e["hash"] for e in DATA["samples"]}
     got: dict[tuple[str, int, str], str] = {}
+    files = sorted({sample for sample, _, _ in expected})
+    docs = {f: [d for d in sample_docs(f) if d.get("kind") in RESOURCES] for f in files}
     async with open_control_plane() as plane:
-        files = sorted({sample for sample, _, _ in expected})
         for i, file_name in enumerate(files):
             ns = await plane.namespace(f"hash-{i}")
-            docs = yaml.safe_load_all((SAMPLES / file_name).read_text())
-            ray_docs = [d for d in docs if d and d.get("kind") in RESOURCES]
-            for index, doc in enumerate(ray_docs):
+            for index, doc in enumerate(docs[file_name]):
                 doc["metadata"]["namespace"] = ns
                 stored = await plane.create(RESOURCES[doc["kind"]], doc, ns)
                 key = (file_name, index, doc["kind"])

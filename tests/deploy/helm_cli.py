@@ -19,9 +19,6 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[2]
 CHART = REPO / "helm" / "rayop"
-KUBERAY_CHART = (
-    REPO.parent / "shared" / "compat" / "kuberay-v1.7.0" / "helm-chart" / "kuberay-operator"
-)
 HELM_VERSION = "v3.22.0"
 RELEASE = "rayop"
 NAMESPACE = "rayop-system"

@@ -22,11 +22,11 @@ from typing import Any
 
 import aiohttp
 import pytest
-import yaml
 
 from rayop.sim.controlplane import EmbeddedControlPlane
 from rayop.testing import FAST_KUBELET, eventually
 from tests.e2e import chart_install
+from tests.kuberay_compat import sample_docs, samples_dir
 
 from .helm_cli import missing_helm_reason
 
@@ -36,9 +36,7 @@ pytestmark = [
 ]
 
 REPO = Path(__file__).resolve().parents[2]
-SAMPLE = (
-    REPO.parent / "shared" / "compat" / "kuberay-v1.7.0" / "samples" / "ray-cluster.sample.yaml"
-)
+SAMPLE = "ray-cluster.sample.yaml"
 
 
 NAMESPACE: str = chart_install.NAMESPACE
@@ -55,7 +53,7 @@ MODES: dict[str, tuple[dict[str, Any], list[str]]] = {
 
 def sample_name() -> str:
     """Returns the name of the sample's RayCluster."""
-    docs = [d for d in yaml.safe_load_all(SAMPLE.read_text()) if d and d["kind"] == "RayCluster"]
+    docs = [d for d in sample_docs(SAMPLE) if d["kind"] == "RayCluster"]
     (cluster,) = docs
     return str(cluster["metadata"]["name"])
 
@@ -85,7 +83,8 @@ async def operator_process(
 
 async def apply_sample(kubeconfig: str, home: Path, namespace: str) -> None:
     """Applies KubeRay's sample RayCluster in ``namespace`` as the admin (kubectl)."""
-    await chart_install.kubectl(kubeconfig, home, "apply", "-n", namespace, "-f", str(SAMPLE))
+    sample = str(samples_dir() / SAMPLE)
+    await chart_install.kubectl(kubeconfig, home, "apply", "-n", namespace, "-f", sample)
 
 
 def tail(log: Path) -> str:

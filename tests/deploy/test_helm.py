@@ -18,11 +18,11 @@ from rayop.advise.prometheus_rules import rule_groups
 from rayop.api.crds import build_crds
 from rayop.controllers.assembly.rbac_rules import cluster_role_rules, leader_election_rules
 from rayop.controllers.batchscheduler.rbac import BATCH_SCHEDULER_RULES
+from tests.kuberay_compat import helm_chart_dir
 
 from .chart_modes import KUBERAY_COMPARABLE, MODES, SIDECAR, Values, namespaced, rbac_namespaces
 from .helm_cli import (
     CHART,
-    KUBERAY_CHART,
     NAMESPACE,
     HelmError,
     by_kind,
@@ -136,7 +136,7 @@ def test_rbac_of_every_mode_is_the_rules_source_where_kuberay_puts_it(mode: str)
 
 
 def _kuberay(values: Values) -> list[Obj]:
-    return template(values, release="kuberay-operator", namespace=NAMESPACE, chart=KUBERAY_CHART)
+    return template(values, release="kuberay-operator", namespace=NAMESPACE, chart=helm_chart_dir())
 
 
 @pytest.mark.parametrize("mode", KUBERAY_COMPARABLE)
@@ -248,7 +248,7 @@ def test_single_namespace_install_watches_the_release_namespace() -> None:
 
 
 def test_kuberays_own_values_file_carries_over_but_for_its_binary_and_image() -> None:
-    kuberay_values: Values = yaml.safe_load((KUBERAY_CHART / "values.yaml").read_text())
+    kuberay_values: Values = yaml.safe_load((helm_chart_dir() / "values.yaml").read_text())
     with pytest.raises(HelmError, match="operatorCommand /manager is KubeRay's Go binary"):
         template(kuberay_values)
     carried = {**kuberay_values, "operatorCommand": "rayop", "image": {"repository": "rayop"}}

@@ -3,7 +3,7 @@
 * :func:`gateway_api_crds` returns the standard-channel CRDs ``scripts/gateway-api-crds``
   fetched (it runs the script when they are not cached; a fast-tier test skips when it fails);
 * :func:`incremental_sample` reads ``config/samples/ray-service.incremental-upgrade.yaml`` from
-  KubeRay v1.7.0's source archive (``../shared/compat``), never from a copy in the repository.
+  KubeRay v1.7.0's source archive (tests/kuberay_compat.py), never from a copy in the repository.
 
 On the embedded plane its own Gateway implementation (``rayop.sim.controller_manager.gateways``)
 programs the Gateway and the HTTPRoute; on the real tier
@@ -14,20 +14,19 @@ implementation runs, and :class:`rayop.testing.GatewayProgrammer` plays one.
 from __future__ import annotations
 
 import subprocess
-import tarfile
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from rayop.testing.gateway_api import GATEWAYS, HTTP_ROUTES
+from tests.kuberay_compat import source_sample
 
 __all__ = ["GATEWAYS", "HTTP_ROUTES", "CrdsUnavailable", "gateway_api_crds", "incremental_sample"]
 
 Obj = dict[str, Any]
 ROOT = Path(__file__).resolve().parents[2]
-KUBERAY_SOURCE = ROOT.parent / "shared/compat/kuberay-v1.7.0/ray-operator-src.tar.gz"
-SAMPLE_MEMBER = "ray-operator/config/samples/ray-service.incremental-upgrade.yaml"
+SAMPLE = "ray-service.incremental-upgrade.yaml"
 
 
 class CrdsUnavailable(RuntimeError):
@@ -56,9 +55,5 @@ def gateway_api_crds() -> list[Obj]:
 
 def incremental_sample() -> Obj:
     """Returns KubeRay v1.7.0's incremental-upgrade RayService sample."""
-    with tarfile.open(KUBERAY_SOURCE) as archive:
-        member = archive.extractfile(SAMPLE_MEMBER)
-        assert member is not None, SAMPLE_MEMBER
-        docs = [d for d in yaml.safe_load_all(member.read()) if d]
-    (service,) = [d for d in docs if d.get("kind") == "RayService"]
+    (service,) = [d for d in source_sample(SAMPLE) if d.get("kind") == "RayService"]
     return dict(service)

@@ -9,10 +9,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator, Callable
-from pathlib import Path
 from typing import Any
-
-import yaml
 
 from rayop.controllers.config.gates import FeatureGates
 from rayop.controllers.config.options import OperatorOptions
@@ -23,12 +20,10 @@ from rayop.runtime.controller import Controller
 from rayop.runtime.reconcile import ReconcileFunc
 from rayop.sim.nodes.kubelet import KubeletConfig
 from rayop.testing import FAST_KUBELET
+from tests.kuberay_compat import sample_docs, samples_dir
 
 from .operator_env import E2eEnv, open_env
 
-SAMPLES = (
-    Path(__file__).resolve().parents[2].parent / "shared" / "compat" / "kuberay-v1.7.0" / "samples"
-)
 GATED_SAMPLES: dict[str, str] = {
     "ray-cluster.historyserver.yaml": "RayClusterHistoryServer",
     "ray-cluster.mtls.yaml": "RayClusterMTLS",
@@ -74,13 +69,12 @@ class OperatorEnv(E2eEnv):
 
 def load_sample(file_name: str) -> list[Obj]:
     """Returns the RayCluster documents of a KubeRay sample file."""
-    with (SAMPLES / file_name).open() as f:
-        return [d for d in yaml.safe_load_all(f) if d and d.get("kind") == "RayCluster"]
+    return [d for d in sample_docs(file_name) if d.get("kind") == "RayCluster"]
 
 
 def sample_files() -> list[str]:
     """Returns the KubeRay sample files that contain a RayCluster."""
-    return sorted(p.name for p in SAMPLES.glob("ray-cluster*.yaml") if load_sample(p.name))
+    return sorted(p.name for p in samples_dir().glob("ray-cluster*.yaml") if load_sample(p.name))
 
 
 def simple_cluster(name: str, *, workers: int = 2, group: str = "workergroup", **spec: Any) -> Obj:

@@ -11,11 +11,9 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from rayop.api.common import format_time
 from rayop.controllers.config.options import OperatorOptions
@@ -25,11 +23,11 @@ from rayop.sim.dashboard.head import DashboardConfig
 from rayop.sim.nodes.kubelet import KubeletConfig
 from rayop.testing import FAST_KUBELET, eventually
 from rayop.testing.operator import ReconcileWrapper
+from tests.kuberay_compat import sample_docs, samples_dir
 
 from .operator_env import E2eEnv, open_env
-from .raycluster_env import SAMPLES
 
-__all__ = ["SAMPLES", "RayJobEnv", "running_rayjob_operator"]
+__all__ = ["RayJobEnv", "running_rayjob_operator"]
 
 Obj = dict[str, Any]
 FAST_DASHBOARD = DashboardConfig(
@@ -104,14 +102,13 @@ class RayJobEnv(E2eEnv):
 
 def load_docs(file_name: str, kind: str) -> list[Obj]:
     """Returns the documents of one kind in a KubeRay sample file."""
-    with (SAMPLES / file_name).open() as f:
-        return [d for d in yaml.safe_load_all(f) if d and d.get("kind") == kind]
+    return [d for d in sample_docs(file_name) if d.get("kind") == kind]
 
 
 def rayjob_sample_files() -> list[str]:
     """Returns the KubeRay sample files that contain a RayJob."""
     return sorted(
-        p.name for p in Path(SAMPLES).glob("ray-job*.yaml") if load_docs(p.name, "RayJob")
+        p.name for p in samples_dir().glob("ray-job*.yaml") if load_docs(p.name, "RayJob")
     )
 
 

@@ -21,9 +21,9 @@ from rayop.kube.resource import Resource
 from rayop.kube.resources import RAY_SERVICES, SECRETS, SERVICES
 from rayop.sim.dashboard.head import DashboardConfig
 from rayop.testing import FAST_KUBELET
+from tests.kuberay_compat import sample_docs
 
 from .operator_env import E2eEnv, open_env
-from .raycluster_env import SAMPLES
 
 Obj = dict[str, Any]
 FAST_DASHBOARD = DashboardConfig(serve_deploy_seconds=0.3, job_pending_seconds=0.05)
@@ -93,8 +93,7 @@ class RayServiceEnv(E2eEnv):
     async def apply_sample(self, file_name: str, namespace: str) -> Obj:
         """Creates every document of a KubeRay sample; returns the RayService."""
         await self.namespace(namespace)
-        with (SAMPLES / file_name).open() as f:
-            docs = [d for d in yaml.safe_load_all(f) if d]
+        docs = sample_docs(file_name)
         service: Obj | None = None
         for doc in docs:
             doc["metadata"]["namespace"] = namespace

@@ -6,7 +6,7 @@ the plane GKE's accelerator nodes: labelled, tainted, with ``google.com/tpu`` or
 ``nvidia.com/gpu`` allocatable, and pods requesting them tolerate the taints as on GKE. The
 samples' RayJobs then complete with their pods on those nodes. Without the pools the pods that
 select them stay Pending with kube-scheduler's FailedScheduling message, as on a cluster without
-such nodes. The samples are read from ../shared (skipped without it).
+such nodes. KubeRay's samples are read through tests/kuberay_compat.py (skipped without them).
 """
 
 from __future__ import annotations
@@ -21,8 +21,9 @@ import pytest
 from rayop.cli.control_plane_flags import ControlPlaneFlags
 from rayop.kube.resources import PODS
 from rayop.testing import FAST_KUBELET, eventually
+from tests.kuberay_compat import needs_material
 
-from .rayjob_env import SAMPLES, RayJobEnv, load_docs, running_rayjob_operator
+from .rayjob_env import RayJobEnv, load_docs, running_rayjob_operator
 
 TPU_SAMPLE = "ray-job.tpu-v6e-16-multihost.yaml"
 GPU_SAMPLE = "ray-job.batch-inference.yaml"
@@ -32,10 +33,7 @@ NOT_MATCHED = (
 )
 Obj = dict[str, Any]
 
-pytestmark = pytest.mark.skipif(
-    not all((SAMPLES / f).exists() for f in (TPU_SAMPLE, GPU_SAMPLE)),
-    reason=f"KubeRay's samples are not in {SAMPLES}",
-)
+pytestmark = needs_material
 
 
 def plane_settings(*flags: tuple[str, ...]) -> dict[str, Any]:

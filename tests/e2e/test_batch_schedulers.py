@@ -28,8 +28,8 @@ from rayop.kube.resource import Resource
 from rayop.kube.resources import CONFIGMAPS, CRDS, PODS, RAY_CLUSTERS, RAY_JOBS
 from rayop.sim.dashboard.head import DashboardConfig
 from rayop.testing import eventually
+from tests.kuberay_compat import sample_docs
 
-from .raycluster_env import SAMPLES
 from .rayjob_env import FAST_DASHBOARD, RayJobEnv, running_rayjob_operator
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.timeout(120, func_only=True)]
@@ -50,11 +50,6 @@ QUEUES = {
     ),
 }
 KINDS = {"RayCluster": RAY_CLUSTERS, "RayJob": RAY_JOBS, "ConfigMap": CONFIGMAPS}
-
-
-def sample_docs(file_name: str) -> list[Obj]:
-    with (SAMPLES / file_name).open() as f:
-        return [d for d in yaml.safe_load_all(f) if d]
 
 
 @contextlib.asynccontextmanager

@@ -26,6 +26,7 @@ import pytest
 
 from rayop.sim.controlplane import EmbeddedControlPlane
 from rayop.testing import FAST_KUBELET, eventually
+from tests.kuberay_compat import samples_dir
 
 from .chart_install import (
     NAMESPACE,
@@ -37,11 +38,10 @@ from .chart_install import (
     operator_command,
     render_release,
 )
-from .raycluster_env import SAMPLES
 
 pytestmark = pytest.mark.slow
 
-SAMPLE = SAMPLES / "ray-cluster.sample.yaml"
+SAMPLE = "ray-cluster.sample.yaml"
 
 
 def tail(log: Path) -> str:
@@ -101,6 +101,7 @@ def cluster_ready(cp: EmbeddedControlPlane, name: str) -> bool:
 async def test_chart_installs_an_operator_that_reconciles_with_only_its_grants(
     tmp_path: Path,
 ) -> None:
+    sample = str(samples_dir() / SAMPLE)
     release: RenderedRelease = render_release(tmp_path)
     command = operator_command(release)
     user = f"system:serviceaccount:{NAMESPACE}:{release.service_account}"
@@ -112,7 +113,7 @@ async def test_chart_installs_an_operator_that_reconciles_with_only_its_grants(
         log = tmp_path / "operator.log"
         async with operator_process(command, kubeconfig, log) as proc:
             await wait_ready(proc, command.health_port, log)
-            await kubectl(cp.kubeconfig_path, tmp_path, "apply", "-f", str(SAMPLE))
+            await kubectl(cp.kubeconfig_path, tmp_path, "apply", "-f", sample)
             name = "raycluster-kuberay"
             await eventually(lambda: cluster_ready(cp, name), timeout=60, what=f"{name} ready")
             shown = await kubectl(cp.kubeconfig_path, tmp_path, "get", "rayclusters")

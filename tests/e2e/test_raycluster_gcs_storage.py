@@ -1,7 +1,7 @@
 """The embedded (RocksDB) GCS storage PVC on the embedded plane, with its gate on.
 
-KubeRay v1.7.0's ``ray-cluster.embedded-gcs-ft.yaml`` (read from the KubeRay source tarball in
-../shared/compat, the only place it ships) converges with ``<cluster>-gcs-pvc`` created before
+KubeRay v1.7.0's ``ray-cluster.embedded-gcs-ft.yaml`` (read from KubeRay's source archive,
+tests/kuberay_compat.py, the only place it ships) converges with ``<cluster>-gcs-pvc`` created before
 the head pod and garbage-collected with the cluster; ``deletionPolicy: Retain`` keeps it and a
 same-named cluster adopts it; a missing ``claimName`` is a Warning and a status reason with no
 pods until the claim exists, and a user's claim is never touched; a PVC another object controls
@@ -11,26 +11,20 @@ is refused.
 from __future__ import annotations
 
 import copy
-import tarfile
 from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from rayop.controllers.config.gates import FeatureGates
 from rayop.controllers.config.options import OperatorOptions
 from rayop.kube.resources import CONFIGMAPS, PERSISTENT_VOLUME_CLAIMS, PODS, RAY_CLUSTERS
 from rayop.testing import eventually
+from tests.kuberay_compat import source_sample
 
 from .raycluster_env import OperatorEnv, running_operator, simple_cluster
 
-TARBALL = (
-    Path(__file__).resolve().parents[2].parent
-    / "shared/compat/kuberay-v1.7.0/ray-operator-src.tar.gz"
-)
-SAMPLE = "ray-operator/config/samples/ray-cluster.embedded-gcs-ft.yaml"
+SAMPLE = "ray-cluster.embedded-gcs-ft.yaml"
 GATE_ON = OperatorOptions(
     feature_gates=FeatureGates().with_overrides({"GCSFaultToleranceEmbeddedStorage": True})
 )
@@ -39,10 +33,8 @@ Obj = dict[str, Any]
 
 def embedded_gcs_ft_sample() -> Obj:
     """Returns KubeRay v1.7.0's embedded GCS FT sample RayCluster, read from the tarball."""
-    with tarfile.open(TARBALL) as tar:
-        member = tar.extractfile(SAMPLE)
-        assert member is not None, SAMPLE
-        return dict(yaml.safe_load(member.read()))
+    (cluster,) = source_sample(SAMPLE)
+    return dict(cluster)
 
 
 @pytest.fixture

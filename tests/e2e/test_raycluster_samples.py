@@ -22,11 +22,11 @@ from rayop.controllers.config.options import OperatorOptions
 from rayop.controllers.raycluster.network_policy import NETWORK_POLICIES
 from rayop.kube.resources import PERSISTENT_VOLUME_CLAIMS, ROLES, SERVICE_ACCOUNTS, SERVICES
 from rayop.testing import FAST_KUBELET, eventually
+from tests.kuberay_compat import needs_material, sample_names, samples_dir
 
 from .raycluster_env import (
     GATED_SAMPLES,
     SAMPLE_GATES,
-    SAMPLES,
     OperatorEnv,
     load_sample,
     running_operator,
@@ -34,9 +34,9 @@ from .raycluster_env import (
 )
 from .sample_nodes import sample_claims, sample_node_pools
 
-pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.slow]
+pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.slow, needs_material]
 
-SAMPLE_FILES = sample_files()
+SAMPLE_FILES = sample_names(sample_files)
 UNGATED_FILES = [f for f in SAMPLE_FILES if f not in GATED_SAMPLES]
 
 
@@ -49,11 +49,12 @@ def namespace_for(file_name: str) -> str:
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def samples_env() -> AsyncIterator[OperatorEnv]:
     """One operator with every sample applied up front, so they converge side by side."""
-    pools = sample_node_pools(SAMPLES / f for f in SAMPLE_FILES)  # TPU and GPU nodes
+    samples = samples_dir()
+    pools = sample_node_pools(samples / f for f in SAMPLE_FILES)  # TPU and GPU nodes
     kubelet = dataclasses.replace(FAST_KUBELET, node_pools=pools)
     async with running_operator(concurrency=4, kubelet=kubelet) as env:
         for file_name in SAMPLE_FILES:
-            for claim in sample_claims(SAMPLES / file_name):  # as kubectl apply -f would
+            for claim in sample_claims(samples / file_name):  # as kubectl apply -f would
                 await env.plane.create(PERSISTENT_VOLUME_CLAIMS, claim, namespace_for(file_name))
             for raycluster in load_sample(file_name):
                 await env.apply(raycluster, namespace_for(file_name))

@@ -12,13 +12,10 @@ from __future__ import annotations
 import asyncio
 import copy
 import itertools
-import tarfile
 from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from rayop.api.common import parse_time
 from rayop.controllers.raycronjob.reconciler import RAY_CRON_JOBS
@@ -26,25 +23,14 @@ from rayop.kube.errors import ApiError
 from rayop.kube.resources import CONFIGMAPS, RAY_JOBS
 from rayop.runtime.reconcile import ReconcileFunc, Request, Result
 from rayop.testing import Kind, PlaneUnderTest, eventually, open_control_plane, open_operator
+from tests.kuberay_compat import source_sample
 
-ARCHIVE = (
-    Path(__file__).resolve().parents[2].parent
-    / "shared"
-    / "compat"
-    / "kuberay-v1.7.0"
-    / "ray-operator-src.tar.gz"
-)
 GATES = {"RayCronJob": True}
 CRON_ONLY: tuple[Kind, ...] = ("RayCronJob",)
 
 
 def _sample(name: str) -> list[dict[str, Any]]:
-    if not ARCHIVE.is_file():
-        pytest.skip(f"KubeRay's source archive not found at {ARCHIVE}")
-    with tarfile.open(ARCHIVE) as archive:
-        member = archive.extractfile(f"ray-operator/config/samples/{name}")
-        assert member is not None
-        return [d for d in yaml.safe_load_all(member.read()) if d]
+    return source_sample(name)
 
 
 def _of_kind(docs: list[dict[str, Any]], kind: str) -> dict[str, Any]:

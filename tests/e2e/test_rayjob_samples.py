@@ -19,8 +19,9 @@ import pytest
 import pytest_asyncio
 
 from rayop.testing import eventually
+from tests.kuberay_compat import needs_material, sample_names, samples_dir
 
-from .raycluster_env import SAMPLES, load_sample
+from .raycluster_env import load_sample
 from .rayjob_env import (
     RayJobEnv,
     load_docs,
@@ -30,9 +31,9 @@ from .rayjob_env import (
 )
 from .sample_nodes import sample_kubelet
 
-pytestmark = pytest.mark.asyncio(loop_scope="module")
+pytestmark = [pytest.mark.asyncio(loop_scope="module"), needs_material]
 
-SAMPLE_FILES = rayjob_sample_files()
+SAMPLE_FILES = sample_names(rayjob_sample_files)
 INTERACTIVE_JOB_ID = "my-interactive-job"
 
 
@@ -83,7 +84,7 @@ async def _apply(samples: Samples, file_name: str) -> None:
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def samples() -> AsyncIterator[Samples]:
-    kubelet = sample_kubelet(SAMPLES / f for f in SAMPLE_FILES)  # their TPU and GPU nodes
+    kubelet = sample_kubelet(samples_dir() / f for f in SAMPLE_FILES)  # their TPU and GPU nodes
     async with running_rayjob_operator(kubelet=kubelet) as env:
         applied = Samples(env)
         await asyncio.gather(*(_apply(applied, f) for f in SAMPLE_FILES))

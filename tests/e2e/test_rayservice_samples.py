@@ -6,25 +6,24 @@ from collections.abc import AsyncIterator
 
 import pytest
 import pytest_asyncio
-import yaml
 
 from rayop.kube.resources import PODS, RAY_CLUSTERS, SERVICES
 from rayop.testing import eventually
+from tests.kuberay_compat import needs_material, sample_docs, sample_names, samples_dir
 
-from .raycluster_env import SAMPLES
 from .rayservice_env import RayServiceEnv, running_rayservice_operator
 
 
 def _sample_files() -> list[str]:
     files = []
-    for path in sorted(SAMPLES.glob("ray-service*.yaml")):
-        with path.open() as f:
-            if any(d and d.get("kind") == "RayService" for d in yaml.safe_load_all(f)):
-                files.append(path.name)
+    for path in sorted(samples_dir().glob("ray-service*.yaml")):
+        if any(d.get("kind") == "RayService" for d in sample_docs(path.name)):
+            files.append(path.name)
     return files
 
 
-SAMPLE_FILES = _sample_files()
+SAMPLE_FILES = sample_names(_sample_files)
+pytestmark = needs_material
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")

@@ -41,11 +41,11 @@ from rayop.kube.resources import (
     RAY_SERVICES,
 )
 from rayop.testing import ALL_KINDS, eventually, open_control_plane, open_operator
+from tests.kuberay_compat import samples_dir
 
 from .chart_install import NAMESPACE, kubectl_install, render_release
 from .raycluster_env import (
     GATED_SAMPLES,
-    SAMPLES,
     OperatorEnv,
     load_sample,
     sample_files,
@@ -174,7 +174,7 @@ async def raycluster_scenarios(env: OperatorEnv) -> None:
     cleanup."""
     files = [f for f in sample_files() if f not in GATED_SAMPLES]
     for file_name in files:
-        for claim in sample_claims(SAMPLES / file_name):  # as kubectl apply -f would
+        for claim in sample_claims(samples_dir() / file_name):  # as kubectl apply -f would
             await env.plane.create(PERSISTENT_VOLUME_CLAIMS, claim, namespace_for(file_name))
         for rc in load_sample(file_name):
             await env.apply(rc, namespace_for(file_name))
@@ -357,7 +357,7 @@ async def test_chart_grants_are_exactly_what_the_operator_uses(tmp_path: Path) -
     release = render_release(tmp_path)
     user = f"system:serviceaccount:{NAMESPACE}:{release.service_account}"
     failure: BaseException | None = None
-    kubelet = sample_kubelet(SAMPLES / f for f in sample_files())  # their TPU and GPU nodes
+    kubelet = sample_kubelet(samples_dir() / f for f in sample_files())  # their TPU and GPU nodes
     async with open_control_plane(
         tls=True, dashboard=FAST_DASHBOARD, crds=False, kubelet=kubelet
     ) as plane:

@@ -9,24 +9,22 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from rayop.cli.realcluster import pod_network_socket
 from rayop.kube.client import KubeClient
 from rayop.kube.config import load_config
 from rayop.kube.resources import CONFIGMAPS, NAMESPACES
 from rayop.testing import ALL_KINDS, open_operator
+from tests.kuberay_compat import sample_docs
 
 from .pod_network import PodNetwork
-from .real_support import SAMPLES, user_client
+from .real_support import user_client
 
 Obj = dict[str, Any]
 
 
 def load_docs(file_name: str, kind: str) -> list[Obj]:
     """Returns the documents of one kind in a KubeRay sample file."""
-    with (SAMPLES / file_name).open() as f:
-        return [d for d in yaml.safe_load_all(f) if d and d.get("kind") == kind]
+    return [d for d in sample_docs(file_name) if d.get("kind") == kind]
 
 
 @contextlib.asynccontextmanager

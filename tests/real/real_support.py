@@ -22,10 +22,9 @@ from rayop.kube.client import KubeClient
 from rayop.kube.config import load_config
 from rayop.kube.resources import NAMESPACES, PODS, RAY_CLUSTERS
 from rayop.testing import RunningOperator, open_operator, raycluster_converged
+from tests.kuberay_compat import sample_docs, samples_dir
 
 Obj = dict[str, Any]
-
-SAMPLES = Path(__file__).resolve().parents[3] / "shared" / "compat" / "kuberay-v1.7.0" / "samples"
 
 CRD_PATH = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 BUILD_SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "controlplane-build"
@@ -72,8 +71,7 @@ def server_and_token(kubeconfig: str) -> tuple[str, str]:
 
 def load_sample(file_name: str) -> list[Obj]:
     """Returns the RayCluster documents of a KubeRay sample file."""
-    with (SAMPLES / file_name).open() as f:
-        return [d for d in yaml.safe_load_all(f) if d and d.get("kind") == "RayCluster"]
+    return [d for d in sample_docs(file_name) if d.get("kind") == "RayCluster"]
 
 
 GATED_SAMPLES: dict[str, str] = {
@@ -108,7 +106,7 @@ def runs_on_plain_nodes(raycluster: dict[str, Any]) -> bool:
 
 def eligible_samples() -> list[str]:
     """KubeRay RayCluster samples whose pods all run on plain kwok nodes."""
-    files = sorted(p.name for p in SAMPLES.glob("ray-cluster*.yaml"))
+    files = sorted(p.name for p in samples_dir().glob("ray-cluster*.yaml"))
     return [
         f for f in files if load_sample(f) and all(runs_on_plain_nodes(rc) for rc in load_sample(f))
     ]

@@ -52,10 +52,10 @@ from rayop.kube.errors import AlreadyExists
 from rayop.kube.resource import Resource
 from rayop.kube.resources import CONFIGMAPS, CRDS, EVENTS, PODS, RAY_CLUSTERS, RAY_JOBS
 from rayop.testing import eventually, open_operator
+from tests.kuberay_compat import sample_docs
 
 from .differential import _common_metadata, _replace_strings, diff, snapshot
 from .real_support import (
-    SAMPLES,
     create_namespace,
     kuberay_running,
     user_client,
@@ -165,8 +165,7 @@ def _documents(case: Case) -> dict[str, list[Obj]]:
     """The documents of each set: one per sample file, one for the case's own objects."""
     sets: dict[str, list[Obj]] = {}
     for file_name in case.files:
-        with (SAMPLES / file_name).open() as f:
-            sets[file_name] = [d for d in yaml.safe_load_all(f) if d]
+        sets[file_name] = sample_docs(file_name)
     if case.extra:
         sets["own"] = [copy.deepcopy(o) for o in case.extra]
     return sets

@@ -16,7 +16,6 @@ import asyncio
 import copy
 import functools
 import secrets
-import tarfile
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +23,6 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-import yaml
 
 from rayop.controllers.config.gates import FeatureGates
 from rayop.controllers.config.options import OperatorOptions
@@ -33,6 +31,7 @@ from rayop.kube.errors import NotFound
 from rayop.kube.resource import Resource
 from rayop.kube.resources import EVENTS, PERSISTENT_VOLUME_CLAIMS, PODS, RAY_CLUSTERS, SERVICES
 from rayop.testing import eventually
+from tests.kuberay_compat import source_sample
 
 from .differential import _common_metadata, _replace_strings, diff, snapshot
 from .real_support import (
@@ -52,10 +51,7 @@ pytestmark = [
 
 KUBERAY_VERSION = "v1.7.0"
 GATE = "GCSFaultToleranceEmbeddedStorage"
-TARBALL = (
-    Path(__file__).resolve().parents[3] / "shared/compat/kuberay-v1.7.0/ray-operator-src.tar.gz"
-)
-SAMPLE = "ray-operator/config/samples/ray-cluster.embedded-gcs-ft.yaml"
+SAMPLE = "ray-cluster.embedded-gcs-ft.yaml"
 PERSISTENT_VOLUMES = Resource("", "v1", "persistentvolumes", "PersistentVolume", namespaced=False)
 PVC_BINDER_ANNOTATIONS = (
     "pv.kubernetes.io/bind-completed",
@@ -66,10 +62,8 @@ Obj = dict[str, Any]
 
 def embedded_gcs_ft_sample() -> Obj:
     """Returns KubeRay v1.7.0's embedded GCS FT sample RayCluster, read from the tarball."""
-    with tarfile.open(TARBALL) as tar:
-        member = tar.extractfile(SAMPLE)
-        assert member is not None, SAMPLE
-        return dict(yaml.safe_load(member.read()))
+    (cluster,) = source_sample(SAMPLE)
+    return dict(cluster)
 
 
 def normalize_pvc(pvc: Obj) -> Obj:

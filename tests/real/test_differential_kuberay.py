@@ -22,6 +22,7 @@ import pytest_asyncio
 
 from rayop.kube.client import KubeClient
 from rayop.kube.resources import PODS, SERVICES
+from tests.kuberay_compat import needs_material, sample_names
 
 from .differential import diff, snapshot
 from .real_support import (
@@ -39,11 +40,12 @@ pytestmark = [
     pytest.mark.real,
     pytest.mark.timeout(120, func_only=True),
     pytest.mark.asyncio(loop_scope="module"),
+    needs_material,
 ]
 
 KUBERAY_VERSION = "v1.7.0"
 CONVERGE_TIMEOUT = 150.0
-SAMPLE_FILES = eligible_samples()
+SAMPLE_FILES = sample_names(eligible_samples)
 
 KNOWN_DIFFERENCES: dict[str, str] = {
     # regex matched against each diff line -> reason (see docs/known-differences.md); none

@@ -14,19 +14,18 @@ from __future__ import annotations
 import asyncio
 import copy
 import secrets
-import tarfile
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from rayop.kube.client import KubeClient
 from rayop.kube.config import load_config
 from rayop.kube.resource import Resource
 from rayop.kube.resources import EVENTS, RAY_JOBS
 from rayop.testing import Kind, open_operator
+from tests.kuberay_compat import source_sample
 
 from .real_support import create_namespace, kuberay_running, user_client
 
@@ -60,31 +59,24 @@ def _cron(name: str, schedule: str, **spec: Any) -> Obj:
     }
 
 
-ARCHIVE = (
-    Path(__file__).resolve().parents[3] / "shared/compat/kuberay-v1.7.0/ray-operator-src.tar.gz"
-)
-
-
 def _sample(name: str) -> Obj:
-    with tarfile.open(ARCHIVE) as archive:
-        member = archive.extractfile(f"ray-operator/config/samples/{name}")
-        assert member is not None, name
-        docs = [d for d in yaml.safe_load_all(member.read()) if d]
-    (cron,) = [d for d in docs if d["kind"] == "RayCronJob"]
+    (cron,) = [d for d in source_sample(name) if d["kind"] == "RayCronJob"]
     return dict(cron)
 
 
-CRONS = (
-    _sample("ray-cronjob.sample.yaml"),
-    _sample("ray-cronjob-timezone.sample.yaml"),
-    _cron("minutely", "* * * * *", timeZone="America/New_York"),
-    _cron("paused", "* * * * *", suspend=True),
-    _cron("broken", "*/0 * * * *"),
-)
+def _crons() -> tuple[Obj, ...]:
+    """KubeRay's two RayCronJob samples and three of the test's own."""
+    return (
+        _sample("ray-cronjob.sample.yaml"),
+        _sample("ray-cronjob-timezone.sample.yaml"),
+        _cron("minutely", "* * * * *", timeZone="America/New_York"),
+        _cron("paused", "* * * * *", suspend=True),
+        _cron("broken", "*/0 * * * *"),
+    )
 
 
-async def _apply(client: KubeClient, namespace: str) -> None:
-    for cron in CRONS:
+async def _apply(client: KubeClient, namespace: str, crons: tuple[Obj, ...]) -> None:
+    for cron in crons:
         await client.create(RAY_CRON_JOBS, copy.deepcopy(cron), namespace=namespace)
 
 
@@ -144,6 +136,7 @@ async def _away_from_a_minute_boundary() -> None:
 async def test_the_same_rayjobs_status_and_events_as_kuberay(
     real_kubeconfig: str, kuberay_binary: Path, tmp_path: Path
 ) -> None:
+    crons = _crons()
     token = secrets.token_hex(2)
     kuberay_ns, rayop_ns = f"ck-{token}", f"cr-{token}"
     async with user_client(real_kubeconfig) as client:
@@ -167,7 +160,7 @@ async def test_the_same_rayjobs_status_and_events_as_kuberay(
             ),
         ):
             await _away_from_a_minute_boundary()
-            await asyncio.gather(_apply(client, kuberay_ns), _apply(client, rayop_ns))
+            await asyncio.gather(_apply(client, kuberay_ns, crons), _apply(client, rayop_ns, crons))
             await _wait_for_ticks(client, (kuberay_ns, rayop_ns), 4)  # two ticks of two
             kuberay = await _outcome(client, kuberay_ns)
             rayop = await _outcome(client, rayop_ns)

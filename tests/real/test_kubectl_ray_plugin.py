@@ -39,6 +39,7 @@ import yaml
 
 from rayop.cli.realcluster_http import wait_until
 from tests.deploy import helm_cli
+from tests.kuberay_compat import samples_dir
 from tests.sim.apiserver_process import kubectl_env, stop_apiserver
 
 from .netns import NetNs
@@ -47,7 +48,6 @@ from .real_support import build
 pytestmark = pytest.mark.real
 
 REPO = Path(__file__).resolve().parents[2]
-SAMPLES = REPO.parent / "shared" / "compat" / "kuberay-v1.7.0" / "samples"
 KUBECTL = "/usr/bin/kubectl"
 COVERED = {"create", "delete", "get", "job", "log", "scale", "session", "version"}
 """The commands of the plugin's root these tests run (cobra adds ``help`` and ``completion``)."""
@@ -173,7 +173,7 @@ def test_create_get_scale_and_delete_a_cluster(plugin: Plugin) -> None:
 
 
 def test_get_token_of_a_token_auth_cluster(plugin: Plugin) -> None:
-    plugin.kubectl("apply", "-f", str(SAMPLES / "ray-cluster.auth.yaml"))
+    plugin.kubectl("apply", "-f", str(samples_dir() / "ray-cluster.auth.yaml"))
     name = "ray-cluster-with-auth"
 
     def secret() -> str:
@@ -274,7 +274,7 @@ def test_delete_a_rayjob(plugin: Plugin, submitted: str) -> None:
 
 def test_tar_of_the_head_logs_matches_the_dashboards_job_log(plugin: Plugin) -> None:
     # A RayJob of KubeRay's samples (K8sJobMode): its driver log reaches `kubectl ray log`.
-    plugin.kubectl("apply", "-f", str(SAMPLES / "ray-job.sample.yaml"))
+    plugin.kubectl("apply", "-f", str(samples_dir() / "ray-job.sample.yaml"))
     _wait(
         "rayjob-sample SUCCEEDED",
         lambda: (

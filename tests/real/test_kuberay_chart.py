@@ -3,7 +3,7 @@
 Helm is built by ``scripts/controlplane-build helm`` (cached under ~/.cache/rayop/helm/); the
 tests skip with the build's failed step only when it cannot be built.
 
-KubeRay's chart (../shared/compat/kuberay-v1.7.0/helm-chart/kuberay-operator) is rendered with
+KubeRay's chart (``helm-chart/kuberay-operator``, tests/kuberay_compat.py) is rendered with
 ``helm template`` and ``rayop run`` is started as a subprocess with exactly the operator
 container's args and env, against an embedded control plane (admin kubeconfig: this test is
 about the args, the chart's RBAC names KubeRay's objects). Stand-ins for what a kubelet gives a
@@ -32,6 +32,7 @@ import yaml
 
 from rayop.kube.resources import RAY_CLUSTERS
 from rayop.testing import eventually, open_control_plane
+from tests.kuberay_compat import helm_chart_dir, sample_docs
 
 from .real_support import build
 
@@ -39,13 +40,8 @@ pytestmark = pytest.mark.real
 
 REPO = Path(__file__).resolve().parents[2]
 HELM_VERSION = "v3.22.0"
-KUBERAY_CHART = (
-    REPO.parent / "shared" / "compat" / "kuberay-v1.7.0" / "helm-chart" / "kuberay-operator"
-)
 RAYOP_CHART = REPO / "helm" / "rayop"
-SAMPLE = (
-    REPO.parent / "shared" / "compat" / "kuberay-v1.7.0" / "samples" / "ray-cluster.sample.yaml"
-)
+SAMPLE = "ray-cluster.sample.yaml"
 
 
 @pytest.fixture(scope="module")
@@ -94,7 +90,8 @@ def test_rayop_chart_lints_and_renders_with_default_values(helm: Path) -> None:
 
 
 def test_kuberay_chart_renders_the_args_rayop_must_take(helm: Path) -> None:
-    container = operator_container(rendered(helm, "kuberay-operator", KUBERAY_CHART, "ray-system"))
+    chart = helm_chart_dir()
+    container = operator_container(rendered(helm, "kuberay-operator", chart, "ray-system"))
     args = container["args"]
     for flag in ("--log-stdout-encoder", "--log-file-encoder", "--enable-leader-election=true"):
         assert flag in args
@@ -134,7 +131,8 @@ async def answers_200(session: aiohttp.ClientSession, url: str) -> bool:
 async def test_rayop_runs_with_exactly_the_args_of_kuberays_chart(
     helm: Path, tmp_path: Path
 ) -> None:
-    container = operator_container(rendered(helm, "kuberay-operator", KUBERAY_CHART, "ray-system"))
+    chart = helm_chart_dir()
+    container = operator_container(rendered(helm, "kuberay-operator", chart, "ray-system"))
     metrics_port, probe_port = free_port(), free_port()
     args = [
         *container["args"],
@@ -156,8 +154,8 @@ async def test_rayop_runs_with_exactly_the_args_of_kuberays_chart(
                 return metrics and ready
 
             await eventually(probes_pass, timeout=60, what="the chart's probe and /readyz pass")
-            for obj in yaml.safe_load_all(SAMPLE.read_text()):
-                if obj and obj.get("kind") == "RayCluster":
+            for obj in sample_docs(SAMPLE):
+                if obj.get("kind") == "RayCluster":
                     await plane.create(RAY_CLUSTERS, obj, "default")
                     name = obj["metadata"]["name"]
             await eventually(

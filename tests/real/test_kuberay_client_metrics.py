@@ -25,13 +25,13 @@ from prometheus_client.parser import text_string_to_metric_families
 from rayop.kube.metrics import RestClientMetrics
 from rayop.kube.resources import CRDS
 from rayop.runtime.metrics import OperatorMetrics
+from tests import kuberay_compat
 
-from .real_support import SAMPLES, kuberay_running, user_client
-from .test_kuberay_on_embedded import CRD_DIR, running_plane
+from .real_support import kuberay_running, user_client
+from .test_kuberay_on_embedded import running_plane
 
 pytestmark = pytest.mark.real
 
-SOURCE = SAMPLES.parent / "ray-operator-src.tar.gz"
 CLIENT_GO_METRICS = "ray-operator/controllers/ray/metrics/client_go_metrics.go"
 
 
@@ -95,7 +95,7 @@ async def test_kuberays_client_metrics_are_rayops(tmp_path: Path, kuberay_binary
     port = _free_port()
     with running_plane(tmp_path) as plane:
         async with user_client(str(plane.kubeconfig)) as client:
-            for path in sorted(CRD_DIR.glob("*.yaml")):
+            for path in sorted(kuberay_compat.crds_dir().glob("*.yaml")):
                 await client.create(CRDS, yaml.safe_load(path.read_text()))
         async with kuberay_running(
             kuberay_binary,
@@ -109,7 +109,7 @@ async def test_kuberays_client_metrics_are_rayops(tmp_path: Path, kuberay_binary
     for name, family in kuberay.items():
         assert name in rayop, f"KubeRay exposes {name}, rayop does not"
         assert _shape(rayop[name]) == _shape(family), name
-    with tarfile.open(SOURCE) as tar:
+    with tarfile.open(kuberay_compat.require() / kuberay_compat.SOURCE_ARCHIVE) as tar:
         member = tar.extractfile(CLIENT_GO_METRICS)
         assert member is not None
         source = member.read().decode()

@@ -22,10 +22,10 @@ import yaml
 
 from rayop.kube.client import KubeClient
 from rayop.kube.resources import CRDS
+from tests.kuberay_compat import crds_dir, needs_material
 
 from .real_support import kuberay_running, user_client
 from .test_kuberay_on_embedded import (
-    CRD_DIR,
     Plane,
     ray_job_sample_succeeds,
     ray_service_sample_is_ready_with_the_head_serving,
@@ -34,7 +34,7 @@ from .test_kuberay_on_embedded import (
     running_plane,
 )
 
-pytestmark = [pytest.mark.real, pytest.mark.asyncio(loop_scope="module")]
+pytestmark = [pytest.mark.real, pytest.mark.asyncio(loop_scope="module"), needs_material]
 
 
 def _free_port() -> int:
@@ -61,7 +61,7 @@ def plane(tmp_path_factory: pytest.TempPathFactory, proxy_port: int) -> Iterator
 async def client(plane: Plane) -> AsyncIterator[KubeClient]:
     """A user client of the plane, with KubeRay's CRDs applied."""
     async with user_client(str(plane.kubeconfig)) as c:
-        for path in sorted(CRD_DIR.glob("*.yaml")):
+        for path in sorted(crds_dir().glob("*.yaml")):
             await c.create(CRDS, yaml.safe_load(path.read_text()))
         yield c
 

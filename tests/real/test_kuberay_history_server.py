@@ -29,13 +29,13 @@ from typing import IO, Any
 import pytest
 
 from rayop.cli.realcluster_http import wait_until
+from tests.kuberay_compat import samples_dir
 
 from .kuberay_tools import HISTORY_URL, S3_ENV, S3_URL, stop
 from .netns import NetNs
 
 pytestmark = pytest.mark.real
 
-SAMPLES = Path(__file__).resolve().parents[3] / "shared" / "compat" / "kuberay-v1.7.0" / "samples"
 KUBECTL = "/usr/bin/kubectl"
 
 
@@ -124,7 +124,7 @@ def test_live_clusters_are_listed_and_their_dashboard_served_through_the_plane(
     stack: Stack,
 ) -> None:
     assert stack.get_json("/clusters") == []  # nothing live, nothing stored
-    stack.kubectl("apply", "-f", str(SAMPLES / "ray-job.sample.yaml"))
+    stack.kubectl("apply", "-f", str(samples_dir() / "ray-job.sample.yaml"))
     _wait(
         "rayjob-sample SUCCEEDED",
         lambda: (

@@ -1,10 +1,11 @@
 """KubeRay v1.7.0 itself against `rayop apiserver`: the embedded plane as KubeRay's cluster.
 
-`rayop apiserver` runs as a process (no rayop operator), KubeRay's own CRDs from shared/compat
-are applied, and KubeRay's binary (built by scripts/controlplane-build) runs against it with
-``--use-kubernetes-proxy``, so it reaches the simulated Ray dashboards through the embedded
-services proxy and checks each head's Serve proxy through the pods proxy. controller-runtime
-sends protobuf for every built-in kind, so this is also the tier's real protobuf client.
+`rayop apiserver` runs as a process (no rayop operator), KubeRay's own CRDs
+(tests/kuberay_compat.py) are applied, and KubeRay's binary (built by scripts/controlplane-build)
+runs against it with ``--use-kubernetes-proxy``, so it reaches the simulated Ray dashboards
+through the embedded services proxy and checks each head's Serve proxy through the pods proxy.
+controller-runtime sends protobuf for every built-in kind, so this is also the tier's real
+protobuf client.
 
 Every document of a sample is applied, except those of kinds the plane does not serve
 (:data:`NOT_SERVED`: third-party schedulers' queues, a StatefulSet). Every RayCluster sample
@@ -52,22 +53,21 @@ from rayop.kube.resources import (
     SERVICE_ACCOUNTS,
     SERVICES,
 )
+from tests.kuberay_compat import crds_dir, needs_material, sample_docs, sample_names
 
 from .real_support import (
     GATED_SAMPLES,
-    SAMPLES,
     converged,
     eligible_samples,
     kuberay_running,
     user_client,
 )
 
-pytestmark = [pytest.mark.real, pytest.mark.asyncio(loop_scope="module")]
+pytestmark = [pytest.mark.real, pytest.mark.asyncio(loop_scope="module"), needs_material]
 
 KUBERAY_VERSION = "v1.7.0"
-CRD_DIR = SAMPLES.parent / "crds"
 CONVERGE_TIMEOUT = 240.0
-CLUSTER_SAMPLES = [f for f in eligible_samples() if f not in GATED_SAMPLES]
+CLUSTER_SAMPLES = [f for f in sample_names(eligible_samples) if f not in GATED_SAMPLES]
 DEPLOYMENTS = Resource("apps", "v1", "deployments", "Deployment")
 _RBAC = "rbac.authorization.k8s.io"
 _BY_KIND = {
@@ -148,7 +148,7 @@ def plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Plane]:
 async def client(plane: Plane) -> AsyncIterator[KubeClient]:
     """A user client of the plane, with KubeRay's CRDs applied."""
     async with user_client(str(plane.kubeconfig)) as c:
-        for path in sorted(CRD_DIR.glob("*.yaml")):
+        for path in sorted(crds_dir().glob("*.yaml")):
             await c.create(CRDS, yaml.safe_load(path.read_text()))
         yield c
 
@@ -170,7 +170,7 @@ async def kuberay(plane: Plane, client: KubeClient, kuberay_binary: Path) -> Asy
 async def _apply_sample(client: KubeClient, file_name: str, namespace: str) -> list[Obj]:
     """Creates every document of a sample file in ``namespace``; returns them."""
     await client.create(NAMESPACES, {"metadata": {"name": namespace}})
-    docs = [d for d in yaml.safe_load_all((SAMPLES / file_name).read_text()) if d]
+    docs = sample_docs(file_name)
     applied = []
     for doc in docs:
         if (doc.get("apiVersion"), doc["kind"]) in NOT_SERVED:

@@ -23,6 +23,7 @@ from rayop.kube.client import KubeClient
 from rayop.kube.errors import NotFound
 from rayop.kube.resources import PODS, RAY_CLUSTERS, SERVICES
 from rayop.testing import eventually
+from tests.kuberay_compat import needs_material, sample_names
 
 from .real_support import (
     GATED_SAMPLES,
@@ -42,11 +43,12 @@ pytestmark = [
     pytest.mark.real,
     pytest.mark.timeout(180, func_only=True),
     pytest.mark.asyncio(loop_scope="module"),
+    needs_material,
 ]
 
 REFUSED_SAMPLES = ["ray-cluster.mtls.yaml"]
 """Gated samples refused with their gate on here (mTLS: cert-manager is not served)."""
-SAMPLE_FILES = [f for f in eligible_samples() if f not in REFUSED_SAMPLES]
+SAMPLE_FILES = [f for f in sample_names(eligible_samples) if f not in REFUSED_SAMPLES]
 SAMPLE_OPTIONS = OperatorOptions(
     feature_gates=FeatureGates().with_overrides(dict.fromkeys(GATED_SAMPLES.values(), True))
 )

@@ -32,10 +32,11 @@ from rayop.kube.config import load_config
 from rayop.kube.resources import NAMESPACES, PODS, RAY_CLUSTERS, RAY_JOBS, RAY_SERVICES
 from rayop.sim.dashboard.head import DashboardConfig
 from rayop.testing import ALL_KINDS, eventually, open_operator, raycluster_converged
+from tests.kuberay_compat import samples_dir
 
 from .pod_network import PodNetwork
 from .ray_support import load_docs
-from .real_support import SAMPLES, kuberay_running, load_sample, unique_namespace, user_client
+from .real_support import kuberay_running, load_sample, unique_namespace, user_client
 
 pytestmark = [
     pytest.mark.real,
@@ -325,7 +326,7 @@ async def test_kuberay_stores_the_hashes_rayop_computes_for_every_sample(
 ) -> None:
     """KubeRay builds the clusters of every KubeRay sample; rayop's hash function reproduces
     each RayService cluster's and each head pod's stored hash."""
-    files = sorted(p.name for p in SAMPLES.glob("ray-*.yaml"))
+    files = sorted(p.name for p in samples_dir().glob("ray-*.yaml"))
     async with user_client(real_kubeconfig) as client:
         namespaces: dict[str, str] = {}
         services = 0

@@ -29,7 +29,6 @@ DEFAULT_RAY_ENV = (
     / "ray"
     / "2.60.0"
 )  # where scripts/ray-env installs it
-SAMPLES = Path(__file__).resolve().parents[3] / "shared" / "compat" / "kuberay-v1.7.0" / "samples"
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

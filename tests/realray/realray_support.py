@@ -19,7 +19,6 @@ from typing import Any
 from rayop.sim.nodes.processes.container_process import tree_pids
 
 KUBECTL = shutil.which("kubectl") or "kubectl"
-SAMPLES = Path(__file__).resolve().parents[3] / "shared" / "compat" / "kuberay-v1.7.0" / "samples"
 
 
 class Kubectl:

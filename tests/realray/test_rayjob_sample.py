@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from rayop.sim.nodes.processes.container_process import tree_pids
+from tests.kuberay_compat import samples_dir
 
-from .realray_support import SAMPLES, Kubectl, pod_pids, rayop_up, rss_bytes, stop
+from .realray_support import Kubectl, pod_pids, rayop_up, rss_bytes, stop
 
 pytestmark = pytest.mark.realray
 
@@ -21,10 +22,11 @@ pytestmark = pytest.mark.realray
 @pytest.fixture(scope="module")
 def up(tmp_path_factory: pytest.TempPathFactory, ray_env: str) -> Iterator[Kubectl]:
     """One ``rayop up --real-ray`` for the module, with ray-job.sample.yaml applied."""
+    sample = str(samples_dir() / "ray-job.sample.yaml")
     workdir = tmp_path_factory.mktemp("realray-job")
     with rayop_up(workdir, ray_env) as (proc, kubectl):
         start = time.monotonic()
-        kubectl.run("apply", "-f", str(SAMPLES / "ray-job.sample.yaml"))
+        kubectl.run("apply", "-f", sample)
         kubectl.wait_for("rayjob/rayjob-sample", ".status.jobStatus", "SUCCEEDED", timeout=360)
         print(f"\nray-job.sample.yaml: apply -> SUCCEEDED in {time.monotonic() - start:.1f} s")
         kubectl.wait_for("rayjob/rayjob-sample", ".status.jobDeploymentStatus", "Complete", 60)

@@ -4,16 +4,16 @@ status subresource and generation, printer columns, and removal."""
 from __future__ import annotations
 
 import functools
-from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
 import yaml
 
+from tests.kuberay_compat import crds_dir
+
 from .server_harness import Harness, open_harness
 
-CRDS = Path(__file__).resolve().parents[3] / "shared" / "compat" / "kuberay-v1.7.0" / "crds"
 CRD_PATH = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 RC = "/apis/ray.io/v1/namespaces/default/rayclusters"
 
@@ -49,7 +49,7 @@ def _cluster(name: str = "rc", **spec_extra: Any) -> dict[str, Any]:
 
 @functools.cache
 def _crd_text() -> bytes:
-    crd = yaml.load((CRDS / "ray.io_rayclusters.yaml").read_text(), Loader=yaml.CSafeLoader)
+    crd = yaml.load((crds_dir() / "ray.io_rayclusters.yaml").read_text(), Loader=yaml.CSafeLoader)
     return orjson.dumps(crd)
 
 

@@ -14,18 +14,15 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
+
+from tests.kuberay_compat import needs_material, samples_dir
 
 from .apiserver_process import kubectl_env, stop_apiserver
 
 KUBECTL = "/usr/bin/kubectl"
-SAMPLES = Path(__file__).resolve().parents[2].parent / "shared/compat/kuberay-v1.7.0/samples"
-
-pytestmark = pytest.mark.skipif(
-    not (SAMPLES / "ray-job.sample.yaml").exists(), reason="KubeRay's samples are not here"
-)
+pytestmark = needs_material
 
 
 class Kubectl:
@@ -64,7 +61,7 @@ def kubectl(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kubectl]:
         assert proc.stdout is not None
         assert proc.stdout.readline().startswith("rayop is up"), (workdir / "up.log").read_text()
         client = Kubectl(kubectl_env(kubeconfig, workdir))
-        client.run("apply", "-f", str(SAMPLES / "ray-job.sample.yaml"))
+        client.run("apply", "-f", str(samples_dir() / "ray-job.sample.yaml"))
         client.run(
             "wait",
             "--for=jsonpath={.status.jobStatus}=SUCCEEDED",

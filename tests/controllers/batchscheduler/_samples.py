@@ -2,24 +2,20 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, cast
-
-import yaml
 
 from rayop.kube.client import KubeClient
 from rayop.testing import FakeClient
+from tests.kuberay_compat import sample_docs
 
-SAMPLES = Path(__file__).resolve().parents[4] / "shared" / "compat" / "kuberay-v1.7.0" / "samples"
 Obj = dict[str, Any]
 
 
 def sample(file_name: str, kind: str) -> Obj:
     """The first object of ``kind`` in a KubeRay sample, with a namespace and a uid."""
-    with (SAMPLES / file_name).open() as f:
-        obj = next(d for d in yaml.safe_load_all(f) if d and d.get("kind") == kind)
+    obj = next(d for d in sample_docs(file_name) if d.get("kind") == kind)
     obj["metadata"].update(namespace="ns", uid="uid-owner")
-    return cast(Obj, obj)
+    return obj
 
 
 def client(api: FakeClient) -> KubeClient:

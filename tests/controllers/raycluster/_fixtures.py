@@ -1,13 +1,9 @@
-"""Shared fixtures: KubeRay sample RayClusters from ../shared, as the API server would return them."""
+"""Shared fixtures: KubeRay sample RayClusters (tests/kuberay_compat.py) as the API server returns them."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
-
-import pytest
-import yaml
 
 from rayop.api.raycluster import RayCluster, WorkerGroupSpec
 from rayop.controllers.config.options import OperatorOptions
@@ -15,16 +11,12 @@ from rayop.controllers.raycluster.pods import build_head_pod, build_worker_pod
 from rayop.controllers.raycluster.scaling import GroupPlan, plan_worker_group
 from rayop.controllers.raycluster.spec_hash import spec_hash
 from rayop.controllers.raycluster.status import calculate_status
-
-SAMPLES = Path(__file__).resolve().parents[4] / "shared" / "compat" / "kuberay-v1.7.0" / "samples"
+from tests.kuberay_compat import sample_docs
 
 
 def load_sample(name: str, *, namespace: str = "default", uid: str = "uid-1") -> dict[str, Any]:
     """Loads a RayCluster sample and adds the metadata the API server would set."""
-    if not SAMPLES.is_dir():
-        pytest.skip(f"KubeRay samples not found at {SAMPLES} (the ../shared checkout is missing)")
-    docs = [d for d in yaml.safe_load_all((SAMPLES / name).read_text()) if d]
-    cluster: dict[str, Any] = next(d for d in docs if d.get("kind") == "RayCluster")
+    cluster: dict[str, Any] = next(d for d in sample_docs(name) if d.get("kind") == "RayCluster")
     cluster["metadata"].update({"namespace": namespace, "uid": uid, "generation": 1})
     return cluster
 

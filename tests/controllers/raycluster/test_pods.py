@@ -8,6 +8,7 @@ import pytest
 
 from rayop.controllers.config.options import DEFAULT_OPTIONS, OperatorOptions
 from rayop.controllers.raycluster.services import build_head_service
+from tests.kuberay_compat import names_or_skip, samples_dir
 
 from ._fixtures import env_of, head_pod, load_sample, minimal_cluster, worker_pod
 
@@ -322,16 +323,14 @@ def test_builders_do_not_mutate_the_cluster() -> None:
 
 
 def _cluster_samples() -> list[str]:
-    from ._fixtures import SAMPLES
-
-    if not SAMPLES.is_dir():
-        return []
     return sorted(
-        p.name for p in SAMPLES.glob("ray-cluster*.yaml") if "kind: RayCluster" in p.read_text()
+        p.name
+        for p in samples_dir().glob("ray-cluster*.yaml")
+        if "kind: RayCluster" in p.read_text()
     )
 
 
-@pytest.mark.parametrize("sample", _cluster_samples())
+@pytest.mark.parametrize("sample", names_or_skip(_cluster_samples))
 def test_every_cluster_sample_builds(sample: str) -> None:
     cluster = load_sample(sample)
     head = head_pod(cluster, options=DEFAULT_OPTIONS)
