@@ -81,7 +81,11 @@ def main() -> int:
             at_one = next((c for c in checks if c["concurrency"] == 1), None)
             ready = {r["concurrency"]: r["seconds_until_all_ready"] for r in doc["results"]}
             wait = {r["concurrency"]: r["queue_wait_p99"] for r in doc["results"]}
-            summary[name] = {"expected": expected, "check": at_one, "ready": ready, "wait_p99": wait}
+            advice = {r["concurrency"]: r["advice"] for r in doc["results"]}
+            summary[name] = {
+                "expected": expected, "check": at_one, "ready": ready, "wait_p99": wait,
+                "advice": advice,
+            }  # fmt: skip
             agreed += bool(at_one and at_one["agrees"])
             said = "no verdict" if at_one is None else at_one["said"]
             limit = at_one["next_limit"] if at_one else None

@@ -22,7 +22,7 @@
 - name: ray-operator-concurrency.alerts
   rules:
   - alert: RayOperatorWorkersSaturated
-    expr: (controller:workers_saturated:avg10m >= 0.8 and on (job, instance, controller) (controller:workqueue_wait_seconds:p99_10m >= 1 or controller:workqueue_depth:deriv10m_per_minute > 1)) unless on (job, instance) (instance:rest_client_throttle_seconds:mean5m >= 0.05 or (instance:rest_client_latency_seconds:mean5m >= 1.5 * min_over_time(instance:rest_client_latency_seconds:mean5m[1h]) and instance:rest_client_latency_seconds:mean5m - min_over_time(instance:rest_client_latency_seconds:mean5m[1h]) >= 0.02) or instance:rest_client_request_seconds:p99_5m > 1) unless on (job, instance, controller) (controller:reconcile_errors:share10m >= 0.1)
+    expr: (controller:workers_saturated:avg10m >= 0.8 and on (job, instance, controller) (controller:workqueue_wait_seconds:p99_10m >= 1 or controller:workqueue_depth:deriv10m_per_minute > 1)) unless on (job, instance) (instance:rest_client_throttle_seconds:mean5m >= 0.05 or (instance:rest_client_throttle_seconds:mean5m >= 0.01 and instance:rest_client_throttle_seconds:mean5m >= instance:rest_client_latency_seconds:mean5m) or (instance:rest_client_latency_seconds:mean5m >= 1.5 * min_over_time(instance:rest_client_latency_seconds:mean5m[1h]) and instance:rest_client_latency_seconds:mean5m - min_over_time(instance:rest_client_latency_seconds:mean5m[1h]) >= 0.02) or instance:rest_client_request_seconds:p99_5m > 1) unless on (job, instance, controller) (controller:reconcile_errors:share10m >= 0.1)
     for: 10m
     labels:
       severity: info
@@ -30,7 +30,7 @@
       summary: '{{ "{{" }} $labels.controller {{ "}}" }}: workers saturated with a backlog and a calm API; raise --reconcile-concurrency'
       description: All workers busy {{ "{{" }} $value | humanizePercentage {{ "}}" }} of the last 10m with queued work, and no API throttling, slowdown or error rise. `rayop advise` says to what.
   - alert: RayOperatorMoreWorkersWouldContend
-    expr: (controller:workers_saturated:avg10m >= 0.8 and on (job, instance, controller) (controller:workqueue_wait_seconds:p99_10m >= 1 or controller:workqueue_depth:deriv10m_per_minute > 1)) and on (job, instance) (instance:rest_client_throttle_seconds:mean5m >= 0.05 or (instance:rest_client_latency_seconds:mean5m >= 1.5 * min_over_time(instance:rest_client_latency_seconds:mean5m[1h]) and instance:rest_client_latency_seconds:mean5m - min_over_time(instance:rest_client_latency_seconds:mean5m[1h]) >= 0.02) or instance:rest_client_request_seconds:p99_5m > 1)
+    expr: (controller:workers_saturated:avg10m >= 0.8 and on (job, instance, controller) (controller:workqueue_wait_seconds:p99_10m >= 1 or controller:workqueue_depth:deriv10m_per_minute > 1)) and on (job, instance) (instance:rest_client_throttle_seconds:mean5m >= 0.05 or (instance:rest_client_throttle_seconds:mean5m >= 0.01 and instance:rest_client_throttle_seconds:mean5m >= instance:rest_client_latency_seconds:mean5m) or (instance:rest_client_latency_seconds:mean5m >= 1.5 * min_over_time(instance:rest_client_latency_seconds:mean5m[1h]) and instance:rest_client_latency_seconds:mean5m - min_over_time(instance:rest_client_latency_seconds:mean5m[1h]) >= 0.02) or instance:rest_client_request_seconds:p99_5m > 1)
     for: 10m
     labels:
       severity: info

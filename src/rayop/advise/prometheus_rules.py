@@ -6,9 +6,9 @@ chart), so the rules, ``rayop advise`` and ``rayop bench`` cannot disagree on a 
 
 - ``RayOperatorWorkersSaturated``: a controller's workers were all busy in 80 % of the last
   10 minutes, its queue wait p99 reached 1 s or its queue grew, and the API was calm (no
-  token-bucket wait of 50 ms a request, no latency rise of 1.5x and 20 ms above its lowest of
-  the last hour, p99 within the 1 s SLO) with errors under 10 %: raise
-  ``--reconcile-concurrency``.
+  token-bucket wait of 50 ms a request, or of 10 ms and more than the server's latency; no
+  latency rise of 1.5x and 20 ms above its lowest of the last hour; p99 within the 1 s SLO)
+  with errors under 10 %: raise ``--reconcile-concurrency``.
 - ``RayOperatorMoreWorkersWouldContend``: saturated the same way, but the client's token bucket
   or the API server is the limit: more workers would add contention.
 
@@ -102,6 +102,7 @@ def _api_limits() -> str:
     base = f"min_over_time({LATENCY}[{BASE}])"
     return (
         f"{THROTTLE} >= {rules.THROTTLE_WAIT_LIMIT:g}"
+        f" or ({THROTTLE} >= {rules.THROTTLE_WAIT_FLOOR:g} and {THROTTLE} >= {LATENCY})"
         f" or ({LATENCY} >= {rules.LATENCY_RISE_RATIO:g} * {base}"
         f" and {LATENCY} - {base} >= {rules.LATENCY_RISE_FLOOR:g})"
         f" or {P99} > {rules.API_P99_SLO_SECONDS:g}"

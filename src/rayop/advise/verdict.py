@@ -7,7 +7,9 @@ The rule, in order (thresholds from :mod:`rayop.runtime.concurrency.rules`, the 
    process restarted), fewer than ``MIN_SCRAPES`` scrapes, or fewer than ``MIN_PASSES``
    reconciles (an idle operator). Never a guess.
 2. **The client's token bucket first.** A mean token-bucket wait per request of 50 ms or more,
-   or one that grew over the window: more workers would only queue at the bucket; raise
+   or of 10 ms and at least the API server's own latency (requests spend more time in the bucket
+   than at the server), or one that grew over the window: more workers would only queue at the
+   bucket; raise
    ``--qps``/``--burst`` first (keep; lower when the workers are not saturated and more than one
    runs, since they gain nothing).
 3. **A slow or slowing API**: the API latency (throttling excluded) rose over the window, or
@@ -96,7 +98,7 @@ def cannot_tell(controller: str, workers: int, why: str) -> Verdict:
 
 
 def _throttled(c: ClientEvidence) -> bool:
-    return (c.throttle_mean or 0.0) >= rules.THROTTLE_WAIT_LIMIT or rules.throttle_rose(
+    return rules.throttled(c.throttle_mean, c.latency_mean) or rules.throttle_rose(
         c.throttle_first_half, c.throttle_second_half
     )
 

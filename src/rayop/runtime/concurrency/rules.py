@@ -32,6 +32,9 @@ the API server, more workers would add to the queue (the adaptive law grows only
 THROTTLE_WAIT_LIMIT = 0.05
 """A mean token-bucket wait per request of 50 ms or more: the client's ``--qps``/``--burst``
 limit the operator, whatever the workers do."""
+THROTTLE_WAIT_FLOOR = 0.01
+"""... and so does a wait of 10 ms or more that is at least the API server's own latency: the
+requests spend more of their time in the client's token bucket than at the server."""
 API_P99_SLO_SECONDS = 1.0
 """The Kubernetes API call latency SLO: p99 at most 1 s (throttling excluded)."""
 ERRORS_RISE_RATIO = 2.0
@@ -68,6 +71,16 @@ def api_queueing(latency: float | None, base: float | None) -> bool:
     if latency is None or base is None:
         return False
     return latency >= base * LATENCY_RATIO_QUEUED and latency - base >= LATENCY_RISE_FLOOR
+
+
+def throttled(wait: float | None, latency: float | None) -> bool:
+    """Tells whether the client's token bucket limits the operator (mean wait per request
+    ``wait``; ``latency`` is the mean request latency with the wait taken out)."""
+    if wait is None:
+        return False
+    if wait >= THROTTLE_WAIT_LIMIT:
+        return True
+    return wait >= THROTTLE_WAIT_FLOOR and wait >= (latency or 0.0)
 
 
 def throttle_rose(before: float | None, after: float | None) -> bool:
