@@ -40,7 +40,7 @@ API_P99_SLO_SECONDS = 1.0
 ERRORS_RISE_RATIO = 2.0
 ERRORS_RISE_FLOOR = 0.05
 """Reconcile errors "rise" when their share of reconciles doubles and grows by 5 points (a few
-routine 409s on status writes, KubeRay #745, do not veto a raise)."""
+routine 409s on status writes, which controllers see in normal operation, do not veto a raise)."""
 ERRORS_HIGH = 0.1
 """A reconcile error share of 10 % or more: find why before adding workers."""
 PASS_TIME_RISE_RATIO = 1.5
