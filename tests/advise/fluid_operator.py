@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from prometheus_client import CollectorRegistry, Gauge
+from prometheus_client import CollectorRegistry, Counter, Gauge
 
 from rayop.advise.evidence import Scrape
 from rayop.advise.exposition import Snapshot
@@ -32,6 +32,8 @@ class Load:
     throttle_seconds: float = 0.0
     error_share: float = 0.0
     requests_per_pass: int = 2
+    cpu_seconds: float = 0.0
+    """CPU seconds the operator's process spends each second (process_cpu_seconds_total)."""
 
 
 @dataclass
@@ -57,6 +59,7 @@ class FluidOperator:
         self.queue_depth = self.metrics.workqueue_depth.labels(priority="", **labels)
         marker = "rayop_events_unsent_total" if self.flavour == "rayop" else "go_info"
         Gauge(marker, "who exports these series", registry=self.registry).set(1)
+        self.cpu = Counter("process_cpu_seconds", "CPU seconds", registry=self.registry)
         self._errors_owed = 0.0
         self._passes_owed = 0.0
 
@@ -68,6 +71,7 @@ class FluidOperator:
         wait = self.depth / capacity if capacity else 0.0
         self.depth = waiting - served
         self.adds.inc(load.arrivals)
+        self.cpu.inc(load.cpu_seconds)
         self.queue_depth.set(self.depth)
         busy = self.workers if self.depth > 0 else min(self.workers, served * load.pass_seconds)
         self.series.active_workers.set(math.ceil(busy - 1e-9))

@@ -109,3 +109,14 @@ def test_the_rules_scenarios_get_their_verdict(scenario: Scenario) -> None:
     window = op.run(list(scenario.loads), every=15)
     (v,) = advise(identify(window[0].snapshot, source="model"), "model", window).verdicts
     assert (v.action, v.next_limit) == (scenario.verdict, scenario.next_limit), v.reasons
+
+
+def test_a_cpu_bound_rayop_keeps_and_a_kuberay_of_unknown_cores_is_not_judged_on_cpu() -> None:
+    busy_cpu = [Load(arrivals=20, cpu_seconds=0.95)] * SECONDS
+    (v,) = _advice(FluidOperator(workers=1), busy_cpu).verdicts
+    assert (v.action, v.next_limit) == ("keep", "cpu")
+    assert "used 0.95 of the 1 core(s)" in v.reasons[1]
+    (v,) = _advice(FluidOperator(workers=1, flavour="KubeRay"), busy_cpu).verdicts
+    assert (v.action, v.next_limit) == ("raise", "concurrency")
+    (v,) = _advice(FluidOperator(workers=1), [Load(arrivals=20, cpu_seconds=0.5)] * 60).verdicts
+    assert v.action == "raise"

@@ -74,7 +74,7 @@ def advise(operator: Operator, source: str, window: Sequence[Scrape]) -> Advice:
                 )
             )
         else:
-            verdicts.append(decide(controller_evidence(name, window), client))
+            verdicts.append(decide(controller_evidence(name, window), client, operator.cores))
     return Advice(
         operator=operator,
         source=source,

@@ -186,6 +186,8 @@ class ClientEvidence:
     throttle_first_half: float | None
     throttle_second_half: float | None
     verbs: tuple[VerbLatency, ...]
+    cores_used: float | None = None
+    """process_cpu_seconds_total per second over the window (None: not exported)."""
 
 
 def server_latency(before: Snapshot, after: Snapshot) -> float | None:
@@ -272,4 +274,14 @@ def client_evidence(window: Sequence[Scrape]) -> ClientEvidence:
         throttle_first_half=throttle_wait(first, mid),
         throttle_second_half=throttle_wait(mid, last),
         verbs=tuple(per_verb),
+        cores_used=_cores_used(window),
     )
+
+
+def _cores_used(window: Sequence[Scrape]) -> float | None:
+    first, last = window[0].snapshot, window[-1].snapshot
+    seconds = window[-1].t - window[0].t
+    name = "process_cpu_seconds_total"
+    if seconds <= 0 or not any(n == name for n, _ in last.samples):
+        return None
+    return (last.total(name) - first.total(name)) / seconds

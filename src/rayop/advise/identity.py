@@ -25,6 +25,10 @@ class Operator:
     name: str
     """"rayop" or "KubeRay"."""
     controllers: tuple[str, ...]
+    cores: float | None = None
+    """The cores its reconciles can use at once: 1 for rayop (CPython runs Python code on one
+    core at a time); None for KubeRay (a Go process runs on every core it is given, and how many
+    that is does not show in its metrics)."""
 
 
 def controllers(snapshot: Snapshot) -> tuple[str, ...]:
@@ -55,7 +59,7 @@ def identify(snapshot: Snapshot, *, source: str) -> Operator:
         )
     names = {name for name, _ in snapshot.samples}
     if any(n.startswith("rayop_") for n in names):
-        return Operator("rayop", found)
+        return Operator("rayop", found, cores=1.0)
     if "go_info" in names:
         return Operator("KubeRay", found)
     raise AdviseInputError(

@@ -19,6 +19,8 @@ The rule, in order (thresholds from :mod:`rayop.runtime.concurrency.rules`, the 
    contention (keep; lower by half when saturated, as the adaptive law's multiplicative decrease
    does).
 4. **Errors**: a reconcile error share of 10 % or more: find why before adding workers (keep).
+   **CPU**: saturated while the operator's process used 90 % of the cores its reconciles can
+   run on (rayop: one, the interpreter's), more workers share the same core (keep).
 5. **Saturated with a backlog and a calm API: raise.** To the workers the arrivals need at 80 %
    busy (Little's law: arrivals per second x mean pass time / 0.8), at least one more and at
    most twice the present number (the adaptive law's slow start doubles at most).
@@ -52,7 +54,8 @@ class Verdict:
     """The number to move to (raise and lower only)."""
     reasons: tuple[str, ...]
     next_limit: str | None = None
-    """"qps" (the client token bucket), "api-server", "errors", "concurrency" or None."""
+    """"qps" (the client token bucket), "api-server", "errors", "cpu" (the operator's own
+    process), "concurrency" or None."""
 
     @property
     def headline(self) -> str:
@@ -116,8 +119,9 @@ def _needed(e: ControllerEvidence) -> int:
     return min(2 * e.workers, max(e.workers + 1, math.ceil(demand)))
 
 
-def decide(e: ControllerEvidence, c: ClientEvidence) -> Verdict:
-    """Returns the verdict on controller ``e`` given the client's evidence ``c``."""
+def decide(e: ControllerEvidence, c: ClientEvidence, cores: float | None = None) -> Verdict:
+    """Returns the verdict on controller ``e`` given the client's evidence ``c`` and the cores
+    the operator's reconciles can use (None: unknown)."""
     name, n = e.controller, e.workers
     if e.scrapes < MIN_SCRAPES:
         return cannot_tell(name, n, f"only {e.scrapes} scrapes: widen --window")
@@ -151,6 +155,12 @@ def decide(e: ControllerEvidence, c: ClientEvidence) -> Verdict:
     if e.error_share >= rules.ERRORS_HIGH:
         why = f"reconcile errors are {e.error_share:.0%} of passes: find why before adding workers"
         return Verdict(name, "keep", n, None, (state, why), "errors")
+    if busy and rules.cpu_bound(c.cores_used, cores):
+        why = (
+            f"the operator's process used {c.cores_used:.2f} of the {cores:g} core(s) its "
+            "reconciles can run on: it is CPU-bound, more workers would share the same core"
+        )
+        return Verdict(name, "keep", n, None, (state, why), "cpu")
     if busy:
         to = _needed(e)
         why = (

@@ -46,6 +46,8 @@ ERRORS_HIGH = 0.1
 PASS_TIME_RISE_RATIO = 1.5
 PASS_TIME_RISE_FLOOR = 0.02
 """Reconcile time "rose" when its p50 grew by 1.5x and 20 ms."""
+CPU_SATURATED = 0.9
+"""A process using 90 % of the cores it can run on is CPU-bound: more workers share them."""
 TARGET_UTILISATION = 0.8
 """The busy share a raise aims for: workers = arrivals per second x mean pass time / 0.8."""
 
@@ -96,3 +98,9 @@ def errors_rose(before: float, after: float) -> bool:
 def pass_time_rose(before: float | None, after: float | None) -> bool:
     """Tells whether the reconcile time p50 rose from ``before`` to ``after``."""
     return rose(before, after, PASS_TIME_RISE_RATIO, PASS_TIME_RISE_FLOOR)
+
+
+def cpu_bound(cores_used: float | None, cores: float | None) -> bool:
+    """Tells whether a process using ``cores_used`` of the ``cores`` it can run on is CPU-bound
+    (False when either is unknown)."""
+    return cores_used is not None and cores is not None and cores_used >= CPU_SATURATED * cores
