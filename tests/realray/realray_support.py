@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -17,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from rayop.sim.nodes.processes.container_process import tree_pids
+from tests.sim.up_process import stop_up
 
 KUBECTL = shutil.which("kubectl") or "kubectl"
 
@@ -94,18 +94,9 @@ def rayop_up(workdir: Path, ray_env: str) -> Iterator[tuple[subprocess.Popen[str
         stop(proc)
 
 
-def stop(proc: subprocess.Popen[str], timeout: float = 90) -> int | None:
+def stop(proc: subprocess.Popen[str], timeout: float = 90) -> int:
     """Sends SIGINT (Ctrl-C) and waits for the exit (killing it after ``timeout``)."""
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-    if proc.stdout is not None:
-        proc.stdout.close()
-    return proc.returncode
+    return stop_up(proc, timeout)
 
 
 def pod_pids(uid: str) -> list[int]:
