@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import orjson
 import pytest
 from typer.testing import CliRunner
 
@@ -84,3 +85,47 @@ def test_a_bad_before_file_is_one_line_and_exit_2(tmp_path: Path) -> None:
     )
     with pytest.raises(AdviseInputError, match="no such file"):
         load(tmp_path / "missing.json")
+
+
+def test_two_saved_windows_compare_offline_with_before_and_after(tmp_path: Path) -> None:
+    before, after = tmp_path / "c1.json", tmp_path / "c2.json"
+    save(before, Operator("rayop", CONTROLLERS), "rayop bench", _window(1, Load(arrivals=20)))
+    save(after, Operator("rayop", CONTROLLERS), "rayop bench", _window(3, Load(arrivals=20)))
+    result = CliRunner().invoke(
+        app, ["advise", "--before", str(before), "--after", str(after), "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    doc = orjson.loads(result.output)
+    expected = compare(load(before)[2], load(after)[2], CONTROLLERS)
+    assert doc["comparison"]["verdict"] == expected.verdict == "keep"
+    assert [v["controller"] for v in doc["controllers"]] == ["raycluster"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--after", "a.json"], "--after needs --before (the window to compare it with)"),
+        (
+            ["--after", "a.json", "--before", "b.json", "--metrics-url", "http://x/m"],
+            "--after reads a saved window: give it instead of --metrics-url/--prometheus",
+        ),
+    ],
+)
+def test_after_is_refused_without_before_or_beside_a_live_read(
+    args: list[str], message: str
+) -> None:
+    result = CliRunner().invoke(app, ["advise", *args])
+    assert result.exit_code == 2
+    assert result.output.strip() == f"rayop advise: {message}"
+
+
+def test_a_bad_after_file_is_named_as_after(tmp_path: Path) -> None:
+    good = tmp_path / "c1.json"
+    save(good, Operator("rayop", CONTROLLERS), "x", _window(1, Load(arrivals=20), 60))
+    result = CliRunner().invoke(
+        app, ["advise", "--before", str(good), "--after", str(tmp_path / "missing.json")]
+    )
+    assert result.exit_code == 2
+    assert (
+        result.output.strip() == f"rayop advise: --after {tmp_path / 'missing.json'}: no such file"
+    )

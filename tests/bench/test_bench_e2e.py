@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from rayop.advise.window_file import load
 from rayop.bench.results import ConcurrencyResult
 from rayop.cli import app
 
@@ -21,7 +22,7 @@ def test_small_bench_reports_every_figure_per_concurrency_and_no_duplicate_pods(
     out, html = tmp_path / "bench.json", tmp_path / "bench.html"
     args = (
         "bench --clusters 3 --workers 2 --concurrency 1,2 --pod-start-delay 0.2 --in-process "
-        f"--timeout 60 --json {out} --report {html}"
+        f"--timeout 60 --json {out} --report {html} --advise-windows {tmp_path / 'windows'}"
     )
     result = CliRunner().invoke(app, args.split())
     assert result.exit_code == 0, result.output
@@ -56,6 +57,9 @@ def test_small_bench_reports_every_figure_per_concurrency_and_no_duplicate_pods(
     advice = doc["recommendation"]
     assert advice["concurrency"] in (1, 2) and advice["reasons"]
     assert "2 against 1: all ready" in advice["text"]
+    for value in (1, 2):  # each run's measured phase, as `rayop advise --save` writes it
+        operator, source, scrapes = load(tmp_path / "windows" / f"c{value}.json")
+        assert (operator.name, source) == ("rayop", "rayop bench") and scrapes
     page = html.read_text()
     assert page.count("data:image/png;base64,") == 2
     assert "concurrency 2" in page

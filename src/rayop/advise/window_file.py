@@ -36,8 +36,8 @@ def save(path: Path, operator: Operator, source: str, window: list[Scrape]) -> N
     path.write_bytes(orjson.dumps(doc))
 
 
-def load(path: Path) -> tuple[Operator, str, list[Scrape]]:
-    """Reads a window written by :func:`save`.
+def load(path: Path, *, flag: str = "--before") -> tuple[Operator, str, list[Scrape]]:
+    """Reads a window written by :func:`save` (``flag`` names the option in errors).
 
     Raises:
         AdviseInputError: the file is missing or is not a saved window.
@@ -45,11 +45,11 @@ def load(path: Path) -> tuple[Operator, str, list[Scrape]]:
     try:
         doc: Any = orjson.loads(path.read_bytes())
     except FileNotFoundError as exc:
-        raise AdviseInputError(f"--before {path}: no such file") from exc
+        raise AdviseInputError(f"{flag} {path}: no such file") from exc
     except orjson.JSONDecodeError as exc:
-        raise AdviseInputError(f"--before {path}: not JSON ({exc})") from exc
+        raise AdviseInputError(f"{flag} {path}: not JSON ({exc})") from exc
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-        raise AdviseInputError(f"--before {path}: not a window saved by rayop advise --save")
+        raise AdviseInputError(f"{flag} {path}: not a window saved by rayop advise --save")
     scrapes = [
         Scrape(
             float(s["t"]),

@@ -8,6 +8,8 @@ Modules and subpackages:
 - ``environment``: where a bench run happens: the API server (fresh embedded, or an existing
   cluster) and the operator under test (rayop in this process, or an external one read through its
   metrics URL).
+- ``launched_operator``: an operator binary the bench starts itself for every run
+  (``--operator-command``).
 - ``latency_step``: slows the embedded API server down in the middle of a measured phase
   (``--api-latency-step``).
 - ``metrics``: reads Prometheus series for the bench: snapshots, histogram quantiles and sampled

@@ -55,6 +55,9 @@ class ServerSettings:
     api_service_slots: int | None = None
     """How many requests the API latency serves at once (None: all; see ``--service-slots``)."""
     seed: int = 0
+    tls: bool = False
+    """Serve HTTPS (client-go sends a bearer token over HTTPS only, so an operator the bench
+    launches, KubeRay say, needs it)."""
 
 
 def normalize_verb(verb: str) -> str:
@@ -92,6 +95,10 @@ class ControlPlane(Protocol):
     async def request_counts(self, client: KubeClient) -> RequestCounts:
         """Returns the requests served so far (empty when the server does not say)."""
 
+    def kubeconfig_file(self, directory: Path) -> Path:
+        """Returns a kubeconfig file for the server (written into ``directory`` if need be), for
+        an operator the bench starts as a process of its own."""
+
 
 class InProcessControlPlane:
     """The embedded control plane in this event loop."""
@@ -118,6 +125,7 @@ class InProcessControlPlane:
                 seed=settings.seed,
             ),
             faults=self._faults,
+            tls=settings.tls,
         )
         self.config = KubeConfig.for_server("http://127.0.0.1", token="")
 
@@ -127,11 +135,19 @@ class InProcessControlPlane:
 
     async def __aenter__(self) -> InProcessControlPlane:
         await self._cp.start()
-        self.config = KubeConfig.for_server(self._cp.url, token=self._cp.token)
+        if self._cp.tls:
+            self.config = await load_kubeconfig(self._cp.kubeconfig_path)
+        else:
+            self.config = KubeConfig.for_server(self._cp.url, token=self._cp.token)
         return self
 
     async def __aexit__(self, *exc: object) -> None:
         await self._cp.stop()
+
+    def kubeconfig_file(self, directory: Path) -> Path:
+        """Returns the kubeconfig the plane wrote (``directory`` is not needed)."""
+        del directory
+        return Path(self._cp.kubeconfig_path)
 
     async def request_counts(self, client: KubeClient) -> RequestCounts:
         """Reads the audit (no request is made)."""
@@ -165,12 +181,19 @@ class SubprocessControlPlane:
         self._settings = settings
         self._proc: asyncio.subprocess.Process | None = None
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
+        self._kubeconfig: Path | None = None
         self.config = KubeConfig.for_server("http://127.0.0.1", token="")
+
+    def kubeconfig_file(self, directory: Path) -> Path:
+        """Returns the kubeconfig ``rayop apiserver`` wrote (``directory`` is not needed)."""
+        del directory
+        assert self._kubeconfig is not None, "the plane is not running"
+        return self._kubeconfig
 
     def _command(self, kubeconfig: Path) -> list[str]:
         s = self._settings
         cmd = [
-            sys.executable, "-m", "rayop", "apiserver", "--no-tls",
+            sys.executable, "-m", "rayop", "apiserver", *([] if s.tls else ["--no-tls"]),
             "--kubeconfig-out", str(kubeconfig), "--seed", str(s.seed),
             "--pod-pending-delay", "0", "--pod-running-delay", str(s.pod_start_delay),
             "--pod-ready-delay", "0", "--watch-delay", str(s.watch_lag),
@@ -185,7 +208,7 @@ class SubprocessControlPlane:
 
     async def __aenter__(self) -> SubprocessControlPlane:
         self._tmp = tempfile.TemporaryDirectory(prefix="rayop-bench-")
-        kubeconfig = Path(self._tmp.name) / "kubeconfig.yaml"
+        kubeconfig = self._kubeconfig = Path(self._tmp.name) / "kubeconfig.yaml"
         log_path = Path(self._tmp.name) / "apiserver.log"
         with log_path.open("wb") as log_file:
             self._proc = await asyncio.create_subprocess_exec(
@@ -198,6 +221,9 @@ class SubprocessControlPlane:
         if not await self._proc.stdout.readline():
             tail = log_path.read_text(errors="replace").strip().splitlines()[-5:]
             raise RuntimeError("rayop apiserver exited before it was ready:\n" + "\n".join(tail))
+        if self._settings.tls:
+            self.config = await load_kubeconfig(str(kubeconfig))
+            return self
         doc = yaml.safe_load(kubeconfig.read_text())
         self.config = KubeConfig.for_server(
             doc["clusters"][0]["cluster"]["server"], token=doc["users"][0]["user"]["token"]
@@ -237,6 +263,11 @@ class ExistingCluster:
     def __init__(self, kubeconfig: str) -> None:
         self._path = kubeconfig
         self.config = KubeConfig.for_server("http://127.0.0.1", token="")
+
+    def kubeconfig_file(self, directory: Path) -> Path:
+        """Returns the kubeconfig the bench was given."""
+        del directory
+        return Path(self._path)
 
     async def __aenter__(self) -> ExistingCluster:
         self.config = await load_kubeconfig(self._path)

@@ -19,6 +19,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import psutil
@@ -28,6 +29,7 @@ from rayop.advise.errors import AdviseInputError
 from rayop.advise.evidence import Scrape, server_latency
 from rayop.advise.exposition import Snapshot
 from rayop.advise.identity import identify
+from rayop.advise.window_file import save as save_window
 from rayop.bench.environment import (
     ControlPlane,
     ExistingCluster,
@@ -40,6 +42,7 @@ from rayop.bench.environment import (
     SubprocessControlPlane,
 )
 from rayop.bench.latency_step import LatencyStep, reduction_after
+from rayop.bench.launched_operator import LaunchedOperator, OperatorCommand
 from rayop.bench.metrics import (
     WorkerSample,
     busy_fraction,
@@ -91,6 +94,11 @@ class BenchConfig:
     """Set to observe an external operator instead of running rayop's."""
     external_operator_pid: int | None = None
     """The external operator's process id, for its CPU seconds and peak RSS."""
+    operator_command: OperatorCommand | None = None
+    """Set to start this operator (KubeRay, say) for every run instead of rayop's."""
+    advise_windows: Path | None = None
+    """Save each run's measured phase here as a ``rayop advise --save`` window
+    (``c<N>.json``; ``c<N>-r<K>.json`` for repeats), to compare with ``--before``/``--after``."""
     keep_objects: bool = False
     """On an existing cluster, leave the run's namespace and objects in place (an idle phase
     measured after the run needs them); else the namespace is deleted at the end."""
@@ -197,6 +205,16 @@ def _operator(
 ) -> OperatorUnderTest:
     if config.external_metrics_url:
         return ExternalOperator(config.external_metrics_url, pid=config.external_operator_pid)
+    if config.operator_command is not None:
+        if adaptive:
+            raise ValueError("--operator-command runs fixed --reconcile-concurrency values only")
+        return LaunchedOperator(
+            config.operator_command,
+            cp.kubeconfig_file,
+            concurrency=concurrency,
+            qps=config.qps,
+            burst=config.burst,
+        )
     settings = OperatorSettings(
         reconcile_concurrency=1 if adaptive else concurrency,
         adaptive_concurrency=adaptive,
@@ -360,6 +378,11 @@ async def _measure(
         timed_out=timed_out,
     )
     result = dataclasses.replace(result, advice=_advice(operator.controller, sampler.scrapes))
+    if config.advise_windows is not None:
+        if sampler.scrapes:
+            _save_window(config.advise_windows, concurrency, sampler.scrapes)
+        else:
+            result.notes.append("no advise window saved: the measured phase had no scrape")
     slowed_at: float | None = None
     if stepped and step is not None:
         result.notes.append(step.note)
@@ -389,6 +412,25 @@ def _advice(controller: str, scrapes: list[Scrape]) -> dict[str, Any] | None:
         if verdict.controller == controller:
             return verdict.to_json()
     return None
+
+
+def window_path(directory: Path, concurrency: int | str, repeat: int = 0) -> Path:
+    """Where ``--advise-windows`` puts one run's window."""
+    return directory / (f"c{concurrency}-r{repeat + 1}.json" if repeat else f"c{concurrency}.json")
+
+
+def _save_window(directory: Path, concurrency: int, scrapes: list[Scrape]) -> None:
+    """Writes the measured phase's scrapes as an advise window (the next free repeat name).
+
+    Raises:
+        AdviseInputError: the scrapes name no operator advise knows (the run is not one).
+    """
+    directory.mkdir(parents=True, exist_ok=True)
+    repeat = 0
+    while window_path(directory, concurrency, repeat).exists():
+        repeat += 1
+    operator = identify(scrapes[-1].snapshot, source="the bench's scrapes")
+    save_window(window_path(directory, concurrency, repeat), operator, "rayop bench", scrapes)
 
 
 def operator_cpu_seconds(operator: OperatorUnderTest) -> float | None:

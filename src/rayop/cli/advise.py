@@ -112,6 +112,13 @@ def advise(
         str | None,
         typer.Option(help="With --prometheus: the window before the change ends here."),
     ] = None,
+    after: Annotated[
+        Path | None,
+        typer.Option(
+            help="With --before: compare against this saved window instead of reading one "
+            "(both written by --save or `rayop bench --advise-windows`).",
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the advice as JSON.")] = False,
 ) -> None:
     """Read a running operator's metrics (its /metrics endpoint over a window, or its history in
@@ -126,8 +133,13 @@ def advise(
     from rayop.advise.window_file import load
     from rayop.advise.window_file import save as save_window
 
-    if (metrics_url is None) == (prometheus is None):
-        _fail("give exactly one of --metrics-url and --prometheus")
+    if after is not None:
+        if metrics_url is not None or prometheus is not None:
+            _fail("--after reads a saved window: give it instead of --metrics-url/--prometheus")
+        if before is None:
+            _fail("--after needs --before (the window to compare it with)")
+    elif (metrics_url is None) == (prometheus is None):
+        _fail("give exactly one of --metrics-url and --prometheus (or --before and --after)")
     if (before_start is None) != (before_end is None):
         _fail("give both --before-start and --before-end")
     if before_start is not None and (prometheus is None or before is not None):
@@ -137,7 +149,10 @@ def advise(
     try:
         if before is not None:
             earlier = load(before)[2]
-        if metrics_url is not None:
+        if after is not None:
+            saved_operator, source, saved = load(after, flag="--after")
+            read = (saved_operator, saved)
+        elif metrics_url is not None:
             if interval > window:
                 _fail(f"--interval {interval:g} is longer than --window {window:g}")
             source = metrics_url

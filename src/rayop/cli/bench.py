@@ -120,6 +120,21 @@ def bench(
         int | None,
         typer.Option(help="The external operator's process id (for its CPU seconds and RSS)."),
     ] = None,
+    operator_command: Annotated[
+        str | None,
+        typer.Option(
+            help="Start this operator (KubeRay, say) for every run instead of rayop: a command "
+            "line with {kubeconfig}, {concurrency}, {metrics_port}, {qps} and {burst} filled "
+            "in per run.",
+        ),
+    ] = None,
+    advise_windows: Annotated[
+        Path | None,
+        typer.Option(
+            help="Save each run's measured phase into this folder as a `rayop advise --save` "
+            "window (c<N>.json), to compare two runs with `rayop advise --before A --after B`.",
+        ),
+    ] = None,
     timeout: Annotated[float, typer.Option(help="Seconds allowed per concurrency value.")] = 600.0,
     keep_objects: Annotated[
         bool,
@@ -144,6 +159,18 @@ def bench(
     if external_operator and not kubeconfig:
         raise typer.BadParameter("--external-operator needs --kubeconfig (the operator's cluster)")
     from rayop.bench.latency_step import LatencyStep
+    from rayop.bench.launched_operator import OperatorCommand
+
+    launched = None
+    if operator_command is not None:
+        if external_operator:
+            raise typer.BadParameter(
+                "--operator-command and --external-operator exclude each other"
+            )
+        try:
+            launched = OperatorCommand.parse(operator_command)
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc)) from exc
 
     try:
         step = LatencyStep.parse(api_latency_step) if api_latency_step is not None else None
@@ -162,6 +189,8 @@ def bench(
     values, auto = parse_concurrency(concurrency)
     if external_operator:
         values, auto = values[:1], False
+    if launched is not None and auto:
+        raise typer.BadParameter("--operator-command runs fixed --concurrency values, not auto")
     config = BenchConfig(
         scenario=ScenarioSpec(
             kind=scenario,
@@ -177,8 +206,12 @@ def bench(
         repeat=repeat,
         latency_step=step,
         server=ServerSettings(
-            pod_start_delay=pod_start_delay, api_latency=api_latency, watch_lag=watch_lag,
-            api_service_slots=api_service_slots, seed=seed,
+            pod_start_delay=pod_start_delay,
+            api_latency=api_latency,
+            watch_lag=watch_lag,
+            api_service_slots=api_service_slots,
+            seed=seed,
+            tls=launched is not None,
         ),
         qps=qps,
         burst=burst,
@@ -187,6 +220,8 @@ def bench(
         in_process=in_process,
         external_metrics_url=external_metrics_url if external_operator else None,
         external_operator_pid=external_operator_pid if external_operator else None,
+        operator_command=launched,
+        advise_windows=advise_windows,
         timeout=timeout,
         keep_objects=keep_objects,
     )
@@ -216,7 +251,13 @@ def bench(
         "burst": burst,
         "pod_create_concurrency": pod_create_concurrency,
         "control_plane": kubeconfig or ("in-process" if in_process else "subprocess"),
-        "operator": external_metrics_url if external_operator else "rayop (in-process)",
+        "operator": (
+            external_metrics_url
+            if external_operator
+            else operator_command
+            if operator_command is not None
+            else "rayop (in-process)"
+        ),
         "wall_seconds": round(wall, 1),
     }
     title = f"rayop bench {scenario}: {clusters} clusters x {workers} workers ({wall:.0f} s)"

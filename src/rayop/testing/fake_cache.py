@@ -60,7 +60,10 @@ class FakeCache:
             obj
             for (ns, _), obj in self._objects.items()
             if namespace in (None, ns)
-            and (selector is None or selector.matches((obj.get("metadata") or {}).get("labels") or {}))
+            and (
+                selector is None
+                or selector.matches((obj.get("metadata") or {}).get("labels") or {})
+            )
         ]
 
     def __len__(self) -> int:

@@ -173,9 +173,7 @@ async def open_operator(
             wrap_reconcile=wrap_reconcile,
         )
         manager = assembled.manager
-        running = RunningOperator(
-            manager, client, assembled.primaries, opts, assembled.controllers
-        )
+        running = RunningOperator(manager, client, assembled.primaries, opts, assembled.controllers)
         task = asyncio.create_task(manager.run(), name="rayop-operator-under-test")
         try:
             await _until_ready(manager, ready_timeout)

@@ -68,7 +68,11 @@ def head_pods_selector(cluster_name: str) -> dict[str, str]:
 
 def rbac_labels(cluster_name: str) -> dict[str, str]:
     """Returns the labels of the autoscaler ServiceAccount, Role and RoleBinding."""
-    return {keys.RAY_CLUSTER: cluster_name, keys.APP_NAME: APP_NAME_VALUE, keys.APP_CREATED_BY: CREATED_BY_VALUE}
+    return {
+        keys.RAY_CLUSTER: cluster_name,
+        keys.APP_NAME: APP_NAME_VALUE,
+        keys.APP_CREATED_BY: CREATED_BY_VALUE,
+    }
 
 
 def matches(obj_labels: Mapping[str, str] | None, selector: Mapping[str, str]) -> bool:

@@ -206,13 +206,17 @@ async def _create_pod(ctx: PassContext, pod: dict[str, Any], *, group: str) -> s
             refusing.add(ctx.namespace)
         failed = ev.FAILED_TO_CREATE_HEAD_POD if head else ev.FAILED_TO_CREATE_WORKER_POD
         where = "" if head else f" for group {group}"
-        ctx.event("Warning", failed, f"Failed to create {node} Pod{where}: {err}", action=ev.ACTION_CREATE)
+        ctx.event(
+            "Warning", failed, f"Failed to create {node} Pod{where}: {err}", action=ev.ACTION_CREATE
+        )
         raise
     refusing.discard(ctx.namespace)
     name = cs.name(created)
     ctx.deps.expectations.expect_scale_pod(ctx.namespace, ctx.name, group, name, CREATE)
     reason = ev.CREATED_HEAD_POD if head else ev.CREATED_WORKER_POD
-    ctx.event("Normal", reason, f"Created {node} Pod {ctx.namespace}/{name}", action=ev.ACTION_CREATE)
+    ctx.event(
+        "Normal", reason, f"Created {node} Pod {ctx.namespace}/{name}", action=ev.ACTION_CREATE
+    )
     return name
 
 
@@ -227,9 +231,7 @@ async def _create_head(ctx: PassContext) -> None:
         ) from err
 
 
-def _worker_pod(
-    ctx: PassContext, group: WorkerGroupSpec, creation: PodCreation
-) -> dict[str, Any]:
+def _worker_pod(ctx: PassContext, group: WorkerGroupSpec, creation: PodCreation) -> dict[str, Any]:
     pod = build_worker_pod(
         ctx.rc,
         group,

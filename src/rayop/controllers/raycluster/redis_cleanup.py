@@ -136,9 +136,7 @@ async def _cleanup(ctx: PassContext) -> Stop:
         return Stop.discarding_status(Result(requeue_after=settings.RAYCLUSTER_REDIS_CLEANUP_WAIT))
     deletion_timestamp = cs.meta(ctx.cached).get("deletionTimestamp")
     deleted_at = parse_time(str(deletion_timestamp)) if deletion_timestamp else None
-    if deleted_at is not None and (ctx.now - deleted_at).total_seconds() >= _deletion_timeout(
-        ctx
-    ):
+    if deleted_at is not None and (ctx.now - deleted_at).total_seconds() >= _deletion_timeout(ctx):
         await _remove_finalizer(ctx)
         ctx.event(
             "Warning",

@@ -94,9 +94,7 @@ def _api_latency(before: Totals, after: Totals) -> float | None:
     return max(0.0, request_seconds - throttled) / requests
 
 
-def window(
-    before: Totals, after: Totals, queue_depth: float, look: Totals | None = None
-) -> Window:
+def window(before: Totals, after: Totals, queue_depth: float, look: Totals | None = None) -> Window:
     """Returns what happened between two readings; ``look`` is the reading at the latest look
     into the window before ``after``, whose latency since is the window's latest."""
     seconds = max(after.t - before.t, 1e-9)

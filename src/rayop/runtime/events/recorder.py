@@ -62,6 +62,7 @@ class EventSink(Protocol):
         """Records one Event about ``regarding``."""
         ...
 
+
 _DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 
 

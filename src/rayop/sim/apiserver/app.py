@@ -175,7 +175,8 @@ async def _resource(
 
 _AUDITED: web.RequestKey[bool] = web.RequestKey("rayop_audited", bool)
 _AUDIT_ON_START: web.RequestKey[Callable[[int], None]] = web.RequestKey(
-    "rayop_audit_on_start", Callable[[int], None]  # type: ignore[arg-type]
+    "rayop_audit_on_start",
+    Callable[[int], None],  # type: ignore[arg-type]
 )
 
 

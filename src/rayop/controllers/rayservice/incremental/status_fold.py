@@ -85,7 +85,9 @@ def fold_incremental(ctx: PassContext) -> list[str]:
     pending_name = ctx.pending_name if pending_cluster is not None else ""
     if ctx.services_reconciled:
         route = ctx.routes.route if ctx.routes is not None else None
-        record_weights(status, route, pending_exists=pending_cluster is not None, now=format_time(ctx.now))
+        record_weights(
+            status, route, pending_exists=pending_cluster is not None, now=format_time(ctx.now)
+        )
         if should_promote(status, pending_cluster is not None):
             status[ACTIVE] = status.get(PENDING) or {}
             status[PENDING] = {}
