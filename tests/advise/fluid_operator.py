@@ -32,6 +32,8 @@ class Load:
     throttle_seconds: float = 0.0
     error_share: float = 0.0
     requests_per_pass: int = 2
+    creates_per_pass: int = 1
+    """Of those requests, how many are POSTs (what the pass created)."""
     cpu_seconds: float = 0.0
     """CPU seconds the operator's process spends each second (process_cpu_seconds_total)."""
 
@@ -87,9 +89,11 @@ class FluidOperator:
             (self.series.error if i < errors else self.series.success).inc()
             if i < errors:
                 self.series.errors.inc()
-            for _ in range(load.requests_per_pass):
-                self.rest.observe_rate_limiter("GET", HOST, load.throttle_seconds)
-                self.rest.observe_request("GET", HOST, load.api_seconds + load.throttle_seconds)
+            for r in range(load.requests_per_pass):
+                verb = "POST" if r < load.creates_per_pass else "GET"
+                self.rest.observe_rate_limiter(verb, HOST, load.throttle_seconds)
+                self.rest.observe_request(verb, HOST, load.api_seconds + load.throttle_seconds)
+                self.rest.observe_attempt(201 if verb == "POST" else 200, verb, HOST)
         self.t += 1.0
 
     def run(self, loads: list[Load], *, every: float = 2.0) -> list[Scrape]:

@@ -29,6 +29,28 @@ def test_a_raise_that_drains_the_queue_is_kept() -> None:
     assert result.verdict == "keep", result.reasons
     assert result.reasons[-1] == "keep: raycluster's queue wait p99 fell beyond the noise"
     assert result.noise_measured
+    # One worker was saturated with a growing backlog: its creates were its throughput.
+    assert result.reasons[1] == (
+        "API creates 600.0/min -> 1200.0/min: the workers were saturated with a backlog before "
+        "and it grew slower after, so creates measured their throughput, not the load"
+    )
+
+
+def test_more_creates_without_a_backlog_before_are_a_changed_load() -> None:
+    before = _window(4, Load(arrivals=10))
+    after = _window(8, Load(arrivals=10, creates_per_pass=2))
+    result = compare(before, after, CONTROLLERS)
+    assert result.verdict == "incomparable"
+    assert result.reasons[0].startswith("API creates 600.0/min before, 1200.0/min after")
+
+
+def test_queue_adds_that_differ_at_the_same_creates_are_not_a_changed_load() -> None:
+    # More workers coalesce fewer events: more adds at the same load (KubeRay, measured).
+    before = _window(1, Load(arrivals=4, requests_per_pass=4, creates_per_pass=2))
+    after = _window(2, Load(arrivals=8, requests_per_pass=2, creates_per_pass=1))
+    result = compare(before, after, CONTROLLERS)
+    assert result.verdict != "incomparable", result.reasons
+    assert "480.0 queue adds/min" in result.reasons[0]
 
 
 def test_a_raise_with_nothing_to_show_is_reverted_and_a_lower_one_kept() -> None:
@@ -52,7 +74,9 @@ def test_a_changed_load_is_no_comparison() -> None:
     result = compare(_window(1, Load(arrivals=20)), _window(2, Load(arrivals=40)), CONTROLLERS)
     assert result.verdict == "incomparable"
     assert result.reasons[-1] == "the load changed, the comparison does not hold"
-    assert result.reasons[0].startswith("work arriving 1200.0/min before, 2400.0/min after")
+    assert result.reasons[0] == (
+        "API creates 600.0/min before, 1200.0/min after (50% apart, more than the 10% tolerance)"
+    )
 
 
 def test_a_window_too_thin_to_halve_assumes_the_noise() -> None:
