@@ -153,6 +153,8 @@ RAYSERVICE_RULES: Final[tuple[PolicyRule, ...]] = (
     PolicyRule("", ("services/proxy",), ("get", "update")),
     # numServeEndpoints.
     PolicyRule("discovery.k8s.io", ("endpointslices",), ("list", "watch")),
+    # get: the cluster's auth token Secret when the cache does not have it yet.
+    PolicyRule("", ("secrets",), _READ),
     PolicyRule("events.k8s.io", ("events",), ("create", "patch")),
     # NewClusterWithIncrementalUpgrade: read with GETs (no informer), deleted on suspend.
     PolicyRule(
