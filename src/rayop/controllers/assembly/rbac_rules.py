@@ -140,7 +140,8 @@ RAYJOB_RULES: Final[tuple[PolicyRule, ...]] = (
 
 RAYSERVICE_RULES: Final[tuple[PolicyRule, ...]] = (
     # No get: a pass that finds the cache behind its own last write waits for it (OwnWrites).
-    PolicyRule("ray.io", ("rayservices",), ("list", "watch", "patch")),
+    # update: the finalizer, with KubeRay's typed update of the whole object.
+    PolicyRule("ray.io", ("rayservices",), ("list", "watch", "update")),
     PolicyRule("ray.io", ("rayservices/status",), ("update",)),
     PolicyRule("ray.io", ("rayservices/finalizers",), ("update",)),
     PolicyRule("ray.io", ("rayclusters",), (*_READ, "create", "update", "patch", "delete")),
