@@ -25,7 +25,7 @@ async def test_the_proxy_reaches_a_head_by_service_name_and_pod_ip() -> None:
     async with (
         open_control_plane() as plane,
         open_operator(plane) as _,
-        ClusterHttpProxy(plane.cp.dashboards) as proxy,
+        ClusterHttpProxy(plane.cp) as proxy,
         aiohttp.ClientSession() as session,
     ):
         await plane.namespace("px")

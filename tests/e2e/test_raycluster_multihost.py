@@ -6,7 +6,8 @@ none may hold a replica index claimed by two live replicas (a new pod beside old
 same replica). At the end, as KubeRay v1.7.0 does it (``reconcileMultiHostWorkerGroup``): the
 rest of the broken replica is deleted, and a new replica takes the lowest free replica index
 (the broken one's) under a fresh ``<group>-<5 random>`` replica name with host indices 0..3,
-while the two untouched replicas keep their pods, names and indices; 12 pods, every run.
+while the two untouched replicas keep their pods, names and indices; 12 pods, every run. rayop
+creates the new replica in the pass that deletes the broken one's hosts (KubeRay a pass later).
 """
 
 from __future__ import annotations
@@ -141,7 +142,7 @@ async def test_deleting_one_host_recreates_its_whole_replica(env: OperatorEnv) -
     assert {h.index for h in new} == {victim.index}
     assert sorted(h.host for h in new) == [str(i) for i in range(HOSTS)]
     assert not ({h.pod for h in new} & {h.pod for h in before})
-    # The cache showed the broken replica shrink and disappear before any new host appeared.
+    # The cache showed the broken replica's hosts terminating before any new host appeared.
     first_new = next(i for i, s in enumerate(seen) if any(h.replica == new_name for h in s))
     assert all(h.terminating for h in seen[first_new - 1] if h.replica == victim.replica), seen[
         first_new - 1

@@ -128,3 +128,68 @@ async def test_deleting_a_pod_ends_all_its_processes(kubelet: Kubelet) -> None:
     await kubelet.store.delete(pods, "default", "long")
     await wait_for(kubelet.store, pods, "default", "long", lambda p: p is None, timeout=30)
     assert tree_pids(f"RAYOP_POD={uid}") == []
+
+
+async def test_a_service_publishing_not_ready_addresses_reaches_a_pod_that_is_not_ready(
+    kubelet: Kubelet,
+) -> None:
+    """A head pod whose SidecarMode submitter exited is not Ready; KubeRay's head Service
+    (``publishNotReadyAddresses``) still reaches its dashboard, a Service without it does not."""
+    store = kubelet.store
+    side = {"name": "side", "image": "busybox", "command": ["sh", "-c", "exit 0"]}
+    pod = _pod("head", "sleep 600", restartPolicy="Never")
+    pod["metadata"]["labels"] = {"app": "head"}
+    pod["spec"]["containers"].append(side)
+    pods = info(store, "", "pods")
+    await store.create(pods, "default", pod)
+    services = info(store, "", "services")
+    for name, publish in (("head-svc", True), ("plain-svc", False)):
+        spec: Obj = {"selector": {"app": "head"}, "ports": [{"port": 8265, "targetPort": 8265}]}
+        if publish:
+            spec["publishNotReadyAddresses"] = True
+        await store.create(services, "default", {"metadata": {"name": name}, "spec": spec})
+
+    def side_exited(obj: Obj | None) -> bool:
+        statuses = ((obj or {}).get("status") or {}).get("containerStatuses") or []
+        return any(s["name"] == "side" and "terminated" in s["state"] for s in statuses)
+
+    running = await wait_for(store, pods, "default", "head", side_exited, timeout=30)
+    assert running is not None and running["status"]["phase"] == "Running"
+    assert not is_ready(running)
+    runtime = kubelet.processes
+    assert isinstance(runtime, ProcessRuntime)
+    ip = running["status"]["podIP"]
+    assert runtime.resolve_url("default", "head-svc", "8265") == f"http://{ip}:8265"
+    assert runtime.resolve_url("default", "plain-svc", "8265") is None
+
+
+async def test_a_containers_own_restart_policy_overrides_the_pods(kubelet: Kubelet) -> None:
+    """Container restart rules (Kubernetes 1.35+): in a ``Never`` pod a container with
+    ``restartPolicy: OnFailure`` restarts after a failure, as KubeRay's SidecarSubmitterRestart
+    submitter does; another one that failed stays terminated."""
+    store = kubelet.store
+    pod = _pod("mixed", "sleep 600", restartPolicy="Never")
+    pod["spec"]["containers"] += [
+        {
+            "name": "retried",
+            "image": "busybox",
+            "command": ["sh", "-c", "echo try; exit 1"],
+            "restartPolicy": "OnFailure",
+        },
+        {"name": "once", "image": "busybox", "command": ["sh", "-c", "exit 1"]},
+    ]
+    pods = info(store, "", "pods")
+    await store.create(pods, "default", pod)
+
+    def statuses(obj: Obj | None) -> dict[str, Obj]:
+        found = ((obj or {}).get("status") or {}).get("containerStatuses") or []
+        return {s["name"]: s for s in found}
+
+    def retried_twice(obj: Obj | None) -> bool:
+        return int(statuses(obj).get("retried", {}).get("restartCount") or 0) >= 2
+
+    seen = await wait_for(store, pods, "default", "mixed", retried_twice, timeout=30)
+    assert seen is not None and seen["status"]["phase"] == "Running"
+    once = statuses(seen)["once"]
+    assert once["restartCount"] == 0 and once["state"]["terminated"]["exitCode"] == 1
+    assert statuses(seen)["retried"]["lastState"]["terminated"]["exitCode"] == 1

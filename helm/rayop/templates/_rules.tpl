@@ -218,7 +218,7 @@
   verbs:
   - list
   - watch
-  - patch
+  - update
 - apiGroups:
   - ray.io
   resources:

@@ -65,9 +65,7 @@ async def _serve(cp: EmbeddedControlPlane, http_proxy_port: int | None = None) -
             err=True,
         )
         if http_proxy_port is not None:
-            proxy = await stack.enter_async_context(
-                ClusterHttpProxy(cp.dashboards, port=http_proxy_port)
-            )
+            proxy = await stack.enter_async_context(ClusterHttpProxy(cp, port=http_proxy_port))
             typer.echo(
                 f"cluster network proxy on {proxy.url}: start an operator that calls dashboards "
                 f"directly with HTTP_PROXY={proxy.url}",

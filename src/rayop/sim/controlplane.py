@@ -156,6 +156,23 @@ class EmbeddedControlPlane:
         ``real_ray`` a ready pod's address), or None; what the services proxy forwards to."""
         return self._resolve_proxy(namespace, service, port)
 
+    def resolve_pod_ip_url(self, pod_ip: str, port: str) -> str | None:
+        """Returns the base URL serving ``<pod IP>:<port>``, or None: a simulated head's port,
+        or with ``real_ray`` the address itself when a live pod has that IP (pod IPs are
+        loopback addresses there, reachable as they are)."""
+        if self._dashboards is not None:
+            return self._dashboards.resolve_pod_ip(pod_ip, port)
+        if self._processes is None or self._store is None:
+            return None
+        info = self._store.resources.get("", "v1", "pods")
+        pods, _ = ([], 0) if info is None else self._store.list(info, copy=False)
+        alive = any(
+            (pod.get("status") or {}).get("podIP") == pod_ip
+            and not (pod.get("metadata") or {}).get("deletionTimestamp")
+            for pod in pods
+        )
+        return f"http://{pod_ip}:{port}" if alive else None
+
     @property
     def processes(self) -> ProcessRuntime | None:
         """The process runtime running the pods (``real_ray``), else None."""

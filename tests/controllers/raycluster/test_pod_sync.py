@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from rayop.controllers.config.gates import FeatureGates
 from rayop.controllers.config.options import KUBERAY_VERSION
 from rayop.controllers.raycluster.context import ReconcilerDeps
 from rayop.controllers.raycluster.pod_sync import reconcile_pods
@@ -324,3 +325,43 @@ async def test_a_groups_missing_workers_share_one_built_body(
     for b in bodies:  # each as a build with its own index makes it (batch metadata: none here)
         i = int(b["metadata"]["labels"][index])
         assert b == real(rc, group, options=ctx.deps.options, replica_index=i)
+
+
+async def test_an_incomplete_multi_host_replica_is_replaced_in_the_pass_that_deletes_it() -> None:
+    """3 replicas x 4 hosts, one host deleted from outside: one pass deletes the other three
+    hosts and creates the four of a new replica (fresh name, the freed index), as KubeRay ends
+    up doing a pass later; the group then waits until the cache shows both (expectations)."""
+    gates = FeatureGates().with_overrides({"RayMultiHostIndexing": True})
+    fakes = Fakes(options=dataclasses.replace(Fakes().options, feature_gates=gates))
+    fakes.add_pod(pod("rc-head-1", "head", "headgroup"))
+    for index, replica in enumerate(("g-aaaaa", "g-bbbbb", "g-ccccc")):
+        for host in range(4):
+            if (index, host) == (1, 2):
+                continue  # deleted from outside
+            labels = {
+                "ray.io/worker-group-replica-name": replica,
+                "ray.io/worker-group-replica-index": str(index),
+                "ray.io/replica-host-index": str(host),
+            }
+            fakes.add_pod(pod(f"{replica}-{host}", "worker", "g", labels=labels))
+    cluster = minimal_cluster()
+    cluster["spec"]["workerGroupSpecs"][0].update(replicas=3, numOfHosts=4)
+    ctx = context(cluster, fakes)
+
+    assert await reconcile_pods(ctx) is None  # no requeue error
+
+    assert _deleted(fakes) == ["g-bbbbb-0", "g-bbbbb-1", "g-bbbbb-3"]
+    created = [c.body for c in fakes.api.calls_of("create", "Pod")]
+    labels = [c["metadata"]["labels"] for c in created]
+    assert [lb["ray.io/replica-host-index"] for lb in labels] == ["0", "1", "2", "3"]
+    assert {lb["ray.io/worker-group-replica-index"] for lb in labels} == {"1"}
+    (fresh,) = {lb["ray.io/worker-group-replica-name"] for lb in labels}
+    assert fresh not in ("g-aaaaa", "g-bbbbb", "g-ccccc")
+    expectations = ctx.deps.expectations
+    assert not expectations.is_satisfied(NS, "rc", "g")
+    for name in ("g-bbbbb-0", "g-bbbbb-1", "g-bbbbb-3"):
+        del fakes.pods.objects[name]
+    assert not expectations.is_satisfied(NS, "rc", "g"), "the new hosts are not cached yet"
+    for name in _created(fakes):
+        fakes.pods.put(pod(name, "worker", "g"))
+    assert expectations.is_satisfied(NS, "rc", "g")

@@ -114,7 +114,8 @@ def test_multi_host_incomplete_unhealthy_and_workers_to_delete() -> None:
     group.update(replicas=2, numOfHosts=2)
     incomplete = [_pod("a0", index=0, replica="r-a")]
     plan = worker_plan(cluster, group, incomplete, options=DEFAULT_OPTIONS)
-    assert [d.name for d in plan.deletions] == ["a0"] and "incomplete" in (plan.error or "")
+    assert [d.name for d in plan.deletions] == ["a0"] and plan.error is None
+    assert [c.replica_index for c in plan.creations] == [0, 0, 1, 1]
     pods = [
         _pod("a0", index=0, replica="r-a"),
         _pod("a1", index=0, replica="r-a", phase="Failed"),
@@ -127,6 +128,39 @@ def test_multi_host_incomplete_unhealthy_and_workers_to_delete() -> None:
     group["scaleStrategy"] = {"workersToDelete": ["b1"]}
     plan = worker_plan(cluster, group, pods, options=DEFAULT_OPTIONS)
     assert {d.name for d in plan.deletions} == {"a0", "a1", "b0", "b1"}
+    assert plan.creations == () and "ScaleStrategy" in (plan.error or "")
+
+
+def test_multi_host_incomplete_replica_is_replaced_in_the_same_pass() -> None:
+    """3 replicas x 4 hosts, one host of replica index 1 deleted from outside: the other three
+    hosts are deleted and a whole new replica (index 1, a fresh replica name, hosts 0..3) is
+    created in the same pass, with no error (no requeue before the old hosts are gone)."""
+    cluster = minimal_cluster()
+    group = cluster["spec"]["workerGroupSpecs"][0]
+    group.update(replicas=3, numOfHosts=4)
+    pods = [
+        _pod(f"{r}{h}", index=i, replica=f"g-{r * 5}")
+        for i, r in enumerate("abc")
+        for h in range(4)
+        if (r, h) != ("b", 2)
+    ]
+    plan = worker_plan(cluster, group, pods, options=DEFAULT_OPTIONS, rng=random.Random(3))
+    assert [d.name for d in plan.deletions] == ["b0", "b1", "b3"]
+    assert {d.reason for d in plan.deletions} == {"cleanup of incomplete multi-host group"}
+    assert plan.error is None
+    assert [(c.replica_index, c.host_index) for c in plan.creations] == [(1, h) for h in range(4)]
+    (fresh,) = {c.replica_name for c in plan.creations}
+    assert fresh.startswith("g-") and fresh not in {"g-aaaaa", "g-bbbbb", "g-ccccc"}
+
+
+def test_multi_host_incomplete_and_requested_replicas_are_deleted_once() -> None:
+    cluster = minimal_cluster()
+    group = cluster["spec"]["workerGroupSpecs"][0]
+    group.update(replicas=2, numOfHosts=2, scaleStrategy={"workersToDelete": ["a0"]})
+    pods = [_pod("a0", index=0, replica="r-a"), _pod("b0", index=1, replica="r-b")]
+    pods.append(_pod("b1", index=1, replica="r-b"))
+    plan = worker_plan(cluster, group, pods, options=DEFAULT_OPTIONS)
+    assert [d.name for d in plan.deletions] == ["a0"]
     assert plan.creations == () and "ScaleStrategy" in (plan.error or "")
 
 

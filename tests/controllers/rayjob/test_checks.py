@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
-
 from rayop.api.common import format_time
 from rayop.api.rayjob import JobDeploymentStatus, JobFailedReason, RayJobStatus, RayJobStatusInfo
 from rayop.controllers.config.options import OperatorOptions
@@ -119,12 +117,23 @@ def test_a_finished_submitter_with_a_running_job_fails_after_30_s() -> None:
     assert not checks.submitter_finished_timed_out(status, finished, clock.wall())
     clock.step(1)
     assert checks.submitter_finished_timed_out(status, finished, clock.wall())
+    assert status.job_status == "FAILED"
+    assert status.reason == JobFailedReason.TRANSITION_GRACE_PERIOD_EXCEEDED
     assert status.message == (
-        f"The RayJob submitter finished at {format_time(finished)} but the Ray job did not "
-        "reach a terminal state within 30s"
-    )
-    done = RayJobStatus(job_status="SUCCEEDED")
-    assert not checks.submitter_finished_timed_out(
-        done, finished, clock.wall() + timedelta(hours=1)
+        f"The RayJob submitter finished at {finished:%Y-%m-%d %H:%M:%S} but the ray job did not "
+        "reach terminal state within 30s"
     )
     assert not checks.submitter_finished_timed_out(status, None, clock.wall())
+
+
+def test_a_finished_submitter_fails_the_job_after_30_s_whatever_its_last_read_status() -> None:
+    """KubeRay's check reads no job status: a FAILED (or SUCCEEDED) job whose dashboard can no
+    longer be read fails 30 s after its submitter finished, not after the 300 s transition
+    grace (a SidecarMode job with ``SidecarSubmitterRestart`` stayed Running that long)."""
+    clock = FakeClock()
+    finished = clock.wall()
+    clock.step(30)
+    for last_read in ("FAILED", "SUCCEEDED"):
+        status = RayJobStatus(job_status=last_read, job_deployment_status="Running")
+        assert checks.submitter_finished_timed_out(status, finished, clock.wall())
+        assert status.job_deployment_status == "Failed" and status.job_status == "FAILED"

@@ -172,6 +172,7 @@ class FakeDashboards:
     def __init__(self) -> None:
         self.serve: dict[str, FakeServe] = {}
         self.opened: list[tuple[str, str]] = []
+        self.tokens: list[str | None] = []
 
     def of(self, cluster: str) -> FakeServe:
         """Returns (creating) the Serve state of ``cluster``'s head service."""
@@ -181,7 +182,8 @@ class FakeDashboards:
         self, *, namespace: str, service: str, port_name: str, port: int, token: str | None = None
     ) -> DashboardClient:
         self.opened.append((service, port_name))
-        return DashboardClient(_Transport(self.serve.setdefault(service, FakeServe())))
+        self.tokens.append(token)
+        return DashboardClient(_Transport(self.serve.setdefault(service, FakeServe())), token=token)
 
 
 @dataclass
@@ -195,6 +197,7 @@ class World:
     services: FakeCache = field(default_factory=FakeCache)
     pods: FakeCache = field(default_factory=FakeCache)
     endpoint_slices: FakeCache = field(default_factory=FakeCache)
+    secrets: FakeCache = field(default_factory=FakeCache)
     recorder: RecordingEventSink = field(default_factory=RecordingEventSink)
     dashboards: FakeDashboards = field(default_factory=FakeDashboards)
     serve_cache: ServeConfigCache = field(default_factory=ServeConfigCache)
@@ -213,6 +216,7 @@ class World:
             services=cast(Informer, self.services),
             pods=cast(Informer, self.pods),
             endpoint_slices=cast(Informer, self.endpoint_slices),
+            secrets=self.secrets,
             recorder=cast(EventRecorder, self.recorder),
             options=self.options,
             dashboards=cast(DashboardFactory, self.dashboards),

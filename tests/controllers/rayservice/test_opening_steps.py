@@ -34,15 +34,35 @@ async def test_another_manager_ends_the_pass_and_kuberay_does_not() -> None:
     assert await opening_steps.check_managed_by(ours) is None
 
 
-async def test_the_finalizer_is_added_with_the_cached_resource_version() -> None:
+async def test_the_finalizer_is_added_with_kuberays_typed_update() -> None:
+    """KubeRay's ``r.Update`` of the typed RayService: the whole object at the cached
+    resourceVersion, its spec as Go encodes it (zero-value structs written out)."""
     world = World()
     service = rayservice()
     service["metadata"]["finalizers"] = []
     ctx = world.context(service)
     assert await opening_steps.handle_deletion(ctx) is None
-    [patch] = world.client.calls_of("patch", "RayService")
-    assert patch.body == {"metadata": {"finalizers": [FINALIZER], "resourceVersion": "10"}}
+    [update] = world.client.calls_of("update", "RayService")
+    assert update.body["metadata"]["finalizers"] == [FINALIZER]
+    assert update.body["metadata"]["resourceVersion"] == "10"
+    config = update.body["spec"]["rayClusterConfig"]
+    head = config["headGroupSpec"]["template"]
+    assert head["metadata"] == {} and head["spec"]["containers"][0]["resources"] == {}
+    assert config["workerGroupSpecs"][0]["scaleStrategy"] == {}
+    assert update.body["spec"]["serveConfigV2"] == service["spec"]["serveConfigV2"]
+    assert world.client.calls_of("patch") == []
     assert world.own_writes.cache_behind(world.rayservices.get(NS, NAME) or {})
+
+
+def test_the_typed_spec_is_what_go_writes_and_a_fixed_point() -> None:
+    spec = rayservice(upgradeStrategy={"type": "NewCluster"}, extra="dropped")["spec"]
+    head = spec["rayClusterConfig"]["headGroupSpec"]["template"]["spec"]["containers"][0]
+    head["resources"] = {"limits": {"cpu": "1000m"}}
+    typed = opening_steps.typed_spec(spec)
+    assert "extra" not in typed and typed["upgradeStrategy"] == {"type": "NewCluster"}
+    typed_head = typed["rayClusterConfig"]["headGroupSpec"]["template"]["spec"]["containers"][0]
+    assert typed_head["resources"] == {"limits": {"cpu": "1"}}  # Go's canonical quantity
+    assert opening_steps.typed_spec(typed) == typed
 
 
 async def test_deletion_deletes_every_owned_cluster_then_drops_the_finalizer() -> None:
@@ -61,8 +81,8 @@ async def test_deletion_deletes_every_owned_cluster_then_drops_the_finalizer() -
 
     world.clusters.clear()
     assert await opening_steps.handle_deletion(world.context(service)) == Stop.discarding_status()
-    [patch] = world.client.calls_of("patch", "RayService")
-    assert patch.body["metadata"]["finalizers"] == []
+    [update] = world.client.calls_of("update", "RayService")
+    assert update.body["metadata"]["finalizers"] == []
     assert world.serve_cache.get(NS, NAME, "svc-a") is None
 
 

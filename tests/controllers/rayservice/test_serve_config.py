@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import base64
+
 import pytest
 
 from rayop.controllers.dashboard.errors import DashboardError
 from rayop.controllers.rayservice import serve_config
+from rayop.kube.resources import SECRETS
 
 from .rayservice_fakes import NAME, NS, SERVE_CONFIG, World, cluster_of, rayservice, with_status
 
@@ -71,3 +74,31 @@ async def test_a_refused_config_is_reported_and_raised() -> None:
         await serve_config.reconcile_serve(world.context(service))
     assert world.recorder.reasons() == ["FailedToUpdateServeApplications"]
     assert world.serve_cache.get(NS, NAME, "svc-a") is None
+
+
+async def test_a_token_auth_cluster_is_called_with_its_token_from_the_auth_secret() -> None:
+    service = rayservice()
+    service["spec"]["rayClusterConfig"]["authOptions"] = {"mode": "token"}
+    service = with_status(service, active="svc-a")
+    world = World()
+    world.add_cluster(cluster_of(service, "svc-a"))
+    secret = {
+        "metadata": {"name": "svc-a", "namespace": NS},
+        "data": {"auth_token": base64.b64encode(b"s3cret").decode()},
+    }
+    world.secrets.put(secret)
+    await serve_config.reconcile_serve(world.context(service))
+    assert world.dashboards.tokens == ["s3cret"]
+    assert len(world.dashboards.of("svc-a").puts) == 1
+
+
+async def test_a_token_secret_not_cached_yet_is_read_from_the_api() -> None:
+    service = rayservice()
+    service["spec"]["rayClusterConfig"]["authOptions"] = {"mode": "token", "secretName": "tok"}
+    service = with_status(service, active="svc-a")
+    world = World()
+    world.add_cluster(cluster_of(service, "svc-a"))
+    secret = {"metadata": {"name": "tok", "namespace": NS}, "data": {"auth_token": "dG9r"}}
+    world.client.put(SECRETS, secret)
+    await serve_config.reconcile_serve(world.context(service))
+    assert world.dashboards.tokens == ["tok"]

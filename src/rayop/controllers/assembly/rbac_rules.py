@@ -140,7 +140,8 @@ RAYJOB_RULES: Final[tuple[PolicyRule, ...]] = (
 
 RAYSERVICE_RULES: Final[tuple[PolicyRule, ...]] = (
     # No get: a pass that finds the cache behind its own last write waits for it (OwnWrites).
-    PolicyRule("ray.io", ("rayservices",), ("list", "watch", "patch")),
+    # update: the finalizer, with KubeRay's typed update of the whole object.
+    PolicyRule("ray.io", ("rayservices",), ("list", "watch", "update")),
     PolicyRule("ray.io", ("rayservices/status",), ("update",)),
     PolicyRule("ray.io", ("rayservices/finalizers",), ("update",)),
     PolicyRule("ray.io", ("rayclusters",), (*_READ, "create", "update", "patch", "delete")),
@@ -153,6 +154,8 @@ RAYSERVICE_RULES: Final[tuple[PolicyRule, ...]] = (
     PolicyRule("", ("services/proxy",), ("get", "update")),
     # numServeEndpoints.
     PolicyRule("discovery.k8s.io", ("endpointslices",), ("list", "watch")),
+    # get: the cluster's auth token Secret when the cache does not have it yet.
+    PolicyRule("", ("secrets",), _READ),
     PolicyRule("events.k8s.io", ("events",), ("create", "patch")),
     # NewClusterWithIncrementalUpgrade: read with GETs (no informer), deleted on suspend.
     PolicyRule(

@@ -31,6 +31,8 @@ from typing import Any
 from rayop.apimachinery.quantity import QuantityError, go_round_trip
 
 TYPES_FILE = "go_types_raycluster_spec.json"
+EXTRA_TYPES_FILES = ("go_types_rayservice_spec.json",)
+"""Struct layouts beyond the RayClusterSpec closure (RayServiceSpec), merged into the table."""
 
 Field = tuple[str, str, str]
 """(json name, flags: ``o`` omitempty, ``z`` omitzero; type reference)."""
@@ -42,10 +44,16 @@ class GoJsonError(ValueError):
 
 @functools.cache
 def type_table() -> tuple[str, Mapping[str, tuple[Field, ...]]]:
-    """Returns (root type, struct fields by type name) of the RayClusterSpec shape."""
-    raw = json.loads(resources.files(__package__).joinpath(TYPES_FILE).read_text())
+    """Returns (root type, struct fields by type name) of the RayClusterSpec shape, with the
+    structs of :data:`EXTRA_TYPES_FILES` (RayServiceSpec) added."""
+    files = resources.files(__package__)
+    raw = json.loads(files.joinpath(TYPES_FILE).read_text())
+    tables = [raw["types"]]
+    tables += [json.loads(files.joinpath(f).read_text())["types"] for f in EXTRA_TYPES_FILES]
     types = {
-        name: tuple((f[0], f[1], f[2]) for f in fields) for name, fields in raw["types"].items()
+        name: tuple((f[0], f[1], f[2]) for f in fields)
+        for table in tables
+        for name, fields in table.items()
     }
     return str(raw["root"]), types
 
@@ -248,18 +256,20 @@ def _raw(value: Any) -> str:
     return json.dumps(value)
 
 
-def marshal_typed(value: Any, ref: str) -> str:
-    """Returns Go's ``json.Marshal`` of ``value`` decoded into a type of the spec's closure.
+def marshal_typed(value: Any, ref: str, *, lenient: bool = False) -> str:
+    """Returns Go's ``json.Marshal`` of ``value`` decoded into a type of the table.
 
     Args:
         value: The wire value.
-        ref: A type reference of ``go_types_raycluster_spec.json``: ``core/v1.Toleration``,
-            ``[]core/v1.Toleration``, ``*core/v1.Affinity``, ``mapstring``...
+        ref: A type reference of the table: ``core/v1.Toleration``, ``[]core/v1.Toleration``,
+            ``*core/v1.Affinity``, ``mapstring``, ``ray/v1.RayServiceSpec``...
+        lenient: Write a value that does not fit its Go type as plain JSON (see
+            :func:`marshal_raycluster_spec`) instead of raising.
 
     Raises:
-        GoJsonError: the value does not fit the type.
+        GoJsonError: the value does not fit the type, unless ``lenient``.
     """
     _, types = type_table()
-    out = _Output(lenient=False)
+    out = _Output(lenient=lenient)
     _encode(value, ref, types, out, ref)
     return "".join(out)

@@ -14,6 +14,8 @@
 - ``gate_checks``: refusal of gated spec fields: gate off, or feature unimplemented.
 - ``cluster_access``: reading a RayCluster: wire-object metadata, the parsed model, and what
   KubeRay derives from it.
+- ``auth_token``: the Ray auth token of a token-auth RayCluster, as every dashboard client sends
+  it.
 - ``names``: names of the objects KubeRay creates for a RayCluster, with its truncation rules.
 - ``labels``: the label sets KubeRay puts on the objects of a RayCluster.
 - ``ownership``: the ownerReference that makes a Ray resource the controller of what it creates.

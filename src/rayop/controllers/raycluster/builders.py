@@ -1,5 +1,6 @@
 """What the RayJob and RayService controllers may use of the RayCluster controller: the head
-Service builder, its ports, and the auth-token wiring of the head pod.
+Service builder, its ports, and the auth-token wiring of the head pod (the token itself is read
+with :mod:`rayop.controllers.kit.auth_token`).
 
 This facade is the only module of :mod:`rayop.controllers.raycluster` that ``rayjob`` and
 ``rayservice`` import (an import-linter independence contract holds them to it), so the RayCluster
@@ -8,7 +9,7 @@ controller's internals can change without reaching the other two.
 
 from __future__ import annotations
 
-from rayop.controllers.raycluster.env import AUTH_TOKEN_SECRET_KEY, add_auth_env
+from rayop.controllers.raycluster.env import add_auth_env
 from rayop.controllers.raycluster.services import (
     DEFAULT_PORTS,
     ServiceBuildError,
@@ -17,7 +18,6 @@ from rayop.controllers.raycluster.services import (
 )
 
 __all__ = [
-    "AUTH_TOKEN_SECRET_KEY",
     "DEFAULT_PORTS",
     "ServiceBuildError",
     "add_auth_env",

@@ -18,6 +18,7 @@ from rayop.apimachinery.objects import ObjView as Obj
 from rayop.controllers.config.options import KUBERAY_VERSION
 from rayop.controllers.kit import cluster_access as cs
 from rayop.controllers.kit import names
+from rayop.controllers.kit.auth_token import AUTH_TOKEN_SECRET_KEY
 from rayop.controllers.kit.cluster_access import ClusterLike
 
 Container = dict[str, Any]
@@ -26,7 +27,6 @@ GCS_STORAGE_VOLUME = "gcs-storage"
 GCS_STORAGE_MOUNT_PATH = "/data/gcs"
 RAY_TOKEN_VOLUME = "ray-token"
 RAY_TOKEN_MOUNT_PATH = "/var/run/secrets/ray.io/serviceaccount"
-AUTH_TOKEN_SECRET_KEY = "auth_token"
 
 
 def has_env(container: Obj, env_name: str) -> bool:

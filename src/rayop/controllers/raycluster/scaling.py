@@ -186,16 +186,18 @@ def _plan_multi_host(
         replica = cs.labels_of(pod).get(keys.RAY_WORKER_REPLICA_NAME)
         if replica is not None:
             replicas.setdefault(replica, []).append(pod)
-    for replica, members in sorted(replicas.items()):
-        if len(members) < hosts:
-            dels = tuple(
-                PodDeletion(_pod_name(p), "cleanup of incomplete multi-host group") for p in members
-            )
-            return GroupPlan(
-                group_name, dels, error=f"cleaned up incomplete replica group {replica}, requeueing"
-            )
     deleted: set[str] = set()
     deletions: list[PodDeletion] = []
+    # An incomplete replica (a host pod deleted from outside) loses its other hosts, and its
+    # replacement is created in this same pass below, under a fresh replica name, so the two
+    # never mix. KubeRay returns an error here and creates it on a later pass, once the old
+    # hosts are gone; on a fast cluster the group was short of a replica for a visible moment.
+    for members in (m for _, m in sorted(replicas.items()) if len(m) < hosts):
+        for member in members:
+            deletions.append(
+                PodDeletion(_pod_name(member), "cleanup of incomplete multi-host group")
+            )
+            deleted.add(_pod_name(member))
     for pod in pods:
         if _pod_name(pod) in deleted:
             continue
@@ -216,7 +218,10 @@ def _plan_multi_host(
     if doomed:
         for replica in doomed:
             for member in replicas.get(replica, []):
-                deletions.append(PodDeletion(_pod_name(member), "autoscaler scale-down request"))
+                if _pod_name(member) not in deleted:
+                    deletions.append(
+                        PodDeletion(_pod_name(member), "autoscaler scale-down request")
+                    )
         count = sum(len(replicas.get(r, [])) for r in doomed)
         return GroupPlan(
             group_name,

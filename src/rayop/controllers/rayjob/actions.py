@@ -9,7 +9,6 @@ longer holds the object, so a later pass never mistakes a deleted object for a l
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import copy
 import logging
@@ -22,15 +21,15 @@ from rayop.apimachinery.objects import ObjView as Obj
 from rayop.controllers.batchscheduler import registry as batch
 from rayop.controllers.batchscheduler.interface import RAY_JOB
 from rayop.controllers.kit import cluster_access as cs
-from rayop.controllers.kit import labels, names
+from rayop.controllers.kit import labels
+from rayop.controllers.kit.auth_token import read_auth_token
 from rayop.controllers.kit.recorded_write import create_with_events, write_with_events
-from rayop.controllers.raycluster.builders import AUTH_TOKEN_SECRET_KEY
 from rayop.controllers.rayjob import cluster as rc
 from rayop.controllers.rayjob.context import JobDashboard, PassContext
 from rayop.controllers.rayjob.submitter import build_sidecar_container, build_submitter_job
 from rayop.kube.client import KubeClient
 from rayop.kube.errors import AlreadyExists, NotFound
-from rayop.kube.resources import JOBS, RAY_CLUSTERS, RAY_JOBS, SECRETS, SERVICES
+from rayop.kube.resources import JOBS, RAY_CLUSTERS, RAY_JOBS, SERVICES
 from rayop.runtime.informers.indexer import controller_owner
 
 log = logging.getLogger(__name__)
@@ -192,18 +191,7 @@ def head_pod(ctx: PassContext, cluster_name: str) -> Obj | None:
 
 async def auth_token(ctx: PassContext, cluster: Obj) -> str | None:
     """Returns the cluster's Ray auth token (token mode without K8s token auth), else None."""
-    if not cs.is_auth_enabled(cluster) or cs.is_k8s_token_auth(cluster):
-        return None
-    secret = ctx.deps.secrets.get(ctx.namespace, names.auth_secret_name(cluster))
-    if secret is None:
-        try:
-            secret = await ctx.deps.client.get(
-                SECRETS, names.auth_secret_name(cluster), namespace=ctx.namespace
-            )
-        except NotFound:
-            return None
-    encoded = (secret.get("data") or {}).get(AUTH_TOKEN_SECRET_KEY)
-    return base64.b64decode(encoded).decode() if encoded else None
+    return await read_auth_token(cluster, secrets=ctx.deps.secrets, client=ctx.deps.client)
 
 
 async def open_dashboard(ctx: PassContext, cluster: Obj) -> JobDashboard:

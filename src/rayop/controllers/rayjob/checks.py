@@ -12,9 +12,9 @@ pass there. Nothing here does I/O.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
-from rayop.api.common import format_time, parse_time
+from rayop.api.common import parse_time
 from rayop.api.rayjob import JobDeploymentStatus, JobFailedReason, JobStatus, RayJob, RayJobStatus
 from rayop.controllers.config.options import OperatorOptions
 from rayop.controllers.dashboard.models import is_terminal
@@ -22,7 +22,7 @@ from rayop.controllers.kit import settings
 from rayop.controllers.rayjob.status import mark_failed
 
 SUBMITTER_FINISHED_TIMEOUT = timedelta(seconds=30)
-"""``DefaultSubmitterFinishedTimeout``: a finished submitter whose job is not terminal fails."""
+"""``DefaultSubmitterFinishedTimeout``: a RayJob whose submitter finished this long ago fails."""
 _SUSPENDABLE = frozenset({JobDeploymentStatus.INITIALIZING, JobDeploymentStatus.RUNNING})
 
 
@@ -114,16 +114,19 @@ def status_check_timed_out(
 def submitter_finished_timed_out(
     status: RayJobStatus, finished_at: datetime | None, now: datetime
 ) -> bool:
-    """Fails when the submitter finished more than 30 s ago but the Ray job is not terminal."""
-    if finished_at is None or is_terminal(status.job_status or ""):
+    """Fails the job (``JobStatus`` FAILED too) 30 s after its submitter finished, whatever
+    the job status last read, as KubeRay's ``checkSubmitterFinishedTimeoutAndUpdateStatusIfNeeded``
+    does: a pass that reads the job's terminal status in time ends the RayJob before, so this
+    fires only when that read fails (the dashboard unreachable) or the job never ends."""
+    if finished_at is None or now < finished_at + SUBMITTER_FINISHED_TIMEOUT:
         return False
-    if now < finished_at + SUBMITTER_FINISHED_TIMEOUT:
-        return False
+    status.job_status = JobStatus.FAILED
     mark_failed(
         status,
         JobFailedReason.TRANSITION_GRACE_PERIOD_EXCEEDED,
-        f"The RayJob submitter finished at {format_time(finished_at)} but the Ray job did not "
-        f"reach a terminal state within {int(SUBMITTER_FINISHED_TIMEOUT.total_seconds())}s",
+        f"The RayJob submitter finished at {finished_at.astimezone(UTC):%Y-%m-%d %H:%M:%S} but "
+        f"the ray job did not reach terminal state within "
+        f"{int(SUBMITTER_FINISHED_TIMEOUT.total_seconds())}s",
     )
     return True
 
@@ -151,7 +154,7 @@ def next_check_in(
     if terminal and end is not None:
         grace = options.rayjob_deployment_status_transition_grace_period_seconds
         deadlines.append(parse_time(end) + timedelta(seconds=grace))
-    if submitter_finished_at is not None and not terminal:
+    if submitter_finished_at is not None:
         deadlines.append(submitter_finished_at + SUBMITTER_FINISHED_TIMEOUT)
     if not deadlines:
         return None

@@ -3,7 +3,7 @@
 KubeRay's RayService controller. It watches RayServices with the predicates
 ``generation_changed | labels_changed | annotations_changed`` (its own status writes do not
 trigger it), and the RayClusters and Services it controls (their owner is enqueued). It reads
-pods and EndpointSlices from the shared cache. Its own RayService writes are tracked
+pods, EndpointSlices and the Ray auth token Secrets from the shared cache. Its own RayService writes are tracked
 (:class:`~rayop.runtime.own_writes.OwnWrites` on the RayService informer): a RayService whose
 pass waited for the cache to show such a write is enqueued again as soon as it does.
 """
@@ -20,7 +20,14 @@ from rayop.controllers.rayservice.dashboards import DashboardFactory
 from rayop.controllers.rayservice.reconciler import RayServiceReconciler
 from rayop.controllers.rayservice.serve_cache import ServeConfigCache
 from rayop.controllers.rayservice.settings import CONTROLLER_NAME, OWNER_KIND, REPORTING_CONTROLLER
-from rayop.kube.resources import ENDPOINT_SLICES, PODS, RAY_CLUSTERS, RAY_SERVICES, SERVICES
+from rayop.kube.resources import (
+    ENDPOINT_SLICES,
+    PODS,
+    RAY_CLUSTERS,
+    RAY_SERVICES,
+    SECRETS,
+    SERVICES,
+)
 
 
 def _build(wiring: Wiring) -> Wired:
@@ -36,6 +43,7 @@ def _build(wiring: Wiring) -> Wired:
         services=services,
         pods=informers.informer(PODS),
         endpoint_slices=informers.informer(ENDPOINT_SLICES),
+        secrets=informers.informer(SECRETS),
         recorder=wiring.recorder(REPORTING_CONTROLLER),
         options=wiring.options,
         dashboards=DashboardFactory(

@@ -27,6 +27,7 @@ from rayop.controllers.rayservice.settings import ORIGINATED_FROM_CR_NAME, ORIGI
 from rayop.kube.client import KubeClient
 from rayop.runtime.clock import Clock
 from rayop.runtime.events.recorder import EventRecorder, EventType
+from rayop.runtime.informers.cache_reader import CacheReader
 from rayop.runtime.informers.factory import Informer
 from rayop.runtime.informers.indexer import controller_owner
 from rayop.runtime.own_writes import OwnWrites
@@ -43,6 +44,8 @@ class RayServiceDeps:
     services: Informer
     pods: Informer
     endpoint_slices: Informer
+    secrets: CacheReader
+    """The Ray auth token Secrets (read for the dashboard client of a token-auth cluster)."""
     recorder: EventRecorder
     options: OperatorOptions
     dashboards: DashboardFactory

@@ -9,7 +9,8 @@
   controller (MultiKueue);
 * a RayService being deleted gets every cluster it created deleted at once (requeue after 2 s
   while any remains), then loses the ``ray.io/rayservice-finalizer``; otherwise the finalizer is
-  added when missing;
+  added when missing, both with KubeRay's typed update (:func:`typed_spec`: it may bump
+  ``metadata.generation``);
 * an invalid spec (a feature whose gate is off included) gets a Warning event and
   ``Ready=False/ValidationFailed``, written when it changed, and no requeue:
   the next spec change triggers a new pass (KubeRay v1.7.0: ``RayServiceReconciler.Reconcile``
@@ -18,12 +19,17 @@
 
 from __future__ import annotations
 
+import json
 import logging
+from collections.abc import Mapping
+from typing import Any, cast
 
 from rayop.api.common import MANAGED_BY_KUBERAY
+from rayop.api.rayservice import RayService
 from rayop.api.rayservice import RayServiceConditionReason as Reason
 from rayop.api.validation import Problem, validate_rayservice
 from rayop.api.validation import Reason as ValidationReason
+from rayop.controllers.gocompat.go_json import marshal_typed
 from rayop.controllers.kit import settings as requeue
 from rayop.controllers.kit.gate_checks import rayservice_gate_problems
 from rayop.controllers.rayservice import settings
@@ -31,6 +37,7 @@ from rayop.controllers.rayservice.cleanup import delete_owned_clusters
 from rayop.controllers.rayservice.context import PassContext
 from rayop.controllers.rayservice.status import set_ready_false
 from rayop.kube.resources import RAY_SERVICES
+from rayop.runtime.informers.frozen import thaw
 from rayop.runtime.reconcile import Result
 from rayop.runtime.steps import Stop
 
@@ -57,10 +64,10 @@ async def check_managed_by(ctx: PassContext) -> Stop | None:
 
 async def handle_deletion(ctx: PassContext) -> Stop | None:
     """Deletes the clusters of a RayService being deleted, then drops the finalizer; adds the
-    finalizer to one that is not. Blocks on the deletes and the finalizer patch.
+    finalizer to one that is not. Blocks on the deletes and the finalizer update.
 
     Raises:
-        rayop.kube.errors.ApiError: a delete or the finalizer patch failed.
+        rayop.kube.errors.ApiError: a delete or the finalizer update failed.
     """
     meta = ctx.cached["metadata"]
     finalizers = list(meta.get("finalizers") or [])
@@ -78,11 +85,34 @@ async def handle_deletion(ctx: PassContext) -> Stop | None:
 
 
 async def _set_finalizers(ctx: PassContext, finalizers: list[str]) -> None:
-    meta = ctx.cached["metadata"]
-    body = {"metadata": {"finalizers": finalizers, "resourceVersion": meta.get("resourceVersion")}}
-    written = await ctx.deps.client.patch(RAY_SERVICES, ctx.name, body, namespace=ctx.namespace)
+    """Writes the finalizers with an update of the whole RayService, its spec as KubeRay's
+    typed update writes it (:func:`typed_spec`), at the cached resourceVersion (a 409 fails the
+    pass, which is retried); the pass goes on with what the server stored."""
+    body = thaw(ctx.cached)
+    body["metadata"]["finalizers"] = finalizers
+    body["spec"] = typed_spec(body.get("spec") or {})
+    written = await ctx.deps.client.update(RAY_SERVICES, body)
     ctx.deps.own_writes.record(written)
     ctx.cached = written
+    ctx.service = RayService.model_validate(written)
+
+
+def typed_spec(spec: Mapping[str, Any]) -> dict[str, Any]:
+    """Returns the RayService spec KubeRay sends when it updates the object.
+
+    KubeRay v1.7.0 adds and removes ``ray.io/rayservice-finalizer`` with ``r.Update`` of the typed
+    RayService (``rayservice_controller.go``): the spec it sends is Go's ``json.Marshal`` of the
+    spec it decoded, not the JSON the user applied. Go writes the zero value of every field
+    without ``omitempty`` and every struct even with it, so a spec applied without, say, a pod
+    template's ``metadata``, a container's ``resources`` or a worker group's ``scaleStrategy``
+    comes back with ``{}`` there (quantities in canonical form, unknown keys dropped; nulls the
+    API server prunes). Such a spec differs from the stored one, so the API server bumps
+    ``metadata.generation`` (1 -> 2) and ``observedGeneration`` follows. A value Go could not
+    decode (it would not read the object at all) is written as it is.
+    """
+    return cast(
+        dict[str, Any], json.loads(marshal_typed(spec, "ray/v1.RayServiceSpec", lenient=True))
+    )
 
 
 async def validate(ctx: PassContext) -> Stop | None:

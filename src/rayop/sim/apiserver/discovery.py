@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rayop.sim.machinery import kube_version
 from rayop.sim.machinery.resources import ResourceInfo, ResourceRegistry
 
 __all__ = [
@@ -24,11 +25,11 @@ _SUB_VERBS = ["get", "patch", "update"]
 
 
 def version_info() -> dict[str, Any]:
-    """Returns the /version document (we pose as Kubernetes 1.32)."""
+    """Returns the /version document (:mod:`rayop.sim.machinery.kube_version`)."""
     return {
-        "major": "1",
-        "minor": "32",
-        "gitVersion": "v1.32.0-rayop",
+        "major": str(kube_version.MAJOR),
+        "minor": str(kube_version.MINOR),
+        "gitVersion": kube_version.GIT_VERSION,
         "gitCommit": "0000000000000000000000000000000000000000",
         "gitTreeState": "clean",
         "buildDate": "2026-01-01T00:00:00Z",
@@ -204,7 +205,7 @@ def openapi_v3_group_version(registry: ResourceRegistry, rel: str) -> dict[str, 
         }
     return {
         "openapi": "3.0.0",
-        "info": {"title": "Kubernetes", "version": "v1.32.0-rayop"},
+        "info": {"title": "Kubernetes", "version": kube_version.GIT_VERSION},
         "paths": paths,
         "components": {"schemas": {}},
     }

@@ -25,6 +25,7 @@ from aiohttp import web
 
 from rayop.apimachinery.objects import Obj
 from rayop.sim.apiserver.openapi_proto import openapiv2_pb2 as v2
+from rayop.sim.machinery import kube_version
 from rayop.sim.machinery.resources import ResourceInfo, ResourceRegistry
 
 __all__ = ["PROTOBUF_V2", "openapi_v2_document", "openapi_v2_response", "to_protobuf"]
@@ -73,7 +74,7 @@ def openapi_v2_document(infos: list[ResourceInfo]) -> Obj:
         }
     return {
         "swagger": "2.0",
-        "info": {"title": "Kubernetes", "version": "v1.32.0-rayop"},
+        "info": {"title": "Kubernetes", "version": kube_version.GIT_VERSION},
         "paths": paths,
         "definitions": {},
     }

@@ -6,10 +6,11 @@ KubeRay in its default mode (no ``--use-kubernetes-proxy``) calls a Ray dashboar
 embedded plane nothing answers at those names and addresses. Go's HTTP client (and curl, and
 Python's ``requests``) honour ``HTTP_PROXY``, so a process started with
 ``HTTP_PROXY=http://127.0.0.1:<port>`` sends such a request here in absolute form; the proxy
-maps its host to the simulated dashboard behind it (a Service's cluster DNS name through the
-Service's selector, a pod IP through the head pod that has it, the same lookups the API server's
-proxy subresources make) and relays the exchange. Loopback addresses are never proxied by those
-clients, so the API server itself is reached directly.
+maps its host to what serves it in the plane (a Service's cluster DNS name through the Service's
+selector, a pod IP through the pod that has it, the same lookups the API server's proxy
+subresources make: a simulated head, or with ``--real-ray`` the pod's own process) and relays the
+exchange. Loopback addresses are never proxied by those clients, so the API server itself (and,
+with ``--real-ray``, a pod's loopback IP) is reached directly.
 
 Only plain HTTP is relayed: ``CONNECT`` (HTTPS through the proxy) is answered 405, a host that
 names no ready head 502, each with a message saying why.
@@ -19,15 +20,15 @@ from __future__ import annotations
 
 import logging
 from types import TracebackType
+from typing import Protocol
 
 import aiohttp
 from aiohttp import web
 
 from rayop.apimachinery.certs import is_ip
-from rayop.sim.dashboard.registry import DashboardRegistry
 from rayop.sim.dashboard.service_dns import split_service_url
 
-__all__ = ["ClusterHttpProxy"]
+__all__ = ["ClusterAddresses", "ClusterHttpProxy"]
 
 log = logging.getLogger(__name__)
 
@@ -49,17 +50,31 @@ _HOP_BY_HOP = frozenset(
 """Headers that belong to one hop (RFC 9110 7.6.1), not to the relayed exchange."""
 
 
+class ClusterAddresses(Protocol):
+    """Where the plane's Services and pod IPs are served (``EmbeddedControlPlane`` is one: the
+    simulated heads, or with ``--real-ray`` the pods' processes); never blocks."""
+
+    def resolve_service_url(self, namespace: str, service: str, port: str) -> str | None:
+        """Returns the base URL serving ``service:port`` (port name or number), or None."""
+        ...
+
+    def resolve_pod_ip_url(self, pod_ip: str, port: str) -> str | None:
+        """Returns the base URL serving ``<pod IP>:<port>``, or None."""
+        ...
+
+
 class ClusterHttpProxy:
     """Serves the forward proxy on ``host:port`` while entered (see the module docstring).
 
     Args:
-        dashboards: The plane's simulated dashboards (``EmbeddedControlPlane.dashboards``).
+        addresses: Where the plane serves Services and pod IPs (the running
+            ``EmbeddedControlPlane``, simulated or ``--real-ray``).
         host: The address to listen on (loopback: the proxy has no authentication).
         port: The port (0 picks a free one; read :attr:`url` after entering).
     """
 
-    def __init__(self, dashboards: DashboardRegistry, host: str = "127.0.0.1", port: int = 0):
-        self._dashboards = dashboards
+    def __init__(self, addresses: ClusterAddresses, host: str = "127.0.0.1", port: int = 0):
+        self._addresses = addresses
         self._host = host
         self._port = port
         self._runner: web.ServerRunner | None = None
@@ -69,11 +84,11 @@ class ClusterHttpProxy:
     def resolve(self, host: str, port: int) -> str | None:
         """Returns the base URL of what serves ``host:port`` in the plane, or None."""
         if is_ip(host):
-            return self._dashboards.resolve_pod_ip(host, str(port))
+            return self._addresses.resolve_pod_ip_url(host, str(port))
         split = split_service_url(f"http://{host}:{port}")
         if split is None:
             return None
-        return self._dashboards.resolve(*split)
+        return self._addresses.resolve_service_url(*split)
 
     async def __aenter__(self) -> ClusterHttpProxy:
         # A bare server, no router: a proxy's request targets are absolute URLs or, for

@@ -1,5 +1,5 @@
 """The embedded control plane's shared vocabulary: served resources, metav1 Status errors,
-field selectors, and Kubernetes timestamps.
+field selectors, Kubernetes timestamps, and the Kubernetes version it reports.
 
 Modules and subpackages:
 
@@ -8,6 +8,7 @@ Modules and subpackages:
 - ``resources``: the registry of served resources: built-in kinds plus those defined by CRDs.
 - ``field_selectors``: field selectors (label selectors: :mod:`rayop.apimachinery.labels`): parsing
   the query-string form and matching objects.
+- ``kube_version``: the Kubernetes version the plane reports (``/version``, OpenAPI, nodes).
 - ``timestamps``: Kubernetes wall-clock timestamps: RFC 3339 in whole seconds, UTC, with a ``Z``
   suffix.
 """

@@ -15,6 +15,7 @@ from fractions import Fraction
 from typing import Any
 
 from rayop.apimachinery.objects import Obj
+from rayop.sim.machinery import kube_version
 from rayop.sim.machinery.timestamps import timestamp
 from rayop.sim.nodes.node_specs import DEFAULT_NODE_CAPACITY, NodePool, NodeSpec
 from rayop.sim.nodes.pod_requests import pod_requests
@@ -209,7 +210,7 @@ def _node_object(spec: NodeSpec, ip: str, now: str) -> Obj:
                 }
             ],
             "nodeInfo": {
-                "kubeletVersion": "v1.32.0-sim",
+                "kubeletVersion": kube_version.GIT_VERSION,
                 "operatingSystem": "linux",
                 "architecture": "amd64",
                 "containerRuntimeVersion": "sim://1.0",

@@ -2,8 +2,8 @@
 
 The runner materializes the pod's volumes, runs the init containers one after the other, then
 starts every container (:mod:`.container_process`), runs their probes (:mod:`.probes`), and
-turns exit codes into restarts per ``restartPolicy`` (back-off 10 s doubling to 300 s, shown as
-``CrashLoopBackOff``) and into the pod's phase. Each state change is written to the pod's
+turns exit codes into restarts per ``restartPolicy`` (the container's own, else the pod's;
+back-off 10 s doubling to 300 s, shown as ``CrashLoopBackOff``) and into the pod's phase. Each state change is written to the pod's
 status (:mod:`.container_state`). :meth:`PodRunner.stop` ends every process of the pod
 (SIGTERM, SIGKILL after the grace period). ``startupProbe`` is not run: readiness and
 liveness probes start at once (after their ``initialDelaySeconds``).
@@ -183,12 +183,16 @@ class PodRunner:
             backoff = min(300.0, backoff * 2)
 
     async def _supervise(self, spec: Obj, state: ContainerState) -> None:
+        # A container's own restartPolicy overrides the pod's (container restart rules, beta
+        # since Kubernetes 1.35: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/#container-restart-rules);
+        # KubeRay gives the SidecarSubmitterRestart submitter OnFailure in a Never pod.
+        policy = str(spec.get("restartPolicy") or self.policy)
         backoff = self.ctx.backoff
         while True:
             code = await self._run_once(spec, state)
             if code is None:
                 return
-            if self.policy == "Never" or (self.policy == "OnFailure" and code == 0):
+            if policy == "Never" or (policy == "OnFailure" and code == 0):
                 await self.publish()
                 return
             ran = asyncio.get_running_loop().time() - self._last_start.get(state.name, 0.0)

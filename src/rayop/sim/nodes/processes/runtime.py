@@ -159,7 +159,14 @@ class ProcessRuntime:
         return str(pods[0]["status"]["podIP"]) if pods else None
 
     def resolve_url(self, namespace: str, name: str, port: str | None) -> str | None:
-        """The services-proxy resolver: ``http://<ready pod IP>:<targetPort>`` or None."""
+        """The services-proxy resolver: ``http://<ready pod IP>:<targetPort>`` or None.
+
+        A Service with ``publishNotReadyAddresses`` (KubeRay's head Service) serves its pods
+        ready or not, as its endpoints list them
+        (https://kubernetes.io/docs/reference/kubernetes-api/service-resources/service-v1/#ServiceSpec):
+        a head pod whose SidecarMode submitter has exited is not Ready, and its dashboard is
+        still reached.
+        """
         svc = self._service(namespace, name)
         if svc is None:
             return None
@@ -171,15 +178,18 @@ class ProcessRuntime:
         )
         if chosen is None:
             return None
-        ready = [p for p in self._pods_behind(namespace, svc) if condition_true(p, "Ready")]
-        if not ready:
+        publish = bool((svc.get("spec") or {}).get("publishNotReadyAddresses"))
+        serving = [
+            p for p in self._pods_behind(namespace, svc) if publish or condition_true(p, "Ready")
+        ]
+        if not serving:
             return None
         target = chosen.get("targetPort", chosen.get("port"))
         if isinstance(target, str) and not target.isdigit():
-            target = _named_port(ready[0], target)
+            target = _named_port(serving[0], target)
             if target is None:
                 return None
-        return f"http://{ready[0]['status']['podIP']}:{target}"
+        return f"http://{serving[0]['status']['podIP']}:{target}"
 
     def resolve_pod_url(self, namespace: str, pod: str, port: str | None) -> str | None:
         """The pods-proxy resolver: ``http://<pod IP>:<port>`` of a running pod, or None."""
