@@ -13,6 +13,7 @@ from rayop.sim.admission import field_validation
 from rayop.sim.apiserver import tables
 from rayop.sim.apiserver.negotiation import decode_body, respond
 from rayop.sim.apiserver.patch import APPLY_PATCH, apply_patch, json_merge_patch
+from rayop.sim.apiserver.query import int_param
 from rayop.sim.apiserver.request import ApiRequest, ServerContext, json_response
 from rayop.sim.machinery import errors as se
 from rayop.sim.storage.store import clone
@@ -75,7 +76,7 @@ async def _handle(ctx: ServerContext, request: web.Request, req: ApiRequest) -> 
 def _list(ctx: ServerContext, request: web.Request, req: ApiRequest) -> web.Response:
     q = request.query
     info = req.info
-    limit = int(q.get("limit") or 0)
+    limit = int_param(q, "limit") or 0
     token = q.get("continue")
     if token:
         items, rv, offset, snap = ctx.snapshots.resume(token)
@@ -242,8 +243,9 @@ def _delete_options(request: web.Request, body: Any) -> Obj:
     q = request.query
     if "propagationPolicy" in q:
         opts["propagationPolicy"] = q["propagationPolicy"]
-    if "gracePeriodSeconds" in q:
-        opts["gracePeriodSeconds"] = int(q["gracePeriodSeconds"])
+    grace = int_param(q, "gracePeriodSeconds")
+    if grace is not None:
+        opts["gracePeriodSeconds"] = grace
     if opts.get("orphanDependents") is True and "propagationPolicy" not in opts:
         opts["propagationPolicy"] = "Orphan"
     if q.get("orphanDependents") == "true" and "propagationPolicy" not in opts:
