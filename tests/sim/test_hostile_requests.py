@@ -7,10 +7,15 @@ tests/sim/test_fuzz_requests.py found most of them.
 from __future__ import annotations
 
 import asyncio
+import io
+from typing import Any
 
+import orjson
 import pytest
 
-from .server_harness import POD, open_harness, pod
+from rayop.sim.apiserver.request_body import MAX_BODY_BYTES, MAX_DEPTH
+
+from .server_harness import AUTH, POD, Harness, open_harness, pod
 
 
 def _assert_status(code: int, body: object, want: int, words: str) -> None:
@@ -38,3 +43,66 @@ async def test_an_integer_query_parameter_that_does_not_parse_is_400_naming_it(
         code, body = await asyncio.wait_for(h.call(method, path, **params), 10)
         name = next(k for k in params if k != "watch")
         _assert_status(code, body, 400, f'{name}: strconv.ParseInt: parsing "{params[name]}"')
+
+
+async def _send_large(h: Harness, method: str, path: str, raw: bytes, ctype: str) -> Any:
+    """Sends a body too large for Harness.call (aiohttp wants a stream for it)."""
+    headers = {**AUTH, "Content-Type": ctype}
+    async with h.client.request(method, path, data=io.BytesIO(raw), headers=headers) as r:
+        return r.status, await r.json()
+
+
+async def test_a_body_over_3_mib_is_413_as_kube_apiserver_answers() -> None:
+    async with open_harness() as h:
+        big = pod("big")
+        big["metadata"]["annotations"] = {"a": "x" * MAX_BODY_BYTES}
+        code, body = await _send_large(h, "POST", POD, orjson.dumps(big), "application/json")
+        _assert_status(code, body, 413, f"Request entity too large: limit is {MAX_BODY_BYTES}")
+        assert body["reason"] == "RequestEntityTooLarge"
+        raw = b"{" + b" " * MAX_BODY_BYTES + b"}"
+        code, body = await _send_large(
+            h, "PATCH", POD + "/big", raw, "application/merge-patch+json"
+        )
+        _assert_status(code, body, 413, "Request entity too large")
+        near = pod("near")
+        near["metadata"]["annotations"] = {"a": "x" * (MAX_BODY_BYTES - 4096)}
+        code, body = await _send_large(h, "POST", POD, orjson.dumps(near), "application/json")
+        assert code != 413, body  # just under the limit is read (the annotation is refused)
+        code, _ = await h.call("POST", POD, pod("small"))
+        assert code == 201  # the server is fine afterwards
+
+
+async def test_deep_nesting_is_400_not_a_recursion_error() -> None:
+    async with open_harness() as h:
+        for raw, ctype in (
+            (b"[" * 100_000, "application/json"),  # was 500 (RecursionError in the YAML fallback)
+            (b"a: " + b"[" * 5000, "application/yaml"),
+        ):
+            code, body = await h.call("POST", POD, raw, ctype=ctype)
+            _assert_status(code, body, 400, "unable to decode the request body")
+        deep: object = "leaf"
+        for _ in range(MAX_DEPTH + 5):
+            deep = {"d": deep}
+        doc = pod("deep")
+        doc["metadata"]["annotations"] = deep  # type: ignore[assignment]
+        code, body = await h.call("POST", POD, doc)
+        _assert_status(code, body, 400, f"nested more than {MAX_DEPTH} levels deep")
+        code, body = await h.call("POST", POD, pod("p"))
+        assert code == 201
+        code, body = await h.call(
+            "PATCH", POD + "/p", {"metadata": {"labels": deep}},
+            ctype="application/merge-patch+json",
+        )
+        _assert_status(code, body, 400, f"nested more than {MAX_DEPTH} levels deep")
+
+
+async def test_yaml_aliases_that_expand_past_the_bound_are_400() -> None:
+    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    for i in range(1, 8):  # 10**8 values once expanded, from a few hundred bytes
+        lines.append(f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]")
+    lines.append("metadata: {name: laughs}")
+    async with open_harness() as h:
+        code, body = await h.call(
+            "POST", POD, "\n".join(lines).encode(), ctype="application/yaml"
+        )
+        _assert_status(code, body, 400, "excessive aliasing")

@@ -38,6 +38,8 @@ Modules and subpackages:
   them.
 - ``request``: shared types of the API server's HTTP layer: request context, parsed request,
   responses.
+- ``request_body``: reading and bounding request bodies: kube-apiserver's 3 MiB limit, nesting
+  and alias bounds.
 - ``streaming``: the streaming protocols of ``pods/exec`` and ``pods/portforward``, as kubectl
   speaks them.
 - ``tables``: meta.k8s.io/v1 Table responses for ``kubectl get``: pods, CRD printer columns, a

@@ -15,6 +15,7 @@ from rayop.sim.apiserver.negotiation import decode_body, respond
 from rayop.sim.apiserver.patch import APPLY_PATCH, apply_patch, json_merge_patch
 from rayop.sim.apiserver.query import int_param
 from rayop.sim.apiserver.request import ApiRequest, ServerContext, json_response
+from rayop.sim.apiserver.request_body import check_shape, load_yaml, read_body
 from rayop.sim.machinery import errors as se
 from rayop.sim.storage.store import clone
 
@@ -174,7 +175,7 @@ async def _patch(ctx: ServerContext, request: web.Request, req: ApiRequest) -> w
     info = req.info
     name = req.name or ""
     ctype = request.headers.get("Content-Type", "")
-    raw = await request.read()
+    raw = await read_body(request)
     current = ctx.store.peek(info, req.namespace, name)
     if ctype.startswith(APPLY_PATCH):
         return await _apply(ctx, request, req, current, raw)
@@ -182,6 +183,7 @@ async def _patch(ctx: ServerContext, request: web.Request, req: ApiRequest) -> w
         raise se.not_found(info.plural, info.group, name)
     _check_injected_conflict(ctx, req)
     patched = apply_patch(ctype, clone(current), raw, custom=info.is_custom)
+    check_shape(patched)
     if not isinstance(patched, dict) or not isinstance(patched.get("metadata"), dict):
         raise se.bad_request("the patch produced an invalid object")
     cur_rv = current["metadata"]["resourceVersion"]
@@ -197,11 +199,12 @@ async def _apply(
 ) -> web.Response:
     """Server-side apply, simplified: create when absent, else a merge of the intent."""
     try:
-        intent = yaml.safe_load(raw)
-    except yaml.YAMLError as exc:
+        intent = load_yaml(raw)
+    except (yaml.YAMLError, RecursionError) as exc:
         raise se.bad_request(f"error decoding YAML: {exc}") from exc
     if not isinstance(intent, dict):
         raise se.bad_request("the apply body must be an object")
+    check_shape(intent)
     if current is None:
         intent.setdefault("metadata", {})["name"] = req.name
         obj = await ctx.store.create(req.info, req.namespace, intent, copy=False)
