@@ -17,6 +17,8 @@ from rayop.sim.apiserver.request_body import MAX_BODY_BYTES, MAX_DEPTH
 
 from .server_harness import AUTH, POD, Harness, open_harness, pod
 
+_PROTOBUF = "application/vnd.kubernetes.protobuf"
+
 
 def _assert_status(code: int, body: object, want: int, words: str) -> None:
     assert code == want, body
@@ -106,3 +108,36 @@ async def test_yaml_aliases_that_expand_past_the_bound_are_400() -> None:
             "POST", POD, "\n".join(lines).encode(), ctype="application/yaml"
         )
         _assert_status(code, body, 400, "excessive aliasing")
+
+
+@pytest.mark.parametrize(
+    ("doc", "field"),
+    [
+        ({"metadata": {"generateName": 4}}, "metadata.generateName"),  # was 500
+        ({"metadata": {"name": "a", "annotations": "s"}}, "metadata.annotations"),
+        ({"metadata": {"name": "a"}, "spec": {"containers": 3}}, "spec.containers"),  # was 500
+        ({"metadata": {"name": "a", "ownerReferences": "s"}}, "metadata.ownerReferences"),
+        ({"metadata": {"name": "a"}, "spec": {"containers": [{"name": 1}]}},
+         "spec.containers[0].name"),
+    ],
+)
+async def test_a_value_of_the_wrong_type_is_400_naming_the_field(
+    doc: dict[str, object], field: str
+) -> None:
+    """kube-apiserver's typed decode refuses these; stored, ``ownerReferences: "s"`` made every
+    protobuf read of the pod a 500."""
+    async with open_harness() as h:
+        code, body = await h.call("POST", POD, doc)
+        _assert_status(code, body, 400, f'Pod in version "v1" cannot be handled as a Pod: {field}')
+        code, _ = await h.call("GET", POD, headers={"Accept": _PROTOBUF})
+        assert code == 200
+
+
+async def test_server_side_apply_with_a_non_object_metadata_is_400() -> None:
+    async with open_harness() as h:
+        await h.call("POST", POD, pod("a"))
+        for name in ("a", "b"):  # an existing object (was 500) and a new one
+            code, body = await h.call(
+                "PATCH", f"{POD}/{name}", b"{metadata: 5}", ctype="application/apply-patch+yaml"
+            )
+            _assert_status(code, body, 400, "metadata must be an object")

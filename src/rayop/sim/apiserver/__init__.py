@@ -47,6 +47,8 @@ Modules and subpackages:
 - ``tls``: self-signed TLS material for the embedded API server (made with the openssl CLI).
 - ``token``: the TokenRequest subresource: ``POST .../serviceaccounts/<name>/token`` issues a bearer
   token.
+- ``typed_body``: the typed decode of a write's body: a value of the wrong type is the client's
+  400.
 - ``watch``: the watch handler: a chunked stream of ``{"type", "object"}`` JSON lines, or of
   length-prefixed protobuf WatchEvent frames for a client that accepts protobuf.
 - ``watch_list``: watch-list (``sendInitialEvents``): a watch that starts with the current state,

@@ -16,6 +16,7 @@ from rayop.sim.apiserver.patch import APPLY_PATCH, apply_patch, json_merge_patch
 from rayop.sim.apiserver.query import int_param
 from rayop.sim.apiserver.request import ApiRequest, ServerContext, json_response
 from rayop.sim.apiserver.request_body import check_shape, load_yaml, read_body
+from rayop.sim.apiserver.typed_body import check_types
 from rayop.sim.machinery import errors as se
 from rayop.sim.storage.store import clone
 
@@ -156,6 +157,7 @@ async def _create(ctx: ServerContext, request: web.Request, req: ApiRequest) -> 
             f"the API version in the data ({body.get('apiVersion')}) does not match the expected "
             f"API version ({req.info.api_version}) or kind {kind} is not {req.info.kind}"
         )
+    check_types(req.info, body)
     obj = await ctx.store.create(
         req.info, req.namespace, body, dry_run=_dry_run(request), copy=False
     )
@@ -205,8 +207,11 @@ async def _apply(
     if not isinstance(intent, dict):
         raise se.bad_request("the apply body must be an object")
     check_shape(intent)
+    if not isinstance(intent.setdefault("metadata", {}), dict):
+        raise se.bad_request("the apply body's metadata must be an object")
     if current is None:
-        intent.setdefault("metadata", {})["name"] = req.name
+        intent["metadata"]["name"] = req.name
+        check_types(req.info, intent)
         obj = await ctx.store.create(req.info, req.namespace, intent, copy=False)
         return _respond(request, req, obj, 201)
     merged = json_merge_patch(clone(current), intent)
@@ -229,6 +234,7 @@ async def _replace(
     ctx: ServerContext, request: web.Request, req: ApiRequest, body: Obj, *, dry_run: bool
 ) -> web.Response:
     """Writes ``body`` over the object (or its status subresource) and answers with the result."""
+    check_types(req.info, body)
     obj = await ctx.store.update(
         req.info,
         req.namespace,
