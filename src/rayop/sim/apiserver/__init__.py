@@ -34,8 +34,12 @@ Modules and subpackages:
 - ``proxy``: the proxy subresources:
   /api/v1/namespaces/<ns>/{services,pods}/<name>[:<port>]/proxy/<path>.
 - ``rbac``: service-account tokens and RBAC authorization for the embedded API server.
+- ``query``: typed query parameters: integers read as kube-apiserver's parameter codec reads
+  them.
 - ``request``: shared types of the API server's HTTP layer: request context, parsed request,
   responses.
+- ``request_body``: reading and bounding request bodies: kube-apiserver's 3 MiB limit, nesting
+  and alias bounds.
 - ``streaming``: the streaming protocols of ``pods/exec`` and ``pods/portforward``, as kubectl
   speaks them.
 - ``tables``: meta.k8s.io/v1 Table responses for ``kubectl get``: pods, CRD printer columns, a
@@ -43,6 +47,8 @@ Modules and subpackages:
 - ``tls``: self-signed TLS material for the embedded API server (made with the openssl CLI).
 - ``token``: the TokenRequest subresource: ``POST .../serviceaccounts/<name>/token`` issues a bearer
   token.
+- ``typed_body``: the typed decode of a write's body: a value of the wrong type is the client's
+  400.
 - ``watch``: the watch handler: a chunked stream of ``{"type", "object"}`` JSON lines, or of
   length-prefixed protobuf WatchEvent frames for a client that accepts protobuf.
 - ``watch_list``: watch-list (``sendInitialEvents``): a watch that starts with the current state,

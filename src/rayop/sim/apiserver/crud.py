@@ -13,7 +13,10 @@ from rayop.sim.admission import field_validation
 from rayop.sim.apiserver import tables
 from rayop.sim.apiserver.negotiation import decode_body, respond
 from rayop.sim.apiserver.patch import APPLY_PATCH, apply_patch, json_merge_patch
+from rayop.sim.apiserver.query import int_param
 from rayop.sim.apiserver.request import ApiRequest, ServerContext, json_response
+from rayop.sim.apiserver.request_body import check_shape, load_yaml, read_body
+from rayop.sim.apiserver.typed_body import check_types
 from rayop.sim.machinery import errors as se
 from rayop.sim.storage.store import clone
 
@@ -75,7 +78,7 @@ async def _handle(ctx: ServerContext, request: web.Request, req: ApiRequest) -> 
 def _list(ctx: ServerContext, request: web.Request, req: ApiRequest) -> web.Response:
     q = request.query
     info = req.info
-    limit = int(q.get("limit") or 0)
+    limit = int_param(q, "limit") or 0
     token = q.get("continue")
     if token:
         items, rv, offset, snap = ctx.snapshots.resume(token)
@@ -154,6 +157,7 @@ async def _create(ctx: ServerContext, request: web.Request, req: ApiRequest) -> 
             f"the API version in the data ({body.get('apiVersion')}) does not match the expected "
             f"API version ({req.info.api_version}) or kind {kind} is not {req.info.kind}"
         )
+    check_types(req.info, body)
     obj = await ctx.store.create(
         req.info, req.namespace, body, dry_run=_dry_run(request), copy=False
     )
@@ -173,7 +177,7 @@ async def _patch(ctx: ServerContext, request: web.Request, req: ApiRequest) -> w
     info = req.info
     name = req.name or ""
     ctype = request.headers.get("Content-Type", "")
-    raw = await request.read()
+    raw = await read_body(request)
     current = ctx.store.peek(info, req.namespace, name)
     if ctype.startswith(APPLY_PATCH):
         return await _apply(ctx, request, req, current, raw)
@@ -181,6 +185,7 @@ async def _patch(ctx: ServerContext, request: web.Request, req: ApiRequest) -> w
         raise se.not_found(info.plural, info.group, name)
     _check_injected_conflict(ctx, req)
     patched = apply_patch(ctype, clone(current), raw, custom=info.is_custom)
+    check_shape(patched)
     if not isinstance(patched, dict) or not isinstance(patched.get("metadata"), dict):
         raise se.bad_request("the patch produced an invalid object")
     cur_rv = current["metadata"]["resourceVersion"]
@@ -196,13 +201,17 @@ async def _apply(
 ) -> web.Response:
     """Server-side apply, simplified: create when absent, else a merge of the intent."""
     try:
-        intent = yaml.safe_load(raw)
-    except yaml.YAMLError as exc:
+        intent = load_yaml(raw)
+    except (yaml.YAMLError, RecursionError) as exc:
         raise se.bad_request(f"error decoding YAML: {exc}") from exc
     if not isinstance(intent, dict):
         raise se.bad_request("the apply body must be an object")
+    check_shape(intent)
+    if not isinstance(intent.setdefault("metadata", {}), dict):
+        raise se.bad_request("the apply body's metadata must be an object")
     if current is None:
-        intent.setdefault("metadata", {})["name"] = req.name
+        intent["metadata"]["name"] = req.name
+        check_types(req.info, intent)
         obj = await ctx.store.create(req.info, req.namespace, intent, copy=False)
         return _respond(request, req, obj, 201)
     merged = json_merge_patch(clone(current), intent)
@@ -225,6 +234,7 @@ async def _replace(
     ctx: ServerContext, request: web.Request, req: ApiRequest, body: Obj, *, dry_run: bool
 ) -> web.Response:
     """Writes ``body`` over the object (or its status subresource) and answers with the result."""
+    check_types(req.info, body)
     obj = await ctx.store.update(
         req.info,
         req.namespace,
@@ -242,8 +252,9 @@ def _delete_options(request: web.Request, body: Any) -> Obj:
     q = request.query
     if "propagationPolicy" in q:
         opts["propagationPolicy"] = q["propagationPolicy"]
-    if "gracePeriodSeconds" in q:
-        opts["gracePeriodSeconds"] = int(q["gracePeriodSeconds"])
+    grace = int_param(q, "gracePeriodSeconds")
+    if grace is not None:
+        opts["gracePeriodSeconds"] = grace
     if opts.get("orphanDependents") is True and "propagationPolicy" not in opts:
         opts["propagationPolicy"] = "Orphan"
     if q.get("orphanDependents") == "true" and "propagationPolicy" not in opts:

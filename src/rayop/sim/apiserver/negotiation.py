@@ -24,6 +24,7 @@ from rayop.sim.apiserver.protobuf import (
     encode_protobuf,
     has_message,
 )
+from rayop.sim.apiserver.request_body import check_shape, load_yaml, read_body
 from rayop.sim.machinery import errors as se
 from rayop.sim.machinery.resources import ResourceInfo
 
@@ -60,10 +61,12 @@ async def decode_body(request: web.Request, info: ResourceInfo | None) -> Any:
     """Decodes a request body by its Content-Type (None for an empty body).
 
     Raises:
-        StatusError: 415 for a type the resource does not accept, 400 for a malformed body.
+        StatusError: 415 for a type the resource does not accept, 400 for a malformed body
+            (or one nested too deeply or expanding too far: request_body.check_shape), 413 for
+            a body over kube-apiserver's 3 MiB.
     """
     ctype = _media_type(request.headers.get("Content-Type", ""))
-    raw = await request.read()
+    raw = await read_body(request)
     if ctype == PROTOBUF and PROTOBUF in _supported(info):
         return decode_protobuf(raw) if raw else None
     if ctype not in ("", JSON, *_YAML_ALIASES):
@@ -79,12 +82,14 @@ async def decode_body(request: web.Request, info: ResourceInfo | None) -> Any:
     if not raw:
         return None
     try:
-        return orjson.loads(raw)
+        body = orjson.loads(raw)
     except orjson.JSONDecodeError:
         try:
-            return yaml.safe_load(raw)
-        except yaml.YAMLError as exc:
+            body = load_yaml(raw)
+        except (yaml.YAMLError, RecursionError) as exc:
             raise se.bad_request(f"unable to decode the request body: {exc}") from exc
+    check_shape(body)
+    return body
 
 
 def _clauses(accept: str) -> list[str]:

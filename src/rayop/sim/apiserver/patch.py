@@ -13,6 +13,7 @@ from typing import Any
 import jsonpatch
 import orjson
 
+from rayop.sim.apiserver.request_body import check_shape
 from rayop.sim.machinery import errors as se
 
 __all__ = [
@@ -141,9 +142,11 @@ def strategic_merge_patch(target: Any, patch: Any) -> Any:
 
 def _load_json(body: bytes) -> Any:
     try:
-        return orjson.loads(body)
+        patch = orjson.loads(body)
     except orjson.JSONDecodeError as exc:
         raise se.bad_request(f"error decoding patch: {exc}") from exc
+    check_shape(patch)
+    return patch
 
 
 def apply_patch(content_type: str, original: dict[str, Any], body: bytes, *, custom: bool) -> Any:

@@ -33,6 +33,7 @@ __all__ = [
     "encode_protobuf",
     "encode_watch_frame",
     "has_message",
+    "message_class",
     "read_watch_frames",
 ]
 
@@ -68,6 +69,12 @@ def _descriptor(api_version: str, kind: str) -> Descriptor | None:
 
 def _message(name: str) -> Message:
     return message_factory.GetMessageClass(_pool().FindMessageTypeByName(name))()
+
+
+def message_class(api_version: str, kind: str) -> type[Message] | None:
+    """The generated message class of an apiVersion/kind (meta/v1's kinds under any), or None."""
+    desc = _descriptor(api_version, kind)
+    return None if desc is None else message_factory.GetMessageClass(desc)
 
 
 def has_message(api_version: str, kind: str) -> bool:

@@ -18,6 +18,7 @@ from aiohttp import web
 from rayop.sim.apiserver import tables
 from rayop.sim.apiserver.negotiation import PROTOBUF, negotiate
 from rayop.sim.apiserver.protobuf import encode_watch_frame
+from rayop.sim.apiserver.query import int_param
 from rayop.sim.apiserver.request import ApiRequest, ServerContext
 from rayop.sim.apiserver.watch_list import InitialEventsStream, validate_watch_options
 from rayop.sim.machinery import errors as se
@@ -93,7 +94,7 @@ async def handle_watch(
     if send_initial is not None:
         _check_not_older_than(resource_version, current)
         resource_version = None if send_initial else str(current)
-    timeout = float(q.get("timeoutSeconds") or _DEFAULT_TIMEOUT)
+    timeout = float(int_param(q, "timeoutSeconds") or _DEFAULT_TIMEOUT)
     bookmarks = q.get("allowWatchBookmarks") in ("true", "1", "True")
     field_sel = q.get("fieldSelector")
     if req.name is not None:
