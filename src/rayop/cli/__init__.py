@@ -39,6 +39,8 @@ Modules and subpackages:
   poll loop.
 - ``realcluster_procs``: the pid file of a real control plane, and stopping its processes from that
   file alone.
+- ``render``: ``rayop render -f FILE``: the objects the operator would create for a file's
+  RayClusters, RayJobs and RayServices, as YAML, with no cluster.
 - ``replica_flags``: the options that place one operator replica in a cluster: leader election and
   namespaces.
 - ``run``: ``rayop run``: the operator against any Kubernetes API server, with KubeRay's flags.
@@ -57,6 +59,7 @@ from rayop.cli import apiserver as _apiserver  # noqa: F401  (registers `rayop a
 from rayop.cli import bench as _bench  # noqa: F401  (registers `rayop bench`)
 from rayop.cli import crds as _crds  # noqa: F401  (registers `rayop crds`)
 from rayop.cli import dev as _dev  # noqa: F401  (registers `rayop dev real-cluster`)
+from rayop.cli import render as _render  # noqa: F401  (registers `rayop render`)
 from rayop.cli import run as _run  # noqa: F401  (registers `rayop run`)
 from rayop.cli import samples as _samples  # noqa: F401  (registers `rayop samples`)
 from rayop.cli import up as _up  # noqa: F401  (registers `rayop up`)
