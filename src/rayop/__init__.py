@@ -15,6 +15,8 @@ Modules and subpackages:
 - ``examples``: example manifests shipped with rayop: a RayCluster, a RayJob and a RayService to
   start from.
 - ``kube``: talking to a Kubernetes API server: configuration, the async client, throttling, errors.
+- ``preview``: knowing before applying: what the operator would create for a manifest
+  (``rayop render``) and do to live objects (``rayop preview``), from the controllers' own code.
 - ``runtime``: controller machinery with no knowledge of any particular operator: queues, rate
   limiters, the controller loop, informers, expectations, leader election, metrics and the manager.
 - ``sim``: an embedded Kubernetes-compatible control plane: API server, simulated scheduler,

@@ -38,9 +38,6 @@ KEPT_DIFFERENCES: dict[str, str] = {
     r"\.(configMapRef|secretRef|configMap|secret) x-kubernetes-map-type": (
         "atomic in older Kubernetes only"
     ),
-    # Written in Go as ref(constant), which controller-gen cannot evaluate and so omits;
-    # kube-apiserver applies the same defaults to the pod anyway.
-    r"azureDisk\.(cachingMode|kind) default": "a Go default controller-gen omits",
 }
 _WALKED = ("description", "properties", "items", "additionalProperties")
 

@@ -15,7 +15,9 @@ turned into the structural schema controller-gen (KubeRay's CRD generator, run w
 - only the structural keywords are kept (type, format, required, items, properties,
   additionalProperties, the ``x-kubernetes-list-*``/``map-type`` marks, pattern) and
   ``default``, except on a required field (openapi-gen writes the zero value there,
-  controller-gen writes nothing); enums are dropped, as controller-gen ignores ``+enum``.
+  controller-gen writes nothing) and except the defaults Go spells as a named constant
+  (:data:`GO_CONSTANT_DEFAULTS`), which controller-gen cannot evaluate and so omits; enums are
+  dropped, as controller-gen ignores ``+enum``.
 
 :data:`EMBEDDED` names, per ``Model.wireField`` of the ray.io models, the type embedded there.
 """
@@ -30,6 +32,7 @@ from typing import Any
 
 __all__ = [
     "EMBEDDED",
+    "GO_CONSTANT_DEFAULTS",
     "QUANTITY_PATTERN",
     "definitions",
     "embedded_schema",
@@ -68,6 +71,19 @@ EMBEDDED: dict[str, str] = {
     "RayServiceSpec.serveService": _CORE + "Service",
 }
 """``Model.wireField`` -> the Kubernetes definition embedded there (a list field: its items)."""
+
+GO_CONSTANT_DEFAULTS: frozenset[tuple[str, str]] = frozenset(
+    {
+        (_CORE + "AzureDiskVolumeSource", "cachingMode"),
+        (_CORE + "AzureDiskVolumeSource", "kind"),
+    }
+)
+"""(definition, property) whose Go default is ``+default=ref(Constant)``: openapi-gen writes
+the value, controller-gen omits it, so KubeRay's CRDs leave these fields unset. Written, they
+would be stored (and defaulted on read) into every pod template with an azureDisk volume, and a
+RayService or a Recreate RayCluster whose spec hash KubeRay stored without them would be rebuilt
+at takeover. The markers: AzureDiskVolumeSource in
+https://github.com/kubernetes/api/blob/master/core/v1/types.go"""
 
 _KEPT = (
     "type",
@@ -185,10 +201,10 @@ def _converted(name: str) -> Schema:
     special = _SPECIAL.get(name)
     if special is not None:
         return special
-    return _convert(definitions()[name])
+    return _convert(definitions()[name], name)
 
 
-def _convert(node: Schema) -> Schema:
+def _convert(node: Schema, name: str = "") -> Schema:
     if "$ref" in node:
         return copy.deepcopy(_converted(node["$ref"].rsplit("/", 1)[-1]))
     if "allOf" in node:
@@ -200,7 +216,7 @@ def _convert(node: Schema) -> Schema:
         out["properties"] = {}
         for prop, sub in node["properties"].items():
             converted = _convert(sub)
-            if prop in required:
+            if prop in required or (name, prop) in GO_CONSTANT_DEFAULTS:
                 converted.pop("default", None)
             out["properties"][prop] = converted
     for key in ("items", "additionalProperties"):

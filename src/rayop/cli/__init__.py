@@ -31,6 +31,8 @@ Modules and subpackages:
 - ``operator_setup``: what ``rayop run`` and ``rayop up`` do with their operator flags, in one place.
 - ``option_groups``: groups of command-line options declared once and shared by several ``rayop``
   commands.
+- ``preview``: ``rayop preview``: what this rayop would do on its first pass over each live ray.io
+  object, writing nothing.
 - ``realcluster``: a real Kubernetes control plane on loopback: etcd or kine, kube-apiserver, KCM,
   scheduler, kwok.
 - ``realcluster_config``: what the real control plane is configured with so that kwok pods can play
@@ -39,6 +41,8 @@ Modules and subpackages:
   poll loop.
 - ``realcluster_procs``: the pid file of a real control plane, and stopping its processes from that
   file alone.
+- ``render``: ``rayop render -f FILE``: the objects the operator would create for a file's
+  RayClusters, RayJobs and RayServices, as YAML, with no cluster.
 - ``replica_flags``: the options that place one operator replica in a cluster: leader election and
   namespaces.
 - ``run``: ``rayop run``: the operator against any Kubernetes API server, with KubeRay's flags.
@@ -57,6 +61,8 @@ from rayop.cli import apiserver as _apiserver  # noqa: F401  (registers `rayop a
 from rayop.cli import bench as _bench  # noqa: F401  (registers `rayop bench`)
 from rayop.cli import crds as _crds  # noqa: F401  (registers `rayop crds`)
 from rayop.cli import dev as _dev  # noqa: F401  (registers `rayop dev real-cluster`)
+from rayop.cli import preview as _preview  # noqa: F401  (registers `rayop preview`)
+from rayop.cli import render as _render  # noqa: F401  (registers `rayop render`)
 from rayop.cli import run as _run  # noqa: F401  (registers `rayop run`)
 from rayop.cli import samples as _samples  # noqa: F401  (registers `rayop samples`)
 from rayop.cli import up as _up  # noqa: F401  (registers `rayop up`)

@@ -28,6 +28,7 @@ from rayop.kube.client import KubeClient
 from rayop.runtime.clock import MONOTONIC, Clock
 from rayop.runtime.concurrency.law import LawSettings
 from rayop.runtime.controller import Controller
+from rayop.runtime.events.writer import EventClient
 from rayop.runtime.informers.factory import CacheConfig
 from rayop.runtime.manager import Manager
 from rayop.runtime.metrics import OperatorMetrics
@@ -61,6 +62,7 @@ def build_operator(
     clock: Clock = MONOTONIC,
     cache_config: CacheConfig = KUBERAY_CACHE_CONFIG,
     wrap_reconcile: ReconcileWrapper | None = None,
+    event_client: EventClient | None = None,
 ) -> AssembledOperator:
     """Returns the manager with the selected controllers registered on it; never blocks.
 
@@ -74,6 +76,8 @@ def build_operator(
         clock: The clock of the manager and everything it builds.
         cache_config: What the shared cache holds (KubeRay's label filters by default).
         wrap_reconcile: Wraps every controller's reconcile function.
+        event_client: Where events are written; None: a client of their own on ``client``'s
+            configuration (see :class:`~rayop.runtime.manager.Manager`).
 
     Raises:
         ValueError: ``kinds`` names a kind rayop has no controller for.
@@ -91,6 +95,7 @@ def build_operator(
         watch_namespaces=list(settings.watch_namespaces) or None,
         cache_config=cache_config,
         clock=clock,
+        event_client=event_client,
     )
     wiring = Wiring(manager, settings)
     controllers: dict[str, Controller] = {}
