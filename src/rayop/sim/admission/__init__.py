@@ -3,6 +3,10 @@ defaulting and validation, per-kind defaults, object-meta validation.
 
 Modules and subpackages:
 
+- ``cel_cost``: the cost bound of CRD CEL rules, worked out before a rule runs.
+- ``cel_library``: the Kubernetes CEL functions CRD rules may call beyond standard CEL.
+- ``cel_rules``: CRD ``x-kubernetes-validations`` (CEL) rules, compiled per schema and evaluated
+  with kube-apiserver's messages (transition rules, ratcheting).
 - ``crd_schema``: admission of custom resources against their CRD schema: pruning, defaulting,
   validation.
 - ``defaults``: per-kind defaulting done by the API server on create and update (pods, services,
