@@ -85,3 +85,21 @@ def test_the_cost_shape_counts_nested_comprehensions_and_skips_string_literals()
     wide = list(range(150))
     assert estimate(shape_of("self.all(a, self.all(b, self.all(c, a != b)))"), wide) > 1_000_000
     assert estimate(shape_of("self.all(a, a >= 0)"), wide) < 10_000
+
+
+def test_a_failed_rule_shows_a_scalar_value_as_go_prints_it_and_omits_objects() -> None:
+    def node(type_name: str) -> dict[str, Any]:
+        return {"type": type_name, "x-kubernetes-validations": [{"rule": "false", "message": "no"}]}
+
+    props = {"i": node("integer"), "f": node("number"), "b": node("boolean"), "s": node("string")}
+    props["o"] = node("object")
+    schema = {"type": "object", "properties": {"spec": {"type": "object", "properties": props}}}
+    spec = {"i": 5, "f": 2.0, "b": True, "s": 'say "hi"', "o": {}}
+    shown = {c[0]: c[2] for c in check_rules(schema, {"spec": spec}, None)}
+    assert shown == {
+        "spec.i": "Invalid value: 5: no",
+        "spec.f": "Invalid value: 2: no",
+        "spec.b": "Invalid value: true: no",
+        "spec.s": 'Invalid value: "say \\"hi\\"": no',
+        "spec.o": "Invalid value: no",
+    }

@@ -7,10 +7,12 @@ in ``x-kubernetes-list-type: map`` lists, by their keys), unless ``optionalOldSe
 ``oldSelf`` an optional. On update, a failing rule that does not use ``oldSelf`` is forgiven
 where the value did not change (CRD validation ratcheting, on by default since Kubernetes 1.30).
 
-A failure is a field error at the node's path (plus the rule's ``fieldPath``), with the node's
-schema type as the value and the rule's message, ``messageExpression`` or ``failed rule: <rule>``
-as the detail; ``reason`` picks the error type. The wording follows apiextensions-apiserver's
-``pkg/apiserver/schema/cel/validation.go``:
+A failure is a field error at the node's path (plus the rule's ``fieldPath``) that shows the
+value when it is a scalar (not an object or array) and the rule's message, ``messageExpression``
+or ``failed rule: <rule>`` as the detail; ``reason`` picks the error type. An error in a rule
+(compilation, evaluation, cost) shows the schema type as the value. The wording follows
+apiextensions-apiserver's ``pkg/apiserver/schema/cel/validation.go`` (checked against
+kube-apiserver v1.37 by ``tests/real/test_cel_quota_differential.py``):
 https://github.com/kubernetes/kubernetes/blob/master/staging/src/k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel/validation.go
 
 Rules are compiled once per schema (a CRD version) with the ``common-expression-language``
@@ -28,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import cel
+import orjson
 
 from rayop.sim.admission.cel_cost import (
     PER_CALL_LIMIT,
@@ -310,7 +313,7 @@ def _evaluate(
     if rule.field_path:
         where = f"{path}.{rule.field_path}" if path else rule.field_path
     detail = _message(rule, context)
-    run.causes.append(_field_error(where, node.type, detail, rule.reason))
+    run.causes.append(_field_error(where, _shown(node.type, value), detail, rule.reason))
 
 
 def _message(rule: Rule, context: cel.Context) -> str:
@@ -344,11 +347,26 @@ def _invalid(path: str, type_name: str, detail: str) -> Cause:
     return path, "FieldValueInvalid", f'Invalid value: "{type_name}": {detail}'
 
 
-def _field_error(path: str, type_name: str, detail: str, reason: str) -> Cause:
+def _shown(type_name: str, value: Any) -> str | None:
+    """How a failed rule's field error shows the value: scalars as Go's field errors print them
+    (strings quoted), objects and arrays not at all (None)."""
+    if type_name in ("object", "array") or isinstance(value, dict | list):
+        return None
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e21:
+        return str(int(value))
+    if isinstance(value, int | float):
+        return repr(value)
+    return orjson.dumps(value).decode()
+
+
+def _field_error(path: str, shown: str | None, detail: str, reason: str) -> Cause:
     if reason == "FieldValueForbidden":
         return path, reason, f"Forbidden: {detail}"
     if reason == "FieldValueRequired":
         return path, reason, f"Required value: {detail}"
     if reason == "FieldValueDuplicate":
-        return path, reason, f'Duplicate value: "{type_name}"'
-    return _invalid(path, type_name, detail)
+        return path, reason, "Duplicate value" if shown is None else f"Duplicate value: {shown}"
+    said = "Invalid value" if shown is None else f"Invalid value: {shown}"
+    return path, "FieldValueInvalid", f"{said}: {detail}"
