@@ -25,7 +25,7 @@ boolean expression fails when it runs, not when the CRD is created).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -68,6 +68,7 @@ class Rule:
         field_path: The normalized ``fieldPath`` appended to the node's path ("" for none).
         reason: The ``reason`` (FieldValueInvalid when unset).
         shape: What its cost depends on.
+        functions: The Kubernetes library functions it (or its messageExpression) calls.
     """
 
     source: str
@@ -81,6 +82,7 @@ class Rule:
     field_path: str
     reason: str
     shape: RuleShape
+    functions: dict[str, Callable[..., Any]]
 
 
 @dataclass
@@ -155,7 +157,14 @@ def _compile(raw: Mapping[str, Any], schema: Mapping[str, Any]) -> Rule:
         field_path=_normalized_field_path(str(raw.get("fieldPath") or ""), schema),
         reason=str(raw.get("reason") or "FieldValueInvalid"),
         shape=shape_of(source),
+        functions=_library_functions(program, message_program),
     )
+
+
+def _library_functions(*programs: cel.Program | None) -> dict[str, Callable[..., Any]]:
+    """The library functions the programs call (registering all of them costs every call)."""
+    names = {name for p in programs if p is not None for name in p.functions()}
+    return {name: FUNCTIONS[name] for name in sorted(names) if name in FUNCTIONS}
 
 
 def _program(source: str) -> tuple[cel.Program | None, str]:
@@ -208,26 +217,38 @@ def check_rules(schema: Mapping[str, Any], obj: Any, old: Any | None) -> list[Ca
     if tree is None:
         return []
     run = _Run()
-    _visit(run, tree, "", obj, old, old is not None and obj == old)
+    _visit(run, tree, "", obj, old, (obj, old))
     return run.causes
 
 
-def _visit(run: _Run, node: RuleNode, path: str, value: Any, old: Any, unchanged: bool) -> None:
+Correlated = tuple[Any, Any]
+"""(new, old) at the nearest place correlated with the old object; old is None on create."""
+
+
+def _unchanged(correlated: Correlated) -> bool:
+    """Whether failures there are forgiven (ratcheting): the value is as it was."""
+    new, old = correlated
+    return old is not None and bool(new == old)
+
+
+def _visit(
+    run: _Run, node: RuleNode, path: str, value: Any, old: Any, correlated: Correlated
+) -> None:
     """Runs ``node``'s rules on value, then its children's.
 
-    ``unchanged``: the nearest place correlated with the old object is equal to it (failures of
-    rules without oldSelf are then forgiven: ratcheting).
+    ``correlated``: the nearest place correlated with the old object (failures of rules without
+    oldSelf are forgiven where it did not change: ratcheting); compared only on a failure.
     """
     if value is None or run.stopped:
         return
     for rule in node.rules:
-        _evaluate(run, node, rule, path, value, old, unchanged)
+        _evaluate(run, node, rule, path, value, old, correlated)
         if run.stopped:
             return
     for key, child, sub_value, sub_old in _children(node, value, old):
         sub_path = _child_path(path, key)
-        still = (sub_value == sub_old) if sub_old is not None else unchanged
-        _visit(run, child, sub_path, sub_value, sub_old, still)
+        nearest = (sub_value, sub_old) if sub_old is not None else correlated
+        _visit(run, child, sub_path, sub_value, sub_old, nearest)
         if run.stopped:
             return
 
@@ -268,7 +289,13 @@ def _child_path(path: str, key: str | int) -> str:
 
 
 def _evaluate(
-    run: _Run, node: RuleNode, rule: Rule, path: str, value: Any, old: Any, unchanged: bool
+    run: _Run,
+    node: RuleNode,
+    rule: Rule,
+    path: str,
+    value: Any,
+    old: Any,
+    correlated: Correlated,
 ) -> None:
     here = path or "<nil>"
     if rule.program is None:
@@ -295,7 +322,7 @@ def _evaluate(
         )
     elif old is not None:
         variables["oldSelf"] = old
-    context = cel.Context(variables, FUNCTIONS)
+    context = cel.Context(variables, rule.functions or None)
     try:
         result = rule.program.execute(context)
     except Exception as exc:  # the library raises KeyError, IndexError, TypeError, ValueError...
@@ -307,7 +334,7 @@ def _evaluate(
         detail = f"rule compile error: rule must evaluate to a bool, got {type(result).__name__}"
         run.causes.append(_invalid(here, node.type, detail))
         return
-    if unchanged and not rule.uses_old_self:
+    if not rule.uses_old_self and _unchanged(correlated):
         return  # ratcheted: the value is as it was
     where = here
     if rule.field_path:
