@@ -36,6 +36,7 @@ from rayop.sim.controller_manager.cert_issuer import CertIssuerController
 from rayop.sim.controller_manager.endpoints import EndpointsController
 from rayop.sim.controller_manager.garbage_collector import GarbageCollector
 from rayop.sim.controller_manager.gateways import GatewayController
+from rayop.sim.controller_manager.resource_quotas import ResourceQuotaController
 from rayop.sim.controller_manager.serviceaccounts import ServiceAccountController
 from rayop.sim.controller_manager.volumes import VolumeController
 from rayop.sim.dashboard.head import DashboardConfig
@@ -251,6 +252,7 @@ class EmbeddedControlPlane:
             )
         self._controllers = [
             ServiceAccountController(self._store),
+            ResourceQuotaController(self._store),
             GarbageCollector(self._store),
             EndpointsController(self._store),
             JobController(self._store),

@@ -1,8 +1,12 @@
 """What the embedded API server does to an object before it is stored: CRD schema pruning,
-defaulting and validation, per-kind defaults, object-meta validation.
+defaulting and validation (CEL rules too), per-kind defaults, object-meta validation, quotas.
 
 Modules and subpackages:
 
+- ``cel_cost``: the cost bound of CRD CEL rules, worked out before a rule runs.
+- ``cel_library``: the Kubernetes CEL functions CRD rules may call beyond standard CEL.
+- ``cel_rules``: CRD ``x-kubernetes-validations`` (CEL) rules, compiled per schema and evaluated
+  with kube-apiserver's messages (transition rules, ratcheting).
 - ``crd_schema``: admission of custom resources against their CRD schema: pruning, defaulting,
   validation.
 - ``defaults``: per-kind defaulting done by the API server on create and update (pods, services,
@@ -13,6 +17,10 @@ Modules and subpackages:
   schema lacks.
 - ``object_meta``: object-meta validation kube-apiserver applies to every object: names, labels,
   annotations.
+- ``quota_admission``: the ResourceQuota admission plugin: creates over a quota refused (403),
+  the others charged to the quotas' ``status.used``.
+- ``quota_usage``: what an object uses of a ResourceQuota and which quotas cover it (kube's quota
+  evaluators).
 - ``webhooks``: validating admission webhooks, called as kube-apiserver calls them
   (admissionregistration/v1).
 """

@@ -4,8 +4,8 @@ Follows the apiextensions-apiserver order: unknown fields are pruned (unless the
 ``x-kubernetes-preserve-unknown-fields``) and reported as the request's ``fieldValidation``
 asks (``field_validation.py``: Strict refuses them), nulls where the schema is not nullable are
 dropped (or replaced by the default), schema defaults are applied, then the object is
-validated (jsonschema does the checking); failures become 422 Invalid with field paths and
-kube-apiserver's messages.
+validated (jsonschema does the checking) and its CEL rules evaluated (``cel_rules``); failures
+become 422 Invalid with field paths and kube-apiserver's messages.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import jsonschema
 import orjson
 
 from rayop.apimachinery.objects import Obj
+from rayop.sim.admission.cel_rules import check_rules
 from rayop.sim.admission.field_validation import report_unknown
 from rayop.sim.machinery import errors as se
 from rayop.sim.machinery.resources import ResourceInfo
@@ -214,8 +215,13 @@ def _json_type(value: Any) -> str:
     return "array" if isinstance(value, list) else "object"
 
 
-def validate_custom(info: ResourceInfo, obj: Obj) -> None:
-    """Validates a custom object against its schema.
+def validate_custom(info: ResourceInfo, obj: Obj, old: Obj | None = None) -> None:
+    """Validates a custom object against its schema, then its CEL rules (``cel_rules``).
+
+    Args:
+        info: the custom resource's version.
+        obj: the object to admit.
+        old: the stored object on update (transition rules and ratcheting need it).
 
     Raises:
         StatusError: 422 Invalid listing each failing field.
@@ -223,12 +229,14 @@ def validate_custom(info: ResourceInfo, obj: Obj) -> None:
     if info.schema is None:
         return
     errors = sorted(_validator(info.schema).iter_errors(obj), key=lambda e: list(e.absolute_path))
-    if errors:
-        name = (obj.get("metadata") or {}).get("name", "")
-        causes = [_cause(e) for e in errors[:20]]
-        blocking = any(reason in _BLOCKING for _, reason, _ in causes)
-        if blocking and _has_rules(info.schema):  # then kube-apiserver skips the CEL rules
+    causes = [_cause(e) for e in errors[:20]]
+    if any(reason in _BLOCKING for _, reason, _ in causes):
+        if _has_rules(info.schema):  # then kube-apiserver skips the CEL rules
             causes.append(("<nil>", "FieldValueInvalid", _RULES_SKIPPED))
+    else:
+        causes.extend(check_rules(info.schema, obj, old))
+    if causes:
+        name = (obj.get("metadata") or {}).get("name", "")
         raise se.invalid(info.kind, info.group, name, causes)
 
 
@@ -265,7 +273,7 @@ def admit_custom(info: ResourceInfo, obj: Obj, old: Obj | None) -> None:
     prune(obj, schema, root=True, removed=removed)
     report_unknown(info.kind, info.version, removed)
     apply_defaults(obj, schema)
-    validate_custom(info, obj)
+    validate_custom(info, obj, old)
 
 
 def validate_crd(crd: Obj) -> None:

@@ -1,4 +1,5 @@
-"""meta.k8s.io/v1 Table responses for ``kubectl get``: pods, CRD printer columns, a default."""
+"""meta.k8s.io/v1 Table responses for ``kubectl get``: pods, events, resource quotas, CRD printer
+columns, a default."""
 
 from __future__ import annotations
 
@@ -179,9 +180,27 @@ def _event_row(ev: Obj, now: float) -> list[Any]:
 _EVENT_COLUMNS = _text_columns("Last Seen", "Type", "Reason", "Object", "Message")
 
 
+def _quota_row(quota: Obj, now: float) -> list[Any]:
+    """kubectl's ResourceQuota row: ``used/hard`` per name, limits.* apart from the rest."""
+    status = quota.get("status") or {}
+    hard, used = status.get("hard") or {}, status.get("used") or {}
+    request: list[str] = []
+    limit: list[str] = []
+    for name in sorted(hard):
+        said = f"{name}: {used.get(name, '0')}/{hard[name]}"
+        (limit if name.startswith("limits.") else request).append(said)
+    age = _age(quota["metadata"].get("creationTimestamp"), now)
+    return [quota["metadata"]["name"], age, ", ".join(request), ", ".join(limit)]
+
+
+_QUOTA_COLUMNS = _text_columns("Name", "Age", "Request", "Limit")
+
+
 def _layout(info: ResourceInfo) -> tuple[list[Obj], Callable[[Obj, float], list[Any]]]:
     if info.key == "/pods":
         return _columns(_POD_COLUMNS), _pod_row
+    if info.key == "/resourcequotas":
+        return _columns(_QUOTA_COLUMNS), _quota_row
     if info.key == "/events":
         return _columns(_EVENT_COLUMNS), _event_row
     if info.printer_columns:

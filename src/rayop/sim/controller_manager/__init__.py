@@ -23,6 +23,8 @@ Modules and subpackages:
   GatewayClasses ``rayop`` and ``istio``.
 - ``label_index``: indexes pods and Service selectors by label, so the endpoints controller never
   scans.
+- ``resource_quotas``: the simulated resource-quota controller: each ResourceQuota's status (hard
+  and used) recounted from the namespace's objects.
 - ``serviceaccounts``: the simulated service-account controller: every active namespace gets a
   ``default`` ServiceAccount.
 - ``volumes``: the PersistentVolume controller and a local-path provisioner, with kind's default

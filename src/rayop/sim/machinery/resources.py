@@ -113,6 +113,7 @@ BUILTIN_RESOURCES: tuple[ResourceInfo, ...] = (
     _r("", "v1", "serviceaccounts", "ServiceAccount", True, ("sa",)),
     _r("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", True, ("pvc",), status=True),
     _r("", "v1", "persistentvolumes", "PersistentVolume", False, ("pv",), status=True),
+    _r("", "v1", "resourcequotas", "ResourceQuota", True, ("quota",), status=True),
     _r("", "v1", "nodes", "Node", False, ("no",), status=True),
     _r("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice", True),
     ResourceInfo(

@@ -1,9 +1,10 @@
 """The write path: kube-apiserver's create and update semantics on top of the object table.
 
 Names and generateName, namespaces (missing, terminating), the status subresource, generation,
-optimistic concurrency, and admission through :mod:`rayop.sim.admission` (CRD schemas,
-object-meta validation, per-kind defaults). Every update is committed through the delete path,
-which finishes a deletion when the last finalizer goes. Stored objects are never mutated in place.
+optimistic concurrency, and admission through :mod:`rayop.sim.admission` (CRD schemas and
+CEL rules, object-meta validation, per-kind defaults, ResourceQuota). Every update is committed
+through the delete path, which finishes a deletion when the last finalizer goes. Stored objects
+are never mutated in place.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from rayop.sim.admission import crd_schema as crd_mod
 from rayop.sim.admission.defaults import IpAllocator, apply_create_defaults, apply_update_defaults
 from rayop.sim.admission.extended_resource_toleration import add_extended_resource_tolerations
 from rayop.sim.admission.object_meta import validate_object_meta
+from rayop.sim.admission.quota_admission import charge
 from rayop.sim.machinery import errors as se
 from rayop.sim.machinery.resources import ResourceInfo
 from rayop.sim.machinery.timestamps import timestamp
@@ -29,6 +31,7 @@ from rayop.sim.storage.webhook_admission import WebhookAdmission
 __all__ = ["NAME_ALPHABET", "WritePath"]
 
 NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+QUOTA_KEY = "/resourcequotas"
 _KEPT_ON_UPDATE = (
     "uid",
     "creationTimestamp",
@@ -122,12 +125,34 @@ class WritePath:
             add_extended_resource_tolerations(obj)
         if self.admission is not None:
             await self.admission.admit(info, "CREATE", ns, name, obj, None)
+        # No await from here to the commit: the quota charge and the object land together.
+        charges = self._quota_charges(info, ns, name, obj)
         if dry_run:
             return clone(obj) if copy else obj
+        for quota, status in charges:
+            self._commit_quota_status(quota, status)
         stored = self.table.commit(info, "ADDED", ns, name, obj, None)
         if info.key == CRD_KEY:
             self.table.resources.register_crd(stored)
         return clone(stored) if copy else stored
+
+    def _quota_charges(
+        self, info: ResourceInfo, ns: str, name: str, obj: Obj
+    ) -> list[tuple[Obj, Obj]]:
+        """The ResourceQuota admission plugin's verdict on a create (403 when over quota)."""
+        if not ns:
+            return []
+        quotas = self.table.in_namespace(QUOTA_KEY, ns)
+        return charge(quotas, info, name, obj) if quotas else []
+
+    def _commit_quota_status(self, quota: Obj, status: Obj) -> None:
+        info = self.table.resources.by_key(QUOTA_KEY)
+        assert info is not None
+        new = {**quota, "metadata": dict(quota["metadata"]), "status": status}
+        meta = quota["metadata"]
+        self.deletes.commit_change(
+            info, meta["namespace"], meta["name"], new, quota, dry_run=False, copy=False
+        )
 
     def _generate_name(self, info: ResourceInfo, ns: str, prefix: str | None) -> str:
         if not prefix:
