@@ -210,6 +210,52 @@ def test_the_shim_puts_a_process_on_its_pod_address(tmp_path: Path) -> None:
     assert build_shim(tmp_path) == shim  # built once
 
 
+V6ONLY_PROBE = """
+import socket
+
+def free_port():
+    s = socket.socket()
+    s.bind(("0.0.0.0", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+def v6only_server(port):
+    s = socket.socket(socket.AF_INET6)
+    s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+    s.bind(("::", port))  # without the fix: EINVAL, as redis-server's `bind * -::*` met
+    s.listen()
+    return s
+
+# redis-server's default: 0.0.0.0 first, then [::] (IPV6_V6ONLY) on the same port
+shared = free_port()
+v4 = socket.socket()
+v4.bind(("0.0.0.0", shared))
+v4.listen()
+also_v6 = v6only_server(shared)
+socket.create_connection(("127.31.0.9", shared)).close()
+print(v4.accept()[1][0])
+# a lone [::] IPV6_V6ONLY server answers at the pod's address, and at [::1] inside the pod
+alone = free_port()
+v6 = v6only_server(alone)
+socket.create_connection(("127.31.0.9", alone)).close()
+print(v6.accept()[1][0])
+client = socket.socket(socket.AF_INET6)
+client.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+client.connect(("::1", alone))
+print(client.getpeername()[0])
+"""
+
+
+def test_the_shim_serves_an_ipv6_only_wildcard_bind_at_the_pod_address(tmp_path: Path) -> None:
+    env = dict(os.environ, LD_PRELOAD=str(build_shim(tmp_path)), RAYOP_POD_IP="127.31.0.9")
+    out = subprocess.run(
+        [sys.executable, "-c", V6ONLY_PROBE], env=env, capture_output=True, text=True, check=False
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["127.31.0.9", "::ffff:127.31.0.9", "::ffff:127.31.0.9"]
+
+
 def test_real_ray_without_ray_stops_at_startup_saying_how_to_install_it(tmp_path: Path) -> None:
     env = dict(os.environ, RAYOP_RAY_ENV=str(tmp_path / "no-ray"))
     for command in ("up", "apiserver"):
