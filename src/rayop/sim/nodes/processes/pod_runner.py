@@ -6,7 +6,9 @@ turns exit codes into restarts per ``restartPolicy`` (back-off 10 s doubling to 
 ``CrashLoopBackOff``) and into the pod's phase. Each state change is written to the pod's
 status (:mod:`.container_state`). :meth:`PodRunner.stop` ends every process of the pod
 (SIGTERM, SIGKILL after the grace period). ``startupProbe`` is not run: readiness and
-liveness probes start at once (after their ``initialDelaySeconds``).
+liveness probes start at once (after their ``initialDelaySeconds``). A container without a
+command runs its image's entrypoint where :mod:`.image_entrypoint` knows it; otherwise it stays
+waiting (``CreateContainerError``) with a ``FailedCreatePodContainer`` Warning naming the image.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from rayop.sim.nodes.container_exec import ContainerProcessEnv
 from rayop.sim.nodes.container_logs import PodLogs
 from rayop.sim.nodes.processes.container_process import ContainerProcess, kill_tree
 from rayop.sim.nodes.processes.container_state import ContainerState, render
+from rayop.sim.nodes.processes.image_entrypoint import NoImageCommand, container_argv
 from rayop.sim.nodes.processes.image_version import version_warning
 from rayop.sim.nodes.processes.loopback import POD_IP_ENV
 from rayop.sim.nodes.processes.pod_env import EnvError, Lookup, expand, resolve_env
@@ -212,6 +215,13 @@ class PodRunner:
         sink = self.ctx.logs.open(self.uid, name, state.restarts)
         try:
             running = await self._prepare(spec, sink)
+        except NoImageCommand as exc:
+            # The spec cannot change, so retrying would not help: the container stays waiting.
+            sink.close()
+            state.waiting, state.waiting_message = "CreateContainerError", str(exc)
+            await self._event_once("Warning", "FailedCreatePodContainer", f"Error: {exc}")
+            await self.publish()
+            return None
         except EnvError as exc:
             state.waiting, state.waiting_message = "CreateContainerConfigError", str(exc)
             await self._event_once("Warning", "Failed", f"Error: {exc}")
@@ -257,15 +267,11 @@ class PodRunner:
     async def _prepare(self, spec: Obj, sink: Any) -> _Running:
         lookup = self.ctx.lookup(self.namespace)
         own_env = resolve_env(self.pod, spec, lookup)
+        command = [str(a) for a in spec.get("command") or []]
+        args = [str(a) for a in spec.get("args") or []]
         argv = [
-            expand(str(a), own_env)
-            for a in list(spec.get("command") or []) + list(spec.get("args") or [])
+            expand(a, own_env) for a in container_argv(str(spec.get("image") or ""), command, args)
         ]
-        if not argv:
-            raise EnvError(
-                f"container {spec.get('name')} sets no command: --real-ray does not know the "
-                f"default command of image {spec.get('image')}"
-            )
         text = " ".join(argv + list(own_env.values()))
         names = service_names(text)
         await self._wait_for_services(names)
