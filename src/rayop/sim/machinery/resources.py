@@ -130,7 +130,8 @@ BUILTIN_RESOURCES: tuple[ResourceInfo, ...] = (
     _r("rbac.authorization.k8s.io", "v1", "clusterroles", "ClusterRole", False),
     _r("rbac.authorization.k8s.io", "v1", "clusterrolebindings", "ClusterRoleBinding", False),
     _r("batch", "v1", "jobs", "Job", True, (), status=True, categories=("all",)),
-    # Stored only (no controller runs them): the operator's own Deployment can be applied.
+    # Run by the controller manager (sim/controller_manager/deployments.py, replica_sets.py,
+    # stateful_sets.py).
     _r(
         "apps",
         "v1",
@@ -141,6 +142,8 @@ BUILTIN_RESOURCES: tuple[ResourceInfo, ...] = (
         status=True,
         categories=("all",),
     ),
+    _r("apps", "v1", "replicasets", "ReplicaSet", True, ("rs",), status=True, categories=("all",)),
+    _r("apps", "v1", "statefulsets", "StatefulSet", True, ("sts",), status=True, categories=("all",)),
     _r("coordination.k8s.io", "v1", "leases", "Lease", True),
     _r("storage.k8s.io", "v1", "storageclasses", "StorageClass", False, ("sc",)),
     _r("networking.k8s.io", "v1", "ingresses", "Ingress", True, ("ing",), status=True),
