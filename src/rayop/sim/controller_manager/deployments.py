@@ -179,11 +179,12 @@ class DeploymentController(OwnedController):
             },
             "spec": {
                 "replicas": 0 if old else replicas,
-                "minReadySeconds": int(spec.get("minReadySeconds") or 0),
                 "selector": selector,
                 "template": template,
             },
         }
+        if spec.get("minReadySeconds"):
+            rs["spec"]["minReadySeconds"] = int(spec["minReadySeconds"])
         return await self.create_child(str(md.get("namespace")), rs)
 
     async def _clean_up(self, old: list[Obj], limit: int) -> None:
