@@ -17,7 +17,12 @@ from rayop.sim.nodes.processes.container_state import ContainerState, render
 from rayop.sim.nodes.processes.image_version import image_ray_version, version_warning
 from rayop.sim.nodes.processes.loopback import LoopbackAddresses, build_shim
 from rayop.sim.nodes.processes.pod_env import EnvError, resolve_env
-from rayop.sim.nodes.processes.rewrite import CommandRewriter, drop_login_flag
+from rayop.sim.nodes.processes.rewrite import (
+    CommandRewriter,
+    address_services,
+    drop_login_flag,
+    rewrite_addresses,
+)
 from rayop.sim.nodes.processes.volumes import VolumeError, container_mounts, materialize_volumes
 
 Obj = dict[str, Any]
@@ -144,6 +149,22 @@ def test_commands_get_mount_paths_and_service_names_rewritten() -> None:
     )
     assert drop_login_flag(["sh", "-l", "-c", "x"]) == ["sh", "-c", "x"]
     assert drop_login_flag(["python", "-l"]) == ["python", "-l"]
+
+
+def test_redis_addresses_resolve_short_service_names_in_the_pod_namespace() -> None:
+    ips = {("ns", "redis"): "127.9.0.2", ("other", "cache"): "127.9.0.3"}
+
+    def resolve(ns: str, svc: str) -> str | None:
+        return ips.get((ns, svc))
+
+    value = "redis:6379,cache.other:7000,127.0.0.1:6380,gone:1"
+    assert address_services(value, "ns") == [("ns", "redis"), ("other", "cache"), ("ns", "gone")]
+    assert rewrite_addresses(value, "ns", resolve) == (
+        "127.9.0.2:6379,127.9.0.3:7000,127.0.0.1:6380,gone:1"
+    )
+    assert rewrite_addresses("redis://:pw@redis:6379", "ns", resolve) == (
+        "redis://:pw@127.9.0.2:6379"
+    )
 
 
 def test_image_versions_and_the_warning() -> None:

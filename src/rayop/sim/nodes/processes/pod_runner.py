@@ -37,7 +37,13 @@ from rayop.sim.nodes.processes.loopback import POD_IP_ENV
 from rayop.sim.nodes.processes.pod_env import EnvError, Lookup, expand, resolve_env
 from rayop.sim.nodes.processes.probes import ProbeSpec, run_probe
 from rayop.sim.nodes.processes.ray_install import RayInstall
-from rayop.sim.nodes.processes.rewrite import CommandRewriter, service_names
+from rayop.sim.nodes.processes.rewrite import (
+    ADDRESS_ENV,
+    CommandRewriter,
+    address_services,
+    rewrite_addresses,
+    service_names,
+)
 from rayop.sim.nodes.processes.volumes import VolumeError, container_mounts, materialize_volumes
 
 __all__ = ["PodRunner", "RunnerContext"]
@@ -274,6 +280,9 @@ class PodRunner:
         ]
         text = " ".join(argv + list(own_env.values()))
         names = service_names(text)
+        addresses = {k: v for k, v in own_env.items() if k in ADDRESS_ENV}
+        for value in addresses.values():
+            names += address_services(value, self.namespace)
         await self._wait_for_services(names)
         mounts: dict[str, str] = {}
         for ns, svc in names:
@@ -300,6 +309,8 @@ class PodRunner:
             LD_PRELOAD=str(self.ctx.shim),
         )
         env.update(rewriter.env(own_env))
+        for key in addresses:
+            env[key] = rewrite_addresses(env[key], self.namespace, self.ctx.resolve)
         env[POD_IP_ENV] = self.pod_ip
         env[POD_ENV] = self.uid
         cwd = str(spec.get("workingDir") or "")
