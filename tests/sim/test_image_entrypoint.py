@@ -1,6 +1,7 @@
 """Containers without a command under ``--real-ray``: the known images' entrypoints (redis), the
 refusal for Ray and unknown images (a Warning event, the container left waiting), and a pod of
-the ``redis`` image running the machine's ``redis-server`` (a stand-in script here)."""
+the ``redis`` image running the machine's ``redis-server`` (a stand-in script here) in the
+image's working directory."""
 
 from __future__ import annotations
 
@@ -65,7 +66,7 @@ async def kubelet(tmp_path: Path) -> AsyncIterator[Kubelet]:
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     fake = bin_dir / "redis-server"
-    fake.write_text('#!/bin/sh\necho "redis-server $*"\nexec sleep 600\n')
+    fake.write_text('#!/bin/sh\necho "redis-server $* in $(pwd)"\nexec sleep 600\n')
     fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
     store = Store(seed=5)
     kubelet = Kubelet(store, KubeletConfig(crashloop_backoff=0.2, delete_delay=0.01))
@@ -95,7 +96,10 @@ async def test_a_redis_pod_without_a_command_runs_redis_server(kubelet: Kubelet)
         current = kubelet.logs.current(pod["metadata"]["uid"], "main")
         return "" if current is None else current.read().decode()
 
-    await eventually(lambda: "redis-server --protected-mode no" in log(), timeout=10, what="log")
+    await eventually(lambda: "redis-server --protected-mode no in" in log(), timeout=10, what="log")
+    # the image's WORKDIR /data: a directory of the pod, where redis.conf's `dir /data` points
+    workdir = log().split(" in ", 1)[1].strip()
+    assert workdir.endswith("/data") and workdir != "/data"
 
 
 async def test_an_unknown_image_without_a_command_gets_a_warning_and_stays_waiting(

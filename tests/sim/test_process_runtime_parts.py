@@ -172,6 +172,7 @@ def test_image_versions_and_the_warning() -> None:
     assert image_ray_version("rayproject/ray:2.52.0-py311-gpu") == "2.52.0"
     assert image_ray_version("rayproject/ray-ml:nightly") is None
     assert image_ray_version("registry:5000/ray") is None
+    assert image_ray_version("redis:7.4.0") is None  # not a Ray image
     assert version_warning("head", "rayproject/ray:2.60.0", "2.60.0") is None
     message = version_warning("head", "rayproject/ray:2.52.0", "2.60.0")
     assert message is not None and "Ray 2.60.0 installed on this machine runs it" in message

@@ -12,7 +12,10 @@ with ``args`` when only ``args`` is, and entrypoint + ``CMD`` when neither is
   other ``args`` as they are; the image's build turns protected mode off
   (https://github.com/docker-library/redis/blob/master/7.4/debian/Dockerfile and
   docker-entrypoint.sh beside it), so ``--protected-mode no`` is added unless ``args`` set it.
-  The machine's own ``redis-server`` (``scripts/redis-install``) runs it.
+  The machine's own ``redis-server`` (``scripts/redis-install``) runs it. The image's
+  ``WORKDIR`` (and ``VOLUME``) ``/data`` is a directory of the pod (:func:`image_workdir`), the
+  container's working directory unless it sets ``workingDir``: redis.conf files say ``dir
+  /data``.
 - Ray images (``rayproject/ray``, ``rayproject/ray-ml``, ``anyscale/ray``) with neither:
   refused with their own message; their default is an idle shell, and every Ray pod KubeRay
   builds sets a command.
@@ -26,7 +29,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-__all__ = ["KNOWN_IMAGES", "NoImageCommand", "container_argv", "image_repository"]
+__all__ = [
+    "KNOWN_IMAGES",
+    "NoImageCommand",
+    "container_argv",
+    "image_repository",
+    "image_workdir",
+]
 
 
 class NoImageCommand(ValueError):
@@ -44,6 +53,9 @@ def _redis(args: Sequence[str]) -> list[str]:
 
 KNOWN_IMAGES: dict[str, Callable[[Sequence[str]], list[str]]] = {"redis": _redis}
 """Image repository (as :func:`image_repository` names it) -> its entrypoint applied to ``args``."""
+
+WORKDIRS: dict[str, str] = {"redis": "/data"}
+"""Image repository -> its ``WORKDIR``, a directory the image has (and the pod gets)."""
 
 RAY_IMAGES = frozenset({"rayproject/ray", "rayproject/ray-ml", "anyscale/ray"})
 
@@ -63,6 +75,11 @@ def image_repository(image: str) -> str:
     if len(parts) > 1 and parts[0] == "library":
         parts = parts[1:]
     return "/".join(parts)
+
+
+def image_workdir(image: str) -> str | None:
+    """Returns the image's ``WORKDIR`` when this table knows one, else None."""
+    return WORKDIRS.get(image_repository(image))
 
 
 def container_argv(image: str, command: Sequence[str], args: Sequence[str]) -> list[str]:

@@ -31,7 +31,11 @@ from rayop.sim.nodes.container_exec import ContainerProcessEnv
 from rayop.sim.nodes.container_logs import PodLogs
 from rayop.sim.nodes.processes.container_process import ContainerProcess, kill_tree
 from rayop.sim.nodes.processes.container_state import ContainerState, render
-from rayop.sim.nodes.processes.image_entrypoint import NoImageCommand, container_argv
+from rayop.sim.nodes.processes.image_entrypoint import (
+    NoImageCommand,
+    container_argv,
+    image_workdir,
+)
 from rayop.sim.nodes.processes.image_version import version_warning
 from rayop.sim.nodes.processes.loopback import POD_IP_ENV
 from rayop.sim.nodes.processes.pod_env import EnvError, Lookup, expand, resolve_env
@@ -295,6 +299,9 @@ class PodRunner:
             mounts.update(container_mounts(spec, self.volumes))
         except VolumeError as exc:
             raise EnvError(str(exc)) from exc
+        workdir = image_workdir(str(spec.get("image") or ""))
+        if workdir and workdir not in mounts:  # the image's own directory, empty in each pod
+            mounts[workdir] = str(self.dir / "image" / str(spec.get("name")) / workdir.strip("/"))
         rewriter = CommandRewriter(mounts, self.ctx.resolve)
         argv = [self._ray_start(a) for a in rewriter.argv(argv)]
         env = {
@@ -313,7 +320,7 @@ class PodRunner:
             env[key] = rewrite_addresses(env[key], self.namespace, self.ctx.resolve)
         env[POD_IP_ENV] = self.pod_ip
         env[POD_ENV] = self.uid
-        cwd = str(spec.get("workingDir") or "")
+        cwd = str(spec.get("workingDir") or workdir or "")
         cwd = rewriter.text(cwd) if cwd else str(home)
         await asyncio.to_thread(Path(cwd).mkdir, parents=True, exist_ok=True)
         process = ContainerProcess(
