@@ -207,6 +207,38 @@ def samples() -> dict[tuple[str, str], Obj]:
             },
         },
         {
+            "apiVersion": "apps/v1",
+            "kind": "ReplicaSet",
+            "metadata": _meta("proto-rs"),
+            "spec": {
+                "replicas": 0,
+                "minReadySeconds": 5,
+                "selector": {"matchLabels": {"app": "proto"}},
+                "template": {"metadata": {"labels": {"app": "proto"}}, "spec": _POD_SPEC},
+            },
+        },
+        {
+            "apiVersion": "apps/v1",
+            "kind": "StatefulSet",
+            "metadata": _meta("proto-sts"),
+            "spec": {
+                "replicas": 0,
+                "serviceName": "proto",
+                "podManagementPolicy": "Parallel",
+                "selector": {"matchLabels": {"app": "proto"}},
+                "template": {"metadata": {"labels": {"app": "proto"}}, "spec": _POD_SPEC},
+                "volumeClaimTemplates": [
+                    {
+                        "metadata": {"name": "data"},
+                        "spec": {
+                            "accessModes": ["ReadWriteOnce"],
+                            "resources": {"requests": {"storage": "1Gi"}},
+                        },
+                    }
+                ],
+            },
+        },
+        {
             "apiVersion": "coordination.k8s.io/v1",
             "kind": "Lease",
             "metadata": _meta("proto-lease"),

@@ -17,7 +17,12 @@ from rayop.sim.nodes.processes.container_state import ContainerState, render
 from rayop.sim.nodes.processes.image_version import image_ray_version, version_warning
 from rayop.sim.nodes.processes.loopback import LoopbackAddresses, build_shim
 from rayop.sim.nodes.processes.pod_env import EnvError, resolve_env
-from rayop.sim.nodes.processes.rewrite import CommandRewriter, drop_login_flag
+from rayop.sim.nodes.processes.rewrite import (
+    CommandRewriter,
+    address_services,
+    drop_login_flag,
+    rewrite_addresses,
+)
 from rayop.sim.nodes.processes.volumes import VolumeError, container_mounts, materialize_volumes
 
 Obj = dict[str, Any]
@@ -146,11 +151,28 @@ def test_commands_get_mount_paths_and_service_names_rewritten() -> None:
     assert drop_login_flag(["python", "-l"]) == ["python", "-l"]
 
 
+def test_redis_addresses_resolve_short_service_names_in_the_pod_namespace() -> None:
+    ips = {("ns", "redis"): "127.9.0.2", ("other", "cache"): "127.9.0.3"}
+
+    def resolve(ns: str, svc: str) -> str | None:
+        return ips.get((ns, svc))
+
+    value = "redis:6379,cache.other:7000,127.0.0.1:6380,gone:1"
+    assert address_services(value, "ns") == [("ns", "redis"), ("other", "cache"), ("ns", "gone")]
+    assert rewrite_addresses(value, "ns", resolve) == (
+        "127.9.0.2:6379,127.9.0.3:7000,127.0.0.1:6380,gone:1"
+    )
+    assert rewrite_addresses("redis://:pw@redis:6379", "ns", resolve) == (
+        "redis://:pw@127.9.0.2:6379"
+    )
+
+
 def test_image_versions_and_the_warning() -> None:
     assert image_ray_version("rayproject/ray:2.52.0") == "2.52.0"
     assert image_ray_version("rayproject/ray:2.52.0-py311-gpu") == "2.52.0"
     assert image_ray_version("rayproject/ray-ml:nightly") is None
     assert image_ray_version("registry:5000/ray") is None
+    assert image_ray_version("redis:7.4.0") is None  # not a Ray image
     assert version_warning("head", "rayproject/ray:2.60.0", "2.60.0") is None
     message = version_warning("head", "rayproject/ray:2.52.0", "2.60.0")
     assert message is not None and "Ray 2.60.0 installed on this machine runs it" in message
@@ -208,6 +230,52 @@ def test_the_shim_puts_a_process_on_its_pod_address(tmp_path: Path) -> None:
     )
     assert out.stdout.split() == ["127.31.0.9"] * 4
     assert build_shim(tmp_path) == shim  # built once
+
+
+V6ONLY_PROBE = """
+import socket
+
+def free_port():
+    s = socket.socket()
+    s.bind(("0.0.0.0", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+def v6only_server(port):
+    s = socket.socket(socket.AF_INET6)
+    s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+    s.bind(("::", port))  # without the fix: EINVAL, as redis-server's `bind * -::*` met
+    s.listen()
+    return s
+
+# redis-server's default: 0.0.0.0 first, then [::] (IPV6_V6ONLY) on the same port
+shared = free_port()
+v4 = socket.socket()
+v4.bind(("0.0.0.0", shared))
+v4.listen()
+also_v6 = v6only_server(shared)
+socket.create_connection(("127.31.0.9", shared)).close()
+print(v4.accept()[1][0])
+# a lone [::] IPV6_V6ONLY server answers at the pod's address, and at [::1] inside the pod
+alone = free_port()
+v6 = v6only_server(alone)
+socket.create_connection(("127.31.0.9", alone)).close()
+print(v6.accept()[1][0])
+client = socket.socket(socket.AF_INET6)
+client.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+client.connect(("::1", alone))
+print(client.getpeername()[0])
+"""
+
+
+def test_the_shim_serves_an_ipv6_only_wildcard_bind_at_the_pod_address(tmp_path: Path) -> None:
+    env = dict(os.environ, LD_PRELOAD=str(build_shim(tmp_path)), RAYOP_POD_IP="127.31.0.9")
+    out = subprocess.run(
+        [sys.executable, "-c", V6ONLY_PROBE], env=env, capture_output=True, text=True, check=False
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["127.31.0.9", "::ffff:127.31.0.9", "::ffff:127.31.0.9"]
 
 
 def test_real_ray_without_ray_stops_at_startup_saying_how_to_install_it(tmp_path: Path) -> None:

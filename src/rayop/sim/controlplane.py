@@ -33,11 +33,14 @@ from rayop.sim.apiserver.rbac import Rbac
 from rayop.sim.apiserver.tls import TlsMaterial, generate_self_signed, server_ssl_context
 from rayop.sim.controller_manager.batch_jobs import JobController
 from rayop.sim.controller_manager.cert_issuer import CertIssuerController
+from rayop.sim.controller_manager.deployments import DeploymentController
 from rayop.sim.controller_manager.endpoints import EndpointsController
 from rayop.sim.controller_manager.garbage_collector import GarbageCollector
 from rayop.sim.controller_manager.gateways import GatewayController
+from rayop.sim.controller_manager.replica_sets import ReplicaSetController
 from rayop.sim.controller_manager.resource_quotas import ResourceQuotaController
 from rayop.sim.controller_manager.serviceaccounts import ServiceAccountController
+from rayop.sim.controller_manager.stateful_sets import StatefulSetController
 from rayop.sim.controller_manager.volumes import VolumeController
 from rayop.sim.dashboard.head import DashboardConfig
 from rayop.sim.dashboard.head_ports import HeadPorts
@@ -256,6 +259,9 @@ class EmbeddedControlPlane:
             GarbageCollector(self._store),
             EndpointsController(self._store),
             JobController(self._store),
+            DeploymentController(self._store),
+            ReplicaSetController(self._store),
+            StatefulSetController(self._store),
             VolumeController(self._store),
             CertIssuerController(self._store),
             GatewayController(self._store),

@@ -1,5 +1,5 @@
-"""The embedded kube-controller-manager: the batch Job controller, garbage collector, endpoints
-and service-account controllers, with the simulated cert-manager and Gateway implementation.
+"""The embedded kube-controller-manager: the batch Job, Deployment, ReplicaSet and StatefulSet
+controllers, garbage collector, endpoints and service-account controllers, with the simulated cert-manager and Gateway implementation.
 
 Modules and subpackages:
 
@@ -9,6 +9,7 @@ Modules and subpackages:
   Issuers.
 - ``cert_material``: x.509 material for the simulated cert-manager issuer, made with the openssl
   CLI.
+- ``deployments``: the simulated Deployment controller (apps/v1): Deployment -> ReplicaSets -> pods.
 - ``endpoints``: the simulated endpoints controllers: Endpoints and EndpointSlices follow ready
   pods.
 - ``garbage_collector``: the simulated garbage collector: ownerReferences, propagation policies,
@@ -23,10 +24,17 @@ Modules and subpackages:
   GatewayClasses ``rayop`` and ``istio``.
 - ``label_index``: indexes pods and Service selectors by label, so the endpoints controller never
   scans.
+- ``owned_controller``: what the workload controllers (ReplicaSet, Deployment, StatefulSet) share: an
+  index of the objects each owner controls, the owner's key by uid, and one ``sync`` per owner
+  event.
+- ``replica_sets``: the simulated ReplicaSet controller (apps/v1): keeps ``spec.replicas`` pods of
+  the template.
 - ``resource_quotas``: the simulated resource-quota controller: each ResourceQuota's status (hard
   and used) recounted from the namespace's objects.
 - ``serviceaccounts``: the simulated service-account controller: every active namespace gets a
   ``default`` ServiceAccount.
+- ``stateful_sets``: the simulated StatefulSet controller (apps/v1): pods ``<name>-<ordinal>`` with
+  their claims.
 - ``volumes``: the PersistentVolume controller and a local-path provisioner, with kind's default
   StorageClass.
 """

@@ -131,7 +131,8 @@ BUILTIN_RESOURCES: tuple[ResourceInfo, ...] = (
     _r("rbac.authorization.k8s.io", "v1", "clusterroles", "ClusterRole", False),
     _r("rbac.authorization.k8s.io", "v1", "clusterrolebindings", "ClusterRoleBinding", False),
     _r("batch", "v1", "jobs", "Job", True, (), status=True, categories=("all",)),
-    # Stored only (no controller runs them): the operator's own Deployment can be applied.
+    # Run by the controller manager (sim/controller_manager/deployments.py, replica_sets.py,
+    # stateful_sets.py).
     _r(
         "apps",
         "v1",
@@ -139,6 +140,17 @@ BUILTIN_RESOURCES: tuple[ResourceInfo, ...] = (
         "Deployment",
         True,
         ("deploy",),
+        status=True,
+        categories=("all",),
+    ),
+    _r("apps", "v1", "replicasets", "ReplicaSet", True, ("rs",), status=True, categories=("all",)),
+    _r(
+        "apps",
+        "v1",
+        "statefulsets",
+        "StatefulSet",
+        True,
+        ("sts",),
         status=True,
         categories=("all",),
     ),

@@ -6,6 +6,8 @@ Modules and subpackages:
   all of it.
 - ``container_state``: the container statuses and pod phase a kubelet reports for processes it
   really runs.
+- ``image_entrypoint``: the command a container runs when its spec leaves it to the image, for the
+  images ``--real-ray`` knows.
 - ``image_version``: the Ray version a container image names, and the Warning ``--real-ray`` gives
   when it differs.
 - ``loopback``: loopback pod IPs: each pod of ``--real-ray`` gets its own 127.x.y.z address.

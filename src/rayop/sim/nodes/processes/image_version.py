@@ -10,13 +10,20 @@ from __future__ import annotations
 
 import re
 
+from rayop.sim.nodes.processes.image_entrypoint import KNOWN_IMAGES, image_repository
+
 __all__ = ["image_ray_version", "version_warning"]
 
 _TAG = re.compile(r"^(\d+\.\d+\.\d+)(?:[-.].*)?$")
 
 
 def image_ray_version(image: str) -> str | None:
-    """Returns the Ray version of an image's tag, or None when the tag names none."""
+    """Returns the Ray version of an image's tag, or None when the tag names none.
+
+    The images of :data:`~.image_entrypoint.KNOWN_IMAGES` are not Ray's: ``redis:7.4.0`` is None.
+    """
+    if image_repository(image) in KNOWN_IMAGES:
+        return None
     name = image.split("@", 1)[0]
     last = name.rsplit("/", 1)[-1]
     if ":" not in last:

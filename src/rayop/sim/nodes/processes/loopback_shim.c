@@ -6,7 +6,13 @@
  * the pod's address instead, and a connect() to 127.0.0.1 reaches the pod's address, so two pods
  * can both listen on Ray's fixed ports (6379, 8265, 52365, 10001, ...) on one machine, and
  * "localhost" inside a pod means that pod, as in a pod's network namespace. IPv6 sockets get
- * the same address v4-mapped (::ffff:127.x.y.z).
+ * the same address v4-mapped (::ffff:127.x.y.z). An IPV6_V6ONLY socket cannot take a v4-mapped
+ * address (bind and connect fail with EINVAL), so one that is about to be rewritten has the
+ * option cleared first: redis-server's default `bind * -::*` binds 0.0.0.0 and then [::] with
+ * IPV6_V6ONLY set (https://github.com/redis/redis/blob/7.0/src/anet.c, anetV6Only), and a
+ * pod's [::]:port must still answer at the pod's address. The pod has no IPv6 address of its
+ * own here, so its v4-mapped one stands for it; the [::] socket's bind then meets the port
+ * the 0.0.0.0 socket holds and is handled as a second bind of one port (see held_ports).
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -68,6 +74,18 @@ static socklen_t rewrite(const struct sockaddr *addr, socklen_t len,
 
 typedef int (*socket_call)(int, const struct sockaddr *, socklen_t);
 
+/* Lets an AF_INET6 socket use the v4-mapped address it is being given (see the top comment).
+ * Only an unbound, unconnected socket can change IPV6_V6ONLY; for any other the kernel's own
+ * answer to the rewritten address stands. */
+static void allow_v4_mapped(int fd, const struct sockaddr_storage *rewritten) {
+    int v6only = 0;
+    socklen_t size = sizeof v6only;
+    if (rewritten->ss_family != AF_INET6) return;
+    if (getsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &v6only, &size) != 0 || !v6only) return;
+    v6only = 0;
+    setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &v6only, sizeof v6only);
+}
+
 /* Ports this process already bound at the pod's address. A server that binds both 127.0.0.1
  * and the node's address on one port (Ray's dashboard agent does) would see the second bind
  * fail, since both are the pod's address here; that second bind gets a spare port instead and
@@ -100,6 +118,7 @@ int bind(int fd, const struct sockaddr *addr, socklen_t len) {
     struct sockaddr_storage storage;
     if (real_bind == NULL) real_bind = (socket_call)dlsym(RTLD_NEXT, "bind");
     socklen_t n = rewrite(addr, len, &storage, 1);
+    if (n != 0) allow_v4_mapped(fd, &storage);
     if (n == 0) {
         if (addr == NULL || !have_pod_ip() || len > (socklen_t)sizeof storage ||
             (addr->sa_family != AF_INET && addr->sa_family != AF_INET6))
@@ -162,6 +181,7 @@ int connect(int fd, const struct sockaddr *addr, socklen_t len) {
     socklen_t n = rewrite(addr, len, &storage, 0);
     const struct sockaddr *dest = n == 0 ? addr : (const struct sockaddr *)&storage;
     socklen_t dest_len = n == 0 ? len : n;
+    if (n != 0) allow_v4_mapped(fd, &storage);
     bind_source(fd, dest, dest_len, real_bind);
     return real_connect(fd, dest, dest_len);
 }

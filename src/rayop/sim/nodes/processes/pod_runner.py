@@ -6,7 +6,9 @@ turns exit codes into restarts per ``restartPolicy`` (the container's own, else 
 back-off 10 s doubling to 300 s, shown as ``CrashLoopBackOff``) and into the pod's phase. Each state change is written to the pod's
 status (:mod:`.container_state`). :meth:`PodRunner.stop` ends every process of the pod
 (SIGTERM, SIGKILL after the grace period). ``startupProbe`` is not run: readiness and
-liveness probes start at once (after their ``initialDelaySeconds``).
+liveness probes start at once (after their ``initialDelaySeconds``). A container without a
+command runs its image's entrypoint where :mod:`.image_entrypoint` knows it; otherwise it stays
+waiting (``CreateContainerError``) with a ``FailedCreatePodContainer`` Warning naming the image.
 """
 
 from __future__ import annotations
@@ -29,12 +31,23 @@ from rayop.sim.nodes.container_exec import ContainerProcessEnv
 from rayop.sim.nodes.container_logs import PodLogs
 from rayop.sim.nodes.processes.container_process import ContainerProcess, kill_tree
 from rayop.sim.nodes.processes.container_state import ContainerState, render
+from rayop.sim.nodes.processes.image_entrypoint import (
+    NoImageCommand,
+    container_argv,
+    image_workdir,
+)
 from rayop.sim.nodes.processes.image_version import version_warning
 from rayop.sim.nodes.processes.loopback import POD_IP_ENV
 from rayop.sim.nodes.processes.pod_env import EnvError, Lookup, expand, resolve_env
 from rayop.sim.nodes.processes.probes import ProbeSpec, run_probe
 from rayop.sim.nodes.processes.ray_install import RayInstall
-from rayop.sim.nodes.processes.rewrite import CommandRewriter, service_names
+from rayop.sim.nodes.processes.rewrite import (
+    ADDRESS_ENV,
+    CommandRewriter,
+    address_services,
+    rewrite_addresses,
+    service_names,
+)
 from rayop.sim.nodes.processes.volumes import VolumeError, container_mounts, materialize_volumes
 
 __all__ = ["PodRunner", "RunnerContext"]
@@ -216,6 +229,13 @@ class PodRunner:
         sink = self.ctx.logs.open(self.uid, name, state.restarts)
         try:
             running = await self._prepare(spec, sink)
+        except NoImageCommand as exc:
+            # The spec cannot change, so retrying would not help: the container stays waiting.
+            sink.close()
+            state.waiting, state.waiting_message = "CreateContainerError", str(exc)
+            await self._event_once("Warning", "FailedCreatePodContainer", f"Error: {exc}")
+            await self.publish()
+            return None
         except EnvError as exc:
             state.waiting, state.waiting_message = "CreateContainerConfigError", str(exc)
             await self._event_once("Warning", "Failed", f"Error: {exc}")
@@ -261,17 +281,16 @@ class PodRunner:
     async def _prepare(self, spec: Obj, sink: Any) -> _Running:
         lookup = self.ctx.lookup(self.namespace)
         own_env = resolve_env(self.pod, spec, lookup)
+        command = [str(a) for a in spec.get("command") or []]
+        args = [str(a) for a in spec.get("args") or []]
         argv = [
-            expand(str(a), own_env)
-            for a in list(spec.get("command") or []) + list(spec.get("args") or [])
+            expand(a, own_env) for a in container_argv(str(spec.get("image") or ""), command, args)
         ]
-        if not argv:
-            raise EnvError(
-                f"container {spec.get('name')} sets no command: --real-ray does not know the "
-                f"default command of image {spec.get('image')}"
-            )
         text = " ".join(argv + list(own_env.values()))
         names = service_names(text)
+        addresses = {k: v for k, v in own_env.items() if k in ADDRESS_ENV}
+        for value in addresses.values():
+            names += address_services(value, self.namespace)
         await self._wait_for_services(names)
         mounts: dict[str, str] = {}
         for ns, svc in names:
@@ -284,6 +303,9 @@ class PodRunner:
             mounts.update(container_mounts(spec, self.volumes))
         except VolumeError as exc:
             raise EnvError(str(exc)) from exc
+        workdir = image_workdir(str(spec.get("image") or ""))
+        if workdir and workdir not in mounts:  # the image's own directory, empty in each pod
+            mounts[workdir] = str(self.dir / "image" / str(spec.get("name")) / workdir.strip("/"))
         rewriter = CommandRewriter(mounts, self.ctx.resolve)
         argv = [self._ray_start(a) for a in rewriter.argv(argv)]
         env = {
@@ -298,9 +320,11 @@ class PodRunner:
             LD_PRELOAD=str(self.ctx.shim),
         )
         env.update(rewriter.env(own_env))
+        for key in addresses:
+            env[key] = rewrite_addresses(env[key], self.namespace, self.ctx.resolve)
         env[POD_IP_ENV] = self.pod_ip
         env[POD_ENV] = self.uid
-        cwd = str(spec.get("workingDir") or "")
+        cwd = str(spec.get("workingDir") or workdir or "")
         cwd = rewriter.text(cwd) if cwd else str(home)
         await asyncio.to_thread(Path(cwd).mkdir, parents=True, exist_ok=True)
         process = ContainerProcess(

@@ -7,6 +7,11 @@ argument (and each env value): mount paths to their directories here, Service na
 IP behind the Service (see :func:`service_names`), and drops the login flag of a leading
 ``bash -lc``. Text inside a shell line is rewritten where a path or name starts at a word
 boundary, so ``ulimit ...; ray start --address=head-svc.ns.svc.cluster.local:6379`` works too.
+
+The env variables in :data:`ADDRESS_ENV` hold ``[scheme://][user@]host:port`` addresses whose
+host may be a Service's short name (``redis:6379``, ``redis.ns:6379``), as a pod's DNS search
+path resolves it; :func:`rewrite_addresses` puts the pod IP behind such a Service there
+(KubeRay's GCS fault-tolerance samples give ``RAY_REDIS_ADDRESS`` as ``redis:6379``).
 """
 
 from __future__ import annotations
@@ -16,7 +21,15 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-__all__ = ["SERVICE_NAME", "CommandRewriter", "drop_login_flag", "service_names"]
+__all__ = [
+    "ADDRESS_ENV",
+    "SERVICE_NAME",
+    "CommandRewriter",
+    "address_services",
+    "drop_login_flag",
+    "rewrite_addresses",
+    "service_names",
+]
 
 SERVICE_NAME = re.compile(
     r"(?<![\w.-])([a-z0-9](?:[-a-z0-9]*[a-z0-9])?)\.([a-z0-9](?:[-a-z0-9]*[a-z0-9])?)\.svc"
@@ -28,6 +41,35 @@ Resolve = Callable[[str, str], "str | None"]
 """``(namespace, service) -> the IP of a pod behind it, or None``."""
 
 _SHELLS = frozenset({"bash", "sh", "dash", "zsh"})
+
+ADDRESS_ENV = frozenset({"RAY_REDIS_ADDRESS"})
+"""Env variables whose addresses may name a Service by its short name."""
+_LABEL = r"[a-z0-9](?:[-a-z0-9]*[a-z0-9])?"
+_ADDRESS = re.compile(
+    rf"(?P<head>(?:[a-z][a-z0-9+.-]*://)?(?:[^@/]*@)?)(?P<svc>{_LABEL})(?:\.(?P<ns>{_LABEL}))?"
+    r"(?P<port>:\d+)"
+)
+
+
+def _short_name(part: str) -> re.Match[str] | None:
+    match = _ADDRESS.fullmatch(part.strip())
+    return match if match and not match.group("svc").isdigit() else None
+
+
+def address_services(value: str, namespace: str) -> list[tuple[str, str]]:
+    """Returns the ``(namespace, service)`` each short-named address of ``value`` names."""
+    matches = (_short_name(part) for part in value.split(","))
+    return [(m.group("ns") or namespace, m.group("svc")) for m in matches if m]
+
+
+def rewrite_addresses(value: str, namespace: str, resolve: Resolve) -> str:
+    """Puts the pod IP behind each short-named Service of ``value`` in its place."""
+    out = []
+    for part in value.split(","):
+        match = _short_name(part)
+        ip = resolve(match.group("ns") or namespace, match.group("svc")) if match else None
+        out.append(f"{match.group('head')}{ip}{match.group('port')}" if match and ip else part)
+    return ",".join(out)
 
 
 def service_names(text: str) -> list[tuple[str, str]]:
