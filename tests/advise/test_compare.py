@@ -14,6 +14,7 @@ from rayop.advise.evidence import Scrape
 from rayop.advise.identity import Operator
 from rayop.advise.window_file import load, save
 from rayop.cli import app
+from rayop.runtime.concurrency import rules
 from tests.advise.fluid_operator import FluidOperator, Load
 
 MINUTES = 10
@@ -153,3 +154,8 @@ def test_a_bad_after_file_is_named_as_after(tmp_path: Path) -> None:
     assert (
         result.output.strip() == f"rayop advise: --after {tmp_path / 'missing.json'}: no such file"
     )
+
+
+def test_a_queue_wait_change_below_a_backlog_counts_neither_way() -> None:
+    assert not rules.wait_matters(0.099, 0.38) and not rules.wait_matters(None, 0.9)
+    assert rules.wait_matters(0.66, 1.0) and rules.wait_matters(2.0, None)

@@ -251,3 +251,17 @@ def test_without_a_fixed_value_there_is_nothing_to_recommend() -> None:
         recommend([replace(measured(16, ready=1.0, queue_p99=0.1), adaptive=True)])
     single = recommend([measured(4, ready=10.0, queue_p99=0.1, busy=0.2)])
     assert (single.concurrency, single.action, single.next_limit) == (4, "keep", None)
+
+
+def test_a_queue_wait_gain_below_a_backlog_is_noise_not_a_reason_to_raise() -> None:
+    # An idle KubeRay, measured on a busy machine: no backlog at either value.
+    idle = [
+        measured(1, ready=60.07, queue_p99=0.85, busy=0.05),
+        measured(2, ready=60.53, queue_p99=0.66, busy=0.02),
+    ]
+    assert recommend(idle, qps=100, burst=200).concurrency == 1
+    backlog = [
+        measured(1, ready=60.07, queue_p99=1.6, busy=0.9),
+        measured(2, ready=60.53, queue_p99=0.66, busy=0.4),
+    ]
+    assert recommend(backlog, qps=100, burst=200).concurrency == 2

@@ -23,7 +23,8 @@ As a controlled experiment, in this order:
    mean revert. Queue wait p99 or time to ready (``kuberay_cluster_provisioned_duration_seconds``
    of the clusters provisioned in each window, where exported) better by more than the noise
    means keep. Within the noise: keep a change that lowered the workers (as good with fewer),
-   revert one that raised them (no gain to show for them).
+   revert one that raised them (no gain to show for them). A queue wait change counts only where
+   one side reached a backlog (1 s): below it nothing backed up and the difference is noise.
 """
 
 from __future__ import annotations
@@ -241,7 +242,11 @@ def _judge(b: WindowSummary, a: WindowSummary, level: float, measured: bool) -> 
         )
         if rules.errors_rose(eb.error_share, ea.error_share):
             worse.append(f"{c}'s reconcile errors rose")
-        gain = _gain(eb.wait_p99, ea.wait_p99)
+        gain = (
+            _gain(eb.wait_p99, ea.wait_p99)
+            if rules.wait_matters(eb.wait_p99, ea.wait_p99)
+            else None
+        )
         if gain is not None and gain < -level:
             worse.append(f"{c}'s queue wait p99 got worse beyond the noise")
         elif gain is not None and gain > level:

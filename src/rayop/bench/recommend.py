@@ -168,6 +168,8 @@ def _compare(best: Outcome, o: Outcome, margin: float) -> tuple[bool, str]:
     if rules.errors_rose(best.errors, o.errors):
         return False, f"{figures}: the error share rose, stay at {best.concurrency}"
     ready_gain, wait_gain = _gain(best.ready, o.ready), _gain(best.wait_p99, o.wait_p99)
+    if not rules.wait_matters(best.wait_p99, o.wait_p99):
+        wait_gain = 0.0  # no backlog on either side: the difference is noise
     if ready_gain < -margin:
         return False, (
             f"{figures}: time to ready got worse by more than the {margin:.0%} noise, stay at "
