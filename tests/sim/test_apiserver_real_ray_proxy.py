@@ -97,7 +97,8 @@ def test_the_proxy_serves_a_real_ray_plane(tmp_path: Path, monkeypatch: pytest.M
         )
         by_name = "http://web-svc.default.svc.cluster.local:8265/hello.txt"
         assert _eventually_ok(by_name, proxy, deadline) == "hello from the pod\n"
-        pod_ip = core.read_namespaced_pod("web", "default").status.pod_ip
+        pod_status = core.read_namespaced_pod("web", "default").status
+        pod_ip = pod_status.pod_ip if pod_status is not None else None
         assert pod_ip and pod_ip.startswith("127.")
         assert _eventually_ok(f"http://{pod_ip}:8265/hello.txt", proxy, deadline).startswith(
             "hello"

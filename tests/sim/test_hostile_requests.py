@@ -38,7 +38,7 @@ def _assert_status(code: int, body: object, want: int, words: str) -> None:
     ],
 )
 async def test_an_integer_query_parameter_that_does_not_parse_is_400_naming_it(
-    method: str, path: str, params: dict[str, str]
+    method: str, path: str, params: dict[str, Any]
 ) -> None:
     async with open_harness() as h:
         await h.call("POST", POD, pod("a"))
@@ -86,13 +86,15 @@ async def test_deep_nesting_is_400_not_a_recursion_error() -> None:
         for _ in range(MAX_DEPTH + 5):
             deep = {"d": deep}
         doc = pod("deep")
-        doc["metadata"]["annotations"] = deep  # type: ignore[assignment]
+        doc["metadata"]["annotations"] = deep
         code, body = await h.call("POST", POD, doc)
         _assert_status(code, body, 400, f"nested more than {MAX_DEPTH} levels deep")
         code, body = await h.call("POST", POD, pod("p"))
         assert code == 201
         code, body = await h.call(
-            "PATCH", POD + "/p", {"metadata": {"labels": deep}},
+            "PATCH",
+            POD + "/p",
+            {"metadata": {"labels": deep}},
             ctype="application/merge-patch+json",
         )
         _assert_status(code, body, 400, f"nested more than {MAX_DEPTH} levels deep")
@@ -104,9 +106,7 @@ async def test_yaml_aliases_that_expand_past_the_bound_are_400() -> None:
         lines.append(f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]")
     lines.append("metadata: {name: laughs}")
     async with open_harness() as h:
-        code, body = await h.call(
-            "POST", POD, "\n".join(lines).encode(), ctype="application/yaml"
-        )
+        code, body = await h.call("POST", POD, "\n".join(lines).encode(), ctype="application/yaml")
         _assert_status(code, body, 400, "excessive aliasing")
 
 
@@ -117,8 +117,10 @@ async def test_yaml_aliases_that_expand_past_the_bound_are_400() -> None:
         ({"metadata": {"name": "a", "annotations": "s"}}, "metadata.annotations"),
         ({"metadata": {"name": "a"}, "spec": {"containers": 3}}, "spec.containers"),  # was 500
         ({"metadata": {"name": "a", "ownerReferences": "s"}}, "metadata.ownerReferences"),
-        ({"metadata": {"name": "a"}, "spec": {"containers": [{"name": 1}]}},
-         "spec.containers[0].name"),
+        (
+            {"metadata": {"name": "a"}, "spec": {"containers": [{"name": 1}]}},
+            "spec.containers[0].name",
+        ),
     ],
 )
 async def test_a_value_of_the_wrong_type_is_400_naming_the_field(

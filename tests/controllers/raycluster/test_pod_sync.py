@@ -352,10 +352,10 @@ async def test_an_incomplete_multi_host_replica_is_replaced_in_the_pass_that_del
 
     assert _deleted(fakes) == ["g-bbbbb-0", "g-bbbbb-1", "g-bbbbb-3"]
     created = [c.body for c in fakes.api.calls_of("create", "Pod")]
-    labels = [c["metadata"]["labels"] for c in created]
-    assert [lb["ray.io/replica-host-index"] for lb in labels] == ["0", "1", "2", "3"]
-    assert {lb["ray.io/worker-group-replica-index"] for lb in labels} == {"1"}
-    (fresh,) = {lb["ray.io/worker-group-replica-name"] for lb in labels}
+    created_labels = [c["metadata"]["labels"] for c in created]
+    assert [lb["ray.io/replica-host-index"] for lb in created_labels] == ["0", "1", "2", "3"]
+    assert {lb["ray.io/worker-group-replica-index"] for lb in created_labels} == {"1"}
+    (fresh,) = {lb["ray.io/worker-group-replica-name"] for lb in created_labels}
     assert fresh not in ("g-aaaaa", "g-bbbbb", "g-ccccc")
     expectations = ctx.deps.expectations
     assert not expectations.is_satisfied(NS, "rc", "g")
