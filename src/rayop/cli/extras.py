@@ -31,9 +31,13 @@ class Extra:
 
 
 EXTRAS: dict[str, Extra] = {
-    "sim": Extra("sim", "the embedded control plane", ("google.protobuf",)),
+    "sim": Extra("sim", "the embedded control plane", ("google.protobuf", "cel")),
     "bench": Extra("bench", "the benchmark", ("matplotlib", "psutil")),
 }
+
+
+DISTRIBUTIONS = {"cel": "common-expression-language"}
+"""Modules whose distribution on the package index has another name than the module."""
 
 
 def _installed(module: str) -> bool:
