@@ -7,7 +7,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from rayop.kube.resources import PODS, Resource
+from rayop.kube.resource import Resource
+from rayop.kube.resources import PODS
 from rayop.testing import eventually
 
 from .raycluster_env import OperatorEnv, simple_cluster
@@ -32,10 +33,14 @@ async def test_workers_refused_by_quota_are_warnings_retried_with_backoff_until_
     await env.namespace(NS)
     quota = {"metadata": {"name": "pods"}, "spec": {"hard": {"pods": "2"}}}
     await env.client.create(QUOTAS, quota, namespace=NS)
-    await eventually(lambda: (env.stored(QUOTAS, NS, "pods") or {}).get("status"), what="status")
+    await eventually(
+        lambda: bool((env.stored(QUOTAS, NS, "pods") or {}).get("status")), what="status"
+    )
     await env.apply(simple_cluster("rc", workers=3), NS)
     await eventually(lambda: len(env.pods(NS, "rc")) == 2 and _refused(env) > 0, what="refusal")
-    await eventually(lambda: env.events(NS, "FailedToCreateWorkerPod"), what="a Warning event")
+    await eventually(
+        lambda: bool(env.events(NS, "FailedToCreateWorkerPod")), what="a Warning event"
+    )
     warnings = env.events(NS, "FailedToCreateWorkerPod")
     assert warnings and all(e["type"] == "Warning" for e in warnings)
     assert (
