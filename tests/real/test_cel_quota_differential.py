@@ -20,6 +20,7 @@ import pytest
 
 from rayop.kube.client import KubeClient
 from rayop.testing import open_control_plane
+from tests.sim.admission_bodies import pod, raycluster, resource_quota
 
 from .real_support import create_namespace, unique_namespace, user_client
 
@@ -28,16 +29,6 @@ pytestmark = [pytest.mark.real, pytest.mark.timeout(240, func_only=True)]
 Obj = dict[str, Any]
 CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 KUBERAY = "ray.io/kuberay-operator"
-
-
-def _cluster(name: str, **spec: Any) -> Obj:
-    template = {"spec": {"containers": [{"name": "ray", "image": "rayproject/ray:2.52.0"}]}}
-    return {
-        "apiVersion": "ray.io/v1",
-        "kind": "RayCluster",
-        "metadata": {"name": name},
-        "spec": {"headGroupSpec": {"rayStartParams": {}, "template": template}, **spec},
-    }
 
 
 def _job(name: str) -> Obj:
@@ -142,9 +133,9 @@ async def _cel_refusals(client: KubeClient, ns: str) -> dict[str, Obj]:
     out: dict[str, Obj] = {}
     clusters = f"/apis/ray.io/v1/namespaces/{ns}/rayclusters"
     out["managedBy value"] = _outcome(
-        *await client.request("POST", clusters, json=_cluster("bad", managedBy="someone"))
+        *await client.request("POST", clusters, json=raycluster("bad", managedBy="someone"))
     )
-    code, made = await _call(client, "POST", clusters, _cluster("rc", managedBy=KUBERAY))
+    code, made = await _call(client, "POST", clusters, raycluster("rc", managedBy=KUBERAY))
     assert code == 201, made
     made["spec"]["managedBy"] = "kueue.x-k8s.io/multikueue"
     out["managedBy change"] = _outcome(*await client.request("PUT", f"{clusters}/rc", json=made))
@@ -167,30 +158,8 @@ async def _cel_refusals(client: KubeClient, ns: str) -> dict[str, Obj]:
     return out
 
 
-def _pod(
-    name: str, requests: dict[str, str] | None = None, limits: dict[str, str] | None = None
-) -> Obj:
-    resources: Obj = {}
-    if requests:
-        resources["requests"] = requests
-    if limits:
-        resources["limits"] = limits
-    container = {"name": "c", "image": "busybox", "resources": resources}
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name},
-        "spec": {"containers": [container]},
-    }
-
-
 async def _quota(client: KubeClient, ns: str, name: str, hard: dict[str, str]) -> None:
-    body = {
-        "apiVersion": "v1",
-        "kind": "ResourceQuota",
-        "metadata": {"name": name},
-        "spec": {"hard": hard},
-    }
+    body = resource_quota(name, **hard)
     code, made = await _call(client, "POST", f"/api/v1/namespaces/{ns}/resourcequotas", body)
     assert code == 201, made
     for _ in range(300):  # the quota controller fills the status
@@ -207,12 +176,12 @@ async def _quota_refusals(client: KubeClient, base: str) -> dict[str, Obj]:
     await _quota(client, count, "count", {"pods": "1", "count/configmaps": "0"})
     pods = f"/api/v1/namespaces/{count}/pods"
     for _ in range(100):  # a fresh namespace's default ServiceAccount may not be there yet
-        code, made = await _call(client, "POST", pods, _pod("p1"))
+        code, made = await _call(client, "POST", pods, pod("p1"))
         if code != 403 or "service account" not in str(made.get("message")):
             break
         await asyncio.sleep(0.1)
     assert code == 201, made
-    out["pods count"] = _outcome(*await client.request("POST", pods, json=_pod("p2")))
+    out["pods count"] = _outcome(*await client.request("POST", pods, json=pod("p2")))
     cms = f"/api/v1/namespaces/{count}/configmaps"
     out["count/configmaps"] = _outcome(
         *await client.request("POST", cms, json={"metadata": {"name": "cm"}})
@@ -226,10 +195,10 @@ async def _quota_refusals(client: KubeClient, base: str) -> dict[str, Obj]:
     }
     await _quota(client, compute, "compute", hard)
     pods = f"/api/v1/namespaces/{compute}/pods"
-    out["must specify"] = _outcome(*await client.request("POST", pods, json=_pod("bare")))
-    over = _pod("big", requests={"cpu": "1500m", "memory": "1Gi"}, limits={"cpu": "3"})
+    out["must specify"] = _outcome(*await client.request("POST", pods, json=pod("bare")))
+    over = pod("big", requests={"cpu": "1500m", "memory": "1Gi"}, limits={"cpu": "3"})
     out["requests.cpu"] = _outcome(*await client.request("POST", pods, json=over))
-    gpus = _pod(
+    gpus = pod(
         "gpu", requests={"cpu": "1", "memory": "512Mi"}, limits={"cpu": "1", "nvidia.com/gpu": "2"}
     )
     out["extended resource"] = _outcome(*await client.request("POST", pods, json=gpus))

@@ -316,6 +316,19 @@ def samples() -> dict[tuple[str, str], Obj]:
             },
         },
         {
+            "apiVersion": "v1",
+            "kind": "ResourceQuota",
+            "metadata": _meta("proto-quota"),
+            "spec": {
+                "hard": {"pods": "4", "requests.cpu": "2"},
+                "scopeSelector": {
+                    "matchExpressions": [
+                        {"scopeName": "PriorityClass", "operator": "In", "values": ["high"]}
+                    ]
+                },
+            },
+        },
+        {
             "apiVersion": "admissionregistration.k8s.io/v1",
             "kind": "ValidatingWebhookConfiguration",
             "metadata": _meta("proto-vwc"),

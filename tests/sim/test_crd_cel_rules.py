@@ -12,6 +12,7 @@ import orjson
 
 from rayop.api.crds import build_crds
 
+from .admission_bodies import raycluster
 from .server_harness import Harness, open_harness
 
 CRD_PATH = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
@@ -36,16 +37,6 @@ async def _install(h: Harness, *crds: dict[str, Any]) -> None:
         assert code == 201, body
 
 
-def _cluster(name: str = "rc", **spec: Any) -> dict[str, Any]:
-    template = {"spec": {"containers": [{"name": "ray", "image": "rayproject/ray:2.52.0"}]}}
-    return {
-        "apiVersion": "ray.io/v1",
-        "kind": "RayCluster",
-        "metadata": {"name": name},
-        "spec": {"headGroupSpec": {"rayStartParams": {}, "template": template}, **spec},
-    }
-
-
 def _causes(err: dict[str, Any]) -> list[tuple[str, str, str]]:
     return [(c["field"], c["reason"], c["message"]) for c in err["details"]["causes"]]
 
@@ -53,8 +44,8 @@ def _causes(err: dict[str, Any]) -> list[tuple[str, str, str]]:
 async def test_a_managed_by_outside_the_allowed_values_is_refused() -> None:
     async with open_harness() as h:
         await _install(h)
-        code, err = await h.call("POST", CLUSTERS, _cluster(managedBy="someone-else"))
-        ok, _ = await h.call("POST", CLUSTERS, _cluster("fine", managedBy=KUBERAY))
+        code, err = await h.call("POST", CLUSTERS, raycluster(managedBy="someone-else"))
+        ok, _ = await h.call("POST", CLUSTERS, raycluster("fine", managedBy=KUBERAY))
     assert (code, err["reason"], ok) == (422, "Invalid", 201)
     assert err["message"] == (
         f'RayCluster.ray.io "rc" is invalid: spec.managedBy: Invalid value: "someone-else": {MUST_BE}'
@@ -67,7 +58,7 @@ async def test_a_managed_by_outside_the_allowed_values_is_refused() -> None:
 async def test_a_change_of_managed_by_is_refused_and_an_unchanged_one_passes() -> None:
     async with open_harness() as h:
         await _install(h)
-        code, made = await h.call("POST", CLUSTERS, _cluster(managedBy=KUBERAY))
+        code, made = await h.call("POST", CLUSTERS, raycluster(managedBy=KUBERAY))
         assert code == 201, made
         changed = copy.deepcopy(made)
         changed["spec"]["managedBy"] = "kueue.x-k8s.io/multikueue"

@@ -14,6 +14,8 @@ import orjson
 from rayop.testing import eventually
 from rayop.testing.control_plane import PlaneUnderTest, open_control_plane
 
+from .admission_bodies import pod, resource_quota
+
 NS = "quota"
 QUOTAS = f"/api/v1/namespaces/{NS}/resourcequotas"
 PODS = f"/api/v1/namespaces/{NS}/pods"
@@ -52,32 +54,6 @@ async def _api() -> AsyncIterator[Api]:
         yield api
 
 
-def _quota(name: str, **hard: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "ResourceQuota",
-        "metadata": {"name": name},
-        "spec": {"hard": hard},
-    }
-
-
-def _pod(
-    name: str, *, requests: dict[str, str] | None = None, limits: dict[str, str] | None = None
-) -> dict[str, Any]:
-    resources: dict[str, Any] = {}
-    if requests:
-        resources["requests"] = requests
-    if limits:
-        resources["limits"] = limits
-    container = {"name": "c", "image": "busybox", "resources": resources}
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name},
-        "spec": {"containers": [container]},
-    }
-
-
 async def _install(api: Api, quota: dict[str, Any]) -> None:
     code, body = await api.call("POST", QUOTAS, quota)
     assert code == 201, body
@@ -95,10 +71,11 @@ async def test_served_with_discovery_table_watch_and_a_status_the_controller_fil
             ["quota"],
         )
         await _install(
-            api, _quota("compute", pods="4", **{"requests.cpu": "2", "limits.memory": "1Gi"})
+            api,
+            resource_quota("compute", pods="4", **{"requests.cpu": "2", "limits.memory": "1Gi"}),
         )
         code, _ = await api.call(
-            "POST", PODS, _pod("a", requests={"cpu": "500m"}, limits={"memory": "256Mi"})
+            "POST", PODS, pod("a", requests={"cpu": "500m"}, limits={"memory": "256Mi"})
         )
         assert code == 201
         await eventually(
@@ -136,11 +113,11 @@ async def test_served_with_discovery_table_watch_and_a_status_the_controller_fil
 
 async def test_the_pod_over_the_count_is_refused_and_a_deleted_pod_frees_its_slot() -> None:
     async with _api() as api:
-        await _install(api, _quota("count", pods="2"))
+        await _install(api, resource_quota("count", pods="2"))
         for name in ("p1", "p2"):
-            code, body = await api.call("POST", PODS, _pod(name))
+            code, body = await api.call("POST", PODS, pod(name))
             assert code == 201, body
-        code, err = await api.call("POST", PODS, _pod("p3"))
+        code, err = await api.call("POST", PODS, pod("p3"))
         assert (code, err["reason"]) == (403, "Forbidden")
         assert err["message"] == (
             'pods "p3" is forbidden: exceeded quota: count, requested: pods=1, used: pods=2, limited: pods=2'
@@ -148,34 +125,34 @@ async def test_the_pod_over_the_count_is_refused_and_a_deleted_pod_frees_its_slo
         assert err["details"] == {"name": "p3", "kind": "pods"}
         code, _ = await api.call("DELETE", f"{PODS}/p1", {"gracePeriodSeconds": 0})
         await eventually(lambda: (api.used("count") or {}).get("pods") == "1", what="p1 released")
-        code, body = await api.call("POST", PODS, _pod("p3"))
+        code, body = await api.call("POST", PODS, pod("p3"))
         assert code == 201, body
 
 
 async def test_compute_quotas_need_requests_and_cap_cpu_memory_and_gpus() -> None:
     async with _api() as api:
         hard = {"requests.cpu": "1", "requests.memory": "1Gi", "requests.nvidia.com/gpu": "1"}
-        await _install(api, _quota("compute", **hard))
-        code, err = await api.call("POST", PODS, _pod("bare"))
+        await _install(api, resource_quota("compute", **hard))
+        code, err = await api.call("POST", PODS, pod("bare"))
         assert (code, err["message"]) == (
             403,
             'pods "bare" is forbidden: failed quota: compute: must specify requests.cpu for: c; '
             "requests.memory for: c",
         )
         code, err = await api.call(
-            "POST", PODS, _pod("big", requests={"cpu": "1500m", "memory": "1Gi"})
+            "POST", PODS, pod("big", requests={"cpu": "1500m", "memory": "1Gi"})
         )
         assert err["message"] == (
             'pods "big" is forbidden: exceeded quota: compute, requested: requests.cpu=1500m, '
             "used: requests.cpu=0, limited: requests.cpu=1"
         )
-        gpus = _pod("gpu", requests={"cpu": "1", "memory": "512Mi"}, limits={"nvidia.com/gpu": "2"})
+        gpus = pod("gpu", requests={"cpu": "1", "memory": "512Mi"}, limits={"nvidia.com/gpu": "2"})
         code, err = await api.call("POST", PODS, gpus)
         assert err["message"] == (
             'pods "gpu" is forbidden: exceeded quota: compute, requested: requests.nvidia.com/gpu=2, '
             "used: requests.nvidia.com/gpu=0, limited: requests.nvidia.com/gpu=1"
         )
-        fits = _pod("fits", limits={"cpu": "1", "memory": "1Gi", "nvidia.com/gpu": "1"})
+        fits = pod("fits", limits={"cpu": "1", "memory": "1Gi", "nvidia.com/gpu": "1"})
         code, body = await api.call("POST", PODS, fits)  # limits stand for the requests
         assert code == 201, body
         assert api.used("compute") == {
@@ -187,7 +164,7 @@ async def test_compute_quotas_need_requests_and_cap_cpu_memory_and_gpus() -> Non
 
 async def test_count_of_any_resource_and_dry_run_charges_nothing() -> None:
     async with _api() as api:
-        await _install(api, _quota("objects", **{"count/configmaps": "1"}))
+        await _install(api, resource_quota("objects", **{"count/configmaps": "1"}))
         await eventually(lambda: api.used("objects") is not None, what="status")
         taken = int((api.used("objects") or {})["count/configmaps"])  # kube-root-ca.crt, if any
         for i in range(1 - taken):
@@ -203,8 +180,8 @@ async def test_count_of_any_resource_and_dry_run_charges_nothing() -> None:
 
 async def test_concurrent_creates_cannot_both_take_the_last_slot() -> None:
     async with _api() as api:
-        await _install(api, _quota("last", pods="3"))
-        results = await asyncio.gather(*(api.call("POST", PODS, _pod(f"r{i}")) for i in range(8)))
+        await _install(api, resource_quota("last", pods="3"))
+        results = await asyncio.gather(*(api.call("POST", PODS, pod(f"r{i}")) for i in range(8)))
         codes = sorted(code for code, _ in results)
         assert codes == [201] * 3 + [403] * 5
         assert api.used("last") == {"pods": "3"}
@@ -212,13 +189,13 @@ async def test_concurrent_creates_cannot_both_take_the_last_slot() -> None:
 
 async def test_a_pod_that_ends_frees_its_compute() -> None:
     async with _api() as api:
-        await _install(api, _quota("cpu", **{"requests.cpu": "1"}))
-        code, body = await api.call("POST", PODS, _pod("job", requests={"cpu": "1"}))
+        await _install(api, resource_quota("cpu", **{"requests.cpu": "1"}))
+        code, body = await api.call("POST", PODS, pod("job", requests={"cpu": "1"}))
         assert code == 201, body
-        code, pod = await api.call("GET", f"{PODS}/job")
-        pod["status"] = {**(pod.get("status") or {}), "phase": "Succeeded"}
-        code, body = await api.call("PUT", f"{PODS}/job/status", pod)
+        code, ended = await api.call("GET", f"{PODS}/job")
+        ended["status"] = {**(ended.get("status") or {}), "phase": "Succeeded"}
+        code, body = await api.call("PUT", f"{PODS}/job/status", ended)
         assert code == 200, body
         await eventually(lambda: (api.used("cpu") or {}).get("requests.cpu") == "0", what="freed")
-        code, body = await api.call("POST", PODS, _pod("next", requests={"cpu": "1"}))
+        code, body = await api.call("POST", PODS, pod("next", requests={"cpu": "1"}))
         assert code == 201, body
