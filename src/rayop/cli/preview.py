@@ -157,8 +157,8 @@ def preview(
     RayService, writing nothing (read access suffices).
 
     Exit 0: nothing disruptive; 1: something disruptive (pods created or deleted, a new
-    RayCluster, a job submitted or deleted); 2: something could not be previewed (the rest is
-    still reported).
+    RayCluster, a job submitted or deleted, a pass that failed); 2: something could not be
+    previewed (the rest is still reported). -f FILE previews applying a file's objects.
     """
     from rayop.kube.config import ConfigError
     from rayop.preview.live_objects import parse_names
