@@ -4,7 +4,8 @@ On the embedded plane: a fleet rayop made and left settled previews as nothing d
 edited while no operator ran previews as disruptive, named (a RayService's new cluster with its
 size, a RayCluster's new pods); the API server sees no write during a preview; an object the
 operator refuses, a missing object and a cluster without the CRDs are reported in one line each,
-exit 2, the rest still printed. ``rayop preview`` runs as a process, as a pipeline runs it.
+exit 2, the rest still printed. ``-f FILE`` previews an edit not yet applied, persisting
+nothing. ``rayop preview`` runs as a process, as a pipeline runs it.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import copy
 import json
 import os
 import sys
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -157,3 +159,54 @@ async def test_a_cluster_without_the_crds_is_one_line_per_kind() -> None:
         "rayservices",
     ]
     assert all("CRD installed?" in p for p in report["problems"]), report
+
+
+def _sample_file(tmp_path: Path, sample: str, image: str | None = None) -> str:
+    docs = [d for d in yaml.safe_load_all(sample_text(sample)) if d]
+    for doc in docs:
+        doc["metadata"]["namespace"] = NS
+        if image and doc["kind"] == "RayService":
+            spec = doc["spec"]["rayClusterConfig"]
+            for group in [spec["headGroupSpec"], *spec["workerGroupSpecs"]]:
+                group["template"]["spec"]["containers"][0]["image"] = image
+    path = tmp_path / f"{sample}.yaml"
+    path.write_text(yaml.safe_dump_all(docs))
+    return str(path)
+
+
+async def test_a_file_edit_previews_as_the_upgrade_it_starts_and_persists_nothing(
+    tmp_path: Path,
+) -> None:
+    async with open_control_plane() as plane:
+        await _fleet(plane)
+        before = plane.stored(RAY_SERVICES, NS, "rayservice-sample")
+        assert before is not None
+        edited = _sample_file(tmp_path, "rayservice", image="rayproject/ray:2.61.0")
+        code, report, err = await _preview(plane, "-f", edited)
+        after = plane.stored(RAY_SERVICES, NS, "rayservice-sample")
+        assert after is not None
+        assert after["metadata"]["resourceVersion"] == before["metadata"]["resourceVersion"]
+        assert len(plane.objects(RAY_CLUSTERS, NS)) == 3  # no cluster created
+        same_code, same, _ = await _preview(plane, "-f", _sample_file(tmp_path, "rayservice"))
+    assert code == 1, (report, err)
+    (verdict,) = report["objects"]
+    assert verdict["verdict"] == "new RayCluster", verdict
+    assert "2 pods (head + 1 workers), cpu 2, memory 3Gi" in verdict["effects"][0], verdict
+    assert same_code == 0, same
+    assert not same["objects"][0]["disruptive"], same
+
+
+async def test_a_file_with_an_invalid_edit_is_refused_and_named(tmp_path: Path) -> None:
+    async with open_control_plane() as plane:
+        await _fleet(plane)
+        docs = [d for d in yaml.safe_load_all(sample_text("raycluster")) if d]
+        docs[0]["metadata"]["namespace"] = NS
+        group = docs[0]["spec"]["workerGroupSpecs"][0]
+        group["minReplicas"], group["maxReplicas"] = 3, 2
+        path = tmp_path / "bad.yaml"
+        path.write_text(yaml.safe_dump_all(docs))
+        code, report, _ = await _preview(plane, "-f", str(path))
+    assert code == 2
+    (verdict,) = report["objects"]
+    assert verdict["verdict"] == "refused", verdict
+    assert verdict["effects"][0].startswith('RayCluster.ray.io "raycluster-sample" is invalid:')

@@ -9,6 +9,10 @@ it runs the controllers' first pass with every write withheld
 (:mod:`rayop.preview.verdicts`): nothing, status only, update in place, create or recreate pods,
 a new RayCluster (its pods and resources), a job submitted or deleted, refused.
 
+``-f FILE`` previews a change not yet applied: each ray.io object of the file is applied to its
+live object in a server-side dry run (:mod:`rayop.preview.edits`) and the first pass runs over
+that (nothing is written; the dry run persists nothing).
+
 Exit status, so that a pipeline can gate on it:
 
 - 0: nothing disruptive would happen;
@@ -23,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -36,11 +41,12 @@ from rayop.cli.kuberay_flags import (
 from rayop.cli.operator_flags import KUBERAY_DEFAULTS, LogFlags, OperatorFlags
 from rayop.cli.operator_setup import operator_settings
 from rayop.cli.option_groups import expand_option_groups
-from rayop.cli.render import QUIET_LOGS
+from rayop.cli.render import QUIET_LOGS, read_input
 from rayop.cli.replica_flags import KUBERAY_REPLICA
 
 if TYPE_CHECKING:
     from rayop.controllers.assembly.operator_settings import OperatorSettings
+    from rayop.preview.manifests import Manifests
     from rayop.preview.verdicts import Verdict
 
 EXIT_NOTHING_DISRUPTIVE = 0
@@ -71,12 +77,49 @@ async def _preview(
     return verdicts(live.objects, passes, gates, timeout=timeout), live.problems
 
 
+async def _preview_file(
+    kubeconfig: str | None, settings: OperatorSettings, manifests: Manifests, timeout: float
+) -> tuple[list[Verdict], list[str]]:
+    from rayop.kube.client import KubeClient
+    from rayop.kube.config import load_config
+    from rayop.preview.edits import edited_objects
+    from rayop.preview.first_pass import first_passes
+    from rayop.preview.verdicts import verdicts
+
+    config = await load_config(kubeconfig=kubeconfig)
+    async with KubeClient(config) as client:
+        edits = await edited_objects(client, manifests)
+    if not edits.objects:
+        return [], edits.problems
+    passes = await first_passes(
+        config, settings, edits.objects, timeout=timeout, overlay=edits.overlay
+    )
+    gates = settings.options.feature_gates
+    results = verdicts(edits.objects, passes, gates, timeout=timeout)
+    for verdict in results:
+        if (verdict.kind, verdict.namespace, verdict.name) in edits.new:
+            verdict.effects.insert(0, "not live: the file creates it")
+    return results, edits.problems
+
+
 def _text(verdict: Verdict) -> str:
     flag = " (disruptive)" if verdict.disruptive else ""
     lines = [f"{verdict.kind} {verdict.namespace}/{verdict.name}: {verdict.verdict}{flag}"]
     lines += [f"  - {effect}" for effect in verdict.effects]
     lines += [f"  why: {reason}" for reason in verdict.reasons]
     return "\n".join(lines)
+
+
+def _manifests(text: str, source: str) -> Manifests:
+    """The file's objects; exits 2 with a line per problem when it is bad."""
+    from rayop.preview.manifests import BadInput, read_manifests
+
+    try:
+        return read_manifests(text, source)
+    except BadInput as exc:
+        for problem in exc.problems:
+            typer.echo(f"rayop: {problem}", err=True)
+        raise typer.Exit(EXIT_INCOMPLETE) from exc
 
 
 @app.command("preview")
@@ -100,6 +143,12 @@ def preview(
     timeout: Annotated[
         float, typer.Option("--timeout", help="Seconds to wait for the first passes.")
     ] = 60.0,
+    filename: Annotated[
+        Path | None,
+        typer.Option(
+            "-f", "--filename", help="Preview applying this file's ray.io objects ('-': stdin)."
+        ),
+    ] = None,
     operator: OperatorFlags = KUBERAY_DEFAULTS,
     logs: LogFlags = QUIET_LOGS,
     kuberay: KubeRayFeatureFlags = KUBERAY_FEATURE_DEFAULTS,
@@ -108,8 +157,8 @@ def preview(
     RayService, writing nothing (read access suffices).
 
     Exit 0: nothing disruptive; 1: something disruptive (pods created or deleted, a new
-    RayCluster, a job submitted or deleted); 2: something could not be previewed (the rest is
-    still reported).
+    RayCluster, a job submitted or deleted, a pass that failed); 2: something could not be
+    previewed (the rest is still reported). -f FILE previews applying a file's objects.
     """
     from rayop.kube.config import ConfigError
     from rayop.preview.live_objects import parse_names
@@ -120,14 +169,22 @@ def preview(
     namespaces = list(namespace or [])
     if pairs and len(namespaces) > 1:
         bad.append("KIND/NAME takes at most one --namespace")
+    if filename is not None and (pairs or namespaces):
+        bad.append("-f takes the objects from the file: no KIND/NAME or --namespace with it")
     settings = operator_settings(operator, KUBERAY_REPLICA, logs, KUBERAY_LOG_DEFAULTS, kuberay)
     problems = list(bad)
     results: list[Verdict] = []
     if not bad:
         try:
-            results, unread = asyncio.run(
-                _preview(kubeconfig, settings, namespaces, pairs, timeout)
-            )
+            if filename is not None:
+                manifests = _manifests(read_input(filename), str(filename))
+                results, unread = asyncio.run(
+                    _preview_file(kubeconfig, settings, manifests, timeout)
+                )
+            else:
+                results, unread = asyncio.run(
+                    _preview(kubeconfig, settings, namespaces, pairs, timeout)
+                )
         except ConfigError as exc:
             unread = [f"kubeconfig: {exc}"]
         problems += unread

@@ -26,7 +26,7 @@ from rayop.controllers.assembly.build import build_operator
 from rayop.controllers.assembly.catalog import CATALOG, KINDS
 from rayop.controllers.assembly.operator_settings import OperatorSettings
 from rayop.kube.config import KubeConfig
-from rayop.preview.recording_client import RecordingClient, Write
+from rayop.preview.recording_client import Overlay, RecordingClient, Write
 from rayop.runtime.metrics import OperatorMetrics
 from rayop.runtime.reconcile import Request, Result, current_controller
 
@@ -116,10 +116,12 @@ async def first_passes(
     objects: list[Obj],
     *,
     timeout: float,
+    overlay: Overlay | None = None,
 ) -> FirstPasses:
     """Runs the operator's first pass over each of ``objects`` (live ray.io objects) with every
     write withheld; returns once each primary pass ended and no pass ran for
-    :data:`QUIET_SECONDS`, or after ``timeout`` seconds."""
+    :data:`QUIET_SECONDS`, or after ``timeout`` seconds. ``overlay``: objects that stand in for
+    the server's (see :class:`~rayop.preview.recording_client.RecordingClient`)."""
     targets = [(str(o["kind"]), _request(o)) for o in objects]
     namespaces = sorted({r.namespace for _, r in targets})
     settings = dataclasses.replace(
@@ -132,7 +134,9 @@ async def first_passes(
         dashboard_resolver=None,
     )
     limiter = PassLimiter(frozenset(r for _, r in targets))
-    client = RecordingClient(config, send=False, qps=settings.qps, burst=settings.burst)
+    client = RecordingClient(
+        config, send=False, overlay=overlay, qps=settings.qps, burst=settings.burst
+    )
     events = RecordingClient(config, send=False, qps=settings.qps, burst=settings.burst)
     async with client, events:
         manager = build_operator(

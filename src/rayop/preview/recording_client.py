@@ -8,28 +8,39 @@ object whose reconcile made it (:data:`rayop.runtime.reconcile.current_controlle
 ``current_request``). With ``send=True`` (``rayop render`` on its own embedded plane) the writes
 also go to the server; with ``send=False`` (``rayop preview`` against a live cluster) nothing is
 written: each write is answered as the server would answer a successful one, from the request
-alone (a patch with the object as it is, unpatched).
+alone (a patch with the object as it is, unpatched). An ``overlay`` of objects (``rayop preview
+-f``: the live objects as a file would change them) stands in for the server's copies in every
+GET and LIST (a watch still streams the server's changes).
 """
 
 from __future__ import annotations
 
+import builtins
 import copy
 import time
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Unpack
 
 from rayop.kube.client import KubeClient, PatchType
-from rayop.kube.options import DeleteOptions, PropagationPolicy, Selection
+from rayop.kube.options import DeleteOptions, ListOptions, PropagationPolicy, Selection
 from rayop.kube.resource import Resource
 from rayop.runtime.reconcile import Request, current_controller, current_request
 
-__all__ = ["PREVIEW_UID", "RecordingClient", "Write"]
+__all__ = ["PREVIEW_UID", "Overlay", "RecordingClient", "Write", "overlay_key"]
 
 Obj = dict[str, Any]
 
 PREVIEW_UID = "00000000-0000-0000-0000-000000000000"
 """The uid a withheld create answers with."""
+
+Overlay = Mapping[tuple[str, str, str], Obj]
+"""Objects standing in for the server's, by :func:`overlay_key`."""
+
+
+def overlay_key(kind: str, namespace: str, name: str) -> tuple[str, str, str]:
+    """The key of an object in an :data:`Overlay`."""
+    return (kind, namespace, name)
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,13 +91,59 @@ class Write:
 class RecordingClient(KubeClient):
     """A client that keeps every write in :attr:`writes` (and sends it only when ``send``).
 
-    Takes :class:`~rayop.kube.client.KubeClient`'s arguments, and ``send``.
+    Takes :class:`~rayop.kube.client.KubeClient`'s arguments, ``send`` and ``overlay``.
     """
 
-    def __init__(self, *args: Any, send: bool, **kwargs: Any) -> None:
+    def __init__(
+        self, *args: Any, send: bool, overlay: Overlay | None = None, **kwargs: Any
+    ) -> None:
         super().__init__(*args, **kwargs)
         self.send_writes = send
+        self.overlay = dict(overlay or {})
         self.writes: list[Write] = []
+
+    async def get(
+        self, res: Resource, name: str, *, namespace: str | None = None
+    ) -> dict[str, Any]:
+        stand_in = self.overlay.get(overlay_key(res.kind, namespace or "", name))
+        if stand_in is not None:
+            return copy.deepcopy(stand_in)
+        return await super().get(res, name, namespace=namespace)
+
+    async def list(self, res: Resource, **options: Unpack[ListOptions]) -> dict[str, Any]:
+        listed = await super().list(res, **options)
+        listed["items"] = self._overlaid(res, options.get("namespace"), listed["items"], last=True)
+        return listed
+
+    async def list_pages(
+        self, res: Resource, **options: Unpack[ListOptions]
+    ) -> AsyncIterator[dict[str, Any]]:
+        pages = super().list_pages(res, **options)
+        async for page in pages:
+            last = not (page.get("metadata") or {}).get("continue")
+            page["items"] = self._overlaid(res, options.get("namespace"), page["items"], last=last)
+            yield page
+
+    def _overlaid(
+        self, res: Resource, namespace: str | None, items: builtins.list[Obj], *, last: bool
+    ) -> builtins.list[Obj]:
+        """The items with the overlay's stand-ins in place (and, on the last page, those the
+        server does not have)."""
+        if not self.overlay:
+            return items
+        out, seen = [], set()
+        for item in items:
+            meta = item.get("metadata") or {}
+            key = overlay_key(res.kind, meta.get("namespace") or "", meta.get("name") or "")
+            seen.add(key)
+            out.append(copy.deepcopy(self.overlay[key]) if key in self.overlay else item)
+        if last:
+            out += [
+                copy.deepcopy(obj)
+                for key, obj in self.overlay.items()
+                if key[0] == res.kind and key not in seen and namespace in (None, key[1])
+            ]
+        return out
 
     def _write(
         self,
@@ -179,7 +236,7 @@ class RecordingClient(KubeClient):
                 patch_type=patch_type,
                 subresource=subresource,
             )
-        return await super().get(res, name, namespace=namespace)
+        return await self.get(res, name, namespace=namespace)
 
     async def delete(
         self,

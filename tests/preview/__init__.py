@@ -1,0 +1,1 @@
+"""Tests of rayop.preview: recording writes, first passes, verdicts, manifests."""
