@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import AsyncIterator, Mapping
-from typing import Any, Literal, Unpack
+from typing import Any, Literal, Self, Unpack
 
 import orjson
 
@@ -98,7 +98,7 @@ class KubeClient:
             max_connections=max_connections,
         )
 
-    async def __aenter__(self) -> KubeClient:
+    async def __aenter__(self) -> Self:
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
