@@ -135,7 +135,11 @@ async def test_without_a_pool_the_accelerator_pods_stay_pending(no_pool: RayJobE
     def refused(applied: Applied, node_type: str, count: int) -> bool:
         pods = applied.pods(node_type)
         notes = {e["note"] for e in no_pool.events(applied.namespace, "FailedScheduling")}
-        return len(pods) == count and notes == {NOT_MATCHED}
+        judged = all(  # the scheduler's status write can trail the event of another pod
+            any(c["type"] == "PodScheduled" for c in p.get("status", {}).get("conditions", []))
+            for p in pods
+        )
+        return len(pods) == count and notes == {NOT_MATCHED} and judged
 
     await eventually(lambda: refused(tpu, "worker", 4), timeout=20, what="TPU hosts refused")
     await eventually(lambda: refused(gpu, "head", 1), timeout=20, what="GPU head refused")
