@@ -15,6 +15,18 @@ from rayop.controllers.webhooks.serving import WebhookSettings
 
 
 @dataclass(frozen=True, slots=True)
+class ShardingSettings:
+    """``--sharding`` and what goes with it."""
+
+    replica_id: str
+    """This replica's id (``--replica-id``; default: the host name): its Lease and label value."""
+    pass_record: str | None = None
+    """Where every pass is appended as a JSON line (``--pass-record``); None: nowhere."""
+    sharder_interval: float = 1.0
+    """Seconds between two steps of the sharder (leader only)."""
+
+
+@dataclass(frozen=True, slots=True)
 class OperatorSettings:
     """What ``rayop run`` configures; field names and defaults follow KubeRay's flags."""
 
@@ -59,3 +71,5 @@ class OperatorSettings:
     """KubeRay's --enable-metrics: export the nine kuberay_* metrics."""
     webhooks: WebhookSettings = field(default_factory=WebhookSettings)
     """Where the validating webhooks are served when ``ENABLE_WEBHOOKS=true``."""
+    sharding: ShardingSettings | None = None
+    """``--sharding``: this replica reconciles only the roots assigned to it (None: all)."""

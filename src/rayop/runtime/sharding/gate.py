@@ -140,7 +140,7 @@ class ShardGate:
         self.keys = keys
         self._client = client
         self._caught_up = caught_up
-        self._metrics = metrics
+        self.metrics = metrics
         self._record = record
         self._clock = clock
         self._enqueue: dict[str, Callable[[Request], None]] = {}
@@ -300,8 +300,8 @@ class ShardGate:
                 if forget is not None:
                     forget(item[1])
             acked = await self._acknowledge(resource, namespace, name)
-            if acked and self._metrics is not None:
-                self._metrics.drain_seconds.observe(max(0.0, self._clock.now() - started))
+            if acked and self.metrics is not None:
+                self.metrics.drain_seconds.observe(max(0.0, self._clock.now() - started))
             return acked
         finally:
             self._releasing.discard(root_key)

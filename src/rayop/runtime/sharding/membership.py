@@ -19,11 +19,18 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, replace
-from typing import Any, Protocol
+from typing import Any, Protocol, Unpack
 
+from rayop.kube.options import ListOptions
+from rayop.kube.resource import Resource
 from rayop.kube.resources import LEASES
 from rayop.runtime.clock import MONOTONIC, Clock
-from rayop.runtime.leaderelection import LeaderElectionSettings, LeaderElector, LeaseClient
+from rayop.runtime.leaderelection import (
+    Callback,
+    LeaderElectionSettings,
+    LeaderElector,
+    LeaseClient,
+)
 from rayop.runtime.sharding.keys import TRUE, ShardKeys
 
 
@@ -34,7 +41,7 @@ class MembershipLost(Exception):
 class LeaseLister(Protocol):
     """The part of the API client :class:`Membership` uses."""
 
-    async def list(self, res: Any, **options: Any) -> dict[str, Any]: ...
+    async def list(self, res: Resource, **options: Unpack[ListOptions]) -> dict[str, Any]: ...
 
 
 def member_elector(
@@ -43,9 +50,11 @@ def member_elector(
     keys: ShardKeys,
     timing: LeaderElectionSettings,
     *,
+    on_joined: Callback | None = None,
     clock: Clock = MONOTONIC,
 ) -> LeaderElector:
-    """Returns the elector that holds ``member``'s Lease (timings from ``timing``)."""
+    """Returns the elector that holds ``member``'s Lease (timings from ``timing``);
+    ``on_joined`` runs once the Lease is held."""
     settings = replace(
         timing,
         name=keys.lease_name(member),
@@ -53,7 +62,7 @@ def member_elector(
         labels=((keys.lease, TRUE),),
         release_on_cancel=True,
     )
-    return LeaderElector(client, settings, clock=clock)
+    return LeaderElector(client, settings, on_started_leading=on_joined, clock=clock)
 
 
 async def hold_membership(elector: LeaderElector) -> None:

@@ -31,10 +31,11 @@ import logging
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, Unpack
 
 from rayop.apimachinery.objects import ObjView as Obj
-from rayop.kube.errors import ApiError
+from rayop.kube.errors import ApiError, NotFound
+from rayop.kube.options import ListOptions
 from rayop.kube.resource import Resource
 from rayop.runtime.clock import MONOTONIC, Clock
 from rayop.runtime.sharding.gate import format_handover
@@ -49,7 +50,7 @@ log = logging.getLogger(__name__)
 class SharderClient(Protocol):
     """The part of the API client the sharder uses."""
 
-    async def list(self, res: Resource, **options: Any) -> dict[str, Any]: ...
+    async def list(self, res: Resource, **options: Unpack[ListOptions]) -> dict[str, Any]: ...
 
     async def patch(
         self, res: Resource, name: str, body: Any, *, namespace: str | None = None,
@@ -225,9 +226,12 @@ class Sharder:
         if not uid:
             return versions
         for resource in self._children:
-            listed = await self._client.list(
-                resource, namespace=namespace, label_selector=f"{self.keys.root}={uid}"
-            )
+            try:
+                listed = await self._client.list(
+                    resource, namespace=namespace, label_selector=f"{self.keys.root}={uid}"
+                )
+            except NotFound:
+                continue  # the API server does not serve this resource
             for child in listed.get("items") or ():
                 cmeta = child.get("metadata") or {}
                 if (cmeta.get("labels") or {}).get(self.keys.shard) == to:
