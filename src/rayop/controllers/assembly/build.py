@@ -27,6 +27,7 @@ from rayop.controllers.assembly.sharding import (
     SHARDER_LEASE_SUFFIX,
     RootFinder,
     install_sharding,
+    lease_timing,
     sharded_cache,
 )
 from rayop.controllers.config.cache_config import KUBERAY_CACHE_CONFIG
@@ -36,6 +37,7 @@ from rayop.runtime.clock import MONOTONIC, Clock
 from rayop.runtime.concurrency.law import LawSettings
 from rayop.runtime.controller import Controller
 from rayop.runtime.informers.factory import CacheConfig
+from rayop.runtime.leaderelection import DEFAULT_LEADER_ELECTION
 from rayop.runtime.manager import Manager, default_lease_namespace
 from rayop.runtime.metrics import OperatorMetrics
 from rayop.runtime.reconcile import ReconcileFunc, Request
@@ -102,6 +104,9 @@ def build_operator(
         leader_election_id=settings.leader_election_id
         + (SHARDER_LEASE_SUFFIX if sharding is not None else ""),
         leader_election_namespace=settings.leader_election_namespace,
+        leader_election_settings=(
+            lease_timing(sharding) if sharding is not None else DEFAULT_LEADER_ELECTION
+        ),
         watch_namespaces=list(settings.watch_namespaces) or None,
         cache_config=(
             sharded_cache(cache_config, sharding.replica_id)
@@ -171,6 +176,7 @@ def _install_sharding(
         gate=gate,
         add_runnable=manager.add_runnable,
         add_start_gate=manager.add_start_gate,
+        lease_timing=lease_timing(sharding),
         clock=manager.clock,
     )
     manager.add_closer("shard gate", gate.close)

@@ -24,6 +24,13 @@ class ShardingSettings:
     """Where every pass is appended as a JSON line (``--pass-record``); None: nowhere."""
     sharder_interval: float = 1.0
     """Seconds between two steps of the sharder (leader only)."""
+    lease_duration: float = 15.0
+    """Seconds after its last renewal seen that a replica counts as gone (also the sharder's
+    leader Lease); leader election's default."""
+    renew_deadline: float = 10.0
+    """Seconds a replica keeps retrying to renew its Lease before it stops reconciling."""
+    retry_period: float = 2.0
+    """Seconds between two renewals."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -101,6 +101,16 @@ UNSHARDED: frozenset[str] = frozenset(str(r) for r in (ENDPOINT_SLICES, ISSUERS,
 root (EndpointSlices come from Kubernetes; an Issuer serves a whole namespace)."""
 
 
+def lease_timing(settings: ShardingSettings) -> LeaderElectionSettings:
+    """Returns the timings of the membership Leases and of the sharder's leader Lease."""
+    return replace(
+        DEFAULT_LEADER_ELECTION,
+        lease_duration=settings.lease_duration,
+        renew_deadline=settings.renew_deadline,
+        retry_period=settings.retry_period,
+    )
+
+
 def sharded_cache(config: CacheConfig, replica_id: str) -> CacheConfig:
     """Returns ``config`` narrowed to what ``replica_id`` owns."""
     return replace(config, shard_selector=KEYS.owned_by(replica_id), unsharded=UNSHARDED)

@@ -25,6 +25,7 @@ from rayop.kube.options import ListOptions
 from rayop.kube.resource import Resource
 from rayop.kube.resources import LEASES
 from rayop.runtime.clock import MONOTONIC, Clock
+from rayop.runtime.manager import LeadershipLost
 from rayop.runtime.leaderelection import (
     Callback,
     LeaderElectionSettings,
@@ -34,8 +35,9 @@ from rayop.runtime.leaderelection import (
 from rayop.runtime.sharding.keys import TRUE, ShardKeys
 
 
-class MembershipLost(Exception):
-    """This replica's Lease could not be renewed: it must stop reconciling and exit."""
+class MembershipLost(LeadershipLost):
+    """This replica's Lease could not be renewed: it must stop reconciling at once and exit
+    (the manager treats it as a lost leader election: controllers are aborted, not drained)."""
 
 
 class LeaseLister(Protocol):
