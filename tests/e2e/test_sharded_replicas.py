@@ -186,3 +186,58 @@ async def test_three_replicas_share_converge_and_take_over_a_partitioned_one(
     print("PASSES", {r: sum(p.replica == r for p in passes) for r in ("r0", "r1", "r2")})
     assert overlaps(passes) == []
     assert Replica.pod_creates == CLUSTERS * (1 + WORKERS) + 1
+
+
+def scale_all(rc: dict[str, Any]) -> None:
+    rc["spec"]["workerGroupSpecs"][0]["replicas"] = WORKERS + 1
+
+
+async def test_a_joining_replica_gets_its_share_through_drains_and_a_leaving_one_hands_over(
+    tmp_path: Path,
+) -> None:
+    Replica.pod_creates = 0
+    async with open_control_plane() as plane, contextlib.AsyncExitStack() as stack:
+        stacks = {n: contextlib.AsyncExitStack() for n in ("r0", "r1", "r2")}
+        for name in ("r0", "r1"):
+            await stack.enter_async_context(stacks[name])
+            await stacks[name].enter_async_context(replica(plane, name, tmp_path))
+        await plane.namespace(NS)
+        for i in range(CLUSTERS):
+            body = copy.deepcopy(CLUSTER)
+            body["metadata"]["name"] = f"c{i}"
+            await plane.create(RAY_CLUSTERS, body, NS)
+        await eventually(lambda: all_converged(plane), timeout=60, what="every RayCluster ready")
+        assert {owner(plane, f"c{i}") for i in range(CLUSTERS)} <= {"r0", "r1"}
+
+        await stack.enter_async_context(stacks["r2"])
+        await stacks["r2"].enter_async_context(replica(plane, "r2", tmp_path))
+
+        def settled_on_three() -> bool:
+            names = [f"c{i}" for i in range(CLUSTERS)]
+            drained = all(
+                KEYS.drain not in (plane.stored(RAY_CLUSTERS, NS, c) or {})["metadata"]["labels"]
+                for c in names
+            )
+            return drained and {owner(plane, c) for c in names} == {"r0", "r1", "r2"}
+
+        await eventually(settled_on_three, timeout=30, what="r2 given its share after drains")
+        for i in range(CLUSTERS):
+            await plane.edit(RAY_CLUSTERS, NS, f"c{i}", scale_all)
+        await eventually(
+            lambda: all(len(plane.ray_pods(NS, f"c{i}")) == 2 + WORKERS for i in range(CLUSTERS)),
+            timeout=60,
+            what="every cluster scaled by its new owner",
+        )
+        moved = {f"c{i}" for i in range(CLUSTERS) if owner(plane, f"c{i}") == "r2"}
+        await stacks["r2"].aclose()  # a graceful stop releases its Lease: no wait for expiry
+        await eventually(
+            lambda: all(owner(plane, c) in ("r0", "r1") for c in moved),
+            timeout=5,
+            what="r2's clusters back on r0 and r1",
+        )
+        await eventually(lambda: all_converged(plane), timeout=30, what="every cluster ready")
+
+    passes = recorded(tmp_path)
+    assert {p.replica for p in passes} == {"r0", "r1", "r2"}
+    assert overlaps(passes) == []
+    assert Replica.pod_creates == CLUSTERS * (2 + WORKERS), "no duplicate pod creates"
