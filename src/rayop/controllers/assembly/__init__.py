@@ -11,5 +11,6 @@
   ``--enable-metrics``.
 - ``sharding``: ``--sharding`` wired for Ray: the roots, where their objects live, how a request
   finds its root, and the membership and sharder runnables.
+- ``shard_fence``: ``rayop run`` refuses to start beside replicas of the other sharding mode.
 - ``rbac_rules``: the RBAC rules the operator needs: the one source of deploy/rbac and the chart.
 """

@@ -21,17 +21,18 @@ import uuid
 from dataclasses import dataclass, replace
 from typing import Any, Protocol, Unpack
 
+from rayop.kube.errors import NotFound
 from rayop.kube.options import ListOptions
 from rayop.kube.resource import Resource
 from rayop.kube.resources import LEASES
 from rayop.runtime.clock import MONOTONIC, Clock
-from rayop.runtime.manager import LeadershipLost
 from rayop.runtime.leaderelection import (
     Callback,
     LeaderElectionSettings,
     LeaderElector,
     LeaseClient,
 )
+from rayop.runtime.manager import LeadershipLost
 from rayop.runtime.sharding.keys import TRUE, ShardKeys
 
 
@@ -119,3 +120,45 @@ class Membership:
         for gone in set(self._seen) - names:
             del self._seen[gone]
         return frozenset(alive)
+
+
+class LeaseReader(Protocol):
+    """The part of the API client :func:`renewed_holder` uses."""
+
+    async def get(self, res: Any, name: str, *, namespace: str | None = None) -> dict[str, Any]: ...
+
+
+async def renewed_holder(
+    client: LeaseReader, namespace: str, name: str, *, clock: Clock = MONOTONIC
+) -> str | None:
+    """Returns the holder of the Lease ``name`` if it is renewed within its duration, else None
+    (no such Lease, no holder, or a holder that stopped renewing: a crashed process). Blocks
+    for up to the Lease's duration, and only when it has a holder."""
+    try:
+        first = await client.get(LEASES, name, namespace=namespace)
+    except NotFound:
+        return None
+    spec = dict(first.get("spec") or {})
+    holder = str(spec.get("holderIdentity") or "")
+    if not holder:
+        return None
+    await clock.sleep(float(spec.get("leaseDurationSeconds") or 0) + 1.0)
+    try:
+        second = await client.get(LEASES, name, namespace=namespace)
+    except NotFound:
+        return None
+    later = dict(second.get("spec") or {})
+    if later == spec:
+        return None  # unchanged for a whole duration: its holder is gone
+    return str(later.get("holderIdentity") or "") or None
+
+
+async def renewing_members(
+    membership: Membership, wait: float, *, clock: Clock = MONOTONIC
+) -> frozenset[str]:
+    """Returns the replicas whose Lease is held and renewed over ``wait`` seconds (at once, and
+    empty, when no Lease is held)."""
+    if not await membership.live():
+        return frozenset()
+    await clock.sleep(wait)
+    return await membership.live()
