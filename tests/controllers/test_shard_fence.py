@@ -59,9 +59,10 @@ async def test_nothing_else_running_starts_either_mode_at_once() -> None:
 
 async def test_an_unsharded_replica_refuses_to_start_beside_a_live_sharded_one() -> None:
     async with open_control_plane(crds=False) as plane:
-        await write_lease(plane.client, "rayop-shard-r1", "r1_x", {KEYS.lease: "true"})
-        with pytest.raises(StartupCheckError, match=r"started with --sharding are running \(r1"):
-            await check(plane, UNSHARDED, renew="rayop-shard-r1")
+        name = UNSHARDED.leader_election_id + "-sharder"
+        await write_lease(plane.client, name, "r1_x", {})
+        with pytest.raises(StartupCheckError, match=r"started with --sharding are running"):
+            await check(plane, UNSHARDED, renew=name)
         await check(plane, UNSHARDED, renew=None)  # the same Lease, no longer renewed: crashed
 
 

@@ -151,14 +151,3 @@ async def renewed_holder(
     if later == spec:
         return None  # unchanged for a whole duration: its holder is gone
     return str(later.get("holderIdentity") or "") or None
-
-
-async def renewing_members(
-    membership: Membership, wait: float, *, clock: Clock = MONOTONIC
-) -> frozenset[str]:
-    """Returns the replicas whose Lease is held and renewed over ``wait`` seconds (at once, and
-    empty, when no Lease is held)."""
-    if not await membership.live():
-        return frozenset()
-    await clock.sleep(wait)
-    return await membership.live()
