@@ -19,6 +19,7 @@ THINGS = Resource("example.com", "v1", "things", "Thing")
 KEYS = ShardKeys(
     shard="example.com/shard",
     drain="example.com/drain",
+    released="example.com/released",
     root="example.com/root",
     lease="example.com/lease",
     handover="example.com/handover",
@@ -176,6 +177,7 @@ async def test_release_waits_for_the_pass_in_flight_then_forgets_and_acknowledge
         {"op": "test", "path": "/metadata/labels/example.com~1shard", "value": "r0"},
         {"op": "remove", "path": "/metadata/labels/example.com~1drain"},
         {"op": "remove", "path": "/metadata/labels/example.com~1shard"},
+        {"op": "add", "path": "/metadata/labels/example.com~1released", "value": "r0"},
     ]
     # While the cache still shows the root with the drain label, nothing of it runs.
     entered.clear()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from prometheus_client import CollectorRegistry
+from prometheus_client import CollectorRegistry, generate_latest
 
 from rayop.kube.client import KubeClient
 from rayop.kube.clock import micro_time
@@ -22,6 +22,7 @@ from rayop.testing import FakeClock, open_control_plane
 KEYS = ShardKeys(
     shard="example.com/shard",
     drain="example.com/drain",
+    released="example.com/released",
     root="example.com/root",
     lease="example.com/lease",
     handover="example.com/handover",
@@ -108,7 +109,8 @@ async def test_the_sharder_assigns_drains_moves_and_takes_over() -> None:
         await client.create(CONFIGMAPS, {"metadata": {"name": "not-a-root"}}, namespace=NS)
         await hold(client, "r0")
         await hold(client, "r1")
-        metrics = ShardMetrics(CollectorRegistry())
+        metrics_registry = CollectorRegistry()
+        metrics = ShardMetrics(metrics_registry)
         sharder = Sharder(
             client,
             Membership(client, NS, KEYS, clock=clock),
@@ -144,9 +146,11 @@ async def test_the_sharder_assigns_drains_moves_and_takes_over() -> None:
         # Their owners acknowledge (drop both labels); the next step gives them to r2.
         for name in joining:
             root = by_name[name]
+            owner = labels(root)[KEYS.shard]
             ops = [
                 {"op": "remove", "path": "/metadata/labels/example.com~1drain"},
                 {"op": "remove", "path": "/metadata/labels/example.com~1shard"},
+                {"op": "add", "path": "/metadata/labels/example.com~1released", "value": owner},
             ]
             await client.patch(CONFIGMAPS, name, ops, namespace=NS, patch_type="json")
         await sharder.step()
@@ -154,9 +158,9 @@ async def test_the_sharder_assigns_drains_moves_and_takes_over() -> None:
         kids = await children(client)
         for name, root in by_name.items():
             assert labels(root)[KEYS.shard] == three.owner(f"{NS}/{name}")
-            assert KEYS.drain not in labels(root)
+            assert KEYS.drain not in labels(root) and KEYS.released not in labels(root)
             assert labels(kids[root["metadata"]["uid"]])[KEYS.shard] == labels(root)[KEYS.shard]
-        assert metrics.moves._value.get() == 0, "an acknowledged root is assigned, not moved"
+        assert metrics.moves._value.get() == len(joining), "one move per drain requested"
 
         # r1 stops renewing: once its Lease is older than its duration, its roots move at once.
         clock.step(6)
@@ -169,5 +173,44 @@ async def test_the_sharder_assigns_drains_moves_and_takes_over() -> None:
         by_name = await roots(client)
         for name in lost:
             assert labels(by_name[name])[KEYS.shard] == survivors.owner(f"{NS}/{name}")
-        assert metrics.moves._value.get() == len(lost)
+        assert metrics.moves._value.get() == len(joining) + len(lost)
+        exposition = generate_latest(metrics_registry).decode()
+        for name in (
+            "rayop_shard_objects{",
+            "rayop_shard_unassigned_objects ",
+            "rayop_shard_moves_total ",
+            "rayop_shard_drain_seconds_bucket{",
+        ):
+            assert name in exposition
         assert {labels(r)[KEYS.shard] for r in by_name.values()} <= {"r0", "r2"}
+
+
+async def test_a_root_whose_shard_label_was_removed_by_hand_goes_back_to_its_owner() -> None:
+    async with open_control_plane(crds=False) as plane:
+        client = plane.client
+        for member in ("r0", "r1", "r2"):
+            await hold(client, member)
+        ring = HashRing({"r0", "r1", "r2"})
+        name = next(f"root-{i}" for i in range(50) if ring.owner(f"{NS}/root-{i}") != "r0")
+        root = await client.create(
+            CONFIGMAPS, {"metadata": {"name": name, "labels": {"kind": "root"}}}, namespace=NS
+        )
+        uid = root["metadata"]["uid"]
+        child = {"metadata": {"name": "child", "labels": {KEYS.root: uid, KEYS.shard: "r0"}}}
+        await client.create(SECRETS, child, namespace=NS)
+        sharder = Sharder(
+            client, Membership(client, NS, KEYS), KEYS, [RootKind(CONFIGMAPS)], [SECRETS]
+        )
+        await sharder.step()
+        back = await client.get(CONFIGMAPS, name, namespace=NS)
+        assert labels(back)[KEYS.shard] == "r0", "r0 holds its objects: no move without a drain"
+        # Acknowledged by r0, the same root goes to its ring owner, its objects first.
+        ops = [
+            {"op": "remove", "path": "/metadata/labels/example.com~1shard"},
+            {"op": "add", "path": "/metadata/labels/example.com~1released", "value": "r0"},
+        ]
+        await client.patch(CONFIGMAPS, name, ops, namespace=NS, patch_type="json")
+        await sharder.step()
+        moved = await client.get(CONFIGMAPS, name, namespace=NS)
+        assert labels(moved)[KEYS.shard] == ring.owner(f"{NS}/{name}")
+        assert labels((await children(client))[uid])[KEYS.shard] == ring.owner(f"{NS}/{name}")

@@ -64,6 +64,7 @@ from rayop.runtime.sharding.sharder import RootKind, Sharder
 KEYS = ShardKeys(
     shard="rayop.io/shard",
     drain="rayop.io/drain",
+    released="rayop.io/shard-released",
     root="rayop.io/shard-root",
     lease="rayop.io/shard-lease",
     handover="rayop.io/shard-handover",

@@ -20,7 +20,9 @@ drain label, :meth:`ShardGate.release` marks the root as being released (no new 
 tree is admitted), waits for the passes in flight on its keys to end (the work queue runs one
 pass per key at a time, so these are all), calls each controller's ``forget`` for those keys
 (expectations, own-write records), and then removes the drain and shard labels from the root
-in one JSON patch that first tests the shard label is still this replica's. That removal is
+in one JSON patch that first tests the shard label is still this replica's, and labels it
+``released`` by this replica (so that the sharder tells an acknowledged root from one whose
+shard label was removed by hand). That removal is
 the acknowledgement; only then does the sharder give the root to another replica.
 
 Every admitted pass is timed into the :class:`~rayop.runtime.sharding.pass_record.PassRecord`
@@ -311,6 +313,7 @@ class ShardGate:
             {"op": "test", "path": label_path(self.keys.shard), "value": self.me},
             {"op": "remove", "path": label_path(self.keys.drain)},
             {"op": "remove", "path": label_path(self.keys.shard)},
+            {"op": "add", "path": label_path(self.keys.released), "value": self.me},
         ]
         while True:
             try:

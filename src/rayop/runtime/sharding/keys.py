@@ -1,7 +1,8 @@
 """The label and annotation keys sharding writes: :class:`ShardKeys` (the operator chooses them).
 
 On a root object: ``shard`` (the replica that owns it), ``drain`` (``"true"``: the sharder asks
-the owner to let it go) and the ``handover`` annotation (what the new owner's caches must have
+the owner to let it go), ``released`` (the replica that acknowledged a drain, until the root is
+assigned again) and the ``handover`` annotation (what the new owner's caches must have
 seen before its first pass). On every object the operator creates for a root: ``shard`` and
 ``root`` (the root's UID, so that the sharder finds a root's objects with one selector). On
 each replica's membership Lease: ``lease`` = ``"true"``.
@@ -21,6 +22,7 @@ class ShardKeys:
 
     shard: str
     drain: str
+    released: str
     root: str
     lease: str
     handover: str

@@ -2,7 +2,7 @@
 
 ``rayop_shard_objects{replica}`` (roots each replica owns, as the sharder last counted them),
 ``rayop_shard_unassigned_objects`` (roots no live replica owns), ``rayop_shard_moves_total``
-(roots the sharder moved to another replica, or assigned after their owner died) and
+(roots the sharder asked to drain for another replica, or took from a replica that is gone) and
 ``rayop_shard_drain_seconds`` (from a drain request seen to its acknowledgement, per replica).
 """
 
@@ -32,7 +32,7 @@ class ShardMetrics:
         )
         self.moves = Counter(
             "rayop_shard_moves",
-            "Root objects moved to another replica (after a drain, or from a dead one)",
+            "Root objects moved: drains requested for another replica, and roots taken from a gone one",
             registry=registry,
         )
         self.drain_seconds = Histogram(

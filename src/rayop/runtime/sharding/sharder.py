@@ -15,6 +15,11 @@ of the live replicas, and then:
 Because the leader lists by label each step, a root created or released while the leader role
 moves is found by the next leader: nothing is remembered between steps but the last membership.
 
+A root with no shard label whose objects are labelled with a live replica that did not
+acknowledge a drain of it (the ``released`` label names who did) lost its label by hand: it is
+given back to that replica, which holds its objects and may be working on it, rather than moved
+without a drain.
+
 Assigning relabels the root's own objects (found by the root label, the root's UID) *before*
 the root: the new owner admits no pass of the tree until the root carries its label, so it never
 works on a root whose objects it cannot see yet; the ``handover`` annotation written with the
@@ -182,6 +187,9 @@ class Sharder:
             )  # fmt: skip
         except ApiError as exc:
             log.info("drain of %s not requested: %s", ring_key(obj), exc)
+            return
+        if self._metrics is not None:
+            self._metrics.moves.inc()  # the move starts: the root changes hands once acknowledged
 
     async def assign(self, resource: Resource, obj: Obj, ring: HashRing) -> bool:
         """Gives ``obj`` (a root with no live owner) to its ring owner, its objects first;
@@ -191,16 +199,29 @@ class Sharder:
             return False
         meta = obj.get("metadata") or {}
         namespace, name = str(meta.get("namespace") or ""), str(meta.get("name", ""))
-        versions = await self._relabel_children(namespace, str(meta.get("uid") or ""), desired)
         labels = meta.get("labels") or {}
+        objects = await self._objects_of(namespace, str(meta.get("uid") or ""))
+        if not labels.get(self.keys.shard):
+            holders = {
+                str(((o.get("metadata") or {}).get("labels") or {}).get(self.keys.shard))
+                for _, o in objects
+            } & ring.members - {labels.get(self.keys.released)}
+            if holders:
+                desired = sorted(holders)[0]
+                log.warning(
+                    "%s/%s lost its %s label by hand; given back to %s, which holds its objects",
+                    namespace, name, self.keys.shard, desired,
+                )  # fmt: skip
+        versions = await self._relabel(objects, namespace, desired)
         ops: list[dict[str, Any]] = [
             {"op": "test", "path": "/metadata/resourceVersion", "value": meta.get("resourceVersion")}
         ]
         if not labels:
             ops.append({"op": "add", "path": "/metadata/labels", "value": {}})
         ops.append({"op": "add", "path": label_path(self.keys.shard), "value": desired})
-        if self.keys.drain in labels:
-            ops.append({"op": "remove", "path": label_path(self.keys.drain)})
+        for stale in (self.keys.drain, self.keys.released):
+            if stale in labels:
+                ops.append({"op": "remove", "path": label_path(stale)})
         if versions:
             handover = format_handover(versions)
             if meta.get("annotations"):
@@ -215,16 +236,15 @@ class Sharder:
             log.info("%s/%s not assigned (next step retries): %s", namespace, name, exc)
             return False
         if labels.get(self.keys.shard) and self._metrics is not None:
-            self._metrics.moves.inc()
+            self._metrics.moves.inc()  # taken from a replica that is gone
         log.info("%s/%s assigned to %s", namespace, name, desired)
         return True
 
-    async def _relabel_children(self, namespace: str, uid: str, to: str) -> dict[str, int]:
-        """Labels every object of the root ``uid`` with ``to``; returns, per resource, the
-        highest resourceVersion written."""
-        versions: dict[str, int] = {}
+    async def _objects_of(self, namespace: str, uid: str) -> list[tuple[Resource, Obj]]:
+        """Returns every object of the root ``uid`` (by the root label), with its resource."""
+        found: list[tuple[Resource, Obj]] = []
         if not uid:
-            return versions
+            return found
         for resource in self._children:
             try:
                 listed = await self._client.list(
@@ -232,15 +252,24 @@ class Sharder:
                 )
             except NotFound:
                 continue  # the API server does not serve this resource
-            for child in listed.get("items") or ():
-                cmeta = child.get("metadata") or {}
-                if (cmeta.get("labels") or {}).get(self.keys.shard) == to:
-                    continue
-                body = {"metadata": {"labels": {self.keys.shard: to}}}
-                written = await self._client.patch(
-                    resource, cmeta.get("name", ""), body, namespace=namespace
-                )
-                rv = str((written.get("metadata") or {}).get("resourceVersion") or "")
-                if rv.isdigit():
-                    versions[str(resource)] = max(versions.get(str(resource), 0), int(rv))
+            found.extend((resource, child) for child in listed.get("items") or ())
+        return found
+
+    async def _relabel(
+        self, objects: Sequence[tuple[Resource, Obj]], namespace: str, to: str
+    ) -> dict[str, int]:
+        """Labels ``objects`` with ``to``; returns, per resource, the highest resourceVersion
+        written."""
+        versions: dict[str, int] = {}
+        for resource, child in objects:
+            cmeta = child.get("metadata") or {}
+            if (cmeta.get("labels") or {}).get(self.keys.shard) == to:
+                continue
+            body = {"metadata": {"labels": {self.keys.shard: to}}}
+            written = await self._client.patch(
+                resource, cmeta.get("name", ""), body, namespace=namespace
+            )
+            rv = str((written.get("metadata") or {}).get("resourceVersion") or "")
+            if rv.isdigit():
+                versions[str(resource)] = max(versions.get(str(resource), 0), int(rv))
         return versions
