@@ -71,12 +71,19 @@ class ReplicaFlags(OptionGroup):
 
         Raises:
             typer.BadParameter: ``--enable-leader-election`` or ``--sharding`` is not a boolean,
-                or ``--replica-id`` or ``--pass-record`` is given without ``--sharding``.
+                ``--sharding`` is given without leader election, or ``--replica-id`` or
+                ``--pass-record`` without ``--sharding``.
         """
         from rayop.controllers.assembly.operator_settings import ShardingSettings
 
         sharding = None
+        leader_election = parse_bool(self.enable_leader_election, flag="--enable-leader-election")
         if parse_bool(self.sharding, flag="--sharding"):
+            if not leader_election:
+                raise typer.BadParameter(
+                    "--sharding needs --enable-leader-election=true: the elected replica assigns"
+                    " objects to the others"
+                )
             sharding = ShardingSettings(
                 replica_id=self.replica_id or socket.gethostname(),
                 pass_record=self.pass_record or None,
@@ -85,9 +92,7 @@ class ReplicaFlags(OptionGroup):
             raise typer.BadParameter("--replica-id and --pass-record need --sharding")
         return dataclasses.replace(
             settings,
-            enable_leader_election=parse_bool(
-                self.enable_leader_election, flag="--enable-leader-election"
-            ),
+            enable_leader_election=leader_election,
             leader_election_namespace=self.leader_election_namespace or None,
             watch_namespaces=parse_namespaces(self.watch_namespace),
             sharding=sharding,
