@@ -15,6 +15,7 @@ a replica without ``--sharding`` never shares a Lease with sharded ones).
 from __future__ import annotations
 
 import asyncio
+import uuid
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, replace
 
@@ -103,9 +104,11 @@ root (EndpointSlices come from Kubernetes; an Issuer serves a whole namespace)."
 
 
 def lease_timing(settings: ShardingSettings) -> LeaderElectionSettings:
-    """Returns the timings of the membership Leases and of the sharder's leader Lease."""
+    """Returns the timings of the membership Leases and of the sharder's leader Lease (whose
+    holder is named after the replica: ``<replica id>_<uuid>``)."""
     return replace(
         DEFAULT_LEADER_ELECTION,
+        identity=f"{settings.replica_id}_{uuid.uuid4()}",
         lease_duration=settings.lease_duration,
         renew_deadline=settings.renew_deadline,
         retry_period=settings.retry_period,
