@@ -109,6 +109,14 @@ async def replica(plane: PlaneUnderTest, name: str, record: Path) -> AsyncIterat
         yield running
 
 
+async def create_clusters(plane: PlaneUnderTest) -> None:
+    await plane.namespace(NS)
+    for i in range(CLUSTERS):
+        body = copy.deepcopy(CLUSTER)
+        body["metadata"]["name"] = f"c{i}"
+        await plane.create(RAY_CLUSTERS, body, NS)
+
+
 def recorded(directory: Path) -> list[Pass]:
     return list(read_passes(sorted(directory.glob("*.jsonl"))))
 
@@ -133,11 +141,7 @@ async def test_three_replicas_share_converge_and_take_over_a_partitioned_one(
         for name, own in stacks.items():
             await stack.enter_async_context(own)
             replicas[name] = await own.enter_async_context(replica(plane, name, tmp_path))
-        await plane.namespace(NS)
-        for i in range(CLUSTERS):
-            body = copy.deepcopy(CLUSTER)
-            body["metadata"]["name"] = f"c{i}"
-            await plane.create(RAY_CLUSTERS, body, NS)
+        await create_clusters(plane)
         await eventually(lambda: all_converged(plane), timeout=60, what="every RayCluster ready")
         assert Replica.pod_creates == CLUSTERS * (1 + WORKERS), "no duplicate pod creates"
 
@@ -158,7 +162,6 @@ async def test_three_replicas_share_converge_and_take_over_a_partitioned_one(
             n for n, r in replicas.items() if not r.manager.is_leader() and n in owners.values()
         )
         moved = {c for c, o in owners.items() if o == victim}
-        print("OWNERS", owners, "victim", victim)
         cut = time.monotonic()
         victim_client = replicas[victim].client
         assert isinstance(victim_client, Replica)
@@ -168,7 +171,6 @@ async def test_three_replicas_share_converge_and_take_over_a_partitioned_one(
             return all(owner(plane, c) not in (None, victim) for c in moved)
 
         await eventually(taken_over, timeout=LEASE + 5, what="the victim's clusters taken over")
-        print("TAKEOVER", time.monotonic() - cut)
         assert time.monotonic() - cut <= LEASE + 5
         # The new owners reconcile them: scale one of the moved clusters and see it converge.
         target = sorted(moved)[0]
@@ -183,7 +185,6 @@ async def test_three_replicas_share_converge_and_take_over_a_partitioned_one(
 
     passes = recorded(tmp_path)
     assert {p.replica for p in passes} == {"r0", "r1", "r2"}
-    print("PASSES", {r: sum(p.replica == r for p in passes) for r in ("r0", "r1", "r2")})
     assert overlaps(passes) == []
     assert Replica.pod_creates == CLUSTERS * (1 + WORKERS) + 1
 
@@ -201,11 +202,7 @@ async def test_a_joining_replica_gets_its_share_through_drains_and_a_leaving_one
         for name in ("r0", "r1"):
             await stack.enter_async_context(stacks[name])
             await stacks[name].enter_async_context(replica(plane, name, tmp_path))
-        await plane.namespace(NS)
-        for i in range(CLUSTERS):
-            body = copy.deepcopy(CLUSTER)
-            body["metadata"]["name"] = f"c{i}"
-            await plane.create(RAY_CLUSTERS, body, NS)
+        await create_clusters(plane)
         await eventually(lambda: all_converged(plane), timeout=60, what="every RayCluster ready")
         assert {owner(plane, f"c{i}") for i in range(CLUSTERS)} <= {"r0", "r1"}
 
