@@ -9,7 +9,10 @@ operator creates during a pass gets ``rayop.io/shard`` (the replica) and ``rayop
 follows its root; each replica's informers select ``rayop.io/shard=<replica>`` except for the
 resources the operator reads but does not create (EndpointSlices, cert-manager Issuers).
 The sharder runs in the elected leader (leader Lease ``<leader-election-id>-sharder``, so that
-a replica without ``--sharding`` never shares a Lease with sharded ones).
+a replica without ``--sharding`` never shares a Lease with sharded ones); every replica observes
+the membership Leases all along, so that a replica elected after a leader failed already knows
+how long each Lease has gone unrenewed (a dead replica's roots move within one Lease duration of
+its last renewal, not two).
 """
 
 from __future__ import annotations
@@ -59,7 +62,12 @@ from rayop.runtime.leaderelection import (
 from rayop.runtime.reconcile import Request
 from rayop.runtime.sharding.gate import Resolver, Root, ShardGate
 from rayop.runtime.sharding.keys import ShardKeys
-from rayop.runtime.sharding.membership import Membership, hold_membership, member_elector
+from rayop.runtime.sharding.membership import (
+    Membership,
+    hold_membership,
+    member_elector,
+    observe_membership,
+)
 from rayop.runtime.sharding.sharder import RootKind, Sharder
 
 KEYS = ShardKeys(
@@ -205,9 +213,15 @@ def install_sharding(
     )
     add_runnable("shard membership", lambda: hold_membership(member), need_leader_election=False)
     add_start_gate(joined.wait)
+    membership = Membership(client, namespace, KEYS, clock=clock)
+    add_runnable(
+        "shard membership observer",
+        lambda: observe_membership(membership, settings.retry_period, clock=clock),
+        need_leader_election=False,
+    )
     sharder = Sharder(
         client,
-        Membership(client, namespace, KEYS, clock=clock),
+        membership,
         KEYS,
         [RootKind(RESOURCE_OF_KIND[k], finder.is_root(k)) for k in kinds],
         CHILD_RESOURCES,

@@ -17,11 +17,12 @@ clock skew between replicas does not matter (only clock rate does).
 
 from __future__ import annotations
 
+import logging
 import uuid
 from dataclasses import dataclass, replace
 from typing import Any, Protocol, Unpack
 
-from rayop.kube.errors import NotFound
+from rayop.kube.errors import ApiError, NotFound
 from rayop.kube.options import ListOptions
 from rayop.kube.resource import Resource
 from rayop.kube.resources import LEASES
@@ -34,6 +35,8 @@ from rayop.runtime.leaderelection import (
 )
 from rayop.runtime.manager import LeadershipLost
 from rayop.runtime.sharding.keys import TRUE, ShardKeys
+
+log = logging.getLogger(__name__)
 
 
 class MembershipLost(LeadershipLost):
@@ -120,6 +123,19 @@ class Membership:
         for gone in set(self._seen) - names:
             del self._seen[gone]
         return frozenset(alive)
+
+
+async def observe_membership(
+    membership: Membership, interval: float, *, clock: Clock = MONOTONIC
+) -> None:
+    """Reads the Leases every ``interval`` seconds until cancelled, so that ``membership``
+    knows since when each one is unchanged whenever it is asked (a failed read is retried)."""
+    while True:
+        try:
+            await membership.live()
+        except ApiError as exc:
+            log.info("membership Leases not read: %s", exc)
+        await clock.sleep(interval)
 
 
 class LeaseReader(Protocol):
