@@ -16,6 +16,7 @@ import typer
 BOOL_FLAGS = frozenset(
     {
         "--enable-leader-election",
+        "--sharding",
         "--use-priority-queue",
         "--enable-metrics",
         "--forced-cluster-upgrade",

@@ -1,14 +1,16 @@
-"""The options that place one operator replica in a cluster: leader election and namespaces.
+"""The options that place one operator replica in a cluster: leader election, namespaces, sharding.
 
 :class:`ReplicaFlags` is an option group (see :mod:`rayop.cli.option_groups`) of ``rayop run``
 and ``rayop up``: ``--enable-leader-election``, ``--leader-election-namespace`` and
-``--watch-namespace``, with KubeRay's names; :data:`KUBERAY_REPLICA` has KubeRay's defaults,
+``--watch-namespace``, with KubeRay's names, and rayop's ``--sharding`` (several active
+replicas, each reconciling the roots assigned to it), ``--replica-id`` and ``--pass-record``; :data:`KUBERAY_REPLICA` has KubeRay's defaults,
 :data:`ONE_PROCESS_REPLICA` those of ``rayop up`` (no leader election: it is the only replica).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import socket
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated
 
@@ -30,6 +32,23 @@ LeaderElectionNamespaceOpt = Annotated[
     str,
     typer.Option("--leader-election-namespace", help="Namespace of the Lease; empty: the pod's."),
 ]
+ShardingOpt = Annotated[
+    str,
+    typer.Option(
+        "--sharding",
+        help="Share the fleet with the other replicas started with --sharding (true/false).",
+    ),
+]
+ReplicaIdOpt = Annotated[
+    str,
+    typer.Option("--replica-id", help="This replica's id with --sharding; empty: the host name."),
+]
+PassRecordOpt = Annotated[
+    str,
+    typer.Option(
+        "--pass-record", help="With --sharding, append every reconcile pass to this JSON-lines file."
+    ),
+]
 WatchNamespaceOpt = Annotated[
     str,
     typer.Option("--watch-namespace", help="Comma-separated namespaces to watch; empty: all."),
@@ -43,20 +62,40 @@ class ReplicaFlags(OptionGroup):
     enable_leader_election: EnableLeaderElectionOpt = "true"
     leader_election_namespace: LeaderElectionNamespaceOpt = ""
     watch_namespace: WatchNamespaceOpt = ""
+    sharding: ShardingOpt = "false"
+    replica_id: ReplicaIdOpt = ""
+    pass_record: PassRecordOpt = ""
 
     def apply(self, settings: OperatorSettings) -> OperatorSettings:
         """Returns ``settings`` with these flags' leader election and namespaces.
 
         Raises:
-            typer.BadParameter: ``--enable-leader-election`` is not a boolean.
+            typer.BadParameter: ``--enable-leader-election`` or ``--sharding`` is not a boolean,
+                ``--sharding`` is given without leader election, or ``--replica-id`` or
+                ``--pass-record`` without ``--sharding``.
         """
+        from rayop.controllers.assembly.operator_settings import ShardingSettings
+
+        sharding = None
+        leader_election = parse_bool(self.enable_leader_election, flag="--enable-leader-election")
+        if parse_bool(self.sharding, flag="--sharding"):
+            if not leader_election:
+                raise typer.BadParameter(
+                    "--sharding needs --enable-leader-election=true: the elected replica assigns"
+                    " objects to the others"
+                )
+            sharding = ShardingSettings(
+                replica_id=self.replica_id or socket.gethostname(),
+                pass_record=self.pass_record or None,
+            )
+        elif self.replica_id or self.pass_record:
+            raise typer.BadParameter("--replica-id and --pass-record need --sharding")
         return dataclasses.replace(
             settings,
-            enable_leader_election=parse_bool(
-                self.enable_leader_election, flag="--enable-leader-election"
-            ),
+            enable_leader_election=leader_election,
             leader_election_namespace=self.leader_election_namespace or None,
             watch_namespaces=parse_namespaces(self.watch_namespace),
+            sharding=sharding,
         )
 
 

@@ -49,6 +49,7 @@ def run(
     from rayop.kube.config import ConfigError
     from rayop.runtime.manager import LeadershipLost
     from rayop.runtime.serving.endpoints import BindError
+    from rayop.runtime.sharding.membership import MembershipLost
 
     settings = operator_settings(operator, replica, logs, kuberay_logs, kuberay)
     from rayop.runtime.process.collector import tune_collector
@@ -56,6 +57,9 @@ def run(
     tune_collector()
     try:
         asyncio.run(_run(kubeconfig, settings))
+    except MembershipLost as exc:
+        log.error("%s: this replica's objects go to the others; exiting", exc)
+        sys.exit(1)
     except LeadershipLost:
         log.error("leader election lost; exiting")
         sys.exit(1)

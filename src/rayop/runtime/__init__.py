@@ -25,6 +25,7 @@ Modules and subpackages:
 - ``manager``: the manager: runs several controllers in one process on one client and one shared
   cache.
 - ``leaderelection``: leader election on a ``coordination.k8s.io/v1`` Lease.
+- ``sharding``: several active replicas sharing one fleet: membership, assignment, handover.
 - ``metrics``: the operator's Prometheus metrics: controller-runtime, workqueue, leader election,
   process.
 - ``supervisor``: one owner for a component's background tasks.

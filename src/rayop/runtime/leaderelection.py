@@ -60,6 +60,8 @@ class LeaderElectionSettings:
     """Seconds between attempts."""
     release_on_cancel: bool = True
     """Whether a graceful stop empties the Lease's holder."""
+    labels: tuple[tuple[str, str], ...] = ()
+    """Labels the Lease is created with (so that a set of Leases can be listed by selector)."""
 
     def validate(self) -> None:
         """Checks ``lease_duration > renew_deadline > 1.2 * retry_period > 0``.
@@ -244,7 +246,7 @@ class LeaderElector:
             lease = {
                 "apiVersion": LEASES.api_version,
                 "kind": LEASES.kind,
-                "metadata": {"name": s.name, "namespace": s.namespace},
+                "metadata": {"name": s.name, "namespace": s.namespace, **_labels(s)},
                 "spec": spec,
             }
             self._record(await self._client.create(LEASES, lease, namespace=s.namespace))
@@ -298,6 +300,10 @@ class LeaderElector:
             return False
         log.info("%s released lease %s", self.identity, self.settings.name)
         return True
+
+
+def _labels(settings: LeaderElectionSettings) -> dict[str, dict[str, str]]:
+    return {"labels": dict(settings.labels)} if settings.labels else {}
 
 
 def _with_spec(lease: dict[str, Any], spec: dict[str, Any]) -> dict[str, Any]:

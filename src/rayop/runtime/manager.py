@@ -5,6 +5,13 @@ for every cache to sync (on every replica; ``/readyz`` turns ready then) -> cont
 not need leadership -> leader election -> the other controllers, only once leading. Without leader
 election the manager acts as if elected at once.
 
+Runnables (:meth:`Manager.add_runnable`) are long-running coroutines beside the controllers: those
+that need leadership start once leading and are cancelled when leadership ends; the others start
+with the first controllers. Start gates (:meth:`Manager.add_start_gate`) are awaited after the
+caches sync and before any controller starts (a sharded replica holds its own Lease first). A
+runnable that raises :class:`LeadershipLost` stops every controller at once, as a lost leader
+election does; any other failure ends :meth:`Manager.run` with it.
+
 Losing leadership is fatal (controller-runtime's ``OnStoppedLeading`` exits): :meth:`Manager.run` stops the controllers at once and raises
 :class:`LeadershipLost`; the process must exit non-zero. :meth:`Manager.stop` is the graceful path
 (SIGTERM): controllers stop, then the Lease is released, then informers and servers stop.
@@ -170,6 +177,9 @@ class Manager(Generic[ClientT]):
         self._tasks = TaskSupervisor("manager")
         self._running_controllers: list[Controller] = []
         self._closers: list[tuple[str, Callable[[], Awaitable[None]]]] = []
+        self._runnables: list[tuple[str, Callable[[], Awaitable[None]], bool]] = []
+        self._start_gates: list[Callable[[], Awaitable[None]]] = []
+        self._leader_runnables: list[asyncio.Task[None]] = []
 
     @property
     def client(self) -> ClientT:
@@ -190,6 +200,23 @@ class Manager(Generic[ClientT]):
         if any(e.controller.name == controller.name for e in self._entries):
             raise ValueError(f"controller {controller.name!r} already added")
         self._entries.append(_Entry(controller, need_leader_election))
+
+    def add_runnable(
+        self, name: str, work: Callable[[], Awaitable[None]], *, need_leader_election: bool
+    ) -> None:
+        """Runs ``work()`` beside the controllers (only while leading, if told so); see the
+        module docstring for what its failure does.
+
+        Raises:
+            RuntimeError: the manager is already running.
+        """
+        if self._started:
+            raise RuntimeError("runnables must be added before the manager runs")
+        self._runnables.append((name, work, need_leader_election))
+
+    def add_start_gate(self, wait: Callable[[], Awaitable[None]]) -> None:
+        """Has ``wait()`` awaited after the caches sync, before any controller starts."""
+        self._start_gates.append(wait)
 
     def add_closer(self, name: str, close: Callable[[], Awaitable[None]]) -> None:
         """Registers ``close`` (named ``name`` in logs), awaited at shutdown once every
@@ -295,6 +322,10 @@ class Manager(Generic[ClientT]):
                 raise CacheSyncTimeoutError("timed out waiting for caches to sync")
             self._caches_synced = True
             self._ready.set()
+            self._start_runnables(need_leader_election=False)
+            if not await self._pass_start_gates():
+                await self._wait_until_done()
+                return
             await self._start_controllers(need_leader_election=False)
             if self.elector is not None:
                 self._tasks.spawn(self._campaign(self.elector), name="leader election")
@@ -313,6 +344,44 @@ class Manager(Generic[ClientT]):
                 await self._shutdown(graceful=graceful)
             finally:
                 self._ended.set()
+
+    async def _pass_start_gates(self) -> bool:
+        """Awaits every start gate, or a stop or failure; returns whether all passed."""
+        for wait in self._start_gates:
+            gate = asyncio.ensure_future(wait())
+            await _until_first_done(gate, asyncio.ensure_future(self._wake.wait()))
+            if not gate.done() or gate.cancelled():
+                return False
+            gate.result()
+        return True
+
+    def _start_runnables(self, *, need_leader_election: bool) -> None:
+        for name, work, leader_only in self._runnables:
+            if leader_only != need_leader_election:
+                continue
+            if leader_only:
+                task = asyncio.get_running_loop().create_task(self._run_runnable(name, work))
+                self._leader_runnables.append(task)
+            else:
+                self._tasks.spawn(self._run_runnable(name, work), name=name)
+
+    async def _run_runnable(self, name: str, work: Callable[[], Awaitable[None]]) -> None:
+        try:
+            await work()
+        except asyncio.CancelledError:
+            raise
+        except LeadershipLost as exc:
+            log.error("%s: %s", name, exc)
+            for controller in self._running_controllers:
+                controller.abort()
+            self._fail(exc)
+        except Exception as exc:
+            log.exception("%s failed", name)
+            self._fail(exc)
+
+    def _cancel_leader_runnables(self) -> None:
+        for task in self._leader_runnables:
+            task.cancel()
 
     async def _sync_unless_stopped(self) -> bool:
         """Waits for every cache to sync, or for :meth:`stop`; returns whether they synced."""
@@ -350,6 +419,7 @@ class Manager(Generic[ClientT]):
     async def _on_started_leading(self) -> None:
         try:
             await self._start_controllers(need_leader_election=True)
+            self._start_runnables(need_leader_election=True)
         except asyncio.CancelledError:
             raise  # leadership ended while the controllers were starting
         except BaseException as exc:
@@ -358,6 +428,7 @@ class Manager(Generic[ClientT]):
     def _on_stopped_leading(self) -> None:
         # Runs in the very step in which renewal failed: once leadership is lost, no worker may
         # start another reconcile, not even while run() is still unwinding.
+        self._cancel_leader_runnables()
         if not self._stop_requested:
             for entry in self._entries:
                 if entry.need_leader_election:
@@ -408,6 +479,9 @@ class Manager(Generic[ClientT]):
 
     async def _shutdown(self, *, graceful: bool) -> None:
         """Stops everything in reverse start order; logs (never raises) what fails to stop."""
+        self._cancel_leader_runnables()
+        if self._leader_runnables:
+            await asyncio.wait(self._leader_runnables)
         for controller in reversed(self._running_controllers):
             await _stop_logged(f"controller {controller.name}", controller.stop(graceful=graceful))
         for name, close in self._closers:

@@ -21,7 +21,7 @@ from prometheus_client import CollectorRegistry
 
 from rayop.controllers.assembly.blueprint import Kind
 from rayop.controllers.assembly.build import ReconcileWrapper, build_operator
-from rayop.controllers.assembly.operator_settings import OperatorSettings
+from rayop.controllers.assembly.operator_settings import OperatorSettings, ShardingSettings
 from rayop.controllers.config.cache_config import KUBERAY_CACHE_CONFIG
 from rayop.controllers.config.options import OperatorOptions
 from rayop.controllers.dashboard.transport import ServiceResolver
@@ -103,6 +103,7 @@ async def open_operator(
     enable_metrics: bool = False,
     use_kubernetes_proxy: bool | None = None,
     rayjob_dashboard_poll_interval: float = RAYJOB_DASHBOARD_POLL_INTERVAL,
+    sharding: ShardingSettings | None = None,
 ) -> AsyncIterator[RunningOperator]:
     """Runs rayop's manager with the chosen controllers until the block exits.
 
@@ -133,6 +134,8 @@ async def open_operator(
             with no API request, as KubeRay's default does in a cluster; through the proxy
             for any other API server, whose cluster DNS this host cannot resolve.
         rayjob_dashboard_poll_interval: ``--rayjob-dashboard-poll-interval`` (0: no poller).
+        sharding: ``--sharding`` and its settings (None: off); needs
+            ``leader_election_namespace`` (the sharder runs in the elected replica).
 
     Yields:
         The running operator.
@@ -161,6 +164,7 @@ async def open_operator(
         options=opts,
         enable_metrics=enable_metrics,
         rayjob_dashboard_poll_interval=rayjob_dashboard_poll_interval,
+        sharding=sharding,
     )
     async with client_factory(config) as client:
         assembled = build_operator(

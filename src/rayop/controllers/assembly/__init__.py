@@ -9,5 +9,8 @@
 - ``run``: :func:`run_operator`, the operator until a signal, and the operator's client.
 - ``kuberay_metrics``: KubeRay's nine ``kuberay_*`` metrics, registered only with
   ``--enable-metrics``.
+- ``sharding``: ``--sharding`` wired for Ray: the roots, where their objects live, how a request
+  finds its root, and the membership and sharder runnables.
+- ``shard_fence``: ``rayop run`` refuses to start beside replicas of the other sharding mode.
 - ``rbac_rules``: the RBAC rules the operator needs: the one source of deploy/rbac and the chart.
 """

@@ -24,7 +24,7 @@ from rayop.runtime.events.recorder import EventRecorder
 from rayop.runtime.informers.factory import InformerFactory
 from rayop.runtime.manager import Manager
 from rayop.runtime.own_writes import OwnWrites
-from rayop.runtime.reconcile import ReconcileFunc
+from rayop.runtime.reconcile import ReconcileFunc, Request
 from rayop.runtime.source import Source
 
 Kind = Literal["RayCluster", "RayJob", "RayService", "RayCronJob"]
@@ -82,12 +82,15 @@ class Wired:
         own_writes: The tracker of the controller's own writes of its primary kind; an object
             whose pass waited for the cache to show such a write is enqueued once it does.
         on_controller: Called once with the built controller (e.g. to let a poller enqueue).
+        forget: Drops what the reconciler remembers of one object beyond its own-writes
+            tracker (scale expectations), when the object moves to another replica.
     """
 
     reconcile: ReconcileFunc
     sources: Sequence[Source]
     own_writes: OwnWrites | None = None
     on_controller: Callable[[Controller], None] | None = None
+    forget: Callable[[Request], None] | None = None
 
 
 def always(_: OperatorOptions) -> bool:

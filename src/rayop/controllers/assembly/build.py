@@ -18,10 +18,18 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 
-from rayop.controllers.assembly.blueprint import ControllerBlueprint, Kind, Wiring
+from rayop.controllers.assembly.blueprint import ControllerBlueprint, Kind, Wired, Wiring
 from rayop.controllers.assembly.catalog import CATALOG, KINDS
 from rayop.controllers.assembly.kuberay_metrics import enable_kuberay_metrics
 from rayop.controllers.assembly.operator_settings import OperatorSettings
+from rayop.controllers.assembly.sharding import (
+    KEYS,
+    SHARDER_LEASE_SUFFIX,
+    RootFinder,
+    install_sharding,
+    lease_timing,
+    sharded_cache,
+)
 from rayop.controllers.config.cache_config import KUBERAY_CACHE_CONFIG
 from rayop.controllers.kit.own_writes import enqueue_when_caught_up
 from rayop.kube.client import KubeClient
@@ -30,9 +38,13 @@ from rayop.runtime.concurrency.law import LawSettings
 from rayop.runtime.controller import Controller
 from rayop.runtime.events.writer import EventClient
 from rayop.runtime.informers.factory import CacheConfig
-from rayop.runtime.manager import Manager
+from rayop.runtime.leaderelection import DEFAULT_LEADER_ELECTION
+from rayop.runtime.manager import Manager, default_lease_namespace
 from rayop.runtime.metrics import OperatorMetrics
-from rayop.runtime.reconcile import ReconcileFunc
+from rayop.runtime.reconcile import ReconcileFunc, Request
+from rayop.runtime.sharding.gate import ShardGate
+from rayop.runtime.sharding.metrics import ShardMetrics
+from rayop.runtime.sharding.pass_record import PassRecord
 
 ReconcileWrapper = Callable[[ReconcileFunc], ReconcileFunc]
 """Wraps a controller's reconcile function, e.g. to observe every call (tests)."""
@@ -84,25 +96,38 @@ def build_operator(
     """
     if kinds is not None and (unknown := set(kinds) - set(KINDS)):
         raise ValueError(f"no such controllers: {sorted(unknown)}; choose from {KINDS}")
+    sharding = settings.sharding
+    if sharding is not None and not settings.enable_leader_election:
+        raise ValueError("--sharding needs leader election: the elected replica assigns objects")
     manager = Manager(
         client,
         metrics=metrics,
         metrics_bind_address=settings.metrics_addr,
         health_probe_bind_address=settings.health_probe_bind_address,
         leader_election=settings.enable_leader_election,
-        leader_election_id=settings.leader_election_id,
+        leader_election_id=settings.leader_election_id
+        + (SHARDER_LEASE_SUFFIX if sharding is not None else ""),
         leader_election_namespace=settings.leader_election_namespace,
+        leader_election_settings=(
+            lease_timing(sharding) if sharding is not None else DEFAULT_LEADER_ELECTION
+        ),
         watch_namespaces=list(settings.watch_namespaces) or None,
-        cache_config=cache_config,
+        cache_config=(
+            sharded_cache(cache_config, sharding.replica_id)
+            if sharding is not None
+            else cache_config
+        ),
         clock=clock,
         event_client=event_client,
     )
     wiring = Wiring(manager, settings)
+    blueprints = selected(CATALOG, kinds, settings)
+    gate = _install_sharding(manager, settings, blueprints) if sharding is not None else None
     controllers: dict[str, Controller] = {}
     primaries: dict[Kind, Controller] = {}
-    for blueprint in selected(CATALOG, kinds, settings):
-        controller = _build_controller(blueprint, wiring, wrap_reconcile)
-        manager.add_controller(controller)
+    for blueprint in blueprints:
+        controller = _build_controller(blueprint, wiring, wrap_reconcile, gate)
+        manager.add_controller(controller, need_leader_election=gate is None)
         controllers[blueprint.name] = controller
         if not blueprint.secondary:
             primaries[blueprint.kind] = controller
@@ -130,14 +155,67 @@ def workers(blueprint: ControllerBlueprint, settings: OperatorSettings) -> int:
     return settings.reconcile_concurrency
 
 
+def _install_sharding(
+    manager: Manager[KubeClient],
+    settings: OperatorSettings,
+    blueprints: Collection[ControllerBlueprint],
+) -> tuple[ShardGate, RootFinder]:
+    sharding = settings.sharding
+    assert sharding is not None
+    record = PassRecord(sharding.pass_record) if sharding.pass_record else None
+    gate = ShardGate(
+        sharding.replica_id,
+        KEYS,
+        manager.client,
+        caught_up=manager.informers.delivered,
+        metrics=ShardMetrics(manager.metrics.registry),
+        record=record,
+        clock=manager.clock,
+    )
+    parts = install_sharding(
+        client=manager.client,
+        informers=manager.informers,
+        kinds=sorted({b.kind for b in blueprints}),
+        settings=sharding,
+        namespace=settings.leader_election_namespace or default_lease_namespace(),
+        gate=gate,
+        add_runnable=manager.add_runnable,
+        add_start_gate=manager.add_start_gate,
+        lease_timing=lease_timing(sharding),
+        clock=manager.clock,
+    )
+    manager.add_closer("shard gate", gate.close)
+    return gate, parts.finder
+
+
+def _forgetting(wired: Wired) -> Callable[[Request], None]:
+    own_writes, forget = wired.own_writes, wired.forget
+
+    def forget_all(request: Request) -> None:
+        if own_writes is not None:
+            own_writes.forget({"metadata": {"namespace": request.namespace, "name": request.name}})
+        if forget is not None:
+            forget(request)
+
+    return forget_all
+
+
 def _build_controller(
-    blueprint: ControllerBlueprint, wiring: Wiring, wrap_reconcile: ReconcileWrapper | None
+    blueprint: ControllerBlueprint,
+    wiring: Wiring,
+    wrap_reconcile: ReconcileWrapper | None,
+    gate: tuple[ShardGate, RootFinder] | None = None,
 ) -> Controller:
     wired = blueprint.build(wiring)
     settings = wiring.settings
+    reconcile = wired.reconcile if wrap_reconcile is None else wrap_reconcile(wired.reconcile)
+    if gate is not None:
+        shard_gate, finder = gate
+        resolve = finder.resolver(blueprint.kind)
+        reconcile = shard_gate.wrap(blueprint.name, resolve, reconcile, forget=_forgetting(wired))
     controller = Controller(
         blueprint.name,
-        wired.reconcile if wrap_reconcile is None else wrap_reconcile(wired.reconcile),
+        reconcile,
         sources=wired.sources,
         max_concurrent_reconciles=workers(blueprint, settings),
         use_priority_queue=settings.use_priority_queue,
@@ -151,4 +229,6 @@ def _build_controller(
         enqueue_when_caught_up(wired.own_writes, controller)
     if wired.on_controller is not None:
         wired.on_controller(controller)
+    if gate is not None:
+        gate[0].set_enqueue(blueprint.name, controller.enqueue)
     return controller

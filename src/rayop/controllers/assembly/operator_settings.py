@@ -15,6 +15,25 @@ from rayop.controllers.webhooks.serving import WebhookSettings
 
 
 @dataclass(frozen=True, slots=True)
+class ShardingSettings:
+    """``--sharding`` and what goes with it."""
+
+    replica_id: str
+    """This replica's id (``--replica-id``; default: the host name): its Lease and label value."""
+    pass_record: str | None = None
+    """Where every pass is appended as a JSON line (``--pass-record``); None: nowhere."""
+    sharder_interval: float = 1.0
+    """Seconds between two steps of the sharder (leader only)."""
+    lease_duration: float = 15.0
+    """Seconds after its last renewal seen that a replica counts as gone (also the sharder's
+    leader Lease); leader election's default."""
+    renew_deadline: float = 10.0
+    """Seconds a replica keeps retrying to renew its Lease before it stops reconciling."""
+    retry_period: float = 2.0
+    """Seconds between two renewals."""
+
+
+@dataclass(frozen=True, slots=True)
 class OperatorSettings:
     """What ``rayop run`` configures; field names and defaults follow KubeRay's flags."""
 
@@ -59,3 +78,5 @@ class OperatorSettings:
     """KubeRay's --enable-metrics: export the nine kuberay_* metrics."""
     webhooks: WebhookSettings = field(default_factory=WebhookSettings)
     """Where the validating webhooks are served when ``ENABLE_WEBHOOKS=true``."""
+    sharding: ShardingSettings | None = None
+    """``--sharding``: this replica reconciles only the roots assigned to it (None: all)."""

@@ -16,6 +16,7 @@ from dataclasses import replace
 
 from rayop.controllers.assembly.build import build_operator
 from rayop.controllers.assembly.operator_settings import OperatorSettings
+from rayop.controllers.assembly.shard_fence import check_shard_fence
 from rayop.controllers.raycluster.mtls.discovery import cert_manager_served
 from rayop.controllers.raycluster.route import is_openshift_cluster
 from rayop.controllers.webhooks.serving import serving
@@ -53,6 +54,8 @@ async def run_operator(
 
     Raises:
         rayop.runtime.manager.LeadershipLost: leadership was lost; the caller exits non-zero.
+        rayop.controllers.config.startup_checks.StartupCheckError: a replica of the other
+            sharding mode runs (:mod:`~rayop.controllers.assembly.shard_fence`).
         rayop.controllers.raycluster.route.OpenShiftDetectionError: the API groups could not be
             read at startup (KubeRay exits then too: Route or Ingress depends on the answer).
     """
@@ -64,6 +67,8 @@ async def run_operator(
             settings.options, is_openshift=openshift, cert_manager_available=cert_manager
         )
         settings = replace(settings, options=options)
+        if settings.enable_leader_election:
+            await check_shard_fence(client, settings)
         manager = build_operator(client, settings, metrics).manager
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):

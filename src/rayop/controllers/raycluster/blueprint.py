@@ -57,6 +57,7 @@ def _build_raycluster(wiring: Wiring) -> Wired:
         return pods.get(namespace, name)
 
     own_writes = track_own_writes(clusters, clock=wiring.clock)
+    expectations = ScaleExpectations(pod_lookup, clock=wiring.clock)
     deps = ReconcilerDeps(
         client=wiring.client,
         clusters=clusters,
@@ -64,7 +65,7 @@ def _build_raycluster(wiring: Wiring) -> Wired:
         services=services,
         informers=informers,
         recorder=wiring.recorder(REPORTING_CONTROLLER),
-        expectations=ScaleExpectations(pod_lookup, clock=wiring.clock),
+        expectations=expectations,
         own_writes=own_writes,
         options=wiring.options,
         clock=wiring.clock,
@@ -85,6 +86,7 @@ def _build_raycluster(wiring: Wiring) -> Wired:
             watches(pvcs, lambda pvc: claim_requests(clusters.list(cs.namespace(pvc)), pvc)),
         ],
         own_writes=own_writes,
+        forget=lambda request: expectations.delete(request.namespace, request.name),
     )
 
 

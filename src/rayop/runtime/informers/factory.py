@@ -2,7 +2,8 @@
 
 The factory applies a :class:`CacheConfig`: per-resource label filters (an operator may cache only
 the objects it created; the default filters nothing), whether ``managedFields`` is dropped before
-caching, and the resync period. With several watched namespaces, :meth:`InformerFactory.informer` returns a
+caching, the resync period, and a replica's shard selector (ANDed with every filter but those of
+the resources it exempts, so that each replica caches only its share). With several watched namespaces, :meth:`InformerFactory.informer` returns a
 :class:`MultiNamespaceInformer` that merges one informer per namespace.
 """
 
@@ -41,10 +42,17 @@ class CacheConfig:
     """Drop ``metadata.managedFields`` before caching (saves memory; nothing reads it)."""
     resync_period: float | None = DEFAULT_SYNC_PERIOD
     """Base resync period in seconds (None: never resync)."""
+    shard_selector: str | None = None
+    """ANDed with the filter of every resource not in ``unsharded`` (None: no sharding)."""
+    unsharded: frozenset[str] = frozenset()
+    """Resources (``str(resource)``) the shard selector does not apply to."""
 
     def selector_for(self, resource: Resource) -> str | None:
-        """Returns the label filter configured for ``resource``, or None."""
-        return self.label_selectors.get(str(resource))
+        """Returns the label filter configured for ``resource`` (with the shard selector), or None."""
+        own = self.label_selectors.get(str(resource))
+        if self.shard_selector is None or str(resource) in self.unsharded:
+            return own
+        return f"{own},{self.shard_selector}" if own else self.shard_selector
 
 
 NO_FILTER = CacheConfig()
@@ -201,6 +209,17 @@ class InformerFactory:
             if self._started:
                 informer.start()
         return informer
+
+    def delivered(self, resource: str, namespace: str, resource_version: int) -> bool:
+        """Tells whether every informer of ``resource`` (``str(resource)``) that covers
+        ``namespace`` has delivered ``resource_version`` (True when there is none)."""
+        for (res, ns, _), informer in self._informers.items():
+            if str(res) != resource or ns not in (None, namespace):
+                continue
+            seen = informer.reflector.last_sync_resource_version
+            if not seen.isdigit() or int(seen) < resource_version:
+                return False
+        return True
 
     @property
     def informers(self) -> list[SharedInformer]:

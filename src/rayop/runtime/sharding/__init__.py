@@ -1,0 +1,15 @@
+"""Several active replicas sharing one fleet: membership, assignment and safe handover.
+
+Generic: the operator names its label keys (:class:`~rayop.runtime.sharding.keys.ShardKeys`),
+its root kinds, where a root's objects live and how a request finds its root.
+
+Modules:
+
+- ``keys``: the label and annotation keys sharding writes, and the selectors built from them.
+- ``ring``: consistent hashing of object keys onto replicas.
+- ``membership``: each replica's own Lease, and which replicas are alive.
+- ``sharder``: the leader's loop that assigns roots to replicas and moves them.
+- ``gate``: which passes a replica may run, and the drain handshake that lets a root go.
+- ``pass_record``: a JSON-lines record of every pass, and the overlap check over it.
+- ``metrics``: the sharding metrics.
+"""

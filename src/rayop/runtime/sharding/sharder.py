@@ -1,0 +1,275 @@
+"""Assigns root objects to live replicas: :class:`Sharder` (run by the elected leader only).
+
+Each step reads the membership Leases, builds the :class:`~rayop.runtime.sharding.ring.HashRing`
+of the live replicas, and then:
+
+1. lists the roots with no shard label (new ones, and ones whose owner just acknowledged a
+   drain) and the roots labelled with a replica that is not alive, and gives each to its ring
+   owner (:meth:`Sharder.assign`). A dead replica is not waited for: its Lease lapsed, and a
+   replica stops reconciling before its own Lease can lapse on anyone's clock.
+2. when the membership changed, a drain is still pending, or every ``full_every`` steps, lists
+   every root: a root whose live owner is not its ring owner gets the drain label (the owner
+   acknowledges by removing it with the shard label, and step 1 then assigns it), and the
+   per-replica counts are refreshed.
+
+Because the leader lists by label each step, a root created or released while the leader role
+moves is found by the next leader: nothing is remembered between steps but the last membership.
+
+A root with no shard label whose objects are labelled with a live replica that did not
+acknowledge a drain of it (the ``released`` label names who did) lost its label by hand: it is
+given back to that replica, which holds its objects and may be working on it, rather than moved
+without a drain.
+
+Assigning relabels the root's own objects (found by the root label, the root's UID) *before*
+the root: the new owner admits no pass of the tree until the root carries its label, so it never
+works on a root whose objects it cannot see yet; the ``handover`` annotation written with the
+root names, per resource, the last resourceVersion of those relabels, which its caches must
+have delivered first (see :mod:`rayop.runtime.sharding.gate`). The root is written with a JSON
+patch that tests its resourceVersion, so a root changed since it was listed is left for the
+next step.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, Unpack
+
+from rayop.apimachinery.objects import ObjView as Obj
+from rayop.kube.errors import ApiError, NotFound
+from rayop.kube.options import ListOptions
+from rayop.kube.resource import Resource
+from rayop.runtime.clock import MONOTONIC, Clock
+from rayop.runtime.sharding.gate import format_handover
+from rayop.runtime.sharding.keys import TRUE, ShardKeys, annotation_path, label_path
+from rayop.runtime.sharding.membership import Membership
+from rayop.runtime.sharding.metrics import ShardMetrics
+from rayop.runtime.sharding.ring import DEFAULT_VNODES, HashRing
+
+log = logging.getLogger(__name__)
+
+
+class SharderClient(Protocol):
+    """The part of the API client the sharder uses."""
+
+    async def list(self, res: Resource, **options: Unpack[ListOptions]) -> dict[str, Any]: ...
+
+    async def patch(
+        self, res: Resource, name: str, body: Any, *, namespace: str | None = None,
+        patch_type: Any = "merge",
+    ) -> dict[str, Any]: ...  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class RootKind:
+    """A resource whose objects may be roots; ``is_root`` tells which (default: all)."""
+
+    resource: Resource
+    is_root: Callable[[Obj], bool] = lambda _obj: True
+
+
+def ring_key(obj: Obj) -> str:
+    """Returns the key a root is hashed by: ``namespace/name``."""
+    meta = obj.get("metadata") or {}
+    return f"{meta.get('namespace') or ''}/{meta.get('name', '')}"
+
+
+class Sharder:
+    """Assigns and moves roots; see the module docstring.
+
+    Args:
+        client: Lists and patches (roots, their objects).
+        membership: Reads the live replicas.
+        keys: The label and annotation keys.
+        roots: The root kinds.
+        children: The resources in which a root's objects live (found by the root label).
+        metrics: Counts, moves.
+        interval: Seconds between steps.
+        full_every: Every this many steps, list every root even when nothing changed.
+        vnodes: Ring points per replica.
+        clock: Time source.
+    """
+
+    def __init__(
+        self,
+        client: SharderClient,
+        membership: Membership,
+        keys: ShardKeys,
+        roots: Sequence[RootKind],
+        children: Sequence[Resource],
+        *,
+        metrics: ShardMetrics | None = None,
+        interval: float = 1.0,
+        full_every: int = 30,
+        vnodes: int = DEFAULT_VNODES,
+        clock: Clock = MONOTONIC,
+    ) -> None:
+        self._client = client
+        self._membership = membership
+        self.keys = keys
+        self._roots = tuple(roots)
+        self._children = tuple(children)
+        self._metrics = metrics
+        self._interval = interval
+        self._full_every = max(1, full_every)
+        self._vnodes = vnodes
+        self._clock = clock
+        self._live: frozenset[str] = frozenset()
+        self._unsettled = True
+        self._steps = 0
+
+    async def run(self) -> None:
+        """Steps every ``interval`` seconds until cancelled; a failed step is logged."""
+        while True:
+            try:
+                await self.step()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("sharder step failed")
+            await self._clock.sleep(self._interval)
+
+    async def step(self) -> None:
+        """One round: assign the unassigned and orphaned roots, then rebalance if needed."""
+        live = await self._membership.live()
+        if not live:
+            return
+        ring = HashRing(live, vnodes=self._vnodes)
+        full = live != self._live or self._unsettled or self._steps % self._full_every == 0
+        self._live = live
+        self._steps += 1
+        for kind in self._roots:
+            for selector in (self.keys.unassigned, self.keys.orphaned(live)):
+                listed = await self._client.list(kind.resource, label_selector=selector)
+                for obj in listed.get("items") or ():
+                    if kind.is_root(obj):
+                        await self.assign(kind.resource, obj, ring)
+        if full:
+            await self._rebalance(ring)
+
+    async def _rebalance(self, ring: HashRing) -> None:
+        counts: Counter[str] = Counter()
+        unassigned = 0
+        unsettled = False
+        for kind in self._roots:
+            listed = await self._client.list(kind.resource)
+            for obj in listed.get("items") or ():
+                if not kind.is_root(obj):
+                    continue
+                labels = (obj.get("metadata") or {}).get("labels") or {}
+                owner = labels.get(self.keys.shard)
+                if owner not in ring.members:
+                    unassigned += 1
+                    continue
+                counts[str(owner)] += 1
+                desired = ring.owner(ring_key(obj))
+                if owner != desired:
+                    unsettled = True
+                    if labels.get(self.keys.drain) != TRUE:
+                        await self._request_drain(kind.resource, obj, str(owner))
+        self._unsettled = unsettled
+        if self._metrics is not None:
+            self._metrics.set_counts({m: counts.get(m, 0) for m in ring.members}, unassigned)
+
+    async def _request_drain(self, resource: Resource, obj: Obj, owner: str) -> None:
+        meta = obj.get("metadata") or {}
+        ops = [
+            {"op": "test", "path": label_path(self.keys.shard), "value": owner},
+            {"op": "add", "path": label_path(self.keys.drain), "value": TRUE},
+        ]
+        try:
+            await self._client.patch(
+                resource, meta.get("name", ""), ops, namespace=meta.get("namespace"),
+                patch_type="json",
+            )  # fmt: skip
+        except ApiError as exc:
+            log.info("drain of %s not requested: %s", ring_key(obj), exc)
+            return
+        if self._metrics is not None:
+            self._metrics.moves.inc()  # the move starts: the root changes hands once acknowledged
+
+    async def assign(self, resource: Resource, obj: Obj, ring: HashRing) -> bool:
+        """Gives ``obj`` (a root with no live owner) to its ring owner, its objects first;
+        returns whether the root was written."""
+        desired = ring.owner(ring_key(obj))
+        if desired is None:
+            return False
+        meta = obj.get("metadata") or {}
+        namespace, name = str(meta.get("namespace") or ""), str(meta.get("name", ""))
+        labels = meta.get("labels") or {}
+        objects = await self._objects_of(namespace, str(meta.get("uid") or ""))
+        if not labels.get(self.keys.shard):
+            holders = {
+                str(((o.get("metadata") or {}).get("labels") or {}).get(self.keys.shard))
+                for _, o in objects
+            } & ring.members - {labels.get(self.keys.released)}
+            if holders:
+                desired = sorted(holders)[0]
+                log.warning(
+                    "%s/%s lost its %s label by hand; given back to %s, which holds its objects",
+                    namespace, name, self.keys.shard, desired,
+                )  # fmt: skip
+        versions = await self._relabel(objects, namespace, desired)
+        ops: list[dict[str, Any]] = [
+            {"op": "test", "path": "/metadata/resourceVersion", "value": meta.get("resourceVersion")}
+        ]
+        if not labels:
+            ops.append({"op": "add", "path": "/metadata/labels", "value": {}})
+        ops.append({"op": "add", "path": label_path(self.keys.shard), "value": desired})
+        for stale in (self.keys.drain, self.keys.released):
+            if stale in labels:
+                ops.append({"op": "remove", "path": label_path(stale)})
+        if versions:
+            handover = format_handover(versions)
+            if meta.get("annotations"):
+                path = annotation_path(self.keys.handover)
+                ops.append({"op": "add", "path": path, "value": handover})
+            else:
+                value = {self.keys.handover: handover}
+                ops.append({"op": "add", "path": "/metadata/annotations", "value": value})
+        try:
+            await self._client.patch(resource, name, ops, namespace=namespace, patch_type="json")
+        except ApiError as exc:
+            log.info("%s/%s not assigned (next step retries): %s", namespace, name, exc)
+            return False
+        if labels.get(self.keys.shard) and self._metrics is not None:
+            self._metrics.moves.inc()  # taken from a replica that is gone
+        log.info("%s/%s assigned to %s", namespace, name, desired)
+        return True
+
+    async def _objects_of(self, namespace: str, uid: str) -> list[tuple[Resource, Obj]]:
+        """Returns every object of the root ``uid`` (by the root label), with its resource."""
+        found: list[tuple[Resource, Obj]] = []
+        if not uid:
+            return found
+        for resource in self._children:
+            try:
+                listed = await self._client.list(
+                    resource, namespace=namespace, label_selector=f"{self.keys.root}={uid}"
+                )
+            except NotFound:
+                continue  # the API server does not serve this resource
+            found.extend((resource, child) for child in listed.get("items") or ())
+        return found
+
+    async def _relabel(
+        self, objects: Sequence[tuple[Resource, Obj]], namespace: str, to: str
+    ) -> dict[str, int]:
+        """Labels ``objects`` with ``to``; returns, per resource, the highest resourceVersion
+        written."""
+        versions: dict[str, int] = {}
+        for resource, child in objects:
+            cmeta = child.get("metadata") or {}
+            if (cmeta.get("labels") or {}).get(self.keys.shard) == to:
+                continue
+            body = {"metadata": {"labels": {self.keys.shard: to}}}
+            written = await self._client.patch(
+                resource, cmeta.get("name", ""), body, namespace=namespace
+            )
+            rv = str((written.get("metadata") or {}).get("resourceVersion") or "")
+            if rv.isdigit():
+                versions[str(resource)] = max(versions.get(str(resource), 0), int(rv))
+        return versions

@@ -1,0 +1,216 @@
+"""The sharder and the membership it reads, on the embedded plane with core kinds standing in
+for an operator's: ConfigMaps are the roots, Secrets their objects (found by the root label)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from prometheus_client import CollectorRegistry, generate_latest
+
+from rayop.kube.client import KubeClient
+from rayop.kube.clock import micro_time
+from rayop.kube.resources import CONFIGMAPS, LEASES, SECRETS
+from rayop.runtime.leaderelection import LeaderElectionSettings
+from rayop.runtime.sharding.keys import ShardKeys
+from rayop.runtime.sharding.membership import Membership, member_elector
+from rayop.runtime.sharding.metrics import ShardMetrics
+from rayop.runtime.sharding.ring import HashRing
+from rayop.runtime.sharding.sharder import RootKind, Sharder
+from rayop.testing import FakeClock, open_control_plane
+
+KEYS = ShardKeys(
+    shard="example.com/shard",
+    drain="example.com/drain",
+    released="example.com/released",
+    root="example.com/root",
+    lease="example.com/lease",
+    handover="example.com/handover",
+    lease_prefix="shard-",
+)
+NS = "default"
+ROOTS = 24
+
+
+async def hold(client: KubeClient, member: str) -> None:
+    """Writes a held membership Lease for ``member`` (or renews it)."""
+    now = micro_time(FakeClock().wall())
+    name = KEYS.lease_name(member)
+    spec = {"holderIdentity": member, "leaseDurationSeconds": 10, "renewTime": now}
+    try:
+        lease = await client.get(LEASES, name, namespace=NS)
+    except Exception:
+        body = {"metadata": {"name": name, "labels": {KEYS.lease: "true"}}, "spec": spec}
+        await client.create(LEASES, body, namespace=NS)
+        return
+    lease["spec"] = {**spec, "leaseTransitions": int(lease["spec"].get("leaseTransitions", 0)) + 1}
+    await client.update(LEASES, lease)
+
+
+def labels(obj: dict[str, Any]) -> dict[str, str]:
+    return dict(obj["metadata"].get("labels") or {})
+
+
+async def roots(client: KubeClient) -> dict[str, dict[str, Any]]:
+    listed = await client.list(CONFIGMAPS, namespace=NS, label_selector="kind=root")
+    return {o["metadata"]["name"]: o for o in listed["items"]}
+
+
+async def children(client: KubeClient) -> dict[str, dict[str, Any]]:
+    listed = await client.list(SECRETS, namespace=NS, label_selector=KEYS.root)
+    return {o["metadata"]["labels"][KEYS.root]: o for o in listed["items"]}
+
+
+async def test_membership_counts_a_lease_alive_until_it_stops_changing_for_its_duration() -> None:
+    clock = FakeClock()
+    async with open_control_plane(crds=False) as plane:
+        membership = Membership(plane.client, NS, KEYS, clock=clock)
+        assert await membership.live() == frozenset()
+        await hold(plane.client, "a")
+        await hold(plane.client, "b")
+        assert await membership.live() == {"a", "b"}
+        clock.step(6)
+        await hold(plane.client, "a")
+        assert await membership.live() == {"a", "b"}
+        clock.step(6)  # b unchanged for 12 s > 10 s
+        assert await membership.live() == {"a"}
+
+
+async def test_a_member_elector_holds_a_labelled_lease_and_releases_it_on_stop() -> None:
+    timing = LeaderElectionSettings(lease_duration=3, renew_deadline=2, retry_period=0.5)
+    async with open_control_plane(crds=False) as plane:
+        elector = member_elector(plane.client, "r7", KEYS, timing)
+        running = asyncio.create_task(elector.run())
+        membership = Membership(plane.client, NS, KEYS)
+        for _ in range(100):
+            if await membership.live() == {"r7"}:
+                break
+            await asyncio.sleep(0.02)
+        assert await membership.live() == {"r7"}
+        lease = await plane.client.get(LEASES, "shard-r7", namespace=NS)
+        assert lease["metadata"]["labels"] == {KEYS.lease: "true"}
+        assert lease["spec"]["holderIdentity"].startswith("r7_")
+        await elector.stop()
+        assert await running is False
+        assert await membership.live() == frozenset(), "a released Lease is gone at once"
+
+
+async def test_the_sharder_assigns_drains_moves_and_takes_over() -> None:
+    clock = FakeClock()
+    async with open_control_plane(crds=False) as plane:
+        client = plane.client
+        for i in range(ROOTS):
+            root = await client.create(
+                CONFIGMAPS, {"metadata": {"name": f"root-{i}", "labels": {"kind": "root"}}},
+                namespace=NS,
+            )  # fmt: skip
+            child = {"metadata": {"name": f"child-{i}", "labels": {KEYS.root: root["metadata"]["uid"]}}}
+            await client.create(SECRETS, child, namespace=NS)
+        await client.create(CONFIGMAPS, {"metadata": {"name": "not-a-root"}}, namespace=NS)
+        await hold(client, "r0")
+        await hold(client, "r1")
+        metrics_registry = CollectorRegistry()
+        metrics = ShardMetrics(metrics_registry)
+        sharder = Sharder(
+            client,
+            Membership(client, NS, KEYS, clock=clock),
+            KEYS,
+            [RootKind(CONFIGMAPS, lambda o: labels(o).get("kind") == "root")],
+            [SECRETS],
+            metrics=metrics,
+            clock=clock,
+        )
+        await sharder.step()
+        two = HashRing({"r0", "r1"})
+        by_name = await roots(client)
+        for name, root in by_name.items():
+            assert labels(root)[KEYS.shard] == two.owner(f"{NS}/{name}")
+            child = (await children(client))[root["metadata"]["uid"]]
+            assert labels(child)[KEYS.shard] == labels(root)[KEYS.shard], "children follow"
+            handover = root["metadata"]["annotations"][KEYS.handover]
+            assert handover.startswith("secrets=")
+            assert int(handover.split("=")[1]) >= int(child["metadata"]["resourceVersion"])
+        assert "labels" not in (await client.get(CONFIGMAPS, "not-a-root", namespace=NS))["metadata"]
+        assert metrics.unassigned._value.get() == 0
+
+        # A third replica joins: the roots it should own are asked to drain, nothing moves yet.
+        await hold(client, "r2")
+        await sharder.step()
+        three = HashRing({"r0", "r1", "r2"})
+        by_name = await roots(client)
+        joining = {n for n in by_name if three.owner(f"{NS}/{n}") == "r2"}
+        assert joining
+        for name, root in by_name.items():
+            assert labels(root)[KEYS.shard] == two.owner(f"{NS}/{name}")
+            assert (labels(root).get(KEYS.drain) == "true") == (name in joining)
+        # Their owners acknowledge (drop both labels); the next step gives them to r2.
+        for name in joining:
+            root = by_name[name]
+            owner = labels(root)[KEYS.shard]
+            ops = [
+                {"op": "remove", "path": "/metadata/labels/example.com~1drain"},
+                {"op": "remove", "path": "/metadata/labels/example.com~1shard"},
+                {"op": "add", "path": "/metadata/labels/example.com~1released", "value": owner},
+            ]
+            await client.patch(CONFIGMAPS, name, ops, namespace=NS, patch_type="json")
+        await sharder.step()
+        by_name = await roots(client)
+        kids = await children(client)
+        for name, root in by_name.items():
+            assert labels(root)[KEYS.shard] == three.owner(f"{NS}/{name}")
+            assert KEYS.drain not in labels(root) and KEYS.released not in labels(root)
+            assert labels(kids[root["metadata"]["uid"]])[KEYS.shard] == labels(root)[KEYS.shard]
+        assert metrics.moves._value.get() == len(joining), "one move per drain requested"
+
+        # r1 stops renewing: once its Lease is older than its duration, its roots move at once.
+        clock.step(6)
+        await hold(client, "r0")
+        await hold(client, "r2")
+        clock.step(6)
+        lost = {n for n, r in by_name.items() if labels(r)[KEYS.shard] == "r1"}
+        await sharder.step()
+        survivors = HashRing({"r0", "r2"})
+        by_name = await roots(client)
+        for name in lost:
+            assert labels(by_name[name])[KEYS.shard] == survivors.owner(f"{NS}/{name}")
+        assert metrics.moves._value.get() == len(joining) + len(lost)
+        exposition = generate_latest(metrics_registry).decode()
+        for name in (
+            "rayop_shard_objects{",
+            "rayop_shard_unassigned_objects ",
+            "rayop_shard_moves_total ",
+            "rayop_shard_drain_seconds_bucket{",
+        ):
+            assert name in exposition
+        assert {labels(r)[KEYS.shard] for r in by_name.values()} <= {"r0", "r2"}
+
+
+async def test_a_root_whose_shard_label_was_removed_by_hand_goes_back_to_its_owner() -> None:
+    async with open_control_plane(crds=False) as plane:
+        client = plane.client
+        for member in ("r0", "r1", "r2"):
+            await hold(client, member)
+        ring = HashRing({"r0", "r1", "r2"})
+        name = next(f"root-{i}" for i in range(50) if ring.owner(f"{NS}/root-{i}") != "r0")
+        root = await client.create(
+            CONFIGMAPS, {"metadata": {"name": name, "labels": {"kind": "root"}}}, namespace=NS
+        )
+        uid = root["metadata"]["uid"]
+        child = {"metadata": {"name": "child", "labels": {KEYS.root: uid, KEYS.shard: "r0"}}}
+        await client.create(SECRETS, child, namespace=NS)
+        sharder = Sharder(
+            client, Membership(client, NS, KEYS), KEYS, [RootKind(CONFIGMAPS)], [SECRETS]
+        )
+        await sharder.step()
+        back = await client.get(CONFIGMAPS, name, namespace=NS)
+        assert labels(back)[KEYS.shard] == "r0", "r0 holds its objects: no move without a drain"
+        # Acknowledged by r0, the same root goes to its ring owner, its objects first.
+        ops = [
+            {"op": "remove", "path": "/metadata/labels/example.com~1shard"},
+            {"op": "add", "path": "/metadata/labels/example.com~1released", "value": "r0"},
+        ]
+        await client.patch(CONFIGMAPS, name, ops, namespace=NS, patch_type="json")
+        await sharder.step()
+        moved = await client.get(CONFIGMAPS, name, namespace=NS)
+        assert labels(moved)[KEYS.shard] == ring.owner(f"{NS}/{name}")
+        assert labels((await children(client))[uid])[KEYS.shard] == ring.owner(f"{NS}/{name}")
