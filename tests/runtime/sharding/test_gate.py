@@ -77,7 +77,9 @@ def new_gate(client: Patches, seen: dict[str, int] | None = None, **kw: Any) -> 
 
 
 async def test_only_passes_of_roots_labelled_with_this_replica_run() -> None:
-    cache, calls, enqueued = Cache(), [], []
+    cache = Cache()
+    calls: list[Request] = []
+    enqueued: list[Any] = []
 
     async def reconcile(request: Request) -> Result:
         calls.append(request)
@@ -149,7 +151,8 @@ async def test_a_deleted_object_gets_its_pass_but_a_released_one_does_not() -> N
 async def test_release_waits_for_the_pass_in_flight_then_forgets_and_acknowledges(
     tmp_path: Any,
 ) -> None:
-    cache, client, forgotten = Cache(), Patches(), []
+    cache, client = Cache(), Patches()
+    forgotten: list[Any] = []
     entered, leave = asyncio.Event(), asyncio.Event()
 
     async def reconcile(request: Request) -> Result:
@@ -160,7 +163,7 @@ async def test_release_waits_for_the_pass_in_flight_then_forgets_and_acknowledge
     record = PassRecord(tmp_path / "r0.jsonl")
     gate = new_gate(client, record=record)
     gated = gate.wrap("things", cache.resolve, reconcile, forget=forgotten.append)
-    running = asyncio.create_task(gated(Request("ns", "a")))
+    running: asyncio.Future[Result] = asyncio.ensure_future(gated(Request("ns", "a")))
     await entered.wait()
     cache.root = thing("r0", drain=True)
     releasing = asyncio.create_task(gate.release(THINGS, "ns", "a"))

@@ -4,6 +4,7 @@ for an operator's: ConfigMaps are the roots, Secrets their objects (found by the
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from typing import Any
 
 from prometheus_client import CollectorRegistry, generate_latest
@@ -47,7 +48,7 @@ async def hold(client: KubeClient, member: str) -> None:
     await client.update(LEASES, lease)
 
 
-def labels(obj: dict[str, Any]) -> dict[str, str]:
+def labels(obj: Mapping[str, Any]) -> dict[str, str]:
     return dict(obj["metadata"].get("labels") or {})
 
 
@@ -129,7 +130,7 @@ async def test_the_sharder_assigns_drains_moves_and_takes_over() -> None:
             assert labels(child)[KEYS.shard] == labels(root)[KEYS.shard], "children follow"
             handover = root["metadata"]["annotations"][KEYS.handover]
             assert handover.startswith("secrets=")
-            assert int(handover.split("=")[1]) >= int(child["metadata"]["resourceVersion"])
+            assert int(handover.split("=")[1]) >= int(str(child["metadata"]["resourceVersion"]))
         assert "labels" not in (await client.get(CONFIGMAPS, "not-a-root", namespace=NS))["metadata"]
         assert metrics.unassigned._value.get() == 0
 
