@@ -4,6 +4,7 @@ other, says why, and is not fooled by a Lease a crashed replica left behind."""
 from __future__ import annotations
 
 import asyncio
+from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
@@ -28,10 +29,12 @@ async def write_lease(client: KubeClient, name: str, holder: str, labels: dict[s
     try:
         lease = await client.get(LEASES, name, namespace="default")
     except Exception:
-        body = {"metadata": {"name": name, "labels": labels}, "spec": {**spec, "renewTime": "a"}}
+        first = "2026-01-01T00:00:00.000000Z"
+        body = {"metadata": {"name": name, "labels": labels}, "spec": {**spec, "renewTime": first}}
         await client.create(LEASES, body, namespace="default")
         return
-    lease["spec"] = {**spec, "renewTime": lease["spec"]["renewTime"] + "a"}
+    renewed = datetime.fromisoformat(lease["spec"]["renewTime"]) + timedelta(seconds=1)
+    lease["spec"] = {**spec, "renewTime": renewed.strftime("%Y-%m-%dT%H:%M:%S.%fZ")}
     await client.update(LEASES, lease)
 
 
