@@ -64,11 +64,23 @@ def test_a_raise_with_nothing_to_show_is_reverted_and_a_lower_one_kept() -> None
 
 
 def test_an_api_slowed_by_more_workers_is_reverted() -> None:
+    # Twice the workers, each pass twice as slow on a slower API: nothing drained faster.
     before = _window(1, Load(arrivals=20, api_seconds=0.01))
-    after = _window(2, Load(arrivals=20, api_seconds=0.2))
+    after = _window(2, Load(arrivals=20, api_seconds=0.2, pass_seconds=0.2))
     result = compare(before, after, CONTROLLERS)
     assert result.verdict == "revert"
-    assert "API latency rose: more workers only added contention" in result.reasons[-1]
+    assert result.reasons[-1] == "revert: API latency rose: more workers only added contention"
+
+
+def test_a_raise_that_drained_the_queue_is_kept_though_the_api_slowed() -> None:
+    before = _window(1, Load(arrivals=20, api_seconds=0.01))
+    after = _window(3, Load(arrivals=20, api_seconds=0.05))
+    result = compare(before, after, CONTROLLERS)
+    assert result.verdict == "keep", result.reasons
+    assert result.reasons[-1] == (
+        "keep: raycluster's queue wait p99 fell beyond the noise "
+        "(API latency rose: the API server is the next limit)"
+    )
 
 
 def test_a_changed_load_is_no_comparison() -> None:

@@ -18,9 +18,10 @@ As a controlled experiment, in this order:
 2. **The noise is measured, not assumed, where it can be:** the relative spread of each
    controller's queue wait p99 between the two halves of each window (the same setting, twice);
    at least 5 %. A window too thin to halve assumes 10 %, and the verdict says which.
-3. **Outcomes, worse first:** reconcile errors that rose (doubled and 5 points more), API latency
-   that rose (1.5x and 20 ms) or queue wait p99 or time to ready worse by more than the noise
-   mean revert. Queue wait p99 or time to ready (``kuberay_cluster_provisioned_duration_seconds``
+3. **Outcomes, worse first:** reconcile errors that rose (doubled and 5 points more), or queue
+   wait p99 or time to ready worse by more than the noise mean revert. API latency that rose (1.5x
+   and 20 ms) means revert unless queue wait or time to ready improved beyond the noise: then what
+   users wait for got better and the verdict is keep, naming the API server as the next limit. Queue wait p99 or time to ready (``kuberay_cluster_provisioned_duration_seconds``
    of the clusters provisioned in each window, where exported) better by more than the noise
    means keep. Within the noise: keep a change that lowered the workers (as good with fewer),
    revert one that raised them (no gain to show for them). A queue wait change counts only where
@@ -252,8 +253,7 @@ def _judge(b: WindowSummary, a: WindowSummary, level: float, measured: bool) -> 
         elif gain is not None and gain > level:
             better.append(f"{c}'s queue wait p99 fell beyond the noise")
     reasons.append(f"API latency {_change(b.api_latency, a.api_latency)}")
-    if rules.latency_rose(b.api_latency, a.api_latency):
-        worse.append("API latency rose: more workers only added contention")
+    contended = rules.latency_rose(b.api_latency, a.api_latency)
     ready_gain = _gain(b.ready_p50, a.ready_p50)
     if ready_gain is not None:
         reasons.append(
@@ -268,8 +268,16 @@ def _judge(b: WindowSummary, a: WindowSummary, level: float, measured: bool) -> 
         return Comparison(
             "revert", (*reasons, "revert: " + "; ".join(worse)), level, measured, b, a
         )
+    if better and contended:  # what users wait for improved; the API server is the next limit
+        last = (
+            "keep: " + "; ".join(better) + " (API latency rose: the API server is the next limit)"
+        )
+        return Comparison("keep", (*reasons, last), level, measured, b, a)
     if better:
         return Comparison("keep", (*reasons, "keep: " + "; ".join(better)), level, measured, b, a)
+    if contended:
+        last = "revert: API latency rose: more workers only added contention"
+        return Comparison("revert", (*reasons, last), level, measured, b, a)
     fewer = sum(a.workers.values()) < sum(b.workers.values())
     last = (
         "keep: as good with fewer workers"
