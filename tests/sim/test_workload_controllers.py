@@ -112,6 +112,14 @@ async def test_a_deployment_runs_pods_through_a_replica_set_and_rolls_a_template
         assert pod["metadata"]["name"].startswith(f"web-{template_hash}-")
         assert pod["metadata"]["labels"]["pod-template-hash"] == template_hash
         assert pod["metadata"]["ownerReferences"][0]["name"] == rs["metadata"]["name"]
+    table = await api.call(
+        "GET",
+        f"{APPS}/deployments",
+        headers={**api.headers, "Accept": "application/json;as=Table;v=v1;g=meta.k8s.io"},
+    )
+    names = [c["name"] for c in table["columnDefinitions"]]
+    assert names[:4] == ["Name", "Ready", "Up-to-date", "Available"]  # kubectl get deploy
+    assert table["rows"][0]["cells"][:4] == ["web", "2/2", 2, 2]
     dep = await api.call("GET", f"{APPS}/deployments/web")
     conditions = {c["type"]: c for c in dep["status"]["conditions"]}
     assert conditions["Available"]["status"] == "True"
@@ -216,6 +224,12 @@ async def test_a_stateful_set_creates_ordered_pods_with_their_claims(api: Api) -
     }
     assert set(claims) == {"data-redis-0", "data-redis-1"}
     assert claims["data-redis-0"]["metadata"]["labels"] == {"app": "redis"}
+    table = await api.call(
+        "GET",
+        f"{APPS}/statefulsets",
+        headers={**api.headers, "Accept": "application/json;as=Table;v=v1;g=meta.k8s.io"},
+    )
+    assert table["rows"][0]["cells"][:2] == ["redis", "2/2"]  # kubectl get sts: NAME READY
     status = (await api.call("GET", f"{APPS}/statefulsets/redis"))["status"]
     assert (
         status["currentRevision"] == status["updateRevision"] == labels["controller-revision-hash"]

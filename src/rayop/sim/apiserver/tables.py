@@ -196,11 +196,60 @@ def _quota_row(quota: Obj, now: float) -> list[Any]:
 _QUOTA_COLUMNS = _text_columns("Name", "Age", "Request", "Limit")
 
 
+def _workload_row(obj: Obj, now: float) -> list[Any]:
+    """kubectl's columns of a Deployment, ReplicaSet or StatefulSet (printers.go in
+    https://github.com/kubernetes/kubernetes/tree/master/pkg/printers/internalversion)."""
+    spec, st = obj.get("spec") or {}, obj.get("status") or {}
+    want, ready = int(spec.get("replicas", 1)), int(st.get("readyReplicas") or 0)
+    containers = ((spec.get("template") or {}).get("spec") or {}).get("containers") or []
+    names = ",".join(str(c.get("name")) for c in containers)
+    images = ",".join(str(c.get("image")) for c in containers)
+    selector = ",".join(
+        f"{k}={v}" for k, v in ((spec.get("selector") or {}).get("matchLabels") or {}).items()
+    )
+    age = _age(obj["metadata"].get("creationTimestamp"), now)
+    kind = obj.get("kind")
+    if kind == "Deployment":
+        counts = [
+            f"{ready}/{want}",
+            st.get("updatedReplicas") or 0,
+            st.get("availableReplicas") or 0,
+        ]
+        return [obj["metadata"]["name"], *counts, age, names, images, selector]
+    if kind == "ReplicaSet":
+        return [
+            obj["metadata"]["name"],
+            want,
+            st.get("replicas") or 0,
+            ready,
+            age,
+            names,
+            images,
+            selector,
+        ]
+    return [obj["metadata"]["name"], f"{ready}/{want}", age, names, images]
+
+
+_WIDE = ("Containers", "Images", "Selector")
+_WORKLOAD_COLUMNS = {
+    "apps/deployments": _text_columns(
+        "Name", "Ready", "Up-to-date", "Available", "Age", *_WIDE, wide=_WIDE
+    ),
+    "apps/replicasets": _text_columns(
+        "Name", "Desired", "Current", "Ready", "Age", *_WIDE, wide=_WIDE
+    ),
+    "apps/statefulsets": _text_columns("Name", "Ready", "Age", *_WIDE[:2], wide=_WIDE),
+}
+
+
 def _layout(info: ResourceInfo) -> tuple[list[Obj], Callable[[Obj, float], list[Any]]]:
     if info.key == "/pods":
         return _columns(_POD_COLUMNS), _pod_row
     if info.key == "/resourcequotas":
         return _columns(_QUOTA_COLUMNS), _quota_row
+
+    if info.key in _WORKLOAD_COLUMNS:
+        return _columns(_WORKLOAD_COLUMNS[info.key]), _workload_row
     if info.key == "/events":
         return _columns(_EVENT_COLUMNS), _event_row
     if info.printer_columns:

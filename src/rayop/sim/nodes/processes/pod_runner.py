@@ -57,6 +57,8 @@ Write = Callable[[Callable[[Obj], None]], Awaitable["Obj | None"]]
 Event = Callable[[Obj, str, str, str], Awaitable[None]]
 POD_ENV = "RAYOP_POD"
 _RAY_START = re.compile(r"(?<![\w-])ray start(?![\w-])")
+AGENT_REGISTER_TIMEOUT_MS = "120000"
+"""``RAY_agent_register_timeout_ms`` for every container unless its env sets it."""
 SERVICE_WAIT = 60.0
 """Seconds a container's start waits for the Services its command names to have a pod IP."""
 
@@ -305,7 +307,9 @@ class PodRunner:
             raise EnvError(str(exc)) from exc
         workdir = image_workdir(str(spec.get("image") or ""))
         if workdir and workdir not in mounts:  # the image's own directory, empty in each pod
-            mounts[workdir] = str(self.dir / "image" / str(spec.get("name")) / workdir.strip("/"))
+            image_dir = self.dir / "image" / str(spec.get("name")) / workdir.strip("/")
+            await asyncio.to_thread(image_dir.mkdir, parents=True, exist_ok=True)
+            mounts[workdir] = str(image_dir)
         rewriter = CommandRewriter(mounts, self.ctx.resolve)
         argv = [self._ray_start(a) for a in rewriter.argv(argv)]
         env = {
@@ -318,6 +322,10 @@ class PodRunner:
             RAY_TMPDIR=str(self.dir / "tmp"),
             RAY_USAGE_STATS_ENABLED="0",
             LD_PRELOAD=str(self.ctx.shim),
+            # Every pod's processes share this machine's cores: a raylet gives its Python agents
+            # about 15 s to write their ports, which a restarted head on a busy machine missed
+            # ("Timed out waiting for file .../metrics_agent_port_..."). The pod's env may set it.
+            RAY_agent_register_timeout_ms=AGENT_REGISTER_TIMEOUT_MS,
         )
         env.update(rewriter.env(own_env))
         for key in addresses:
