@@ -4,6 +4,8 @@ readiness probes, and deletion ending every process of the pod."""
 
 from __future__ import annotations
 
+import base64
+import dataclasses
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -15,6 +17,7 @@ from rayop.sim.nodes.kubelet import Kubelet, KubeletConfig
 from rayop.sim.nodes.processes.container_process import tree_pids
 from rayop.sim.nodes.processes.ray_install import RayInstall
 from rayop.sim.nodes.processes.runtime import ProcessRuntime
+from rayop.sim.nodes.processes.service_account import SERVICE_ACCOUNT_DIR, PlaneEndpoint
 from rayop.sim.storage.store import Store
 from rayop.testing import eventually
 
@@ -128,3 +131,96 @@ async def test_deleting_a_pod_ends_all_its_processes(kubelet: Kubelet) -> None:
     await kubelet.store.delete(pods, "default", "long")
     await wait_for(kubelet.store, pods, "default", "long", lambda p: p is None, timeout=30)
     assert tree_pids(f"RAYOP_POD={uid}") == []
+
+
+async def test_processes_open_the_pods_files_at_their_in_pod_paths(kubelet: Kubelet) -> None:
+    """A grandchild process (as Ray's job supervisor runs an entrypoint) opens a ConfigMap's
+    file at its mountPath, which does not exist on this machine, and the service account's
+    token, CA and namespace; nothing is left outside the pod's directory."""
+    store, runtime = kubelet.store, kubelet.processes
+    assert isinstance(runtime, ProcessRuntime) and runtime.ctx.no_namespaces is None
+    issued: list[tuple[str, str]] = []
+
+    def issue(namespace: str, name: str) -> str:
+        issued.append((namespace, name))
+        return f"token-of-{name}"
+
+    runtime.endpoint = PlaneEndpoint("127.0.0.1", 6443, base64.b64encode(b"CA").decode(), issue)
+    await store.create(info(store, "", "serviceaccounts"), "default", {"metadata": {"name": "sa"}})
+    await store.create(
+        info(store, "", "configmaps"),
+        "default",
+        {"metadata": {"name": "jobs"}, "data": {"job.py": "print('job ran', 6 * 7)"}},
+    )
+    mount_path = "/home/ray/jobs"
+    elsewhere = "/etc/rayop-in-pod-test/conf"
+    assert not Path("/etc/rayop-in-pod-test").exists()
+    secrets_before = Path(SERVICE_ACCOUNT_DIR).exists()
+    script = (
+        f"sh -c 'python3 {mount_path}/job.py; cat {SERVICE_ACCOUNT_DIR}/token; echo; "
+        f"cat {SERVICE_ACCOUNT_DIR}/namespace {SERVICE_ACCOUNT_DIR}/ca.crt; echo; "
+        f"cat {elsewhere}/job.py; echo; pwd; "
+        'echo "api=$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT"; '
+        f"touch {elsewhere}/x || echo read-only'; sleep 600"
+    )
+    volume = {"name": "jobs", "configMap": {"name": "jobs"}}
+    spec: Obj = {
+        "serviceAccountName": "sa",
+        "volumes": [volume],
+        "container": {
+            "volumeMounts": [
+                {"name": "jobs", "mountPath": mount_path},
+                {"name": "jobs", "mountPath": elsewhere, "readOnly": True},
+            ],
+            "env": [{"name": "PATH", "value": f"{Path(sys.executable).parent}:/usr/bin:/bin"}],
+        },
+    }
+    pods = info(store, "", "pods")
+    await store.create(pods, "default", _pod("paths", script, **spec))
+    pod = await wait_for(store, pods, "default", "paths", is_ready, timeout=30)
+    assert pod is not None
+    expected = [
+        "job ran 42",
+        "token-of-sa",
+        "defaultCA",
+        "print('job ran', 6 * 7)",
+        "/home/ray",
+        "api=127.0.0.1:6443",
+        "read-only",
+    ]
+    await eventually(
+        lambda: all(e in _log(kubelet, pod) for e in expected),
+        timeout=10,
+        what="the in-pod paths in the log",
+    )
+    assert issued == [("default", "sa")]
+    assert not Path("/etc/rayop-in-pod-test").exists()
+    assert Path(SERVICE_ACCOUNT_DIR).exists() == secrets_before
+    assert not Path("/home/ray/jobs").exists()
+
+
+async def test_without_mount_namespaces_a_container_with_mounts_is_refused(
+    kubelet: Kubelet,
+) -> None:
+    store, runtime = kubelet.store, kubelet.processes
+    assert isinstance(runtime, ProcessRuntime)
+    runtime.ctx = dataclasses.replace(runtime.ctx, no_namespaces="unshare: Operation not permitted")
+    await store.create(
+        info(store, "", "configmaps"), "default", {"metadata": {"name": "cm"}, "data": {"k": "v"}}
+    )
+    spec: Obj = {
+        "volumes": [{"name": "conf", "configMap": {"name": "cm"}}],
+        "container": {"volumeMounts": [{"name": "conf", "mountPath": "/etc/conf"}]},
+    }
+    pods = info(store, "", "pods")
+    await store.create(pods, "default", _pod("refused", "cat /etc/conf/k", **spec))
+
+    def refused(pod: Obj | None) -> bool:
+        statuses = (pod or {}).get("status", {}).get("containerStatuses") or [{}]
+        waiting = statuses[0].get("state", {}).get("waiting") or {}
+        return waiting.get("reason") == "CreateContainerConfigError"
+
+    pod = await wait_for(store, pods, "default", "refused", refused, timeout=30)
+    assert pod is not None
+    message = pod["status"]["containerStatuses"][0]["state"]["waiting"]["message"]
+    assert "private mount namespace" in message and "Operation not permitted" in message

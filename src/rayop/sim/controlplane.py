@@ -46,6 +46,7 @@ from rayop.sim.dashboard.submitter import SubmitterSimulator
 from rayop.sim.nodes.container_exec import CONTAINER_EXECUTOR_KEY
 from rayop.sim.nodes.kubelet import Kubelet, KubeletConfig
 from rayop.sim.nodes.processes.runtime import ProcessRuntime
+from rayop.sim.nodes.processes.service_account import PlaneEndpoint
 from rayop.sim.storage.controller_base import StoreController
 from rayop.sim.storage.store import Store
 
@@ -281,6 +282,11 @@ class EmbeddedControlPlane:
         self.port = port
         host = f"[{self.host}]" if ":" in self.host else self.host
         self.url = f"{'https' if ssl_context else 'http'}://{host}:{port}"
+        if self._processes is not None:
+            ca_data = self._tls_material.ca_data if self._tls_material is not None else ""
+            self._processes.endpoint = PlaneEndpoint(
+                self.host, port, ca_data, self._rbac.issue_token
+            )
         self._write_kubeconfig()
 
     async def stop(self) -> None:
