@@ -71,6 +71,7 @@ class EmbeddedControlPlane:
         extended_resource_toleration: Run the ExtendedResourceToleration admission plugin, as
             GKE does: a pod requesting ``nvidia.com/gpu`` or ``google.com/tpu`` (any extended
             resource) gets a toleration of the NoSchedule taint of that name.
+        audit_log_path: A file the audit appends every request to (JSON lines).
 
     Attributes:
         url, kubeconfig_path, token, faults, kubelet_config, audit, store: see the interfaces
@@ -92,6 +93,7 @@ class EmbeddedControlPlane:
         bookmark_interval: float = 10.0,
         dashboard: DashboardConfig | None = None,
         extended_resource_toleration: bool = False,
+        audit_log_path: str | os.PathLike[str] | None = None,
     ) -> None:
         self.host = host
         self.port = port
@@ -99,7 +101,7 @@ class EmbeddedControlPlane:
         self.token = token or secrets.token_urlsafe(24)
         self.kubelet_config = kubelet or KubeletConfig()
         self.faults = faults or Faults()
-        self.audit = Audit()
+        self.audit = Audit(log_path=Path(audit_log_path) if audit_log_path else None)
         self.history_size = history_size
         self.tls = tls
         self.bookmark_interval = bookmark_interval
@@ -319,6 +321,7 @@ class EmbeddedControlPlane:
             self._tls_dir = None
         self._store = None
         self._rbac = None
+        self.audit.close()
 
     def client_ssl_context(self) -> ssl.SSLContext | None:
         """Returns an SSL context trusting this server (None when it serves plain HTTP)."""
