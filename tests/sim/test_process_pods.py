@@ -4,6 +4,7 @@ readiness probes, and deletion ending every process of the pod."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import dataclasses
 import sys
@@ -154,8 +155,9 @@ async def test_processes_open_the_pods_files_at_their_in_pod_paths(kubelet: Kube
     )
     mount_path = "/home/ray/jobs"
     elsewhere = "/etc/rayop-in-pod-test/conf"
-    assert not Path("/etc/rayop-in-pod-test").exists()
-    secrets_before = Path(SERVICE_ACCOUNT_DIR).exists()
+    outside = [Path("/etc/rayop-in-pod-test"), Path(SERVICE_ACCOUNT_DIR), Path("/home/ray/jobs")]
+    before = await asyncio.to_thread(lambda: [p.exists() for p in outside])
+    assert before[0] is False and before[2] is False
     script = (
         f"sh -c 'python3 {mount_path}/job.py; cat {SERVICE_ACCOUNT_DIR}/token; echo; "
         f"cat {SERVICE_ACCOUNT_DIR}/namespace {SERVICE_ACCOUNT_DIR}/ca.crt; echo; "
@@ -194,9 +196,7 @@ async def test_processes_open_the_pods_files_at_their_in_pod_paths(kubelet: Kube
         what="the in-pod paths in the log",
     )
     assert issued == [("default", "sa")]
-    assert not Path("/etc/rayop-in-pod-test").exists()
-    assert Path(SERVICE_ACCOUNT_DIR).exists() == secrets_before
-    assert not Path("/home/ray/jobs").exists()
+    assert await asyncio.to_thread(lambda: [p.exists() for p in outside]) == before
 
 
 async def test_without_mount_namespaces_a_container_with_mounts_is_refused(

@@ -46,7 +46,7 @@ from rayop.sim.dashboard.submitter import SubmitterSimulator
 from rayop.sim.nodes.container_exec import CONTAINER_EXECUTOR_KEY
 from rayop.sim.nodes.kubelet import Kubelet, KubeletConfig
 from rayop.sim.nodes.processes.runtime import ProcessRuntime
-from rayop.sim.nodes.processes.service_account import PlaneEndpoint
+from rayop.sim.nodes.processes.service_account import POD_API_HOST, PlaneEndpoint, pod_api_host
 from rayop.sim.storage.controller_base import StoreController
 from rayop.sim.storage.store import Store
 
@@ -282,12 +282,17 @@ class EmbeddedControlPlane:
         await site.start()
         port = int(self._runner.addresses[0][1])
         self.port = port
+        pods_reach = self.host
+        if self._processes is not None and (extra := pod_api_host(self.host)) is not None:
+            # The pods' 127.0.0.1 is their own: they reach the plane at another address.
+            await web.TCPSite(self._runner, extra, port, ssl_context=ssl_context).start()
+            pods_reach = extra
         host = f"[{self.host}]" if ":" in self.host else self.host
         self.url = f"{'https' if ssl_context else 'http'}://{host}:{port}"
         if self._processes is not None:
             ca_data = self._tls_material.ca_data if self._tls_material is not None else ""
             self._processes.endpoint = PlaneEndpoint(
-                self.host, port, ca_data, self._rbac.issue_token
+                pods_reach, port, ca_data, self._rbac.issue_token
             )
         self._write_kubeconfig()
 
@@ -338,8 +343,9 @@ class EmbeddedControlPlane:
             self._tls_dir = tempfile.TemporaryDirectory(prefix="rayop-tls-")
             directory = Path(self._tls_dir.name)
         wildcard = self.host in ("0.0.0.0", "::", "")
+        pods = (POD_API_HOST,) if self.kubelet_config.real_ray else ()
         hosts = tuple(
-            dict.fromkeys(("127.0.0.1", "localhost", *(() if wildcard else (self.host,))))
+            dict.fromkeys(("127.0.0.1", "localhost", *(() if wildcard else (self.host,)), *pods))
         )
         self._tls_material = generate_self_signed(directory, hosts=hosts)
         return server_ssl_context(self._tls_material)

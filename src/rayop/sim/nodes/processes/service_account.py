@@ -8,7 +8,10 @@ and ``KUBERNETES_SERVICE_PORT`` (and ``_HTTPS``) naming the API server. Under ``
 the kubelet writes those files into the pod's directory itself (the pod object stays as
 created) with a token the plane's RBAC authenticates as
 ``system:serviceaccount:<namespace>:<name>``, and points the variables at the plane's HTTPS
-endpoint. See https://kubernetes.io/docs/tasks/configure-pod-container/configure-service-account/
+endpoint. A pod's 127.0.0.1 is the pod itself (the loopback shim turns it into the pod's
+address), so a plane on 127.0.0.1 also listens on :data:`POD_API_HOST` for them, the
+``kubernetes`` Service's address as pods see it.
+See https://kubernetes.io/docs/tasks/configure-pod-container/configure-service-account/
 and https://kubernetes.io/docs/concepts/services-networking/connect-applications-service/#environment-variables
 """
 
@@ -21,9 +24,19 @@ from pathlib import Path
 
 from rayop.apimachinery.objects import Obj
 
-__all__ = ["SERVICE_ACCOUNT_DIR", "PlaneEndpoint", "automounts", "kube_env", "write_token_files"]
+__all__ = [
+    "POD_API_HOST",
+    "SERVICE_ACCOUNT_DIR",
+    "PlaneEndpoint",
+    "automounts",
+    "kube_env",
+    "pod_api_host",
+    "write_token_files",
+]
 
 SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
+POD_API_HOST = "127.0.0.2"
+"""Where pods reach a plane that listens on loopback (never a pod IP: those are 127.16-250.*)."""
 
 
 @dataclass(frozen=True)
@@ -70,10 +83,20 @@ def write_token_files(directory: Path, token: str, ca_data: str, namespace: str)
         path.chmod(0o644)
 
 
+def pod_api_host(plane_host: str) -> str | None:
+    """Where pods reach a plane bound to ``plane_host``; None when it is ``plane_host`` itself.
+
+    A plane on loopback (or on every address) is reached at :data:`POD_API_HOST`; one bound to
+    another address, at that address.
+    """
+    if plane_host in ("127.0.0.1", "localhost"):
+        return POD_API_HOST
+    return None
+
+
 def kube_env(endpoint: PlaneEndpoint) -> dict[str, str]:
     """The variables every container gets for the ``kubernetes`` Service (the plane)."""
-    host = "127.0.0.1" if endpoint.host in ("", "0.0.0.0") else endpoint.host
-    host = "::1" if host == "::" else host
+    host = POD_API_HOST if endpoint.host in ("", "0.0.0.0", "::") else endpoint.host
     port = str(endpoint.port)
     proto = "tcp"
     address = f"[{host}]" if ":" in host else host
