@@ -224,3 +224,17 @@ async def test_without_mount_namespaces_a_container_with_mounts_is_refused(
     assert pod is not None
     message = pod["status"]["containerStatuses"][0]["state"]["waiting"]["message"]
     assert "private mount namespace" in message and "Operation not permitted" in message
+
+
+async def test_a_missing_binary_in_the_namespace_is_a_start_error(kubelet: Kubelet) -> None:
+    """The launcher reports an exec that fails inside the mount namespace through its status
+    pipe: the container ends as a StartError with containerd's wording, not as exit 127."""
+    pods = info(kubelet.store, "", "pods")
+    pod = _pod("nope", "unused", restartPolicy="Never")
+    pod["spec"]["containers"][0]["command"] = ["no-such-binary-rayop"]
+    await kubelet.store.create(pods, "default", pod)
+    done = await wait_for(kubelet.store, pods, "default", "nope", _terminated, timeout=30)
+    assert done is not None
+    term = done["status"]["containerStatuses"][0]["state"]["terminated"]
+    assert term["reason"] == "StartError" and term["exitCode"] == 128, term
+    assert 'exec: "no-such-binary-rayop": No such file or directory' in term["message"], term
