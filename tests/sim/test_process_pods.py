@@ -238,3 +238,34 @@ async def test_a_missing_binary_in_the_namespace_is_a_start_error(kubelet: Kubel
     term = done["status"]["containerStatuses"][0]["state"]["terminated"]
     assert term["reason"] == "StartError" and term["exitCode"] == 128, term
     assert 'exec: "no-such-binary-rayop": No such file or directory' in term["message"], term
+
+
+async def test_mount_points_made_under_tmp_are_removed_when_the_plane_ends(
+    kubelet: Kubelet,
+) -> None:
+    """``/tmp`` is never covered (Ray and the plane use it): a mount point missing there is made
+    on this machine for the pods, and removed when the runtime closes."""
+    store, runtime = kubelet.store, kubelet.processes
+    assert isinstance(runtime, ProcessRuntime)
+    top = Path(f"/tmp/rayop-mount-test-{runtime.plane_id}")
+    await store.create(
+        info(store, "", "configmaps"), "default", {"metadata": {"name": "cm"}, "data": {"k": "v"}}
+    )
+    spec: Obj = {
+        "volumes": [{"name": "conf", "configMap": {"name": "cm"}}],
+        "container": {
+            "volumeMounts": [
+                {"name": "conf", "mountPath": f"{top}/conf"},
+                {"name": "conf", "mountPath": f"{top}/one/k", "subPath": "k"},
+            ]
+        },
+    }
+    pods = info(store, "", "pods")
+    await store.create(
+        pods, "default", _pod("tmp", f"cat {top}/conf/k {top}/one/k; echo; sleep 600", **spec)
+    )
+    pod = await wait_for(store, pods, "default", "tmp", is_ready, timeout=30)
+    await eventually(lambda: "vv" in _log(kubelet, pod), timeout=10, what="both files read")
+    assert await asyncio.to_thread(top.is_dir)
+    await runtime.close()
+    assert not await asyncio.to_thread(top.exists)

@@ -94,7 +94,7 @@ class RunnerContext:
     endpoint: Callable[[], PlaneEndpoint | None] = lambda: None
     """The plane's API server as pods reach it (None: not serving yet; no token is mounted)."""
     host_dir_created: Callable[[Path], None] = lambda _path: None
-    """Told of each directory a mount point needs on this machine (removed when the plane ends)."""
+    """Told of each mount point (and missing parents) made on this machine, to remove at the end."""
 
 
 @dataclass
@@ -408,18 +408,21 @@ class PodRunner:
         """Creates the mount points the launcher would create under ``/tmp`` on this machine
         (outside the plane's own directory), and has the runtime remove them at its end."""
         own = [w for w in self.ctx.writable if w != "/tmp"]
-        for target, _source in plan.ordered():
+        for target, source in plan.ordered():
             path = Path(target)
             if not target.startswith("/tmp/") or any(path.is_relative_to(w) for w in own):
                 continue
-            first_missing = None
-            for parent in [*reversed(path.parents), path]:
-                if not parent.exists():
-                    first_missing = parent
-                    break
-            if first_missing is not None:
+            first_missing = next(
+                (p for p in [*reversed(path.parents), path] if not p.exists()), None
+            )
+            if first_missing is None:
+                continue
+            if Path(source).is_dir():
                 path.mkdir(parents=True, exist_ok=True)
-                self.ctx.host_dir_created(first_missing)
+            else:  # a file mounted with subPath: its mount point is an empty file
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.touch()
+            self.ctx.host_dir_created(first_missing)
 
     def _ray_start(self, arg: str) -> str:
         """Adds this pod's ``--node-ip-address`` and ``--temp-dir`` to a ``ray start`` line.

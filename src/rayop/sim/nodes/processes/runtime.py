@@ -280,11 +280,15 @@ def _named_port(pod: Obj, name: str) -> int | None:
     return None
 
 
-def _remove_empty_tree(directory: Path) -> None:
-    """Removes ``directory`` and the directories under it, if they hold nothing else."""
-    if not directory.is_dir() or directory.is_symlink():
+def _remove_empty_tree(path: Path) -> None:
+    """Removes the mount points under ``path`` (empty directories and files), then ``path``."""
+    if path.is_symlink() or not path.exists():
         return
-    for child in directory.iterdir():
+    if path.is_file():
+        if path.stat().st_size == 0:
+            path.unlink()
+        return
+    for child in path.iterdir():
         _remove_empty_tree(child)
     with contextlib.suppress(OSError):
-        directory.rmdir()
+        path.rmdir()
