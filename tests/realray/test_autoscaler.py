@@ -103,7 +103,14 @@ def driver(*options: str, sleep: float = 0) -> str:
 
 @dataclass
 class Autoscaled:
-    """One ``rayop up --real-ray`` with an autoscaling RayCluster, and its audit log."""
+    """A plane with an autoscaling RayCluster, and the plane's audit log.
+
+    Attributes:
+        kubectl: kubectl for the plane.
+        name: The RayCluster (and its head's ServiceAccount).
+        label: The case: ``<operator>-<autoscaler version>``.
+        audit_log: The ``--audit-log-path`` file.
+    """
 
     kubectl: Kubectl
     name: str
@@ -191,7 +198,7 @@ def kuberay_on_apiserver(workdir: Path, ray_env: str, audit_log: Path) -> Iterat
         stop_apiserver(server)
 
 
-@pytest.fixture(scope="module", params=["rayop-v1", "rayop-v2", "kuberay-v2"])
+@pytest.fixture(scope="module", params=["rayop-v1", "rayop-v2", "kuberay-v1", "kuberay-v2"])
 def cluster(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, ray_env: str
 ) -> Iterator[Autoscaled]:

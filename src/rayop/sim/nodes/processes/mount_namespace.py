@@ -78,7 +78,7 @@ def launcher_argv(plan: MountPlan, status_fd: int | None, argv: Sequence[str]) -
 def namespace_support(scratch: Path) -> str | None:
     """Returns None when a private mount namespace with a bind mount can be made here, else why.
 
-    ``scratch`` is an empty directory the check may mount on (it is left empty).
+    ``scratch`` is a directory the check may make and mount on (removed again).
     """
     source = scratch / "source"
     target = scratch / "target"
@@ -95,7 +95,7 @@ def namespace_support(scratch: Path) -> str | None:
     except (OSError, subprocess.TimeoutExpired) as exc:
         return str(exc)
     finally:
-        for path in (target, source):
+        for path in (target, source, scratch):
             with contextlib.suppress(OSError):
                 path.rmdir()
     if done.returncode != 0:
