@@ -15,7 +15,7 @@ RUN_ONLY = {"--kubeconfig"}
 """``rayop run``'s API server connection: ``rayop up`` runs its own (``--kubeconfig-out``)."""
 UP_ONLY = {
     "--host", "--port", "--kubeconfig-out", "--state", "--real-ray", "--pod-ready-delay",
-    "--node-pool", "--node-file",
+    "--node-pool", "--node-file", "--audit-log-path",
 }  # fmt: skip
 """The embedded control plane's options."""
 

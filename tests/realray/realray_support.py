@@ -75,12 +75,14 @@ class Kubectl:
 
 
 @contextmanager
-def rayop_up(workdir: Path, ray_env: str) -> Iterator[tuple[subprocess.Popen[str], Kubectl]]:
-    """Runs ``rayop up --real-ray`` until the block exits, then stops it with SIGINT."""
+def rayop_up(
+    workdir: Path, ray_env: str, *extra: str
+) -> Iterator[tuple[subprocess.Popen[str], Kubectl]]:
+    """Runs ``rayop up --real-ray [extra...]`` until the block exits, then stops it (SIGINT)."""
     kubeconfig = workdir / "kubeconfig.yaml"
     cmd = [
         sys.executable, "-m", "rayop", "up", "--real-ray", "--kubeconfig-out", str(kubeconfig),
-        "--metrics-addr", "0", "--health-probe-bind-address", "0",
+        "--metrics-addr", "0", "--health-probe-bind-address", "0", *extra,
     ]  # fmt: skip
     env = dict(os.environ, RAYOP_RAY_ENV=ray_env)
     with (workdir / "up.log").open("a") as stderr:

@@ -3,8 +3,15 @@
 from __future__ import annotations
 
 import orjson
+import pytest
 
-from rayop.sim.apiserver.patch import json_merge_patch, strategic_merge_patch
+from rayop.sim.apiserver.patch import (
+    JSON_PATCH,
+    apply_patch,
+    json_merge_patch,
+    strategic_merge_patch,
+)
+from rayop.sim.machinery.errors import StatusError
 
 from .server_harness import POD, open_harness, pod
 
@@ -119,3 +126,32 @@ async def test_patch_over_http_all_three_types_and_optimistic_lock() -> None:
         code, _ = await h.call("PATCH", POD + "/nope", {}, ctype="application/merge-patch+json")
         assert code == 404
         assert h.audit.count(verb="patch", resource="pods", code=200) == 4
+
+
+def test_a_json_patch_replace_of_a_missing_member_sets_it_as_kubernetes_does() -> None:
+    """kube-apiserver (evanphx/json-patch v4) lets ``replace`` set a missing object member; the
+    Ray autoscaler's ``workersToDelete`` patch of a group with no scaleStrategy needs it."""
+    cluster = {"spec": {"workerGroupSpecs": [{"groupName": "small", "replicas": 1}]}}
+    ops = [
+        {"op": "replace", "path": "/spec/workerGroupSpecs/0/replicas", "value": 0},
+        {
+            "op": "replace",
+            "path": "/spec/workerGroupSpecs/0/scaleStrategy",
+            "value": {"workersToDelete": ["w-1"]},
+        },
+    ]
+    out = apply_patch(JSON_PATCH, cluster, orjson.dumps(ops), custom=True)
+    assert out["spec"]["workerGroupSpecs"][0] == {
+        "groupName": "small",
+        "replicas": 0,
+        "scaleStrategy": {"workersToDelete": ["w-1"]},
+    }
+    assert "scaleStrategy" not in cluster["spec"]["workerGroupSpecs"][0]
+    for refused in (
+        {"op": "replace", "path": "/spec/workerGroupSpecs/1", "value": {}},
+        {"op": "replace", "path": "/spec/nothing/here", "value": 1},
+        {"op": "remove", "path": "/spec/missing"},
+    ):
+        with pytest.raises(StatusError) as caught:
+            apply_patch(JSON_PATCH, cluster, orjson.dumps([refused]), custom=True)
+        assert caught.value.code == 422, refused

@@ -4,6 +4,9 @@ readiness probes, and deletion ending every process of the pod."""
 
 from __future__ import annotations
 
+import asyncio
+import base64
+import dataclasses
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -15,6 +18,7 @@ from rayop.sim.nodes.kubelet import Kubelet, KubeletConfig
 from rayop.sim.nodes.processes.container_process import tree_pids
 from rayop.sim.nodes.processes.ray_install import RayInstall
 from rayop.sim.nodes.processes.runtime import ProcessRuntime
+from rayop.sim.nodes.processes.service_account import SERVICE_ACCOUNT_DIR, PlaneEndpoint
 from rayop.sim.storage.store import Store
 from rayop.testing import eventually
 
@@ -193,3 +197,140 @@ async def test_a_containers_own_restart_policy_overrides_the_pods(kubelet: Kubel
     once = statuses(seen)["once"]
     assert once["restartCount"] == 0 and once["state"]["terminated"]["exitCode"] == 1
     assert statuses(seen)["retried"]["lastState"]["terminated"]["exitCode"] == 1
+
+
+async def test_processes_open_the_pods_files_at_their_in_pod_paths(kubelet: Kubelet) -> None:
+    """A grandchild process (as Ray's job supervisor runs an entrypoint) opens a ConfigMap's
+    file at its mountPath, which does not exist on this machine, and the service account's
+    token, CA and namespace; nothing is left outside the pod's directory."""
+    store, runtime = kubelet.store, kubelet.processes
+    assert isinstance(runtime, ProcessRuntime) and runtime.ctx.no_namespaces is None
+    issued: list[tuple[str, str]] = []
+
+    def issue(namespace: str, name: str) -> str:
+        issued.append((namespace, name))
+        return f"token-of-{name}"
+
+    runtime.endpoint = PlaneEndpoint("127.0.0.1", 6443, base64.b64encode(b"CA").decode(), issue)
+    await store.create(info(store, "", "serviceaccounts"), "default", {"metadata": {"name": "sa"}})
+    await store.create(
+        info(store, "", "configmaps"),
+        "default",
+        {"metadata": {"name": "jobs"}, "data": {"job.py": "print('job ran', 6 * 7)"}},
+    )
+    mount_path = "/home/ray/jobs"
+    elsewhere = "/etc/rayop-in-pod-test/conf"
+    outside = [Path("/etc/rayop-in-pod-test"), Path(SERVICE_ACCOUNT_DIR), Path("/home/ray/jobs")]
+    before = await asyncio.to_thread(lambda: [p.exists() for p in outside])
+    assert before[0] is False and before[2] is False
+    script = (
+        f"sh -c 'python3 {mount_path}/job.py; cat {SERVICE_ACCOUNT_DIR}/token; echo; "
+        f"cat {SERVICE_ACCOUNT_DIR}/namespace {SERVICE_ACCOUNT_DIR}/ca.crt; echo; "
+        f"cat {elsewhere}/job.py; echo; pwd; "
+        'echo "api=$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT"; '
+        f"touch {elsewhere}/x || echo read-only'; sleep 600"
+    )
+    volume = {"name": "jobs", "configMap": {"name": "jobs"}}
+    spec: Obj = {
+        "serviceAccountName": "sa",
+        "volumes": [volume],
+        "container": {
+            "volumeMounts": [
+                {"name": "jobs", "mountPath": mount_path},
+                {"name": "jobs", "mountPath": elsewhere, "readOnly": True},
+            ],
+            "env": [{"name": "PATH", "value": f"{Path(sys.executable).parent}:/usr/bin:/bin"}],
+        },
+    }
+    pods = info(store, "", "pods")
+    await store.create(pods, "default", _pod("paths", script, **spec))
+    pod = await wait_for(store, pods, "default", "paths", is_ready, timeout=30)
+    assert pod is not None
+    expected = [
+        "job ran 42",
+        "token-of-sa",
+        "defaultCA",
+        "print('job ran', 6 * 7)",
+        "/home/ray",
+        "api=127.0.0.1:6443",
+        "read-only",
+    ]
+    await eventually(
+        lambda: all(e in _log(kubelet, pod) for e in expected),
+        timeout=10,
+        what="the in-pod paths in the log",
+    )
+    assert issued == [("default", "sa")]
+    assert await asyncio.to_thread(lambda: [p.exists() for p in outside]) == before
+
+
+async def test_without_mount_namespaces_a_container_with_mounts_is_refused(
+    kubelet: Kubelet,
+) -> None:
+    store, runtime = kubelet.store, kubelet.processes
+    assert isinstance(runtime, ProcessRuntime)
+    runtime.ctx = dataclasses.replace(runtime.ctx, no_namespaces="unshare: Operation not permitted")
+    await store.create(
+        info(store, "", "configmaps"), "default", {"metadata": {"name": "cm"}, "data": {"k": "v"}}
+    )
+    spec: Obj = {
+        "volumes": [{"name": "conf", "configMap": {"name": "cm"}}],
+        "container": {"volumeMounts": [{"name": "conf", "mountPath": "/etc/conf"}]},
+    }
+    pods = info(store, "", "pods")
+    await store.create(pods, "default", _pod("refused", "cat /etc/conf/k", **spec))
+
+    def refused(pod: Obj | None) -> bool:
+        statuses = (pod or {}).get("status", {}).get("containerStatuses") or [{}]
+        waiting = statuses[0].get("state", {}).get("waiting") or {}
+        return waiting.get("reason") == "CreateContainerConfigError"
+
+    pod = await wait_for(store, pods, "default", "refused", refused, timeout=30)
+    assert pod is not None
+    message = pod["status"]["containerStatuses"][0]["state"]["waiting"]["message"]
+    assert "private mount namespace" in message and "Operation not permitted" in message
+
+
+async def test_a_missing_binary_in_the_namespace_is_a_start_error(kubelet: Kubelet) -> None:
+    """The launcher reports an exec that fails inside the mount namespace through its status
+    pipe: the container ends as a StartError with containerd's wording, not as exit 127."""
+    pods = info(kubelet.store, "", "pods")
+    pod = _pod("nope", "unused", restartPolicy="Never")
+    pod["spec"]["containers"][0]["command"] = ["no-such-binary-rayop"]
+    await kubelet.store.create(pods, "default", pod)
+    done = await wait_for(kubelet.store, pods, "default", "nope", _terminated, timeout=30)
+    assert done is not None
+    term = done["status"]["containerStatuses"][0]["state"]["terminated"]
+    assert term["reason"] == "StartError" and term["exitCode"] == 128, term
+    assert 'exec: "no-such-binary-rayop": No such file or directory' in term["message"], term
+
+
+async def test_mount_points_made_under_tmp_are_removed_when_the_plane_ends(
+    kubelet: Kubelet,
+) -> None:
+    """``/tmp`` is never covered (Ray and the plane use it): a mount point missing there is made
+    on this machine for the pods, and removed when the runtime closes."""
+    store, runtime = kubelet.store, kubelet.processes
+    assert isinstance(runtime, ProcessRuntime)
+    top = Path(f"/tmp/rayop-mount-test-{runtime.plane_id}")
+    await store.create(
+        info(store, "", "configmaps"), "default", {"metadata": {"name": "cm"}, "data": {"k": "v"}}
+    )
+    spec: Obj = {
+        "volumes": [{"name": "conf", "configMap": {"name": "cm"}}],
+        "container": {
+            "volumeMounts": [
+                {"name": "conf", "mountPath": f"{top}/conf"},
+                {"name": "conf", "mountPath": f"{top}/one/k", "subPath": "k"},
+            ]
+        },
+    }
+    pods = info(store, "", "pods")
+    await store.create(
+        pods, "default", _pod("tmp", f"cat {top}/conf/k {top}/one/k; echo; sleep 600", **spec)
+    )
+    pod = await wait_for(store, pods, "default", "tmp", is_ready, timeout=30)
+    await eventually(lambda: "vv" in _log(kubelet, pod), timeout=10, what="both files read")
+    assert await asyncio.to_thread(top.is_dir)
+    await runtime.close()
+    assert not await asyncio.to_thread(top.exists)

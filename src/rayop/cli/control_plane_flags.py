@@ -46,6 +46,14 @@ class ControlPlaneFlags(OptionGroup):
         Path | None,
         typer.Option("--state", help="SQLite file that keeps every object across runs."),
     ] = None
+    audit_log_path: Annotated[
+        Path | None,
+        typer.Option(
+            "--audit-log-path",
+            help="Append every API request (verb, resource, name, user, code) to this file, one "
+            "JSON object a line.",
+        ),
+    ] = None
     real_ray: Annotated[
         bool,
         typer.Option(
@@ -117,6 +125,7 @@ class ControlPlaneFlags(OptionGroup):
             kubeconfig_path=self.kubeconfig_out,
             tls=tls,
             extended_resource_toleration=accelerated,
+            audit_log_path=self.audit_log_path,
         )
 
 

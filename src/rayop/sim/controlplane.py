@@ -50,6 +50,7 @@ from rayop.sim.dashboard.submitter import SubmitterSimulator
 from rayop.sim.nodes.container_exec import CONTAINER_EXECUTOR_KEY
 from rayop.sim.nodes.kubelet import Kubelet, KubeletConfig
 from rayop.sim.nodes.processes.runtime import ProcessRuntime
+from rayop.sim.nodes.processes.service_account import POD_API_HOST, PlaneEndpoint, pod_api_host
 from rayop.sim.storage.controller_base import StoreController
 from rayop.sim.storage.store import Store
 
@@ -74,6 +75,7 @@ class EmbeddedControlPlane:
         extended_resource_toleration: Run the ExtendedResourceToleration admission plugin, as
             GKE does: a pod requesting ``nvidia.com/gpu`` or ``google.com/tpu`` (any extended
             resource) gets a toleration of the NoSchedule taint of that name.
+        audit_log_path: A file the audit appends every request to (JSON lines).
 
     Attributes:
         url, kubeconfig_path, token, faults, kubelet_config, audit, store: see the interfaces
@@ -95,6 +97,7 @@ class EmbeddedControlPlane:
         bookmark_interval: float = 10.0,
         dashboard: DashboardConfig | None = None,
         extended_resource_toleration: bool = False,
+        audit_log_path: str | os.PathLike[str] | None = None,
     ) -> None:
         self.host = host
         self.port = port
@@ -102,7 +105,7 @@ class EmbeddedControlPlane:
         self.token = token or secrets.token_urlsafe(24)
         self.kubelet_config = kubelet or KubeletConfig()
         self.faults = faults or Faults()
-        self.audit = Audit()
+        self.audit = Audit(log_path=Path(audit_log_path) if audit_log_path else None)
         self.history_size = history_size
         self.tls = tls
         self.bookmark_interval = bookmark_interval
@@ -304,8 +307,18 @@ class EmbeddedControlPlane:
         await site.start()
         port = int(self._runner.addresses[0][1])
         self.port = port
+        pods_reach = self.host
+        if self._processes is not None and (extra := pod_api_host(self.host)) is not None:
+            # The pods' 127.0.0.1 is their own: they reach the plane at another address.
+            await web.TCPSite(self._runner, extra, port, ssl_context=ssl_context).start()
+            pods_reach = extra
         host = f"[{self.host}]" if ":" in self.host else self.host
         self.url = f"{'https' if ssl_context else 'http'}://{host}:{port}"
+        if self._processes is not None:
+            ca_data = self._tls_material.ca_data if self._tls_material is not None else ""
+            self._processes.endpoint = PlaneEndpoint(
+                pods_reach, port, ca_data, self._rbac.issue_token
+            )
         self._write_kubeconfig()
 
     async def stop(self) -> None:
@@ -338,6 +351,7 @@ class EmbeddedControlPlane:
             self._tls_dir = None
         self._store = None
         self._rbac = None
+        self.audit.close()
 
     def client_ssl_context(self) -> ssl.SSLContext | None:
         """Returns an SSL context trusting this server (None when it serves plain HTTP)."""
@@ -354,8 +368,9 @@ class EmbeddedControlPlane:
             self._tls_dir = tempfile.TemporaryDirectory(prefix="rayop-tls-")
             directory = Path(self._tls_dir.name)
         wildcard = self.host in ("0.0.0.0", "::", "")
+        pods = (POD_API_HOST,) if self.kubelet_config.real_ray else ()
         hosts = tuple(
-            dict.fromkeys(("127.0.0.1", "localhost", *(() if wildcard else (self.host,))))
+            dict.fromkeys(("127.0.0.1", "localhost", *(() if wildcard else (self.host,)), *pods))
         )
         self._tls_material = generate_self_signed(directory, hosts=hosts)
         return server_ssl_context(self._tls_material)

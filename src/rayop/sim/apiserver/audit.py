@@ -2,14 +2,20 @@
 
 Every resource request (reads and watches too) is logged with its API group and the user
 that made it, so tests can tell ``events`` from ``events.k8s.io`` events and can collect the
-exact permissions an operator's service account used.
+exact permissions an operator's service account used. Given a path (``--audit-log-path`` of
+``rayop up``/``rayop apiserver``, as kube-apiserver's flag), every record is also appended
+to that file as one JSON object a line, for whoever watches the plane from outside its process.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import time
 from collections import Counter, deque
 from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
 
 __all__ = ["WRITE_VERBS", "Audit", "AuditRecord"]
 
@@ -52,12 +58,15 @@ class Audit:
     Args:
         max_requests: How many of the most recent requests :attr:`requests` keeps (writes are
             all kept in :attr:`writes`).
+        log_path: A file every record is appended to (JSON lines); None: none.
     """
 
-    def __init__(self, *, max_requests: int = _MAX_REQUESTS) -> None:
+    def __init__(self, *, max_requests: int = _MAX_REQUESTS, log_path: Path | None = None) -> None:
         self._counts: Counter[tuple[str, str, str, str, str, int, str]] = Counter()
         self._writes: list[AuditRecord] = []
         self._requests: deque[AuditRecord] = deque(maxlen=max_requests)
+        self.log_path = log_path
+        self._log: TextIO | None = None
 
     def record(
         self,
@@ -77,6 +86,10 @@ class Audit:
             time.time(), verb, resource, subresource, namespace, name, code, user, group
         )
         self._requests.append(rec)
+        if self.log_path is not None:
+            if self._log is None:
+                self._log = self.log_path.open("a", buffering=1, encoding="utf-8")
+            self._log.write(json.dumps(dataclasses.asdict(rec)) + "\n")
         if verb in WRITE_VERBS:
             self._writes.append(rec)
 
@@ -108,6 +121,12 @@ class Audit:
     def requests(self) -> list[AuditRecord]:
         """The most recent requests of every verb (reads included), oldest first (a copy)."""
         return list(self._requests)
+
+    def close(self) -> None:
+        """Closes the log file (a later record opens it again)."""
+        if self._log is not None:
+            self._log.close()
+            self._log = None
 
     def reset(self) -> None:
         """Forgets every count, request and write."""

@@ -4,6 +4,13 @@ Strategic merge merges the lists controllers touch by key (containers by name, e
 ports by containerPort/port, volumes by name, volumeMounts by mountPath, conditions by type,
 ownerReferences by uid...) and honours ``$patch: delete|replace``,
 ``$deleteFromPrimitiveList/<field>`` and ``$setElementOrder/<field>`` (the latter ignored).
+
+A JSON patch ``replace`` of an object member that does not exist sets it, as kube-apiserver's
+JSON patch library (evanphx/json-patch v4: its object ``get`` finds no error in a missing key)
+does, where RFC 6902 would refuse it; the Ray autoscaler relies on it when it replaces
+``/spec/workerGroupSpecs/<i>/scaleStrategy`` of a group that has none. Replacing a missing
+array index, or removing a missing member, is still refused. See
+https://github.com/evanphx/json-patch/blob/v4.12.0/patch.go
 """
 
 from __future__ import annotations
@@ -11,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 import jsonpatch
+import jsonpointer
 import orjson
 
 from rayop.sim.apiserver.request_body import check_shape
@@ -167,7 +175,10 @@ def apply_patch(content_type: str, original: dict[str, Any], body: bytes, *, cus
         if not isinstance(ops, list):
             raise se.bad_request("a JSON patch must be a list of operations")
         try:
-            return jsonpatch.JsonPatch(ops).apply(original)
+            doc = original
+            for op in ops:
+                doc = jsonpatch.JsonPatch([_replace_as_kubernetes_does(doc, op)]).apply(doc)
+            return doc
         except jsonpatch.JsonPatchTestFailed as exc:
             raise se.invalid(
                 "",
@@ -193,3 +204,16 @@ def apply_patch(content_type: str, original: dict[str, Any], body: bytes, *, cus
             raise se.bad_request("a strategic merge patch must be a JSON object")
         return strategic_merge_patch(original, patch)
     raise se.unsupported_media_type(ctype)
+
+
+def _replace_as_kubernetes_does(doc: Any, op: Any) -> Any:
+    """Turns a ``replace`` of a missing member of an existing object into an ``add``."""
+    if not isinstance(op, dict) or op.get("op") != "replace" or "path" not in op:
+        return op
+    pointer = jsonpointer.JsonPointer(str(op["path"]))
+    if not pointer.parts:
+        return op
+    parent = jsonpointer.JsonPointer.from_parts(pointer.parts[:-1]).resolve(doc, None)
+    if isinstance(parent, dict) and pointer.parts[-1] not in parent:
+        return {**op, "op": "add"}
+    return op

@@ -44,6 +44,8 @@ class ContainerProcessEnv:
         dial: Opens a connection to a pod port (None: TCP to ``pod_ip``).
         vet: Says why a command cannot run in this container, or None when it can (None:
             any command runs; a container of real processes).
+        wrap: Turns the command (paths already remapped) into the one that runs it inside the
+            container's mount namespace (None: it runs as it is).
     """
 
     env: Mapping[str, str]
@@ -52,6 +54,7 @@ class ContainerProcessEnv:
     mounts: Mapping[str, str]
     dial: PortDialer | None = None
     vet: Callable[[Sequence[str]], str | None] | None = None
+    wrap: Callable[[Sequence[str]], list[str]] | None = None
 
     async def connect(self, port: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
         """Opens a connection to ``port`` of the pod (raises OSError when nothing listens)."""

@@ -283,6 +283,8 @@ async def start_process(
         ExecStartError: The command could not be started (containerd's message).
     """
     argv = resolve_executable(env, options.command)
+    if env.wrap is not None:
+        argv = env.wrap(argv)
     cwd = env.cwd if os.path.isdir(env.cwd) else None  # noqa: ASYNC240
     if options.tty:
         master, slave = os.openpty()

@@ -11,6 +11,10 @@ Modules and subpackages:
 - ``image_version``: the Ray version a container image names, and the Warning ``--real-ray`` gives
   when it differs.
 - ``loopback``: loopback pod IPs: each pod of ``--real-ray`` gets its own 127.x.y.z address.
+- ``mount_launcher``: starts one container's command in a private mount namespace with the pod's
+  mounts in place (a stdlib-only script).
+- ``mount_namespace``: a container's private mount namespace: the plan of its mounts and the
+  command that applies it.
 - ``pod_env``: a container's environment as the kubelet resolves it: env, envFrom, the downward API,
   $(VAR).
 - ``pod_runner``: drives one pod of ``--real-ray`` from its volumes to its end, with its processes.
@@ -19,6 +23,8 @@ Modules and subpackages:
 - ``ray_install``: finds the Ray installation ``--real-ray`` runs: its ``bin`` directory and its
   version.
 - ``rewrite``: rewrites what a container's command names inside the container into what exists here.
+- ``service_account``: a pod's service account, as the kubelet gives it: the token files and
+  ``KUBERNETES_SERVICE_*``.
 - ``runtime``: the process runtime the kubelet uses under ``--real-ray`` (and the plane's Service
   routing).
 - ``volumes``: materializes a pod's volumes under its directory on this machine, as a kubelet mounts

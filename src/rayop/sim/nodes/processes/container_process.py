@@ -6,7 +6,10 @@ supervisor starts entrypoints in sessions of their own, but every one of them in
 variable; :func:`tree_pids` finds the whole tree by it (and by the session), so stopping a
 container (SIGTERM, then SIGKILL after the grace period) leaves nothing behind, as the end of
 a container's PID namespace does. stdout and stderr go to the container's log together, as
-``kubectl logs`` shows them.
+``kubectl logs`` shows them. Given a :class:`~.mount_namespace.MountPlan`, the command starts
+in a private mount namespace with the pod's mounts (:mod:`.mount_launcher`); a failure to make
+it, or to exec the command in it, is raised by :meth:`ContainerProcess.start` as an exec
+failure is.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from rayop.sim.nodes.container_logs import LogSink
+from rayop.sim.nodes.processes.mount_namespace import MountPlan, launcher_argv
 
 __all__ = ["CONTAINER_ENV", "ContainerProcess", "kill_tree", "tree_pids"]
 
@@ -82,6 +86,7 @@ class ContainerProcess:
         marker: ``<pod uid>/<container>``; stored in ``RAYOP_CONTAINER``.
         plane: The control plane's id, stored in ``RAYOP_PLANE``.
         sink: Where stdout and stderr go.
+        plan: The container's mount namespace (None: the command runs in this machine's).
     """
 
     def __init__(
@@ -93,8 +98,10 @@ class ContainerProcess:
         marker: str,
         plane: str,
         sink: LogSink,
+        plan: MountPlan | None = None,
     ) -> None:
         self.argv = list(argv)
+        self.plan = plan
         self.env = {**env, CONTAINER_ENV: marker, PLANE_ENV: plane}
         self.cwd = cwd
         self.marker = f"{CONTAINER_ENV}={marker}"
@@ -106,11 +113,35 @@ class ContainerProcess:
         """Starts the command in a new session.
 
         Raises:
-            OSError: the executable does not exist or cannot run (the caller reports it as
-                the container's error).
+            OSError: the executable does not exist or cannot run, or the mount namespace could
+                not be made (the caller reports it as the container's error).
         """
-        self._proc = await asyncio.create_subprocess_exec(
-            *self.argv,
+        if self.plan is None:
+            self._proc = await self._spawn(self.argv, ())
+        else:
+            read_end, write_end = os.pipe()
+            try:
+                self._proc = await self._spawn(
+                    launcher_argv(self.plan, write_end, self.argv), (write_end,)
+                )
+            except OSError:
+                os.close(read_end)
+                raise
+            finally:
+                os.close(write_end)
+            failure = await asyncio.to_thread(_read_to_end, read_end)
+            if failure:
+                await self._proc.wait()
+                self._close_transport()
+                number, _, message = failure.partition("\n")
+                raise OSError(int(number or 0), message)
+        self._pump = asyncio.create_task(self._copy_output(), name=f"logs {self.marker}")
+
+    async def _spawn(
+        self, argv: Sequence[str], pass_fds: Sequence[int]
+    ) -> asyncio.subprocess.Process:
+        return await asyncio.create_subprocess_exec(
+            *argv,
             env=self.env,
             cwd=self.cwd,
             stdin=asyncio.subprocess.DEVNULL,
@@ -118,8 +149,8 @@ class ContainerProcess:
             stderr=asyncio.subprocess.STDOUT,
             start_new_session=True,
             limit=1 << 20,
+            pass_fds=tuple(pass_fds),
         )
-        self._pump = asyncio.create_task(self._copy_output(), name=f"logs {self.marker}")
 
     async def _copy_output(self) -> None:
         assert self._proc is not None and self._proc.stdout is not None
@@ -159,6 +190,20 @@ class ContainerProcess:
             self._pump.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._pump
+        self._close_transport()
+
+    def _close_transport(self) -> None:
         transport = getattr(self._proc, "_transport", None)
         if transport is not None:
             transport.close()  # the pipe of a daemon that outlived its kill would stay open
+
+
+def _read_to_end(fd: int) -> str:
+    """Reads the launcher's status pipe until every writer has closed it (at its exec)."""
+    chunks: list[bytes] = []
+    try:
+        while chunk := os.read(fd, 4096):
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
+    return b"".join(chunks).decode(errors="replace")

@@ -9,6 +9,16 @@ status (:mod:`.container_state`). :meth:`PodRunner.stop` ends every process of t
 liveness probes start at once (after their ``initialDelaySeconds``). A container without a
 command runs its image's entrypoint where :mod:`.image_entrypoint` knows it; otherwise it stays
 waiting (``CreateContainerError``) with a ``FailedCreatePodContainer`` Warning naming the image.
+
+Where the machine allows it (:func:`~.mount_namespace.namespace_support`), every container runs
+in a private mount namespace of its own (:mod:`.mount_namespace`) with its volume mounts, the
+pod's home at ``/home/ray``, its Ray temp dir at ``/tmp/ray`` and the service account's files
+(:mod:`.service_account`) at their in-pod paths; commands and env values then keep their paths
+as written (only Service names are rewritten), and exec probes and ``kubectl exec`` enter a
+namespace made the same way. Where it does not, paths in commands and env values are rewritten
+to this machine (:mod:`.rewrite`) and a container with volume mounts is refused
+(``CreateContainerConfigError``, saying why): its processes would open paths that are not
+there.
 """
 
 from __future__ import annotations
@@ -20,12 +30,13 @@ import os
 import re
 import shutil
 import uuid
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from rayop.apimachinery.objects import Obj
+from rayop.sim.machinery.errors import StatusError
 from rayop.sim.machinery.timestamps import now_rfc3339
 from rayop.sim.nodes.container_exec import ContainerProcessEnv
 from rayop.sim.nodes.container_logs import PodLogs
@@ -38,6 +49,7 @@ from rayop.sim.nodes.processes.image_entrypoint import (
 )
 from rayop.sim.nodes.processes.image_version import version_warning
 from rayop.sim.nodes.processes.loopback import POD_IP_ENV
+from rayop.sim.nodes.processes.mount_namespace import MountPlan, launcher_argv
 from rayop.sim.nodes.processes.pod_env import EnvError, Lookup, expand, resolve_env
 from rayop.sim.nodes.processes.probes import ProbeSpec, run_probe
 from rayop.sim.nodes.processes.ray_install import RayInstall
@@ -48,7 +60,20 @@ from rayop.sim.nodes.processes.rewrite import (
     rewrite_addresses,
     service_names,
 )
-from rayop.sim.nodes.processes.volumes import VolumeError, container_mounts, materialize_volumes
+from rayop.sim.nodes.processes.service_account import (
+    SERVICE_ACCOUNT_DIR,
+    PlaneEndpoint,
+    automounts,
+    kube_env,
+    service_account_name,
+    write_token_files,
+)
+from rayop.sim.nodes.processes.volumes import (
+    VolumeError,
+    container_mounts,
+    materialize_volumes,
+    read_only_mounts,
+)
 
 __all__ = ["PodRunner", "RunnerContext"]
 
@@ -77,6 +102,14 @@ class RunnerContext:
     mounts_behind: Callable[[str, str], Mapping[str, str]]
     event: Event
     backoff: float = 10.0
+    no_namespaces: str | None = None
+    """Why containers cannot get mount namespaces here (None: they do)."""
+    writable: tuple[str, ...] = ()
+    """Where a missing mount point may be created (the plane's directory, ``/tmp``)."""
+    endpoint: Callable[[], PlaneEndpoint | None] = lambda: None
+    """The plane's API server as pods reach it (None: not serving yet; no token is mounted)."""
+    host_dir_created: Callable[[Path], None] = lambda _path: None
+    """Told of each mount point (and missing parents) made on this machine, to remove at the end."""
 
 
 @dataclass
@@ -84,7 +117,13 @@ class _Running:
     process: ContainerProcess
     env: ContainerProcessEnv
     rewriter: CommandRewriter
+    wrap: Callable[[Sequence[str]], list[str]] | None = None
     started: float = field(default_factory=lambda: asyncio.get_running_loop().time())
+
+
+def _wrapper(plan: MountPlan) -> Callable[[Sequence[str]], list[str]]:
+    """Runs a command (an exec probe, ``kubectl exec``) in a namespace made as the container's."""
+    return lambda argv: launcher_argv(plan, None, argv)
 
 
 class PodRunner:
@@ -121,6 +160,7 @@ class PodRunner:
             state.waiting = "PodInitializing"
         self.running: dict[str, _Running] = {}
         self.volumes: dict[str, Path] = {}
+        self.token_dir: Path | None = None
         self._lock = asyncio.Lock()
         self._gone = False
         self._reported: set[str] = set()
@@ -175,10 +215,32 @@ class PodRunner:
                 self.volumes = materialize_volumes(
                     self.pod, self.dir / "volumes", self.ctx.claims, self.ctx.lookup(self.namespace)
                 )
+                self.token_dir = self._service_account_token()
                 return
             except VolumeError as exc:
                 await self._event_once("Warning", "FailedMount", f"MountVolume.SetUp failed: {exc}")
                 await asyncio.sleep(2.0)
+
+    def _service_account_token(self) -> Path | None:
+        """Writes the service account's files (when they are mounted); their directory or None.
+
+        Raises:
+            VolumeError: the ServiceAccount does not exist (yet).
+        """
+        endpoint = self.ctx.endpoint()
+        account_name = service_account_name(self.pod)
+        account = self.ctx.lookup(self.namespace)("ServiceAccount", account_name)
+        if endpoint is None or not automounts(self.pod, account):
+            return None
+        try:
+            token = endpoint.issue_token(self.namespace, account_name)
+        except StatusError as exc:
+            raise VolumeError(
+                f'serviceaccount "{account_name}" not found: the token cannot be mounted'
+            ) from exc
+        directory = self.dir / "volumes" / "kube-api-access"
+        write_token_files(directory, token, endpoint.ca_data, self.namespace)
+        return directory
 
     async def _run_init(self, spec: Obj, state: ContainerState) -> bool:
         backoff = self.ctx.backoff
@@ -294,13 +356,23 @@ class PodRunner:
         for value in addresses.values():
             names += address_services(value, self.namespace)
         await self._wait_for_services(names)
+        isolated = self.ctx.no_namespaces is None
         mounts: dict[str, str] = {}
-        for ns, svc in names:
-            mounts.update(self.ctx.mounts_behind(ns, svc))
+        if not isolated:
+            if spec.get("volumeMounts"):
+                raise EnvError(
+                    f"container {spec.get('name')} mounts volumes at in-pod paths, which "
+                    "--real-ray provides in a private mount namespace, and this machine cannot "
+                    f"make one: {self.ctx.no_namespaces}"
+                )
+            for ns, svc in names:
+                mounts.update(self.ctx.mounts_behind(ns, svc))
         home = self.dir / "home"
-        (self.dir / "tmp").mkdir(parents=True, exist_ok=True)
+        (self.dir / "tmp" / "ray").mkdir(parents=True, exist_ok=True)
         home.mkdir(parents=True, exist_ok=True)
         mounts.update({"/home/ray": str(home), "/tmp/ray": str(self.dir / "tmp" / "ray")})
+        if self.token_dir is not None:
+            mounts[SERVICE_ACCOUNT_DIR] = str(self.token_dir)
         try:
             mounts.update(container_mounts(spec, self.volumes))
         except VolumeError as exc:
@@ -311,7 +383,9 @@ class PodRunner:
             await asyncio.to_thread(image_dir.mkdir, parents=True, exist_ok=True)
             mounts[workdir] = str(image_dir)
         rewriter = CommandRewriter(mounts, self.ctx.resolve)
-        argv = [self._ray_start(a) for a in rewriter.argv(argv)]
+        # In a mount namespace the paths are where the command expects them: names only.
+        command_rewriter = CommandRewriter({}, self.ctx.resolve) if isolated else rewriter
+        argv = [self._ray_start(a) for a in command_rewriter.argv(argv)]
         env = {
             k: v for k, v in os.environ.items() if k in ("LANG", "LC_ALL", "TERM", "USER", "SHELL")
         }
@@ -327,13 +401,29 @@ class PodRunner:
             # ("Timed out waiting for file .../metrics_agent_port_..."). The pod's env may set it.
             RAY_agent_register_timeout_ms=AGENT_REGISTER_TIMEOUT_MS,
         )
-        env.update(rewriter.env(own_env))
+        endpoint = self.ctx.endpoint()
+        if endpoint is not None:
+            env.update(kube_env(endpoint))
+        env.update(command_rewriter.env(own_env))
         for key in addresses:
             env[key] = rewrite_addresses(env[key], self.namespace, self.ctx.resolve)
         env[POD_IP_ENV] = self.pod_ip
         env[POD_ENV] = self.uid
-        cwd = str(spec.get("workingDir") or workdir or "")
-        cwd = rewriter.text(cwd) if cwd else str(home)
+        working_dir = str(spec.get("workingDir") or workdir or "")
+        plan: MountPlan | None = None
+        if isolated:
+            if workdir:
+                await asyncio.to_thread(self._image_workdir_mount_point, workdir)
+            plan = MountPlan(
+                mounts,
+                read_only_mounts(spec) | {SERVICE_ACCOUNT_DIR},
+                writable=self.ctx.writable,
+                staging=str(self.dir / "mnt"),
+                cwd=working_dir or "/home/ray",
+            )
+            await asyncio.to_thread(self._host_mount_points, plan)
+        # In a namespace the launcher enters workingDir; it starts in the pod's home.
+        cwd = rewriter.text(working_dir) if working_dir and not isolated else str(home)
         await asyncio.to_thread(Path(cwd).mkdir, parents=True, exist_ok=True)
         process = ContainerProcess(
             argv,
@@ -342,10 +432,45 @@ class PodRunner:
             marker=f"{self.uid}/{spec.get('name')}",
             plane=self.ctx.plane_id,
             sink=sink,
+            plan=plan,
         )
+        wrap = None if plan is None else _wrapper(plan)
         return _Running(
-            process, ContainerProcessEnv(process.env, cwd, self.pod_ip, mounts), rewriter
+            process,
+            ContainerProcessEnv(process.env, cwd, self.pod_ip, mounts, wrap=wrap),
+            rewriter,
+            wrap,
         )
+
+    def _image_workdir_mount_point(self, workdir: str) -> None:
+        """Creates the image's working directory on this machine when it sits right under ``/``
+        (``/data`` of the redis image): the launcher covers a missing directory with a tmpfs on
+        its parent, and ``/`` cannot be covered. The runtime removes it at its end."""
+        path = Path(workdir)
+        if path.parent != Path("/") or path.exists():
+            return
+        path.mkdir()
+        self.ctx.host_dir_created(path)
+
+    def _host_mount_points(self, plan: MountPlan) -> None:
+        """Creates the mount points the launcher would create under ``/tmp`` on this machine
+        (outside the plane's own directory), and has the runtime remove them at its end."""
+        own = [w for w in self.ctx.writable if w != "/tmp"]
+        for target, source in plan.ordered():
+            path = Path(target)
+            if not target.startswith("/tmp/") or any(path.is_relative_to(w) for w in own):
+                continue
+            first_missing = next(
+                (p for p in [*reversed(path.parents), path] if not p.exists()), None
+            )
+            if first_missing is None:
+                continue
+            if Path(source).is_dir():
+                path.mkdir(parents=True, exist_ok=True)
+            else:  # a file mounted with subPath: its mount point is an empty file
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.touch()
+            self.ctx.host_dir_created(first_missing)
 
     def _ray_start(self, arg: str) -> str:
         """Adds this pod's ``--node-ip-address`` and ``--temp-dir`` to a ``ray start`` line.
@@ -376,6 +501,8 @@ class PodRunner:
         argv = running.rewriter.argv(
             [str(a) for a in (probe.get("exec") or {}).get("command") or []]
         )
+        if argv and running.wrap is not None:
+            argv = running.wrap(argv)
         await asyncio.sleep(timing.initial_delay)
         successes = failures = 0
         while True:

@@ -10,6 +10,11 @@ directory), hands out loopback pod IPs, runs each pod with a :class:`PodRunner`,
   it (ready pods first) for the processes' commands, and ``(namespace, service, port)`` to a
   base URL for the API server's services proxy and the operator's direct dashboard calls;
 - :meth:`close`: every process the plane started ends, by the ``RAYOP_PLANE`` marker.
+
+At start it checks once whether containers can get mount namespaces here
+(:func:`~.mount_namespace.namespace_support`; logged when they cannot). The plane sets
+:attr:`ProcessRuntime.endpoint` once its API server listens: pods then get their service
+account's token and ``KUBERNETES_SERVICE_*`` (:mod:`.service_account`).
 """
 
 from __future__ import annotations
@@ -33,9 +38,11 @@ from rayop.sim.nodes.container_logs import PodLogs
 from rayop.sim.nodes.pod_status import condition_true
 from rayop.sim.nodes.processes.container_process import PLANE_ENV, kill_tree
 from rayop.sim.nodes.processes.loopback import LoopbackAddresses, build_shim
+from rayop.sim.nodes.processes.mount_namespace import namespace_support
 from rayop.sim.nodes.processes.pod_env import Lookup
 from rayop.sim.nodes.processes.pod_runner import PodRunner, RunnerContext, Write
 from rayop.sim.nodes.processes.ray_install import RayInstall, find_ray
+from rayop.sim.nodes.processes.service_account import PlaneEndpoint
 from rayop.sim.storage.store import Store
 
 __all__ = ["ProcessRuntime"]
@@ -78,6 +85,15 @@ class ProcessRuntime:
         self.addresses = LoopbackAddresses()
         self._runners: dict[str, PodRunner] = {}
         self._count = 0
+        self.endpoint: PlaneEndpoint | None = None
+        self._host_dirs: set[Path] = set()
+        no_namespaces = namespace_support(self.root / "namespace-check")
+        if no_namespaces is not None:
+            log.warning(
+                "real-ray: containers get no mount namespace here (%s): pods whose containers "
+                "mount volumes are refused",
+                no_namespaces,
+            )
         self.ctx = RunnerContext(
             ray=self.ray,
             shim=self.shim,
@@ -89,6 +105,10 @@ class ProcessRuntime:
             mounts_behind=self._mounts_behind,
             event=self._event,
             backoff=backoff,
+            no_namespaces=no_namespaces,
+            writable=(str(self.root), "/tmp"),
+            endpoint=lambda: self.endpoint,
+            host_dir_created=self._host_dirs.add,
         )
 
     # -- the kubelet's side ------------------------------------------------------------------
@@ -122,6 +142,9 @@ class ProcessRuntime:
         await asyncio.gather(*(r.stop(2.0) for r in runners), return_exceptions=True)
         await kill_tree(f"{PLANE_ENV}={self.plane_id}", session=None, grace=2.0)
         shutil.rmtree(self.root, ignore_errors=True)
+        for directory in self._host_dirs:
+            _remove_empty_tree(directory)
+        self._host_dirs.clear()
 
     # -- ContainerExecutor ----------------------------------------------------------------------
 
@@ -215,7 +238,11 @@ class ProcessRuntime:
 
     def _lookup(self, namespace: str) -> Lookup:
         def find(kind: str, name: str) -> Obj | None:
-            plural = {"ConfigMap": "configmaps", "Secret": "secrets"}[kind]
+            plural = {
+                "ConfigMap": "configmaps",
+                "Secret": "secrets",
+                "ServiceAccount": "serviceaccounts",
+            }[kind]
             info = self.store.resources.get("", "v1", plural)
             return None if info is None else self.store.peek(info, namespace, name)
 
@@ -261,3 +288,17 @@ def _named_port(pod: Obj, name: str) -> int | None:
             if port.get("name") == name:
                 return int(port.get("containerPort") or 0)
     return None
+
+
+def _remove_empty_tree(path: Path) -> None:
+    """Removes the mount points under ``path`` (empty directories and files), then ``path``."""
+    if path.is_symlink() or not path.exists():
+        return
+    if path.is_file():
+        if path.stat().st_size == 0:
+            path.unlink()
+        return
+    for child in path.iterdir():
+        _remove_empty_tree(child)
+    with contextlib.suppress(OSError):
+        path.rmdir()

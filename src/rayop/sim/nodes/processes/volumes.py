@@ -6,7 +6,8 @@
 shared by the pods that use it) are supported; any other volume type, or a missing ConfigMap or
 Secret that is not optional, raises :class:`VolumeError` (the pod waits in ``ContainerCreating``
 with a ``FailedMount`` event, as on a real node). :func:`container_mounts` maps each of a
-container's ``volumeMounts`` (``subPath`` included) to its directory here.
+container's ``volumeMounts`` (``subPath`` included) to its directory here;
+:func:`read_only_mounts` names those mounted ``readOnly``.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pathlib import Path
 from rayop.apimachinery.objects import Obj
 from rayop.sim.nodes.processes.pod_env import EnvError, field_value
 
-__all__ = ["VolumeError", "container_mounts", "materialize_volumes"]
+__all__ = ["VolumeError", "container_mounts", "materialize_volumes", "read_only_mounts"]
 
 Lookup = Callable[[str, str], "Obj | None"]
 
@@ -148,3 +149,12 @@ def container_mounts(container: Obj, volumes: dict[str, Path]) -> dict[str, str]
             host.parent.mkdir(parents=True, exist_ok=True)
         out[str(mount.get("mountPath") or "")] = str(host).rstrip("/")
     return out
+
+
+def read_only_mounts(container: Obj) -> frozenset[str]:
+    """Returns the mountPaths of the container's ``volumeMounts`` that are ``readOnly``."""
+    return frozenset(
+        str(m.get("mountPath") or "")
+        for m in container.get("volumeMounts") or []
+        if m.get("readOnly")
+    )

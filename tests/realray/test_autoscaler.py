@@ -1,0 +1,316 @@
+"""The Ray autoscaler drives rayop on ``rayop up --real-ray`` (issue 36), v1 and v2.
+
+The head's autoscaler sidecar reads its service account token at its in-pod path, reaches the
+plane's HTTPS endpoint from ``KUBERNETES_SERVICE_HOST`` and is allowed by the Role rayop gives
+the head's ServiceAccount. A task needing a CPU the cluster lacks brings up a worker of the
+group that has it, the idle worker goes after ``idleTimeoutSeconds`` through
+``scaleStrategy.workersToDelete``, a task needing a custom resource and a (fake) GPU scales the
+group whose ``rayStartParams`` offer them, and ``minReplicas``/``maxReplicas`` edits bound what
+it asks for. Every request of the autoscaler is asserted on in the API server's audit log
+(``--audit-log-path``). Resources stay tiny: a head with no CPU, workers of one CPU, a 10 s
+idle timeout.
+
+The same scenario runs with KubeRay v1.7.0's operator (``$RAYOP_KUBERAY_BINARY``, else the one
+``scripts/controlplane-build kuberay`` caches) on ``rayop apiserver --real-ray``: the plane
+serves both operators alike.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import subprocess
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.kuberay_compat import crds_dir
+from tests.sim.apiserver_process import start_apiserver, stop_apiserver
+
+from .realray_support import Kubectl, rayop_up
+
+pytestmark = pytest.mark.realray
+
+IDLE_TIMEOUT = 10
+
+CLUSTER = """
+apiVersion: ray.io/v1
+kind: RayCluster
+metadata:
+  name: {name}
+spec:
+  rayVersion: "2.60.0"
+  enableInTreeAutoscaling: true
+  autoscalerOptions:
+    version: {version}
+    idleTimeoutSeconds: {idle}
+  headGroupSpec:
+    rayStartParams: {{num-cpus: "0"}}
+    template:
+      spec:
+        containers:
+        - name: ray-head
+          image: rayproject/ray:2.60.0
+          resources: {{limits: {{cpu: "1", memory: 2Gi}}}}
+  workerGroupSpecs:
+  - groupName: cpu
+    replicas: 0
+    minReplicas: 0
+    maxReplicas: 2
+    rayStartParams: {{num-cpus: "1"}}
+    template:
+      spec:
+        containers:
+        - name: ray-worker
+          image: rayproject/ray:2.60.0
+          resources: {{limits: {{cpu: "1", memory: 1Gi}}}}
+  - groupName: accel
+    replicas: 0
+    minReplicas: 0
+    maxReplicas: 1
+    rayStartParams:
+      num-cpus: "0"
+      num-gpus: "1"
+      resources: '"{{\\"Custom\\": 1}}"'
+    template:
+      spec:
+        containers:
+        - name: ray-worker
+          image: rayproject/ray:2.60.0
+          resources: {{limits: {{cpu: "1", memory: 1Gi}}}}
+"""
+
+DRIVER = """
+import os, time, ray
+ray.init()
+def where():
+    time.sleep({sleep})
+    return os.environ["RAYOP_POD_IP"]
+tasks = [ray.remote(where).options(**o).remote() for o in [{options}]]
+print("ran on", *ray.get(tasks))
+"""
+
+
+def driver(*options: str, sleep: float = 0) -> str:
+    """A driver running one task per ``options`` (``dict(...)`` text); prints their pod IPs."""
+    return DRIVER.format(sleep=sleep, options=", ".join(options))
+
+
+@dataclass
+class Autoscaled:
+    """A plane with an autoscaling RayCluster, and the plane's audit log.
+
+    Attributes:
+        kubectl: kubectl for the plane.
+        name: The RayCluster (and its head's ServiceAccount).
+        label: The case: ``<operator>-<autoscaler version>``.
+        audit_log: The ``--audit-log-path`` file.
+    """
+
+    kubectl: Kubectl
+    name: str
+    label: str
+    audit_log: Path
+
+    @property
+    def user(self) -> str:
+        """The autoscaler's user: the head's ServiceAccount (named as the cluster)."""
+        return f"system:serviceaccount:default:{self.name}"
+
+    def audit(self, **match: Any) -> list[dict[str, Any]]:
+        """The audit records (JSON lines) whose fields equal ``match``."""
+        records = [json.loads(line) for line in self.audit_log.read_text().splitlines()]
+        return [r for r in records if all(r.get(k) == v for k, v in match.items())]
+
+    def group(self, name: str) -> dict[str, Any]:
+        """The worker group's spec as stored now."""
+        cluster = self.kubectl.json("raycluster", self.name)
+        return next(g for g in cluster["spec"]["workerGroupSpecs"] if g["groupName"] == name)
+
+    def workers(self, group: str) -> list[dict[str, Any]]:
+        """The group's worker pods that are not being deleted."""
+        selector = f"ray.io/cluster={self.name},ray.io/group={group}"
+        items = self.kubectl.json("pods", "-l", selector)["items"]
+        return [p for p in items if not p["metadata"].get("deletionTimestamp")]
+
+    def run_driver(self, code: str, timeout: float = 240) -> str:
+        """Runs a Ray driver in the head container (``kubectl exec``); returns its output."""
+        [head] = self.kubectl.pod_names(f"ray.io/cluster={self.name},ray.io/node-type=head")
+        proc = self.kubectl.run(
+            "exec", head, "-c", "ray-head", "--", "python", "-c", code, timeout=timeout
+        )
+        return proc.stdout
+
+    def wait(self, what: str, check: Any, timeout: float) -> float:
+        """Polls ``check()`` until it is true; returns the seconds it took."""
+        start = time.monotonic()
+        while not check():
+            if time.monotonic() - start > timeout:
+                raise AssertionError(f"{what}: not after {timeout} s")
+            time.sleep(1.0)
+        return time.monotonic() - start
+
+
+def kuberay_binary() -> str:
+    """KubeRay v1.7.0's operator binary (fails the test when it was not built)."""
+    cache = os.environ.get("RAYOP_CACHE_DIR") or os.path.expanduser("~/.cache/rayop")
+    binary = os.environ.get("RAYOP_KUBERAY_BINARY") or f"{cache}/kuberay/v1.7.0/ray-operator"
+    if not os.path.isfile(binary):
+        pytest.fail(f"no KubeRay binary at {binary} (scripts/controlplane-build kuberay)")
+    return binary
+
+
+@contextlib.contextmanager
+def kuberay_on_apiserver(workdir: Path, ray_env: str, audit_log: Path) -> Iterator[Kubectl]:
+    """KubeRay's operator on ``rayop apiserver --real-ray`` with KubeRay's own CRDs."""
+    binary = kuberay_binary()
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("RAYOP_RAY_ENV", ray_env)
+        server, kubeconfig = start_apiserver(
+            workdir, "--real-ray", "--audit-log-path", str(audit_log)
+        )
+    try:
+        kubectl = Kubectl(kubeconfig, workdir)
+        kubectl.run("create", "-f", str(crds_dir()))
+        with (workdir / "ray-operator.log").open("a") as log:
+            operator = subprocess.Popen(
+                [binary, "--metrics-addr=0", "--health-probe-bind-address=0",
+                 "--enable-leader-election=false"],
+                env=dict(os.environ, KUBECONFIG=str(kubeconfig)),
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )  # fmt: skip
+        try:
+            yield kubectl
+        finally:
+            operator.terminate()
+            try:
+                operator.wait(15)
+            except subprocess.TimeoutExpired:
+                operator.kill()
+                operator.wait()
+    finally:
+        stop_apiserver(server)
+
+
+@pytest.fixture(scope="module", params=["rayop-v1", "rayop-v2", "kuberay-v1", "kuberay-v2"])
+def cluster(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, ray_env: str
+) -> Iterator[Autoscaled]:
+    """The autoscaling cluster ``auto-<version>`` ready: with rayop on ``rayop up --real-ray``,
+    or with KubeRay on ``rayop apiserver --real-ray``."""
+    operator, version = str(request.param).split("-")
+    workdir = tmp_path_factory.mktemp(f"realray-autoscaler-{request.param}")
+    audit_log = workdir / "audit.log"
+    plane: contextlib.AbstractContextManager[Kubectl]
+    if operator == "kuberay":
+        plane = kuberay_on_apiserver(workdir, ray_env, audit_log)
+    else:
+        plane = _kubectl_of(rayop_up(workdir, ray_env, "--audit-log-path", str(audit_log)))
+    with plane as kubectl:
+        name = f"auto-{version}"
+        start = time.monotonic()
+        kubectl.apply(CLUSTER.format(name=name, version=version, idle=IDLE_TIMEOUT))
+        kubectl.wait_for(f"raycluster/{name}", ".status.state", "ready", timeout=300)
+        up = Autoscaled(kubectl, name, str(request.param), audit_log)
+        # The autoscaler has read the RayCluster with its own token: it runs.
+        up.wait("the autoscaler's first request", lambda: up.audit(user=up.user), 120)
+        print(f"\n{request.param}: apply -> autoscaler running in {time.monotonic() - start:.1f} s")
+        yield up
+
+
+@contextlib.contextmanager
+def _kubectl_of(
+    up: contextlib.AbstractContextManager[tuple[subprocess.Popen[str], Kubectl]],
+) -> Iterator[Kubectl]:
+    with up as (_proc, kubectl):
+        yield kubectl
+
+
+def test_a_task_needing_a_cpu_brings_up_a_worker_of_the_cpu_group(cluster: Autoscaled) -> None:
+    start = time.monotonic()
+    out = cluster.run_driver(driver("dict(num_cpus=1)"))
+    print(
+        f"\n{cluster.label}: a 1-CPU task on a 0-CPU cluster ran in {time.monotonic() - start:.1f} s"
+    )
+    [worker] = cluster.workers("cpu")
+    assert f"ran on {worker['status']['podIP']}" in out, out
+    assert cluster.group("cpu")["replicas"] == 1 and cluster.group("accel")["replicas"] == 0
+    assert cluster.workers("accel") == []
+    patches = cluster.audit(
+        user=cluster.user, verb="patch", resource="rayclusters", name=cluster.name, code=200
+    )
+    assert patches, "the autoscaler never patched the RayCluster"
+    reads = {(r["verb"], r["resource"]) for r in cluster.audit(user=cluster.user, code=200)}
+    assert {("get", "rayclusters"), ("list", "pods")} <= reads, reads
+    refused = [r for r in cluster.audit(user=cluster.user) if r["code"] >= 400]
+    assert refused == [], refused
+    # What allowed it: the Role rayop made for the head's ServiceAccount.
+    role = cluster.kubectl.json("role", cluster.name)
+    granted = {
+        (res, verb) for rule in role["rules"] for res in rule["resources"] for verb in rule["verbs"]
+    }
+    assert {("rayclusters", "patch"), ("pods", "list")} <= granted, granted
+
+
+def test_the_idle_worker_goes_through_workers_to_delete(cluster: Autoscaled) -> None:
+    workers = cluster.workers("cpu")
+    assert len(workers) == 1, [w["metadata"]["name"] for w in workers]
+    name = workers[0]["metadata"]["name"]
+    took = cluster.wait("the idle worker deleted", lambda: not cluster.workers("cpu"), 180)
+    print(
+        f"\n{cluster.label}: the idle worker went {took:.1f} s after the task (idle {IDLE_TIMEOUT} s)"
+    )
+    assert cluster.group("cpu")["replicas"] == 0
+    events = cluster.kubectl.json("events", "--field-selector", "reason=DeletedWorkerPod")["items"]
+    assert any(name in e["message"] for e in events), [e["message"] for e in events]
+    # KubeRay may send the delete again while the pod terminates: the first one did it.
+    deletes = cluster.audit(verb="delete", resource="pods", name=name)
+    deleted = next(r for r in deletes if r["code"] < 300)
+    asked = cluster.audit(user=cluster.user, verb="patch", resource="rayclusters", code=200)
+    assert any(r["time"] <= deleted["time"] for r in asked[1:]), (asked, deleted)
+    # The operator deletes it, asked by the autoscaler.
+    assert all(r["user"] != cluster.user for r in deletes), deletes
+
+
+def test_custom_resources_and_fake_gpus_scale_the_accel_group(cluster: Autoscaled) -> None:
+    out = cluster.run_driver(
+        driver("dict(num_cpus=0, num_gpus=1)", "dict(num_cpus=0, resources={'Custom': 1})")
+    )
+    [worker] = cluster.workers("accel")
+    ip = worker["status"]["podIP"]
+    assert f"ran on {ip} {ip}" in out, out
+    assert cluster.group("accel")["replicas"] == 1 and cluster.group("cpu")["replicas"] == 0
+    assert cluster.workers("cpu") == []
+
+
+def test_min_and_max_replica_edits_are_honoured(cluster: Autoscaled) -> None:
+    kubectl, name = cluster.kubectl, cluster.name
+    kubectl.run(
+        "patch", "raycluster", name, "--type=json", "-p",
+        json.dumps([
+            {"op": "replace", "path": "/spec/workerGroupSpecs/0/minReplicas", "value": 1},
+            {"op": "replace", "path": "/spec/workerGroupSpecs/0/maxReplicas", "value": 1},
+        ]),
+    )  # fmt: skip
+    cluster.wait("a worker for minReplicas 1", lambda: len(cluster.workers("cpu")) == 1, 180)
+    [kept] = cluster.workers("cpu")
+    time.sleep(IDLE_TIMEOUT + 10)  # idle past the timeout: minReplicas keeps it
+    assert [w["metadata"]["uid"] for w in cluster.workers("cpu")] == [kept["metadata"]["uid"]]
+    # Two 1-CPU tasks of 5 s at once: maxReplicas 1 keeps them on the one worker, in turn.
+    out = cluster.run_driver(driver("dict(num_cpus=1)", "dict(num_cpus=1)", sleep=5))
+    ip = kept["status"]["podIP"]
+    assert f"ran on {ip} {ip}" in out, out
+    prefix = f"{name}-cpu-worker-"
+    created = [
+        r["name"]
+        for r in cluster.audit(verb="create", resource="pods", code=201)
+        if r["name"].startswith(prefix)
+    ]
+    assert len(created) == 2, created  # one for the first task, one for minReplicas
+    assert cluster.group("cpu")["replicas"] == 1
