@@ -8,9 +8,10 @@ import orjson
 import pytest
 from typer.testing import CliRunner
 
-from rayop.advise.compare import compare
+from rayop.advise.compare import PROVISIONED, compare
 from rayop.advise.errors import AdviseInputError
 from rayop.advise.evidence import Scrape
+from rayop.advise.exposition import Snapshot
 from rayop.advise.identity import Operator
 from rayop.advise.window_file import load, save
 from rayop.cli import app
@@ -171,3 +172,26 @@ def test_a_bad_after_file_is_named_as_after(tmp_path: Path) -> None:
 def test_a_queue_wait_change_below_a_backlog_counts_neither_way() -> None:
     assert not rules.wait_matters(0.099, 0.38) and not rules.wait_matters(None, 0.9)
     assert rules.wait_matters(0.66, 1.0) and rules.wait_matters(2.0, None)
+
+
+def _provisioned(window: list[Scrape], seconds: float, clusters: int = 10) -> list[Scrape]:
+    """The window with ``clusters`` clusters provisioned in ``seconds`` each at its end."""
+    extra = {
+        (PROVISIONED, frozenset({"name": f"c{i}", "namespace": "ns"}.items())): seconds
+        for i in range(clusters)
+    }
+    last = window[-1]
+    return [*window[:-1], Scrape(last.t, Snapshot({**last.snapshot.samples, **extra}))]
+
+
+def test_a_queue_wait_gain_without_a_ready_gain_is_no_gain() -> None:
+    before = _provisioned(_window(1, Load(arrivals=20)), 138.0)
+    after = _provisioned(_window(3, Load(arrivals=20)), 135.0)
+    result = compare(before, after, CONTROLLERS)
+    assert result.verdict == "revert", result.reasons
+    assert (
+        "queue wait fell but time to ready did not: the wait moved elsewhere (the API server), "
+        "no gain"
+    ) in result.reasons
+    faster = compare(before, _provisioned(_window(3, Load(arrivals=20)), 60.0), CONTROLLERS)
+    assert faster.verdict == "keep", faster.reasons

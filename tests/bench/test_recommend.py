@@ -262,6 +262,18 @@ def test_a_queue_wait_gain_below_a_backlog_is_noise_not_a_reason_to_raise() -> N
     assert recommend(idle, qps=100, burst=200).concurrency == 1
     backlog = [
         measured(1, ready=60.07, queue_p99=1.6, busy=0.9),
-        measured(2, ready=60.53, queue_p99=0.66, busy=0.4),
+        measured(2, ready=50.2, queue_p99=0.66, busy=0.4),
     ]
     assert recommend(backlog, qps=100, burst=200).concurrency == 2
+
+
+def test_a_queue_wait_gain_without_a_ready_gain_moved_the_wait_elsewhere() -> None:
+    # rayop at an API server at its capacity (api-slowdown, 1 service slot): the queue wait
+    # p99 fell with 2 workers, the time to all ready did not.
+    at_capacity = [
+        measured(1, ready=137.8, queue_p99=138.4, busy=0.99),
+        measured(2, ready=135.2, queue_p99=97.0, busy=0.99),
+    ]
+    advice = recommend(at_capacity, qps=100, burst=200)
+    assert advice.concurrency == 1
+    assert any("the wait moved elsewhere" in reason for reason in advice.reasons)

@@ -21,7 +21,10 @@ As a controlled experiment, in this order:
 3. **Outcomes, worse first:** reconcile errors that rose (doubled and 5 points more), or queue
    wait p99 or time to ready worse by more than the noise mean revert. API latency that rose (1.5x
    and 20 ms) means revert unless queue wait or time to ready improved beyond the noise: then what
-   users wait for got better and the verdict is keep, naming the API server as the next limit. Queue wait p99 or time to ready (``kuberay_cluster_provisioned_duration_seconds``
+   users wait for got better and the verdict is keep, naming the API server as the next limit.
+   Where time to ready is measured, a queue wait gain without a time-to-ready gain is no gain:
+   the wait moved elsewhere (rayop at an API server at capacity: queue wait p99 138 s -> 97 s,
+   all ready 138 s -> 135 s). Queue wait p99 or time to ready (``kuberay_cluster_provisioned_duration_seconds``
    of the clusters provisioned in each window, where exported) better by more than the noise
    means keep. Within the noise: keep a change that lowered the workers (as good with fewer),
    revert one that raised them (no gain to show for them). A queue wait change counts only where
@@ -264,6 +267,12 @@ def _judge(b: WindowSummary, a: WindowSummary, level: float, measured: bool) -> 
             worse.append("time to ready got worse beyond the noise")
         elif ready_gain > level:
             better.append("time to ready fell beyond the noise")
+        elif better:  # what users wait for did not move: the queue's wait went elsewhere
+            reasons.append(
+                "queue wait fell but time to ready did not: the wait moved elsewhere (the API "
+                "server), no gain"
+            )
+            better = []
     if worse:
         return Comparison(
             "revert", (*reasons, "revert: " + "; ".join(worse)), level, measured, b, a

@@ -175,10 +175,21 @@ def _compare(best: Outcome, o: Outcome, margin: float) -> tuple[bool, str]:
             f"{figures}: time to ready got worse by more than the {margin:.0%} noise, stay at "
             f"{best.concurrency}"
         )
-    if ready_gain > margin or wait_gain > margin:
+    if ready_gain > margin:
         return (
             True,
             f"{figures}: better by more than the {margin:.0%} noise, {o.concurrency} is better",
+        )
+    if wait_gain > margin and best.ready is None:
+        return (
+            True,
+            f"{figures}: queue wait better by more than the {margin:.0%} noise, "
+            f"{o.concurrency} is better",
+        )
+    if wait_gain > margin:
+        return False, (
+            f"{figures}: queue wait fell but time to ready did not, beyond the {margin:.0%} "
+            f"noise: the wait moved elsewhere (the API server), stay at {best.concurrency}"
         )
     return False, f"{figures}: within the {margin:.0%} noise, stay at {best.concurrency}"
 
