@@ -100,15 +100,7 @@ def _ready_head(kubectl: Kubectl, other_than: str, timeout: float) -> str:
     ("sample", "redis_pod"),
     [
         ("ray-cluster.external-redis.yaml", "app=redis"),
-        pytest.param(
-            "ray-cluster.persistent-redis.yaml",
-            "statefulset.kubernetes.io/pod-name=redis-0",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="the claim's mountPath /data is directly under /, where the mount "
-                "launcher makes no mount point ('/ is not covered')",
-            ),
-        ),
+        ("ray-cluster.persistent-redis.yaml", "statefulset.kubernetes.io/pod-name=redis-0"),
     ],
 )
 def test_a_detached_actor_survives_a_head_restart(up: Kubectl, sample: str, redis_pod: str) -> None:

@@ -412,8 +412,6 @@ class PodRunner:
         working_dir = str(spec.get("workingDir") or workdir or "")
         plan: MountPlan | None = None
         if isolated:
-            if workdir:
-                await asyncio.to_thread(self._image_workdir_mount_point, workdir)
             plan = MountPlan(
                 mounts,
                 read_only_mounts(spec) | {SERVICE_ACCOUNT_DIR},
@@ -442,23 +440,18 @@ class PodRunner:
             wrap,
         )
 
-    def _image_workdir_mount_point(self, workdir: str) -> None:
-        """Creates the image's working directory on this machine when it sits right under ``/``
-        (``/data`` of the redis image): the launcher covers a missing directory with a tmpfs on
-        its parent, and ``/`` cannot be covered. The runtime removes it at its end."""
-        path = Path(workdir)
-        if path.parent != Path("/") or path.exists():
-            return
-        path.mkdir()
-        self.ctx.host_dir_created(path)
-
     def _host_mount_points(self, plan: MountPlan) -> None:
-        """Creates the mount points the launcher would create under ``/tmp`` on this machine
-        (outside the plane's own directory), and has the runtime remove them at its end."""
+        """Creates on this machine the mount points the launcher cannot make inside the
+        namespace: those under ``/tmp`` (outside the plane's own directory), and those right
+        under ``/`` (``/data`` of the redis image and of a claim mounted there: the launcher
+        covers a missing directory with a tmpfs on its parent, and ``/`` cannot be covered).
+        The runtime removes them at its end."""
         own = [w for w in self.ctx.writable if w != "/tmp"]
         for target, source in plan.ordered():
             path = Path(target)
-            if not target.startswith("/tmp/") or any(path.is_relative_to(w) for w in own):
+            top_level = path.parent == Path("/")
+            under_tmp = target.startswith("/tmp/") and not any(path.is_relative_to(w) for w in own)
+            if not (top_level or under_tmp):
                 continue
             first_missing = next(
                 (p for p in [*reversed(path.parents), path] if not p.exists()), None
