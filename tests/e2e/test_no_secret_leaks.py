@@ -5,21 +5,26 @@ with the auth token, run on the embedded plane with the operator logging at debu
 verbose level; then every secret value (the token, the passwords, the TLS private keys) is
 looked for in the operator's log records (message, arguments, extras, tracebacks), in every
 Event, in the ray.io objects' status, in the operator's /metrics exposition and in the plane's,
-and found nowhere.
+and found nowhere. Then ``rayop bench`` runs on the same plane (its operator reconciles the
+secret-bearing objects too) and its report (JSON, HTML, what it printed) is searched the same way.
 """
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import copy
 import io
 import logging
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
+from typer.testing import CliRunner
 
+from rayop.cli import app
 from rayop.controllers.config.options import OperatorOptions
 from rayop.kube.resources import EVENTS, RAY_CLUSTERS, RAY_JOBS, SECRETS
 from rayop.runtime.process.logsetup import configure_logging
@@ -122,8 +127,20 @@ def _secret_values(secrets: list[Obj]) -> dict[str, str]:
     return found
 
 
-async def test_no_secret_value_appears_in_logs_events_status_or_metrics(
-    captured_logs: io.StringIO,
+async def _bench_report(kubeconfig: str, tmp_path: Path) -> str:
+    """Runs a one-cluster ``rayop bench`` on the plane; returns its JSON, HTML and output."""
+    out, html = tmp_path / "bench.json", tmp_path / "bench.html"
+    args = [
+        "bench", "--kubeconfig", kubeconfig, "--clusters", "1", "--workers", "1",
+        "--concurrency", "1", "--timeout", "60", "--json", str(out), "--report", str(html),
+    ]
+    result = await asyncio.to_thread(CliRunner().invoke, app, args)
+    assert result.exit_code == 0, result.output
+    return out.read_text() + html.read_text() + result.output
+
+
+async def test_no_secret_value_appears_in_logs_events_status_metrics_or_bench_report(
+    captured_logs: io.StringIO, tmp_path: Path
 ) -> None:
     try:
         crds = cert_manager_crds()
@@ -161,6 +178,7 @@ async def test_no_secret_value_appears_in_logs_events_status_or_metrics(
 
             await eventually(job_cluster_made, timeout=60, what="the RayJob's cluster")
             operator_metrics = running.manager.metrics.render().decode()
+        bench_report = await _bench_report(plane.cp.kubeconfig_path, tmp_path)
         secrets = plane.objects(SECRETS, NS)
         values = _secret_values(secrets)
         assert any("auth" in k for k in values), sorted(values)  # the token Secret was made
@@ -178,6 +196,7 @@ async def test_no_secret_value_appears_in_logs_events_status_or_metrics(
         "status": statuses,
         "operator /metrics": operator_metrics,
         "plane /metrics": plane_metrics,
+        "rayop bench report": bench_report,
     }
     assert "debug" in places["operator logs"].lower()  # the capture did see debug records
     leaks = [
