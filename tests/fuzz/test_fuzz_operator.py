@@ -138,10 +138,11 @@ async def _reconciled(world: World, name: str, before: int) -> None:
         await asyncio.sleep(0.02)
 
 
-async def _warned(world: World, name: str, reason: str) -> Obj:
+async def _warned(world: World, uid: str, reason: str) -> Obj:
+    """The event of ``reason`` about the object ``uid`` (not an earlier one of the same name)."""
     while True:
         for event in world.plane.events(NS, reason):
-            if event["regarding"].get("name") == name:
+            if event["regarding"].get("uid") == uid:
                 return event
         await asyncio.sleep(0.02)
 
@@ -166,7 +167,8 @@ def test_the_operator_reconciles_what_the_plane_admits_without_crashing(world: W
             world.run(_reconciled(world, name, 0), RECONCILE_SECONDS * 2)
             problems = VALIDATE[kind](created)
             if problems:
-                event = world.run(_warned(world, name, problems[0].reason), RECONCILE_SECONDS)
+                uid = created["metadata"]["uid"]
+                event = world.run(_warned(world, uid, problems[0].reason), RECONCILE_SECONDS)
                 assert event["type"] == "Warning"
                 assert problems[0].message in event["note"], (event["note"], problems[0])
                 tally["refused by rayop"] = tally.get("refused by rayop", 0) + 1
