@@ -16,15 +16,17 @@ __all__ = ["SHORT", "examples", "fuzz_settings"]
 SHORT = 150
 
 
-def examples(short: int = SHORT) -> int:
-    """The number of examples: ``RAYOP_FUZZ_EXAMPLES`` when set, else ``short``."""
-    return int(os.environ.get("RAYOP_FUZZ_EXAMPLES") or short)
+def examples(short: int = SHORT, *, share: float = 1.0) -> int:
+    """The number of examples: ``share`` of ``RAYOP_FUZZ_EXAMPLES`` when set, else ``short``."""
+    wanted = os.environ.get("RAYOP_FUZZ_EXAMPLES")
+    return max(short, int(int(wanted) * share)) if wanted else short
 
 
-def fuzz_settings(short: int = SHORT) -> settings:
-    """Hypothesis settings of one fuzz test (no deadline: the tests bound time themselves)."""
+def fuzz_settings(short: int = SHORT, *, share: float = 1.0) -> settings:
+    """Hypothesis settings of one fuzz test (no deadline: the tests bound time themselves);
+    ``share`` scales the long run for a test whose examples are slow."""
     return settings(
-        max_examples=examples(short),
+        max_examples=examples(short, share=share),
         deadline=None,
         derandomize=True,
         database=None,

@@ -189,7 +189,7 @@ def _nested(depth: int) -> Any:
 @st.composite
 def _valid(draw: st.DrawFn, kind: str) -> Obj:
     obj = base(kind)
-    obj["metadata"]["name"] = draw(_dns_label(1, 40))
+    obj["metadata"]["name"] = draw(_dns_label(1, 30))  # RayCronJob allows 36
     if draw(st.booleans()):
         labels = draw(st.dictionaries(_dns_label(1, 20), _dns_label(1, 20), max_size=5))
         obj["metadata"]["labels"] = labels
@@ -236,12 +236,45 @@ def _hostile(draw: st.DrawFn, kind: str) -> Obj:
     return obj
 
 
+_NUMBERS = st.integers(min_value=-3, max_value=12)
+_SEMANTIC: dict[str, list[tuple[Path, st.SearchStrategy[Any]]]] = {
+    "RayCluster": [
+        (("spec", "workerGroupSpecs", 0, "minReplicas"), _NUMBERS),
+        (("spec", "workerGroupSpecs", 0, "maxReplicas"), _NUMBERS),
+        (("spec", "workerGroupSpecs", 0, "replicas"), _NUMBERS),
+        (("metadata", "name"), _dns_label(50, 63)),
+        (("spec", "headGroupSpec", "template", "spec", "containers"), st.just([])),
+        (("spec", "workerGroupSpecs", 0, "groupName"), st.sampled_from(["", "workers"])),
+    ],
+    "RayJob": [
+        (("spec", "shutdownAfterJobFinishes"), st.booleans()),
+        (("spec", "ttlSecondsAfterFinished"), _NUMBERS),
+        (("spec", "submissionMode"), st.sampled_from(["Bogus", "HTTPMode", "K8sJobMode"])),
+        (("metadata", "name"), _dns_label(44, 63)),
+    ],
+    "RayService": [(("metadata", "name"), _dns_label(44, 63))],
+    "RayCronJob": [
+        (("spec", "schedule"), st.sampled_from(["bogus", "* * *", "61 * * * *", "@every 5m"])),
+    ],
+}
+"""Values the CRD schema lets through and rayop's (KubeRay's) validation may refuse."""
+
+
+@st.composite
+def _semantic(draw: st.DrawFn, kind: str) -> Obj:
+    obj = draw(_valid(kind))
+    for path, values in draw(st.lists(st.sampled_from(_SEMANTIC[kind]), min_size=1, max_size=2)):
+        obj = set_at(obj, path, draw(values))
+    return obj
+
+
 def fuzzed_objects(kinds: tuple[str, ...] = KINDS) -> st.SearchStrategy[tuple[str, str, Obj]]:
-    """(kind, family, object) with family one of "valid", "almost", "hostile"."""
+    """(kind, family, object) with family one of "valid", "almost", "semantic", "hostile"."""
     return st.sampled_from(kinds).flatmap(
         lambda kind: st.one_of(
             _valid(kind).map(lambda o: (kind, "valid", o)),
             _almost_valid(kind).map(lambda o: (kind, "almost", o)),
+            _semantic(kind).map(lambda o: (kind, "semantic", o)),
             _hostile(kind).map(lambda o: (kind, "hostile", o)),
         )
     )

@@ -91,7 +91,7 @@ async def start_fake_api() -> FakeApiServer:
             return json_response(status_body(404, "NotFound", f"no route {request.path}"), 404)
         return await handler(request)
 
-    app = web.Application()
+    app = web.Application(client_max_size=3 * 1024 * 1024)  # kube-apiserver's body limit
     app.router.add_route("*", "/{tail:.*}", dispatch)
     server = TestServer(app, host="127.0.0.1")
     await server.start_server()

@@ -225,3 +225,20 @@ async def test_raw_request_returns_status_and_body_without_raising(
     missing_status, missing_body = await client.request("GET", "/missing")
     assert missing_status == 404
     assert orjson.loads(missing_body)["reason"] == "NotFound"
+
+
+async def test_a_body_over_1_mib_is_sent_whole_without_aiohttp_s_warning(
+    api: FakeApiServer, client: KubeClient
+) -> None:
+    """aiohttp warns (ResourceWarning, a test failure here) when handed more than 1 MiB of bytes
+    at once: an object with a big annotation, written by a user or in the operator's status
+    updates, is sent as a stream instead, with its length."""
+
+    @api.route("POST", RC_PATH)
+    async def handler(request: web.Request) -> web.Response:
+        return json_response(await request.json(), 201)
+
+    big = {"metadata": {"name": "c", "annotations": {"a": "x" * (2 * 1024 * 1024)}}, "spec": {}}
+    created = await client.create(RAY_CLUSTERS, big, namespace="ns")
+    assert created["metadata"]["annotations"] == big["metadata"]["annotations"]
+    assert int(api.requests[0].headers["Content-Length"]) == len(api.requests[0].body)

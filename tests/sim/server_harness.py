@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -15,6 +16,7 @@ from rayop.sim.apiserver.audit import Audit
 from rayop.sim.apiserver.faults import Faults
 from rayop.sim.storage.store import Store
 
+_INLINE_BODY_BYTES = 1024 * 1024
 TOKEN = "test-token"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 POD = "/api/v1/namespaces/default/pods"
@@ -42,7 +44,11 @@ class Harness:
     ) -> tuple[int, Any]:
         """Sends one request with the token; returns (status, decoded JSON body or text)."""
         hdrs = {**AUTH, "Content-Type": ctype, **(headers or {})}
-        data = None if body is None else (body if isinstance(body, bytes) else orjson.dumps(body))
+        data: Any = (
+            None if body is None else (body if isinstance(body, bytes) else orjson.dumps(body))
+        )
+        if data is not None and len(data) > _INLINE_BODY_BYTES:
+            data = io.BytesIO(data)  # aiohttp warns when handed over 1 MiB of bytes at once
         q = {k: str(v) for k, v in params.items()}
         async with self.client.request(method, path, data=data, headers=hdrs, params=q) as r:
             raw = await r.read()

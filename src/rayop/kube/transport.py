@@ -23,6 +23,7 @@ credential plugin that fails while the client refreshes a token.
 from __future__ import annotations
 
 import errno
+import io
 from asyncio import sslproto
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -54,6 +55,9 @@ sslproto.SSLProtocol.max_size = TLS_READ_BUFFER
 MAX_RETRIES = 10
 """Retries per call after a 429 (or a 5xx with Retry-After), as client-go's maxRetries."""
 
+_INLINE_BODY_BYTES = 1024 * 1024
+"""A body longer than this goes to aiohttp as a stream: aiohttp warns that writing more in one
+piece may block the event loop (ResourceWarning, payload.py TOO_LARGE_BYTES_BODY, 1 MiB)."""
 _RESET_ERRNOS = {errno.ECONNRESET, errno.EPIPE, errno.ECONNABORTED}
 
 
@@ -235,11 +239,12 @@ class Transport:
         timeout: aiohttp.ClientTimeout,
         stream: bool,
     ) -> Reply:
+        data = body if body is None or len(body) <= _INLINE_BODY_BYTES else io.BytesIO(body)
         response = await self._get_session().request(
             verb,
             url,
             params=params,
-            data=body,
+            data=data,
             headers=headers,
             timeout=timeout,
             proxy=self._config.proxy,

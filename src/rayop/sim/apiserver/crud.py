@@ -206,7 +206,7 @@ async def _apply(
         raise se.bad_request(f"error decoding YAML: {exc}") from exc
     if not isinstance(intent, dict):
         raise se.bad_request("the apply body must be an object")
-    check_shape(intent)
+    check_shape(intent, shared=True)  # YAML aliases share parts
     if not isinstance(intent.setdefault("metadata", {}), dict):
         raise se.bad_request("the apply body's metadata must be an object")
     if current is None:

@@ -88,6 +88,8 @@ async def decode_body(request: web.Request, info: ResourceInfo | None) -> Any:
             body = load_yaml(raw)
         except (yaml.YAMLError, RecursionError) as exc:
             raise se.bad_request(f"unable to decode the request body: {exc}") from exc
+        check_shape(body, shared=True)  # YAML aliases share parts
+        return body
     check_shape(body)
     return body
 

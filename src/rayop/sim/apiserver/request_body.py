@@ -87,18 +87,32 @@ def load_yaml(raw: bytes | str) -> Any:
     return yaml.load(raw, Loader=_LOADER)  # a safe loader (CSafeLoader or SafeLoader)
 
 
-def check_shape(value: Any) -> None:
-    """Refuses a decoded body nested too deeply or too large once its shared parts are expanded.
+def check_shape(value: Any, *, shared: bool = False) -> None:
+    """Refuses a decoded body nested too deeply or, when it may share parts (``shared``: YAML,
+    whose aliases do), too large once those parts are expanded.
 
     Raises:
         StatusError: 400 naming the bound exceeded.
     """
+    if not shared:  # JSON: every container appears once; only the depth matters
+        if isinstance(value, dict | list):
+            _check_depth(value, 0)
+        return
     total, _height = _measure(value, 0, {})
     if total > MAX_EXPANDED_VALUES:
         raise se.bad_request(
             f"the request body expands to more than {MAX_EXPANDED_VALUES} values "
             "(excessive aliasing)"
         )
+
+
+def _check_depth(value: Any, depth: int) -> None:
+    if depth >= MAX_DEPTH:
+        raise _too_deep()
+    children = value.values() if isinstance(value, dict) else value
+    for child in children:
+        if isinstance(child, dict | list):
+            _check_depth(child, depth + 1)
 
 
 def _measure(value: Any, depth: int, seen: dict[int, tuple[int, int]]) -> tuple[int, int]:
