@@ -131,13 +131,18 @@ async def test_refusals_are_the_same_on_a_real_and_the_embedded_api_server(
 def _transport_error_folded(outcomes: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """``outcomes`` with the dial error of the webhook-down call folded to one word.
 
-    Whether kube-apiserver reports ``EOF`` or ``connect: connection refused`` depends on
-    whether it still held a keep-alive connection to the webhook server when that stopped:
-    timing, not behaviour. Everything before it must be the same."""
+    Whether kube-apiserver reports ``EOF``, ``use of closed network connection`` or ``connect:
+    connection refused`` depends on whether it still held a keep-alive connection to the webhook
+    server when that stopped, and on when it noticed: timing, not behaviour. Everything before it
+    must be the same."""
     folded = []
     for outcome in outcomes:
         message = str(outcome.get("message") or "")
-        for tail in ('": EOF', '": dial tcp 127.0.0.1:<port>: connect: connection refused'):
+        for tail in (
+            '": EOF',
+            '": use of closed network connection',
+            '": dial tcp 127.0.0.1:<port>: connect: connection refused',
+        ):
             if message.endswith(tail):
                 message = message[: -len(tail)] + '": <unreachable>'
         folded.append({**outcome, "message": message})
