@@ -16,7 +16,6 @@ import contextlib
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 import time
@@ -32,7 +31,7 @@ from rayop.bench.scenarios import raycluster
 from rayop.kube.client import KubeClient
 from rayop.kube.resources import CRDS, RAY_CLUSTERS
 from tests.kuberay_compat import crds_dir, needs_material
-from tests.real.prometheus_support import prometheus_bin
+from tests.real.prometheus_support import free_port, running_prometheus
 
 from .real_support import create_namespace, kuberay_running, user_client
 from .test_kuberay_on_embedded import running_plane
@@ -41,41 +40,6 @@ pytestmark = [pytest.mark.real, needs_material]
 
 CLUSTERS = 24
 """RayClusters created in each operator's namespace (one every 0.5 s)."""
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@contextlib.contextmanager
-def _prometheus(targets: dict[str, str], tmp: Path) -> Iterator[str]:
-    port = _free_port()
-    config = {
-        "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
-        "scrape_configs": [
-            {"job_name": job, "static_configs": [{"targets": [target]}]}
-            for job, target in targets.items()
-        ],
-    }
-    (tmp / "prometheus.yml").write_text(yaml.safe_dump(config))
-    with (tmp / "prometheus.log").open("w") as log:
-        proc = subprocess.Popen(
-            [
-                str(prometheus_bin("prometheus")),
-                f"--config.file={tmp / 'prometheus.yml'}",
-                f"--storage.tsdb.path={tmp / 'data'}",
-                f"--web.listen-address=127.0.0.1:{port}",
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=log,
-        )
-        try:
-            yield f"http://127.0.0.1:{port}"
-        finally:
-            proc.terminate()
-            proc.wait(timeout=30)
 
 
 @contextlib.contextmanager
@@ -139,7 +103,7 @@ def _raycluster_verdict(doc: dict[str, Any]) -> dict[str, Any]:
 async def _operators(
     workdir: Path, kubeconfig: Path, kuberay_binary: Path
 ) -> AsyncIterator[dict[str, str]]:
-    ports = {"kuberay": _free_port(), "rayop": _free_port()}
+    ports = {"kuberay": free_port(), "rayop": free_port()}
     async with kuberay_running(
         kuberay_binary,
         str(kubeconfig),
@@ -197,7 +161,7 @@ async def test_advise_reads_kuberay_and_rayop_through_a_real_prometheus(
             for ns in ("kr", "ro"):
                 await create_namespace(client, ns)
             async with _operators(tmp_path, plane.kubeconfig, kuberay_binary) as targets:
-                with _prometheus(targets, tmp_path) as prom:
+                with running_prometheus(targets, tmp_path) as prom:
                     direct, through, both = await _under_load(client, targets, prom)
 
     names = {"kuberay": "KubeRay", "rayop": "rayop"}

@@ -9,32 +9,23 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import socket
-import subprocess
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import aiohttp
 import pytest
-import yaml
 from aiohttp import web
 
 from rayop.advise.advice import advise
 from rayop.advise.errors import AdviseInputError
 from rayop.advise.prometheus import read_range
 from tests.advise.fluid_operator import FluidOperator, Load
-from tests.real.prometheus_support import prometheus_bin
+from tests.real.prometheus_support import free_port, running_prometheus
 
 pytestmark = pytest.mark.real
 
 SECONDS = 24
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @contextlib.asynccontextmanager
@@ -51,7 +42,7 @@ async def _live_model(op: FluidOperator, load: Load) -> AsyncIterator[str]:
     app.router.add_get("/metrics", metrics)
     runner = web.AppRunner(app)
     await runner.setup()
-    port = _free_port()
+    port = free_port()
     await web.TCPSite(runner, "127.0.0.1", port).start()
     ticker = asyncio.create_task(advance())
     try:
@@ -59,33 +50,6 @@ async def _live_model(op: FluidOperator, load: Load) -> AsyncIterator[str]:
     finally:
         ticker.cancel()
         await runner.cleanup()
-
-
-@contextlib.contextmanager
-def _prometheus(target: str, tmp: Path) -> Iterator[str]:
-    port = _free_port()
-    config = {
-        "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
-        "scrape_configs": [{"job_name": "rayop", "static_configs": [{"targets": [target]}]}],
-    }
-    (tmp / "prometheus.yml").write_text(yaml.safe_dump(config))
-    log = (tmp / "prometheus.log").open("w")
-    proc = subprocess.Popen(
-        [
-            str(prometheus_bin("prometheus")),
-            f"--config.file={tmp / 'prometheus.yml'}",
-            f"--storage.tsdb.path={tmp / 'data'}",
-            f"--web.listen-address=127.0.0.1:{port}",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=log,
-    )
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
-        log.close()
 
 
 async def _ready(url: str) -> None:
@@ -112,7 +76,7 @@ async def test_the_advice_read_from_prometheus_is_the_endpoints(
 ) -> None:
     op = FluidOperator(workers=1)
     async with _live_model(op, load) as target:
-        with _prometheus(target, tmp_path) as url:
+        with running_prometheus({"rayop": target}, tmp_path) as url:
             await _ready(url)
             start = time.time()
             await asyncio.sleep(SECONDS)
