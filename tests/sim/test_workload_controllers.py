@@ -240,7 +240,12 @@ async def test_a_stateful_set_creates_ordered_pods_with_their_claims(api: Api) -
     await api.call("DELETE", "/api/v1/namespaces/default/pods/redis-0")
 
     async def back() -> bool:
-        pod = await api.call("GET", "/api/v1/namespaces/default/pods/redis-0")
+        async with api.http.get(
+            api.url + "/api/v1/namespaces/default/pods/redis-0", headers=api.headers
+        ) as resp:
+            if resp.status == 404:  # gone, not yet created again
+                return False
+            pod = await resp.json()
         return pod["metadata"]["uid"] != first["metadata"]["uid"] and not pod["metadata"].get(
             "deletionTimestamp"
         )
