@@ -137,16 +137,9 @@ class LaunchedOperator:
 
     in_process = False
 
-    def __init__(
-        self,
-        command: OperatorCommand,
-        kubeconfig: Callable[[Path], Path],
-        *,
-        concurrency: int,
-        qps: float,
-        burst: int,
-        start_timeout: float = START_TIMEOUT,
-    ) -> None:
+    def __init__(self, command: OperatorCommand, kubeconfig: Callable[[Path], Path], *,
+                 concurrency: int, qps: float, burst: int,
+                 start_timeout: float = START_TIMEOUT) -> None:
         self._command = command
         self._kubeconfig_file = kubeconfig
         self._concurrency = concurrency

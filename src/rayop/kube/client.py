@@ -322,16 +322,9 @@ class KubeClient:
         path = res.path(_ns(res, None, obj, required=True), name, subresource)
         return await self._call_json("PUT", path, body=body)
 
-    async def patch(
-        self,
-        res: Resource,
-        name: str,
-        body: Any,
-        *,
-        namespace: str | None = None,
-        patch_type: PatchType = "merge",
-        subresource: str | None = None,
-    ) -> dict[str, Any]:
+    async def patch(self, res: Resource, name: str, body: Any, *, namespace: str | None = None,
+                    patch_type: PatchType = "merge",
+                    subresource: str | None = None) -> dict[str, Any]:
         """Patches an object: JSON merge patch, JSON patch (a list of ops) or strategic merge.
 
         Blocks on the API.
@@ -347,14 +340,8 @@ class KubeClient:
             "PATCH", path, body=body, content_type=PATCH_CONTENT_TYPES[patch_type]
         )
 
-    async def delete(
-        self,
-        res: Resource,
-        name: str,
-        *,
-        namespace: str | None = None,
-        **options: Unpack[DeleteOptions],
-    ) -> dict[str, Any]:
+    async def delete(self, res: Resource, name: str, *, namespace: str | None = None,
+                     **options: Unpack[DeleteOptions]) -> dict[str, Any]:
         """Deletes an object; blocks on the API.
 
         Args:
@@ -385,16 +372,9 @@ class KubeClient:
         body = delete_body({"propagation_policy": propagation_policy})
         await self._call_json("DELETE", path, params=query(selected), body=body)
 
-    async def request(
-        self,
-        method: str,
-        path: str,
-        *,
-        params: Mapping[str, str] | None = None,
-        json: Any = None,
-        headers: Mapping[str, str] | None = None,
-        timeout: float | None = None,
-    ) -> tuple[int, bytes]:
+    async def request(self, method: str, path: str, *, params: Mapping[str, str] | None = None,
+                      json: Any = None, headers: Mapping[str, str] | None = None,
+                      timeout: float | None = None) -> tuple[int, bytes]:
         """Sends a raw request to ``path`` (for example a services proxy URL); blocks.
 
         Throttling and 429/Retry-After retries apply; error statuses are returned, not raised.

@@ -38,13 +38,7 @@ class ObjectClient(Protocol):
         """Replaces the object's status (raises Conflict on a stale resourceVersion)."""
         ...
 
-    async def delete(
-        self,
-        res: Resource,
-        name: str,
-        *,
-        namespace: str | None = None,
-        **options: Unpack[DeleteOptions],
-    ) -> dict[str, Any]:
+    async def delete(self, res: Resource, name: str, *, namespace: str | None = None,
+                     **options: Unpack[DeleteOptions]) -> dict[str, Any]:
         """Deletes the object (raises NotFound)."""
         ...

@@ -214,16 +214,9 @@ class RecordingClient(KubeClient):
             subresource=subresource,
         )
 
-    async def patch(
-        self,
-        res: Resource,
-        name: str,
-        body: Any,
-        *,
-        namespace: str | None = None,
-        patch_type: PatchType = "merge",
-        subresource: str | None = None,
-    ) -> dict[str, Any]:
+    async def patch(self, res: Resource, name: str, body: Any, *, namespace: str | None = None,
+                    patch_type: PatchType = "merge",
+                    subresource: str | None = None) -> dict[str, Any]:
         self._write(
             "patch", res, namespace, name, body, subresource=subresource, patch_type=patch_type
         )
@@ -238,14 +231,8 @@ class RecordingClient(KubeClient):
             )
         return await self.get(res, name, namespace=namespace)
 
-    async def delete(
-        self,
-        res: Resource,
-        name: str,
-        *,
-        namespace: str | None = None,
-        **options: Unpack[DeleteOptions],
-    ) -> dict[str, Any]:
+    async def delete(self, res: Resource, name: str, *, namespace: str | None = None,
+                     **options: Unpack[DeleteOptions]) -> dict[str, Any]:
         self._write("delete", res, namespace, name, dict(options))
         if self.send_writes:
             return await super().delete(res, name, namespace=namespace, **options)
@@ -262,16 +249,9 @@ class RecordingClient(KubeClient):
         if self.send_writes:
             await super().delete_collection(res, propagation_policy=propagation_policy, **selected)
 
-    async def request(
-        self,
-        method: str,
-        path: str,
-        *,
-        params: Mapping[str, str] | None = None,
-        json: Any = None,
-        headers: Mapping[str, str] | None = None,
-        timeout: float | None = None,
-    ) -> tuple[int, bytes]:
+    async def request(self, method: str, path: str, *, params: Mapping[str, str] | None = None,
+                      json: Any = None, headers: Mapping[str, str] | None = None,
+                      timeout: float | None = None) -> tuple[int, bytes]:
         if method.upper() in ("GET", "HEAD"):
             return await super().request(
                 method, path, params=params, json=json, headers=headers, timeout=timeout

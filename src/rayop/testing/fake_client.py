@@ -227,8 +227,7 @@ class FakeClient:
         return self._store(res, body)
 
     async def patch(
-        self, res: Resource, name: str, body: Any, *, namespace: str | None = None
-    ) -> dict[str, Any]:
+                    self, res: Resource, name: str, body: Any, *, namespace: str | None = None) -> dict[str, Any]:
         """Merges ``body``'s ``metadata`` (labels, annotations, finalizers...) and ``status``
         into the stored object.
 
@@ -246,14 +245,8 @@ class FakeClient:
             stored.setdefault(part, {}).update(changes)
         return self._store(res, stored)
 
-    async def delete(
-        self,
-        res: Resource,
-        name: str,
-        *,
-        namespace: str | None = None,
-        **options: Unpack[DeleteOptions],
-    ) -> dict[str, Any]:
+    async def delete(self, res: Resource, name: str, *, namespace: str | None = None,
+                     **options: Unpack[DeleteOptions]) -> dict[str, Any]:
         """Deletes the stored object, or marks it deleted while it has finalizers. The call's
         body is the ``DeleteOptions`` body the options make (None when they ask for nothing).
 

@@ -34,15 +34,8 @@ class RecordingEventSink:
 
     recorded: list[RecordedEvent] = field(default_factory=list)
 
-    def event(
-        self,
-        regarding: Mapping[str, Any],
-        event_type: EventType,
-        reason: str,
-        note: str,
-        *,
-        action: str | None = None,
-    ) -> None:
+    def event(self, regarding: Mapping[str, Any], event_type: EventType, reason: str, note: str, *,
+              action: str | None = None) -> None:
         """Records one Event about ``regarding``."""
         meta = regarding.get("metadata") or {}
         self.recorded.append(

@@ -13,6 +13,8 @@ Modules and subpackages:
   KubeRay's order.
 - ``deletion``: KubeRay v1.7's checks of a RayJob's TTL and ``deletionStrategy``
   (``validateDeletionConfiguration``).
+- ``first_checks``: the checks a RayJob and a RayService start with, in KubeRay's order: the
+  object parses, then its metadata, then its spec.
 - ``gates``: the KubeRay feature gates some checks depend on, by KubeRay's names, with KubeRay's
   defaults.
 - ``gcs_ft``: KubeRay v1.7's checks of GCS fault tolerance (part of ``ValidateRayClusterSpec``).

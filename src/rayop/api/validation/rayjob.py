@@ -17,9 +17,9 @@ from rayop.api import keys
 from rayop.api.rayjob import JobDeploymentStatus, JobSubmissionMode, RayJob, RayJobSpec
 from rayop.api.validation.cluster_spec import cluster_spec_problem
 from rayop.api.validation.deletion import deletion_problem
+from rayop.api.validation.first_checks import first_checks
 from rayop.api.validation.gates import Gates
 from rayop.api.validation.k8s_names import object_name_problem
-from rayop.api.validation.parsing import parse_model
 from rayop.api.validation.problem import Problem, Reason
 from rayop.api.validation.rayop_checks import rayjob_checks
 
@@ -131,17 +131,13 @@ def validate_rayjob(rj: RayJob | Mapping[str, Any], *, gates: Gates | None = Non
         rj: The RayJob.
         gates: KubeRay feature gates by name (KubeRay's defaults when None).
     """
-    job, parse_errors = parse_model(RayJob, rj)
+    job, problems = first_checks(
+        RayJob, rj, metadata_problem=metadata_problem,
+        spec_problem=lambda j, annotations: spec_problem(j.spec, annotations, gates),
+        metadata_reason=Reason.INVALID_RAYJOB_METADATA, spec_reason=Reason.INVALID_RAYJOB_SPEC,
+    )
     if job is None:
-        return [Problem(Reason.INVALID_RAYJOB_SPEC, e) for e in parse_errors]
-    if message := metadata_problem(job.metadata):
-        return [Problem(Reason.INVALID_RAYJOB_METADATA, message)]
-    annotations = job.metadata.get("annotations") or {}
-    message = spec_problem(job.spec, annotations, gates)
-    if message == "":
-        return []  # a gated feature: the gate check refuses it, with KubeRay's message
-    if message:
-        return [Problem(Reason.INVALID_RAYJOB_SPEC, message)]
+        return problems
     if message := status_problem(job):
         return [Problem(Reason.INVALID_RAYJOB_STATUS, message)]
     return [Problem(Reason.INVALID_RAYJOB_SPEC, p) for p in rayjob_checks(job.spec)]

@@ -14,10 +14,10 @@ from typing import Any, Final
 
 from rayop.api.rayservice import RayService, RayServiceSpec, RayServiceUpgradeType
 from rayop.api.validation.cluster_spec import cluster_spec_problem, is_autoscaling_enabled
+from rayop.api.validation.first_checks import first_checks
 from rayop.api.validation.gates import Gates, gate_on
 from rayop.api.validation.go_values import go_atoi, parse_duration
 from rayop.api.validation.k8s_names import object_name_problem
-from rayop.api.validation.parsing import parse_model
 from rayop.api.validation.problem import Problem, Reason
 from rayop.api.validation.rayop_checks import rayservice_checks
 
@@ -150,15 +150,12 @@ def validate_rayservice(
         rs: The RayService.
         gates: KubeRay feature gates by name (KubeRay's defaults when None).
     """
-    service, parse_errors = parse_model(RayService, rs)
+    service, problems = first_checks(
+        RayService, rs, metadata_problem=metadata_problem,
+        spec_problem=lambda s, annotations: spec_problem(s.spec, annotations, gates),
+        metadata_reason=Reason.INVALID_RAYSERVICE_METADATA,
+        spec_reason=Reason.INVALID_RAYSERVICE_SPEC,
+    )
     if service is None:
-        return [Problem(Reason.INVALID_RAYSERVICE_SPEC, e) for e in parse_errors]
-    if message := metadata_problem(service.metadata):
-        return [Problem(Reason.INVALID_RAYSERVICE_METADATA, message)]
-    annotations = service.metadata.get("annotations") or {}
-    message = spec_problem(service.spec, annotations, gates)
-    if message == "":
-        return []  # a gated feature: the gate check refuses it, with KubeRay's message
-    if message:
-        return [Problem(Reason.INVALID_RAYSERVICE_SPEC, message)]
+        return problems
     return [Problem(Reason.INVALID_RAYSERVICE_SPEC, p) for p in rayservice_checks(service.spec)]

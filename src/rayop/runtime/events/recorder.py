@@ -50,15 +50,8 @@ class EventSink(Protocol):
     """Where a reconciler records Events (an :class:`EventRecorder`, or a test's recording
     sink); never blocks, never raises."""
 
-    def event(
-        self,
-        regarding: Mapping[str, Any],
-        event_type: EventType,
-        reason: str,
-        note: str,
-        *,
-        action: str | None = None,
-    ) -> None:
+    def event(self, regarding: Mapping[str, Any], event_type: EventType, reason: str, note: str, *,
+              action: str | None = None) -> None:
         """Records one Event about ``regarding``."""
         ...
 
@@ -137,16 +130,8 @@ class EventRecorder:
         """Returns how many events were not written as their own request, by reason."""
         return self.metrics.unsent_by_reason(self.reporting_controller)
 
-    def event(
-        self,
-        regarding: Mapping[str, Any],
-        event_type: EventType,
-        reason: str,
-        note: str,
-        *,
-        action: str | None = None,
-        related: Mapping[str, Any] | None = None,
-    ) -> None:
+    def event(self, regarding: Mapping[str, Any], event_type: EventType, reason: str, note: str, *,
+              action: str | None = None, related: Mapping[str, Any] | None = None) -> None:
         """Records an Event about ``regarding`` (an object or object reference); never blocks.
 
         Args:

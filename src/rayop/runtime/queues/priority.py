@@ -66,14 +66,8 @@ class PriorityQueue(RequeueHistory[T]):
         metrics: the hooks that record workqueue metrics; none by default.
     """
 
-    def __init__(
-        self,
-        *,
-        name: str = "",
-        rate_limiter: RateLimiter[T] | None = None,
-        clock: Clock = MONOTONIC,
-        metrics: QueueMetrics[T] | None = None,
-    ) -> None:
+    def __init__(self, *, name: str = "", rate_limiter: RateLimiter[T] | None = None,
+                 clock: Clock = MONOTONIC, metrics: QueueMetrics[T] | None = None) -> None:
         self.name = name
         self._use_limiter(rate_limiter, priority_queue=True, clock=clock)
         self._clock = clock

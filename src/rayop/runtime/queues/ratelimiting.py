@@ -34,14 +34,8 @@ class RateLimitingQueue(DelayingQueue[T], RequeueHistory[T]):
         metrics: the hooks that record workqueue metrics; none by default.
     """
 
-    def __init__(
-        self,
-        *,
-        name: str = "",
-        rate_limiter: RateLimiter[T] | None = None,
-        clock: Clock = MONOTONIC,
-        metrics: QueueMetrics[T] | None = None,
-    ) -> None:
+    def __init__(self, *, name: str = "", rate_limiter: RateLimiter[T] | None = None,
+                 clock: Clock = MONOTONIC, metrics: QueueMetrics[T] | None = None) -> None:
         super().__init__(name=name, clock=clock, metrics=metrics)
         self._use_limiter(rate_limiter, priority_queue=False, clock=clock)
 

@@ -127,17 +127,9 @@ class ShardGate:
         clock: Time source (waits and pass times: ``wall()``).
     """
 
-    def __init__(
-        self,
-        me: str,
-        keys: ShardKeys,
-        client: PatchClient,
-        *,
-        caught_up: CaughtUp,
-        metrics: ShardMetrics | None = None,
-        record: PassRecord | None = None,
-        clock: Clock = MONOTONIC,
-    ) -> None:
+    def __init__(self, me: str, keys: ShardKeys, client: PatchClient, *, caught_up: CaughtUp,
+                 metrics: ShardMetrics | None = None, record: PassRecord | None = None,
+                 clock: Clock = MONOTONIC) -> None:
         self.me = me
         self.keys = keys
         self._client = client

@@ -111,12 +111,8 @@ class ClusterHttpProxy:
         self.url = f"http://{self._host}:{int(bound[1])}"
         return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                        tb: TracebackType | None) -> None:
         if self._session is not None:
             await self._session.close()
             self._session = None
