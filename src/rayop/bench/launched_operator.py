@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
 import shlex
 import socket
@@ -140,11 +141,8 @@ class LaunchedOperator:
     def __init__(self, command: OperatorCommand, kubeconfig: Callable[[Path], Path], *,
                  concurrency: int, qps: float, burst: int,
                  start_timeout: float = START_TIMEOUT) -> None:
-        self._command = command
+        self._argv = functools.partial(command.argv, concurrency=concurrency, qps=qps, burst=burst)
         self._kubeconfig_file = kubeconfig
-        self._concurrency = concurrency
-        self._qps = qps
-        self._burst = burst
         self._start_timeout = start_timeout
         self._proc: subprocess.Popen[bytes] | None = None
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
@@ -157,13 +155,7 @@ class LaunchedOperator:
         self._tmp = tempfile.TemporaryDirectory(prefix="rayop-bench-operator-")
         port = _free_port()
         kubeconfig = self._kubeconfig_file(Path(self._tmp.name))
-        argv = self._command.argv(
-            kubeconfig=kubeconfig,
-            concurrency=self._concurrency,
-            metrics_port=port,
-            qps=self._qps,
-            burst=self._burst,
-        )
+        argv = self._argv(kubeconfig=kubeconfig, metrics_port=port)
         self.log_path = Path(self._tmp.name) / "operator.log"
         try:
             self._proc = await asyncio.to_thread(_spawn, argv, kubeconfig, self.log_path)

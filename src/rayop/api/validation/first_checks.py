@@ -18,11 +18,9 @@ _R = TypeVar("_R", bound=RayResource)
 def first_checks(
     model: type[_R],
     obj: _R | Mapping[str, Any],
-    *,
     metadata_problem: Callable[[Mapping[str, Any]], str | None],
+    reasons: tuple[Reason, Reason],
     spec_problem: Callable[[_R, Mapping[str, str]], str | None],
-    metadata_reason: Reason,
-    spec_reason: Reason,
 ) -> tuple[_R | None, list[Problem]]:
     """Returns the parsed object and [] when the kind's later checks are to run; None and the
     answer (perhaps []: a gated feature, which the gate check refuses) when these decided.
@@ -31,11 +29,11 @@ def first_checks(
         model: The kind's model.
         obj: The object (a model, or wire JSON parsed first).
         metadata_problem: The kind's metadata check (a message, or None when it passes).
+        reasons: The event reasons of a metadata failure and of a parse or spec failure.
         spec_problem: The kind's spec check, given the object and its annotations: a message,
             "" when it stops at a gate that is off, None when it passes.
-        metadata_reason: The event reason of a metadata failure.
-        spec_reason: The event reason of a parse or spec failure.
     """
+    metadata_reason, spec_reason = reasons
     parsed, parse_errors = parse_model(model, obj)
     if parsed is None:
         return None, [Problem(spec_reason, e) for e in parse_errors]

@@ -131,11 +131,9 @@ def validate_rayjob(rj: RayJob | Mapping[str, Any], *, gates: Gates | None = Non
         rj: The RayJob.
         gates: KubeRay feature gates by name (KubeRay's defaults when None).
     """
-    job, problems = first_checks(
-        RayJob, rj, metadata_problem=metadata_problem,
-        spec_problem=lambda j, annotations: spec_problem(j.spec, annotations, gates),
-        metadata_reason=Reason.INVALID_RAYJOB_METADATA, spec_reason=Reason.INVALID_RAYJOB_SPEC,
-    )
+    reasons = (Reason.INVALID_RAYJOB_METADATA, Reason.INVALID_RAYJOB_SPEC)
+    job, problems = first_checks(RayJob, rj, metadata_problem, reasons,
+                                   lambda o, notes: spec_problem(o.spec, notes, gates))
     if job is None:
         return problems
     if message := status_problem(job):

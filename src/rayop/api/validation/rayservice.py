@@ -150,12 +150,9 @@ def validate_rayservice(
         rs: The RayService.
         gates: KubeRay feature gates by name (KubeRay's defaults when None).
     """
-    service, problems = first_checks(
-        RayService, rs, metadata_problem=metadata_problem,
-        spec_problem=lambda s, annotations: spec_problem(s.spec, annotations, gates),
-        metadata_reason=Reason.INVALID_RAYSERVICE_METADATA,
-        spec_reason=Reason.INVALID_RAYSERVICE_SPEC,
-    )
+    reasons = (Reason.INVALID_RAYSERVICE_METADATA, Reason.INVALID_RAYSERVICE_SPEC)
+    service, problems = first_checks(RayService, rs, metadata_problem, reasons,
+                                   lambda o, notes: spec_problem(o.spec, notes, gates))
     if service is None:
         return problems
     return [Problem(Reason.INVALID_RAYSERVICE_SPEC, p) for p in rayservice_checks(service.spec)]
