@@ -4,9 +4,11 @@ one line naming the flag to change, exit status 2, and no kubeconfig written."""
 
 from __future__ import annotations
 
+import re
 import socket
 import subprocess
 import sys
+import urllib.request
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
@@ -64,6 +66,23 @@ def test_up_starts_while_8080_is_taken_and_listens_on_loopback(tmp_path: Path) -
             assert f"health: http://{defaults[1]}/readyz" in banner, banner
         finally:
             assert stop_up(proc) == 0
+
+
+
+def test_ports_left_to_the_system_are_shown_as_bound_and_answer(tmp_path: Path) -> None:
+    proc = start_up(tmp_path, "--metrics-addr", "127.0.0.1:0",
+                    "--health-probe-bind-address", "127.0.0.1:0")
+    try:
+        assert proc.stdout is not None
+        banner = "".join(proc.stdout.readline() for _ in range(7))
+        assert banner.startswith("rayop is up"), (tmp_path / "up.log").read_text()[-3000:]
+        urls = re.findall(r"(?:operator metrics|health): (http://127\.0\.0\.1:(\d+)/\S+)", banner)
+        assert len(urls) == 2 and all(port != "0" for _, port in urls), banner
+        for url, _ in urls:
+            with urllib.request.urlopen(url, timeout=10) as answer:
+                assert answer.status == 200
+    finally:
+        assert stop_up(proc) == 0
 
 
 @pytest.mark.parametrize(

@@ -82,13 +82,19 @@ async def install_gateway_api(config: KubeConfig) -> None:
     log.info("Gateway API CRDs installed; GatewayClasses rayop and istio are programmed")
 
 
-def _local_url(addr: str) -> str:
-    """Turns a bind address (``:8080``, ``127.0.0.1:8080``, ``0.0.0.0:8080``) into a local URL."""
+def _local_url(addr: str, bound: int | None) -> str:
+    """Turns a bind address (``:8080``, ``127.0.0.1:8080``, ``0.0.0.0:8080``) into a local URL,
+    with the port the server bound (``bound``; the address's own when None), so ``:0`` shows the
+    port the system chose."""
     host, _, port = addr.rpartition(":")
-    return f"http://{host if host not in ('', '0.0.0.0', '::') else 'localhost'}:{port}"
+    local = host if host not in ("", "0.0.0.0", "::") else "localhost"
+    return f"http://{local}:{bound if bound is not None else port}"
 
 
-def _banner(cp: EmbeddedControlPlane, settings: OperatorSettings, kc: str) -> str:
+def _banner(
+    cp: EmbeddedControlPlane, settings: OperatorSettings, kc: str, ports: tuple[int | None, int | None]
+) -> str:
+    """The ready banner; ``ports`` are the metrics and health servers' bound ports."""
     lines = [
         f"rayop is up: embedded API server at {cp.url}",
         f"  kubeconfig: {kc}",
@@ -96,9 +102,10 @@ def _banner(cp: EmbeddedControlPlane, settings: OperatorSettings, kc: str) -> st
         "  rayop samples raycluster | kubectl apply -f - && kubectl get rayclusters",
     ]
     if settings.metrics_addr != "0":
-        lines.append(f"  operator metrics: {_local_url(settings.metrics_addr)}/metrics")
+        lines.append(f"  operator metrics: {_local_url(settings.metrics_addr, ports[0])}/metrics")
     if settings.health_probe_bind_address != "0":
-        lines.append(f"  health: {_local_url(settings.health_probe_bind_address)}/readyz")
+        health = _local_url(settings.health_probe_bind_address, ports[1])
+        lines.append(f"  health: {health}/readyz")
     lines.append(
         "  Ray dashboards: direct (<head svc>.<ns>.svc.cluster.local names resolved by the "
         "embedded plane)"
@@ -173,7 +180,9 @@ async def _operate(
                 manager.request_stop()
                 return
             path = str(kubeconfig.path)
-        typer.echo(_banner(cp, settings, path))
+        metrics, health = manager.metrics_server, manager.health_server
+        ports = (metrics.port if metrics else None, health.port if health else None)
+        typer.echo(_banner(cp, settings, path, ports))
 
     await run_operator(config, settings, on_ready=announce)
     if failures:
