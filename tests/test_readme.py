@@ -104,7 +104,8 @@ def test_every_quick_start_command_runs(tmp_path: Path) -> None:
     up = with_free_operator_ports(up)
     log = (tmp_path / "up.log").open("w+")
     proc = subprocess.Popen(
-        ["bash", "-c", f"exec {up}"], cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT
+        ["bash", "-c", f"exec {up}"], cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
+        start_new_session=True,  # signalled as a group: nothing it started (bootstrap) outlives it
     )
     try:
         deadline = time.monotonic() + 90
@@ -126,11 +127,12 @@ def test_every_quick_start_command_runs(tmp_path: Path) -> None:
         pods = bash("kubectl get pods -o name", cwd=work, env=env, prelude=exports)
         assert pods.count("pod/") == 2, pods  # the head and one worker
     finally:
-        proc.send_signal(signal.SIGINT)
+        os.killpg(proc.pid, signal.SIGINT)
         try:
             code = proc.wait(timeout=30)
         except subprocess.TimeoutExpired:
-            proc.kill()
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
             raise
         log.close()
     assert code == 0, Path(log.name).read_text()[-3000:]
