@@ -124,6 +124,11 @@ def format_passes(kind: str, namespace: str, name: str, passes: Sequence[Mapping
             lines.append(f"    event:  {text}")
         if account.get("notesDropped"):
             lines.append(f"    ({account['notesDropped']} more notes not kept)")
+        if account.get("repeated"):
+            lines.append(
+                f"    and {account['repeated']} more passes alike, the last at "
+                f"{account.get('lastStarted')}"
+            )
         if account.get("error"):
             lines.append(f"    error:  {account['error']}")
         lines.append(f"    next:   {next_look(account)}")

@@ -10,7 +10,10 @@ after some seconds, an error and its backoff, a terminal error) and the log keep
 
 Bounded twice: the last ``per_object`` passes of each object (per controller), and at most
 ``max_objects`` objects, the least recently reconciled dropped first; a pass keeps at most
-:data:`MAX_NOTES` notes and counts the rest. Nothing is written to the API server (a write per
+:data:`MAX_NOTES` notes and counts the rest. A quiet pass (no note, no error) that ends as the
+pass kept before it did is folded into that one (counted, its time kept), so a periodic requeue
+that finds nothing to do does not push the passes that acted out of the ring. Besides, the last
+``acted`` passes that recorded an Event are kept apart, however many passes followed them. Nothing is written to the API server (a write per
 pass would double the request volume); :meth:`DecisionLog.explain` gives the record as JSON for
 the operator's metrics server to serve (``/debug/decisions``).
 
@@ -36,8 +39,13 @@ NoteKind = Literal["wait", "write", "event"]
 MAX_NOTES: Final[int] = 32
 """Notes kept per pass; later ones are only counted."""
 
-DEFAULT_PER_OBJECT: Final[int] = 5
+DEFAULT_PER_OBJECT: Final[int] = 6
 """Passes kept per object and controller."""
+
+DEFAULT_ACTED: Final[int] = 3
+"""Passes that recorded an Event (a create, a delete, a refusal: what KubeRay tells users
+about) kept per object and controller besides the last ones, so a burst of status writes does
+not push them out."""
 
 DEFAULT_MAX_OBJECTS: Final[int] = 4096
 """Objects kept; the least recently reconciled is dropped past it."""
@@ -68,6 +76,10 @@ class PassAccount:
     retries: int = 0
     error: str = ""
     closed: bool = False
+    repeats: int = 0
+    """Quiet passes folded into this one (see the module docstring)."""
+    last_started: datetime | None = None
+    """When the last of them started."""
     """Set when the pass ended: a task the pass started that outlives it notes nothing more."""
 
     def note(self, kind: NoteKind, text: str) -> None:
@@ -117,6 +129,10 @@ class PassAccount:
             out["error"] = self.error
         if self.dropped:
             out["notesDropped"] = self.dropped
+        if self.repeats:
+            out["repeated"] = self.repeats
+            assert self.last_started is not None
+            out["lastStarted"] = self.last_started.isoformat(timespec="milliseconds")
         return out
 
 
@@ -167,6 +183,14 @@ def note_client_write(method: str, path: str, answer: dict[str, Any] | None, err
     account.note("write", f"{method} {path}: {error or 'ok'}")
 
 
+@dataclass(slots=True)
+class _Kept:
+    """One object's passes: the last ones, and those that acted before them."""
+
+    last: deque[PassAccount]
+    acted: deque[PassAccount]
+
+
 class DecisionLog:
     """The last passes of each object, per controller; never blocks.
 
@@ -176,13 +200,18 @@ class DecisionLog:
     """
 
     def __init__(
-        self, *, per_object: int = DEFAULT_PER_OBJECT, max_objects: int = DEFAULT_MAX_OBJECTS
+        self,
+        *,
+        per_object: int = DEFAULT_PER_OBJECT,
+        acted: int = DEFAULT_ACTED,
+        max_objects: int = DEFAULT_MAX_OBJECTS,
     ) -> None:
-        if per_object < 1 or max_objects < 1:
+        if per_object < 1 or max_objects < 1 or acted < 0:
             raise ValueError("a decision log keeps at least one pass of one object")
         self.per_object = per_object
+        self.acted = acted
         self.max_objects = max_objects
-        self._rings: OrderedDict[tuple[str, str, str], deque[PassAccount]] = OrderedDict()
+        self._rings: OrderedDict[tuple[str, str, str], _Kept] = OrderedDict()
 
     def open(self, account: PassAccount) -> contextvars.Token[PassAccount | None]:
         """Makes ``account`` the current pass's; hand the token to :meth:`close`."""
@@ -193,21 +222,30 @@ class DecisionLog:
         _current.reset(token)
         account.closed = True
         key = (account.controller, account.namespace, account.name)
-        ring = self._rings.get(key)
-        if ring is None:
-            ring = self._rings[key] = deque(maxlen=self.per_object)
+        kept = self._rings.get(key)
+        if kept is None:
+            kept = self._rings[key] = _Kept(deque(maxlen=self.per_object), deque(maxlen=self.acted))
             if len(self._rings) > self.max_objects:
                 self._rings.popitem(last=False)
         else:
             self._rings.move_to_end(key)
-        ring.append(account)
+            last = kept.last
+            if last and _alike_and_quiet(last[-1], account):
+                last[-1].repeats += 1
+                last[-1].last_started = account.started
+                return
+        if len(kept.last) == kept.last.maxlen and kept.acted.maxlen:
+            leaving = kept.last[0]
+            if any(kind == "event" for kind, _ in leaving.notes):
+                kept.acted.append(leaving)
+        kept.last.append(account)
 
     def passes(self, namespace: str, name: str, kind: str | None = None) -> Iterator[PassAccount]:
         """Yields the kept passes of the object ``namespace/name`` (of ``kind`` if given), by
-        controller, oldest first."""
-        for (_controller, ns, nm), ring in list(self._rings.items()):
+        controller, oldest first (the acted ones before the last ones)."""
+        for (_controller, ns, nm), kept in list(self._rings.items()):
             if ns == namespace and nm == name:
-                for account in ring:
+                for account in (*kept.acted, *kept.last):
                     if kind is None or account.kind.lower() == kind.lower():
                         yield account
 
@@ -219,3 +257,16 @@ class DecisionLog:
     def __len__(self) -> int:
         """The number of (controller, object) pairs kept."""
         return len(self._rings)
+
+
+def _alike_and_quiet(kept: PassAccount, new: PassAccount) -> bool:
+    """Tells whether ``new`` only repeats ``kept``: neither noted anything, both ended alike."""
+    return (
+        not new.notes
+        and not kept.notes
+        and not new.error
+        and not kept.error
+        and new.outcome == kept.outcome
+        and new.next_in == kept.next_in
+        and new.controller == kept.controller
+    )

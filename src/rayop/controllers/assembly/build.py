@@ -121,7 +121,9 @@ def build_operator(
         clock=clock,
         event_client=event_client,
     )
-    if client.on_write is None:  # each pass's account names the writes it sent
+    if (
+        isinstance(client, KubeClient) and client.on_write is None
+    ):  # each pass's account names the writes it sent
         client.on_write = note_client_write
     wiring = Wiring(manager, settings)
     blueprints = selected(CATALOG, kinds, settings)
