@@ -46,8 +46,7 @@ ReplicaIdOpt = Annotated[
 PassRecordOpt = Annotated[
     str,
     typer.Option(
-        "--pass-record",
-        help="With --sharding, append every reconcile pass to this JSON-lines file.",
+        "--pass-record", help="With --sharding, append every reconcile pass to this JSON-lines file."
     ),
 ]
 WatchNamespaceOpt = Annotated[

@@ -204,9 +204,7 @@ class ShardGate:
         if root is None:
             return {}
         uid = str((root.get("metadata") or {}).get("uid") or "")
-        return (
-            {self.keys.shard: self.me, self.keys.root: uid} if uid else {self.keys.shard: self.me}
-        )
+        return {self.keys.shard: self.me, self.keys.root: uid} if uid else {self.keys.shard: self.me}
 
     async def close(self) -> None:
         """Stops the releases in progress (the process is stopping)."""
@@ -244,9 +242,7 @@ class ShardGate:
             _current_root.reset(token)
             if self._record is not None:
                 key = f"{request.namespace}/{request.name}"
-                self._record.write(
-                    Pass(self.me, controller, key, start, self._clock.wall().timestamp())
-                )
+                self._record.write(Pass(self.me, controller, key, start, self._clock.wall().timestamp()))
             left = self._inflight[root.key] - 1
             if left:
                 self._inflight[root.key] = left

@@ -214,11 +214,7 @@ class Sharder:
                 )  # fmt: skip
         versions = await self._relabel(objects, namespace, desired)
         ops: list[dict[str, Any]] = [
-            {
-                "op": "test",
-                "path": "/metadata/resourceVersion",
-                "value": meta.get("resourceVersion"),
-            }
+            {"op": "test", "path": "/metadata/resourceVersion", "value": meta.get("resourceVersion")}
         ]
         if not labels:
             ops.append({"op": "add", "path": "/metadata/labels", "value": {}})
