@@ -121,10 +121,8 @@ def build_operator(
         clock=clock,
         event_client=event_client,
     )
-    if (
-        isinstance(client, KubeClient) and client.on_write is None
-    ):  # each pass's account names the writes it sent
-        client.on_write = note_client_write
+    if isinstance(client, KubeClient) and client.on_write is None:
+        client.on_write = note_client_write  # each pass's account names the writes it sent
     wiring = Wiring(manager, settings)
     blueprints = selected(CATALOG, kinds, settings)
     gate = _install_sharding(manager, settings, blueprints) if sharding is not None else None
