@@ -8,7 +8,7 @@ serves at ``/debug/decisions``.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import timedelta
 from typing import Any
 
 import aiohttp
@@ -30,8 +30,10 @@ from rayop.runtime.own_writes import OwnWrites
 from rayop.runtime.serving.endpoints import HttpServer, metrics_app
 from rayop.runtime.source import Enqueue
 from rayop.testing import FakeClock, eventually
+from rayop.testing.clock import WALL_START
 
-T0 = datetime(2026, 1, 1, tzinfo=UTC)
+T0 = 1000.0
+"""A pass's start on the fake clock (monotonic seconds)."""
 
 
 def _account(name: str = "a", controller: str = "c") -> PassAccount:
@@ -55,6 +57,7 @@ def test_notes_outside_a_pass_go_nowhere_and_inside_one_land_in_its_account() ->
     note_write("after the pass")  # e.g. a task the pass started, still running
     assert current_account() is None
     assert account.notes == [("wait", "w"), ("write", "x"), ("event", "e")]
+    assert current_account() is None
     (served,) = log.explain("ns", "a")
     assert (served["waited"], served["wrote"], served["events"]) == (["w"], ["x"], ["e"])
 
@@ -63,8 +66,9 @@ def test_a_pass_keeps_at_most_max_notes_and_counts_the_rest() -> None:
     account = _account()
     for i in range(MAX_NOTES + 3):
         account.note("write", str(i))
+    assert account.notes is not None
     assert len(account.notes) == MAX_NOTES and account.dropped == 3
-    assert account.as_json()["notesDropped"] == 3
+    assert account.as_json(lambda _t: WALL_START)["notesDropped"] == 3
 
 
 def test_the_log_keeps_the_last_passes_of_each_object_and_drops_the_least_recent_object() -> None:
@@ -103,7 +107,7 @@ def test_a_client_write_hook_names_a_created_object_and_an_error() -> None:
     note_client_write("POST", "/api/v1/namespaces/ns/pods", {"metadata": {"name": "p-x1"}}, "")
     note_client_write("DELETE", "/api/v1/namespaces/ns/pods/q", None, "404 not found")
     log.close(account, token)
-    assert [t for _, t in account.notes] == [
+    assert [t for _, t in account.notes or ()] == [
         "POST /api/v1/namespaces/ns/pods/p-x1: ok",
         "DELETE /api/v1/namespaces/ns/pods/q: 404 not found",
     ]
@@ -210,18 +214,23 @@ async def test_without_a_log_the_metrics_server_has_no_decisions_route() -> None
 
 
 def test_quiet_passes_that_end_alike_fold_into_one() -> None:
-    log = DecisionLog(per_object=2, acted=0)
+    log = DecisionLog(per_object=2, acted=0, clock=FakeClock(T0))
     acted = _account()
     acted.note("write", "POST pods")
     _record(log, acted)
     for minute in range(5):
         quiet = _account()
         quiet.outcome, quiet.next_in = "requeue_after", 300.0
-        quiet.started = T0.replace(minute=minute)
+        quiet.started = T0 + 60 * minute
         _record(log, quiet)
     kept = log.explain("ns", "a")
     assert [p["wrote"] for p in kept] == [["POST pods"], []]
-    assert kept[1]["repeated"] == 4 and kept[1]["lastStarted"].startswith("2026-01-01T00:04")
+    assert kept[1]["repeated"] == 4
+    at_t0 = WALL_START + timedelta(seconds=T0)  # the fake clock's wall time at T0
+    assert kept[1]["started"] == at_t0.isoformat(timespec="milliseconds")
+    assert kept[1]["lastStarted"] == (at_t0 + timedelta(minutes=4)).isoformat(
+        timespec="milliseconds"
+    )
     other = _account()
     other.outcome = "done"
     _record(log, other)  # ends otherwise: kept on its own, the oldest goes

@@ -426,9 +426,7 @@ class Controller:
         request_token = current_request.set(request)
         decisions, account = self.decisions, None
         if decisions is not None:
-            account = PassAccount(
-                self.name, self.kind, request.namespace, request.name, self._clock.wall()
-            )
+            account = PassAccount(self.name, self.kind, request.namespace, request.name, started)
             account_token = decisions.open(account)
         try:
             result, error = await invoke(

@@ -25,12 +25,12 @@ and a list append.
 from __future__ import annotations
 
 import contextvars
-from collections import OrderedDict, deque
-from collections.abc import Iterator
-from dataclasses import dataclass, field
-from datetime import datetime
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from datetime import datetime, timedelta
 from typing import Any, Final, Literal
 
+from rayop.runtime.clock import MONOTONIC, Clock
 from rayop.runtime.reconcile import Result, is_terminal, retry_delay
 
 NoteKind = Literal["wait", "write", "event"]
@@ -39,10 +39,10 @@ NoteKind = Literal["wait", "write", "event"]
 MAX_NOTES: Final[int] = 32
 """Notes kept per pass; later ones are only counted."""
 
-DEFAULT_PER_OBJECT: Final[int] = 6
+DEFAULT_PER_OBJECT: Final[int] = 5
 """Passes kept per object and controller."""
 
-DEFAULT_ACTED: Final[int] = 3
+DEFAULT_ACTED: Final[int] = 2
 """Passes that recorded an Event (a create, a delete, a refusal: what KubeRay tells users
 about) kept per object and controller besides the last ones, so a burst of status writes does
 not push them out."""
@@ -54,42 +54,72 @@ Outcome = Literal["done", "requeue", "requeue_after", "retry_after", "error", "t
 """How a pass ended, as the controller handles it (see :mod:`rayop.runtime.reconcile`)."""
 
 
-@dataclass(slots=True)
 class PassAccount:
     """One pass: who ran it on what, when, its notes, and (once closed) how it ended.
 
-    ``next_in`` is the seconds after the pass's end at which the object is looked at again for
-    a timed requeue or a retry (None: on the next change of the object or of what it owns, or
-    after the rate limiter's backoff, which ``retries`` counts).
+    ``started`` is the pass's start on the controller's monotonic clock (the log turns it into
+    wall time when asked). ``next_in`` is the seconds after the pass's end at which the object
+    is looked at again for a timed requeue or a retry (None: on the next change of the object or
+    of what it owns, or after the rate limiter's backoff, which ``retries`` counts).
+    ``repeats`` counts the quiet passes folded into this one, the last of which started at
+    ``last_started``. ``evented`` says whether it recorded an Event. Once ``closed`` (the pass
+    ended), a task the pass started that outlives it notes nothing more.
     """
 
-    controller: str
-    kind: str
-    namespace: str
-    name: str
-    started: datetime
-    notes: list[tuple[NoteKind, str]] = field(default_factory=list)
-    dropped: int = 0
-    seconds: float = 0.0
-    outcome: Outcome = "done"
-    next_in: float | None = None
-    retries: int = 0
-    error: str = ""
-    closed: bool = False
-    repeats: int = 0
-    """Quiet passes folded into this one (see the module docstring)."""
-    last_started: datetime | None = None
-    """When the last of them started."""
-    """Set when the pass ended: a task the pass started that outlives it notes nothing more."""
+    __slots__ = (
+        "closed",
+        "evented",
+        "controller",
+        "dropped",
+        "error",
+        "kind",
+        "last_started",
+        "name",
+        "namespace",
+        "next_in",
+        "notes",
+        "outcome",
+        "repeats",
+        "retries",
+        "seconds",
+        "started",
+    )
+
+    def __init__(self, controller: str, kind: str, namespace: str, name: str, started: float):
+        self.controller = controller
+        self.kind = kind
+        self.namespace = namespace
+        self.name = name
+        self.started = started
+        self.notes: list[tuple[NoteKind, str]] | None = None
+        self.dropped = 0
+        self.seconds = 0.0
+        self.outcome: Outcome = "done"
+        self.next_in: float | None = None
+        self.retries = 0
+        self.error = ""
+        self.closed = False
+        self.evented = False
+        self.repeats = 0
+        self.last_started = started
 
     def note(self, kind: NoteKind, text: str) -> None:
         """Adds a note (counted only, past :data:`MAX_NOTES`); never blocks."""
         if self.closed:
             return
-        if len(self.notes) < MAX_NOTES:
-            self.notes.append((kind, text))
+        if kind == "event":
+            self.evented = True
+        notes = self.notes
+        if notes is None:
+            self.notes = [(kind, text)]
+        elif len(notes) < MAX_NOTES:
+            notes.append((kind, text))
         else:
             self.dropped += 1
+
+    def noted(self, kind: NoteKind) -> list[str]:
+        """Returns the texts of the notes of ``kind``, in order."""
+        return [text for k, text in self.notes or () if k == kind]
 
     def settle(self, result: Result | None, error: Exception | None, seconds: float) -> None:
         """Records how the pass ended: its ``result`` or ``error``, after ``seconds``."""
@@ -108,18 +138,19 @@ class PassAccount:
         elif result is not None and result.requeue:
             self.outcome = "requeue"
 
-    def as_json(self) -> dict[str, Any]:
-        """Returns the pass as a JSON-ready dict (the shape ``rayop explain`` reads)."""
+    def as_json(self, wall: Callable[[float], datetime]) -> dict[str, Any]:
+        """Returns the pass as a JSON-ready dict (the shape ``rayop explain`` reads); ``wall``
+        turns a monotonic time into wall time."""
         out: dict[str, Any] = {
             "controller": self.controller,
             "kind": self.kind,
             "namespace": self.namespace,
             "name": self.name,
-            "started": self.started.isoformat(timespec="milliseconds"),
+            "started": wall(self.started).isoformat(timespec="milliseconds"),
             "seconds": round(self.seconds, 6),
-            "waited": [text for kind, text in self.notes if kind == "wait"],
-            "wrote": [text for kind, text in self.notes if kind == "write"],
-            "events": [text for kind, text in self.notes if kind == "event"],
+            "waited": self.noted("wait"),
+            "wrote": self.noted("write"),
+            "events": self.noted("event"),
             "outcome": self.outcome,
             "nextIn": self.next_in,
         }
@@ -131,8 +162,7 @@ class PassAccount:
             out["notesDropped"] = self.dropped
         if self.repeats:
             out["repeated"] = self.repeats
-            assert self.last_started is not None
-            out["lastStarted"] = self.last_started.isoformat(timespec="milliseconds")
+            out["lastStarted"] = wall(self.last_started).isoformat(timespec="milliseconds")
         return out
 
 
@@ -183,12 +213,14 @@ def note_client_write(method: str, path: str, answer: dict[str, Any] | None, err
     account.note("write", f"{method} {path}: {error or 'ok'}")
 
 
-@dataclass(slots=True)
 class _Kept:
-    """One object's passes: the last ones, and those that acted before them."""
+    """One object's passes: the last ones, and those that acted before them (oldest first)."""
 
-    last: deque[PassAccount]
-    acted: deque[PassAccount]
+    __slots__ = ("acted", "last")
+
+    def __init__(self, first: PassAccount) -> None:
+        self.last = [first]
+        self.acted: list[PassAccount] | None = None
 
 
 class DecisionLog:
@@ -196,7 +228,9 @@ class DecisionLog:
 
     Args:
         per_object: Passes kept per (controller, object).
+        acted: Passes that recorded an Event kept besides those (see the module docstring).
         max_objects: (controller, object) pairs kept; the least recently reconciled goes first.
+        clock: The controllers' clock: the passes' start times are its ``now()``.
     """
 
     def __init__(
@@ -205,13 +239,15 @@ class DecisionLog:
         per_object: int = DEFAULT_PER_OBJECT,
         acted: int = DEFAULT_ACTED,
         max_objects: int = DEFAULT_MAX_OBJECTS,
+        clock: Clock = MONOTONIC,
     ) -> None:
         if per_object < 1 or max_objects < 1 or acted < 0:
             raise ValueError("a decision log keeps at least one pass of one object")
         self.per_object = per_object
         self.acted = acted
         self.max_objects = max_objects
-        self._rings: OrderedDict[tuple[str, str, str], _Kept] = OrderedDict()
+        self.clock = clock
+        self._kept: OrderedDict[tuple[str, str, str], _Kept] = OrderedDict()
 
     def open(self, account: PassAccount) -> contextvars.Token[PassAccount | None]:
         """Makes ``account`` the current pass's; hand the token to :meth:`close`."""
@@ -222,51 +258,62 @@ class DecisionLog:
         _current.reset(token)
         account.closed = True
         key = (account.controller, account.namespace, account.name)
-        kept = self._rings.get(key)
+        kept = self._kept.get(key)
         if kept is None:
-            kept = self._rings[key] = _Kept(deque(maxlen=self.per_object), deque(maxlen=self.acted))
-            if len(self._rings) > self.max_objects:
-                self._rings.popitem(last=False)
-        else:
-            self._rings.move_to_end(key)
-            last = kept.last
-            if last and _alike_and_quiet(last[-1], account):
-                last[-1].repeats += 1
-                last[-1].last_started = account.started
-                return
-        if len(kept.last) == kept.last.maxlen and kept.acted.maxlen:
-            leaving = kept.last[0]
-            if any(kind == "event" for kind, _ in leaving.notes):
-                kept.acted.append(leaving)
-        kept.last.append(account)
+            self._kept[key] = _Kept(account)
+            if len(self._kept) > self.max_objects:
+                self._kept.popitem(last=False)
+            return
+        self._kept.move_to_end(key)
+        last = kept.last
+        previous = last[-1]
+        if account.notes is None and _alike_and_quiet(previous, account):
+            previous.repeats += 1
+            previous.last_started = account.started
+            return
+        last.append(account)
+        if len(last) > self.per_object:
+            leaving = last.pop(0)
+            if self.acted and leaving.evented:
+                acted = kept.acted
+                if acted is None:
+                    acted = kept.acted = []
+                acted.append(leaving)
+                if len(acted) > self.acted:
+                    del acted[0]
 
     def passes(self, namespace: str, name: str, kind: str | None = None) -> Iterator[PassAccount]:
         """Yields the kept passes of the object ``namespace/name`` (of ``kind`` if given), by
         controller, oldest first (the acted ones before the last ones)."""
-        for (_controller, ns, nm), kept in list(self._rings.items()):
+        for (_controller, ns, nm), kept in list(self._kept.items()):
             if ns == namespace and nm == name:
-                for account in (*kept.acted, *kept.last):
+                for account in (*(kept.acted or ()), *kept.last):
                     if kind is None or account.kind.lower() == kind.lower():
                         yield account
 
     def explain(self, namespace: str, name: str, kind: str | None = None) -> list[dict[str, Any]]:
         """Returns the kept passes of one object as JSON-ready dicts, oldest first."""
+        clock = self.clock
+        now, wall_now = clock.now(), clock.wall()
+
+        def wall(monotonic: float) -> datetime:
+            return wall_now - timedelta(seconds=now - monotonic)
+
         found = sorted(self.passes(namespace, name, kind), key=lambda a: a.started)
-        return [account.as_json() for account in found]
+        return [account.as_json(wall) for account in found]
 
     def __len__(self) -> int:
         """The number of (controller, object) pairs kept."""
-        return len(self._rings)
+        return len(self._kept)
 
 
 def _alike_and_quiet(kept: PassAccount, new: PassAccount) -> bool:
     """Tells whether ``new`` only repeats ``kept``: neither noted anything, both ended alike."""
     return (
-        not new.notes
-        and not kept.notes
+        kept.notes is None
+        and new.notes is None
         and not new.error
         and not kept.error
         and new.outcome == kept.outcome
         and new.next_in == kept.next_in
-        and new.controller == kept.controller
     )

@@ -157,7 +157,7 @@ class Manager(Generic[ClientT]):
                 on_stopped_leading=self._on_stopped_leading,
                 clock=clock,
             )
-        self.decisions = DecisionLog()
+        self.decisions = DecisionLog(clock=clock)
         """Each object's last passes, for the controllers built for this manager to keep and
         the metrics server to serve (``/debug/decisions``)."""
         self._entries: list[_Entry] = []
