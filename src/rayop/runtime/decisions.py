@@ -68,10 +68,10 @@ class PassAccount:
 
     __slots__ = (
         "closed",
-        "evented",
         "controller",
         "dropped",
         "error",
+        "evented",
         "kind",
         "last_started",
         "name",
