@@ -11,7 +11,10 @@ a new RayCluster (its pods and resources), a job submitted or deleted, refused.
 
 ``-f FILE`` previews a change not yet applied: each ray.io object of the file is applied to its
 live object in a server-side dry run (:mod:`rayop.preview.edits`) and the first pass runs over
-that (nothing is written; the dry run persists nothing).
+that (nothing is written; the dry run persists nothing). For each object whose pass would create
+pods (a new RayCluster, new or recreated pods) it also says whether the nodes' free allocatable
+capacity holds them, as kube-scheduler counts it, and which resource runs short
+(:mod:`rayop.preview.capacity`; it needs to list nodes and pods).
 
 Exit status, so that a pipeline can gate on it:
 
@@ -82,6 +85,7 @@ async def _preview_file(
 ) -> tuple[list[Verdict], list[str]]:
     from rayop.kube.client import KubeClient
     from rayop.kube.config import load_config
+    from rayop.preview.capacity import with_room
     from rayop.preview.edits import edited_objects
     from rayop.preview.first_pass import first_passes
     from rayop.preview.verdicts import verdicts
@@ -95,11 +99,12 @@ async def _preview_file(
         config, settings, edits.objects, timeout=timeout, overlay=edits.overlay
     )
     gates = settings.options.feature_gates
-    results = verdicts(edits.objects, passes, gates, timeout=timeout)
+    results = verdicts(edits.objects, passes, gates, timeout=timeout, new=edits.new)
     for verdict in results:
         if (verdict.kind, verdict.namespace, verdict.name) in edits.new:
             verdict.effects.insert(0, "not live: the file creates it")
-    return results, edits.problems
+    results, unchecked = await with_room(config, results, passes, settings.options)
+    return results, [*edits.problems, *unchecked]
 
 
 def _text(verdict: Verdict) -> str:

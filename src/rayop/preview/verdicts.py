@@ -24,7 +24,7 @@ The first five are disruptive (:attr:`Verdict.disruptive`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -43,6 +43,7 @@ __all__ = [
     "Verdict",
     "cluster_size",
     "verdicts",
+    "writes_of",
 ]
 
 Obj = dict[str, Any]
@@ -76,6 +77,8 @@ class Verdict:
         verdict: One of :data:`SEVERITY`.
         effects: A line per effect (for ``refused`` and ``no answer``: why).
         reasons: The events the pass would record about the object, ``Reason: note``.
+        room: Where the pods it would create go on the nodes (``rayop preview -f``; see
+            :mod:`rayop.preview.capacity`), as plain data; None when not checked.
     """
 
     kind: str
@@ -84,6 +87,7 @@ class Verdict:
     verdict: str
     effects: list[str] = field(default_factory=list)
     reasons: list[str] = field(default_factory=list)
+    room: dict[str, Any] | None = None
 
     @property
     def disruptive(self) -> bool:
@@ -92,7 +96,7 @@ class Verdict:
 
     def as_dict(self) -> dict[str, Any]:
         """The verdict as plain data (``--output json``)."""
-        return {
+        out = {
             "kind": self.kind,
             "namespace": self.namespace,
             "name": self.name,
@@ -101,6 +105,9 @@ class Verdict:
             "effects": self.effects,
             "reasons": self.reasons,
         }
+        if self.room is not None:
+            out["room"] = self.room
+        return out
 
 
 def cluster_size(spec: Mapping[str, Any]) -> str:
@@ -116,13 +123,30 @@ def cluster_size(spec: Mapping[str, Any]) -> str:
 
 
 def verdicts(
-    objects: list[Obj], passes: FirstPasses, gates: FeatureGates, *, timeout: float
+    objects: list[Obj],
+    passes: FirstPasses,
+    gates: FeatureGates,
+    *,
+    timeout: float,
+    new: Collection[tuple[str, str, str]] = (),
 ) -> list[Verdict]:
-    """Returns the verdict of each of ``objects`` (live ray.io objects), in order."""
-    return [_verdict(obj, passes, gates, timeout) for obj in objects]
+    """Returns the verdict of each of ``objects`` (live ray.io objects, or as a file would
+    create them: ``new`` names those by ``(kind, namespace, name)``), in order.
+
+    The pass over an object not yet created fails once it looks for a child it only would have
+    created (a RayCluster's head Service); its writes up to there are what applying the file
+    starts, so they are its verdict, the failure a line after them.
+    """
+    return [_verdict(obj, passes, gates, timeout, new) for obj in objects]
 
 
-def _verdict(obj: Obj, passes: FirstPasses, gates: FeatureGates, timeout: float) -> Verdict:
+def _verdict(
+    obj: Obj,
+    passes: FirstPasses,
+    gates: FeatureGates,
+    timeout: float,
+    new: Collection[tuple[str, str, str]],
+) -> Verdict:
     kind, meta = str(obj["kind"]), obj["metadata"]
     ns, name = str(meta.get("namespace") or ""), str(meta["name"])
     request = Request(ns, name)
@@ -133,19 +157,27 @@ def _verdict(obj: Obj, passes: FirstPasses, gates: FeatureGates, timeout: float)
     if (kind, request) in passes.missing:
         return Verdict(kind, ns, name, "no answer", [f"no first pass within {timeout:g}s"])
     outcome = passes.outcomes.get((PRIMARY[kind], request))
-    if outcome is not None and outcome.error:
-        return Verdict(kind, ns, name, "no answer", [f"the pass failed: {outcome.error}"], reasons)
-    mine = [
-        w
-        for w in passes.writes
-        if w.request == request and _CONTROLLER_KIND.get(w.controller or "") == kind
-    ]
+    mine = writes_of(passes, kind, request)
+    failed = outcome.error if outcome is not None else ""
+    if failed and not (mine and (kind, ns, name) in new):
+        return Verdict(kind, ns, name, "no answer", [f"the pass failed: {failed}"], reasons)
     effects = [_effect(w, obj) for w in mine]
     if not effects:
         return Verdict(kind, ns, name, "nothing", [], reasons)
     worst = min((severity for severity, _ in effects), key=SEVERITY.index)
     lines = list(dict.fromkeys(line for _, line in effects if line))
+    if failed:
+        lines.append(f"then the pass stops, as it does before its first writes land: {failed}")
     return Verdict(kind, ns, name, worst, lines, reasons)
+
+
+def writes_of(passes: FirstPasses, kind: str, request: Request) -> list[Write]:
+    """Returns the withheld writes of the pass of ``kind``'s controllers over ``request``."""
+    return [
+        w
+        for w in passes.writes
+        if w.request == request and _CONTROLLER_KIND.get(w.controller or "") == kind
+    ]
 
 
 def _reasons(events: list[Write], kind: str, ns: str, name: str) -> list[str]:
