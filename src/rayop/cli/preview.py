@@ -115,12 +115,13 @@ def _text(verdict: Verdict) -> str:
     return "\n".join(lines)
 
 
-def _manifests(text: str, source: str) -> Manifests:
-    """The file's objects; exits 2 with a line per problem when it is bad."""
-    from rayop.preview.manifests import BadInput, read_manifests
+def _manifests(text: str, source: str) -> tuple[Manifests, list[str]]:
+    """The file's good objects and a line per bad document; exits 2 with a line per problem
+    when none is good."""
+    from rayop.preview.manifests import BadInput, read_good_manifests
 
     try:
-        return read_manifests(text, source)
+        return read_good_manifests(text, source)
     except BadInput as exc:
         for problem in exc.problems:
             typer.echo(f"rayop: {problem}", err=True)
@@ -182,7 +183,8 @@ def preview(
     if not bad:
         try:
             if filename is not None:
-                manifests = _manifests(read_input(filename), str(filename))
+                manifests, bad_documents = _manifests(read_input(filename), str(filename))
+                problems += bad_documents
                 results, unread = asyncio.run(
                     _preview_file(kubeconfig, settings, manifests, timeout)
                 )

@@ -27,6 +27,7 @@ __all__ = [
     "BadInput",
     "Manifests",
     "describe",
+    "read_good_manifests",
     "read_manifests",
     "refusal",
 ]
@@ -80,6 +81,20 @@ def read_manifests(text: str, source: str) -> Manifests:
         BadInput: the text is not YAML, a document is not a Kubernetes object, is of a kind
             other than those above, has no name, or the file has no ray.io object.
     """
+    manifests, problems = read_good_manifests(text, source)
+    if problems:
+        raise BadInput(problems)
+    return manifests
+
+
+def read_good_manifests(text: str, source: str) -> tuple[Manifests, list[str]]:
+    """Parses a YAML stream as :func:`read_manifests` does, but returns the good objects and a
+    line per bad document rather than refusing the file for one (``rayop preview -f`` previews
+    the rest).
+
+    Raises:
+        BadInput: the text is not YAML, or no document is a good ray.io object.
+    """
     try:
         docs = [d for d in yaml.safe_load_all(text) if d is not None]
     except yaml.YAMLError as exc:
@@ -95,11 +110,9 @@ def read_manifests(text: str, source: str) -> Manifests:
             continue
         doc["metadata"].setdefault("namespace", DEFAULT_NAMESPACE)
         (manifests.ray if doc["kind"] in RAY_KINDS else manifests.context).append(doc)
-    if not problems and not manifests.ray:
-        problems.append(f"{source}: no RayCluster, RayJob or RayService in it")
-    if problems:
-        raise BadInput(problems)
-    return manifests
+    if not manifests.ray:
+        raise BadInput(problems or [f"{source}: no RayCluster, RayJob or RayService in it"])
+    return manifests, problems
 
 
 def _problem(doc: Any, index: int, source: str) -> str | None:
