@@ -24,14 +24,17 @@ The first five are disruptive (:attr:`Verdict.disruptive`).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any, Final
 
 from rayop.apimachinery.quantity import QuantityError
 from rayop.controllers.assembly.catalog import CATALOG
 from rayop.controllers.batchscheduler.gang_size import desired_replicas, desired_resources
 from rayop.controllers.config.gates import FeatureGates
+from rayop.preview.cron import CRON_KIND, cron_refusal, next_tick_lines
 from rayop.preview.first_pass import PRIMARY, FirstPasses
 from rayop.preview.manifests import refusal
 from rayop.preview.recording_client import Write
@@ -137,7 +140,15 @@ def verdicts(
     created (a RayCluster's head Service); its writes up to there are what applying the file
     starts, so they are its verdict, the failure a line after them.
     """
-    return [_verdict(obj, passes, gates, timeout, new) for obj in objects]
+    now = datetime.now(UTC)
+    out = []
+    for obj in objects:
+        verdict = _verdict(obj, passes, gates, timeout, new)
+        if verdict.kind == CRON_KIND and verdict.verdict != "refused":
+            effects = [*verdict.effects, *next_tick_lines(obj, now, cluster_size)]
+            verdict = dataclasses.replace(verdict, effects=effects)
+        out.append(verdict)
+    return out
 
 
 def _verdict(
@@ -151,7 +162,7 @@ def _verdict(
     ns, name = str(meta.get("namespace") or ""), str(meta["name"])
     request = Request(ns, name)
     reasons = _reasons(passes.events, kind, ns, name)
-    refused = refusal(obj, gates)
+    refused = cron_refusal(obj, gates) if kind == CRON_KIND else refusal(obj, gates)
     if refused:
         return Verdict(kind, ns, name, "refused", [refused], reasons)
     if (kind, request) in passes.missing:
