@@ -20,7 +20,7 @@ import statistics
 import time
 import tracemalloc
 
-from rayop.runtime.controller import Controller, Request, Result
+from rayop.runtime.controller import Controller, ReconcileFunc, Request, Result
 from rayop.runtime.decisions import DecisionLog, PassAccount, note_event, note_wait, note_write
 from rayop.runtime.source import Enqueue
 
@@ -45,7 +45,7 @@ async def _acting(request: Request) -> Result:
 
 
 async def _passes_per_second(
-    reconcile: object, log: DecisionLog | None, keys: int, rounds: int
+    reconcile: ReconcileFunc, log: DecisionLog | None, keys: int, rounds: int
 ) -> float:
     """Returns microseconds per pass over ``rounds`` rounds of ``keys`` keys."""
     done = 0
@@ -54,7 +54,7 @@ async def _passes_per_second(
 
     async def counted(request: Request) -> Result:
         nonlocal done
-        result = await reconcile(request)  # type: ignore[operator]
+        result = await reconcile(request)
         done += 1
         if done == target:
             round_done.set()

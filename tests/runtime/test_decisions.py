@@ -9,7 +9,6 @@ serves at ``/debug/decisions``.
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any
 
 import aiohttp
 import pytest
@@ -140,7 +139,7 @@ class _NoSource:
 
 async def test_a_controller_closes_each_pass_with_its_outcome_and_next_look() -> None:
     log = DecisionLog()
-    outcomes: dict[str, Any] = {
+    outcomes: dict[str, Result | Exception] = {
         "done": Result(),
         "later": Result(requeue_after=30.0),
         "retry": RetryAfter(4.0, "the dashboard is starting"),
