@@ -43,7 +43,7 @@ DEFAULT_PER_OBJECT: Final[int] = 5
 """Passes kept per object and controller."""
 
 DEFAULT_ACTED: Final[int] = 2
-"""Passes that recorded an Event (a create, a delete, a refusal: what KubeRay tells users
+"""Passes that recorded an Event (a create, a delete, a refusal: what an operator tells users
 about) kept per object and controller besides the last ones, so a burst of status writes does
 not push them out."""
 
