@@ -10,7 +10,8 @@ effect and, as the reasons, the events its pass would have recorded about it:
 - ``new RayCluster``: a RayService (or RayJob) creates a cluster: its pods and the CPU, memory,
   GPU and other requests they add up to (for a RayService, a zero-downtime upgrade that needs
   that much room beside the running cluster);
-- ``recreate pods``: pods are deleted (and others created);
+- ``recreate pods``: pods are deleted (and others created), or a RayCluster starts suspending
+  (its status says so in this pass, the next pass deletes its pods);
 - ``create pods``: missing pods are created;
 - ``job``: a RayJob's job is submitted again, stopped or deleted, or its submitter Job is created
   or deleted; a RayCluster deleted;
@@ -34,6 +35,7 @@ from rayop.apimachinery.quantity import QuantityError
 from rayop.controllers.assembly.catalog import CATALOG
 from rayop.controllers.batchscheduler.gang_size import desired_replicas, desired_resources
 from rayop.controllers.config.gates import FeatureGates
+from rayop.controllers.raycluster.status import SUSPENDING
 from rayop.preview.cron import CRON_KIND, cron_refusal, next_tick_lines
 from rayop.preview.first_pass import PRIMARY, FirstPasses
 from rayop.preview.manifests import refusal
@@ -67,6 +69,9 @@ DISRUPTIVE: Final = frozenset(SEVERITY[:6])
 """The verdicts that start, stop or restart something (or could not be told)."""
 _CONTROLLER_KIND: Final = {b.name: b.kind for b in CATALOG}
 _DASHBOARD_JOBS = "/proxy/api/jobs/"
+SUSPENDING_LINE: Final = (
+    "delete every Pod of the cluster: it starts suspending (the next pass deletes them)"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,6 +216,8 @@ def _effect(write: Write, obj: Obj) -> tuple[str, str]:
     target = f"{write.kind} {write.namespace}/{write.name or _generated(write)}"
     if kind == obj["kind"] and write.name == meta["name"]:
         if write.subresource == "status":
+            if kind == "RayCluster" and _starts_suspending(write, obj):
+                return "recreate pods", SUSPENDING_LINE
             return "status only", ""
         return "update in place", f"{write.verb} {obj['kind']} itself: {_changed(write, obj)}"
     if kind == "RayCluster" and write.verb == "create":
@@ -224,6 +231,21 @@ def _effect(write: Write, obj: Obj) -> tuple[str, str]:
     if kind in ("Job", "RayCluster", "RayJob") and write.verb in ("create", "delete"):
         return "job", f"{write.verb} {target}"
     return "update in place", f"{write.verb} {target}"
+
+
+def _starts_suspending(write: Write, obj: Obj) -> bool:
+    """Tells whether a RayCluster's status write sets the Suspending condition it did not have:
+    the pass that does so deletes no pod, the next one deletes them all."""
+
+    def suspending(status: Any) -> bool:
+        conditions = (status.get("conditions") or []) if isinstance(status, Mapping) else []
+        return any(
+            c.get("type") == SUSPENDING and c.get("status") == "True"
+            for c in conditions
+            if isinstance(c, Mapping)
+        )
+
+    return suspending((write.body or {}).get("status")) and not suspending(obj.get("status"))
 
 
 def _dashboard_effect(write: Write) -> tuple[str, str]:
