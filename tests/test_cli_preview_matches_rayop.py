@@ -18,7 +18,6 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +29,7 @@ from rayop.kube.resources import RAY_CLUSTERS, RAY_SERVICES
 from rayop.preview.manifests import CONTEXT_KINDS, RAY_KINDS
 from rayop.preview.rendering import settled
 from rayop.testing import ALL_KINDS, PlaneUnderTest, eventually, open_control_plane, open_operator
+from tests.preview_edits import CLUSTER_EDITS, QUIET, SERVICE_EDITS, agrees
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -52,91 +52,14 @@ async def _preview(plane: PlaneUnderTest, path: Path) -> Obj:
     return dict(verdict)
 
 
-def _workers(spec: Obj) -> Obj:
-    return dict(spec["workerGroupSpecs"][0])
-
-
-def _worker_container(spec: Obj) -> Obj:
-    return dict(_workers(spec)["template"]["spec"]["containers"][0])
-
-
-def _set_env(obj: Obj) -> None:
-    container = obj["spec"]["workerGroupSpecs"][0]["template"]["spec"]["containers"][0]
-    container.setdefault("env", []).append({"name": "EDITED", "value": "1"})
-
-
-def _set_start_param(obj: Obj) -> None:
-    obj["spec"]["headGroupSpec"].setdefault("rayStartParams", {})["num-gpus"] = "0"
-
-
-def _set_label(obj: Obj) -> None:
-    obj["metadata"].setdefault("labels", {})["team"] = "edited"
-
-
-def _set_toleration(obj: Obj) -> None:
-    template = obj["spec"]["workerGroupSpecs"][0]["template"]["spec"]
-    template["tolerations"] = [{"key": "edited", "operator": "Exists", "effect": "NoSchedule"}]
-
-
-def _add_replica(obj: Obj) -> None:
-    group = obj["spec"]["workerGroupSpecs"][0]
-    group["replicas"] = int(group.get("replicas") or 0) + 1
-    group["maxReplicas"] = max(int(group.get("maxReplicas") or 0), group["replicas"])
-
-
-def _recreate(obj: Obj) -> None:
-    obj["spec"]["upgradeStrategy"] = {"type": "Recreate"}
-
-
-def _suspend(obj: Obj) -> None:
-    obj["spec"]["suspend"] = True
-
-
-def _serve_config(obj: Obj) -> None:
-    config = obj["spec"]["serveConfigV2"]
-    assert "greeting: Hello" in config
-    obj["spec"]["serveConfigV2"] = config.replace("greeting: Hello", "greeting: Hi", 1)
-
-
-def _service_image(obj: Obj) -> None:
-    config = obj["spec"]["rayClusterConfig"]
-    for group in [config["headGroupSpec"], *config["workerGroupSpecs"]]:
-        group["template"]["spec"]["containers"][0]["image"] = "rayproject/ray:2.61.0"
-
-
-EDITS: list[tuple[str, str, Callable[[Obj], None], str]] = [
-    ("RayCluster", "raycluster-sample", _set_env, "nothing"),
-    ("RayCluster", "raycluster-sample", _set_start_param, "nothing"),
-    ("RayCluster", "raycluster-sample", _set_label, "nothing"),
-    ("RayCluster", "raycluster-sample", _set_toleration, "nothing"),
-    ("RayCluster", "raycluster-sample", _add_replica, "create pods"),
-    # the head pod's recreate hash predates the edits above: Recreate rebuilds the cluster
-    ("RayCluster", "raycluster-sample", _recreate, "recreate pods"),
-    ("RayCluster", "raycluster-sample", _suspend, "recreate pods"),
-    ("RayService", "rayservice-sample", _serve_config, "update in place"),
-    ("RayService", "rayservice-sample", _service_image, "new RayCluster"),
-]
-"""(kind, name, edit, the verdict expected)."""
-QUIET = {"nothing", "status only", "update in place"}
-
-
 def _writes_since(plane: PlaneUnderTest, since: float) -> tuple[int, int, int]:
     """(pod creates, pod deletes, RayCluster creates) the audit recorded since ``since``."""
     writes = [w for w in plane.cp.audit.writes if w.time >= since and w.namespace == NS]
-    count = lambda verb, resource: sum(  # noqa: E731
-        1 for w in writes if w.verb == verb and w.resource == resource and w.code < 300
-    )
+
+    def count(verb: str, resource: str) -> int:
+        return sum(1 for w in writes if w.verb == verb and w.resource == resource and w.code < 300)
+
     return count("create", "pods"), count("delete", "pods"), count("create", "rayclusters")
-
-
-def _agrees(verdict: str, creates: int, deletes: int, clusters: int) -> bool:
-    if verdict == "new RayCluster":
-        return clusters > 0
-    if verdict == "recreate pods":
-        return deletes > 0 and clusters == 0
-    if verdict == "create pods":
-        return creates > 0 and deletes == 0 and clusters == 0
-    return verdict in QUIET and creates == deletes == clusters == 0
 
 
 async def _all_settled(plane: PlaneUnderTest) -> bool:
@@ -153,7 +76,9 @@ async def test_each_edits_verdict_is_what_rayop_then_does(tmp_path: Path) -> Non
                     if doc:
                         await plane.create({**RAY_KINDS, **CONTEXT_KINDS}[doc["kind"]], doc, NS)
             seen: list[tuple[str, str, tuple[int, int, int]]] = []
-            for i, (kind, name, edit, expected) in enumerate(EDITS):
+            edits = [("RayCluster", "raycluster-sample", e, v) for e, v in CLUSTER_EDITS]
+            edits += [("RayService", "rayservice-sample", e, v) for e, v in SERVICE_EDITS]
+            for i, (kind, name, edit, expected) in enumerate(edits):
                 await eventually(lambda: _all_settled(plane), timeout=60, what="the fleet settled")
                 await asyncio.sleep(1.0)  # the last status writes land
                 resource = RAY_KINDS[kind]
@@ -171,10 +96,10 @@ async def test_each_edits_verdict_is_what_rayop_then_does(tmp_path: Path) -> Non
                 else:
 
                     async def acted(v: str = verdict, t: float = since) -> bool:
-                        return _agrees(v, *_writes_since(plane, t))
+                        return agrees(v, *_writes_since(plane, t))
 
                     await eventually(acted, timeout=30, what=f"rayop acting on {edit.__name__}")
                 observed = _writes_since(plane, since)
                 seen.append((edit.__name__, verdict, observed))
                 assert verdict == expected, seen
-                assert _agrees(verdict, *observed), seen
+                assert agrees(verdict, *observed), seen
