@@ -74,6 +74,9 @@ SERVICE_EDITS: Final[list[tuple[Callable[[Obj], None], str]]] = [
     (service_image, "new RayCluster"),
 ]
 """Edits of the RayService sample (``rayservice-sample``), in order, and their verdicts."""
+POD_DELETES: Final = ("delete", "deletecollection")
+"""The audit verbs that delete pods (KubeRay deletes a Recreate cluster's pods in one
+``deletecollection``)."""
 QUIET: Final = frozenset({"nothing", "status only", "update in place"})
 """The verdicts after which no pod may be created or deleted and no RayCluster created."""
 

@@ -29,7 +29,7 @@ from rayop.kube.resources import RAY_CLUSTERS, RAY_SERVICES
 from rayop.preview.manifests import CONTEXT_KINDS, RAY_KINDS
 from rayop.preview.rendering import settled
 from rayop.testing import ALL_KINDS, PlaneUnderTest, eventually, open_control_plane, open_operator
-from tests.preview_edits import CLUSTER_EDITS, QUIET, SERVICE_EDITS, agrees
+from tests.preview_edits import CLUSTER_EDITS, POD_DELETES, QUIET, SERVICE_EDITS, agrees
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -56,10 +56,10 @@ def _writes_since(plane: PlaneUnderTest, since: float) -> tuple[int, int, int]:
     """(pod creates, pod deletes, RayCluster creates) the audit recorded since ``since``."""
     writes = [w for w in plane.cp.audit.writes if w.time >= since and w.namespace == NS]
 
-    def count(verb: str, resource: str) -> int:
-        return sum(1 for w in writes if w.verb == verb and w.resource == resource and w.code < 300)
+    def count(verbs: tuple[str, ...], resource: str) -> int:
+        return sum(1 for w in writes if w.verb in verbs and w.resource == resource and w.code < 300)
 
-    return count("create", "pods"), count("delete", "pods"), count("create", "rayclusters")
+    return count(("create",), "pods"), count(POD_DELETES, "pods"), count(("create",), "rayclusters")
 
 
 async def _all_settled(plane: PlaneUnderTest) -> bool:

@@ -28,7 +28,7 @@ from rayop.kube.resources import CRDS, NAMESPACES, RAY_CLUSTERS, RAY_SERVICES
 from rayop.preview.rendering import settled
 from rayop.testing import eventually
 from tests.kuberay_compat import crds_dir, needs_material
-from tests.preview_edits import CLUSTER_EDITS, QUIET, SERVICE_EDITS, agrees
+from tests.preview_edits import CLUSTER_EDITS, POD_DELETES, QUIET, SERVICE_EDITS, agrees
 
 from .ray_support import load_docs
 from .real_support import kuberay_running, load_sample, unique_namespace, user_client
@@ -64,12 +64,14 @@ def _writes_since(audit: Path, ns: str, since: float) -> tuple[int, int, int]:
     records = [json.loads(line) for line in audit.read_text().splitlines() if line.strip()]
     writes = [r for r in records if r["time"] >= since and r["namespace"] == ns]
 
-    def count(verb: str, resource: str) -> int:
+    def count(verbs: tuple[str, ...], resource: str) -> int:
         return sum(
-            1 for w in writes if w["verb"] == verb and w["resource"] == resource and w["code"] < 300
+            1
+            for w in writes
+            if w["verb"] in verbs and w["resource"] == resource and w["code"] < 300
         )
 
-    return count("create", "pods"), count("delete", "pods"), count("create", "rayclusters")
+    return count(("create",), "pods"), count(POD_DELETES, "pods"), count(("create",), "rayclusters")
 
 
 async def _all_settled(client: KubeClient, ns: str) -> bool:
