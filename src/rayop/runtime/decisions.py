@@ -13,13 +13,14 @@ Bounded twice: the last ``per_object`` passes of each object (per controller), a
 :data:`MAX_NOTES` notes and counts the rest. A quiet pass (no note, no error) that ends as the
 pass kept before it did is folded into that one (counted, its time kept), so a periodic requeue
 that finds nothing to do does not push the passes that acted out of the ring. Besides, the last
-``acted`` passes that recorded an Event are kept apart, however many passes followed them. Nothing is written to the API server (a write per
-pass would double the request volume); :meth:`DecisionLog.explain` gives the record as JSON for
-the operator's metrics server to serve (``/debug/decisions``).
+``acted`` passes that recorded an Event are kept apart, however many passes followed them.
+Nothing is written to the API server (a write per pass would double the request volume);
+:meth:`DecisionLog.explain` gives the record as JSON for the operator's metrics server to serve
+(``/debug/decisions``).
 
-Cost per pass: two context-variable operations, one small object and a ring append (the
-benchmark ``benchmarks/bench_decisions.py`` measures it); per note, one context-variable read
-and a list append.
+Cost per pass: two context-variable operations, one small object and a list append (the
+benchmark ``benchmarks/decisions_overhead.py`` measures it); per note, one context-variable read,
+a tuple and a list append.
 """
 
 from __future__ import annotations
