@@ -30,13 +30,18 @@ CRD_PATH = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 BUILD_SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "controlplane-build"
 
 
-def build(*components: str) -> tuple[bool, str]:
+def build(*components: str, env: Mapping[str, str] | None = None) -> tuple[bool, str]:
     """Runs scripts/controlplane-build for ``components`` (blocks); returns (ok, why-not).
+    ``env`` is added to the script's environment (e.g. ``RAYOP_KUBERAY_VERSION``).
 
     The reason quotes the script's own report of the step that failed and the error above it.
     """
     proc = subprocess.run(
-        [str(BUILD_SCRIPT), *components], capture_output=True, text=True, check=False
+        [str(BUILD_SCRIPT), *components],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, **(env or {})},
     )
     if proc.returncode == 0:
         return True, ""

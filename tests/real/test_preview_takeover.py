@@ -1,4 +1,5 @@
-"""``rayop preview`` on a fleet KubeRay v1.7.0 made, checked against what rayop then does.
+"""``rayop preview`` on a fleet KubeRay v1.7.0 (or v1.6.2) made, checked against what rayop
+then does.
 
 KubeRay's binary brings up ``ray-cluster.sample.yaml`` and ``ray-service.sample.yaml`` on
 `rayop apiserver` (KubeRay's CRDs applied, ``--use-kubernetes-proxy``) and stops; rayop's CRDs
@@ -6,6 +7,9 @@ are applied over KubeRay's, as the switch in docs/operations.md does. ``rayop pr
 say nothing disruptive (exit 0), and rayop, started next, must then create and delete no pod and
 no RayCluster. A RayService edited while no operator runs must preview as a new RayCluster
 (exit 1), and rayop must then create that cluster.
+
+KubeRay v1.6.2 is built from the Go module proxy (``RAYOP_KUBERAY_VERSION=v1.6.2
+scripts/controlplane-build kuberay``), and its CRDs are read from the module it was built from.
 """
 
 from __future__ import annotations
@@ -14,7 +18,9 @@ import asyncio
 import copy
 import json
 import os
+import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +35,7 @@ from rayop.testing import ALL_KINDS, eventually, open_operator
 from tests.kuberay_compat import crds_dir, needs_material
 
 from .ray_support import load_docs
-from .real_support import kuberay_running, load_sample, unique_namespace, user_client
+from .real_support import build, kuberay_running, load_sample, unique_namespace, user_client
 from .test_kuberay_on_embedded import running_plane
 
 pytestmark = [
@@ -95,17 +101,54 @@ async def _uids(client: KubeClient, ns: str) -> tuple[list[str], list[str]]:
     )
 
 
+OLDER_KUBERAY = "v1.6.2"
+KUBERAY_MODULE = "github.com/ray-project/kuberay/ray-operator"
+
+
+@pytest.fixture(scope="module")
+def older_kuberay() -> tuple[Path, list[Path]]:
+    """KubeRay v1.6.2's binary (built from the Go module proxy) and CRD files (from the module)."""
+    ok, why = build("kuberay", env={"RAYOP_KUBERAY_VERSION": OLDER_KUBERAY})
+    if not ok:
+        pytest.fail(f"KubeRay {OLDER_KUBERAY} cannot be built here: {why}")
+    cache = os.environ.get("RAYOP_CACHE_DIR") or os.path.expanduser("~/.cache/rayop")
+    binary = Path(cache) / "kuberay" / OLDER_KUBERAY / "ray-operator"
+    info = subprocess.run(
+        ["go", "mod", "download", "-json", f"{KUBERAY_MODULE}@{OLDER_KUBERAY}"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=tempfile.gettempdir(),
+    )
+    crds = sorted(
+        (Path(json.loads(info.stdout)["Dir"]) / "config" / "crd" / "bases").glob("*.yaml")
+    )
+    assert crds, f"no CRDs in {KUBERAY_MODULE}@{OLDER_KUBERAY}"
+    return binary, crds
+
+
 async def test_preview_of_a_kuberay_fleet_matches_what_rayop_then_does(
     tmp_path: Path, kuberay_binary: Path
 ) -> None:
+    await _preview_matches_takeover(tmp_path, kuberay_binary, sorted(crds_dir().glob("*.yaml")))
+
+
+async def test_preview_of_a_kuberay_v1_6_fleet_matches_what_rayop_then_does(
+    tmp_path: Path, older_kuberay: tuple[Path, list[Path]]
+) -> None:
+    binary, crds = older_kuberay
+    await _preview_matches_takeover(tmp_path, binary, crds)
+
+
+async def _preview_matches_takeover(tmp_path: Path, kuberay: Path, crds: list[Path]) -> None:
     with running_plane(tmp_path) as plane:
         async with user_client(str(plane.kubeconfig)) as client:
-            for path in sorted(crds_dir().glob("*.yaml")):
+            for path in crds:
                 await client.create(CRDS, yaml.safe_load(path.read_text()))
             ns = unique_namespace("preview")
             await client.create(NAMESPACES, {"metadata": {"name": ns}})
             async with kuberay_running(
-                kuberay_binary,
+                kuberay,
                 str(plane.kubeconfig),
                 tmp_path / "ray-operator.log",
                 "--use-kubernetes-proxy",

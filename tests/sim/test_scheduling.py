@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
+from rayop.apimachinery.pod_requests import pod_requests
 from rayop.sim.controlplane import EmbeddedControlPlane
 from rayop.sim.nodes.kubelet import KubeletConfig
-from rayop.sim.nodes.pod_requests import pod_requests
 from rayop.sim.nodes.scheduler import DEFAULT_NODE_CAPACITY, NodePool
 from rayop.sim.storage.store import Store
 from rayop.testing import FAST_KUBELET, eventually

@@ -16,6 +16,8 @@ Modules and subpackages:
 - ``crds``: ``rayop crds``: print the ray.io/v1 CustomResourceDefinitions as multi-document YAML.
 - ``dev``: ``rayop dev real-cluster up|down``: a real kube-apiserver with kwok nodes, for
   development.
+- ``explain``: ``rayop explain KIND/NAME``: a running operator's account of its last passes over one
+  object.
 - ``extras``: the optional extras a command needs, checked before the command imports them.
 - ``flags``: Go-style flag values, so that KubeRay's Deployment arguments work unchanged.
 - ``gateway_api_crds``: the Gateway API CRDs ``rayop up`` installs: from the cache, else
@@ -61,6 +63,7 @@ from rayop.cli import apiserver as _apiserver  # noqa: F401  (registers `rayop a
 from rayop.cli import bench as _bench  # noqa: F401  (registers `rayop bench`)
 from rayop.cli import crds as _crds  # noqa: F401  (registers `rayop crds`)
 from rayop.cli import dev as _dev  # noqa: F401  (registers `rayop dev real-cluster`)
+from rayop.cli import explain as _explain  # noqa: F401  (registers `rayop explain`)
 from rayop.cli import preview as _preview  # noqa: F401  (registers `rayop preview`)
 from rayop.cli import render as _render  # noqa: F401  (registers `rayop render`)
 from rayop.cli import run as _run  # noqa: F401  (registers `rayop run`)

@@ -9,9 +9,16 @@ it runs the controllers' first pass with every write withheld
 (:mod:`rayop.preview.verdicts`): nothing, status only, update in place, create or recreate pods,
 a new RayCluster (its pods and resources), a job submitted or deleted, refused.
 
+With the RayCronJob gate on (``--feature-gates RayCronJob=true``, as the operator would run)
+RayCronJobs are previewed too: their pass, and what their next tick creates
+(:mod:`rayop.preview.cron`).
+
 ``-f FILE`` previews a change not yet applied: each ray.io object of the file is applied to its
 live object in a server-side dry run (:mod:`rayop.preview.edits`) and the first pass runs over
-that (nothing is written; the dry run persists nothing).
+that (nothing is written; the dry run persists nothing). For each object whose pass would create
+pods (a new RayCluster, new or recreated pods) it also says whether the nodes' free allocatable
+capacity holds them, as kube-scheduler counts it, and which resource runs short
+(:mod:`rayop.preview.capacity`; it needs to list nodes and pods).
 
 Exit status, so that a pipeline can gate on it:
 
@@ -45,7 +52,10 @@ from rayop.cli.render import QUIET_LOGS, read_input
 from rayop.cli.replica_flags import KUBERAY_REPLICA
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from rayop.controllers.assembly.operator_settings import OperatorSettings
+    from rayop.kube.resource import Resource
     from rayop.preview.manifests import Manifests
     from rayop.preview.verdicts import Verdict
 
@@ -69,7 +79,7 @@ async def _preview(
 
     config = await load_config(kubeconfig=kubeconfig)
     async with KubeClient(config) as client:
-        live = await list_live_objects(client, namespaces, names)
+        live = await list_live_objects(client, namespaces, names, _kinds(settings))
     if not live.objects:
         return [], live.problems
     passes = await first_passes(config, settings, live.objects, timeout=timeout)
@@ -82,6 +92,7 @@ async def _preview_file(
 ) -> tuple[list[Verdict], list[str]]:
     from rayop.kube.client import KubeClient
     from rayop.kube.config import load_config
+    from rayop.preview.capacity import with_room
     from rayop.preview.edits import edited_objects
     from rayop.preview.first_pass import first_passes
     from rayop.preview.verdicts import verdicts
@@ -95,11 +106,19 @@ async def _preview_file(
         config, settings, edits.objects, timeout=timeout, overlay=edits.overlay
     )
     gates = settings.options.feature_gates
-    results = verdicts(edits.objects, passes, gates, timeout=timeout)
+    results = verdicts(edits.objects, passes, gates, timeout=timeout, new=edits.new)
     for verdict in results:
         if (verdict.kind, verdict.namespace, verdict.name) in edits.new:
             verdict.effects.insert(0, "not live: the file creates it")
-    return results, edits.problems
+    results, unchecked = await with_room(config, results, passes, settings.options)
+    return results, [*edits.problems, *unchecked]
+
+
+def _kinds(settings: OperatorSettings) -> Mapping[str, Resource]:
+    """The kinds the operator reconciles with these settings (RayCronJob behind its gate)."""
+    from rayop.preview.manifests import PREVIEW_KINDS, RAY_KINDS
+
+    return PREVIEW_KINDS if settings.options.feature_gates.ray_cron_job else RAY_KINDS
 
 
 def _text(verdict: Verdict) -> str:
@@ -110,12 +129,15 @@ def _text(verdict: Verdict) -> str:
     return "\n".join(lines)
 
 
-def _manifests(text: str, source: str) -> Manifests:
-    """The file's objects; exits 2 with a line per problem when it is bad."""
-    from rayop.preview.manifests import BadInput, read_manifests
+def _manifests(
+    text: str, source: str, kinds: Mapping[str, Resource]
+) -> tuple[Manifests, list[str]]:
+    """The file's good objects and a line per bad document; exits 2 with a line per problem
+    when none is good."""
+    from rayop.preview.manifests import BadInput, read_good_manifests
 
     try:
-        return read_manifests(text, source)
+        return read_good_manifests(text, source, kinds)
     except BadInput as exc:
         for problem in exc.problems:
             typer.echo(f"rayop: {problem}", err=True)
@@ -177,7 +199,10 @@ def preview(
     if not bad:
         try:
             if filename is not None:
-                manifests = _manifests(read_input(filename), str(filename))
+                manifests, bad_documents = _manifests(
+                    read_input(filename), str(filename), _kinds(settings)
+                )
+                problems += bad_documents
                 results, unread = asyncio.run(
                     _preview_file(kubeconfig, settings, manifests, timeout)
                 )

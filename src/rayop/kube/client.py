@@ -44,6 +44,7 @@ __all__ = [
     "PatchType",
     "WatchEvent",
     "WatchStream",
+    "WriteHook",
 ]
 
 DEFAULT_USER_AGENT = f"rayop/{__version__}"
@@ -55,6 +56,9 @@ PATCH_CONTENT_TYPES: dict[str, str] = {
     "strategic": "application/strategic-merge-patch+json",
 }
 _JSON = "application/json"
+
+WriteHook = Callable[[str, str, dict[str, Any] | None, str], None]
+"""``(method, path, answer or None, error text or "")``: see :attr:`KubeClient.on_write`."""
 
 
 class KubeClient:
@@ -90,6 +94,10 @@ class KubeClient:
         self.create_labels: Callable[[], Mapping[str, str]] | None = None
         """Labels added to every object this client creates, asked for at each create (None:
         none); a sharded operator labels what it creates with the replica and root it works for."""
+        self.on_write: WriteHook | None = None
+        """Told of every write this client sent that got an answer (None: nobody): the method,
+        the path, the object answered (None on an error) and the error's text ("" on success);
+        the operator notes its passes' writes with it. It must not block."""
         self.throttle = TokenBucket(qps or 5.0, burst or 10, clock=clock)
         self._transport = Transport(
             config,
@@ -122,11 +130,18 @@ class KubeClient:
     ) -> dict[str, Any]:
         """Sends a call (see :meth:`_send`) and decodes its reply; raises its error status."""
         reply = await self._send(method, path, params=params, body=body, content_type=content_type)
+        hook = self.on_write if method != "GET" else None
         if reply.status >= 400:
-            raise error_from_response(
+            error = error_from_response(
                 reply.status, reply.body, method=method, retry_after=retry_after(reply.headers)
             )
-        return decode_object(reply.body, what="response") if reply.body else {}
+            if hook is not None:
+                hook(method, path, None, f"{reply.status} {error}")
+            raise error
+        answer = decode_object(reply.body, what="response") if reply.body else {}
+        if hook is not None:
+            hook(method, path, answer, "")
+        return answer
 
     async def _send(
         self,

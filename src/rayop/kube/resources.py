@@ -5,6 +5,7 @@ from __future__ import annotations
 from rayop.kube.resource import Resource
 
 NAMESPACES = Resource("", "v1", "namespaces", "Namespace", namespaced=False)
+NODES = Resource("", "v1", "nodes", "Node", namespaced=False)
 PODS = Resource("", "v1", "pods", "Pod")
 SERVICES = Resource("", "v1", "services", "Service")
 ENDPOINTS = Resource("", "v1", "endpoints", "Endpoints")
@@ -47,6 +48,7 @@ __all__ = [
     "JOBS",
     "LEASES",
     "NAMESPACES",
+    "NODES",
     "PERSISTENT_VOLUME_CLAIMS",
     "PODS",
     "RAY_CLUSTERS",

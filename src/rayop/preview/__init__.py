@@ -6,6 +6,9 @@ assembly path) on a client that records every write it makes and, for a preview,
 
 Modules and subpackages:
 
+- ``capacity``: ``rayop preview -f``'s capacity check: can the nodes hold the pods a change would
+  create?
+- ``cron``: what a RayCronJob's next tick would create, for ``rayop preview``.
 - ``edits``: ``rayop preview -f FILE``: the live objects as a file would change them, as the API
   server would store them.
 - ``first_pass``: ``rayop preview``'s run: the operator's first pass over each live ray.io object,

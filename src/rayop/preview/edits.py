@@ -18,7 +18,7 @@ import orjson
 
 from rayop.kube.client import KubeClient
 from rayop.kube.errors import NotFound
-from rayop.preview.manifests import RAY_KINDS, Manifests, describe
+from rayop.preview.manifests import PREVIEW_KINDS, Manifests, describe
 from rayop.preview.recording_client import overlay_key
 
 __all__ = ["Edits", "edited_objects"]
@@ -41,7 +41,7 @@ async def edited_objects(client: KubeClient, manifests: Manifests) -> Edits:
     """Applies each ray.io object of ``manifests`` to its live object in a dry run."""
     out = Edits()
     for obj in manifests.ray:
-        resource = RAY_KINDS[obj["kind"]]
+        resource = PREVIEW_KINDS[obj["kind"]]
         meta = obj["metadata"]
         key = overlay_key(obj["kind"], meta["namespace"], meta["name"])
         try:

@@ -8,20 +8,22 @@ read are still previewed.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 from rayop.kube.client import KubeClient
 from rayop.kube.errors import ApiError, Forbidden, NotFound
-from rayop.preview.manifests import RAY_KINDS
+from rayop.kube.resource import Resource
+from rayop.preview.manifests import PREVIEW_KINDS, RAY_KINDS
 
 __all__ = ["KIND_ALIASES", "LiveObjects", "list_live_objects", "parse_names"]
 
 Obj = dict[str, Any]
 
 KIND_ALIASES: Final = {
-    **{k.lower(): k for k in RAY_KINDS},
-    **{f"{k.lower()}s": k for k in RAY_KINDS},
+    **{k.lower(): k for k in PREVIEW_KINDS},
+    **{f"{k.lower()}s": k for k in PREVIEW_KINDS},
     "rc": "RayCluster",
     "rj": "RayJob",
     "rs": "RayService",
@@ -44,29 +46,40 @@ def parse_names(names: list[str]) -> tuple[list[tuple[str, str]], list[str]]:
     for text in names:
         kind, _, name = text.partition("/")
         if kind.lower() not in KIND_ALIASES or not name:
-            problems.append(f"{text}: give KIND/NAME, KIND one of RayCluster, RayJob, RayService")
+            problems.append(
+                f"{text}: give KIND/NAME, KIND one of RayCluster, RayJob, RayService, RayCronJob"
+            )
             continue
         pairs.append((KIND_ALIASES[kind.lower()], name))
     return pairs, problems
 
 
 async def list_live_objects(
-    client: KubeClient, namespaces: list[str], names: list[tuple[str, str]]
+    client: KubeClient,
+    namespaces: list[str],
+    names: list[tuple[str, str]],
+    kinds: Mapping[str, Resource] = RAY_KINDS,
 ) -> LiveObjects:
-    """Reads the objects: ``names`` (in the one namespace given) or every object of
-    ``namespaces`` (all when empty)."""
+    """Reads the objects of ``kinds``: ``names`` (in the one namespace given) or every object
+    of ``namespaces`` (all when empty). A name of a kind not in ``kinds`` is a problem."""
     out = LiveObjects()
     if names:
         namespace = namespaces[0] if namespaces else "default"
         for kind, name in names:
+            if kind not in kinds:
+                out.problems.append(
+                    f"{kind}/{namespace}/{name}: {kind}s are not reconciled "
+                    f"(the {kind} feature gate is off)"
+                )
+                continue
             try:
-                obj = await client.get(RAY_KINDS[kind], name, namespace=namespace)
+                obj = await client.get(kinds[kind], name, namespace=namespace)
             except ApiError as exc:
                 out.problems.append(f"{kind}/{namespace}/{name}: {_why(exc, kind, namespace)}")
                 continue
             out.objects.append(_with_kind(obj, kind))
         return out
-    for kind, resource in RAY_KINDS.items():
+    for kind, resource in kinds.items():
         scopes: list[str | None] = list(namespaces) or [None]
         for scope in scopes:
             try:

@@ -17,16 +17,19 @@ from typing import Any, Final
 import yaml
 
 from rayop.controllers.config.gates import FeatureGates
+from rayop.controllers.raycronjob.reconciler import RAY_CRON_JOBS
 from rayop.controllers.webhooks.validators import PATHS, handlers
 from rayop.kube.resource import Resource
 from rayop.kube.resources import CONFIGMAPS, RAY_CLUSTERS, RAY_JOBS, RAY_SERVICES, SECRETS
 
 __all__ = [
     "CONTEXT_KINDS",
+    "PREVIEW_KINDS",
     "RAY_KINDS",
     "BadInput",
     "Manifests",
     "describe",
+    "read_good_manifests",
     "read_manifests",
     "refusal",
 ]
@@ -39,6 +42,9 @@ RAY_KINDS: Final[Mapping[str, Resource]] = {
     "RayService": RAY_SERVICES,
 }
 """The kinds rendered, by kind."""
+PREVIEW_KINDS: Final[Mapping[str, Resource]] = {**RAY_KINDS, "RayCronJob": RAY_CRON_JOBS}
+"""The kinds ``rayop preview`` looks at with the RayCronJob gate on (RayCronJobs are not
+rendered: what they create depends on the time)."""
 CONTEXT_KINDS: Final[Mapping[str, Resource]] = {"ConfigMap": CONFIGMAPS, "Secret": SECRETS}
 """The kinds accepted beside them (created first, never rendered)."""
 DEFAULT_NAMESPACE = "default"
@@ -80,6 +86,22 @@ def read_manifests(text: str, source: str) -> Manifests:
         BadInput: the text is not YAML, a document is not a Kubernetes object, is of a kind
             other than those above, has no name, or the file has no ray.io object.
     """
+    manifests, problems = read_good_manifests(text, source)
+    if problems:
+        raise BadInput(problems)
+    return manifests
+
+
+def read_good_manifests(
+    text: str, source: str, kinds: Mapping[str, Resource] = RAY_KINDS
+) -> tuple[Manifests, list[str]]:
+    """Parses a YAML stream as :func:`read_manifests` does, but returns the good objects and a
+    line per bad document rather than refusing the file for one (``rayop preview -f`` previews
+    the rest). ``kinds``: the ray.io kinds taken.
+
+    Raises:
+        BadInput: the text is not YAML, or no document is a good ray.io object.
+    """
     try:
         docs = [d for d in yaml.safe_load_all(text) if d is not None]
     except yaml.YAMLError as exc:
@@ -89,26 +111,24 @@ def read_manifests(text: str, source: str) -> Manifests:
         raise BadInput([f"{source}: not YAML{where}: {problem}"]) from exc
     manifests, problems = Manifests(), []
     for i, doc in enumerate(docs, 1):
-        problem = _problem(doc, i, source)
+        problem = _problem(doc, i, source, kinds)
         if problem:
             problems.append(problem)
             continue
         doc["metadata"].setdefault("namespace", DEFAULT_NAMESPACE)
-        (manifests.ray if doc["kind"] in RAY_KINDS else manifests.context).append(doc)
-    if not problems and not manifests.ray:
-        problems.append(f"{source}: no RayCluster, RayJob or RayService in it")
-    if problems:
-        raise BadInput(problems)
-    return manifests
+        (manifests.ray if doc["kind"] in kinds else manifests.context).append(doc)
+    if not manifests.ray:
+        raise BadInput(problems or [f"{source}: no RayCluster, RayJob or RayService in it"])
+    return manifests, problems
 
 
-def _problem(doc: Any, index: int, source: str) -> str | None:
+def _problem(doc: Any, index: int, source: str, kinds: Mapping[str, Resource]) -> str | None:
     if not isinstance(doc, dict) or not doc.get("kind") or not doc.get("apiVersion"):
         return f"{source}: document {index} is not a Kubernetes object (no apiVersion and kind)"
     kind, api_version = str(doc["kind"]), str(doc["apiVersion"])
     if not isinstance(doc.get("metadata"), dict) or not doc["metadata"].get("name"):
         return f"{kind} (document {index} of {source}): metadata.name is required"
-    if kind in RAY_KINDS and api_version == "ray.io/v1":
+    if kind in kinds and api_version == "ray.io/v1":
         return None
     if kind in CONTEXT_KINDS and api_version == "v1":
         return None

@@ -10,7 +10,8 @@ effect and, as the reasons, the events its pass would have recorded about it:
 - ``new RayCluster``: a RayService (or RayJob) creates a cluster: its pods and the CPU, memory,
   GPU and other requests they add up to (for a RayService, a zero-downtime upgrade that needs
   that much room beside the running cluster);
-- ``recreate pods``: pods are deleted (and others created);
+- ``recreate pods``: pods are deleted (and others created), or a RayCluster starts suspending
+  (its status says so in this pass, the next pass deletes its pods);
 - ``create pods``: missing pods are created;
 - ``job``: a RayJob's job is submitted again, stopped or deleted, or its submitter Job is created
   or deleted; a RayCluster deleted;
@@ -24,14 +25,18 @@ The first five are disruptive (:attr:`Verdict.disruptive`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import dataclasses
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any, Final
 
 from rayop.apimachinery.quantity import QuantityError
 from rayop.controllers.assembly.catalog import CATALOG
 from rayop.controllers.batchscheduler.gang_size import desired_replicas, desired_resources
 from rayop.controllers.config.gates import FeatureGates
+from rayop.controllers.raycluster.status import SUSPENDING
+from rayop.preview.cron import CRON_KIND, cron_refusal, next_tick_lines
 from rayop.preview.first_pass import PRIMARY, FirstPasses
 from rayop.preview.manifests import refusal
 from rayop.preview.recording_client import Write
@@ -43,6 +48,7 @@ __all__ = [
     "Verdict",
     "cluster_size",
     "verdicts",
+    "writes_of",
 ]
 
 Obj = dict[str, Any]
@@ -63,6 +69,9 @@ DISRUPTIVE: Final = frozenset(SEVERITY[:6])
 """The verdicts that start, stop or restart something (or could not be told)."""
 _CONTROLLER_KIND: Final = {b.name: b.kind for b in CATALOG}
 _DASHBOARD_JOBS = "/proxy/api/jobs/"
+SUSPENDING_LINE: Final = (
+    "delete every Pod of the cluster: it starts suspending (the next pass deletes them)"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +85,8 @@ class Verdict:
         verdict: One of :data:`SEVERITY`.
         effects: A line per effect (for ``refused`` and ``no answer``: why).
         reasons: The events the pass would record about the object, ``Reason: note``.
+        room: Where the pods it would create go on the nodes (``rayop preview -f``; see
+            :mod:`rayop.preview.capacity`), as plain data; None when not checked.
     """
 
     kind: str
@@ -84,6 +95,7 @@ class Verdict:
     verdict: str
     effects: list[str] = field(default_factory=list)
     reasons: list[str] = field(default_factory=list)
+    room: dict[str, Any] | None = None
 
     @property
     def disruptive(self) -> bool:
@@ -92,7 +104,7 @@ class Verdict:
 
     def as_dict(self) -> dict[str, Any]:
         """The verdict as plain data (``--output json``)."""
-        return {
+        out = {
             "kind": self.kind,
             "namespace": self.namespace,
             "name": self.name,
@@ -101,6 +113,9 @@ class Verdict:
             "effects": self.effects,
             "reasons": self.reasons,
         }
+        if self.room is not None:
+            out["room"] = self.room
+        return out
 
 
 def cluster_size(spec: Mapping[str, Any]) -> str:
@@ -116,36 +131,69 @@ def cluster_size(spec: Mapping[str, Any]) -> str:
 
 
 def verdicts(
-    objects: list[Obj], passes: FirstPasses, gates: FeatureGates, *, timeout: float
+    objects: list[Obj],
+    passes: FirstPasses,
+    gates: FeatureGates,
+    *,
+    timeout: float,
+    new: Collection[tuple[str, str, str]] = (),
 ) -> list[Verdict]:
-    """Returns the verdict of each of ``objects`` (live ray.io objects), in order."""
-    return [_verdict(obj, passes, gates, timeout) for obj in objects]
+    """Returns the verdict of each of ``objects`` (live ray.io objects, or as a file would
+    create them: ``new`` names those by ``(kind, namespace, name)``), in order.
+
+    The pass over an object not yet created fails once it looks for a child it only would have
+    created (a RayCluster's head Service); its writes up to there are what applying the file
+    starts, so they are its verdict, the failure a line after them.
+    """
+    now = datetime.now(UTC)
+    out = []
+    for obj in objects:
+        verdict = _verdict(obj, passes, gates, timeout, new)
+        if verdict.kind == CRON_KIND and verdict.verdict != "refused":
+            effects = [*verdict.effects, *next_tick_lines(obj, now, cluster_size)]
+            verdict = dataclasses.replace(verdict, effects=effects)
+        out.append(verdict)
+    return out
 
 
-def _verdict(obj: Obj, passes: FirstPasses, gates: FeatureGates, timeout: float) -> Verdict:
+def _verdict(
+    obj: Obj,
+    passes: FirstPasses,
+    gates: FeatureGates,
+    timeout: float,
+    new: Collection[tuple[str, str, str]],
+) -> Verdict:
     kind, meta = str(obj["kind"]), obj["metadata"]
     ns, name = str(meta.get("namespace") or ""), str(meta["name"])
     request = Request(ns, name)
     reasons = _reasons(passes.events, kind, ns, name)
-    refused = refusal(obj, gates)
+    refused = cron_refusal(obj, gates) if kind == CRON_KIND else refusal(obj, gates)
     if refused:
         return Verdict(kind, ns, name, "refused", [refused], reasons)
     if (kind, request) in passes.missing:
         return Verdict(kind, ns, name, "no answer", [f"no first pass within {timeout:g}s"])
     outcome = passes.outcomes.get((PRIMARY[kind], request))
-    if outcome is not None and outcome.error:
-        return Verdict(kind, ns, name, "no answer", [f"the pass failed: {outcome.error}"], reasons)
-    mine = [
-        w
-        for w in passes.writes
-        if w.request == request and _CONTROLLER_KIND.get(w.controller or "") == kind
-    ]
+    mine = writes_of(passes, kind, request)
+    failed = outcome.error if outcome is not None else ""
+    if failed and not (mine and (kind, ns, name) in new):
+        return Verdict(kind, ns, name, "no answer", [f"the pass failed: {failed}"], reasons)
     effects = [_effect(w, obj) for w in mine]
     if not effects:
         return Verdict(kind, ns, name, "nothing", [], reasons)
     worst = min((severity for severity, _ in effects), key=SEVERITY.index)
     lines = list(dict.fromkeys(line for _, line in effects if line))
+    if failed:
+        lines.append(f"then the pass stops, as it does before its first writes land: {failed}")
     return Verdict(kind, ns, name, worst, lines, reasons)
+
+
+def writes_of(passes: FirstPasses, kind: str, request: Request) -> list[Write]:
+    """Returns the withheld writes of the pass of ``kind``'s controllers over ``request``."""
+    return [
+        w
+        for w in passes.writes
+        if w.request == request and _CONTROLLER_KIND.get(w.controller or "") == kind
+    ]
 
 
 def _reasons(events: list[Write], kind: str, ns: str, name: str) -> list[str]:
@@ -168,6 +216,8 @@ def _effect(write: Write, obj: Obj) -> tuple[str, str]:
     target = f"{write.kind} {write.namespace}/{write.name or _generated(write)}"
     if kind == obj["kind"] and write.name == meta["name"]:
         if write.subresource == "status":
+            if kind == "RayCluster" and _starts_suspending(write, obj):
+                return "recreate pods", SUSPENDING_LINE
             return "status only", ""
         return "update in place", f"{write.verb} {obj['kind']} itself: {_changed(write, obj)}"
     if kind == "RayCluster" and write.verb == "create":
@@ -181,6 +231,21 @@ def _effect(write: Write, obj: Obj) -> tuple[str, str]:
     if kind in ("Job", "RayCluster", "RayJob") and write.verb in ("create", "delete"):
         return "job", f"{write.verb} {target}"
     return "update in place", f"{write.verb} {target}"
+
+
+def _starts_suspending(write: Write, obj: Obj) -> bool:
+    """Tells whether a RayCluster's status write sets the Suspending condition it did not have:
+    the pass that does so deletes no pod, the next one deletes them all."""
+
+    def suspending(status: Any) -> bool:
+        conditions = (status.get("conditions") or []) if isinstance(status, Mapping) else []
+        return any(
+            c.get("type") == SUSPENDING and c.get("status") == "True"
+            for c in conditions
+            if isinstance(c, Mapping)
+        )
+
+    return suspending((write.body or {}).get("status")) and not suspending(obj.get("status"))
 
 
 def _dashboard_effect(write: Write) -> tuple[str, str]:

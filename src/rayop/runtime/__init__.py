@@ -21,6 +21,8 @@ Modules and subpackages:
 - ``predicate``: event filters for sources, with controller-runtime's semantics.
 - ``expectations``: scale expectations: pod creations and deletions a controller waits to see in its
   cache.
+- ``decisions``: an account of each object's last reconcile passes (what each waited for, wrote,
+  asked for next), kept in memory.
 - ``own_writes``: remembers a controller's own writes until its informer cache has seen them.
 - ``manager``: the manager: runs several controllers in one process on one client and one shared
   cache.

@@ -25,6 +25,7 @@ from rayop.runtime.clock import MONOTONIC, Clock
 from rayop.runtime.concurrency.auto import WINDOW_SECONDS, AdaptiveConcurrency
 from rayop.runtime.concurrency.law import LawSettings
 from rayop.runtime.concurrency.worker_gate import WorkerGate
+from rayop.runtime.decisions import DecisionLog, PassAccount
 from rayop.runtime.metrics import OperatorMetrics
 from rayop.runtime.queues.metrics_hooks import QueueMetrics
 from rayop.runtime.queues.priority import PriorityQueue
@@ -144,6 +145,9 @@ class Controller:
         metrics: Where series are recorded; default: a private :class:`OperatorMetrics`.
         clock: Time source for delays, timeouts and durations.
         cache_sync_timeout: Seconds :meth:`start` waits for the sources to sync.
+        decisions: Where each pass's account is kept (:mod:`rayop.runtime.decisions`); None
+            keeps none.
+        kind: The kind of the objects the requests name, for the accounts.
     """
 
     def __init__(
@@ -160,6 +164,8 @@ class Controller:
         metrics: OperatorMetrics | None = None,
         clock: Clock = MONOTONIC,
         cache_sync_timeout: float = 120.0,
+        decisions: DecisionLog | None = None,
+        kind: str = "",
     ) -> None:
         if not name:
             raise ValueError("a controller needs a name")
@@ -176,6 +182,8 @@ class Controller:
         self._timeout = reconciliation_timeout if reconciliation_timeout else None
         self._clock = clock
         self._cache_sync_timeout = cache_sync_timeout
+        self.decisions = decisions
+        self.kind = kind
         self.metrics = metrics if metrics is not None else OperatorMetrics()
         self._series = self.metrics.controller_series(name)
         self._queue_metrics = cast(QueueMetrics[Request], self.metrics.queue_metrics(name, clock))
@@ -416,6 +424,10 @@ class Controller:
         token = current_reconcile_id.set(str(uuid.uuid4()))
         controller_token = current_controller.set(self.name)
         request_token = current_request.set(request)
+        decisions, account = self.decisions, None
+        if decisions is not None:
+            account = PassAccount(self.name, self.kind, request.namespace, request.name, started)
+            account_token = decisions.open(account)
         try:
             result, error = await invoke(
                 self._reconcile,
@@ -426,7 +438,13 @@ class Controller:
                 recover_panic=self._recover_panic,
             )
             handle_outcome(self._ops, request, priority, result, error, self._series)
+            if account is not None:
+                account.settle(result, error, self._clock.now() - started)
+                if account.outcome in ("error", "requeue"):
+                    account.retries = self.queue.num_requeues(request)
         finally:
+            if decisions is not None and account is not None:
+                decisions.close(account, account_token)
             current_request.reset(request_token)
             current_controller.reset(controller_token)
             current_reconcile_id.reset(token)

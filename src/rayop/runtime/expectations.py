@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 from rayop.runtime.clock import MONOTONIC, Clock
+from rayop.runtime.decisions import note_wait
 
 ScaleAction = Literal["create", "delete"]
 """What was done to a pod: ``"create"`` or ``"delete"``."""
@@ -99,7 +100,12 @@ class ScaleExpectations:
         if not keys:
             return True
         for key in list(keys):
-            if not self._satisfied(self._by_pod[key]):
+            exp = self._by_pod[key]
+            if not self._satisfied(exp):
+                note_wait(
+                    f"expectations of group {group or 'head'!r} not met: the {exp.action} of "
+                    f"pod {exp.pod_name} is not yet in the cache; the group is left as it is"
+                )
                 return False
             self._remove(key)
         return True

@@ -33,6 +33,7 @@ from typing import Any, Generic, Protocol, TypeVar
 from rayop.kube.client import KubeClient
 from rayop.runtime.clock import MONOTONIC, Clock
 from rayop.runtime.controller import CacheSyncTimeoutError, Controller
+from rayop.runtime.decisions import DecisionLog
 from rayop.runtime.events.metrics import EventMetrics
 from rayop.runtime.events.recorder import EventClient, EventRecorder
 from rayop.runtime.informers.factory import NO_FILTER, CacheConfig, InformerFactory
@@ -156,6 +157,9 @@ class Manager(Generic[ClientT]):
                 on_stopped_leading=self._on_stopped_leading,
                 clock=clock,
             )
+        self.decisions = DecisionLog(clock=clock)
+        """Each object's last passes, for the controllers built for this manager to keep and
+        the metrics server to serve (``/debug/decisions``)."""
         self._entries: list[_Entry] = []
         self._recorders: dict[str, EventRecorder] = {}
         self._servers: list[tuple[str, HttpServer]] = []
@@ -463,7 +467,7 @@ class Manager(Generic[ClientT]):
         if self._metrics_address is not None:
             host, port = self._metrics_address
             self.metrics_server = HttpServer(
-                metrics_app(self.render_metrics), host, port, name="metrics"
+                metrics_app(self.render_metrics, self.decisions.explain), host, port, name="metrics"
             )
             await self.metrics_server.start()
             self._servers.append(("metrics", self.metrics_server))

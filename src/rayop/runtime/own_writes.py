@@ -27,6 +27,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from rayop.runtime.clock import MONOTONIC, Clock
+from rayop.runtime.decisions import note_wait
 from rayop.runtime.informers.indexer import object_key, resource_version
 from rayop.runtime.informers.shared_informer import EventHandlerFuncs
 
@@ -112,6 +113,11 @@ class OwnWrites:
             self._waiting.discard(key)
             return False
         self._waiting.add(key)
+        note_wait(
+            f"own write not yet seen: the cache shows resourceVersion "
+            f"{resource_version(cached)}, this controller wrote {rv}; looks again when the "
+            f"watch delivers it (at most {deadline - self._clock.now():.1f} s)"
+        )
         return True
 
     def event_handler(self) -> EventHandlerFuncs:

@@ -36,6 +36,7 @@ from rayop.kube.client import KubeClient
 from rayop.runtime.clock import MONOTONIC, Clock
 from rayop.runtime.concurrency.law import LawSettings
 from rayop.runtime.controller import Controller
+from rayop.runtime.decisions import note_client_write
 from rayop.runtime.events.writer import EventClient
 from rayop.runtime.informers.factory import CacheConfig
 from rayop.runtime.leaderelection import DEFAULT_LEADER_ELECTION
@@ -120,6 +121,8 @@ def build_operator(
         clock=clock,
         event_client=event_client,
     )
+    if isinstance(client, KubeClient) and client.on_write is None:
+        client.on_write = note_client_write  # each pass's account names the writes it sent
     wiring = Wiring(manager, settings)
     blueprints = selected(CATALOG, kinds, settings)
     gate = _install_sharding(manager, settings, blueprints) if sharding is not None else None
@@ -221,6 +224,8 @@ def _build_controller(
         use_priority_queue=settings.use_priority_queue,
         metrics=wiring.manager.metrics,
         clock=wiring.clock,
+        decisions=wiring.manager.decisions,
+        kind=blueprint.kind,
     )
     if settings.adaptive_concurrency:
         law = LawSettings(floor=1, ceiling=settings.max_reconcile_concurrency)

@@ -46,6 +46,7 @@ from rayop.controllers.dashboard.transport import (
     ServiceResolver,
 )
 from rayop.kube.client import KubeClient
+from rayop.runtime.decisions import note_wait
 
 __all__ = [
     "AUTH_HEADER",
@@ -187,7 +188,11 @@ class DashboardClient:
             async with asyncio.timeout(limit):
                 status, body = await self.transport.send(request)
         except TimeoutError as exc:
+            note_wait(f"dashboard not answering: {request} timed out after {limit:g} s")
             raise request.timed_out(limit) from exc
+        except DashboardUnavailable as exc:
+            note_wait(f"dashboard not answering: {exc}")
+            raise
         if auth and status in (401, 403):
             raise DashboardAuthError(
                 f"{request}: {status} {body_text(body)}", status=status, body=body_text(body)
@@ -221,6 +226,8 @@ class DashboardClient:
         if not 200 <= status < 300:
             cls = DashboardUnavailable if status in (502, 503, 504) else DashboardError
             text = body_text(body)
+            if cls is DashboardUnavailable:
+                note_wait(f"dashboard not answering: {what}: {status} {text[:200]}")
             raise cls(f"{what} fail: {status} {text}", status=status, body=text)
         return _Answer(what, status, body)
 

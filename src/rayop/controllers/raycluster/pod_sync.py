@@ -48,6 +48,7 @@ from rayop.controllers.raycluster.scaling import (
 from rayop.controllers.raycluster.status import SUSPENDED, SUSPENDING, ReplicaFailureError
 from rayop.kube.errors import Conflict, Forbidden, NotFound
 from rayop.kube.resources import PODS
+from rayop.runtime.decisions import note_wait
 from rayop.runtime.expectations import CREATE, DELETE, HEAD_GROUP
 from rayop.runtime.steps import Stop
 
@@ -348,6 +349,7 @@ async def _wait_for_mtls(ctx: PassContext) -> None:
     try:
         await check_mtls_secrets_ready(ctx.deps.client, ctx.namespace, ctx.name)
     except MTLSNotReadyError as err:
+        note_wait(f"mTLS gate: the cluster's certificates are not issued yet ({err})")
         raise RequeueError(f"mTLS secrets not ready: {err}") from err
 
 

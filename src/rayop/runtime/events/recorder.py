@@ -28,6 +28,7 @@ from typing import Any, Literal, Protocol
 from rayop.kube.clock import micro_time
 from rayop.kube.resources import EVENTS
 from rayop.runtime.clock import MONOTONIC, Clock
+from rayop.runtime.decisions import note_event
 from rayop.runtime.events.metrics import EventMetrics, UnsentReason
 from rayop.runtime.events.series import FINISH_TIME, REFRESH_TIME, SeriesCache
 from rayop.runtime.events.writer import MAX_PENDING_BYTES, EventClient, EventWriter
@@ -142,6 +143,7 @@ class EventRecorder:
             action: What the controller did; defaults to ``reason``.
             related: A second object involved, if any.
         """
+        note_event(f"{event_type} {reason}: {note}")
         try:
             counter = self._recorded.get(event_type)
             if counter is None:

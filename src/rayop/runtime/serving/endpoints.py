@@ -1,4 +1,5 @@
-"""The manager's HTTP endpoints: ``/metrics`` and the ``/healthz`` / ``/readyz`` probes.
+"""The manager's HTTP endpoints: ``/metrics`` (with ``/debug/decisions``, each object's last
+passes), and the ``/healthz`` / ``/readyz`` probes.
 
 Bind addresses follow controller-runtime: ``"host:port"``, ``":port"`` (every interface) or
 ``"0"`` (the server is disabled). Port 0 picks a free port; :attr:`HttpServer.port` tells which.
@@ -11,6 +12,7 @@ from __future__ import annotations
 import os
 import ssl
 from collections.abc import Callable, Iterable
+from typing import Any
 
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST
@@ -102,8 +104,14 @@ class HttpServer:
             self._runner = None
 
 
-def metrics_app(render: Callable[[], bytes]) -> web.Application:
-    """Builds the app serving ``GET /metrics`` with whatever ``render`` returns."""
+Explain = Callable[[str, str, str | None], list[dict[str, Any]]]
+"""``(namespace, name, kind or None) -> passes``: an object's account, JSON-ready."""
+
+
+def metrics_app(render: Callable[[], bytes], explain: Explain | None = None) -> web.Application:
+    """Builds the app serving ``GET /metrics`` with whatever ``render`` returns and, given
+    ``explain``, ``GET /debug/decisions?namespace=&name=&kind=`` with an object's last passes
+    as JSON (``{"passes": [...]}``; 400 without a name)."""
 
     async def metrics(_request: web.Request) -> web.Response:
         response = web.Response(body=render())
@@ -112,6 +120,18 @@ def metrics_app(render: Callable[[], bytes]) -> web.Application:
 
     app = web.Application()
     app.router.add_get("/metrics", metrics)
+    if explain is not None:
+        account = explain
+
+        async def decisions(request: web.Request) -> web.Response:
+            query = request.query
+            name = query.get("name", "")
+            if not name:
+                return web.json_response({"error": "the query needs name="}, status=400)
+            passes = account(query.get("namespace", ""), name, query.get("kind") or None)
+            return web.json_response({"passes": passes})
+
+        app.router.add_get("/debug/decisions", decisions)
     return app
 
 

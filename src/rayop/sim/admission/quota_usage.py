@@ -22,8 +22,8 @@ from fractions import Fraction
 from typing import Any
 
 from rayop.apimachinery.objects import Obj
+from rayop.apimachinery.pod_resources import pod_totals
 from rayop.apimachinery.quantity import Quantity, QuantityError, container_requests
-from rayop.sim.machinery.pod_resources import pod_totals
 from rayop.sim.machinery.resources import ResourceInfo
 
 __all__ = [

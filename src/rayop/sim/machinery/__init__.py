@@ -5,8 +5,6 @@ Modules and subpackages:
 
 - ``errors``: metav1 Status error bodies, as kube-apiserver sends them, and the exception that
   carries one.
-- ``pod_resources``: a pod's total of a per-container amount (requests or limits), init and
-  sidecar containers included.
 - ``resources``: the registry of served resources: built-in kinds plus those defined by CRDs.
 - ``field_selectors``: field selectors (label selectors: :mod:`rayop.apimachinery.labels`): parsing
   the query-string form and matching objects.

@@ -22,9 +22,6 @@ Modules and subpackages:
   pod's life.
 - ``processes``: the process runtime of ``--real-ray``: each pod's containers run as processes on
   this machine.
-- ``pod_requests``: a pod's effective requests, as the scheduler counts them.
 - ``scheduler``: the simulated scheduler's placement: fake nodes, node choice by kube-scheduler's
   filters, pod IPs.
-- ``scheduling``: the filters kube-scheduler applies before it binds a pod, and its FailedScheduling
-  message.
 """

@@ -17,11 +17,11 @@ import time
 from typing import Any
 
 from rayop.apimachinery.objects import Obj
+from rayop.apimachinery.scheduling import ClaimState, claim_problem, pod_claims, prefilter_message
 from rayop.sim.machinery.resources import ResourceInfo
 from rayop.sim.machinery.timestamps import now_rfc3339
 from rayop.sim.nodes import pod_status as ps
 from rayop.sim.nodes.scheduler import Placement
-from rayop.sim.nodes.scheduling import ClaimState, claim_problem, pod_claims, prefilter_message
 from rayop.sim.storage.controller_base import StoreController, meta
 from rayop.sim.storage.store import Store
 

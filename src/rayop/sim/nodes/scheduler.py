@@ -2,7 +2,7 @@
 
 Nodes are created with the configured capacity, labels and taints (users may change them later,
 ``kubectl taint`` or ``label``: the Node objects are what is read). A pod goes to the next node,
-round-robin, that passes the filters of :mod:`rayop.sim.nodes.scheduling`; what each bound,
+round-robin, that passes the filters of :mod:`rayop.apimachinery.scheduling`; what each bound,
 unfinished pod requests is counted against its node, and a pod is counted ("assumed", as
 kube-scheduler does) from the moment it is placed, before its binding is written.
 """
@@ -15,11 +15,11 @@ from fractions import Fraction
 from typing import Any
 
 from rayop.apimachinery.objects import Obj
+from rayop.apimachinery.pod_requests import pod_requests
+from rayop.apimachinery.scheduling import NodeView, fit_message, node_problems
 from rayop.sim.machinery import kube_version
 from rayop.sim.machinery.timestamps import timestamp
 from rayop.sim.nodes.node_specs import DEFAULT_NODE_CAPACITY, NodePool, NodeSpec
-from rayop.sim.nodes.pod_requests import pod_requests
-from rayop.sim.nodes.scheduling import NodeView, fit_message, node_problems
 from rayop.sim.storage.store import Store
 
 __all__ = ["DEFAULT_NODE_CAPACITY", "NodePool", "NodeSpec", "Placement"]

@@ -2,7 +2,7 @@
 
 A pod's request of each resource is the larger of its regular init containers' largest request
 and the sum of its containers' (plus restartable "sidecar" init containers';
-:mod:`rayop.sim.machinery.pod_resources`), plus ``spec.overhead``, the rule kube-scheduler's
+:mod:`rayop.apimachinery.pod_resources`), plus ``spec.overhead``, the rule kube-scheduler's
 NodeResourcesFit plugin applies. Pure functions; quantities are read by
 :mod:`rayop.apimachinery.quantity`.
 """
@@ -14,8 +14,8 @@ from fractions import Fraction
 from typing import Any
 
 from rayop.apimachinery.objects import Obj
+from rayop.apimachinery.pod_resources import pod_totals
 from rayop.apimachinery.quantity import container_requests, parse_quantity
-from rayop.sim.machinery.pod_resources import pod_totals
 
 __all__ = ["pod_requests"]
 

@@ -1,0 +1,320 @@
+"""An account of each object's last reconcile passes, kept in memory: :class:`DecisionLog`.
+
+A controller given a log opens a :class:`PassAccount` around each pass and makes it the current
+one (a context variable), so code anywhere in the pass can say what it decided with the
+module-level functions :func:`note_wait` (the pass held back: expectations not met, an own write
+not yet seen, a dependency not answering, a gate), :func:`note_write` (a write it sent and how it
+went) and :func:`note_event` (an Event it recorded: the why of a write). Outside a pass they do
+nothing. When the pass ends the controller closes the account with its outcome (done, requeued
+after some seconds, an error and its backoff, a terminal error) and the log keeps it.
+
+Bounded twice: the last ``per_object`` passes of each object (per controller), and at most
+``max_objects`` objects, the least recently reconciled dropped first; a pass keeps at most
+:data:`MAX_NOTES` notes and counts the rest. A quiet pass (no note, no error) that ends as the
+pass kept before it did is folded into that one (counted, its time kept), so a periodic requeue
+that finds nothing to do does not push the passes that acted out of the ring. Besides, the last
+``acted`` passes that recorded an Event are kept apart, however many passes followed them.
+Nothing is written to the API server (a write per pass would double the request volume);
+:meth:`DecisionLog.explain` gives the record as JSON for the operator's metrics server to serve
+(``/debug/decisions``).
+
+Cost per pass: two context-variable operations, one small object and a list append (the
+benchmark ``benchmarks/decisions_overhead.py`` measures it); per note, one context-variable read,
+a tuple and a list append.
+"""
+
+from __future__ import annotations
+
+import contextvars
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from datetime import datetime, timedelta
+from typing import Any, Final, Literal
+
+from rayop.runtime.clock import MONOTONIC, Clock
+from rayop.runtime.reconcile import Result, is_terminal, retry_delay
+
+NoteKind = Literal["wait", "write", "event"]
+"""What a note says: the pass held back (``wait``), sent a write, or recorded an Event."""
+
+MAX_NOTES: Final[int] = 32
+"""Notes kept per pass; later ones are only counted."""
+
+DEFAULT_PER_OBJECT: Final[int] = 5
+"""Passes kept per object and controller."""
+
+DEFAULT_ACTED: Final[int] = 2
+"""Passes that recorded an Event (a create, a delete, a refusal: what an operator tells users
+about) kept per object and controller besides the last ones, so a burst of status writes does
+not push them out."""
+
+DEFAULT_MAX_OBJECTS: Final[int] = 4096
+"""Objects kept; the least recently reconciled is dropped past it."""
+
+Outcome = Literal["done", "requeue", "requeue_after", "retry_after", "error", "terminal"]
+"""How a pass ended, as the controller handles it (see :mod:`rayop.runtime.reconcile`)."""
+
+
+class PassAccount:
+    """One pass: who ran it on what, when, its notes, and (once closed) how it ended.
+
+    ``started`` is the pass's start on the controller's monotonic clock (the log turns it into
+    wall time when asked). ``next_in`` is the seconds after the pass's end at which the object
+    is looked at again for a timed requeue or a retry (None: on the next change of the object or
+    of what it owns, or after the rate limiter's backoff, which ``retries`` counts).
+    ``repeats`` counts the quiet passes folded into this one, the last of which started at
+    ``last_started``. ``evented`` says whether it recorded an Event. Once ``closed`` (the pass
+    ended), a task the pass started that outlives it notes nothing more.
+    """
+
+    __slots__ = (
+        "closed",
+        "controller",
+        "dropped",
+        "error",
+        "evented",
+        "kind",
+        "last_started",
+        "name",
+        "namespace",
+        "next_in",
+        "notes",
+        "outcome",
+        "repeats",
+        "retries",
+        "seconds",
+        "started",
+    )
+
+    def __init__(self, controller: str, kind: str, namespace: str, name: str, started: float):
+        self.controller = controller
+        self.kind = kind
+        self.namespace = namespace
+        self.name = name
+        self.started = started
+        self.notes: list[tuple[NoteKind, str]] | None = None
+        self.dropped = 0
+        self.seconds = 0.0
+        self.outcome: Outcome = "done"
+        self.next_in: float | None = None
+        self.retries = 0
+        self.error = ""
+        self.closed = False
+        self.evented = False
+        self.repeats = 0
+        self.last_started = started
+
+    def note(self, kind: NoteKind, text: str) -> None:
+        """Adds a note (counted only, past :data:`MAX_NOTES`); never blocks."""
+        if self.closed:
+            return
+        if kind == "event":
+            self.evented = True
+        notes = self.notes
+        if notes is None:
+            self.notes = [(kind, text)]
+        elif len(notes) < MAX_NOTES:
+            notes.append((kind, text))
+        else:
+            self.dropped += 1
+
+    def noted(self, kind: NoteKind) -> list[str]:
+        """Returns the texts of the notes of ``kind``, in order."""
+        return [text for k, text in self.notes or () if k == kind]
+
+    def settle(self, result: Result | None, error: Exception | None, seconds: float) -> None:
+        """Records how the pass ended: its ``result`` or ``error``, after ``seconds``."""
+        self.seconds = seconds
+        if error is not None:
+            self.error = str(error) or type(error).__name__
+            delay = retry_delay(error)
+            if is_terminal(error):
+                self.outcome = "terminal"
+            elif delay is not None:
+                self.outcome, self.next_in = "retry_after", delay
+            else:
+                self.outcome = "error"
+        elif result is not None and result.requeue_after is not None:
+            self.outcome, self.next_in = "requeue_after", result.requeue_after
+        elif result is not None and result.requeue:
+            self.outcome = "requeue"
+
+    def as_json(self, wall: Callable[[float], datetime]) -> dict[str, Any]:
+        """Returns the pass as a JSON-ready dict (the shape ``rayop explain`` reads); ``wall``
+        turns a monotonic time into wall time."""
+        out: dict[str, Any] = {
+            "controller": self.controller,
+            "kind": self.kind,
+            "namespace": self.namespace,
+            "name": self.name,
+            "started": wall(self.started).isoformat(timespec="milliseconds"),
+            "seconds": round(self.seconds, 6),
+            "waited": self.noted("wait"),
+            "wrote": self.noted("write"),
+            "events": self.noted("event"),
+            "outcome": self.outcome,
+            "nextIn": self.next_in,
+        }
+        if self.retries:
+            out["retries"] = self.retries
+        if self.error:
+            out["error"] = self.error
+        if self.dropped:
+            out["notesDropped"] = self.dropped
+        if self.repeats:
+            out["repeated"] = self.repeats
+            out["lastStarted"] = wall(self.last_started).isoformat(timespec="milliseconds")
+        return out
+
+
+_current: contextvars.ContextVar[PassAccount | None] = contextvars.ContextVar(
+    "current_pass_account", default=None
+)
+
+
+def current_account() -> PassAccount | None:
+    """Returns the account of the pass running in this task, or None outside one."""
+    return _current.get()
+
+
+def note_wait(text: str) -> None:
+    """Notes that the current pass held back, and for what; nothing outside a pass."""
+    account = _current.get()
+    if account is not None:
+        account.note("wait", text)
+
+
+def note_write(text: str) -> None:
+    """Notes a write the current pass sent; nothing outside a pass."""
+    account = _current.get()
+    if account is not None:
+        account.note("write", text)
+
+
+def note_event(text: str) -> None:
+    """Notes an Event the current pass recorded; nothing outside a pass."""
+    account = _current.get()
+    if account is not None:
+        account.note("event", text)
+
+
+def note_client_write(method: str, path: str, answer: dict[str, Any] | None, error: str) -> None:
+    """Notes an API write (``method`` on ``path``) of the current pass and how it went.
+
+    Shaped for :attr:`rayop.kube.client.KubeClient.on_write`: ``answer`` is the object the
+    server returned (its name completes a create's path), ``error`` the failure's text.
+    """
+    account = _current.get()
+    if account is None:
+        return
+    if answer is not None and method == "POST":
+        name = (answer.get("metadata") or {}).get("name")
+        if name:
+            path = f"{path}/{name}"
+    account.note("write", f"{method} {path}: {error or 'ok'}")
+
+
+class _Kept:
+    """One object's passes: the last ones, and those that acted before them (oldest first)."""
+
+    __slots__ = ("acted", "last")
+
+    def __init__(self, first: PassAccount) -> None:
+        self.last = [first]
+        self.acted: list[PassAccount] | None = None
+
+
+class DecisionLog:
+    """The last passes of each object, per controller; never blocks.
+
+    Args:
+        per_object: Passes kept per (controller, object).
+        acted: Passes that recorded an Event kept besides those (see the module docstring).
+        max_objects: (controller, object) pairs kept; the least recently reconciled goes first.
+        clock: The controllers' clock: the passes' start times are its ``now()``.
+    """
+
+    def __init__(
+        self,
+        *,
+        per_object: int = DEFAULT_PER_OBJECT,
+        acted: int = DEFAULT_ACTED,
+        max_objects: int = DEFAULT_MAX_OBJECTS,
+        clock: Clock = MONOTONIC,
+    ) -> None:
+        if per_object < 1 or max_objects < 1 or acted < 0:
+            raise ValueError("a decision log keeps at least one pass of one object")
+        self.per_object = per_object
+        self.acted = acted
+        self.max_objects = max_objects
+        self.clock = clock
+        self._kept: OrderedDict[tuple[str, str, str], _Kept] = OrderedDict()
+
+    def open(self, account: PassAccount) -> contextvars.Token[PassAccount | None]:
+        """Makes ``account`` the current pass's; hand the token to :meth:`close`."""
+        return _current.set(account)
+
+    def close(self, account: PassAccount, token: contextvars.Token[PassAccount | None]) -> None:
+        """Ends the current pass's account and keeps it (dropping the oldest beyond bounds)."""
+        _current.reset(token)
+        account.closed = True
+        key = (account.controller, account.namespace, account.name)
+        kept = self._kept.get(key)
+        if kept is None:
+            self._kept[key] = _Kept(account)
+            if len(self._kept) > self.max_objects:
+                self._kept.popitem(last=False)
+            return
+        self._kept.move_to_end(key)
+        last = kept.last
+        previous = last[-1]
+        if account.notes is None and _alike_and_quiet(previous, account):
+            previous.repeats += 1
+            previous.last_started = account.started
+            return
+        last.append(account)
+        if len(last) > self.per_object:
+            leaving = last.pop(0)
+            if self.acted and leaving.evented:
+                acted = kept.acted
+                if acted is None:
+                    acted = kept.acted = []
+                acted.append(leaving)
+                if len(acted) > self.acted:
+                    del acted[0]
+
+    def passes(self, namespace: str, name: str, kind: str | None = None) -> Iterator[PassAccount]:
+        """Yields the kept passes of the object ``namespace/name`` (of ``kind`` if given), by
+        controller, oldest first (the acted ones before the last ones)."""
+        for (_controller, ns, nm), kept in list(self._kept.items()):
+            if ns == namespace and nm == name:
+                for account in (*(kept.acted or ()), *kept.last):
+                    if kind is None or account.kind.lower() == kind.lower():
+                        yield account
+
+    def explain(self, namespace: str, name: str, kind: str | None = None) -> list[dict[str, Any]]:
+        """Returns the kept passes of one object as JSON-ready dicts, oldest first."""
+        clock = self.clock
+        now, wall_now = clock.now(), clock.wall()
+
+        def wall(monotonic: float) -> datetime:
+            return wall_now - timedelta(seconds=now - monotonic)
+
+        found = sorted(self.passes(namespace, name, kind), key=lambda a: a.started)
+        return [account.as_json(wall) for account in found]
+
+    def __len__(self) -> int:
+        """The number of (controller, object) pairs kept."""
+        return len(self._kept)
+
+
+def _alike_and_quiet(kept: PassAccount, new: PassAccount) -> bool:
+    """Tells whether ``new`` only repeats ``kept``: neither noted anything, both ended alike."""
+    return (
+        kept.notes is None
+        and new.notes is None
+        and not new.error
+        and not kept.error
+        and new.outcome == kept.outcome
+        and new.next_in == kept.next_in
+    )

@@ -1,0 +1,250 @@
+"""The account of each object's last passes (``rayop.runtime.decisions``).
+
+The log's bounds (passes per object, objects), notes outside a pass and after it, how a
+controller closes each pass with its outcome and next look, the waits the own-writes tracker and
+the scale expectations note, the writes a client's hook notes, and the JSON the metrics server
+serves at ``/debug/decisions``.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import aiohttp
+import pytest
+
+from rayop.runtime.controller import Controller, Request, Result, RetryAfter, TerminalError
+from rayop.runtime.decisions import (
+    MAX_NOTES,
+    DecisionLog,
+    PassAccount,
+    current_account,
+    note_client_write,
+    note_event,
+    note_wait,
+    note_write,
+)
+from rayop.runtime.expectations import CREATE, ScaleExpectations
+from rayop.runtime.own_writes import OwnWrites
+from rayop.runtime.serving.endpoints import HttpServer, metrics_app
+from rayop.runtime.source import Enqueue
+from rayop.testing import FakeClock, eventually
+from rayop.testing.clock import WALL_START
+
+T0 = 1000.0
+"""A pass's start on the fake clock (monotonic seconds)."""
+
+
+def _account(name: str = "a", controller: str = "c") -> PassAccount:
+    return PassAccount(controller, "Thing", "ns", name, T0)
+
+
+def _record(log: DecisionLog, account: PassAccount) -> None:
+    log.close(account, log.open(account))
+
+
+def test_notes_outside_a_pass_go_nowhere_and_inside_one_land_in_its_account() -> None:
+    note_wait("nobody listens")
+    assert current_account() is None
+    log = DecisionLog()
+    account = _account()
+    token = log.open(account)
+    note_wait("w")
+    note_write("x")
+    note_event("e")
+    log.close(account, token)
+    note_write("after the pass")  # e.g. a task the pass started, still running
+    assert current_account() is None
+    assert account.notes == [("wait", "w"), ("write", "x"), ("event", "e")]
+    assert current_account() is None
+    (served,) = log.explain("ns", "a")
+    assert (served["waited"], served["wrote"], served["events"]) == (["w"], ["x"], ["e"])
+
+
+def test_a_pass_keeps_at_most_max_notes_and_counts_the_rest() -> None:
+    account = _account()
+    for i in range(MAX_NOTES + 3):
+        account.note("write", str(i))
+    assert account.notes is not None
+    assert len(account.notes) == MAX_NOTES and account.dropped == 3
+    assert account.as_json(lambda _t: WALL_START)["notesDropped"] == 3
+
+
+def test_the_log_keeps_the_last_passes_of_each_object_and_drops_the_least_recent_object() -> None:
+    log = DecisionLog(per_object=2, acted=0, max_objects=2)
+    for i in range(3):
+        account = _account("a")
+        account.seconds = float(i)
+        account.note("write", "PUT status")
+        _record(log, account)
+    _record(log, _account("b"))
+    assert [p.seconds for p in log.passes("ns", "a")] == [1.0, 2.0]
+    _record(log, _account("a"))  # a is now the most recent
+    _record(log, _account("c"))  # b goes
+    assert len(log) == 2
+    assert list(log.passes("ns", "b")) == []
+    assert len(list(log.passes("ns", "a"))) == 2 and len(list(log.passes("ns", "c"))) == 1
+
+
+def test_passes_are_told_apart_by_kind() -> None:
+    log = DecisionLog()
+    _record(log, PassAccount("x-controller", "RayCluster", "ns", "same", T0))
+    _record(log, PassAccount("y-controller", "RayJob", "ns", "same", T0))
+    assert [p["controller"] for p in log.explain("ns", "same", "raycluster")] == ["x-controller"]
+    assert len(log.explain("ns", "same")) == 2
+
+
+def test_a_bad_bound_is_refused() -> None:
+    with pytest.raises(ValueError):
+        DecisionLog(per_object=0)
+
+
+def test_a_client_write_hook_names_a_created_object_and_an_error() -> None:
+    log = DecisionLog()
+    account = _account()
+    token = log.open(account)
+    note_client_write("POST", "/api/v1/namespaces/ns/pods", {"metadata": {"name": "p-x1"}}, "")
+    note_client_write("DELETE", "/api/v1/namespaces/ns/pods/q", None, "404 not found")
+    log.close(account, token)
+    assert [t for _, t in account.notes or ()] == [
+        "POST /api/v1/namespaces/ns/pods/p-x1: ok",
+        "DELETE /api/v1/namespaces/ns/pods/q: 404 not found",
+    ]
+
+
+def test_the_own_writes_tracker_and_the_expectations_note_what_a_pass_waits_for() -> None:
+    clock = FakeClock()
+    own = OwnWrites(clock=clock)
+    own.record({"metadata": {"namespace": "ns", "name": "a", "resourceVersion": "7"}})
+    expectations = ScaleExpectations(lambda _ns, _name: None, clock=clock)
+    expectations.expect_scale_pod("ns", "a", "workers", "a-workers-x", CREATE)
+    log = DecisionLog()
+    account = _account()
+    token = log.open(account)
+    assert own.cache_behind({"metadata": {"namespace": "ns", "name": "a", "resourceVersion": "6"}})
+    assert not expectations.is_satisfied("ns", "a", "workers")
+    log.close(account, token)
+    waited = log.explain("ns", "a")[0]["waited"]
+    assert "own write not yet seen" in waited[0] and "6" in waited[0] and "7" in waited[0]
+    assert "group 'workers'" in waited[1] and "create of pod a-workers-x" in waited[1]
+
+
+class _NoSource:
+    def start(self, enqueue: Enqueue) -> None:
+        pass
+
+    def has_synced(self) -> bool:
+        return True
+
+
+async def test_a_controller_closes_each_pass_with_its_outcome_and_next_look() -> None:
+    log = DecisionLog()
+    outcomes: dict[str, Result | Exception] = {
+        "done": Result(),
+        "later": Result(requeue_after=30.0),
+        "retry": RetryAfter(4.0, "the dashboard is starting"),
+        "terminal": TerminalError("cannot be fixed"),
+        "error": RuntimeError("boom"),
+    }
+
+    async def reconcile(request: Request) -> Result:
+        note_wait(f"looked at {request.name}")
+        outcome = outcomes[request.name]
+        if isinstance(outcome, Exception):
+            raise outcome
+        return outcome
+
+    controller = Controller("things", reconcile, sources=[_NoSource()], decisions=log, kind="Thing")
+    await controller.start()
+    for name in outcomes:
+        controller.enqueue(Request("ns", name))
+
+    async def all_seen() -> bool:
+        return all(list(log.passes("ns", name)) for name in outcomes)
+
+    await eventually(all_seen, timeout=5, what="a pass of each object")
+    await controller.stop(graceful=False)
+    served = {name: log.explain("ns", name, "Thing")[0] for name in outcomes}
+    assert {name: p["outcome"] for name, p in served.items()} == {
+        "done": "done",
+        "later": "requeue_after",
+        "retry": "retry_after",
+        "terminal": "terminal",
+        "error": "error",
+    }
+    assert served["later"]["nextIn"] == 30.0 and served["retry"]["nextIn"] == 4.0
+    assert served["done"]["nextIn"] is None and served["error"]["retries"] >= 1
+    assert served["error"]["error"] == "boom"
+    assert served["done"]["waited"] == ["looked at done"]
+    assert all(p["controller"] == "things" and p["kind"] == "Thing" for p in served.values())
+
+
+async def test_the_metrics_server_serves_an_objects_passes_as_json() -> None:
+    log = DecisionLog()
+    account = _account("served")
+    token = log.open(account)
+    note_write("PUT x")
+    log.close(account, token)
+    server = HttpServer(metrics_app(lambda: b"", log.explain), "127.0.0.1", 0)
+    await server.start()
+    try:
+        base = f"http://127.0.0.1:{server.port}/debug/decisions"
+        async with aiohttp.ClientSession() as session:
+            async with session.get(base, params={"namespace": "ns", "name": "served"}) as r:
+                body = await r.json()
+            async with session.get(base) as missing:
+                assert missing.status == 400
+    finally:
+        await server.stop()
+    (served,) = body["passes"]
+    assert served["name"] == "served" and served["wrote"] == ["PUT x"]
+
+
+async def test_without_a_log_the_metrics_server_has_no_decisions_route() -> None:
+    server = HttpServer(metrics_app(lambda: b""), "127.0.0.1", 0)
+    await server.start()
+    try:
+        async with aiohttp.ClientSession() as session:
+            url = f"http://127.0.0.1:{server.port}/debug/decisions?name=x"
+            async with session.get(url) as r:
+                assert r.status == 404
+    finally:
+        await server.stop()
+
+
+def test_quiet_passes_that_end_alike_fold_into_one() -> None:
+    log = DecisionLog(per_object=2, acted=0, clock=FakeClock(T0))
+    acted = _account()
+    acted.note("write", "POST pods")
+    _record(log, acted)
+    for minute in range(5):
+        quiet = _account()
+        quiet.outcome, quiet.next_in = "requeue_after", 300.0
+        quiet.started = T0 + 60 * minute
+        _record(log, quiet)
+    kept = log.explain("ns", "a")
+    assert [p["wrote"] for p in kept] == [["POST pods"], []]
+    assert kept[1]["repeated"] == 4
+    at_t0 = WALL_START + timedelta(seconds=T0)  # the fake clock's wall time at T0
+    assert kept[1]["started"] == at_t0.isoformat(timespec="milliseconds")
+    assert kept[1]["lastStarted"] == (at_t0 + timedelta(minutes=4)).isoformat(
+        timespec="milliseconds"
+    )
+    other = _account()
+    other.outcome = "done"
+    _record(log, other)  # ends otherwise: kept on its own, the oldest goes
+    assert [p["outcome"] for p in log.explain("ns", "a")] == ["requeue_after", "done"]
+
+
+def test_the_passes_that_recorded_an_event_outlast_a_burst_of_status_writes() -> None:
+    log = DecisionLog(per_object=2, acted=1)
+    created = _account()
+    created.note("write", "POST pods")
+    created.note("event", "Normal CreatedHeadPod: Created head Pod")
+    _record(log, created)
+    for i in range(5):
+        status = _account()
+        status.note("write", f"PUT status {i}")
+        _record(log, status)
+    kept = log.explain("ns", "a")
+    assert [p["wrote"] for p in kept] == [["POST pods"], ["PUT status 3"], ["PUT status 4"]]
