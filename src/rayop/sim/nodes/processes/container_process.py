@@ -7,7 +7,8 @@ variable; :func:`tree_pids` finds the whole tree by it (and by the session), so 
 container (SIGTERM, then SIGKILL after the grace period) leaves nothing behind, as the end of
 a container's PID namespace does. The session counts only while its leader is this container's
 (not yet reaped) and only at the first look: once the leader is gone its number is free, and on a
-machine whose ``pid_max`` is 32768 a busy plane wraps around within minutes, so a later session
+machine whose ``pid_max`` is 32768 a real-Ray plane wraps around in about a quarter of an hour
+(1,900 pids a minute while the autoscaler tests ran beside other work), so a later session
 of that number (another container, a probe, a ``kubectl exec``) must not get this container's
 SIGTERM (an unrelated exit 143). stdout and stderr go to the container's log together, as
 ``kubectl logs`` shows them. Given a :class:`~.mount_namespace.MountPlan`, the command starts
