@@ -2,17 +2,20 @@
 
 The head's autoscaler sidecar reads its service account token at its in-pod path, reaches the
 plane's HTTPS endpoint from ``KUBERNETES_SERVICE_HOST`` and is allowed by the Role rayop gives
-the head's ServiceAccount. A task needing a CPU the cluster lacks brings up a worker of the
-group that has it, the idle worker goes after ``idleTimeoutSeconds`` through
-``scaleStrategy.workersToDelete``, a task needing a custom resource and a (fake) GPU scales the
-group whose ``rayStartParams`` offer them, and ``minReplicas``/``maxReplicas`` edits bound what
-it asks for. Every request of the autoscaler is asserted on in the API server's audit log
-(``--audit-log-path``). Resources stay tiny: a head with no CPU, workers of one CPU, a 10 s
-idle timeout.
+the head's ServiceAccount. Tasks needing a CPU, a (fake) GPU and a custom resource the cluster
+lacks bring up a worker of the group that offers each, the idle workers go after
+``idleTimeoutSeconds`` through ``scaleStrategy.workersToDelete``, ``minReplicas``/``maxReplicas``
+edits bound what it asks for, and a ``STRICT_SPREAD`` placement group whose bundles need one
+more node brings up a worker of the right group. Every request of the autoscaler is asserted on
+in the API server's audit log (``--audit-log-path``). Resources stay tiny: a head with no CPU,
+workers of one CPU, an 8 s idle timeout.
 
 The same scenario runs with KubeRay v1.7.0's operator (``$RAYOP_KUBERAY_BINARY``, else the one
 ``scripts/controlplane-build kuberay`` caches) on ``rayop apiserver --real-ray``: the plane
-serves both operators alike.
+serves both operators alike. The four cases (operator x autoscaler version) run one after the
+other: run side by side on one plane (both versions' clusters at once) a loaded 2-core machine
+took 110 s to start the four workers of the first tasks, and a worker done early went idle
+before its task's driver returned.
 """
 
 from __future__ import annotations
@@ -83,17 +86,36 @@ spec:
 DRIVER = """
 import os, time, ray
 ray.init()
-def where():
+@ray.remote(num_cpus=0)
+class Gate:
+    def __init__(self):
+        self.arrived = 0
+    def arrive(self):
+        self.arrived += 1
+    def count(self):
+        return self.arrived
+def where(gate, tasks):
     time.sleep({sleep})
+    # With a gate every task returns once all have started: the workers go idle together.
+    if gate is not None:
+        ray.get(gate.arrive.remote())
+        while ray.get(gate.count.remote()) < tasks:
+            time.sleep(0.2)
     return os.environ["RAYOP_POD_IP"]
-tasks = [ray.remote(where).options(**o).remote() for o in [{options}]]
+options = [{options}]
+gate = Gate.remote() if {together} else None
+tasks = [ray.remote(where).options(**o).remote(gate, len(options)) for o in options]
 print("ran on", *ray.get(tasks))
 """
 
 
-def driver(*options: str, sleep: float = 0) -> str:
-    """A driver running one task per ``options`` (``dict(...)`` text); prints their pod IPs."""
-    return DRIVER.format(sleep=sleep, options=", ".join(options))
+def driver(*options: str, sleep: float = 0, together: bool = False) -> str:
+    """A driver running one task per ``options`` (``dict(...)`` text); prints their pod IPs.
+
+    ``together``: no task ends before all have started (a worker that finished early would
+    otherwise go idle, and be deleted, before a slower one had started).
+    """
+    return DRIVER.format(sleep=sleep, options=", ".join(options), together=together)
 
 
 @dataclass
@@ -188,6 +210,7 @@ def test_tasks_needing_a_cpu_a_gpu_and_a_custom_resource_scale_their_own_groups(
             "dict(num_cpus=1)",
             "dict(num_cpus=0, num_gpus=1)",
             "dict(num_cpus=0, resources={'Custom': 1})",
+            together=True,
         )
     )
     print(

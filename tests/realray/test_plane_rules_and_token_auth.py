@@ -1,15 +1,16 @@
-"""What a cluster's API server enforces, and Ray token auth, with real Ray heads on one
-``rayop up --real-ray`` (issue 36): CRD CEL rules refuse a ``managedBy`` outside the allowed
-values and a change of ``managedBy`` with kube-apiserver's messages; a ResourceQuota refuses a
-worker pod (a Warning event and a ``ReplicaFailure`` condition say so) and the worker comes once
-the quota is raised; a RayJob and a RayService with ``authOptions.mode: token`` reach a dashboard
-that refuses calls without the token (the job SUCCEEDED, the RayService Ready).
+"""What a cluster's API server enforces, and Ray token auth, with real Ray heads (issue 36):
+CRD CEL rules refuse a ``managedBy`` outside the allowed values and a change of ``managedBy``
+with kube-apiserver's messages; a ResourceQuota refuses a worker pod (a Warning event and a
+``ReplicaFailure`` condition say so) and the worker comes once the quota is raised; a RayJob
+and a RayService with ``authOptions.mode: token`` get through to a dashboard that answers 401
+without the token (the job SUCCEEDED, the RayService Ready and its app answering).
 
-Everything is applied at once by the module's fixture and each test waits for its part, so the
-three clusters (a head and one worker under the quota, two heads with token auth) start side by
-side. The kwok/embedded tiers test the same rules in depth (tests/sim/test_crd_cel_rules.py,
-tests/e2e/test_raycluster_quota.py, tests/e2e/test_rayservice_auth.py); this tier shows them
-with the processes real Ray runs.
+Each case runs for rayop on one ``rayop up --real-ray`` and for KubeRay v1.7.0 on one ``rayop
+apiserver --real-ray``. Everything is applied at once by the module's fixture and each test
+waits for its part, so the three clusters (a head and one worker under the quota, two heads with
+token auth) start side by side. The kwok/embedded tiers test the same rules in depth
+(tests/sim/test_crd_cel_rules.py, tests/e2e/test_raycluster_quota.py,
+tests/e2e/test_rayservice_auth.py); this tier shows them with the processes real Ray runs.
 """
 
 from __future__ import annotations
