@@ -10,13 +10,14 @@ the command is passed on as written.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from collections.abc import Iterator
 
 import pytest
 
-from .realray_support import Kubectl, rayop_up
+from .realray_support import Kubectl, kuberay_on_apiserver, rayop_up_kubectl
 
 pytestmark = pytest.mark.realray
 
@@ -62,11 +63,21 @@ spec:
 EXPECTED = "counter.py read forty-two and got 42"
 
 
-@pytest.fixture(scope="module")
-def up(tmp_path_factory: pytest.TempPathFactory, ray_env: str) -> Iterator[Kubectl]:
-    """One ``rayop up --real-ray`` with the ConfigMap ``job-code``."""
-    workdir = tmp_path_factory.mktemp("realray-entrypoint-paths")
-    with rayop_up(workdir, ray_env) as (_proc, kubectl):
+@pytest.fixture(scope="module", params=["rayop", "kuberay"])
+def up(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, ray_env: str
+) -> Iterator[Kubectl]:
+    """The ConfigMap ``job-code`` on ``rayop up --real-ray`` (rayop), or on ``rayop apiserver
+    --real-ray`` with KubeRay v1.7.0 reaching the dashboards through the API server."""
+    workdir = tmp_path_factory.mktemp(f"realray-entrypoint-paths-{request.param}")
+    plane: contextlib.AbstractContextManager[Kubectl]
+    if request.param == "kuberay":
+        plane = kuberay_on_apiserver(
+            workdir, ray_env, operator_args=["--use-kubernetes-proxy=true"]
+        )
+    else:
+        plane = rayop_up_kubectl(workdir, ray_env)
+    with plane as kubectl:
         kubectl.apply(CODE)
         yield kubectl
 
