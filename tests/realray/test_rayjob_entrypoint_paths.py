@@ -5,7 +5,8 @@ job supervisor, a process the head's raylet starts, runs it; in SidecarMode the 
 container of the head pod passes the same command line to ``ray job submit``. Either way the
 path (and the data file the script opens) must be the head container's ConfigMap, as in a pod:
 each container runs in a mount namespace of its own with its volumes at their mountPaths, and
-the command is passed on as written.
+the command is passed on as written. Both modes run for rayop and for KubeRay v1.7.0 (on
+``rayop apiserver --real-ray``, its dashboard calls through the API server).
 """
 
 from __future__ import annotations
