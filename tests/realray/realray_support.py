@@ -10,12 +10,16 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from rayop.sim.nodes.processes.container_process import tree_pids
+from tests.kuberay_compat import crds_dir
+from tests.sim.apiserver_process import start_apiserver, stop_apiserver
 from tests.sim.up_process import stop_up
 
 KUBECTL = shutil.which("kubectl") or "kubectl"
@@ -96,6 +100,13 @@ def rayop_up(
         stop(proc)
 
 
+@contextmanager
+def rayop_up_kubectl(workdir: Path, ray_env: str, *extra: str) -> Iterator[Kubectl]:
+    """:func:`rayop_up` for a block that needs only kubectl."""
+    with rayop_up(workdir, ray_env, *extra) as (_proc, kubectl):
+        yield kubectl
+
+
 def stop(proc: subprocess.Popen[str], timeout: float = 90) -> int:
     """Sends SIGINT (Ctrl-C) and waits for the exit (killing it after ``timeout``)."""
     return stop_up(proc, timeout)
@@ -118,3 +129,46 @@ def rss_bytes(pids: list[int]) -> int:
             if line.startswith("VmRSS:"):
                 total += int(line.split()[1]) * 1024
     return total
+
+
+def kuberay_binary() -> str:
+    """KubeRay v1.7.0's operator binary (fails the test when it was not built)."""
+    cache = os.environ.get("RAYOP_CACHE_DIR") or os.path.expanduser("~/.cache/rayop")
+    binary = os.environ.get("RAYOP_KUBERAY_BINARY") or f"{cache}/kuberay/v1.7.0/ray-operator"
+    if not os.path.isfile(binary):
+        pytest.fail(f"no KubeRay binary at {binary} (scripts/controlplane-build kuberay)")
+    return binary
+
+
+@contextmanager
+def kuberay_on_apiserver(
+    workdir: Path, ray_env: str, *apiserver_args: str, operator_args: Sequence[str] = ()
+) -> Iterator[Kubectl]:
+    """KubeRay v1.7.0's operator on ``rayop apiserver --real-ray [apiserver_args...]`` with
+    KubeRay's own CRDs, started with ``operator_args`` added to its flags."""
+    binary = kuberay_binary()
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("RAYOP_RAY_ENV", ray_env)
+        server, kubeconfig = start_apiserver(workdir, "--real-ray", *apiserver_args)
+    try:
+        kubectl = Kubectl(kubeconfig, workdir)
+        kubectl.run("create", "-f", str(crds_dir()))
+        with (workdir / "ray-operator.log").open("a") as log:
+            operator = subprocess.Popen(
+                [binary, "--metrics-addr=0", "--health-probe-bind-address=0",
+                 "--enable-leader-election=false", *operator_args],
+                env=dict(os.environ, KUBECONFIG=str(kubeconfig)),
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )  # fmt: skip
+        try:
+            yield kubectl
+        finally:
+            operator.terminate()
+            try:
+                operator.wait(15)
+            except subprocess.TimeoutExpired:
+                operator.kill()
+                operator.wait()
+    finally:
+        stop_apiserver(server)

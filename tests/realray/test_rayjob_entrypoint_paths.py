@@ -5,18 +5,20 @@ job supervisor, a process the head's raylet starts, runs it; in SidecarMode the 
 container of the head pod passes the same command line to ``ray job submit``. Either way the
 path (and the data file the script opens) must be the head container's ConfigMap, as in a pod:
 each container runs in a mount namespace of its own with its volumes at their mountPaths, and
-the command is passed on as written.
+the command is passed on as written. Both modes run for rayop and for KubeRay v1.7.0 (on
+``rayop apiserver --real-ray``, its dashboard calls through the API server).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from collections.abc import Iterator
 
 import pytest
 
-from .realray_support import Kubectl, rayop_up
+from .realray_support import Kubectl, kuberay_on_apiserver, rayop_up_kubectl
 
 pytestmark = pytest.mark.realray
 
@@ -62,11 +64,21 @@ spec:
 EXPECTED = "counter.py read forty-two and got 42"
 
 
-@pytest.fixture(scope="module")
-def up(tmp_path_factory: pytest.TempPathFactory, ray_env: str) -> Iterator[Kubectl]:
-    """One ``rayop up --real-ray`` with the ConfigMap ``job-code``."""
-    workdir = tmp_path_factory.mktemp("realray-entrypoint-paths")
-    with rayop_up(workdir, ray_env) as (_proc, kubectl):
+@pytest.fixture(scope="module", params=["rayop", "kuberay"])
+def up(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, ray_env: str
+) -> Iterator[Kubectl]:
+    """The ConfigMap ``job-code`` on ``rayop up --real-ray`` (rayop), or on ``rayop apiserver
+    --real-ray`` with KubeRay v1.7.0 reaching the dashboards through the API server."""
+    workdir = tmp_path_factory.mktemp(f"realray-entrypoint-paths-{request.param}")
+    plane: contextlib.AbstractContextManager[Kubectl]
+    if request.param == "kuberay":
+        plane = kuberay_on_apiserver(
+            workdir, ray_env, operator_args=["--use-kubernetes-proxy=true"]
+        )
+    else:
+        plane = rayop_up_kubectl(workdir, ray_env)
+    with plane as kubectl:
         kubectl.apply(CODE)
         yield kubectl
 

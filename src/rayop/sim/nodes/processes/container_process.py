@@ -5,7 +5,12 @@ its environment. ``ray start`` daemonizes the GCS, raylet, dashboard and agents,
 supervisor starts entrypoints in sessions of their own, but every one of them inherits that
 variable; :func:`tree_pids` finds the whole tree by it (and by the session), so stopping a
 container (SIGTERM, then SIGKILL after the grace period) leaves nothing behind, as the end of
-a container's PID namespace does. stdout and stderr go to the container's log together, as
+a container's PID namespace does. The session counts only while its leader is this container's
+(not yet reaped) and only at the first look: once the leader is gone its number is free, and on a
+machine whose ``pid_max`` is 32768 a real-Ray plane wraps around in about a quarter of an hour
+(1,900 pids a minute while the autoscaler tests ran beside other work), so a later session
+of that number (another container, a probe, a ``kubectl exec``) must not get this container's
+SIGTERM (an unrelated exit 143). stdout and stderr go to the container's log together, as
 ``kubectl logs`` shows them. Given a :class:`~.mount_namespace.MountPlan`, the command starts
 in a private mount namespace with the pod's mounts (:mod:`.mount_launcher`); a failure to make
 it, or to exec the command in it, is raised by :meth:`ContainerProcess.start` as an exec
@@ -62,18 +67,39 @@ def _signal_all(pids: Sequence[int], sig: int) -> None:
             os.kill(pid, sig)
 
 
+def _start_time(pid: int) -> int | None:
+    """The process's start time in clock ticks since boot (``/proc/<pid>/stat`` field 22), or
+    None when it is gone: with the pid it names one process, not whichever reuses the number."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_bytes()
+    except OSError:
+        return None
+    return int(stat.rpartition(b")")[2].split()[19])
+
+
 async def kill_tree(marker: str, *, session: int | None, grace: float) -> None:
-    """Sends SIGTERM to the tree, waits up to ``grace`` seconds, then SIGKILLs what is left."""
-    pids = tree_pids(marker, session=session)
+    """Sends SIGTERM to the tree, waits up to ``grace`` seconds, then SIGKILLs what is left.
+
+    ``session`` must still be the tree's (its leader not reaped): its members are taken at the
+    first look only and followed by pid and start time; later looks find the tree by ``marker``.
+    """
+    started_at = {pid: _start_time(pid) for pid in tree_pids(marker, session=session)}
+    known = {pid: started for pid, started in started_at.items() if started is not None}
+
+    def left() -> list[int]:
+        alive = {pid for pid, started in known.items() if _start_time(pid) == started}
+        return sorted(alive.union(tree_pids(marker)))
+
+    pids = list(known)
     _signal_all(pids, signal.SIGTERM)
     deadline = asyncio.get_running_loop().time() + max(0.0, grace)
     while pids and asyncio.get_running_loop().time() < deadline:
         await asyncio.sleep(0.2)
-        pids = tree_pids(marker, session=session)
+        pids = left()
     while pids:
         _signal_all(pids, signal.SIGKILL)
         await asyncio.sleep(0.1)
-        pids = tree_pids(marker, session=session)
+        pids = left()
 
 
 class ContainerProcess:
@@ -172,8 +198,13 @@ class ContainerProcess:
         return code
 
     async def stop(self, grace: float) -> None:
-        """Stops the whole tree: SIGTERM, then SIGKILL after ``grace`` seconds."""
-        session = self._proc.pid if self._proc is not None else None
+        """Stops the whole tree: SIGTERM, then SIGKILL after ``grace`` seconds.
+
+        The session is looked at only while the leader is not reaped; after that
+        :meth:`wait` has ended the session, and its number may be another's now.
+        """
+        leader = self._proc
+        session = leader.pid if leader is not None and leader.returncode is None else None
         await kill_tree(self.marker, session=session, grace=grace)
         if self._proc is not None:
             if self._proc.returncode is None:
