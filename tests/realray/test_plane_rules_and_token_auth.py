@@ -29,7 +29,7 @@ import pytest
 from rayop.kube.client import KubeClient
 from rayop.kube.config import load_config
 
-from .realray_support import Kubectl, kuberay_on_apiserver, rayop_up_kubectl
+from .realray_support import KUBERAY_CONTROL, Kubectl, kuberay_on_apiserver, rayop_up_kubectl
 
 pytestmark = pytest.mark.realray
 
@@ -159,7 +159,7 @@ def _apply(kubectl: Kubectl, *objects: dict[str, Any]) -> None:
     kubectl.apply(json.dumps({"apiVersion": "v1", "kind": "List", "items": list(objects)}))
 
 
-@pytest.fixture(scope="module", params=["rayop", "kuberay"])
+@pytest.fixture(scope="module", params=["rayop", KUBERAY_CONTROL])
 def up(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, ray_env: str
 ) -> Iterator[Kubectl]:

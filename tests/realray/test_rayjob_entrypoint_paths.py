@@ -18,7 +18,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from .realray_support import Kubectl, kuberay_on_apiserver, rayop_up_kubectl
+from .realray_support import KUBERAY_CONTROL, Kubectl, kuberay_on_apiserver, rayop_up_kubectl
 
 pytestmark = pytest.mark.realray
 
@@ -64,7 +64,7 @@ spec:
 EXPECTED = "counter.py read forty-two and got 42"
 
 
-@pytest.fixture(scope="module", params=["rayop", "kuberay"])
+@pytest.fixture(scope="module", params=["rayop", KUBERAY_CONTROL])
 def up(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, ray_env: str
 ) -> Iterator[Kubectl]:
