@@ -45,6 +45,7 @@ import json
 import os
 import sys
 import time
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -77,11 +78,13 @@ HANG_DELAY = 3600.0
 SMALL = {"limits": {"cpu": "100m", "memory": "256Mi"}}
 
 
-def command(operator: str, kuberay: Path) -> OperatorCommand:
-    """The operator's command template (the same flags for both)."""
+def command(operator: str, kuberay: Path, rayop_flags: str = "") -> OperatorCommand:
+    """The operator's command template (the same flags for both; ``rayop_flags`` are rayop's
+    own, appended)."""
     if operator == "kuberay":
         return OperatorCommand.parse(f"{kuberay} --kubeconfig={{kubeconfig}} {FLAGS}")
-    return OperatorCommand.parse(f"{sys.executable} -m rayop run --kubeconfig={{kubeconfig}} {FLAGS}")
+    rayop = f"{sys.executable} -m rayop run --kubeconfig={{kubeconfig}} {FLAGS} {rayop_flags}"
+    return OperatorCommand.parse(rayop.strip())
 
 
 def dashboard_kind(index: int, every: int) -> str:
@@ -147,6 +150,11 @@ class RunResult:
     expected_pod_creates: int = 0
     duplicate_pod_creates: int = 0
     operator_cpu_seconds: float = 0.0
+    server_requests: dict[str, int] = field(default_factory=dict)
+    """``verb resource`` -> requests the API server served from t = 0 to the end (all clients:
+    the bench's creates and watches included)."""
+    operator_requests: dict[str, int] = field(default_factory=dict)
+    """By HTTP method: the operator's ``rest_client_requests_total`` over the same phase."""
     seconds: float = 0.0
     timed_out: bool = False
     load_average: tuple[float, float, float] = (0.0, 0.0, 0.0)
@@ -193,7 +201,7 @@ async def run_one(operator: str, args: argparse.Namespace) -> RunResult:
         with contextlib.suppress(AlreadyExists):
             await user.create(NAMESPACES, {"metadata": {"name": NAMESPACE}})
         launched = LaunchedOperator(
-            command(operator, args.kuberay), plane.kubeconfig_file,
+            command(operator, args.kuberay, args.rayop_flags), plane.kubeconfig_file,
             concurrency=1, qps=args.qps, burst=args.burst,
         )  # fmt: skip
         clusters = ReadinessTracker(user, NAMESPACE)
@@ -210,6 +218,7 @@ async def run_one(operator: str, args: argparse.Namespace) -> RunResult:
             assert launched.pid is not None
             process = psutil.Process(launched.pid)
             cpu0 = process.cpu_times()
+            counts0, ops0 = await plane.request_counts(user), await launched.snapshot()
             t0 = time.monotonic()
             kinds = {f"job-{i:04d}": dashboard_kind(i, args.faulty_every) for i in range(args.jobs)}
             result.expected_pod_creates = 1 + args.big_workers + args.jobs
@@ -268,7 +277,17 @@ async def run_one(operator: str, args: argparse.Namespace) -> RunResult:
             )
             result.load_average = os.getloadavg()
             await asyncio.sleep(1.0)  # late duplicate creates (if any) reach the server
-            result.pod_creates = pod_creates(await plane.request_counts(user))
+            counts1, ops1 = await plane.request_counts(user), await launched.snapshot()
+            result.pod_creates = pod_creates(counts1)
+            served: Counter[str] = Counter()
+            for (verb, resource, sub, _code), n in (counts1 - counts0).items():
+                served[f"{verb} {resource}{'/' + sub if sub else ''}"] += n
+            result.server_requests = dict(served.most_common())
+            by_method: Counter[str] = Counter()
+            for snap, sign in ((ops1, 1), (ops0, -1)):
+                for labels, value in snap.select("rest_client_requests_total"):
+                    by_method[labels.get("method", "")] += sign * int(value)
+            result.operator_requests = {k: v for k, v in sorted(by_method.items()) if v}
             result.duplicate_pod_creates = max(0, result.pod_creates - result.expected_pod_creates)
             small = [t for t in clusters.targets.values() if t.name.startswith("small-")]
             result.small_ready = stats([t.latency for t in small if t.latency is not None])
@@ -319,6 +338,8 @@ def rows(r: RunResult) -> list[tuple[str, Any]]:
     out += [
         (f"pod creates (expected {r.expected_pod_creates})", r.pod_creates),
         ("duplicate pod creates", r.duplicate_pod_creates),
+        ("operator requests", sum(r.operator_requests.values())),
+        *((f"operator {m}", n) for m, n in r.operator_requests.items()),
         ("operator CPU (s)", r.operator_cpu_seconds),
         ("scenario seconds", r.seconds),
         ("timed out", r.timed_out),
@@ -330,7 +351,9 @@ def rows(r: RunResult) -> list[tuple[str, Any]]:
 def table(runs: list[RunResult]) -> str:
     """Markdown: one column per operator, and rayop/KubeRay."""
     by = {r.operator: dict(rows(r)) for r in runs}
-    labels = [name for name, _ in rows(runs[0])]
+    labels: list[str] = []
+    for r in runs:
+        labels += [name for name, _ in rows(r) if name not in labels]
     head = ["metric", *by, *(["rayop / KubeRay"] if {"rayop", "kuberay"} <= set(by) else [])]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for label in labels:
@@ -358,7 +381,7 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=200)
     parser.add_argument("--small", type=int, default=100)
     parser.add_argument("--small-workers", type=int, default=1)
-    parser.add_argument("--small-window", type=float, default=20.0)
+    parser.add_argument("--small-window", type=float, default=10.0)
     parser.add_argument("--job-seconds", type=float, default=20.0)
     parser.add_argument("--faulty-every", type=int, default=5)
     parser.add_argument("--slow-delay", type=float, default=1.5)
@@ -368,6 +391,7 @@ def main() -> None:
     parser.add_argument("--operators", default=",".join(OPERATORS))
     parser.add_argument("--kuberay", type=Path, default=default_kuberay())
     parser.add_argument("--timeout", type=float, default=600.0)
+    parser.add_argument("--rayop-flags", default="", help="more flags for rayop run only")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
     if "kuberay" in args.operators and not args.kuberay.is_file():
@@ -377,6 +401,8 @@ def main() -> None:
           f"dashboards slow {args.slow_delay:g} s or hanging), {args.small} small RayClusters "
           f"x {args.small_workers} workers over {args.small_window:g} s\n")  # fmt: skip
     print(table(runs))
+    for r in runs:
+        print(f"\n{r.operator}: requests served (all clients) {r.server_requests}")
     if args.json is not None:
         args.json.write_text(json.dumps([asdict(r) for r in runs], indent=2))
 
