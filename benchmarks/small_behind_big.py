@@ -166,12 +166,12 @@ def pod_creates(counts: Mapping[tuple[str, str, str, str], int]) -> int:
                if verb == "create" and res == "pods" and not sub and code == "201")  # fmt: skip
 
 
-async def ray_end_times(
-    user: KubeClient, proxy: str, names: list[str]
-) -> dict[str, float]:
+async def ray_end_times(user: KubeClient, proxy: str, names: list[str]) -> dict[str, float]:
     """Reads each named RayJob's Ray job ``end_time`` (epoch seconds) from its head's dashboard,
     through the plane's proxy."""
-    jobs = {j["metadata"]["name"]: j for j in (await user.list(RAY_JOBS, namespace=NAMESPACE))["items"]}
+    jobs = {
+        j["metadata"]["name"]: j for j in (await user.list(RAY_JOBS, namespace=NAMESPACE))["items"]
+    }
     out: dict[str, float] = {}
     timeout = aiohttp.ClientTimeout(total=30)
     async with aiohttp.ClientSession(timeout=timeout) as session:
@@ -252,7 +252,8 @@ async def run_one(operator: str, args: argparse.Namespace) -> RunResult:
                     name = f"small-{i:04d}"
                     started = time.monotonic()
                     created = await user.create(
-                        RAY_CLUSTERS, raycluster(name, args.small_workers, namespace=NAMESPACE),
+                        RAY_CLUSTERS,
+                        raycluster(name, args.small_workers, namespace=NAMESPACE),
                         namespace=NAMESPACE,
                     )
                     clusters.expect(name, workers=args.small_workers, started=started,
