@@ -33,6 +33,7 @@ from rayop.kube.config import load_config
 from rayop.kube.resources import JOBS, PODS, SECRETS, SERVICES
 from rayop.sim.controlplane import EmbeddedControlPlane
 from rayop.sim.dashboard.head import DashboardConfig
+from rayop.sim.dashboard.registry import DELAY_ANNOTATION
 from rayop.sim.nodes.kubelet import KubeletConfig
 from rayop.testing import eventually
 
@@ -372,6 +373,30 @@ async def test_slow_dashboard_times_out(cp: EmbeddedControlPlane, kube: KubeClie
     with pytest.raises(DashboardTimeout):
         await proxy_client(kube, "rc", timeout=0.5).get_serve_details()
     assert loop.time() - started < PROXY_TIMEOUT / 2  # the 0.5 s given, not the 10 s default
+
+
+async def test_a_head_annotated_with_a_delay_answers_that_late(
+    cp: EmbeddedControlPlane, kube: KubeClient
+) -> None:
+    """``sim.rayop/dashboard-delay`` on the head pod (as a plane in another process is told)
+    slows its dashboard from the start, and a later patch of it changes the delay."""
+    pod, svc = head_objects("slow")
+    pod["metadata"]["annotations"] = {DELAY_ANNOTATION: "30"}
+    await kube.create(SERVICES, svc, namespace=NS)
+    created = await kube.create(PODS, pod, namespace=NS)
+    uid, name = created["metadata"]["uid"], created["metadata"]["name"]
+    await wait_until(cp, lambda: cp.dashboards.for_pod(NS, uid) is not None)
+    dash = cp.dashboards.for_pod(NS, uid)
+    assert dash is not None and dash.faults.delay == 30.0
+    async with DashboardClient.direct(cp.dashboards.base_url(dash), timeout=0.3) as direct:
+        with pytest.raises(DashboardTimeout):
+            await direct.get_job_info("x")
+        patch = {"metadata": {"annotations": {DELAY_ANNOTATION: "0"}}}
+        await kube.patch(PODS, name, patch, namespace=NS)
+        await wait_until(cp, lambda: dash.faults.delay == 0.0)
+        with pytest.raises(JobNotFound):
+            await direct.get_job_info("x")
+    assert cp.dashboards.for_pod(NS, uid) is dash  # the same head: its jobs are kept
 
 
 async def test_service_without_ready_head_is_unavailable(

@@ -7,6 +7,12 @@ real one does. One loopback aiohttp server serves every dashboard under
 ``/h/<pod uid>/<dashboard|serve|agent>/``; :meth:`DashboardRegistry.resolve` is the API server's
 services-proxy resolver: a Service whose selector matches a ready head pod, on its dashboard
 (8265), serve (8000) or agent (52365) port, resolves to that head's base URL.
+
+A head pod annotated :data:`DELAY_ANNOTATION` (seconds, from its template) gets a dashboard that
+holds back every answer that long: a slow head, or, with a delay beyond every client's timeout, one
+that does not answer. It is how a plane in another process (``rayop apiserver``) is told which
+dashboards to slow down; in process, :attr:`DashboardRegistry.faults` and each dashboard's own
+``faults`` do the same.
 """
 
 from __future__ import annotations
@@ -29,7 +35,7 @@ from rayop.sim.nodes.pod_status import condition_true
 from rayop.sim.storage.controller_base import StoreController, meta
 from rayop.sim.storage.store import Store
 
-__all__ = ["PORT_KINDS", "DashboardRegistry", "SubmissionRecord"]
+__all__ = ["DELAY_ANNOTATION", "PORT_KINDS", "DashboardRegistry", "SubmissionRecord"]
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +48,9 @@ PORT_KINDS = {
     "52365": "agent",
 }
 """A head's port names and numbers -> the kind of surface that answers there."""
+
+DELAY_ANNOTATION = "sim.rayop/dashboard-delay"
+"""A head pod's annotation: seconds its simulated dashboard holds back every answer."""
 
 
 @dataclass(frozen=True)
@@ -59,6 +68,21 @@ class SubmissionRecord:
 def _restarts(pod: Obj) -> int:
     statuses = (pod.get("status") or {}).get("containerStatuses") or []
     return sum(int(s.get("restartCount") or 0) for s in statuses)
+
+
+def annotated_delay(pod: Obj) -> float | None:
+    """Returns the head pod's :data:`DELAY_ANNOTATION` in seconds, or None when it has none (or
+    it is not a number)."""
+    value = (meta(pod).get("annotations") or {}).get(DELAY_ANNOTATION)
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        log.warning(
+            "ignoring %s=%r on pod %s: not a number", DELAY_ANNOTATION, value, meta(pod).get("name")
+        )
+        return None
 
 
 def _head_ready(pod: Obj) -> bool:
@@ -171,6 +195,8 @@ class DashboardRegistry(StoreController):
             or (dash is not None and _restarts(obj) != dash.restarts)
         ):
             self._drop(uid)
+        elif dash is not None:
+            _apply_delay(dash, obj)
 
     def needs_handling(
         self, event_type: str, info: ResourceInfo, obj: Obj, old: Obj | None
@@ -282,6 +308,7 @@ class DashboardRegistry(StoreController):
             on_submit=self._record,
         )
         dash.restarts = _restarts(pod)
+        _apply_delay(dash, pod)
         self._dashboards[uid] = dash
         return dash
 
@@ -328,6 +355,12 @@ class DashboardRegistry(StoreController):
                 request.transport.close()
             return web.Response(status=503)
         return await dash.handle(kind, tail, request)
+
+
+def _apply_delay(dash: SimDashboard, pod: Obj) -> None:
+    delay = annotated_delay(pod)
+    if delay is not None:
+        dash.faults.delay = delay
 
 
 def container_env(
