@@ -76,6 +76,8 @@ DASHBOARD = DashboardConfig(
     serve_deploy_seconds=0.5, submitter_poll_seconds=0.2,
 )  # fmt: skip
 RBAC_GROUP = "rbac.authorization.k8s.io"
+STEP_TIMEOUT = 120.0
+"""Seconds after the fault phase by which every planned step must have finished."""
 
 
 @dataclass
@@ -262,9 +264,22 @@ async def run_seed(
         try:
             await workload.populate()
             t0 = time.monotonic()
-            tasks = [asyncio.create_task(_at(t0, f.at, _fault(driver, f))) for f in plan.faults]
-            tasks += [asyncio.create_task(_at(t0, a.at, workload.act(a))) for a in plan.actions]
-            await asyncio.gather(*tasks)
+            tasks = [
+                asyncio.create_task(_at(t0, f.at, _fault(driver, f)), name=f"{f.kind} at {f.at}")
+                for f in plan.faults
+            ]
+            tasks += [
+                asyncio.create_task(_at(t0, a.at, workload.act(a)), name=f"{a.kind} at {a.at}")
+                for a in plan.actions
+            ]
+            _, unfinished = await asyncio.wait(tasks, timeout=plan.duration + STEP_TIMEOUT)
+            if unfinished:
+                names = sorted(t.get_name() for t in unfinished)
+                for task in unfinished:
+                    task.cancel()
+                raise RuntimeError(f"planned steps still running {STEP_TIMEOUT:g} s late: {names}")
+            for task in tasks:
+                task.result()  # a step that failed fails the seed
             driver.clear()
             quiet_from = time.monotonic()
             converged = False

@@ -38,6 +38,9 @@ LEASE_NAME = "ray-operator-leader"
 """rayop's leader Lease (KubeRay's LeaderElectionID)."""
 USURPER = "chaos-usurper"
 """The other holder that takes the Lease in a lost-Lease fault."""
+LEASE_EXIT_GRACE = 10.0
+"""Seconds past a lost Lease's planned end that the other holder keeps it while the operator has
+not given up leadership yet."""
 TRIGGER_TIMEOUT = 10.0
 """Seconds an armed kill waits for its event (a pod create, a submission) before it kills anyway."""
 
@@ -132,6 +135,9 @@ class FaultDriver:
         await self._set_lease_holder(USURPER)
         try:
             await asyncio.sleep(fault.duration)
+            give_up = time.monotonic() + LEASE_EXIT_GRACE
+            while self.done["operator-exit"] == exits and time.monotonic() < give_up:
+                await asyncio.sleep(0.2)  # the renewal deadline runs out on a slow API
         finally:
             self._active.remove(fault)
             self._apply()

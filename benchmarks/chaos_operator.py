@@ -78,6 +78,7 @@ class OperatorProcess:
     kills: int = 0
     exits: list[int] = field(default_factory=list)
     _proc: asyncio.subprocess.Process | None = None
+    _killed: asyncio.subprocess.Process | None = None
     started_at: float = 0.0
 
     def argv(self) -> list[str]:
@@ -97,8 +98,12 @@ class OperatorProcess:
 
     @property
     def running(self) -> bool:
-        """Whether the child is alive (as far as this process has reaped it)."""
-        return self._proc is not None and self._proc.returncode is None
+        """Whether the child is alive (as far as this process has reaped it) and not killed."""
+        return (
+            self._proc is not None
+            and self._proc.returncode is None
+            and self._proc is not self._killed
+        )
 
     async def start(self) -> None:
         """Starts a fresh operator process (no wait for readiness: it must resume by itself)."""
@@ -124,18 +129,22 @@ class OperatorProcess:
         except ProcessLookupError:
             return False
         self.kills += 1
+        self._killed = self._proc
         return True
 
     async def reap(self) -> int | None:
-        """Waits for the process to end (after a kill); returns its exit code."""
-        if self._proc is None:
+        """Waits for the killed process to end; returns its exit code."""
+        proc, self._killed = self._killed, None
+        if proc is None:
             return None
-        return await self._proc.wait()
+        if proc is self._proc:
+            self._proc = None
+        return await proc.wait()
 
     async def exited_by_itself(self) -> int | None:
         """Returns the exit code if the process ended without being killed, else None."""
         proc = self._proc
-        if proc is None or proc.returncode is None:
+        if proc is None or proc.returncode is None or proc is self._killed:
             return None
         code = proc.returncode
         self._proc = None
