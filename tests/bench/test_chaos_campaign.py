@@ -147,9 +147,7 @@ async def test_a_short_seed_under_kills_and_a_storm_has_no_violation(
     chaos: dict[str, ModuleType], tmp_path: Path
 ) -> None:
     plan = chaos["chaos_schedule"].make_plan(11, duration=20, kills=3, storms=1, lease_losses=0)
-    result = await chaos["chaos"].run_seed(
-        plan, broken=None, converge_seconds=60, workdir=tmp_path
-    )
+    result = await chaos["chaos"].run_seed(plan, broken=None, converge_seconds=60, workdir=tmp_path)
     detail = [(v.invariant, v.subject, v.detail) for v in result.violations]
     assert detail == [], (tmp_path / "operator-11.log").read_text()[-3000:]
     assert sum(n for k, n in result.faults.items() if k.startswith("kill")) == 3
