@@ -97,6 +97,7 @@ class SeedResult:
     submissions: int = 0
     checks: dict[str, int] = field(default_factory=dict)
     rayjob_outcomes: dict[str, int] = field(default_factory=dict)
+    operator_api: dict[str, int] = field(default_factory=dict)
     violations: list[Violation] = field(default_factory=list)
 
 
@@ -314,6 +315,13 @@ async def run_seed(
             for j in record.objects("rayjobs").values()
         ))  # fmt: skip
         result.violations = list(record.violations)
+        audit = cp.audit
+        result.operator_api = {
+            "requests": audit.count(user=OPERATOR_USER),
+            "lists": audit.count(user=OPERATOR_USER, verb="list"),
+            "watches": audit.count(user=OPERATOR_USER, verb="watch"),
+            **{str(c): audit.count(user=OPERATOR_USER, code=c) for c in (409, 429, 500)},
+        }
     result.wall_seconds = round(time.monotonic() - began, 1)
     return result
 
