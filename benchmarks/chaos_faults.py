@@ -61,10 +61,29 @@ class FaultDriver:
 
     # -- kills -------------------------------------------------------------------------------
 
+    async def kills(self, faults: list[Fault], t0: float) -> None:
+        """Runs the kills one after the other: each no earlier than its planned time, once the
+        operator leads (a kill during start-up would hit no work), after its planned delay."""
+        for fault in faults:
+            await asyncio.sleep(max(0.0, t0 + fault.at - time.monotonic()))
+            await self.until_leading()
+            await asyncio.sleep(float(fault.settings.get("after_leading", 0.0)))
+            await self.kill(fault)
+
+    def leader(self) -> str:
+        """The leader Lease's holder ("" when free or absent)."""
+        info = self.cp.store.resources.get("coordination.k8s.io", "v1", "leases")
+        assert info is not None
+        lease = self.cp.store.peek(info, self.lease_namespace, LEASE_NAME) or {}
+        return str((lease.get("spec") or {}).get("holderIdentity") or "")
+
+    async def until_leading(self) -> None:
+        """Blocks while a lost Lease is on, then until the operator holds the Lease."""
+        while any(f.kind == "lease-lost" for f in self._active) or self.leader() in ("", USURPER):
+            await asyncio.sleep(0.05)
+
     async def kill(self, fault: Fault) -> None:
         """SIGKILLs the operator (now, or right after the armed event) and starts it again."""
-        while any(f.kind == "lease-lost" for f in self._active):
-            await asyncio.sleep(0.2)  # a kill now would only restart a waiting candidate
         killed = asyncio.Event()
 
         def fire() -> None:
@@ -128,6 +147,7 @@ class FaultDriver:
 
     async def lease_lost(self, fault: Fault) -> None:
         """Slows the API and hands the Lease to another holder for the fault's duration."""
+        await self.until_leading()
         self.done["lease-lost"] += 1
         exits = self.done["operator-exit"]
         self._active.append(fault)

@@ -126,14 +126,16 @@ def _storm(rng: random.Random, at: float) -> Fault:
 
 def make_plan(seed: int, *, duration: float, kills: int, storms: int, lease_losses: int) -> Plan:
     """Draws one seed's plan: ``kills`` kills spread over ``duration`` seconds (each at a random
-    instant of its share, so none is predictable from the workload), ``storms`` storms and
+    instant of its share, and then a random 0.2 to 4 s after the operator leads again, so that
+    it hits the operator at work at an instant no workload event predicts), ``storms`` storms and
     ``lease_losses`` lost Leases at random instants, and a user action every 0.5 to 2.5 s."""
     rng = random.Random(seed)
     faults: list[Fault] = []
     share = duration / max(kills, 1)
     for i in range(kills):
         at = round(i * share + rng.uniform(0.2, 0.95) * share, 2)
-        faults.append(Fault(at, rng.choice(KILL_KINDS)))
+        after = round(rng.uniform(0.2, 4.0), 2)
+        faults.append(Fault(at, rng.choice(KILL_KINDS), settings={"after_leading": after}))
     for _ in range(storms):
         faults.append(_storm(rng, round(rng.uniform(0.0, duration - 3.0), 2)))
     for _ in range(lease_losses):
