@@ -52,7 +52,7 @@ import aiohttp
 from chaos_faults import FaultDriver
 from chaos_operator import BROKEN, OperatorProcess
 from chaos_record import Record, Violation
-from chaos_schedule import Plan, make_plan
+from chaos_schedule import STORM_PARTS, Plan, make_plan
 from chaos_workload import Workload
 
 from rayop.kube.resources import NAMESPACES, SERVICE_ACCOUNTS
@@ -388,12 +388,17 @@ def summary(results: list[SeedResult]) -> dict[str, Any]:
 
 async def campaign(args: argparse.Namespace) -> list[SeedResult]:
     results: list[SeedResult] = []
+    storm_parts = tuple(p for p in args.storm_parts.split(",") if p)
+    unknown = sorted(set(storm_parts) - set(STORM_PARTS))
+    if unknown or not storm_parts:
+        raise SystemExit(f"--storm-parts: unknown {unknown}; known: {', '.join(STORM_PARTS)}")
     with tempfile.TemporaryDirectory(prefix="rayop-chaos-") as tmp:
         workdir = Path(args.workdir) if args.workdir else Path(tmp)
         workdir.mkdir(parents=True, exist_ok=True)
         for seed in parse_seeds(args.seeds):
             plan = make_plan(seed, duration=args.duration, kills=args.kills,
-                             storms=args.storms, lease_losses=args.lease_losses)  # fmt: skip
+                             storms=args.storms, lease_losses=args.lease_losses,
+                             storm_parts=storm_parts)  # fmt: skip
             result = await run_seed(plan, broken=args.broken,
                                     converge_seconds=args.converge_seconds, workdir=workdir)  # fmt: skip
             results.append(result)
@@ -418,6 +423,11 @@ def main() -> None:
                         help="how long every object has to converge once the faults stop")  # fmt: skip
     parser.add_argument("--broken", choices=BROKEN, default=None,
                         help="run a deliberately broken operator (the checker must catch it)")  # fmt: skip
+    parser.add_argument(
+        "--storm-parts",
+        default=",".join(STORM_PARTS),
+        help="the fault kinds storms draw from (comma-separated; default: all)",
+    )
     parser.add_argument("--workdir", default="", help="keep kubeconfigs and operator logs here")
     parser.add_argument("--json", default="", help="write the per-seed results and totals here")
     args = parser.parse_args()

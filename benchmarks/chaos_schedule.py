@@ -109,8 +109,8 @@ _GARBAGE = (
 )
 
 
-def _storm(rng: random.Random, at: float) -> Fault:
-    parts = tuple(sorted(rng.sample(STORM_PARTS, rng.randint(2, 4))))
+def _storm(rng: random.Random, at: float, kinds: tuple[str, ...]) -> Fault:
+    parts = tuple(sorted(rng.sample(kinds, rng.randint(min(2, len(kinds)), min(4, len(kinds))))))
     settings: dict[str, Any] = {
         "error_429_rate": round(rng.uniform(0.1, 0.4), 2),
         "error_500_rate": round(rng.uniform(0.05, 0.25), 2),
@@ -124,7 +124,15 @@ def _storm(rng: random.Random, at: float) -> Fault:
     return Fault(at, "storm", round(rng.uniform(3.0, 8.0), 2), parts, settings)
 
 
-def make_plan(seed: int, *, duration: float, kills: int, storms: int, lease_losses: int) -> Plan:
+def make_plan(
+    seed: int,
+    *,
+    duration: float,
+    kills: int,
+    storms: int,
+    lease_losses: int,
+    storm_parts: tuple[str, ...] = STORM_PARTS,
+) -> Plan:
     """Draws one seed's plan: ``kills`` kills spread over ``duration`` seconds (each at a random
     instant of its share, and then a random 0.2 to 4 s after the operator leads again, so that
     it hits the operator at work at an instant no workload event predicts), ``storms`` storms and
@@ -137,7 +145,7 @@ def make_plan(seed: int, *, duration: float, kills: int, storms: int, lease_loss
         after = round(rng.uniform(0.2, 4.0), 2)
         faults.append(Fault(at, rng.choice(KILL_KINDS), settings={"after_leading": after}))
     for _ in range(storms):
-        faults.append(_storm(rng, round(rng.uniform(0.0, duration - 3.0), 2)))
+        faults.append(_storm(rng, round(rng.uniform(0.0, duration - 3.0), 2), storm_parts))
     for _ in range(lease_losses):
         at = round(rng.uniform(0.0, duration - 3.0), 2)
         faults.append(Fault(at, "lease-lost", 12.0, (), {"latency": 1.5}))
