@@ -63,7 +63,7 @@ from chaos_workload import Workload
 from rayop.kube.resources import NAMESPACES, SERVICE_ACCOUNTS
 from rayop.sim.dashboard.head import DashboardConfig
 from rayop.testing import FAST_KUBELET, PlaneUnderTest, open_control_plane
-from rayop.testing.readiness import raycluster_converged
+from rayop.testing.readiness import raycluster_converged, running_and_ready
 
 __all__ = ["SeedResult", "run_seed"]
 
@@ -195,7 +195,14 @@ def pending_objects(record: Record) -> list[str]:
             if live or (rc.get("status") or {}).get("state") != "suspended":
                 pending.append(f"RayCluster {name} not suspended")
         elif not raycluster_converged(rc, live):
-            pending.append(f"RayCluster {name} not ready ({(rc.get('status') or {}).get('state')})")
+            status = rc.get("status") or {}
+            ready = sum(1 for p in live if running_and_ready(p))
+            pending.append(
+                f"RayCluster {name} not ready (state {status.get('state')}, generation "
+                f"{rc['metadata'].get('generation')} observed {status.get('observedGeneration')}, "
+                f"desired workers {status.get('desiredWorkerReplicas')} ready "
+                f"{status.get('readyWorkerReplicas')}, {len(live)} live pods, {ready} ready)"
+            )
     for name, job in objs("rayjobs").items():
         status = job.get("status") or {}
         if status.get("jobDeploymentStatus") not in ("Complete", "Failed"):
