@@ -312,6 +312,21 @@ async def test_forced_app_status_and_injected_faults(http: Any, clock: FakeClock
     assert (await client.get("/dashboard/api/jobs/anything")).status == 500
 
 
+async def test_injected_answers_replace_the_body_and_act_on_nothing(http: Any) -> None:
+    dash, client = http
+    dash.faults.answers["get_serve"] = '{"applications": 5'
+    resp = await client.get("/dashboard/api/serve/applications/")
+    assert resp.status == 200 and resp.content_type == "application/json"
+    assert await resp.text() == '{"applications": 5'
+    dash.faults.answers["*"] = '{"submission_id": ["x"]}'
+    resp = await client.post("/dashboard/api/jobs/", json={"entrypoint": "echo hi"})
+    assert await resp.text() == '{"submission_id": ["x"]}'
+    assert dash.jobs.submissions == 0, "an injected answer submits nothing"
+    dash.faults.answers.clear()
+    resp = await client.post("/dashboard/api/jobs/", json={"entrypoint": "echo hi"})
+    assert resp.status == 200 and dash.jobs.submissions == 1
+
+
 async def test_health_and_version(http: Any) -> None:
     dash, client = http
     resp = await client.get("/dashboard/api/gcs_healthz")

@@ -72,11 +72,23 @@ class DashboardFaults:
             Names: version, submit_job, list_jobs, get_job, job_logs, stop_job, delete_job,
             get_serve, put_serve, delete_serve, gcs_healthz, serve_healthz, or "*".
         gcs_healthy: False makes /api/gcs_healthz answer 503 (submitters keep waiting).
+        answers: Endpoint name (as in ``errors``, or "*") -> a body answered with 200 and a JSON
+            content type instead, unchecked: malformed JSON, wrong types, a wrong shape. The
+            request is not acted on (a submit_job answered so submits nothing).
     """
 
     delay: float = 0.0
     errors: dict[str, int] = field(default_factory=dict)
     gcs_healthy: bool = True
+    answers: dict[str, str] = field(default_factory=dict)
+
+
+class _InjectedAnswer(Exception):
+    """A fault: the endpoint answers ``body`` with 200 instead of acting on the request."""
+
+    def __init__(self, body: str) -> None:
+        super().__init__(body)
+        self.body = body
 
 
 def _text(status: int, body: str, content_type: str = "text/plain") -> web.Response:
@@ -191,12 +203,17 @@ class SimDashboard:
             return await self._dashboard_port(tail, request)
         except DashboardHttpError as err:
             return _text(err.status, err.text)
+        except _InjectedAnswer as answer:
+            return _text(200, answer.body, _JSON_CT)
 
     def _injected(self, endpoint: str, tail: str) -> None:
         for faults in (self.faults, self._shared):
             status = faults.errors.get(endpoint) or faults.errors.get("*")
             if status:
                 raise DashboardHttpError(status, _fault_body(endpoint, status, tail))
+            body = faults.answers.get(endpoint, faults.answers.get("*"))
+            if body is not None:
+                raise _InjectedAnswer(body)
 
     def _check_auth(self, tail: str, request: web.Request) -> web.Response | None:
         if not self.token or tail in _PUBLIC or tail.startswith("static/"):
