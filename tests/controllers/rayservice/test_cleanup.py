@@ -39,6 +39,30 @@ async def test_a_retired_cluster_is_scheduled_then_deleted_when_due() -> None:
     assert ctx.next_deletion_in is None
 
 
+async def test_a_due_cluster_that_a_service_still_selects_waits_for_the_service_to_move() -> None:
+    service = with_status(rayservice(rayClusterDeletionDelaySeconds=0), active="svc-new")
+    world = World()
+    world.add_cluster(cluster_of(service, "svc-new"))
+    world.add_cluster(cluster_of(service, "svc-old"))
+    serve = {"apiVersion": "v1", "kind": "Service",
+             "metadata": {"name": "svc-serve-svc", "namespace": "ns"},
+             "spec": {"selector": {"ray.io/cluster": "svc-old"}}}
+    world.services.put(serve)
+    ctx = world.context(service)
+    await cleanup.cleanup_retired_clusters(ctx)
+    assert world.client.calls_of("delete") == []
+    assert ctx.next_deletion_in == cleanup.SELECTED_RECHECK_SECONDS
+
+    world.services.put({**serve, "spec": {"selector": {"ray.io/cluster": "svc-new"}}})
+    marked = world.client.stored(RAY_CLUSTERS, "ns", "svc-old")
+    assert marked is not None
+    world.clusters.put(marked)
+    ctx = world.context(service)
+    await cleanup.cleanup_retired_clusters(ctx)
+    [delete] = world.client.calls_of("delete")
+    assert delete.name == "svc-old"
+
+
 async def test_a_zero_delay_deletes_in_the_same_pass() -> None:
     service = with_status(rayservice(rayClusterDeletionDelaySeconds=0), active="svc-new")
     world = World()

@@ -9,6 +9,14 @@ time), so an operator restart neither forgets a deletion nor restarts its delay.
 becomes active or pending again loses the annotation. Deletion uses Background propagation; a
 RayService being deleted (or suspended) has all its clusters deleted at once by
 :func:`delete_owned_clusters`.
+
+One guard KubeRay does not have: a retired cluster that the RayService's head or serve Service
+still selects (in the services cache) is not deleted until the Service has moved off it; its
+deletion is looked at again after :data:`SELECTED_RECHECK_SECONDS`. In a normal pass the
+Services move to the new cluster before the old one retires, so this never waits; it matters
+when an operator was stopped between moving a Service and recording the move in status (a
+status write lost, a process killed), where deleting would leave the Service selecting nothing.
+The chaos campaign (``benchmarks/chaos.py``) found that case.
 """
 
 from __future__ import annotations
@@ -21,7 +29,7 @@ from rayop.api.common import format_time, parse_time
 from rayop.api.rayservice import DEFAULT_RAY_CLUSTER_DELETION_DELAY_SECONDS, RayServiceSpec
 from rayop.apimachinery.objects import ObjView as Obj
 from rayop.controllers.kit.recorded_write import write_with_events
-from rayop.controllers.rayservice import settings
+from rayop.controllers.rayservice import service_builders, settings
 from rayop.controllers.rayservice.context import PassContext
 from rayop.kube.clock import micro_time
 from rayop.kube.errors import NotFound
@@ -29,6 +37,10 @@ from rayop.kube.resources import RAY_CLUSTERS
 from rayop.runtime.steps import Stop
 
 log = logging.getLogger(__name__)
+
+SELECTED_RECHECK_SECONDS = 2.0
+"""How soon a due deletion held back by a Service that still selects the cluster is looked at
+again."""
 
 
 def deletion_delay(spec: RayServiceSpec) -> timedelta:
@@ -81,7 +93,12 @@ async def cleanup_retired_clusters(ctx: PassContext) -> Stop | None:
             log.info(
                 "RayService %s: cluster %s to be deleted at %s", ctx.request, name, format_time(due)
             )
-        if now >= due:
+        if now >= due and name in _selected_by_services(ctx):
+            log.info(
+                "RayService %s: cluster %s is due but a Service still selects it", ctx.request, name
+            )
+            due = now + timedelta(seconds=SELECTED_RECHECK_SECONDS)
+        elif now >= due:
             await delete_cluster(ctx, name)
             continue
         wait = (due - now).total_seconds()
@@ -89,6 +106,14 @@ async def cleanup_retired_clusters(ctx: PassContext) -> Stop | None:
             wait if ctx.next_deletion_in is None else min(wait, ctx.next_deletion_in)
         )
     return None
+
+
+def _selected_by_services(ctx: PassContext) -> set[str]:
+    """Returns the clusters the RayService's head and serve Services select (in the cache)."""
+    names = (service_builders.head_service_name(ctx.service),
+             service_builders.serve_service_name(ctx.service))
+    cached = (ctx.deps.services.get(ctx.namespace, name) for name in names)
+    return {service_builders.selected_cluster(service) for service in cached} - {""}
 
 
 async def _patch(ctx: PassContext, name: str, body: dict[str, Any]) -> None:
