@@ -1,4 +1,4 @@
-"""The direct protobuf writer and the per-version memo: the same messages as the message path."""
+"""Field-by-field protobuf writing and the per-version memo: the same messages as the message path."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from rayop.sim.apiserver.encoded_objects import EncodedObjects
 from rayop.sim.apiserver.protobuf import decode_protobuf, encode_protobuf, message_class
 from rayop.sim.apiserver.protobuf_json import message_to_dict, new_message
-from rayop.sim.apiserver.protobuf_writer import Unwritable, write_message
+from rayop.sim.apiserver.protobuf_writer import Unwritable, write_object
 from rayop.sim.machinery import errors as se
 
 from .protobuf_samples import samples
@@ -41,24 +41,30 @@ def _as_served(obj: dict[str, Any]) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("key", sorted(_SAMPLES), ids=lambda k: f"{k[0]}/{k[1]}")
-def test_the_writer_gives_the_message_paths_message(key: tuple[str, str]) -> None:
+def test_field_by_field_gives_the_message_paths_message(key: tuple[str, str]) -> None:
     obj = _SAMPLES[key]
     cls = message_class(*key)
     assert cls is not None
     desc: Any = cls.DESCRIPTOR
-    written = cls.FromString(write_message(desc, obj))
-    assert written == new_message(cls, obj)
+    data, spans = write_object(desc, obj)
+    assert cls.FromString(data) == new_message(cls, obj)
+    again, spans_again = write_object(desc, obj, (data, spans))  # every container reused
+    assert cls.FromString(again) == new_message(cls, obj)
+    assert sorted(spans_again) == sorted(spans)
+    for field, (value, start, end) in spans.items():
+        assert again[spans_again[field][1] : spans_again[field][2]] == data[start:end]
+        assert spans_again[field][0] is value
     assert decode_protobuf(encode_protobuf(copy.deepcopy(obj))) == _as_served(obj)
 
 
-def test_values_the_writer_refuses_go_the_message_way() -> None:
+def test_a_value_that_does_not_fit_goes_the_message_way() -> None:
     cls = message_class("v1", "Pod")
     assert cls is not None
+    desc: Any = cls.DESCRIPTOR
     pod = _stored_pod()
     pod["spec"]["terminationGracePeriodSeconds"] = 30.0  # an integral float: Go's JSON takes it
-    desc: Any = cls.DESCRIPTOR
     with pytest.raises(Unwritable):
-        write_message(desc, {"spec": {"containers": 3}})
+        write_object(desc, {"spec": {"containers": 3}})
     assert decode_protobuf(encode_protobuf(pod))["spec"]["terminationGracePeriodSeconds"] == 30
     bad = {**pod, "spec": {**pod["spec"], "containers": 3}}  # a new dict: objects never change
     with pytest.raises(se.StatusError) as err:

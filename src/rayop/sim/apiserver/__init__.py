@@ -33,8 +33,8 @@ Modules and subpackages:
   frames.
 - ``protobuf_json``: conversion between Kubernetes protobuf messages and the server's JSON-shaped
   dicts.
-- ``protobuf_writer``: writes a JSON-shaped dict straight to the protobuf bytes of its Kubernetes
-  message.
+- ``protobuf_writer``: writes an object's protobuf message bytes field by field, so that a new
+  version reuses the bytes of the fields it shares with the one before.
 - ``proxy``: the proxy subresources:
   /api/v1/namespaces/<ns>/{services,pods}/<name>[:<port>]/proxy/<path>.
 - ``rbac``: service-account tokens and RBAC authorization for the embedded API server.

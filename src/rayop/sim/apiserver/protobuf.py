@@ -32,7 +32,7 @@ from rayop.sim.apiserver import proto
 from rayop.sim.apiserver.encoded_objects import EncodedObjects, Spans
 from rayop.sim.apiserver.proto.go_fields import API_VERSIONS
 from rayop.sim.apiserver.protobuf_json import ConversionError, message_to_dict, new_message
-from rayop.sim.apiserver.protobuf_writer import Unwritable, varint, write_message, write_object
+from rayop.sim.apiserver.protobuf_writer import Unwritable, varint, write_object
 from rayop.sim.machinery import errors as se
 
 __all__ = [
@@ -131,12 +131,7 @@ def decode_protobuf(body: bytes) -> Obj:
 
 
 def _message_bytes(desc: Descriptor, obj: Any) -> bytes:
-    """The message bytes of ``obj``: written directly, or by the message path for a value the
-    writer does not take (the message path's errors name the field)."""
-    try:
-        return write_message(desc, obj)
-    except Unwritable:
-        return bytes(new_message(message_factory.GetMessageClass(desc), obj).SerializeToString())
+    return bytes(new_message(message_factory.GetMessageClass(desc), obj).SerializeToString())
 
 
 def _object_bytes(desc: Descriptor, obj: Any) -> bytes:

@@ -31,12 +31,10 @@ from rayop.sim.apiserver.proto.go_fields import FIELDS, WRAPPERS
 
 __all__ = [
     "ConversionError",
-    "b64decode_field",
     "field_table",
     "message_from_dict",
     "message_to_dict",
     "new_message",
-    "special_kwargs",
 ]
 
 _META = "k8s.io.apimachinery.pkg.apis.meta.v1."
@@ -142,27 +140,6 @@ def _table(desc: Descriptor) -> _Table:
 def field_table(desc: Descriptor) -> dict[str, tuple[_Field, ...]]:
     """A message's fields by JSON name: the field, after the inlined messages that lead to it."""
     return _table(desc).by_json
-
-
-def special_kwargs(message: str) -> Callable[[Any], Obj] | None:
-    """The JSON-to-constructor-arguments conversion of a message with its own JSON form (Time,
-    Quantity, IntOrString... and the string-list wrappers), or None for an ordinary message."""
-    if message in WRAPPERS:
-        return _wrapper_kwargs
-    return _KWARGS.get(message)
-
-
-def _wrapper_kwargs(value: Any) -> Obj:
-    return {"items": value}
-
-
-def b64decode_field(value: Any) -> bytes:
-    """The bytes of a base64 JSON value, as Go's decoding reads them.
-
-    Raises:
-        ConversionError: Not a string, or not base64.
-    """
-    return _b64decode(value)
 
 
 def message_to_dict(msg: Message) -> Obj:
