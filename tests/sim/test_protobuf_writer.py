@@ -7,9 +7,15 @@ from typing import Any
 
 import orjson
 import pytest
+from google.protobuf import descriptor_pool, message_factory
 
 from rayop.sim.apiserver.encoded_objects import EncodedObjects
-from rayop.sim.apiserver.protobuf import decode_protobuf, encode_protobuf, message_class
+from rayop.sim.apiserver.protobuf import (
+    decode_protobuf,
+    encode_protobuf,
+    encode_watch_frame,
+    message_class,
+)
 from rayop.sim.apiserver.protobuf_json import message_to_dict, new_message
 from rayop.sim.apiserver.protobuf_writer import Unwritable, write_object
 from rayop.sim.machinery import errors as se
@@ -121,3 +127,24 @@ def test_the_memo_keeps_one_entry_a_name_and_drops_the_least_recently_used() -> 
     key_b = memo.key("Pod", b)
     assert key_b is not None and memo.get(key_b, b) is None  # b went first
     assert memo.key("Pod", {"metadata": {}}) is None
+
+
+def test_the_envelope_and_the_watch_frame_are_the_bytes_upb_writes() -> None:
+    pod = _stored_pod("framed")
+    cls = message_class("v1", "Pod")
+    assert cls is not None
+    pool = descriptor_pool.Default()
+    unknown = pool.FindMessageTypeByName("k8s.io.apimachinery.pkg.runtime.Unknown")
+    watch_event = pool.FindMessageTypeByName("k8s.io.apimachinery.pkg.apis.meta.v1.WatchEvent")
+    envelope: Any = message_factory.GetMessageClass(unknown)()
+    envelope.typeMeta.apiVersion, envelope.typeMeta.kind = "v1", "Pod"
+    envelope.raw = new_message(cls, pod).SerializeToString()
+    envelope.contentEncoding = envelope.contentType = ""
+    body = encode_protobuf(pod)
+    assert body[:4] == b"k8s\x00"
+    assert body[4:] == envelope.SerializeToString()
+    event: Any = message_factory.GetMessageClass(watch_event)()
+    event.type = "MODIFIED"
+    event.object.raw = body
+    expected = event.SerializeToString()
+    assert encode_watch_frame("MODIFIED", pod) == len(expected).to_bytes(4, "big") + expected

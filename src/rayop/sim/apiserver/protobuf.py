@@ -185,13 +185,24 @@ def _envelope(obj: Obj, api_version: str, kind: str) -> bytes:
         raw = _raw_message(desc, obj)
     except ConversionError as exc:
         raise se.internal_error(f"cannot encode {api_version}/{kind} as protobuf: {exc}") from exc
-    envelope: Any = _message(_UNKNOWN)
-    envelope.typeMeta.apiVersion = api_version
-    envelope.typeMeta.kind = kind
-    envelope.raw = raw
-    envelope.contentEncoding = ""
-    envelope.contentType = ""
-    return _MAGIC + bytes(envelope.SerializeToString())
+    return b"".join((_envelope_head(api_version, kind), varint(len(raw)), raw, _ENVELOPE_TAIL))
+
+
+def _delimited(number: int, data: bytes) -> bytes:
+    """One length-delimited field: its tag, the length, the bytes."""
+    return varint(number << 3 | _WIRE_LENGTH_DELIMITED) + varint(len(data)) + data
+
+
+_ENVELOPE_TAIL = _delimited(3, b"") + _delimited(4, b"")
+"""The envelope's empty contentEncoding and contentType, written as set (proto2)."""
+
+
+@functools.cache
+def _envelope_head(api_version: str, kind: str) -> bytes:
+    """The magic, the envelope's typeMeta field and the tag of its raw field: the bytes upb
+    writes for ``runtime.Unknown`` before the object (fields in number order)."""
+    type_meta = _delimited(1, api_version.encode()) + _delimited(2, kind.encode())
+    return _MAGIC + _delimited(1, type_meta) + varint(2 << 3 | _WIRE_LENGTH_DELIMITED)
 
 
 def encode_protobuf(obj: Obj, api_version: str = "", kind: str = "") -> bytes:
@@ -210,10 +221,8 @@ def encode_protobuf(obj: Obj, api_version: str = "", kind: str = "") -> bytes:
 
 def encode_watch_frame(event_type: str, obj: Obj, api_version: str = "", kind: str = "") -> bytes:
     """Encodes one watch event as a length-prefixed ``WatchEvent`` frame."""
-    event: Any = _message(_WATCH_EVENT)
-    event.type = event_type
-    event.object.raw = encode_protobuf(obj, api_version, kind)
-    body = bytes(event.SerializeToString())
+    raw_extension = _delimited(1, encode_protobuf(obj, api_version, kind))
+    body = _delimited(1, event_type.encode()) + _delimited(2, raw_extension)
     return struct.pack(">I", len(body)) + body
 
 
