@@ -62,3 +62,12 @@ def test_rayop_run_tunes_the_collector_before_the_event_loop(
     assert seen == [
         (collector.YOUNG_THRESHOLD, collector.MIDDLE_THRESHOLD, collector.OLD_THRESHOLD)
     ]
+    assert gc.isenabled()
+
+
+def test_the_collector_is_paused_for_the_start_up_block_only() -> None:
+    assert gc.isenabled()
+    with pytest.raises(RuntimeError), collector.collector_paused():
+        assert not gc.isenabled()
+        raise RuntimeError("a bad flag")
+    assert gc.isenabled()

@@ -28,6 +28,8 @@ MODULE = "sigs.k8s.io/gateway-api"
 DEFAULT_VERSION = "v1.4.1"
 DEFAULT_PROXY = "https://proxy.golang.org"
 STAMP = ".gateway-api.version"
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+"""libyaml's safe loader when PyYAML has it: ten times the pure-Python one on these 700 KB."""
 CRD_DIR = "config/crd/standard/"
 
 Obj = dict[str, Any]
@@ -105,7 +107,7 @@ def load_crds(*, download: bool = True) -> list[Obj]:
         fetch(ver)
     docs: list[Obj] = []
     for path in sorted((out / "crds").glob("*.yaml")):
-        docs.extend(d for d in yaml.safe_load_all(path.read_text()) if d)
+        docs.extend(d for d in yaml.load_all(path.read_text(), Loader=_LOADER) if d)
     if not docs:
         raise CrdsUnavailable(f"no CRDs in {out / 'crds'}")
     return docs

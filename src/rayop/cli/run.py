@@ -45,15 +45,17 @@ def run(
     kuberay: KubeRayFeatureFlags = KUBERAY_FEATURE_DEFAULTS,
 ) -> None:
     """Run the RayCluster, RayJob and RayService controllers against a Kubernetes API server."""
-    from rayop.controllers.config.startup_checks import StartupCheckError
-    from rayop.kube.config import ConfigError
-    from rayop.runtime.manager import LeadershipLost
-    from rayop.runtime.serving.endpoints import BindError
-    from rayop.runtime.sharding.membership import MembershipLost
+    from rayop.runtime.process.collector import collector_paused, tune_collector
 
-    settings = operator_settings(operator, replica, logs, kuberay_logs, kuberay)
-    from rayop.runtime.process.collector import tune_collector
+    with collector_paused():  # the imports build only what the operator keeps
+        import rayop.controllers.assembly.run  # noqa: F401  (imported before the heap is frozen)
+        from rayop.controllers.config.startup_checks import StartupCheckError
+        from rayop.kube.config import ConfigError
+        from rayop.runtime.manager import LeadershipLost
+        from rayop.runtime.serving.endpoints import BindError
+        from rayop.runtime.sharding.membership import MembershipLost
 
+        settings = operator_settings(operator, replica, logs, kuberay_logs, kuberay)
     tune_collector()
     try:
         asyncio.run(_run(kubeconfig, settings))

@@ -9,6 +9,8 @@ Modules and subpackages:
 - ``crud``: handlers for get, list, create, update, patch, delete and deletecollection.
 - ``discovery``: discovery documents: /version, /api, /api/v1, /apis, /apis/<g>/<v> and minimal
   OpenAPI.
+- ``encoded_objects``: a bounded memo of objects' protobuf message bytes, so each stored version is
+  encoded once.
 - ``faults``: fault injection knobs of the embedded API server and the request-path checks that
   apply them.
 - ``kubeconfig``: the kubeconfig a client uses to reach the embedded API server: one cluster, user
@@ -31,6 +33,8 @@ Modules and subpackages:
   frames.
 - ``protobuf_json``: conversion between Kubernetes protobuf messages and the server's JSON-shaped
   dicts.
+- ``protobuf_writer``: writes an object's protobuf message bytes field by field, so that a new
+  version reuses the bytes of the fields it shares with the one before.
 - ``proxy``: the proxy subresources:
   /api/v1/namespaces/<ns>/{services,pods}/<name>[:<port>]/proxy/<path>.
 - ``rbac``: service-account tokens and RBAC authorization for the embedded API server.

@@ -11,7 +11,7 @@ from aiohttp import web
 from rayop.apimachinery.objects import Obj
 from rayop.sim.admission import field_validation
 from rayop.sim.apiserver import tables
-from rayop.sim.apiserver.negotiation import decode_body, respond
+from rayop.sim.apiserver.negotiation import PROTOBUF, decode_body, respond
 from rayop.sim.apiserver.patch import APPLY_PATCH, apply_patch, json_merge_patch
 from rayop.sim.apiserver.query import int_param
 from rayop.sim.apiserver.request import ApiRequest, ServerContext, json_response
@@ -25,6 +25,19 @@ __all__ = ["handle_crud"]
 
 def _dry_run(request: web.Request) -> bool:
     return "All" in request.query.getall("dryRun", [])
+
+
+def _check_types(request: web.Request, req: ApiRequest, body: Obj) -> None:
+    """Refuses mistyped values (typed_body), unless the body is a protobuf message of this very
+    kind: its decoding already put every value in a field of the right type."""
+    ctype = request.headers.get("Content-Type", "").split(";", 1)[0].strip().lower()
+    info = req.info
+    if not (
+        ctype == PROTOBUF
+        and body.get("apiVersion") == info.api_version
+        and body.get("kind") == info.kind
+    ):
+        check_types(info, body)
 
 
 def _respond(request: web.Request, req: ApiRequest, obj: Obj, status: int = 200) -> web.Response:
@@ -157,7 +170,7 @@ async def _create(ctx: ServerContext, request: web.Request, req: ApiRequest) -> 
             f"the API version in the data ({body.get('apiVersion')}) does not match the expected "
             f"API version ({req.info.api_version}) or kind {kind} is not {req.info.kind}"
         )
-    check_types(req.info, body)
+    _check_types(request, req, body)
     obj = await ctx.store.create(
         req.info, req.namespace, body, dry_run=_dry_run(request), copy=False
     )
@@ -234,7 +247,7 @@ async def _replace(
     ctx: ServerContext, request: web.Request, req: ApiRequest, body: Obj, *, dry_run: bool
 ) -> web.Response:
     """Writes ``body`` over the object (or its status subresource) and answers with the result."""
-    check_types(req.info, body)
+    _check_types(request, req, body)
     obj = await ctx.store.update(
         req.info,
         req.namespace,

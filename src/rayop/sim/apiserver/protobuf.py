@@ -7,6 +7,12 @@ generates from Kubernetes' own generated.proto files (``proto/``); ``protobuf_js
 between messages and the server's JSON-shaped dicts. A watch over protobuf is a stream of
 frames, each a 4-byte big-endian length and a ``WatchEvent`` message (not enveloped) whose
 ``object.raw`` holds the enveloped object. Custom resources have no messages: they stay JSON.
+
+Encoding is the costly direction (a dict to a message goes through Python), so an object's
+message bytes are made once per stored version (``encoded_objects``) and spliced as they are
+into lists and watch frames: a list is its list message without items followed by one
+length-delimited ``items`` field per object, which is how protobuf writes a repeated field
+(https://protobuf.dev/programming-guides/encoding/#embedded).
 """
 
 from __future__ import annotations
@@ -23,8 +29,10 @@ from google.protobuf.message import DecodeError, Message
 
 from rayop.apimachinery.objects import Obj
 from rayop.sim.apiserver import proto
+from rayop.sim.apiserver.encoded_objects import EncodedObjects, Spans
 from rayop.sim.apiserver.proto.go_fields import API_VERSIONS
 from rayop.sim.apiserver.protobuf_json import ConversionError, message_to_dict, new_message
+from rayop.sim.apiserver.protobuf_writer import Unwritable, varint, write_object
 from rayop.sim.machinery import errors as se
 
 __all__ = [
@@ -42,6 +50,8 @@ _MAGIC = b"k8s\x00"
 _META_V1 = "k8s.io.apimachinery.pkg.apis.meta.v1"
 _UNKNOWN = "k8s.io.apimachinery.pkg.runtime.Unknown"
 _WATCH_EVENT = f"{_META_V1}.WatchEvent"
+_WIRE_LENGTH_DELIMITED = 2
+_ENCODED = EncodedObjects(capacity=1 << 16)
 
 
 @functools.cache
@@ -67,8 +77,13 @@ def _descriptor(api_version: str, kind: str) -> Descriptor | None:
     return None
 
 
+@functools.cache
+def _message_class(name: str) -> type[Message]:
+    return message_factory.GetMessageClass(_pool().FindMessageTypeByName(name))
+
+
 def _message(name: str) -> Message:
-    return message_factory.GetMessageClass(_pool().FindMessageTypeByName(name))()
+    return _message_class(name)()
 
 
 def message_class(api_version: str, kind: str) -> type[Message] | None:
@@ -115,21 +130,79 @@ def decode_protobuf(body: bytes) -> Obj:
     return obj
 
 
+def _message_bytes(desc: Descriptor, obj: Any) -> bytes:
+    return bytes(new_message(message_factory.GetMessageClass(desc), obj).SerializeToString())
+
+
+def _object_bytes(desc: Descriptor, obj: Any) -> bytes:
+    """The message bytes of one object, made once per stored version (see encoded_objects),
+    reusing the bytes of the fields it shares with the version encoded before it."""
+    key = EncodedObjects.key(desc.full_name, obj) if isinstance(obj, dict) else None
+    if key is None:
+        return _message_bytes(desc, obj)
+    cached = _ENCODED.get(key, obj)
+    if cached is not None:
+        return cached
+    previous = _ENCODED.previous(key)
+    spans: Spans = {}
+    try:
+        data, spans = write_object(desc, obj, None if previous is None else previous[1:])
+    except Unwritable:
+        data = _message_bytes(desc, obj)
+    _ENCODED.put(key, obj, data, spans)
+    return data
+
+
+@functools.cache
+def _items_field(desc: Descriptor) -> tuple[bytes, Descriptor] | None:
+    """A list message's ``items`` field: its tag and its element message, or None."""
+    fd = desc.fields_by_name.get("items")
+    if fd is None or not fd.is_repeated or fd.message_type is None:
+        return None
+    if not desc.name.endswith("List"):
+        return None
+    return varint(fd.number << 3 | _WIRE_LENGTH_DELIMITED), fd.message_type
+
+
+def _raw_message(desc: Descriptor, obj: Obj) -> bytes:
+    items = _items_field(desc)
+    if items is None or not isinstance(obj.get("items"), list):
+        return _object_bytes(desc, obj)
+    tag, element = items
+    head = {k: v for k, v in obj.items() if k != "items"}
+    parts = [_message_bytes(desc, head)]
+    for item in obj["items"]:
+        data = _object_bytes(element, item)
+        parts += (tag, varint(len(data)), data)
+    return b"".join(parts)
+
+
 def _envelope(obj: Obj, api_version: str, kind: str) -> bytes:
     desc = _descriptor(api_version, kind)
     if desc is None:
         raise se.internal_error(f"no protobuf message for {api_version}/{kind}")
     try:
-        msg = new_message(message_factory.GetMessageClass(desc), obj)
+        raw = _raw_message(desc, obj)
     except ConversionError as exc:
         raise se.internal_error(f"cannot encode {api_version}/{kind} as protobuf: {exc}") from exc
-    envelope: Any = _message(_UNKNOWN)
-    envelope.typeMeta.apiVersion = api_version
-    envelope.typeMeta.kind = kind
-    envelope.raw = msg.SerializeToString()
-    envelope.contentEncoding = ""
-    envelope.contentType = ""
-    return _MAGIC + bytes(envelope.SerializeToString())
+    return b"".join((_envelope_head(api_version, kind), varint(len(raw)), raw, _ENVELOPE_TAIL))
+
+
+def _delimited(number: int, data: bytes) -> bytes:
+    """One length-delimited field: its tag, the length, the bytes."""
+    return varint(number << 3 | _WIRE_LENGTH_DELIMITED) + varint(len(data)) + data
+
+
+_ENVELOPE_TAIL = _delimited(3, b"") + _delimited(4, b"")
+"""The envelope's empty contentEncoding and contentType, written as set (proto2)."""
+
+
+@functools.cache
+def _envelope_head(api_version: str, kind: str) -> bytes:
+    """The magic, the envelope's typeMeta field and the tag of its raw field: the bytes upb
+    writes for ``runtime.Unknown`` before the object (fields in number order)."""
+    type_meta = _delimited(1, api_version.encode()) + _delimited(2, kind.encode())
+    return _MAGIC + _delimited(1, type_meta) + varint(2 << 3 | _WIRE_LENGTH_DELIMITED)
 
 
 def encode_protobuf(obj: Obj, api_version: str = "", kind: str = "") -> bytes:
@@ -148,10 +221,8 @@ def encode_protobuf(obj: Obj, api_version: str = "", kind: str = "") -> bytes:
 
 def encode_watch_frame(event_type: str, obj: Obj, api_version: str = "", kind: str = "") -> bytes:
     """Encodes one watch event as a length-prefixed ``WatchEvent`` frame."""
-    event: Any = _message(_WATCH_EVENT)
-    event.type = event_type
-    event.object.raw = encode_protobuf(obj, api_version, kind)
-    body = bytes(event.SerializeToString())
+    raw_extension = _delimited(1, encode_protobuf(obj, api_version, kind))
+    body = _delimited(1, event_type.encode()) + _delimited(2, raw_extension)
     return struct.pack(">I", len(body)) + body
 
 

@@ -29,7 +29,13 @@ from google.protobuf.message import Message
 from rayop.apimachinery.objects import Obj
 from rayop.sim.apiserver.proto.go_fields import FIELDS, WRAPPERS
 
-__all__ = ["ConversionError", "message_from_dict", "message_to_dict", "new_message"]
+__all__ = [
+    "ConversionError",
+    "field_table",
+    "message_from_dict",
+    "message_to_dict",
+    "new_message",
+]
 
 _META = "k8s.io.apimachinery.pkg.apis.meta.v1."
 _TIME = _META + "Time"
@@ -129,6 +135,11 @@ def _table(desc: Descriptor) -> _Table:
         else:
             table.by_json[json_name] = (f,)
     return table
+
+
+def field_table(desc: Descriptor) -> dict[str, tuple[_Field, ...]]:
+    """A message's fields by JSON name: the field, after the inlined messages that lead to it."""
+    return _table(desc).by_json
 
 
 def message_to_dict(msg: Message) -> Obj:
