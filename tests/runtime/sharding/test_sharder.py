@@ -215,3 +215,22 @@ async def test_a_root_whose_shard_label_was_removed_by_hand_goes_back_to_its_own
         moved = await client.get(CONFIGMAPS, name, namespace=NS)
         assert labels(moved)[KEYS.shard] == ring.owner(f"{NS}/{name}")
         assert labels((await children(client))[uid])[KEYS.shard] == ring.owner(f"{NS}/{name}")
+
+
+async def test_a_sharder_with_watched_namespaces_assigns_only_their_roots() -> None:
+    async with open_control_plane(crds=False) as plane:
+        client = plane.client
+        await hold(client, "r0")
+        for namespace in ("watched", "other"):
+            await plane.namespace(namespace)
+            body = {"metadata": {"name": "root", "labels": {"kind": "root"}}}
+            await client.create(CONFIGMAPS, body, namespace=namespace)
+        sharder = Sharder(
+            client, Membership(client, NS, KEYS), KEYS, [RootKind(CONFIGMAPS)], [SECRETS],
+            namespaces=["watched"],
+        )  # fmt: skip
+        await sharder.step()
+        watched = await client.get(CONFIGMAPS, "root", namespace="watched")
+        other = await client.get(CONFIGMAPS, "root", namespace="other")
+        assert labels(watched)[KEYS.shard] == "r0"
+        assert KEYS.shard not in labels(other), "a namespace the operator does not watch"

@@ -179,6 +179,7 @@ def _install_sharding(
         settings=sharding,
         namespace=settings.leader_election_namespace or default_lease_namespace(),
         gate=gate,
+        watch_namespaces=settings.watch_namespaces,
         add_runnable=manager.add_runnable,
         add_start_gate=manager.add_start_gate,
         lease_timing=lease_timing(sharding),

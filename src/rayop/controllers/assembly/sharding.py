@@ -195,12 +195,14 @@ def install_sharding(
     settings: ShardingSettings,
     namespace: str,
     gate: ShardGate,
+    watch_namespaces: Collection[str] = (),
     add_runnable: Callable[..., None],
     add_start_gate: Callable[..., None],
     lease_timing: LeaderElectionSettings = DEFAULT_LEADER_ELECTION,
     clock: Clock = MONOTONIC,
 ) -> ShardingParts:
-    """Wires membership, the sharder, the root informers' drain handler and the create labels."""
+    """Wires membership, the sharder, the root informers' drain handler and the create labels;
+    the sharder assigns the roots of ``watch_namespaces`` (empty: of every namespace)."""
     finder = RootFinder(informers, kinds)
     for kind in kinds:
         informers.informer(RESOURCE_OF_KIND[kind]).add_event_handler(
@@ -225,6 +227,7 @@ def install_sharding(
         KEYS,
         [RootKind(RESOURCE_OF_KIND[k], finder.is_root(k)) for k in kinds],
         CHILD_RESOURCES,
+        namespaces=sorted(watch_namespaces),
         metrics=gate.metrics,
         interval=settings.sharder_interval,
         clock=clock,

@@ -86,6 +86,7 @@ class Sharder:
         keys: The label and annotation keys.
         roots: The root kinds.
         children: The resources in which a root's objects live (found by the root label).
+        namespaces: The namespaces whose roots are assigned; empty: every namespace.
         metrics: Counts, moves.
         interval: Seconds between steps.
         full_every: Every this many steps, list every root even when nothing changed.
@@ -101,6 +102,7 @@ class Sharder:
         roots: Sequence[RootKind],
         children: Sequence[Resource],
         *,
+        namespaces: Sequence[str] = (),
         metrics: ShardMetrics | None = None,
         interval: float = 1.0,
         full_every: int = 30,
@@ -112,6 +114,7 @@ class Sharder:
         self.keys = keys
         self._roots = tuple(roots)
         self._children = tuple(children)
+        self._namespaces = tuple(namespaces)
         self._metrics = metrics
         self._interval = interval
         self._full_every = max(1, full_every)
@@ -143,8 +146,7 @@ class Sharder:
         self._steps += 1
         for kind in self._roots:
             for selector in (self.keys.unassigned, self.keys.orphaned(live)):
-                listed = await self._client.list(kind.resource, label_selector=selector)
-                for obj in listed.get("items") or ():
+                for obj in await self._list(kind.resource, selector):
                     if kind.is_root(obj):
                         await self.assign(kind.resource, obj, ring)
         if full:
@@ -155,8 +157,7 @@ class Sharder:
         unassigned = 0
         unsettled = False
         for kind in self._roots:
-            listed = await self._client.list(kind.resource)
-            for obj in listed.get("items") or ():
+            for obj in await self._list(kind.resource, None):
                 if not kind.is_root(obj):
                     continue
                 labels = (obj.get("metadata") or {}).get("labels") or {}
@@ -173,6 +174,17 @@ class Sharder:
         self._unsettled = unsettled
         if self._metrics is not None:
             self._metrics.set_counts({m: counts.get(m, 0) for m in ring.members}, unassigned)
+
+    async def _list(self, resource: Resource, selector: str | None) -> list[Obj]:
+        """Lists ``resource`` in every namespace the sharder serves (by ``selector``)."""
+        found: list[Obj] = []
+        for namespace in self._namespaces or (None,):
+            options: ListOptions = {"namespace": namespace}
+            if selector is not None:
+                options["label_selector"] = selector
+            listed = await self._client.list(resource, **options)
+            found.extend(listed.get("items") or ())
+        return found
 
     async def _request_drain(self, resource: Resource, obj: Obj, owner: str) -> None:
         meta = obj.get("metadata") or {}
