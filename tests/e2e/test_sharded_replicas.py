@@ -20,7 +20,7 @@ from rayop.kube.client import KubeClient
 from rayop.kube.config import KubeConfig
 from rayop.kube.errors import TransportError
 from rayop.kube.resource import Resource
-from rayop.kube.resources import PODS, RAY_CLUSTERS
+from rayop.kube.resources import LEASES, PODS, RAY_CLUSTERS
 from rayop.runtime.manager import LeadershipLost
 from rayop.runtime.sharding.pass_record import Pass, overlaps, read_passes
 from rayop.testing import (
@@ -32,6 +32,8 @@ from rayop.testing import (
 )
 
 NS = "shards"
+LEASES_NS = "operator"
+"""The leader-election namespace (not "default": the membership Leases must go there too)."""
 CLUSTERS = 12
 WORKERS = 2
 LEASE = 3.0
@@ -98,10 +100,11 @@ async def replica(plane: PlaneUnderTest, name: str, record: Path) -> AsyncIterat
     def client(config: KubeConfig) -> KubeClient:
         return Replica(config, qps=-1)
 
+    await plane.namespace(LEASES_NS)
     async with open_operator(
         plane,
         concurrency=2,
-        leader_election_namespace="default",
+        leader_election_namespace=LEASES_NS,
         client_factory=client,
         sharding=settings(name, record),
         ready_timeout=20,
@@ -145,6 +148,10 @@ async def test_three_replicas_share_converge_and_take_over_a_partitioned_one(
         await create_clusters(plane)
         await eventually(lambda: all_converged(plane), timeout=60, what="every RayCluster ready")
         assert Replica.pod_creates == CLUSTERS * (1 + WORKERS), "no duplicate pod creates"
+        members = await plane.client.list(LEASES, namespace=LEASES_NS)
+        assert {KEYS.lease_name(n) for n in replicas} <= {
+            m["metadata"]["name"] for m in members["items"]
+        }, "the membership Leases are in the leader-election namespace"
 
         owners = {f"c{i}": owner(plane, f"c{i}") for i in range(CLUSTERS)}
         assert set(owners.values()) <= set(replicas)

@@ -211,7 +211,12 @@ def install_sharding(
     client.create_labels = gate.stamp
     joined = asyncio.Event()
     member = member_elector(
-        client, settings.replica_id, KEYS, lease_timing, on_joined=joined.set, clock=clock
+        client,
+        settings.replica_id,
+        KEYS,
+        replace(lease_timing, namespace=namespace),  # beside the leader Lease, not in "default"
+        on_joined=joined.set,
+        clock=clock,
     )
     add_runnable("shard membership", lambda: hold_membership(member), need_leader_election=False)
     add_start_gate(joined.wait)
