@@ -18,7 +18,7 @@ from rayop.runtime.sharding.membership import Membership, member_elector
 from rayop.runtime.sharding.metrics import ShardMetrics
 from rayop.runtime.sharding.ring import HashRing
 from rayop.runtime.sharding.sharder import RootKind, Sharder
-from rayop.testing import FakeClock, open_control_plane
+from rayop.testing import FakeClock, RecordingEventSink, open_control_plane
 
 KEYS = ShardKeys(
     shard="example.com/shard",
@@ -27,6 +27,7 @@ KEYS = ShardKeys(
     root="example.com/root",
     lease="example.com/lease",
     handover="example.com/handover",
+    assigned="example.com/assigned",
     lease_prefix="shard-",
 )
 NS = "default"
@@ -234,3 +235,60 @@ async def test_a_sharder_with_watched_namespaces_assigns_only_their_roots() -> N
         other = await client.get(CONFIGMAPS, "root", namespace="other")
         assert labels(watched)[KEYS.shard] == "r0"
         assert KEYS.shard not in labels(other), "a namespace the operator does not watch"
+
+
+async def set_label(client: KubeClient, name: str, value: str | None) -> None:
+    """Edits a root's shard label by hand (None: removes it)."""
+    label = {"labels": {KEYS.shard: value}}
+    await client.patch(CONFIGMAPS, name, {"metadata": label}, namespace=NS)
+
+
+async def test_a_shard_label_edited_by_hand_goes_back_to_the_assigned_replica_with_an_event() -> None:
+    async with open_control_plane(crds=False) as plane:
+        client = plane.client
+        for member in ("r0", "r1", "r2"):
+            await hold(client, member)
+        root = await client.create(
+            CONFIGMAPS, {"metadata": {"name": "root", "labels": {"kind": "root"}}}, namespace=NS
+        )
+        child = {"metadata": {"name": "child", "labels": {KEYS.root: root["metadata"]["uid"]}}}
+        await client.create(SECRETS, child, namespace=NS)
+        events = RecordingEventSink()
+        sharder = Sharder(
+            client, Membership(client, NS, KEYS), KEYS, [RootKind(CONFIGMAPS)], [SECRETS],
+            events=events,
+        )  # fmt: skip
+        await sharder.step()
+        stored = await client.get(CONFIGMAPS, "root", namespace=NS)
+        owner = labels(stored)[KEYS.shard]
+        assert stored["metadata"]["annotations"][KEYS.assigned] == owner
+        other = sorted({"r0", "r1", "r2"} - {owner})[0]
+
+        # Removed, set to an unknown replica, set to another live replica: each time the label
+        # goes back to the owner (the next step; a live replica: the next full rebalance),
+        # the objects stay where they are, and a Warning event says what happened.
+        for edit in (None, "r9", other):
+            await set_label(client, "root", edit)
+            sharder._unsettled = edit == other  # the edit to a live replica: a full round
+            await sharder.step()
+            back = await client.get(CONFIGMAPS, "root", namespace=NS)
+            assert labels(back)[KEYS.shard] == owner, edit
+            assert labels((await children(client))[root["metadata"]["uid"]])[KEYS.shard] == owner
+        assert events.reasons() == ["ShardLabelRestored"] * 3
+        assert "removed by hand" in events.notes()[0]
+        assert "'r9'" in events.notes()[1] and f"'{other}'" in events.notes()[2]
+        assert all(f"put back to replica {owner}" in note for note in events.notes())
+
+        # Set by hand to another replica while the assigned one is gone: no one holds it, so it
+        # is assigned as usual (its objects follow), with a ShardMoved event.
+        await set_label(client, "root", other)
+        live = frozenset({"r0", "r1", "r2"} - {owner})
+        stored = await client.get(CONFIGMAPS, "root", namespace=NS)
+        assert sharder.restore_to(stored, live) is None
+        await sharder.assign(CONFIGMAPS, stored, HashRing(live))
+        moved = await client.get(CONFIGMAPS, "root", namespace=NS)
+        new_owner = HashRing(live).owner(f"{NS}/root")
+        assert labels(moved)[KEYS.shard] == new_owner
+        assert moved["metadata"]["annotations"][KEYS.assigned] == new_owner
+        assert labels((await children(client))[root["metadata"]["uid"]])[KEYS.shard] == new_owner
+        assert events.reasons()[-1] == "ShardMoved"

@@ -53,6 +53,7 @@ from rayop.kube.resources import (
     SERVICES,
 )
 from rayop.runtime.clock import MONOTONIC, Clock
+from rayop.runtime.events.recorder import EventSink
 from rayop.runtime.informers.factory import CacheConfig, InformerFactory
 from rayop.runtime.leaderelection import (
     DEFAULT_LEADER_ELECTION,
@@ -77,9 +78,13 @@ KEYS = ShardKeys(
     root="rayop.io/shard-root",
     lease="rayop.io/shard-lease",
     handover="rayop.io/shard-handover",
+    assigned="rayop.io/shard-assigned",
     lease_prefix="rayop-shard-",
 )
 """rayop's sharding labels, annotation and Lease names."""
+
+SHARDER_CONTROLLER = "rayop-sharder"
+"""The reporting controller of the sharder's events (ShardMoved, ShardLabelRestored)."""
 
 SHARDER_LEASE_SUFFIX = "-sharder"
 """Appended to ``--leader-election-id`` for the Lease of the replica that runs the sharder."""
@@ -196,13 +201,15 @@ def install_sharding(
     namespace: str,
     gate: ShardGate,
     watch_namespaces: Collection[str] = (),
+    events: EventSink | None = None,
     add_runnable: Callable[..., None],
     add_start_gate: Callable[..., None],
     lease_timing: LeaderElectionSettings = DEFAULT_LEADER_ELECTION,
     clock: Clock = MONOTONIC,
 ) -> ShardingParts:
     """Wires membership, the sharder, the root informers' drain handler and the create labels;
-    the sharder assigns the roots of ``watch_namespaces`` (empty: of every namespace)."""
+    the sharder assigns the roots of ``watch_namespaces`` (empty: of every namespace) and
+    records its events (moves, hand-edited labels put back) in ``events``."""
     finder = RootFinder(informers, kinds)
     for kind in kinds:
         informers.informer(RESOURCE_OF_KIND[kind]).add_event_handler(
@@ -234,6 +241,7 @@ def install_sharding(
         CHILD_RESOURCES,
         namespaces=sorted(watch_namespaces),
         metrics=gate.metrics,
+        events=events,
         interval=settings.sharder_interval,
         clock=clock,
     )

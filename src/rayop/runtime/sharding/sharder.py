@@ -43,6 +43,7 @@ from rayop.kube.errors import ApiError, NotFound
 from rayop.kube.options import ListOptions
 from rayop.kube.resource import Resource
 from rayop.runtime.clock import MONOTONIC, Clock
+from rayop.runtime.events.recorder import EventSink, EventType
 from rayop.runtime.sharding.gate import format_handover
 from rayop.runtime.sharding.keys import TRUE, ShardKeys, annotation_path, label_path
 from rayop.runtime.sharding.membership import Membership
@@ -50,6 +51,12 @@ from rayop.runtime.sharding.metrics import ShardMetrics
 from rayop.runtime.sharding.ring import DEFAULT_VNODES, HashRing
 
 log = logging.getLogger(__name__)
+
+ASSIGN_CONCURRENCY = 16
+"""Roots assigned at once in one step (each one's objects are relabelled in turn)."""
+
+UIDS_PER_LIST = 100
+"""Root UIDs per ``<root label> in (...)`` selector when a step looks up the roots' objects."""
 
 
 class SharderClient(Protocol):
@@ -88,6 +95,7 @@ class Sharder:
         children: The resources in which a root's objects live (found by the root label).
         namespaces: The namespaces whose roots are assigned; empty: every namespace.
         metrics: Counts, moves.
+        events: Where the events about moves and repaired labels go; None: nowhere.
         interval: Seconds between steps.
         full_every: Every this many steps, list every root even when nothing changed.
         vnodes: Ring points per replica.
@@ -104,6 +112,7 @@ class Sharder:
         *,
         namespaces: Sequence[str] = (),
         metrics: ShardMetrics | None = None,
+        events: EventSink | None = None,
         interval: float = 1.0,
         full_every: int = 30,
         vnodes: int = DEFAULT_VNODES,
@@ -116,6 +125,7 @@ class Sharder:
         self._children = tuple(children)
         self._namespaces = tuple(namespaces)
         self._metrics = metrics
+        self._events = events
         self._interval = interval
         self._full_every = max(1, full_every)
         self._vnodes = vnodes
@@ -145,25 +155,52 @@ class Sharder:
         self._live = live
         self._steps += 1
         for kind in self._roots:
+            found: list[Obj] = []
             for selector in (self.keys.unassigned, self.keys.orphaned(live)):
-                for obj in await self._list(kind.resource, selector):
-                    if kind.is_root(obj):
-                        await self.assign(kind.resource, obj, ring)
+                found.extend(o for o in await self._list(kind.resource, selector) if kind.is_root(o))
+            await self._assign_all(kind.resource, found, ring)
         if full:
             await self._rebalance(ring)
+
+    async def _assign_all(self, resource: Resource, roots: Sequence[Obj], ring: HashRing) -> None:
+        """Assigns ``roots`` (or restores their hand-edited labels), several at once, their
+        objects looked up together; a root that fails is logged and left for the next step."""
+        if not roots:
+            return
+        objects = await self._objects_of_roots(roots)
+        limit = asyncio.Semaphore(ASSIGN_CONCURRENCY)
+
+        async def one(obj: Obj) -> None:
+            uid = str((obj.get("metadata") or {}).get("uid") or "")
+            async with limit:
+                await self.assign(resource, obj, ring, objects=objects.get(uid, []))
+
+        results = await asyncio.gather(*(one(o) for o in roots), return_exceptions=True)
+        for obj, result in zip(roots, results, strict=True):
+            if isinstance(result, asyncio.CancelledError):
+                raise result
+            if isinstance(result, Exception):
+                log.warning("%s not assigned (next step retries): %r", ring_key(obj), result)
 
     async def _rebalance(self, ring: HashRing) -> None:
         counts: Counter[str] = Counter()
         unassigned = 0
         unsettled = False
         for kind in self._roots:
+            mislabelled: list[Obj] = []
             for obj in await self._list(kind.resource, None):
                 if not kind.is_root(obj):
                     continue
-                labels = (obj.get("metadata") or {}).get("labels") or {}
+                meta = obj.get("metadata") or {}
+                labels = meta.get("labels") or {}
                 owner = labels.get(self.keys.shard)
                 if owner not in ring.members:
                     unassigned += 1
+                    continue
+                if (meta.get("annotations") or {}).get(self.keys.assigned) != owner:
+                    mislabelled.append(obj)  # labelled by hand (or by no sharder): not owned
+                    unassigned += 1
+                    unsettled = True
                     continue
                 counts[str(owner)] += 1
                 desired = ring.owner(ring_key(obj))
@@ -171,6 +208,7 @@ class Sharder:
                     unsettled = True
                     if labels.get(self.keys.drain) != TRUE:
                         await self._request_drain(kind.resource, obj, str(owner))
+            await self._assign_all(kind.resource, mislabelled, ring)
         self._unsettled = unsettled
         if self._metrics is not None:
             self._metrics.set_counts({m: counts.get(m, 0) for m in ring.members}, unassigned)
@@ -203,16 +241,46 @@ class Sharder:
         if self._metrics is not None:
             self._metrics.moves.inc()  # the move starts: the root changes hands once acknowledged
 
-    async def assign(self, resource: Resource, obj: Obj, ring: HashRing) -> bool:
-        """Gives ``obj`` (a root with no live owner) to its ring owner, its objects first;
-        returns whether the root was written."""
-        desired = ring.owner(ring_key(obj))
-        if desired is None:
-            return False
+    def restore_to(self, obj: Obj, live: frozenset[str]) -> str | None:
+        """Returns the replica a root's hand-edited shard label goes back to, or None when the
+        root is to be assigned (and its objects relabelled) as usual.
+
+        The ``assigned`` annotation names the replica the sharder last gave the root to. When
+        that replica is alive and the label says otherwise (removed, or set to another replica,
+        live, dead or unknown) without a drain it acknowledged (``released``), the label was
+        edited by hand: that replica holds the root's objects and may be working on it, so the
+        label goes back to it (a move, if the ring wants one, then goes through a drain).
+        """
+        meta = obj.get("metadata") or {}
+        labels = meta.get("labels") or {}
+        assigned = (meta.get("annotations") or {}).get(self.keys.assigned)
+        label = labels.get(self.keys.shard)
+        if assigned in live and label != assigned and not labels.get(self.keys.released):
+            return str(assigned)
+        return None
+
+    async def assign(
+        self,
+        resource: Resource,
+        obj: Obj,
+        ring: HashRing,
+        *,
+        objects: Sequence[tuple[Resource, Obj]] | None = None,
+    ) -> bool:
+        """Gives ``obj`` (a root with no live owner) to its ring owner, its objects first (or
+        puts a hand-edited label back, see :meth:`restore_to`); returns whether the root was
+        written. ``objects``: the root's objects, when the caller looked them up already."""
         meta = obj.get("metadata") or {}
         namespace, name = str(meta.get("namespace") or ""), str(meta.get("name", ""))
         labels = meta.get("labels") or {}
-        objects = await self._objects_of(namespace, str(meta.get("uid") or ""))
+        restore = self.restore_to(obj, ring.members)
+        if restore is not None:
+            return await self._restore(resource, obj, restore)
+        desired = ring.owner(ring_key(obj))
+        if desired is None:
+            return False
+        if objects is None:
+            objects = (await self._objects_of_roots([obj])).get(str(meta.get("uid") or ""), [])
         if not labels.get(self.keys.shard):
             holders = {
                 str(((o.get("metadata") or {}).get("labels") or {}).get(self.keys.shard))
@@ -234,53 +302,106 @@ class Sharder:
         for stale in (self.keys.drain, self.keys.released):
             if stale in labels:
                 ops.append({"op": "remove", "path": label_path(stale)})
+        notes = {self.keys.assigned: desired}
         if versions:
-            handover = format_handover(versions)
-            if meta.get("annotations"):
-                path = annotation_path(self.keys.handover)
-                ops.append({"op": "add", "path": path, "value": handover})
-            else:
-                value = {self.keys.handover: handover}
-                ops.append({"op": "add", "path": "/metadata/annotations", "value": value})
+            notes[self.keys.handover] = format_handover(versions)
+        if meta.get("annotations"):
+            for key, value in notes.items():
+                ops.append({"op": "add", "path": annotation_path(key), "value": value})
+        else:
+            ops.append({"op": "add", "path": "/metadata/annotations", "value": notes})
         try:
             await self._client.patch(resource, name, ops, namespace=namespace, patch_type="json")
         except ApiError as exc:
             log.info("%s/%s not assigned (next step retries): %s", namespace, name, exc)
             return False
+        previous = (
+            labels.get(self.keys.released)
+            or (meta.get("annotations") or {}).get(self.keys.assigned)
+            or labels.get(self.keys.shard)
+        )
         if labels.get(self.keys.shard) and self._metrics is not None:
             self._metrics.moves.inc()  # taken from a replica that is gone
+        if previous and previous != desired:
+            self._event(resource, obj, "Normal", "ShardMoved",
+                        f"moved from replica {previous} to replica {desired}")  # fmt: skip
         log.info("%s/%s assigned to %s", namespace, name, desired)
         return True
 
-    async def _objects_of(self, namespace: str, uid: str) -> list[tuple[Resource, Obj]]:
-        """Returns every object of the root ``uid`` (by the root label), with its resource."""
-        found: list[tuple[Resource, Obj]] = []
-        if not uid:
-            return found
-        for resource in self._children:
-            try:
-                listed = await self._client.list(
-                    resource, namespace=namespace, label_selector=f"{self.keys.root}={uid}"
-                )
-            except NotFound:
-                continue  # the API server does not serve this resource
-            found.extend((resource, child) for child in listed.get("items") or ())
+    async def _restore(self, resource: Resource, obj: Obj, to: str) -> bool:
+        """Puts the shard label of ``obj`` back to ``to`` (the replica it was assigned to)."""
+        meta = obj.get("metadata") or {}
+        namespace, name = str(meta.get("namespace") or ""), str(meta.get("name", ""))
+        label = (meta.get("labels") or {}).get(self.keys.shard)
+        ops: list[dict[str, Any]] = [
+            {"op": "test", "path": "/metadata/resourceVersion", "value": meta.get("resourceVersion")}
+        ]
+        if not meta.get("labels"):
+            ops.append({"op": "add", "path": "/metadata/labels", "value": {}})
+        ops.append({"op": "add", "path": label_path(self.keys.shard), "value": to})
+        try:
+            await self._client.patch(resource, name, ops, namespace=namespace, patch_type="json")
+        except ApiError as exc:
+            log.info("%s/%s label not restored (next step retries): %s", namespace, name, exc)
+            return False
+        was = f"set to {label!r}" if label else "removed"
+        note = (
+            f"the {self.keys.shard} label was {was} by hand; put back to replica {to}, which "
+            "owns this object (to move it, scale the replicas: the sharder drains it first)"
+        )
+        log.warning("%s/%s: %s", namespace, name, note)
+        self._event(resource, obj, "Warning", "ShardLabelRestored", note)
+        return True
+
+    def _event(self, resource: Resource, obj: Obj, kind: EventType, reason: str, note: str) -> None:
+        if self._events is not None:
+            regarding = {"apiVersion": resource.api_version, "kind": resource.kind, **obj}
+            self._events.event(regarding, kind, reason, note)
+
+    async def _objects_of_roots(
+        self, roots: Sequence[Obj]
+    ) -> dict[str, list[tuple[Resource, Obj]]]:
+        """Returns, per root UID, every object of the root (by the root label), with its
+        resource: a few lists per namespace and resource (``in`` selectors of up to
+        :data:`UIDS_PER_LIST` UIDs), however many roots."""
+        by_namespace: dict[str, list[str]] = {}
+        for root in roots:
+            meta = root.get("metadata") or {}
+            if meta.get("uid"):
+                by_namespace.setdefault(str(meta.get("namespace") or ""), []).append(str(meta["uid"]))
+        found: dict[str, list[tuple[Resource, Obj]]] = {}
+        for namespace, uids in by_namespace.items():
+            for resource in self._children:
+                for i in range(0, len(uids), UIDS_PER_LIST):
+                    selector = f"{self.keys.root} in ({','.join(uids[i : i + UIDS_PER_LIST])})"
+                    try:
+                        listed = await self._client.list(
+                            resource, namespace=namespace, label_selector=selector
+                        )
+                    except NotFound:
+                        break  # the API server does not serve this resource
+                    for child in listed.get("items") or ():
+                        uid = ((child.get("metadata") or {}).get("labels") or {}).get(self.keys.root)
+                        found.setdefault(str(uid), []).append((resource, child))
         return found
 
     async def _relabel(
         self, objects: Sequence[tuple[Resource, Obj]], namespace: str, to: str
     ) -> dict[str, int]:
         """Labels ``objects`` with ``to``; returns, per resource, the highest resourceVersion
-        written."""
+        written (an object deleted meanwhile is skipped)."""
         versions: dict[str, int] = {}
         for resource, child in objects:
             cmeta = child.get("metadata") or {}
             if (cmeta.get("labels") or {}).get(self.keys.shard) == to:
                 continue
             body = {"metadata": {"labels": {self.keys.shard: to}}}
-            written = await self._client.patch(
-                resource, cmeta.get("name", ""), body, namespace=namespace
-            )
+            try:
+                written = await self._client.patch(
+                    resource, cmeta.get("name", ""), body, namespace=namespace
+                )
+            except NotFound:
+                continue
             rv = str((written.get("metadata") or {}).get("resourceVersion") or "")
             if rv.isdigit():
                 versions[str(resource)] = max(versions.get(str(resource), 0), int(rv))
