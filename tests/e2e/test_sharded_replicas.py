@@ -248,3 +248,55 @@ async def test_a_joining_replica_gets_its_share_through_drains_and_a_leaving_one
     assert {p.replica for p in passes} == {"r0", "r1", "r2"}
     assert overlaps(passes) == []
     assert Replica.pod_creates == CLUSTERS * (2 + WORKERS), "no duplicate pod creates"
+
+
+async def test_a_fleet_made_without_sharding_is_adopted_with_no_duplicate_pod(
+    tmp_path: Path,
+) -> None:
+    """RayClusters made by one replica without --sharding: their pods and services carry no
+    shard label. Sharded replicas started after it stop adopt them (the sharder finds a
+    reconciled root's objects by ownerReferences and labels them before the root), so no pod
+    is created twice, and the new owners go on reconciling them."""
+    Replica.pod_creates = 0
+    async with open_control_plane() as plane, contextlib.AsyncExitStack() as stack:
+
+        def client(config: KubeConfig) -> KubeClient:
+            return Replica(config, qps=-1)
+
+        await plane.namespace(LEASES_NS)
+        async with open_operator(
+            plane, concurrency=2, leader_election_namespace=LEASES_NS, client_factory=client
+        ):
+            await create_clusters(plane)
+            await eventually(lambda: all_converged(plane), timeout=60, what="ready unsharded")
+        before = Replica.pod_creates
+        assert before == CLUSTERS * (1 + WORKERS)
+        pods = plane.ray_pods(NS, "c0")
+        assert all(KEYS.shard not in (p["metadata"].get("labels") or {}) for p in pods)
+
+        for name in ("r0", "r1"):
+            await stack.enter_async_context(replica(plane, name, tmp_path))
+
+        def adopted() -> bool:
+            names = [f"c{i}" for i in range(CLUSTERS)]
+            return all(owner(plane, c) in ("r0", "r1") for c in names) and all(
+                (p["metadata"].get("labels") or {}).get(KEYS.shard) == owner(plane, c)
+                for c in names
+                for p in plane.ray_pods(NS, c)
+            )
+
+        await eventually(adopted, timeout=30, what="every cluster and its pods adopted")
+        await eventually(lambda: all_converged(plane), timeout=30, what="ready sharded")
+        assert Replica.pod_creates == before, "no pod created again by the adopting replicas"
+        for i in range(CLUSTERS):
+            await plane.edit(RAY_CLUSTERS, NS, f"c{i}", scale_all)
+        await eventually(
+            lambda: all(len(plane.ray_pods(NS, f"c{i}")) == 2 + WORKERS for i in range(CLUSTERS)),
+            timeout=60,
+            what="every adopted cluster scaled by its owner",
+        )
+        assert Replica.pod_creates == before + CLUSTERS
+
+    passes = recorded(tmp_path)
+    assert {p.replica for p in passes} == {"r0", "r1"}
+    assert overlaps(passes) == []

@@ -292,3 +292,47 @@ async def test_a_shard_label_edited_by_hand_goes_back_to_the_assigned_replica_wi
         assert moved["metadata"]["annotations"][KEYS.assigned] == new_owner
         assert labels((await children(client))[root["metadata"]["uid"]])[KEYS.shard] == new_owner
         assert events.reasons()[-1] == "ShardMoved"
+
+
+async def test_a_root_reconciled_before_sharding_adopts_its_unlabelled_objects() -> None:
+    """A root with a status and no assignment ever: an operator without sharding made its
+    objects, which carry neither label; they are found by ownerReferences (through one another
+    too) and labelled with the shard and the root before the root is assigned."""
+    async with open_control_plane(crds=False) as plane:
+        client = plane.client
+        await hold(client, "r0")
+
+        def owned_by(obj: Mapping[str, Any]) -> list[dict[str, Any]]:
+            ref = {"apiVersion": "v1", "kind": "Secret", "name": obj["metadata"]["name"],
+                   "uid": obj["metadata"]["uid"], "controller": True}  # fmt: skip
+            return [ref]
+
+        old = await client.create(
+            CONFIGMAPS, {"metadata": {"name": "old", "labels": {"kind": "root"}},
+                         "data": {"status": "reconciled"}}, namespace=NS,
+        )  # fmt: skip
+        old["status"] = {"state": "ready"}  # what the sharder lists (a CRD's status stands in)
+        direct = await client.create(
+            SECRETS, {"metadata": {"name": "direct", "ownerReferences": owned_by(old)}}, namespace=NS
+        )
+        await client.create(
+            SECRETS,
+            {"metadata": {"name": "indirect", "ownerReferences": owned_by(direct)}},
+            namespace=NS,
+        )
+        await client.create(SECRETS, {"metadata": {"name": "someone-elses"}}, namespace=NS)
+        sharder = Sharder(
+            client, Membership(client, NS, KEYS), KEYS, [RootKind(CONFIGMAPS)], [SECRETS]
+        )
+        assert sharder.needs_adoption(old)
+        await sharder._assign_all(CONFIGMAPS, [old], HashRing({"r0"}))
+        uid = old["metadata"]["uid"]
+        for name in ("direct", "indirect"):
+            secret = await client.get(SECRETS, name, namespace=NS)
+            assert labels(secret) == {KEYS.shard: "r0", KEYS.root: uid}, name
+        assert labels(await client.get(SECRETS, "someone-elses", namespace=NS)) == {}
+        root = await client.get(CONFIGMAPS, "old", namespace=NS)
+        assert root["metadata"]["annotations"][KEYS.assigned] == "r0"
+        assert root["metadata"]["annotations"][KEYS.handover].startswith("secrets=")
+        root["status"] = {"state": "ready"}
+        assert not sharder.needs_adoption(root), "assigned once: its objects carry the labels"

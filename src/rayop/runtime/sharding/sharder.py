@@ -15,10 +15,20 @@ of the live replicas, and then:
 Because the leader lists by label each step, a root created or released while the leader role
 moves is found by the next leader: nothing is remembered between steps but the last membership.
 
-A root with no shard label whose objects are labelled with a live replica that did not
-acknowledge a drain of it (the ``released`` label names who did) lost its label by hand: it is
-given back to that replica, which holds its objects and may be working on it, rather than moved
-without a drain.
+Hand edits: each assignment also writes the ``assigned`` annotation. A root whose shard label
+disagrees with it (removed, or set to another replica, live, dead or unknown) while the
+assigned replica is alive and acknowledged no drain (the ``released`` label) was edited by hand:
+its label goes back to that replica, which holds its objects and may be working on it (a
+Warning event ``ShardLabelRestored`` says so; the gate of the replica the label wrongly named
+admits nothing, as the annotation does not name it). A label removed or set to a dead or
+unknown replica is seen at the next step (the selectors above); one set to another live replica
+at the next full round. A root with no label and no annotation whose objects are labelled with
+a live replica is given back to that replica too.
+
+Adoption: a root that has a status but was never assigned (an operator without sharding
+reconciled it) may have objects with neither label; they are found by their ownerReferences
+(directly or through one another; one list per resource and namespace, selecting objects
+without the root label) and get both labels with the others.
 
 Assigning relabels the root's own objects (found by the root label, the root's UID) *before*
 the root: the new owner admits no pass of the tree until the root carries its label, so it never
@@ -292,7 +302,7 @@ class Sharder:
                     "%s/%s lost its %s label by hand; given back to %s, which holds its objects",
                     namespace, name, self.keys.shard, desired,
                 )  # fmt: skip
-        versions = await self._relabel(objects, namespace, desired)
+        versions = await self._relabel(objects, namespace, desired, str(meta.get("uid") or ""))
         ops: list[dict[str, Any]] = [
             {"op": "test", "path": "/metadata/resourceVersion", "value": meta.get("resourceVersion")}
         ]
@@ -361,14 +371,20 @@ class Sharder:
     async def _objects_of_roots(
         self, roots: Sequence[Obj]
     ) -> dict[str, list[tuple[Resource, Obj]]]:
-        """Returns, per root UID, every object of the root (by the root label), with its
-        resource: a few lists per namespace and resource (``in`` selectors of up to
-        :data:`UIDS_PER_LIST` UIDs), however many roots."""
+        """Returns, per root UID, every object of the root, with its resource: those with the
+        root label (a few lists per namespace and resource: ``in`` selectors of up to
+        :data:`UIDS_PER_LIST` UIDs, however many roots), and, for a root reconciled before it
+        was ever assigned (:meth:`needs_adoption`), the objects without the root label that it
+        owns, directly or through another of its objects (ownerReferences)."""
         by_namespace: dict[str, list[str]] = {}
+        adopting: dict[str, list[str]] = {}
         for root in roots:
             meta = root.get("metadata") or {}
             if meta.get("uid"):
-                by_namespace.setdefault(str(meta.get("namespace") or ""), []).append(str(meta["uid"]))
+                namespace = str(meta.get("namespace") or "")
+                by_namespace.setdefault(namespace, []).append(str(meta["uid"]))
+                if self.needs_adoption(root):
+                    adopting.setdefault(namespace, []).append(str(meta["uid"]))
         found: dict[str, list[tuple[Resource, Obj]]] = {}
         for namespace, uids in by_namespace.items():
             for resource in self._children:
@@ -383,19 +399,66 @@ class Sharder:
                     for child in listed.get("items") or ():
                         uid = ((child.get("metadata") or {}).get("labels") or {}).get(self.keys.root)
                         found.setdefault(str(uid), []).append((resource, child))
+        for namespace, uids in adopting.items():
+            for uid, objects in (await self._unlabelled_objects(namespace, uids)).items():
+                found.setdefault(uid, []).extend(objects)
+        return found
+
+    def needs_adoption(self, root: Obj) -> bool:
+        """Tells whether ``root`` was reconciled (it has a status) but never assigned (no
+        ``assigned`` annotation, no ``released`` label): an operator without sharding ran on it,
+        and its objects may lack the shard and root labels."""
+        meta = root.get("metadata") or {}
+        never = not (meta.get("annotations") or {}).get(self.keys.assigned)
+        return bool(root.get("status")) and never and not (meta.get("labels") or {}).get(
+            self.keys.released
+        )
+
+    async def _unlabelled_objects(
+        self, namespace: str, uids: Sequence[str]
+    ) -> dict[str, list[tuple[Resource, Obj]]]:
+        """Returns, per root UID among ``uids``, the objects of ``namespace`` without the root
+        label that the root owns, directly or through one another (one list per resource)."""
+        owned_by: dict[str, list[tuple[Resource, Obj]]] = {}
+        for resource in self._children:
+            try:
+                listed = await self._client.list(
+                    resource, namespace=namespace, label_selector=f"!{self.keys.root}"
+                )
+            except NotFound:
+                continue
+            for obj in listed.get("items") or ():
+                for ref in (obj.get("metadata") or {}).get("ownerReferences") or ():
+                    owned_by.setdefault(str(ref.get("uid")), []).append((resource, obj))
+        found: dict[str, list[tuple[Resource, Obj]]] = {}
+        for root in uids:
+            seen: set[str] = {root}
+            frontier = [root]
+            while frontier:
+                for resource, obj in owned_by.get(frontier.pop(), ()):
+                    uid = str((obj.get("metadata") or {}).get("uid"))
+                    if uid not in seen:
+                        seen.add(uid)
+                        frontier.append(uid)
+                        found.setdefault(root, []).append((resource, obj))
         return found
 
     async def _relabel(
-        self, objects: Sequence[tuple[Resource, Obj]], namespace: str, to: str
+        self, objects: Sequence[tuple[Resource, Obj]], namespace: str, to: str, root_uid: str
     ) -> dict[str, int]:
-        """Labels ``objects`` with ``to``; returns, per resource, the highest resourceVersion
-        written (an object deleted meanwhile is skipped)."""
+        """Labels ``objects`` with ``to`` (and with the root label, those without it); returns,
+        per resource, the highest resourceVersion written (an object deleted meanwhile is
+        skipped)."""
         versions: dict[str, int] = {}
         for resource, child in objects:
             cmeta = child.get("metadata") or {}
-            if (cmeta.get("labels") or {}).get(self.keys.shard) == to:
+            clabels = cmeta.get("labels") or {}
+            wanted = {self.keys.shard: to}
+            if not clabels.get(self.keys.root):
+                wanted[self.keys.root] = root_uid  # adopted: it had neither label
+            if all(clabels.get(k) == v for k, v in wanted.items()):
                 continue
-            body = {"metadata": {"labels": {self.keys.shard: to}}}
+            body = {"metadata": {"labels": wanted}}
             try:
                 written = await self._client.patch(
                     resource, cmeta.get("name", ""), body, namespace=namespace
