@@ -4,6 +4,7 @@ for an operator's: ConfigMaps are the roots, Secrets their objects (found by the
 from __future__ import annotations
 
 import asyncio
+from datetime import timedelta
 from collections.abc import Mapping
 from typing import Any
 
@@ -336,3 +337,37 @@ async def test_a_root_reconciled_before_sharding_adopts_its_unlabelled_objects()
         assert root["metadata"]["annotations"][KEYS.handover].startswith("secrets=")
         root["status"] = {"state": "ready"}
         assert not sharder.needs_adoption(root), "assigned once: its objects carry the labels"
+
+
+async def test_membership_ignores_the_clocks_of_other_replicas() -> None:
+    """Clock skew: a replica whose clock runs an hour behind (its renewTime looks stale) is alive
+    while its Lease keeps changing, and one whose clock runs an hour ahead (its renewTime looks
+    fresh for an hour) is gone once its Lease stops changing for its duration: only the
+    observer's own clock measures."""
+    clock = FakeClock()
+    async with open_control_plane(crds=False) as plane:
+        client = plane.client
+        membership = Membership(client, NS, KEYS, clock=clock)
+
+        async def renew(member: str, skew: float, count: int) -> None:
+            now = micro_time(FakeClock().wall() + timedelta(seconds=skew))
+            spec = {"holderIdentity": member, "leaseDurationSeconds": 10, "renewTime": now,
+                    "leaseTransitions": count}  # fmt: skip
+            name = KEYS.lease_name(member)
+            try:
+                lease = await client.get(LEASES, name, namespace=NS)
+            except Exception:
+                body = {"metadata": {"name": name, "labels": {KEYS.lease: "true"}}, "spec": spec}
+                await client.create(LEASES, body, namespace=NS)
+                return
+            lease["spec"] = spec
+            await client.update(LEASES, lease)
+
+        await renew("behind", -3600, 0)
+        await renew("ahead", 3600, 0)
+        assert await membership.live() == {"behind", "ahead"}
+        for count in range(1, 4):
+            clock.step(6)
+            await renew("behind", -3600 + 6 * count, count)
+            assert "behind" in await membership.live()
+        assert await membership.live() == {"behind"}, "ahead stopped changing 18 s ago"
