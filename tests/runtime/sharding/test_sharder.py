@@ -4,8 +4,8 @@ for an operator's: ConfigMaps are the roots, Secrets their objects (found by the
 from __future__ import annotations
 
 import asyncio
-from datetime import timedelta
 from collections.abc import Mapping
+from datetime import timedelta
 from typing import Any
 
 from prometheus_client import CollectorRegistry, generate_latest
