@@ -295,6 +295,9 @@ async def test_a_fleet_made_without_sharding_is_adopted_with_no_duplicate_pod(
             timeout=60,
             what="every adopted cluster scaled by its owner",
         )
+        await eventually(lambda: all_converged(plane), timeout=30, what="ready once scaled")
+        # A create is counted when its answer arrives, after the plane stored the pod.
+        await eventually(lambda: Replica.pod_creates >= before + CLUSTERS, timeout=5)
         assert Replica.pod_creates == before + CLUSTERS
 
     passes = recorded(tmp_path)
