@@ -455,6 +455,8 @@ def _changed(path: tuple[str, ...], value: Any) -> Any:
         if path[-1] == "extraArgs":
             return ["--zap-devel=true"]
         return [{"name": "changed"}]
+    if path[-1] == "sharding":  # "auto": one of auto, true, false
+        return True
     return "changed" if path[-1] != "sizeLimit" else "2Gi"
 
 
