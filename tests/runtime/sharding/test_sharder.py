@@ -326,7 +326,7 @@ async def test_a_root_reconciled_before_sharding_adopts_its_unlabelled_objects()
             client, Membership(client, NS, KEYS), KEYS, [RootKind(CONFIGMAPS)], [SECRETS]
         )
         assert sharder.needs_adoption(old)
-        await sharder._assign_all(CONFIGMAPS, [old], HashRing({"r0"}))
+        await sharder._assign_all(RootKind(CONFIGMAPS), [old], HashRing({"r0"}))
         uid = old["metadata"]["uid"]
         for name in ("direct", "indirect"):
             secret = await client.get(SECRETS, name, namespace=NS)

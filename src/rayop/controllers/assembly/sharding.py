@@ -133,6 +133,15 @@ def sharded_cache(config: CacheConfig, replica_id: str) -> CacheConfig:
     return replace(config, shard_selector=KEYS.owned_by(replica_id), unsharded=UNSHARDED)
 
 
+def unreconciled(root: Obj) -> bool:
+    """Tells a ray.io root no pass has run on: it has no status yet (each controller writes one
+    at the end of its first pass). With sharding on no pass runs before a root is assigned, so a
+    never-assigned root without status has no objects; the one case missed is a root whose
+    objects an operator without sharding created in a first pass it never finished (stopped
+    before the status write): those are not adopted."""
+    return not root.get("status")
+
+
 def owner_of(obj: Obj, kinds: Collection[Kind]) -> tuple[Kind, str] | None:
     """Returns the controlling ray.io owner of ``obj`` among ``kinds`` (kind, name), or None."""
     for ref in (obj.get("metadata") or {}).get("ownerReferences") or ():
@@ -237,7 +246,7 @@ def install_sharding(
         client,
         membership,
         KEYS,
-        [RootKind(RESOURCE_OF_KIND[k], finder.is_root(k)) for k in kinds],
+        [RootKind(RESOURCE_OF_KIND[k], finder.is_root(k), unreconciled) for k in kinds],
         CHILD_RESOURCES,
         namespaces=sorted(watch_namespaces),
         metrics=gate.metrics,

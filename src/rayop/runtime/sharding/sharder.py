@@ -86,6 +86,10 @@ class RootKind:
 
     resource: Resource
     is_root: Callable[[Obj], bool] = lambda _obj: True
+    unreconciled: Callable[[Obj], bool] | None = None
+    """Tells a root no pass has run on yet (so it has no objects: none are looked up when it is
+    assigned, and with no ``assigned`` annotation, no ``released`` and no shard label it was
+    never assigned either); None: every root may have objects."""
 
 
 def ring_key(obj: Obj) -> str:
@@ -168,22 +172,24 @@ class Sharder:
             found: list[Obj] = []
             for selector in (self.keys.unassigned, self.keys.orphaned(live)):
                 found.extend(o for o in await self._list(kind.resource, selector) if kind.is_root(o))
-            await self._assign_all(kind.resource, found, ring)
+            await self._assign_all(kind, found, ring)
         if full:
             await self._rebalance(ring)
 
-    async def _assign_all(self, resource: Resource, roots: Sequence[Obj], ring: HashRing) -> None:
+    async def _assign_all(self, kind: RootKind, roots: Sequence[Obj], ring: HashRing) -> None:
         """Assigns ``roots`` (or restores their hand-edited labels), several at once, their
         objects looked up together; a root that fails is logged and left for the next step."""
         if not roots:
             return
-        objects = await self._objects_of_roots(roots)
+        objects = await self._objects_of_roots(
+            [r for r in roots if self.may_have_objects(kind, r)]
+        )
         limit = asyncio.Semaphore(ASSIGN_CONCURRENCY)
 
         async def one(obj: Obj) -> None:
             uid = str((obj.get("metadata") or {}).get("uid") or "")
             async with limit:
-                await self.assign(resource, obj, ring, objects=objects.get(uid, []))
+                await self.assign(kind.resource, obj, ring, objects=objects.get(uid, []))
 
         results = await asyncio.gather(*(one(o) for o in roots), return_exceptions=True)
         for obj, result in zip(roots, results, strict=True):
@@ -218,7 +224,7 @@ class Sharder:
                     unsettled = True
                     if labels.get(self.keys.drain) != TRUE:
                         await self._request_drain(kind.resource, obj, str(owner))
-            await self._assign_all(kind.resource, mislabelled, ring)
+            await self._assign_all(kind, mislabelled, ring)
         self._unsettled = unsettled
         if self._metrics is not None:
             self._metrics.set_counts({m: counts.get(m, 0) for m in ring.members}, unassigned)
@@ -403,6 +409,20 @@ class Sharder:
             for uid, objects in (await self._unlabelled_objects(namespace, uids)).items():
                 found.setdefault(uid, []).extend(objects)
         return found
+
+    def may_have_objects(self, kind: RootKind, root: Obj) -> bool:
+        """Tells whether ``root`` may have objects to relabel: not when it was never assigned
+        and no pass ran on it (``kind.unreconciled``), as objects are made only in passes; such
+        a root (a new one) costs no lookup."""
+        if kind.unreconciled is None or not kind.unreconciled(root):
+            return True
+        meta = root.get("metadata") or {}
+        labels = meta.get("labels") or {}
+        return bool(
+            (meta.get("annotations") or {}).get(self.keys.assigned)
+            or labels.get(self.keys.released)
+            or labels.get(self.keys.shard)
+        )
 
     def needs_adoption(self, root: Obj) -> bool:
         """Tells whether ``root`` was reconciled (it has a status) but never assigned (no
