@@ -325,7 +325,7 @@ async def test_a_root_reconciled_before_sharding_adopts_its_unlabelled_objects()
         sharder = Sharder(
             client, Membership(client, NS, KEYS), KEYS, [RootKind(CONFIGMAPS)], [SECRETS]
         )
-        assert sharder.needs_adoption(old)
+        assert sharder.objects.needs_adoption(old)
         await sharder._assign_all(RootKind(CONFIGMAPS), [old], HashRing({"r0"}))
         uid = old["metadata"]["uid"]
         for name in ("direct", "indirect"):
@@ -336,7 +336,7 @@ async def test_a_root_reconciled_before_sharding_adopts_its_unlabelled_objects()
         assert root["metadata"]["annotations"][KEYS.assigned] == "r0"
         assert root["metadata"]["annotations"][KEYS.handover].startswith("secrets=")
         root["status"] = {"state": "ready"}
-        assert not sharder.needs_adoption(root), "assigned once: its objects carry the labels"
+        assert not sharder.objects.needs_adoption(root), "assigned once: its objects carry the labels"
 
 
 async def test_membership_ignores_the_clocks_of_other_replicas() -> None:

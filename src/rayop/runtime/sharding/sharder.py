@@ -25,18 +25,9 @@ unknown replica is seen at the next step (the selectors above); one set to anoth
 at the next full round. A root with no label and no annotation whose objects are labelled with
 a live replica is given back to that replica too.
 
-Adoption: a root that has a status but was never assigned (an operator without sharding
-reconciled it) may have objects with neither label; they are found by their ownerReferences
-(directly or through one another; one list per resource and namespace, selecting objects
-without the root label) and get both labels with the others.
-
-Assigning relabels the root's own objects (found by the root label, the root's UID) *before*
-the root: the new owner admits no pass of the tree until the root carries its label, so it never
-works on a root whose objects it cannot see yet; the ``handover`` annotation written with the
-root names, per resource, the last resourceVersion of those relabels, which its caches must
-have delivered first (see :mod:`rayop.runtime.sharding.gate`). The root is written with a JSON
-patch that tests its resourceVersion, so a root changed since it was listed is left for the
-next step.
+Adoption: a root reconciled before it was ever assigned may have objects with neither label;
+:class:`~rayop.runtime.sharding.objects.RootObjects` finds them by ownerReferences and labels
+them with the others.
 """
 
 from __future__ import annotations
@@ -49,7 +40,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, Unpack
 
 from rayop.apimachinery.objects import ObjView as Obj
-from rayop.kube.errors import ApiError, NotFound
+from rayop.kube.errors import ApiError
 from rayop.kube.options import ListOptions
 from rayop.kube.resource import Resource
 from rayop.runtime.clock import MONOTONIC, Clock
@@ -58,6 +49,7 @@ from rayop.runtime.sharding.gate import format_handover
 from rayop.runtime.sharding.keys import TRUE, ShardKeys, annotation_path, label_path
 from rayop.runtime.sharding.membership import Membership
 from rayop.runtime.sharding.metrics import ShardMetrics
+from rayop.runtime.sharding.objects import RootObjects
 from rayop.runtime.sharding.ring import DEFAULT_VNODES, HashRing
 
 log = logging.getLogger(__name__)
@@ -65,8 +57,6 @@ log = logging.getLogger(__name__)
 ASSIGN_CONCURRENCY = 16
 """Roots assigned at once in one step (each one's objects are relabelled in turn)."""
 
-UIDS_PER_LIST = 100
-"""Root UIDs per ``<root label> in (...)`` selector when a step looks up the roots' objects."""
 
 
 class SharderClient(Protocol):
@@ -136,7 +126,7 @@ class Sharder:
         self._membership = membership
         self.keys = keys
         self._roots = tuple(roots)
-        self._children = tuple(children)
+        self.objects = RootObjects(client, keys, children)
         self._namespaces = tuple(namespaces)
         self._metrics = metrics
         self._events = events
@@ -181,7 +171,7 @@ class Sharder:
         objects looked up together; a root that fails is logged and left for the next step."""
         if not roots:
             return
-        objects = await self._objects_of_roots(
+        objects = await self.objects.of_roots(
             [r for r in roots if self.may_have_objects(kind, r)]
         )
         limit = asyncio.Semaphore(ASSIGN_CONCURRENCY)
@@ -296,7 +286,7 @@ class Sharder:
         if desired is None:
             return False
         if objects is None:
-            objects = (await self._objects_of_roots([obj])).get(str(meta.get("uid") or ""), [])
+            objects = (await self.objects.of_roots([obj])).get(str(meta.get("uid") or ""), [])
         if not labels.get(self.keys.shard):
             holders = {
                 str(((o.get("metadata") or {}).get("labels") or {}).get(self.keys.shard))
@@ -308,7 +298,7 @@ class Sharder:
                     "%s/%s lost its %s label by hand; given back to %s, which holds its objects",
                     namespace, name, self.keys.shard, desired,
                 )  # fmt: skip
-        versions = await self._relabel(objects, namespace, desired, str(meta.get("uid") or ""))
+        versions = await self.objects.relabel(objects, namespace, desired, str(meta.get("uid") or ""))
         ops: list[dict[str, Any]] = [
             {"op": "test", "path": "/metadata/resourceVersion", "value": meta.get("resourceVersion")}
         ]
@@ -374,42 +364,6 @@ class Sharder:
             regarding = {"apiVersion": resource.api_version, "kind": resource.kind, **obj}
             self._events.event(regarding, kind, reason, note)
 
-    async def _objects_of_roots(
-        self, roots: Sequence[Obj]
-    ) -> dict[str, list[tuple[Resource, Obj]]]:
-        """Returns, per root UID, every object of the root, with its resource: those with the
-        root label (a few lists per namespace and resource: ``in`` selectors of up to
-        :data:`UIDS_PER_LIST` UIDs, however many roots), and, for a root reconciled before it
-        was ever assigned (:meth:`needs_adoption`), the objects without the root label that it
-        owns, directly or through another of its objects (ownerReferences)."""
-        by_namespace: dict[str, list[str]] = {}
-        adopting: dict[str, list[str]] = {}
-        for root in roots:
-            meta = root.get("metadata") or {}
-            if meta.get("uid"):
-                namespace = str(meta.get("namespace") or "")
-                by_namespace.setdefault(namespace, []).append(str(meta["uid"]))
-                if self.needs_adoption(root):
-                    adopting.setdefault(namespace, []).append(str(meta["uid"]))
-        found: dict[str, list[tuple[Resource, Obj]]] = {}
-        for namespace, uids in by_namespace.items():
-            for resource in self._children:
-                for i in range(0, len(uids), UIDS_PER_LIST):
-                    selector = f"{self.keys.root} in ({','.join(uids[i : i + UIDS_PER_LIST])})"
-                    try:
-                        listed = await self._client.list(
-                            resource, namespace=namespace, label_selector=selector
-                        )
-                    except NotFound:
-                        break  # the API server does not serve this resource
-                    for child in listed.get("items") or ():
-                        uid = ((child.get("metadata") or {}).get("labels") or {}).get(self.keys.root)
-                        found.setdefault(str(uid), []).append((resource, child))
-        for namespace, uids in adopting.items():
-            for uid, objects in (await self._unlabelled_objects(namespace, uids)).items():
-                found.setdefault(uid, []).extend(objects)
-        return found
-
     def may_have_objects(self, kind: RootKind, root: Obj) -> bool:
         """Tells whether ``root`` may have objects to relabel: not when it was never assigned
         and no pass ran on it (``kind.unreconciled``), as objects are made only in passes; such
@@ -423,69 +377,3 @@ class Sharder:
             or labels.get(self.keys.released)
             or labels.get(self.keys.shard)
         )
-
-    def needs_adoption(self, root: Obj) -> bool:
-        """Tells whether ``root`` was reconciled (it has a status) but never assigned (no
-        ``assigned`` annotation, no ``released`` label): an operator without sharding ran on it,
-        and its objects may lack the shard and root labels."""
-        meta = root.get("metadata") or {}
-        never = not (meta.get("annotations") or {}).get(self.keys.assigned)
-        return bool(root.get("status")) and never and not (meta.get("labels") or {}).get(
-            self.keys.released
-        )
-
-    async def _unlabelled_objects(
-        self, namespace: str, uids: Sequence[str]
-    ) -> dict[str, list[tuple[Resource, Obj]]]:
-        """Returns, per root UID among ``uids``, the objects of ``namespace`` without the root
-        label that the root owns, directly or through one another (one list per resource)."""
-        owned_by: dict[str, list[tuple[Resource, Obj]]] = {}
-        for resource in self._children:
-            try:
-                listed = await self._client.list(
-                    resource, namespace=namespace, label_selector=f"!{self.keys.root}"
-                )
-            except NotFound:
-                continue
-            for obj in listed.get("items") or ():
-                for ref in (obj.get("metadata") or {}).get("ownerReferences") or ():
-                    owned_by.setdefault(str(ref.get("uid")), []).append((resource, obj))
-        found: dict[str, list[tuple[Resource, Obj]]] = {}
-        for root in uids:
-            seen: set[str] = {root}
-            frontier = [root]
-            while frontier:
-                for resource, obj in owned_by.get(frontier.pop(), ()):
-                    uid = str((obj.get("metadata") or {}).get("uid"))
-                    if uid not in seen:
-                        seen.add(uid)
-                        frontier.append(uid)
-                        found.setdefault(root, []).append((resource, obj))
-        return found
-
-    async def _relabel(
-        self, objects: Sequence[tuple[Resource, Obj]], namespace: str, to: str, root_uid: str
-    ) -> dict[str, int]:
-        """Labels ``objects`` with ``to`` (and with the root label, those without it); returns,
-        per resource, the highest resourceVersion written (an object deleted meanwhile is
-        skipped)."""
-        versions: dict[str, int] = {}
-        for resource, child in objects:
-            cmeta = child.get("metadata") or {}
-            clabels = cmeta.get("labels") or {}
-            wanted = {self.keys.shard: to}
-            if not clabels.get(self.keys.root):
-                wanted[self.keys.root] = root_uid  # adopted: it had neither label
-            if all(clabels.get(k) == v for k, v in wanted.items()):
-                continue
-            body = {"metadata": {"labels": wanted}}
-            try:
-                written = await self._client.patch(
-                    resource, cmeta.get("name", ""), body, namespace=namespace
-                )
-            except NotFound:
-                continue
-            rv = str((written.get("metadata") or {}).get("resourceVersion") or "")
-            if rv.isdigit():
-                versions[str(resource)] = max(versions.get(str(resource), 0), int(rv))
-        return versions
