@@ -74,6 +74,13 @@ MODES: dict[str, Values] = {
     },
     "no featureGates": {"featureGates": []},
     "tuning": {"reconcileConcurrency": 16, "kubeClient": {"qps": 50.5, "burst": 75}},
+    "sharding": {"replicas": 3},
+    "sharding off with replicas": {"replicas": 3, "rayop": {"sharding": False}},
+    "sharding singleNamespaceInstall": {
+        "replicas": 3,
+        "singleNamespaceInstall": True,
+        "watchNamespace": ["team-a", "team-b"],
+    },
 }
 """Mode name -> the values given with ``-f`` (besides the chart's defaults)."""
 
@@ -85,6 +92,13 @@ KUBERAY_COMPARABLE = [
 Left out: with ``featureGates: []`` KubeRay's chart renders an empty-string argument (rayop's
 renders none), and KubeRay's ServiceAccount default name differs only by its name.
 """
+
+
+def sharded(values: Values) -> bool:
+    """Tells whether ``values`` run the replicas with ``--sharding`` (``rayop.sharding``; by
+    default, more than one replica)."""
+    mode = (values.get("rayop") or {}).get("sharding", "auto")
+    return mode is True or (mode == "auto" and int(values.get("replicas", 1)) > 1)
 
 
 def namespaced(values: Values) -> bool:

@@ -22,7 +22,10 @@ from rayop.controllers.assembly.rbac_rules import (
     PolicyRule,
     cluster_role_rules,
     leader_election_rules,
+    sharding_lease_rules,
+    sharding_rules,
 )
+from rayop.controllers.assembly.sharding import CHILD_RESOURCES, RESOURCE_OF_KIND
 
 from .manifests import DEPLOY, find, flag_values, load_yaml, operator_container, parse_run_args
 
@@ -189,6 +192,46 @@ def test_monitoring_component_adds_a_service_monitor_for_the_metrics_service(
     assert endpoint["port"] in {p["name"] for p in service["spec"]["ports"]}
 
 
+def test_sharding_component_runs_three_sharded_replicas_with_the_rules_they_need(
+    tmp_path: Path,
+) -> None:
+    base = os.path.relpath(DEPLOY, tmp_path)
+    (tmp_path / "kustomization.yaml").write_text(
+        f"resources:\n- {base}\ncomponents:\n- {base}/sharding\n"
+    )
+    docs = kustomize(tmp_path)
+    deployment = find(docs, "Deployment")
+    assert deployment["spec"]["replicas"] == 3
+    container = operator_container(deployment)
+    assert container["args"][-2:] == ["--sharding=true", "--replica-id=$(POD_NAME)"]
+    pod_name = {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}
+    assert pod_name in container["env"]
+    assert find(docs, "ClusterRole", "rayop-sharding")["rules"] == sharding_rules()
+    leases = find(docs, "Role", "rayop-sharding-leases")
+    assert leases["metadata"]["namespace"] == "rayop-system"
+    assert leases["rules"] == sharding_lease_rules()
+    for kind, name in (
+        ("ClusterRoleBinding", "rayop-sharding"),
+        ("RoleBinding", "rayop-sharding-leases"),
+    ):
+        binding = find(docs, kind, name)
+        assert binding["subjects"] == [
+            {"kind": "ServiceAccount", "name": "rayop", "namespace": "rayop-system"}
+        ]
+
+
+def test_sharding_rules_cover_every_resource_the_sharder_relabels() -> None:
+    granted = {(g, r, v) for rule in sharding_rules() for g in rule["apiGroups"]
+               for r in rule["resources"] for v in rule["verbs"]}  # fmt: skip
+    for resource in (*CHILD_RESOURCES, *RESOURCE_OF_KIND.values()):
+        for verb in ("list", "patch"):
+            assert (resource.group, resource.plural, verb) in granted, (resource, verb)
+    election = {
+        (r, v) for rule in sharding_lease_rules() for r in rule["resources"] for v in rule["verbs"]
+    }
+    assert election == {("leases", "list")}
+
+
 def test_metrics_service_targets_the_operator_pod_on_8080() -> None:
     docs = all_docs()
     service = find(docs, "Service", "rayop-metrics")
@@ -251,7 +294,9 @@ def test_generator_reports_nothing_stale() -> None:
 def test_the_dashboard_reads_the_rules_recorded_series() -> None:
     """Every recorded series a panel of deploy/monitoring/grafana_dashboard.json reads exists."""
     recorded = {
-        rule["record"] for group in rule_groups()["groups"] for rule in group["rules"]
+        rule["record"]
+        for group in rule_groups()["groups"]
+        for rule in group["rules"]
         if "record" in rule
     }
     doc = json.loads((DEPLOY / "monitoring" / "grafana_dashboard.json").read_text())

@@ -16,11 +16,24 @@ import yaml
 
 from rayop.advise.prometheus_rules import rule_groups
 from rayop.api.crds import build_crds
-from rayop.controllers.assembly.rbac_rules import cluster_role_rules, leader_election_rules
+from rayop.controllers.assembly.rbac_rules import (
+    cluster_role_rules,
+    leader_election_rules,
+    sharding_lease_rules,
+    sharding_rules,
+)
 from rayop.controllers.batchscheduler.rbac import BATCH_SCHEDULER_RULES
 from tests.kuberay_compat import helm_chart_dir
 
-from .chart_modes import KUBERAY_COMPARABLE, MODES, SIDECAR, Values, namespaced, rbac_namespaces
+from .chart_modes import (
+    KUBERAY_COMPARABLE,
+    MODES,
+    SIDECAR,
+    Values,
+    namespaced,
+    rbac_namespaces,
+    sharded,
+)
 from .helm_cli import (
     CHART,
     NAMESPACE,
@@ -100,7 +113,7 @@ def operator_rules(values: Values) -> list[dict[str, Any]]:
         for n in names
         for r in BATCH_SCHEDULER_RULES[n]
     ]
-    return cluster_role_rules() + extra
+    return cluster_role_rules() + extra + (sharding_rules() if sharded(values) else [])
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -116,7 +129,8 @@ def test_rbac_of_every_mode_is_the_rules_source_where_kuberay_puts_it(mode: str)
             ("RoleBinding", NAMESPACE, "rayop-leader-election"),
         }
         election = rbac[("Role", NAMESPACE, "rayop-leader-election")]
-        assert election["rules"] == leader_election_rules()
+        lease_rules = sharding_lease_rules() if sharded(values) else []
+        assert election["rules"] == leader_election_rules() + lease_rules
         assert rbac[("RoleBinding", NAMESPACE, "rayop-leader-election")]["subjects"] == subject
         if not namespaced(values):
             expected |= {("ClusterRole", "", "rayop"), ("ClusterRoleBinding", "", "rayop")}
@@ -152,7 +166,29 @@ def test_kuberays_chart_with_the_same_values_renders_the_args_rayops_starts_with
     expected = list(RAYOP_ONLY_ARGS)
     if (values.get("configuration") or {}).get("enabled"):
         expected.remove("--health-probe-bind-address=")  # the file's probeAddr applies
+    if sharded(values):
+        expected += ["--sharding=", "--replica-id="]
     assert [a.split("=", 1)[0] + "=" for a in rest] == expected
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_more_than_one_replica_shards_each_replica_named_after_its_pod(mode: str) -> None:
+    values = MODES[mode]
+    container = deployment_container(template(values))
+    args = container["args"]
+    if not sharded(values):
+        assert not [a for a in args if a.startswith(("--sharding", "--replica-id"))]
+        return
+    assert args[-2:] == ["--sharding=true", "--replica-id=$(POD_NAME)"]
+    pod_name = {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}
+    assert pod_name in container["env"]
+
+
+def test_sharding_mode_is_auto_true_or_false() -> None:
+    with pytest.raises(HelmError, match=r"values\.rayop\.sharding must be auto, true or false"):
+        template({"rayop": {"sharding": "sometimes"}})
+    one = deployment_container(template({"rayop": {"sharding": True}}))
+    assert "--sharding=true" in one["args"]
 
 
 @pytest.mark.parametrize("mode", KUBERAY_COMPARABLE)
@@ -179,7 +215,10 @@ def test_pod_settings_and_configuration_equal_kuberays_for_the_same_values(mode:
                 "tolerations", "securityContext"):  # fmt: skip
         assert ours_pod["spec"].get(key) == theirs_pod["spec"].get(key), key
     for key in ("env", "resources", "securityContext"):
-        assert deployment_container(ours).get(key) == deployment_container(theirs).get(key), key
+        mine = deployment_container(ours).get(key)
+        if key == "env" and sharded(values):  # rayop's replica id: the pod's name
+            mine = [e for e in mine or () if e["name"] != "POD_NAME"] or None
+        assert mine == deployment_container(theirs).get(key), key
     for key in ("team", "owner"):
         for part in ("labels", "annotations"):
             mine = ours_pod["metadata"].get(part) or {}
@@ -416,6 +455,8 @@ def _changed(path: tuple[str, ...], value: Any) -> Any:
         if path[-1] == "extraArgs":
             return ["--zap-devel=true"]
         return [{"name": "changed"}]
+    if path[-1] == "sharding":  # "auto": one of auto, true, false
+        return True
     return "changed" if path[-1] != "sizeLimit" else "2Gi"
 
 

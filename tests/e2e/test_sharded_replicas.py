@@ -20,7 +20,7 @@ from rayop.kube.client import KubeClient
 from rayop.kube.config import KubeConfig
 from rayop.kube.errors import TransportError
 from rayop.kube.resource import Resource
-from rayop.kube.resources import PODS, RAY_CLUSTERS
+from rayop.kube.resources import LEASES, PODS, RAY_CLUSTERS
 from rayop.runtime.manager import LeadershipLost
 from rayop.runtime.sharding.pass_record import Pass, overlaps, read_passes
 from rayop.testing import (
@@ -32,6 +32,8 @@ from rayop.testing import (
 )
 
 NS = "shards"
+LEASES_NS = "operator"
+"""The leader-election namespace (not "default": the membership Leases must go there too)."""
 CLUSTERS = 12
 WORKERS = 2
 LEASE = 3.0
@@ -98,10 +100,11 @@ async def replica(plane: PlaneUnderTest, name: str, record: Path) -> AsyncIterat
     def client(config: KubeConfig) -> KubeClient:
         return Replica(config, qps=-1)
 
+    await plane.namespace(LEASES_NS)
     async with open_operator(
         plane,
         concurrency=2,
-        leader_election_namespace="default",
+        leader_election_namespace=LEASES_NS,
         client_factory=client,
         sharding=settings(name, record),
         ready_timeout=20,
@@ -145,6 +148,10 @@ async def test_three_replicas_share_converge_and_take_over_a_partitioned_one(
         await create_clusters(plane)
         await eventually(lambda: all_converged(plane), timeout=60, what="every RayCluster ready")
         assert Replica.pod_creates == CLUSTERS * (1 + WORKERS), "no duplicate pod creates"
+        members = await plane.client.list(LEASES, namespace=LEASES_NS)
+        assert {KEYS.lease_name(n) for n in replicas} <= {
+            m["metadata"]["name"] for m in members["items"]
+        }, "the membership Leases are in the leader-election namespace"
 
         owners = {f"c{i}": owner(plane, f"c{i}") for i in range(CLUSTERS)}
         assert set(owners.values()) <= set(replicas)
@@ -241,3 +248,58 @@ async def test_a_joining_replica_gets_its_share_through_drains_and_a_leaving_one
     assert {p.replica for p in passes} == {"r0", "r1", "r2"}
     assert overlaps(passes) == []
     assert Replica.pod_creates == CLUSTERS * (2 + WORKERS), "no duplicate pod creates"
+
+
+async def test_a_fleet_made_without_sharding_is_adopted_with_no_duplicate_pod(
+    tmp_path: Path,
+) -> None:
+    """RayClusters made by one replica without --sharding: their pods and services carry no
+    shard label. Sharded replicas started after it stop adopt them (the sharder finds a
+    reconciled root's objects by ownerReferences and labels them before the root), so no pod
+    is created twice, and the new owners go on reconciling them."""
+    Replica.pod_creates = 0
+    async with open_control_plane() as plane, contextlib.AsyncExitStack() as stack:
+
+        def client(config: KubeConfig) -> KubeClient:
+            return Replica(config, qps=-1)
+
+        await plane.namespace(LEASES_NS)
+        async with open_operator(
+            plane, concurrency=2, leader_election_namespace=LEASES_NS, client_factory=client
+        ):
+            await create_clusters(plane)
+            await eventually(lambda: all_converged(plane), timeout=60, what="ready unsharded")
+        before = Replica.pod_creates
+        assert before == CLUSTERS * (1 + WORKERS)
+        pods = plane.ray_pods(NS, "c0")
+        assert all(KEYS.shard not in (p["metadata"].get("labels") or {}) for p in pods)
+
+        for name in ("r0", "r1"):
+            await stack.enter_async_context(replica(plane, name, tmp_path))
+
+        def adopted() -> bool:
+            names = [f"c{i}" for i in range(CLUSTERS)]
+            return all(owner(plane, c) in ("r0", "r1") for c in names) and all(
+                (p["metadata"].get("labels") or {}).get(KEYS.shard) == owner(plane, c)
+                for c in names
+                for p in plane.ray_pods(NS, c)
+            )
+
+        await eventually(adopted, timeout=30, what="every cluster and its pods adopted")
+        await eventually(lambda: all_converged(plane), timeout=30, what="ready sharded")
+        assert Replica.pod_creates == before, "no pod created again by the adopting replicas"
+        for i in range(CLUSTERS):
+            await plane.edit(RAY_CLUSTERS, NS, f"c{i}", scale_all)
+        await eventually(
+            lambda: all(len(plane.ray_pods(NS, f"c{i}")) == 2 + WORKERS for i in range(CLUSTERS)),
+            timeout=60,
+            what="every adopted cluster scaled by its owner",
+        )
+        await eventually(lambda: all_converged(plane), timeout=30, what="ready once scaled")
+        # A create is counted when its answer arrives, after the plane stored the pod.
+        await eventually(lambda: Replica.pod_creates >= before + CLUSTERS, timeout=5)
+        assert Replica.pod_creates == before + CLUSTERS
+
+    passes = recorded(tmp_path)
+    assert {p.replica for p in passes} == {"r0", "r1"}
+    assert overlaps(passes) == []

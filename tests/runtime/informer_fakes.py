@@ -158,11 +158,13 @@ class FakeApi:
 
 @dataclass
 class FakeLeases:
-    """Lease get/create/update with resourceVersion conflicts; ``down`` makes every call fail."""
+    """Lease get/create/update with resourceVersion conflicts; ``down`` makes every call fail,
+    ``hung`` makes every call wait forever (a partition that drops packets)."""
 
     leases: dict[str, dict[str, Any]] = field(default_factory=dict)
     rv: int = 0
     down: set[str] = field(default_factory=set)
+    hung: set[str] = field(default_factory=set)
     writes: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
 
     def client(self, who: str) -> LeaseClientView:
@@ -174,12 +176,19 @@ class LeaseClientView:
     api: FakeLeases
     who: str
 
+    async def _hang(self) -> None:
+        await asyncio.sleep(0)
+        if self.who in self.api.hung:
+            await asyncio.Event().wait()
+
     def _check(self) -> None:
+        if self.who in self.api.hung:
+            raise AssertionError("unreachable: _hang() first")
         if self.who in self.api.down:
             raise ConnectionError(f"{self.who} cannot reach the API server")
 
     async def get(self, res: Any, name: str, *, namespace: str | None = None) -> dict[str, Any]:
-        await asyncio.sleep(0)
+        await self._hang()
         self._check()
         lease = self.api.leases.get(f"{namespace}/{name}")
         if lease is None:
@@ -187,7 +196,7 @@ class LeaseClientView:
         return copy.deepcopy(lease)
 
     async def create(self, res: Any, obj: dict[str, Any], *, namespace: str | None = None) -> dict[str, Any]:
-        await asyncio.sleep(0)
+        await self._hang()
         self._check()
         key = f"{namespace}/{obj['metadata']['name']}"
         if key in self.api.leases:
@@ -195,7 +204,7 @@ class LeaseClientView:
         return self._store(key, obj)
 
     async def update(self, res: Any, obj: dict[str, Any]) -> dict[str, Any]:
-        await asyncio.sleep(0)
+        await self._hang()
         self._check()
         meta = obj["metadata"]
         key = f"{meta['namespace']}/{meta['name']}"

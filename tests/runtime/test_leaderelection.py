@@ -93,6 +93,26 @@ async def test_exactly_one_leads_and_a_partitioned_leader_steps_down_before_take
 
 
 @pytest.mark.looptime
+async def test_a_leader_whose_renewals_hang_gives_up_at_the_renew_deadline() -> None:
+    """Requests that never answer (a partition that drops packets) must not stretch the
+    renew deadline by an attempt's own timeout: the leader gives up within retry period plus
+    renew deadline of its last renewal, as client-go does, well before the Lease (15 s) can
+    lapse on another replica's clock."""
+    api = FakeLeases()
+    a = Candidate(api, "a")
+    await eventually(a.elector.is_leader, timeout=60)
+    await asyncio.sleep(7)
+    loop = asyncio.get_running_loop()
+    renewed = api.leases["ops/controller-leader"]["spec"]["renewTime"]
+    api.hung.add("a")
+    cut = loop.time()
+    assert await a.task is True
+    lost_at = loop.time()
+    assert api.leases["ops/controller-leader"]["spec"]["renewTime"] == renewed
+    assert lost_at - cut <= 2 + 10 + 0.1, lost_at - cut
+
+
+@pytest.mark.looptime
 async def test_a_released_lease_is_taken_at_once() -> None:
     api = FakeLeases()
     a = Candidate(api, "a")

@@ -106,6 +106,20 @@ does not have. */}}
 {{- end -}}
 {{- end -}}
 
+{{/* "true" when the replicas run with --sharding: rayop.sharding true, or "auto" (the
+default) and more than one replica. */}}
+{{- define "rayop.sharding" -}}
+{{- $mode := "auto" -}}
+{{- if hasKey .Values.rayop "sharding" -}}
+{{- $mode = toString .Values.rayop.sharding -}}
+{{- end -}}
+{{- if or (eq $mode "true") (and (eq $mode "auto") (gt (int (default 1 .Values.replicas)) 1)) -}}
+true
+{{- else if not (has $mode (list "auto" "true" "false")) -}}
+{{- fail (printf "values.rayop.sharding must be auto, true or false, got %q" $mode) -}}
+{{- end -}}
+{{- end -}}
+
 {{/* The operator's arguments after `run`: KubeRay's flags (or --config) in the order KubeRay's
 chart renders them, then rayop's own (flags the Configuration file has no field for). */}}
 {{- define "rayop.args" -}}
@@ -166,6 +180,11 @@ chart renders them, then rayop's own (flags the Configuration file has no field 
 {{- $args = append $args (printf "--log-level=%s" .Values.rayop.logLevel) -}}
 {{- if ne (float64 .Values.rayop.rayjobDashboardPollInterval) 0.0 -}}
 {{- $args = append $args (printf "--rayjob-dashboard-poll-interval=%v" .Values.rayop.rayjobDashboardPollInterval) -}}
+{{- end -}}
+{{- if include "rayop.sharding" . -}}
+{{- $args = append $args "--sharding=true" -}}
+{{- /* Kubernetes expands $(POD_NAME) from the container's env (the downward API). */ -}}
+{{- $args = append $args "--replica-id=$(POD_NAME)" -}}
 {{- end -}}
 {{- range .Values.rayop.extraArgs -}}
 {{- $args = append $args (toString .) -}}

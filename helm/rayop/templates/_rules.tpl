@@ -268,3 +268,171 @@
   - create
   - update
 {{- end -}}
+
+{{/* --sharding: added to the operator's rules. */}}
+{{- define "rayop.shardingRules" -}}
+- apiGroups:
+  - ''
+  resources:
+  - configmaps
+  verbs:
+  - list
+  - patch
+- apiGroups:
+  - ''
+  resources:
+  - persistentvolumeclaims
+  verbs:
+  - list
+  - patch
+- apiGroups:
+  - ''
+  resources:
+  - pods
+  verbs:
+  - list
+  - patch
+- apiGroups:
+  - ''
+  resources:
+  - secrets
+  verbs:
+  - list
+  - patch
+- apiGroups:
+  - ''
+  resources:
+  - serviceaccounts
+  verbs:
+  - list
+  - patch
+- apiGroups:
+  - ''
+  resources:
+  - services
+  verbs:
+  - list
+  - patch
+- apiGroups:
+  - batch
+  resources:
+  - jobs
+  verbs:
+  - list
+  - patch
+- apiGroups:
+  - cert-manager.io
+  resources:
+  - certificates
+  verbs:
+  - list
+  - patch
+- apiGroups:
+  - gateway.networking.k8s.io
+  resources:
+  - gateways
+  verbs:
+  - list
+  - patch
+- apiGroups:
+  - gateway.networking.k8s.io
+  resources:
+  - httproutes
+  verbs:
+  - list
+  - patch
+- apiGroups:
+  - networking.k8s.io
+  resources:
+  - ingresses
+  verbs:
+  - list
+  - patch
+- apiGroups:
+  - networking.k8s.io
+  resources:
+  - networkpolicies
+  verbs:
+  - list
+  - patch
+- apiGroups:
+  - ray.io
+  resources:
+  - rayclusters
+  verbs:
+  - list
+  - patch
+- apiGroups:
+  - ray.io
+  resources:
+  - raycronjobs
+  verbs:
+  - list
+  - patch
+- apiGroups:
+  - ray.io
+  resources:
+  - rayjobs
+  verbs:
+  - list
+  - patch
+- apiGroups:
+  - ray.io
+  resources:
+  - rayservices
+  verbs:
+  - list
+  - patch
+- apiGroups:
+  - rbac.authorization.k8s.io
+  resources:
+  - rolebindings
+  verbs:
+  - list
+  - patch
+- apiGroups:
+  - rbac.authorization.k8s.io
+  resources:
+  - roles
+  verbs:
+  - list
+  - patch
+- apiGroups:
+  - route.openshift.io
+  resources:
+  - routes
+  verbs:
+  - list
+  - patch
+- apiGroups:
+  - scheduling.k8s.io
+  resources:
+  - podgroups
+  verbs:
+  - list
+  - patch
+- apiGroups:
+  - scheduling.volcano.sh
+  resources:
+  - podgroups
+  verbs:
+  - list
+  - patch
+- apiGroups:
+  - scheduling.x-k8s.io
+  resources:
+  - podgroups
+  verbs:
+  - list
+  - patch
+{{- end -}}
+
+{{/* --sharding: added to the leader-election Role. */}}
+{{- define "rayop.shardingLeaseRules" -}}
+- apiGroups:
+  - coordination.k8s.io
+  resources:
+  - leases
+  verbs:
+  - list
+{{- end -}}

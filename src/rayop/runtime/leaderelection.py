@@ -194,11 +194,20 @@ class LeaderElector:
             if await self._wait(s.retry_period):
                 return False
             deadline = self._clock.now() + s.renew_deadline
-            while not await self._try_acquire_or_renew():
-                if self._clock.now() + s.retry_period > deadline:
+            # The deadline holds even while an attempt hangs (a partition that drops packets):
+            # checked only between attempts, it would stretch by an attempt's own timeout, up
+            # to the Lease duration, when others may already take over.
+            try:
+                async with clock_timeout(self._clock, s.renew_deadline) as scope:
+                    while not await self._try_acquire_or_renew():
+                        if self._clock.now() + s.retry_period > deadline:
+                            return True
+                        if await self._wait(s.retry_period):
+                            return False
+            except TimeoutError:
+                if scope.expired():
                     return True
-                if await self._wait(s.retry_period):
-                    return False
+                raise
 
     async def _wait(self, seconds: float) -> bool:
         """Sleeps ``seconds`` on the clock; returns True early if stop() was called."""

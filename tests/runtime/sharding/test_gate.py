@@ -23,6 +23,7 @@ KEYS = ShardKeys(
     root="example.com/root",
     lease="example.com/lease",
     handover="example.com/handover",
+    assigned="example.com/assigned",
     lease_prefix="shard-",
 )
 
@@ -42,13 +43,20 @@ class Patches:
         return {}
 
 
-def thing(owner: str | None, *, drain: bool = False, handover: str = "") -> dict[str, Any]:
+def thing(
+    owner: str | None, *, drain: bool = False, handover: str = "", assigned: str | None = None
+) -> dict[str, Any]:
+    """A root labelled with ``owner``, assigned by the sharder to ``assigned`` (default: the
+    owner)."""
     labels = {KEYS.shard: owner} if owner else {}
     if drain:
         labels[KEYS.drain] = "true"
     meta: dict[str, Any] = {"name": "a", "namespace": "ns", "uid": "u-1", "labels": labels}
+    annotations = {KEYS.assigned: assigned or owner} if (assigned or owner) else {}
     if handover:
-        meta["annotations"] = {KEYS.handover: handover}
+        annotations[KEYS.handover] = handover
+    if annotations:
+        meta["annotations"] = annotations
     return {"metadata": meta}
 
 
@@ -178,6 +186,7 @@ async def test_release_waits_for_the_pass_in_flight_then_forgets_and_acknowledge
     assert name == "a"
     assert ops == [
         {"op": "test", "path": "/metadata/labels/example.com~1shard", "value": "r0"},
+        {"op": "test", "path": "/metadata/annotations/example.com~1assigned", "value": "r0"},
         {"op": "remove", "path": "/metadata/labels/example.com~1drain"},
         {"op": "remove", "path": "/metadata/labels/example.com~1shard"},
         {"op": "add", "path": "/metadata/labels/example.com~1released", "value": "r0"},
@@ -224,3 +233,25 @@ def test_selectors(owners: tuple[str, ...]) -> None:
         else "example.com/shard"
     )
     assert KEYS.orphaned(owners) == expected
+
+
+async def test_a_root_labelled_by_hand_with_this_replica_admits_no_pass() -> None:
+    """The label names this replica but the sharder gave the root to another one (the
+    ``assigned`` annotation): that one holds its objects, so nothing runs here."""
+    cache = Cache()
+    cache.root = thing("r0", assigned="r1")
+    calls: list[Request] = []
+
+    async def reconcile(request: Request) -> Result:
+        calls.append(request)
+        return Result()
+
+    client = Patches()
+    gate = new_gate(client)
+    gated = gate.wrap("things", cache.resolve, reconcile)
+    assert await gated(Request("ns", "a")) == Result()
+    assert calls == []
+    cache.root = thing("r0")  # the sharder put it back, to this replica: admitted
+    await gated(Request("ns", "a"))
+    assert calls == [Request("ns", "a")]
+

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
+from datetime import timedelta
 from typing import Any
 
 from prometheus_client import CollectorRegistry, generate_latest
@@ -18,7 +19,7 @@ from rayop.runtime.sharding.membership import Membership, member_elector
 from rayop.runtime.sharding.metrics import ShardMetrics
 from rayop.runtime.sharding.ring import HashRing
 from rayop.runtime.sharding.sharder import RootKind, Sharder
-from rayop.testing import FakeClock, open_control_plane
+from rayop.testing import FakeClock, RecordingEventSink, open_control_plane
 
 KEYS = ShardKeys(
     shard="example.com/shard",
@@ -27,6 +28,7 @@ KEYS = ShardKeys(
     root="example.com/root",
     lease="example.com/lease",
     handover="example.com/handover",
+    assigned="example.com/assigned",
     lease_prefix="shard-",
 )
 NS = "default"
@@ -215,3 +217,157 @@ async def test_a_root_whose_shard_label_was_removed_by_hand_goes_back_to_its_own
         moved = await client.get(CONFIGMAPS, name, namespace=NS)
         assert labels(moved)[KEYS.shard] == ring.owner(f"{NS}/{name}")
         assert labels((await children(client))[uid])[KEYS.shard] == ring.owner(f"{NS}/{name}")
+
+
+async def test_a_sharder_with_watched_namespaces_assigns_only_their_roots() -> None:
+    async with open_control_plane(crds=False) as plane:
+        client = plane.client
+        await hold(client, "r0")
+        for namespace in ("watched", "other"):
+            await plane.namespace(namespace)
+            body = {"metadata": {"name": "root", "labels": {"kind": "root"}}}
+            await client.create(CONFIGMAPS, body, namespace=namespace)
+        sharder = Sharder(
+            client, Membership(client, NS, KEYS), KEYS, [RootKind(CONFIGMAPS)], [SECRETS],
+            namespaces=["watched"],
+        )  # fmt: skip
+        await sharder.step()
+        watched = await client.get(CONFIGMAPS, "root", namespace="watched")
+        other = await client.get(CONFIGMAPS, "root", namespace="other")
+        assert labels(watched)[KEYS.shard] == "r0"
+        assert KEYS.shard not in labels(other), "a namespace the operator does not watch"
+
+
+async def set_label(client: KubeClient, name: str, value: str | None) -> None:
+    """Edits a root's shard label by hand (None: removes it)."""
+    label = {"labels": {KEYS.shard: value}}
+    await client.patch(CONFIGMAPS, name, {"metadata": label}, namespace=NS)
+
+
+async def test_a_shard_label_edited_by_hand_goes_back_to_the_assigned_replica_with_an_event() -> None:
+    async with open_control_plane(crds=False) as plane:
+        client = plane.client
+        for member in ("r0", "r1", "r2"):
+            await hold(client, member)
+        root = await client.create(
+            CONFIGMAPS, {"metadata": {"name": "root", "labels": {"kind": "root"}}}, namespace=NS
+        )
+        child = {"metadata": {"name": "child", "labels": {KEYS.root: root["metadata"]["uid"]}}}
+        await client.create(SECRETS, child, namespace=NS)
+        events = RecordingEventSink()
+        sharder = Sharder(
+            client, Membership(client, NS, KEYS), KEYS, [RootKind(CONFIGMAPS)], [SECRETS],
+            events=events,
+        )  # fmt: skip
+        await sharder.step()
+        stored = await client.get(CONFIGMAPS, "root", namespace=NS)
+        owner = labels(stored)[KEYS.shard]
+        assert stored["metadata"]["annotations"][KEYS.assigned] == owner
+        other = sorted({"r0", "r1", "r2"} - {owner})[0]
+
+        # Removed, set to an unknown replica, set to another live replica: each time the label
+        # goes back to the owner (the next step; a live replica: the next full rebalance),
+        # the objects stay where they are, and a Warning event says what happened.
+        for edit in (None, "r9", other):
+            await set_label(client, "root", edit)
+            sharder._unsettled = edit == other  # the edit to a live replica: a full round
+            await sharder.step()
+            back = await client.get(CONFIGMAPS, "root", namespace=NS)
+            assert labels(back)[KEYS.shard] == owner, edit
+            assert labels((await children(client))[root["metadata"]["uid"]])[KEYS.shard] == owner
+        assert events.reasons() == ["ShardLabelRestored"] * 3
+        assert "removed by hand" in events.notes()[0]
+        assert "'r9'" in events.notes()[1] and f"'{other}'" in events.notes()[2]
+        assert all(f"put back to replica {owner}" in note for note in events.notes())
+
+        # Set by hand to another replica while the assigned one is gone: no one holds it, so it
+        # is assigned as usual (its objects follow), with a ShardMoved event.
+        await set_label(client, "root", other)
+        live = frozenset({"r0", "r1", "r2"} - {owner})
+        stored = await client.get(CONFIGMAPS, "root", namespace=NS)
+        assert sharder.restore_to(stored, live) is None
+        await sharder.assign(CONFIGMAPS, stored, HashRing(live))
+        moved = await client.get(CONFIGMAPS, "root", namespace=NS)
+        new_owner = HashRing(live).owner(f"{NS}/root")
+        assert labels(moved)[KEYS.shard] == new_owner
+        assert moved["metadata"]["annotations"][KEYS.assigned] == new_owner
+        assert labels((await children(client))[root["metadata"]["uid"]])[KEYS.shard] == new_owner
+        assert events.reasons()[-1] == "ShardMoved"
+
+
+async def test_a_root_reconciled_before_sharding_adopts_its_unlabelled_objects() -> None:
+    """A root with a status and no assignment ever: an operator without sharding made its
+    objects, which carry neither label; they are found by ownerReferences (through one another
+    too) and labelled with the shard and the root before the root is assigned."""
+    async with open_control_plane(crds=False) as plane:
+        client = plane.client
+        await hold(client, "r0")
+
+        def owned_by(obj: Mapping[str, Any]) -> list[dict[str, Any]]:
+            ref = {"apiVersion": "v1", "kind": "Secret", "name": obj["metadata"]["name"],
+                   "uid": obj["metadata"]["uid"], "controller": True}  # fmt: skip
+            return [ref]
+
+        old = await client.create(
+            CONFIGMAPS, {"metadata": {"name": "old", "labels": {"kind": "root"}},
+                         "data": {"status": "reconciled"}}, namespace=NS,
+        )  # fmt: skip
+        old["status"] = {"state": "ready"}  # what the sharder lists (a CRD's status stands in)
+        direct = await client.create(
+            SECRETS, {"metadata": {"name": "direct", "ownerReferences": owned_by(old)}}, namespace=NS
+        )
+        await client.create(
+            SECRETS,
+            {"metadata": {"name": "indirect", "ownerReferences": owned_by(direct)}},
+            namespace=NS,
+        )
+        await client.create(SECRETS, {"metadata": {"name": "someone-elses"}}, namespace=NS)
+        sharder = Sharder(
+            client, Membership(client, NS, KEYS), KEYS, [RootKind(CONFIGMAPS)], [SECRETS]
+        )
+        assert sharder.objects.needs_adoption(old)
+        await sharder._assign_all(RootKind(CONFIGMAPS), [old], HashRing({"r0"}))
+        uid = old["metadata"]["uid"]
+        for name in ("direct", "indirect"):
+            secret = await client.get(SECRETS, name, namespace=NS)
+            assert labels(secret) == {KEYS.shard: "r0", KEYS.root: uid}, name
+        assert labels(await client.get(SECRETS, "someone-elses", namespace=NS)) == {}
+        root = await client.get(CONFIGMAPS, "old", namespace=NS)
+        assert root["metadata"]["annotations"][KEYS.assigned] == "r0"
+        assert root["metadata"]["annotations"][KEYS.handover].startswith("secrets=")
+        root["status"] = {"state": "ready"}
+        assert not sharder.objects.needs_adoption(root), "assigned once: its objects carry the labels"
+
+
+async def test_membership_ignores_the_clocks_of_other_replicas() -> None:
+    """Clock skew: a replica whose clock runs an hour behind (its renewTime looks stale) is alive
+    while its Lease keeps changing, and one whose clock runs an hour ahead (its renewTime looks
+    fresh for an hour) is gone once its Lease stops changing for its duration: only the
+    observer's own clock measures."""
+    clock = FakeClock()
+    async with open_control_plane(crds=False) as plane:
+        client = plane.client
+        membership = Membership(client, NS, KEYS, clock=clock)
+
+        async def renew(member: str, skew: float, count: int) -> None:
+            now = micro_time(FakeClock().wall() + timedelta(seconds=skew))
+            spec = {"holderIdentity": member, "leaseDurationSeconds": 10, "renewTime": now,
+                    "leaseTransitions": count}  # fmt: skip
+            name = KEYS.lease_name(member)
+            try:
+                lease = await client.get(LEASES, name, namespace=NS)
+            except Exception:
+                body = {"metadata": {"name": name, "labels": {KEYS.lease: "true"}}, "spec": spec}
+                await client.create(LEASES, body, namespace=NS)
+                return
+            lease["spec"] = spec
+            await client.update(LEASES, lease)
+
+        await renew("behind", -3600, 0)
+        await renew("ahead", 3600, 0)
+        assert await membership.live() == {"behind", "ahead"}
+        for count in range(1, 4):
+            clock.step(6)
+            await renew("behind", -3600 + 6 * count, count)
+            assert "behind" in await membership.live()
+        assert await membership.live() == {"behind"}, "ahead stopped changing 18 s ago"

@@ -24,6 +24,7 @@ from rayop.controllers.assembly.kuberay_metrics import enable_kuberay_metrics
 from rayop.controllers.assembly.operator_settings import OperatorSettings
 from rayop.controllers.assembly.sharding import (
     KEYS,
+    SHARDER_CONTROLLER,
     SHARDER_LEASE_SUFFIX,
     RootFinder,
     install_sharding,
@@ -182,6 +183,8 @@ def _install_sharding(
         settings=sharding,
         namespace=settings.leader_election_namespace or default_lease_namespace(),
         gate=gate,
+        watch_namespaces=settings.watch_namespaces,
+        events=manager.event_recorder(SHARDER_CONTROLLER),
         add_runnable=manager.add_runnable,
         add_start_gate=manager.add_start_gate,
         lease_timing=lease_timing(sharding),

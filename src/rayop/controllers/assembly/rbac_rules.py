@@ -21,10 +21,14 @@ __all__ = [
     "RAYCRONJOB_RULES",
     "RAYJOB_RULES",
     "RAYSERVICE_RULES",
+    "SHARDING_LEASE_RULES",
+    "SHARDING_RULES",
     "VERB_ORDER",
     "PolicyRule",
     "cluster_role_rules",
     "leader_election_rules",
+    "sharding_lease_rules",
+    "sharding_rules",
 ]
 
 VERB_ORDER: Final[tuple[str, ...]] = (
@@ -190,6 +194,37 @@ LEADER_ELECTION_RULES: Final[tuple[PolicyRule, ...]] = (
 """What leader election calls, in the Lease's namespace only."""
 
 
+SHARDING_RULES: Final[tuple[PolicyRule, ...]] = (
+    # The sharder: label selectors over the roots, JSON patches of their shard labels (the
+    # owner's drain acknowledgement too).
+    PolicyRule("ray.io", ("rayclusters", "rayjobs", "rayservices", "raycronjobs"), ("list", "patch")),
+    # The sharder relabels a root's objects (found by the rayop.io/shard-root label) before the
+    # root: every resource of rayop.controllers.assembly.sharding.CHILD_RESOURCES.
+    PolicyRule(
+        "",
+        ("pods", "services", "secrets", "configmaps", "serviceaccounts", "persistentvolumeclaims"),
+        ("list", "patch"),
+    ),
+    PolicyRule("batch", ("jobs",), ("list", "patch")),
+    PolicyRule("rbac.authorization.k8s.io", ("roles", "rolebindings"), ("list", "patch")),
+    PolicyRule("networking.k8s.io", ("ingresses", "networkpolicies"), ("list", "patch")),
+    PolicyRule("route.openshift.io", ("routes",), ("list", "patch")),
+    PolicyRule("gateway.networking.k8s.io", ("gateways", "httproutes"), ("list", "patch")),
+    PolicyRule("cert-manager.io", ("certificates",), ("list", "patch")),
+    PolicyRule("scheduling.volcano.sh", ("podgroups",), ("list", "patch")),
+    PolicyRule("scheduling.x-k8s.io", ("podgroups",), ("list", "patch")),
+    PolicyRule("scheduling.k8s.io", ("podgroups",), ("list", "patch")),
+)
+"""What ``--sharding`` adds where the operator's rules are granted (the chart grants them when
+sharding is on; deploy/sharding/ is the kustomize component)."""
+
+SHARDING_LEASE_RULES: Final[tuple[PolicyRule, ...]] = (
+    # Every replica reads the membership Leases (by label) besides holding its own.
+    PolicyRule("coordination.k8s.io", ("leases",), ("list",)),
+)
+"""What ``--sharding`` adds to the leader-election Role."""
+
+
 def _merge(rules: Iterable[PolicyRule]) -> list[dict[str, Any]]:
     verbs: dict[tuple[str, str], set[str]] = {}
     for rule in rules:
@@ -218,3 +253,13 @@ def cluster_role_rules(
 def leader_election_rules() -> list[dict[str, Any]]:
     """Returns the leader-election Role ``rules`` (Lease get/create/update)."""
     return _merge(LEADER_ELECTION_RULES)
+
+
+def sharding_rules() -> list[dict[str, Any]]:
+    """Returns the rules ``--sharding`` adds to the operator's ClusterRole (or Roles)."""
+    return _merge(SHARDING_RULES)
+
+
+def sharding_lease_rules() -> list[dict[str, Any]]:
+    """Returns the rules ``--sharding`` adds in the Leases' namespace."""
+    return _merge(SHARDING_LEASE_RULES)

@@ -53,6 +53,7 @@ from rayop.kube.resources import (
     SERVICES,
 )
 from rayop.runtime.clock import MONOTONIC, Clock
+from rayop.runtime.events.recorder import EventSink
 from rayop.runtime.informers.factory import CacheConfig, InformerFactory
 from rayop.runtime.leaderelection import (
     DEFAULT_LEADER_ELECTION,
@@ -77,9 +78,13 @@ KEYS = ShardKeys(
     root="rayop.io/shard-root",
     lease="rayop.io/shard-lease",
     handover="rayop.io/shard-handover",
+    assigned="rayop.io/shard-assigned",
     lease_prefix="rayop-shard-",
 )
 """rayop's sharding labels, annotation and Lease names."""
+
+SHARDER_CONTROLLER = "rayop-sharder"
+"""The reporting controller of the sharder's events (ShardMoved, ShardLabelRestored)."""
 
 SHARDER_LEASE_SUFFIX = "-sharder"
 """Appended to ``--leader-election-id`` for the Lease of the replica that runs the sharder."""
@@ -126,6 +131,15 @@ def lease_timing(settings: ShardingSettings) -> LeaderElectionSettings:
 def sharded_cache(config: CacheConfig, replica_id: str) -> CacheConfig:
     """Returns ``config`` narrowed to what ``replica_id`` owns."""
     return replace(config, shard_selector=KEYS.owned_by(replica_id), unsharded=UNSHARDED)
+
+
+def unreconciled(root: Obj) -> bool:
+    """Tells a ray.io root no pass has run on: it has no status yet (each controller writes one
+    at the end of its first pass). With sharding on no pass runs before a root is assigned, so a
+    never-assigned root without status has no objects; the one case missed is a root whose
+    objects an operator without sharding created in a first pass it never finished (stopped
+    before the status write): those are not adopted."""
+    return not root.get("status")
 
 
 def owner_of(obj: Obj, kinds: Collection[Kind]) -> tuple[Kind, str] | None:
@@ -195,12 +209,16 @@ def install_sharding(
     settings: ShardingSettings,
     namespace: str,
     gate: ShardGate,
+    watch_namespaces: Collection[str] = (),
+    events: EventSink | None = None,
     add_runnable: Callable[..., None],
     add_start_gate: Callable[..., None],
     lease_timing: LeaderElectionSettings = DEFAULT_LEADER_ELECTION,
     clock: Clock = MONOTONIC,
 ) -> ShardingParts:
-    """Wires membership, the sharder, the root informers' drain handler and the create labels."""
+    """Wires membership, the sharder, the root informers' drain handler and the create labels;
+    the sharder assigns the roots of ``watch_namespaces`` (empty: of every namespace) and
+    records its events (moves, hand-edited labels put back) in ``events``."""
     finder = RootFinder(informers, kinds)
     for kind in kinds:
         informers.informer(RESOURCE_OF_KIND[kind]).add_event_handler(
@@ -209,7 +227,12 @@ def install_sharding(
     client.create_labels = gate.stamp
     joined = asyncio.Event()
     member = member_elector(
-        client, settings.replica_id, KEYS, lease_timing, on_joined=joined.set, clock=clock
+        client,
+        settings.replica_id,
+        KEYS,
+        replace(lease_timing, namespace=namespace),  # beside the leader Lease, not in "default"
+        on_joined=joined.set,
+        clock=clock,
     )
     add_runnable("shard membership", lambda: hold_membership(member), need_leader_election=False)
     add_start_gate(joined.wait)
@@ -223,9 +246,11 @@ def install_sharding(
         client,
         membership,
         KEYS,
-        [RootKind(RESOURCE_OF_KIND[k], finder.is_root(k)) for k in kinds],
+        [RootKind(RESOURCE_OF_KIND[k], finder.is_root(k), unreconciled) for k in kinds],
         CHILD_RESOURCES,
+        namespaces=sorted(watch_namespaces),
         metrics=gate.metrics,
+        events=events,
         interval=settings.sharder_interval,
         clock=clock,
     )

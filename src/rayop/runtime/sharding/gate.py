@@ -2,7 +2,9 @@
 
 Every controller's reconcile function is wrapped (:meth:`ShardGate.wrap`). A pass is
 *admitted* only when the root of its object (found by the operator's resolver) is in this
-replica's cache, labelled with this replica, not asked to drain and not being released here,
+replica's cache, labelled with this replica and assigned to it by the sharder (the
+``assigned`` annotation: a label edited by hand to name this replica admits nothing), not asked
+to drain and not being released here,
 and when this replica's caches have seen every write the ``handover`` annotation of the root
 names (the sharder relabels a root's objects before the root itself and notes, per resource,
 the last resourceVersion it wrote: until the new owner's caches have caught up with that, its
@@ -45,7 +47,7 @@ from rayop.kube.resource import Resource
 from rayop.runtime.clock import MONOTONIC, Clock
 from rayop.runtime.informers.shared_informer import EventHandlerFuncs
 from rayop.runtime.reconcile import ReconcileFunc, Request, Result
-from rayop.runtime.sharding.keys import TRUE, ShardKeys, label_path
+from rayop.runtime.sharding.keys import TRUE, ShardKeys, annotation_path, label_path
 from rayop.runtime.sharding.metrics import ShardMetrics
 from rayop.runtime.sharding.pass_record import Pass, PassRecord
 from rayop.runtime.supervisor import TaskSupervisor
@@ -251,7 +253,10 @@ class ShardGate:
         labels = meta.get("labels") or {}
         if labels.get(self.keys.shard) != self.me or labels.get(self.keys.drain) == TRUE:
             return "park"
-        handover = (meta.get("annotations") or {}).get(self.keys.handover)
+        annotations = meta.get("annotations") or {}
+        if annotations.get(self.keys.assigned) != self.me:
+            return "park"  # labelled by hand, not by the sharder: the sharder puts it back
+        handover = annotations.get(self.keys.handover)
         if handover:
             for resource, rv in parse_handover(str(handover)).items():
                 if not self._caught_up(root.namespace, resource, rv):
@@ -303,6 +308,7 @@ class ShardGate:
     async def _acknowledge(self, resource: Resource, namespace: str, name: str) -> bool:
         ops = [
             {"op": "test", "path": label_path(self.keys.shard), "value": self.me},
+            {"op": "test", "path": annotation_path(self.keys.assigned), "value": self.me},
             {"op": "remove", "path": label_path(self.keys.drain)},
             {"op": "remove", "path": label_path(self.keys.shard)},
             {"op": "add", "path": label_path(self.keys.released), "value": self.me},

@@ -2,8 +2,9 @@
 
 On a root object: ``shard`` (the replica that owns it), ``drain`` (``"true"``: the sharder asks
 the owner to let it go), ``released`` (the replica that acknowledged a drain, until the root is
-assigned again) and the ``handover`` annotation (what the new owner's caches must have
-seen before its first pass). On every object the operator creates for a root: ``shard`` and
+assigned again), the ``handover`` annotation (what the new owner's caches must have
+seen before its first pass) and the ``assigned`` annotation (the replica the sharder last gave
+it to: a shard label that disagrees with it was edited by hand). On every object the operator creates for a root: ``shard`` and
 ``root`` (the root's UID, so that the sharder finds a root's objects with one selector). On
 each replica's membership Lease: ``lease`` = ``"true"``.
 """
@@ -26,6 +27,7 @@ class ShardKeys:
     root: str
     lease: str
     handover: str
+    assigned: str
     lease_prefix: str
     """The name of a replica's Lease is this prefix plus the replica id."""
 

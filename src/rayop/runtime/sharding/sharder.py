@@ -15,18 +15,19 @@ of the live replicas, and then:
 Because the leader lists by label each step, a root created or released while the leader role
 moves is found by the next leader: nothing is remembered between steps but the last membership.
 
-A root with no shard label whose objects are labelled with a live replica that did not
-acknowledge a drain of it (the ``released`` label names who did) lost its label by hand: it is
-given back to that replica, which holds its objects and may be working on it, rather than moved
-without a drain.
+Hand edits: each assignment also writes the ``assigned`` annotation. A root whose shard label
+disagrees with it (removed, or set to another replica, live, dead or unknown) while the
+assigned replica is alive and acknowledged no drain (the ``released`` label) was edited by hand:
+its label goes back to that replica, which holds its objects and may be working on it (a
+Warning event ``ShardLabelRestored`` says so; the gate of the replica the label wrongly named
+admits nothing, as the annotation does not name it). A label removed or set to a dead or
+unknown replica is seen at the next step (the selectors above); one set to another live replica
+at the next full round. A root with no label and no annotation whose objects are labelled with
+a live replica is given back to that replica too.
 
-Assigning relabels the root's own objects (found by the root label, the root's UID) *before*
-the root: the new owner admits no pass of the tree until the root carries its label, so it never
-works on a root whose objects it cannot see yet; the ``handover`` annotation written with the
-root names, per resource, the last resourceVersion of those relabels, which its caches must
-have delivered first (see :mod:`rayop.runtime.sharding.gate`). The root is written with a JSON
-patch that tests its resourceVersion, so a root changed since it was listed is left for the
-next step.
+Adoption: a root reconciled before it was ever assigned may have objects with neither label;
+:class:`~rayop.runtime.sharding.objects.RootObjects` finds them by ownerReferences and labels
+them with the others.
 """
 
 from __future__ import annotations
@@ -39,17 +40,23 @@ from dataclasses import dataclass
 from typing import Any, Protocol, Unpack
 
 from rayop.apimachinery.objects import ObjView as Obj
-from rayop.kube.errors import ApiError, NotFound
+from rayop.kube.errors import ApiError
 from rayop.kube.options import ListOptions
 from rayop.kube.resource import Resource
 from rayop.runtime.clock import MONOTONIC, Clock
+from rayop.runtime.events.recorder import EventSink, EventType
 from rayop.runtime.sharding.gate import format_handover
 from rayop.runtime.sharding.keys import TRUE, ShardKeys, annotation_path, label_path
 from rayop.runtime.sharding.membership import Membership
 from rayop.runtime.sharding.metrics import ShardMetrics
+from rayop.runtime.sharding.objects import RootObjects
 from rayop.runtime.sharding.ring import DEFAULT_VNODES, HashRing
 
 log = logging.getLogger(__name__)
+
+ASSIGN_CONCURRENCY = 16
+"""Roots assigned at once in one step (each one's objects are relabelled in turn)."""
+
 
 
 class SharderClient(Protocol):
@@ -69,6 +76,10 @@ class RootKind:
 
     resource: Resource
     is_root: Callable[[Obj], bool] = lambda _obj: True
+    unreconciled: Callable[[Obj], bool] | None = None
+    """Tells a root no pass has run on yet (so it has no objects: none are looked up when it is
+    assigned, and with no ``assigned`` annotation, no ``released`` and no shard label it was
+    never assigned either); None: every root may have objects."""
 
 
 def ring_key(obj: Obj) -> str:
@@ -86,7 +97,9 @@ class Sharder:
         keys: The label and annotation keys.
         roots: The root kinds.
         children: The resources in which a root's objects live (found by the root label).
+        namespaces: The namespaces whose roots are assigned; empty: every namespace.
         metrics: Counts, moves.
+        events: Where the events about moves and repaired labels go; None: nowhere.
         interval: Seconds between steps.
         full_every: Every this many steps, list every root even when nothing changed.
         vnodes: Ring points per replica.
@@ -101,7 +114,9 @@ class Sharder:
         roots: Sequence[RootKind],
         children: Sequence[Resource],
         *,
+        namespaces: Sequence[str] = (),
         metrics: ShardMetrics | None = None,
+        events: EventSink | None = None,
         interval: float = 1.0,
         full_every: int = 30,
         vnodes: int = DEFAULT_VNODES,
@@ -111,8 +126,10 @@ class Sharder:
         self._membership = membership
         self.keys = keys
         self._roots = tuple(roots)
-        self._children = tuple(children)
+        self.objects = RootObjects(client, keys, children)
+        self._namespaces = tuple(namespaces)
         self._metrics = metrics
+        self._events = events
         self._interval = interval
         self._full_every = max(1, full_every)
         self._vnodes = vnodes
@@ -142,27 +159,54 @@ class Sharder:
         self._live = live
         self._steps += 1
         for kind in self._roots:
+            found: list[Obj] = []
             for selector in (self.keys.unassigned, self.keys.orphaned(live)):
-                listed = await self._client.list(kind.resource, label_selector=selector)
-                for obj in listed.get("items") or ():
-                    if kind.is_root(obj):
-                        await self.assign(kind.resource, obj, ring)
+                found.extend(o for o in await self._list(kind.resource, selector) if kind.is_root(o))
+            await self._assign_all(kind, found, ring)
         if full:
             await self._rebalance(ring)
+
+    async def _assign_all(self, kind: RootKind, roots: Sequence[Obj], ring: HashRing) -> None:
+        """Assigns ``roots`` (or restores their hand-edited labels), several at once, their
+        objects looked up together; a root that fails is logged and left for the next step."""
+        if not roots:
+            return
+        objects = await self.objects.of_roots(
+            [r for r in roots if self.may_have_objects(kind, r)]
+        )
+        limit = asyncio.Semaphore(ASSIGN_CONCURRENCY)
+
+        async def one(obj: Obj) -> None:
+            uid = str((obj.get("metadata") or {}).get("uid") or "")
+            async with limit:
+                await self.assign(kind.resource, obj, ring, objects=objects.get(uid, []))
+
+        results = await asyncio.gather(*(one(o) for o in roots), return_exceptions=True)
+        for obj, result in zip(roots, results, strict=True):
+            if isinstance(result, asyncio.CancelledError):
+                raise result
+            if isinstance(result, Exception):
+                log.warning("%s not assigned (next step retries): %r", ring_key(obj), result)
 
     async def _rebalance(self, ring: HashRing) -> None:
         counts: Counter[str] = Counter()
         unassigned = 0
         unsettled = False
         for kind in self._roots:
-            listed = await self._client.list(kind.resource)
-            for obj in listed.get("items") or ():
+            mislabelled: list[Obj] = []
+            for obj in await self._list(kind.resource, None):
                 if not kind.is_root(obj):
                     continue
-                labels = (obj.get("metadata") or {}).get("labels") or {}
+                meta = obj.get("metadata") or {}
+                labels = meta.get("labels") or {}
                 owner = labels.get(self.keys.shard)
                 if owner not in ring.members:
                     unassigned += 1
+                    continue
+                if (meta.get("annotations") or {}).get(self.keys.assigned) != owner:
+                    mislabelled.append(obj)  # labelled by hand (or by no sharder): not owned
+                    unassigned += 1
+                    unsettled = True
                     continue
                 counts[str(owner)] += 1
                 desired = ring.owner(ring_key(obj))
@@ -170,9 +214,21 @@ class Sharder:
                     unsettled = True
                     if labels.get(self.keys.drain) != TRUE:
                         await self._request_drain(kind.resource, obj, str(owner))
+            await self._assign_all(kind, mislabelled, ring)
         self._unsettled = unsettled
         if self._metrics is not None:
             self._metrics.set_counts({m: counts.get(m, 0) for m in ring.members}, unassigned)
+
+    async def _list(self, resource: Resource, selector: str | None) -> list[Obj]:
+        """Lists ``resource`` in every namespace the sharder serves (by ``selector``)."""
+        found: list[Obj] = []
+        for namespace in self._namespaces or (None,):
+            options: ListOptions = {"namespace": namespace}
+            if selector is not None:
+                options["label_selector"] = selector
+            listed = await self._client.list(resource, **options)
+            found.extend(listed.get("items") or ())
+        return found
 
     async def _request_drain(self, resource: Resource, obj: Obj, owner: str) -> None:
         meta = obj.get("metadata") or {}
@@ -191,16 +247,46 @@ class Sharder:
         if self._metrics is not None:
             self._metrics.moves.inc()  # the move starts: the root changes hands once acknowledged
 
-    async def assign(self, resource: Resource, obj: Obj, ring: HashRing) -> bool:
-        """Gives ``obj`` (a root with no live owner) to its ring owner, its objects first;
-        returns whether the root was written."""
-        desired = ring.owner(ring_key(obj))
-        if desired is None:
-            return False
+    def restore_to(self, obj: Obj, live: frozenset[str]) -> str | None:
+        """Returns the replica a root's hand-edited shard label goes back to, or None when the
+        root is to be assigned (and its objects relabelled) as usual.
+
+        The ``assigned`` annotation names the replica the sharder last gave the root to. When
+        that replica is alive and the label says otherwise (removed, or set to another replica,
+        live, dead or unknown) without a drain it acknowledged (``released``), the label was
+        edited by hand: that replica holds the root's objects and may be working on it, so the
+        label goes back to it (a move, if the ring wants one, then goes through a drain).
+        """
+        meta = obj.get("metadata") or {}
+        labels = meta.get("labels") or {}
+        assigned = (meta.get("annotations") or {}).get(self.keys.assigned)
+        label = labels.get(self.keys.shard)
+        if assigned in live and label != assigned and not labels.get(self.keys.released):
+            return str(assigned)
+        return None
+
+    async def assign(
+        self,
+        resource: Resource,
+        obj: Obj,
+        ring: HashRing,
+        *,
+        objects: Sequence[tuple[Resource, Obj]] | None = None,
+    ) -> bool:
+        """Gives ``obj`` (a root with no live owner) to its ring owner, its objects first (or
+        puts a hand-edited label back, see :meth:`restore_to`); returns whether the root was
+        written. ``objects``: the root's objects, when the caller looked them up already."""
         meta = obj.get("metadata") or {}
         namespace, name = str(meta.get("namespace") or ""), str(meta.get("name", ""))
         labels = meta.get("labels") or {}
-        objects = await self._objects_of(namespace, str(meta.get("uid") or ""))
+        restore = self.restore_to(obj, ring.members)
+        if restore is not None:
+            return await self._restore(resource, obj, restore)
+        desired = ring.owner(ring_key(obj))
+        if desired is None:
+            return False
+        if objects is None:
+            objects = (await self.objects.of_roots([obj])).get(str(meta.get("uid") or ""), [])
         if not labels.get(self.keys.shard):
             holders = {
                 str(((o.get("metadata") or {}).get("labels") or {}).get(self.keys.shard))
@@ -212,7 +298,7 @@ class Sharder:
                     "%s/%s lost its %s label by hand; given back to %s, which holds its objects",
                     namespace, name, self.keys.shard, desired,
                 )  # fmt: skip
-        versions = await self._relabel(objects, namespace, desired)
+        versions = await self.objects.relabel(objects, namespace, desired, str(meta.get("uid") or ""))
         ops: list[dict[str, Any]] = [
             {"op": "test", "path": "/metadata/resourceVersion", "value": meta.get("resourceVersion")}
         ]
@@ -222,54 +308,72 @@ class Sharder:
         for stale in (self.keys.drain, self.keys.released):
             if stale in labels:
                 ops.append({"op": "remove", "path": label_path(stale)})
+        notes = {self.keys.assigned: desired}
         if versions:
-            handover = format_handover(versions)
-            if meta.get("annotations"):
-                path = annotation_path(self.keys.handover)
-                ops.append({"op": "add", "path": path, "value": handover})
-            else:
-                value = {self.keys.handover: handover}
-                ops.append({"op": "add", "path": "/metadata/annotations", "value": value})
+            notes[self.keys.handover] = format_handover(versions)
+        if meta.get("annotations"):
+            for key, value in notes.items():
+                ops.append({"op": "add", "path": annotation_path(key), "value": value})
+        else:
+            ops.append({"op": "add", "path": "/metadata/annotations", "value": notes})
         try:
             await self._client.patch(resource, name, ops, namespace=namespace, patch_type="json")
         except ApiError as exc:
             log.info("%s/%s not assigned (next step retries): %s", namespace, name, exc)
             return False
+        previous = (
+            labels.get(self.keys.released)
+            or (meta.get("annotations") or {}).get(self.keys.assigned)
+            or labels.get(self.keys.shard)
+        )
         if labels.get(self.keys.shard) and self._metrics is not None:
             self._metrics.moves.inc()  # taken from a replica that is gone
+        if previous and previous != desired:
+            self._event(resource, obj, "Normal", "ShardMoved",
+                        f"moved from replica {previous} to replica {desired}")  # fmt: skip
         log.info("%s/%s assigned to %s", namespace, name, desired)
         return True
 
-    async def _objects_of(self, namespace: str, uid: str) -> list[tuple[Resource, Obj]]:
-        """Returns every object of the root ``uid`` (by the root label), with its resource."""
-        found: list[tuple[Resource, Obj]] = []
-        if not uid:
-            return found
-        for resource in self._children:
-            try:
-                listed = await self._client.list(
-                    resource, namespace=namespace, label_selector=f"{self.keys.root}={uid}"
-                )
-            except NotFound:
-                continue  # the API server does not serve this resource
-            found.extend((resource, child) for child in listed.get("items") or ())
-        return found
+    async def _restore(self, resource: Resource, obj: Obj, to: str) -> bool:
+        """Puts the shard label of ``obj`` back to ``to`` (the replica it was assigned to)."""
+        meta = obj.get("metadata") or {}
+        namespace, name = str(meta.get("namespace") or ""), str(meta.get("name", ""))
+        label = (meta.get("labels") or {}).get(self.keys.shard)
+        ops: list[dict[str, Any]] = [
+            {"op": "test", "path": "/metadata/resourceVersion", "value": meta.get("resourceVersion")}
+        ]
+        if not meta.get("labels"):
+            ops.append({"op": "add", "path": "/metadata/labels", "value": {}})
+        ops.append({"op": "add", "path": label_path(self.keys.shard), "value": to})
+        try:
+            await self._client.patch(resource, name, ops, namespace=namespace, patch_type="json")
+        except ApiError as exc:
+            log.info("%s/%s label not restored (next step retries): %s", namespace, name, exc)
+            return False
+        was = f"set to {label!r}" if label else "removed"
+        note = (
+            f"the {self.keys.shard} label was {was} by hand; put back to replica {to}, which "
+            "owns this object (to move it, scale the replicas: the sharder drains it first)"
+        )
+        log.warning("%s/%s: %s", namespace, name, note)
+        self._event(resource, obj, "Warning", "ShardLabelRestored", note)
+        return True
 
-    async def _relabel(
-        self, objects: Sequence[tuple[Resource, Obj]], namespace: str, to: str
-    ) -> dict[str, int]:
-        """Labels ``objects`` with ``to``; returns, per resource, the highest resourceVersion
-        written."""
-        versions: dict[str, int] = {}
-        for resource, child in objects:
-            cmeta = child.get("metadata") or {}
-            if (cmeta.get("labels") or {}).get(self.keys.shard) == to:
-                continue
-            body = {"metadata": {"labels": {self.keys.shard: to}}}
-            written = await self._client.patch(
-                resource, cmeta.get("name", ""), body, namespace=namespace
-            )
-            rv = str((written.get("metadata") or {}).get("resourceVersion") or "")
-            if rv.isdigit():
-                versions[str(resource)] = max(versions.get(str(resource), 0), int(rv))
-        return versions
+    def _event(self, resource: Resource, obj: Obj, kind: EventType, reason: str, note: str) -> None:
+        if self._events is not None:
+            regarding = {"apiVersion": resource.api_version, "kind": resource.kind, **obj}
+            self._events.event(regarding, kind, reason, note)
+
+    def may_have_objects(self, kind: RootKind, root: Obj) -> bool:
+        """Tells whether ``root`` may have objects to relabel: not when it was never assigned
+        and no pass ran on it (``kind.unreconciled``), as objects are made only in passes; such
+        a root (a new one) costs no lookup."""
+        if kind.unreconciled is None or not kind.unreconciled(root):
+            return True
+        meta = root.get("metadata") or {}
+        labels = meta.get("labels") or {}
+        return bool(
+            (meta.get("annotations") or {}).get(self.keys.assigned)
+            or labels.get(self.keys.released)
+            or labels.get(self.keys.shard)
+        )

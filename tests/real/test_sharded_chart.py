@@ -1,0 +1,265 @@
+"""rayop's chart with three replicas, by real Helm on the real tier: sharding (issue 30).
+
+The chart is installed with ``replicas: 3`` (which turns ``--sharding`` on); three ``rayop run``
+processes are started with the installed Deployment's args, each with its own stand-in pod name
+for ``$(POD_NAME)`` (Kubernetes expands it from the downward-API env the chart renders) and only
+the chart's RBAC (a service-account token, as in tests/real/test_rayop_chart.py). RayClusters
+are created at once; once the first half is assigned, while the second half is being
+created, the replica that runs the sharder (and owns a third of the first half) is killed with
+SIGKILL. Then:
+
+- every RayCluster is owned by a surviving replica within the Lease duration (15 s) plus 5 s
+  of the kill, plus a second per 20 RayClusters (the survivors' client rate bounds the
+  relabelling), and converges;
+- the pods created equal the pods asked for (a watch on the namespace counts every pod
+  ADDED): 0 duplicate pod creates;
+- the replicas' pass records (``--pass-record``) show no two replicas reconciling one key at
+  the same time;
+- no replica's log shows a Forbidden answer.
+
+``RAYOP_SHARDED_CHART_CLUSTERS`` sets the number of RayClusters (default 1,000, 2 workers
+each: 3,000 pods).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rayop.kube.client import KubeClient
+from rayop.kube.errors import ApiError, TransportError
+from rayop.kube.resources import LEASES, PODS, RAY_CLUSTERS
+from rayop.runtime.sharding.pass_record import overlaps, read_passes
+from rayop.testing import eventually, raycluster_converged
+
+from .real_support import create_namespace, unique_namespace, user_client
+from .test_rayop_chart import (  # helpers only: no test of that module is imported
+    DEPLOYMENTS,
+    free_port,
+    helm,
+    helm_release,
+    operator_process,
+    service_account_kubeconfig,
+    tail,
+    wait_ready,
+)
+
+__all__ = ["helm"]  # the fixture, re-exported for this module's tests
+
+pytestmark = [pytest.mark.real, pytest.mark.timeout(1800, func_only=True)]
+
+CLUSTERS = int(os.environ.get("RAYOP_SHARDED_CHART_CLUSTERS", "1000"))
+WORKERS = 2
+REPLICAS = ("rayop-sharded-0", "rayop-sharded-1", "rayop-sharded-2")
+LEASE_DURATION = 15.0
+SHARD = "rayop.io/shard"
+OWNED_AGAIN = LEASE_DURATION + 5 + CLUSTERS / 20
+"""The issue's bound (the Lease duration plus 5 s) plus the survivors' writes: the chart's
+client rate (--qps 100, shared with the controllers) allows about 20 roots a second (a patch per
+object of a moved root, one per new root)."""
+
+Obj = dict[str, Any]
+
+
+def raycluster(name: str) -> Obj:
+    container = {"image": "rayproject/ray:2.46.0", "resources": {"requests": {"cpu": "100m"}}}
+    return {
+        "apiVersion": "ray.io/v1",
+        "kind": "RayCluster",
+        "metadata": {"name": name},
+        "spec": {
+            "rayVersion": "2.46.0",
+            "headGroupSpec": {
+                "rayStartParams": {},
+                "template": {"spec": {"containers": [{"name": "ray-head", **container}]}},
+            },
+            "workerGroupSpecs": [
+                {
+                    "groupName": "w",
+                    "replicas": WORKERS,
+                    "minReplicas": 0,
+                    "maxReplicas": WORKERS,
+                    "rayStartParams": {},
+                    "template": {"spec": {"containers": [{"name": "ray-worker", **container}]}},
+                }
+            ],
+        },
+    }
+
+
+class PodCreates:
+    """Counts every pod ADDED to a namespace from a resourceVersion on (a watch, resumed
+    after a dropped connection from the last version seen)."""
+
+    def __init__(self, client: KubeClient, namespace: str, resource_version: str) -> None:
+        self.uids: set[str] = set()
+        self._client, self._namespace, self._rv = client, namespace, resource_version
+
+    async def run(self) -> None:
+        while True:
+            with contextlib.suppress(TransportError):
+                async with self._client.watch(
+                    PODS, namespace=self._namespace, resource_version=self._rv,
+                    timeout_seconds=3600,
+                ) as events:  # fmt: skip
+                    async for event in events:
+                        meta = event.object.get("metadata") or {}
+                        self._rv = str(meta.get("resourceVersion") or self._rv)
+                        if event.type == "ADDED":
+                            self.uids.add(str(meta.get("uid")))
+
+
+async def all_converged(client: KubeClient, namespace: str) -> int:
+    """Returns how many RayClusters of ``namespace`` are ready with all their pods."""
+    clusters = (await client.list(RAY_CLUSTERS, namespace=namespace))["items"]
+    pods: dict[str, list[Obj]] = {}
+    for pod in (await client.list(PODS, namespace=namespace))["items"]:
+        if not pod["metadata"].get("deletionTimestamp"):
+            cluster = (pod["metadata"].get("labels") or {}).get("ray.io/cluster", "")
+            pods.setdefault(cluster, []).append(pod)
+    return sum(raycluster_converged(rc, pods.get(rc["metadata"]["name"], [])) for rc in clusters)
+
+
+async def owners(client: KubeClient, namespace: str) -> dict[str, str | None]:
+    clusters = (await client.list(RAY_CLUSTERS, namespace=namespace))["items"]
+    return {
+        rc["metadata"]["name"]: (rc["metadata"].get("labels") or {}).get(SHARD) for rc in clusters
+    }
+
+
+async def sharder_holder(client: KubeClient, namespace: str) -> str:
+    """Returns the replica id whose process runs the sharder (``<id>_<uuid>`` holds its Lease)."""
+    try:
+        lease = await client.get(LEASES, "ray-operator-leader-sharder", namespace=namespace)
+    except ApiError:
+        return ""
+    return str((lease.get("spec") or {}).get("holderIdentity") or "").rpartition("_")[0]
+
+
+async def test_chart_with_three_replicas_shards_the_fleet_and_survives_a_killed_replica(
+    helm: Path, real_kubeconfig: str, tmp_path: Path
+) -> None:
+    async with user_client(real_kubeconfig) as client:
+        release_ns = await create_namespace(client, unique_namespace("rayop-sharded"))
+        fleet = await create_namespace(client, unique_namespace("fleet"))
+        release = f"rayop-{release_ns.rsplit('-', 1)[1]}"
+        values = {
+            "replicas": 3, "fullnameOverride": release, "serviceAccount": {"name": release},
+            # The operator's own pods stay Pending (these processes stand in for them): the
+            # three kwok nodes hold 1,000 pods each, all needed by the fleet.
+            "nodeSelector": {"rayop.io/no-such-node": "true"},
+        }  # fmt: skip
+        async with helm_release(helm, real_kubeconfig, release, release_ns, values), \
+                contextlib.AsyncExitStack() as stack:  # fmt: skip
+            (deployment,) = (await client.list(DEPLOYMENTS, namespace=release_ns))["items"]
+            assert deployment["spec"]["replicas"] == 3
+            container = deployment["spec"]["template"]["spec"]["containers"][0]
+            assert "--replica-id=$(POD_NAME)" in container["args"]
+            kubeconfig = await service_account_kubeconfig(
+                client, real_kubeconfig, release_ns, release, tmp_path / "sa-kubeconfig"
+            )
+            procs: dict[str, asyncio.subprocess.Process] = {}
+            logs: dict[str, Path] = {}
+            for replica in REPLICAS:
+                probe = free_port()
+                args = [a.replace("$(POD_NAME)", replica) for a in container["args"]]
+                args += [
+                    f"--metrics-addr=127.0.0.1:{free_port()}",
+                    f"--health-probe-bind-address=127.0.0.1:{probe}",
+                    f"--leader-election-namespace={release_ns}",
+                    f"--pass-record={tmp_path / replica}.jsonl",
+                ]
+                argv = [sys.executable, "-m", "rayop", *container["command"][1:], *args]
+                logs[replica] = tmp_path / f"{replica}.log"
+                procs[replica] = await stack.enter_async_context(
+                    operator_process(argv, kubeconfig, logs[replica])
+                )
+                await wait_ready(procs[replica], probe, logs[replica])
+
+            listed = await client.list(PODS, namespace=fleet)
+            creates = PodCreates(client, fleet, listed["metadata"]["resourceVersion"])
+            counting = asyncio.create_task(creates.run())
+            try:
+                semaphore = asyncio.Semaphore(32)
+
+                async def create(i: int) -> None:
+                    async with semaphore:
+                        await client.create(RAY_CLUSTERS, raycluster(f"rc-{i}"), namespace=fleet)
+
+                half = CLUSTERS // 2
+                started = time.monotonic()
+                await asyncio.gather(*(create(i) for i in range(half)))
+                victims: list[str] = []
+
+                async def elected() -> bool:
+                    victims.append(await sharder_holder(client, release_ns))
+                    return victims[-1] in procs
+
+                await eventually(elected, timeout=LEASE_DURATION + 5, interval=0.2,
+                                 what="a replica elected to run the sharder")  # fmt: skip
+                victim = victims[-1]
+
+                async def first_half_owned() -> bool:
+                    found = await owners(client, fleet)
+                    return len(found) == half and None not in found.values()
+
+                await eventually(first_half_owned, timeout=120, interval=0.5,
+                                 what="the first half assigned")  # fmt: skip
+                assert victim in (await owners(client, fleet)).values(), "the victim owns some"
+                procs[victim].kill()  # SIGKILL during creation: no Lease released
+                killed = time.monotonic()
+                await procs[victim].wait()
+                await asyncio.gather(*(create(i) for i in range(half, CLUSTERS)))
+                survivors = set(REPLICAS) - {victim}
+
+                async def owned_by_survivors() -> bool:
+                    found = await owners(client, fleet)
+                    return len(found) == CLUSTERS and set(found.values()) <= survivors
+
+                await eventually(
+                    owned_by_survivors, timeout=OWNED_AGAIN + 120, interval=0.5,
+                    what="every RayCluster owned by a surviving replica",
+                )  # fmt: skip
+                owned_after = time.monotonic() - killed
+
+                async def ready() -> bool:
+                    for replica in survivors:
+                        if procs[replica].returncode is not None:
+                            pytest.fail(f"{replica} exited:\n{tail(logs[replica])}")
+                    return await all_converged(client, fleet) == CLUSTERS
+
+                await eventually(ready, timeout=1500, interval=2, what="every RayCluster ready")
+                all_ready = time.monotonic() - started
+                await asyncio.sleep(2)  # late duplicate creates, if any, would show now
+            finally:
+                counting.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await counting
+            print(
+                f"\n{CLUSTERS} x {WORKERS} workers on 3 replicas (one SIGKILLed):"
+                f" all ready in {all_ready:.1f} s; owned again {owned_after:.1f} s after the kill;"
+                f" pods created {len(creates.uids)}"
+            )
+            assert owned_after <= OWNED_AGAIN, owned_after
+            assert len(creates.uids) == CLUSTERS * (1 + WORKERS), "0 duplicate pod creates"
+            shares = await owners(client, fleet)
+            assert set(shares.values()) == survivors, ("the survivors share the fleet", shares)
+            for replica in survivors:
+                procs[replica].send_signal(signal.SIGTERM)
+                assert await asyncio.wait_for(procs[replica].wait(), 30) == 0, tail(logs[replica])
+
+    passes = list(read_passes([tmp_path / f"{replica}.jsonl" for replica in REPLICAS]))
+    assert survivors <= {p.replica for p in passes} <= set(REPLICAS)
+    assert overlaps(passes) == []
+    for replica, log in logs.items():
+        text = log.read_text()
+        forbidden = [ln for ln in text.splitlines() if "Forbidden" in ln]
+        assert not forbidden, (replica, forbidden[:5])
