@@ -17,8 +17,10 @@ SIGKILL. Then:
   the same time;
 - no replica's log shows a Forbidden answer.
 
-``RAYOP_SHARDED_CHART_CLUSTERS`` sets the number of RayClusters (default 1,000, 2 workers
-each: 3,000 pods).
+``RAYOP_SHARDED_CHART_CLUSTERS`` sets the number of RayClusters (2 workers each). The default,
+200 (600 pods), keeps the real tier inside CI's time budget; the issue's 1,000 (3,000 pods, about
+7.5 minutes on the shared 2-core machine, figures in docs/operations.md) is
+``RAYOP_SHARDED_CHART_CLUSTERS=1000``.
 """
 
 from __future__ import annotations
@@ -56,7 +58,7 @@ __all__ = ["helm"]  # the fixture, re-exported for this module's tests
 
 pytestmark = [pytest.mark.real, pytest.mark.timeout(1800, func_only=True)]
 
-CLUSTERS = int(os.environ.get("RAYOP_SHARDED_CHART_CLUSTERS", "1000"))
+CLUSTERS = int(os.environ.get("RAYOP_SHARDED_CHART_CLUSTERS", "200"))
 WORKERS = 2
 REPLICAS = ("rayop-sharded-0", "rayop-sharded-1", "rayop-sharded-2")
 LEASE_DURATION = 15.0
