@@ -21,7 +21,7 @@ import pytest
 import pytest_asyncio
 
 from rayop.kube.client import KubeClient
-from rayop.kube.resources import PODS, SERVICES
+from rayop.kube.resources import CORE_EVENTS, PODS, SERVICES
 from tests.kuberay_compat import needs_material, sample_names
 
 from .differential import diff, snapshot
@@ -72,17 +72,33 @@ def _namespaces(prefix: str) -> dict[str, str]:
     return {f: f"{prefix}-{token}-{i}" for i, f in enumerate(SAMPLE_FILES)}
 
 
+async def _warned(client: KubeClient, namespace: str, name: str) -> bool:
+    """Tells whether a Warning Event about the RayCluster ``name`` has been recorded."""
+    events = (await client.list(CORE_EVENTS, namespace=namespace))["items"]
+    return any(
+        e.get("type") == "Warning" and (e.get("involvedObject") or {}).get("name") == name
+        for e in events
+    )
+
+
 async def _run_samples(client: KubeClient, namespaces: dict[str, str]) -> dict[str, Outcome]:
-    """Applies every sample in its namespace, waits for convergence, then snapshots."""
+    """Applies every sample in its namespace, waits for convergence (for a sample both
+    operators refuse, for the Warning that says so: it never converges), then snapshots."""
     for file_name, ns in namespaces.items():
         for raycluster in load_sample(file_name):
             await apply_raycluster(client, raycluster, ns)
     pending = {(f, rc["metadata"]["name"]) for f in namespaces for rc in load_sample(f)}
+    refusals = {(f, name) for f, name in pending if f in REFUSED_BY_KUBERAY}
     deadline = asyncio.get_running_loop().time() + CONVERGE_TIMEOUT
-    while pending and asyncio.get_running_loop().time() < deadline:
-        for file_name, name in sorted(pending):
+    while pending - refusals and asyncio.get_running_loop().time() < deadline:
+        for file_name, name in sorted(pending - refusals):
             if await converged(client, namespaces[file_name], name):
                 pending.discard((file_name, name))
+        await asyncio.sleep(0.5)
+    while refusals and asyncio.get_running_loop().time() < deadline:
+        for file_name, name in sorted(refusals):
+            if await _warned(client, namespaces[file_name], name):
+                refusals.discard((file_name, name))
         await asyncio.sleep(0.5)
     await asyncio.sleep(2.0)  # let late writes (for example service updates) land
     outcomes = {}
