@@ -46,6 +46,21 @@ def test_more_creates_without_a_backlog_before_are_a_changed_load() -> None:
     assert result.reasons[0].startswith("API creates 600.0/min before, 1200.0/min after")
 
 
+def test_a_noisy_queue_wait_does_not_let_a_doubled_load_pass_as_the_same(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Measured on rayop (load-change scenario): queue wait p99 swung 89 % between the halves of
+    # a window, and the noise-widened tolerance let 3,549 -> 6,999 creates a minute pass.
+    monkeypatch.setattr("rayop.advise.compare.noise", lambda windows, controllers: (0.89, True))
+    before = _window(4, Load(arrivals=10))
+    after = _window(8, Load(arrivals=10, creates_per_pass=2))
+    result = compare(before, after, CONTROLLERS)
+    assert result.verdict == "incomparable", result.reasons
+    assert result.reasons[0] == (
+        "API creates 600.0/min before, 1200.0/min after (50% apart, more than the 25% tolerance)"
+    )
+
+
 def test_queue_adds_that_differ_at_the_same_creates_are_not_a_changed_load() -> None:
     # More workers coalesce fewer events: more adds at the same load (KubeRay, measured).
     before = _window(1, Load(arrivals=4, requests_per_pass=4, creates_per_pass=2))
