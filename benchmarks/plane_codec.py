@@ -57,6 +57,7 @@ from typing import Any
 import aiohttp
 import orjson
 import yaml
+from protobuf_vs_json import _POD
 
 from rayop.sim.apiserver.protobuf import PROTOBUF, decode_protobuf, encode_protobuf
 from rayop.sim.apiserver.request_body import check_shape
@@ -66,48 +67,7 @@ from rayop.sim.machinery.resources import ResourceRegistry
 JSON = "application/json"
 _MERGE_PATCH = "application/merge-patch+json"
 _TICK = os.sysconf("SC_CLK_TCK")
-_POD: dict[str, Any] = {
-    "apiVersion": "v1",
-    "kind": "Pod",
-    "metadata": {
-        "labels": {"ray.io/cluster": "bench", "ray.io/node-type": "worker", "ray.io/group": "g"},
-        "annotations": {"ray.io/ft-enabled": "false"},
-    },
-    "spec": {
-        "restartPolicy": "Never",
-        "containers": [
-            {
-                "name": "ray-worker",
-                "image": "rayproject/ray:2.52.0",
-                "command": ["/bin/bash", "-c", "--"],
-                "args": ["ulimit -n 65536; ray start --address=bench-head-svc:6379 --block"],
-                "env": [
-                    {"name": "RAY_CLUSTER_NAME", "value": "bench"},
-                    {"name": "FQ_RAY_IP", "value": "bench-head-svc.default.svc.cluster.local"},
-                    {"name": "RAY_IP", "value": "bench-head-svc"},
-                    {
-                        "name": "RAY_CLOUD_INSTANCE_ID",
-                        "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}},
-                    },
-                ],
-                "resources": {
-                    "limits": {"cpu": "1", "memory": "2Gi"},
-                    "requests": {"cpu": "1", "memory": "2Gi"},
-                },
-                "ports": [{"name": "metrics", "containerPort": 8080, "protocol": "TCP"}],
-                "livenessProbe": {
-                    "exec": {"command": ["bash", "-c", "wget -T 2 -q -O- localhost:52365"]},
-                    "initialDelaySeconds": 30,
-                    "periodSeconds": 5,
-                    "timeoutSeconds": 2,
-                    "failureThreshold": 120,
-                },
-                "volumeMounts": [{"name": "shared-mem", "mountPath": "/dev/shm"}],
-            }
-        ],
-        "volumes": [{"name": "shared-mem", "emptyDir": {"medium": "Memory", "sizeLimit": "2Gi"}}],
-    },
-}
+
 VERBS = ("create", "get", "update", "patch", "list", "watch")
 
 
