@@ -135,3 +135,33 @@ def test_settings_are_validated() -> None:
     with pytest.raises(ValueError):
         LeaderElectionSettings(renew_deadline=2, retry_period=2).validate()
     LeaderElectionSettings().validate()
+
+
+@pytest.mark.looptime
+async def test_an_acquire_period_takes_a_lapsed_lease_within_it_of_the_lapse() -> None:
+    """With ``acquire_period`` a waiting candidate reads the Lease that often, without jitter: it
+    sees the last renewal within that period and takes the Lease within that period of its
+    lapse (the Lease duration plus one or two periods after the leader's last renewal), where
+    client-go's jittered retry allows up to 15 + 2 * 4.4 s."""
+    fast = dataclasses.replace(DEFAULTS, acquire_period=0.5)
+    api = FakeLeases()
+    a = Candidate(api, "a", fast)
+    await eventually(a.elector.is_leader, timeout=60)
+    b = Candidate(api, "b", fast)
+    await asyncio.sleep(9)
+    loop = asyncio.get_running_loop()
+    api.down.add("a")
+    cut = loop.time()
+    await a.task
+    await eventually(b.elector.is_leader, timeout=60)
+    assert b.started_at is not None
+    assert cut + 15 - 2 <= b.started_at <= cut + 15 + 0.5 + 0.5 + 0.1, b.started_at - cut
+    await b.elector.stop()
+    await b.task
+
+
+def test_an_acquire_period_is_validated() -> None:
+    for bad in (0.0, -1.0, 2.5):
+        with pytest.raises(ValueError, match="acquire_period"):
+            LeaderElectionSettings(acquire_period=bad).validate()
+    LeaderElectionSettings(acquire_period=2.0).validate()

@@ -371,3 +371,47 @@ async def test_membership_ignores_the_clocks_of_other_replicas() -> None:
             await renew("behind", -3600 + 6 * count, count)
             assert "behind" in await membership.live()
         assert await membership.live() == {"behind"}, "ahead stopped changing 18 s ago"
+
+
+class PatchOrder:
+    """The sharder's client, recording the name of each object patched, in order."""
+
+    def __init__(self, client: KubeClient) -> None:
+        self.client = client
+        self.patched: list[str] = []
+
+    async def list(self, res: Any, **options: Any) -> dict[str, Any]:
+        return await self.client.list(res, **options)
+
+    async def patch(self, res: Any, name: str, body: Any, **options: Any) -> dict[str, Any]:
+        self.patched.append(name)
+        return await self.client.patch(res, name, body, **options)
+
+
+async def test_the_roots_of_a_replica_that_is_gone_are_assigned_before_new_roots() -> None:
+    """A dead replica's roots wait unreconciled until owned again; a new root only for its first
+    pass: the sharder takes the former first (their objects, then them), then the new ones."""
+    async with open_control_plane(crds=False) as plane:
+        client = plane.client
+        await hold(client, "r0")
+        for i in range(ROOTS):
+            meta: dict[str, Any] = {"name": f"new-{i}", "labels": {"kind": "root"}}
+            await client.create(CONFIGMAPS, {"metadata": meta}, namespace=NS)
+        orphans = set()
+        for i in range(ROOTS // 2):
+            meta = {
+                "name": f"orphan-{i}",
+                "labels": {"kind": "root", KEYS.shard: "gone"},
+                "annotations": {KEYS.assigned: "gone"},
+            }
+            root = await client.create(CONFIGMAPS, {"metadata": meta}, namespace=NS)
+            child = {"metadata": {"name": f"child-{i}", "labels": {
+                KEYS.root: root["metadata"]["uid"], KEYS.shard: "gone"}}}  # fmt: skip
+            await client.create(SECRETS, child, namespace=NS)
+            orphans |= {f"orphan-{i}", f"child-{i}"}
+        recording = PatchOrder(client)
+        sharder = Sharder(recording, Membership(client, NS, KEYS), KEYS, [RootKind(CONFIGMAPS)], [SECRETS])
+        await sharder.step()
+        assert len(recording.patched) == len(orphans) + ROOTS
+        assert set(recording.patched[: len(orphans)]) == orphans, recording.patched
+        assert {labels(r)[KEYS.shard] for r in (await roots(client)).values()} == {"r0"}

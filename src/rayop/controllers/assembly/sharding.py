@@ -116,6 +116,13 @@ UNSHARDED: frozenset[str] = frozenset(str(r) for r in (ENDPOINT_SLICES, ISSUERS,
 root (EndpointSlices come from Kubernetes; an Issuer serves a whole namespace)."""
 
 
+ACQUIRE_PERIOD = 0.5
+"""Seconds between a waiting replica's reads of a Lease another holds (no jitter): the sharder's
+role moves within about the Lease duration plus one second of its holder's death, not the
+Lease duration plus up to two jittered retry periods (about 24 s with the defaults); with a
+handful of replicas the extra reads (two a second each) cost nothing."""
+
+
 def lease_timing(settings: ShardingSettings) -> LeaderElectionSettings:
     """Returns the timings of the membership Leases and of the sharder's leader Lease (whose
     holder is named after the replica: ``<replica id>_<uuid>``)."""
@@ -125,6 +132,7 @@ def lease_timing(settings: ShardingSettings) -> LeaderElectionSettings:
         lease_duration=settings.lease_duration,
         renew_deadline=settings.renew_deadline,
         retry_period=settings.retry_period,
+        acquire_period=min(ACQUIRE_PERIOD, settings.retry_period),
     )
 
 

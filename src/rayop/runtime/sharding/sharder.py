@@ -3,8 +3,8 @@
 Each step reads the membership Leases, builds the :class:`~rayop.runtime.sharding.ring.HashRing`
 of the live replicas, and then:
 
-1. lists the roots with no shard label (new ones, and ones whose owner just acknowledged a
-   drain) and the roots labelled with a replica that is not alive, and gives each to its ring
+1. lists the roots labelled with a replica that is not alive, then the roots with no shard
+   label (new ones, and ones whose owner just acknowledged a drain), and gives each to its ring
    owner (:meth:`Sharder.assign`). A dead replica is not waited for: its Lease lapsed, and a
    replica stops reconciling before its own Lease can lapse on anyone's clock.
 2. when the membership changed, a drain is still pending, or every ``full_every`` steps, lists
@@ -158,11 +158,12 @@ class Sharder:
         full = live != self._live or self._unsettled or self._steps % self._full_every == 0
         self._live = live
         self._steps += 1
-        for kind in self._roots:
-            found: list[Obj] = []
-            for selector in (self.keys.unassigned, self.keys.orphaned(live)):
-                found.extend(o for o in await self._list(kind.resource, selector) if kind.is_root(o))
-            await self._assign_all(kind, found, ring)
+        # The roots of a replica that is gone first: their objects wait unreconciled until owned
+        # again, while a new root waits only for its first pass.
+        for selector in (self.keys.orphaned(live), self.keys.unassigned):
+            for kind in self._roots:
+                found = [o for o in await self._list(kind.resource, selector) if kind.is_root(o)]
+                await self._assign_all(kind, found, ring)
         if full:
             await self._rebalance(ring)
 
