@@ -229,9 +229,7 @@ async def test_chart_with_three_replicas_shards_the_fleet_and_survives_a_killed_
                 procs[victim].kill()  # SIGKILL during creation: no Lease released
                 killed = time.monotonic()
                 await procs[victim].wait()
-                creating = asyncio.create_task(
-                    asyncio.gather(*(create(i) for i in range(half, CLUSTERS)))
-                )
+                creating = asyncio.gather(*(create(i) for i in range(half, CLUSTERS)))
                 survivors = set(REPLICAS) - {victim}
 
                 async def owned_by_survivors(names: set[str] | None) -> bool:
