@@ -435,4 +435,5 @@
   - leases
   verbs:
   - list
+  - delete
 {{- end -}}

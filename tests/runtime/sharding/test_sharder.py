@@ -79,6 +79,26 @@ async def test_membership_counts_a_lease_alive_until_it_stops_changing_for_its_d
         assert await membership.live() == {"a"}
 
 
+async def test_the_lease_of_a_replica_gone_for_five_minutes_is_deleted_and_no_other() -> None:
+    clock = FakeClock()
+    async with open_control_plane(crds=False) as plane:
+        membership = Membership(plane.client, NS, KEYS, clock=clock)
+        for member in ("a", "b", "c"):
+            await hold(plane.client, member)
+        await membership.live()
+        clock.step(299)
+        await hold(plane.client, "a")
+        await membership.live()
+        assert await membership.forget_gone() == [], "nothing unchanged for 300 s yet"
+        clock.step(2)
+        await membership.live()
+        await hold(plane.client, "c")  # renewed after the read: its delete must not happen
+        assert await membership.forget_gone() == ["b"]
+        left = await plane.client.list(LEASES, namespace=NS)
+        assert sorted(o["metadata"]["name"] for o in left["items"]) == ["shard-a", "shard-c"]
+        assert await membership.live() == {"a", "c"}
+
+
 async def test_a_member_elector_holds_a_labelled_lease_and_releases_it_on_stop() -> None:
     timing = LeaderElectionSettings(lease_duration=3, renew_deadline=2, retry_period=0.5)
     async with open_control_plane(crds=False) as plane:
@@ -415,3 +435,22 @@ async def test_the_roots_of_a_replica_that_is_gone_are_assigned_before_new_roots
         assert len(recording.patched) == len(orphans) + ROOTS
         assert set(recording.patched[: len(orphans)]) == orphans, recording.patched
         assert {labels(r)[KEYS.shard] for r in (await roots(client)).values()} == {"r0"}
+
+
+async def test_a_sharder_round_deletes_the_lease_of_a_replica_gone_for_five_minutes() -> None:
+    clock = FakeClock()
+    async with open_control_plane(crds=False) as plane:
+        client = plane.client
+        await hold(client, "r0")
+        await hold(client, "gone")
+        sharder = Sharder(
+            client, Membership(client, NS, KEYS, clock=clock), KEYS, [RootKind(CONFIGMAPS)],
+            [SECRETS], clock=clock,
+        )  # fmt: skip
+        await sharder.step()
+        for _ in range(31):  # a full round at least every 30 steps
+            clock.step(10)
+            await hold(client, "r0")
+            await sharder.step()
+        left = await client.list(LEASES, namespace=NS)
+        assert [o["metadata"]["name"] for o in left["items"]] == ["shard-r0"]

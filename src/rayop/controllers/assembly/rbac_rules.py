@@ -219,8 +219,9 @@ SHARDING_RULES: Final[tuple[PolicyRule, ...]] = (
 sharding is on; deploy/sharding/ is the kustomize component)."""
 
 SHARDING_LEASE_RULES: Final[tuple[PolicyRule, ...]] = (
-    # Every replica reads the membership Leases (by label) besides holding its own.
-    PolicyRule("coordination.k8s.io", ("leases",), ("list",)),
+    # Every replica reads the membership Leases (by label) besides holding its own; the sharder
+    # deletes those of replicas gone for a while.
+    PolicyRule("coordination.k8s.io", ("leases",), ("list", "delete")),
 )
 """What ``--sharding`` adds to the leader-election Role."""
 

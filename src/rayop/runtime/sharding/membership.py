@@ -22,8 +22,8 @@ import uuid
 from dataclasses import dataclass, replace
 from typing import Any, Protocol, Unpack
 
-from rayop.kube.errors import ApiError, NotFound
-from rayop.kube.options import ListOptions
+from rayop.kube.errors import ApiError, Conflict, NotFound
+from rayop.kube.options import DeleteOptions, ListOptions
 from rayop.kube.resource import Resource
 from rayop.kube.resources import LEASES
 from rayop.runtime.clock import MONOTONIC, Clock
@@ -48,6 +48,18 @@ class LeaseLister(Protocol):
     """The part of the API client :class:`Membership` uses."""
 
     async def list(self, res: Resource, **options: Unpack[ListOptions]) -> dict[str, Any]: ...
+
+    async def delete(
+        self, res: Resource, name: str, *, namespace: str | None = None,
+        **options: Unpack[DeleteOptions],
+    ) -> dict[str, Any]: ...  # fmt: skip
+
+
+GONE_AFTER = 300.0
+"""Seconds a member Lease must stay unchanged (released, or lapsed and never renewed) on the
+sharder's clock before :meth:`Membership.forget_gone` deletes it: replicas named after their
+pods (a Deployment's) leave one Lease behind per pod that ever ran, and the set would only
+grow. A replica that comes back later simply creates its Lease again."""
 
 
 def member_elector(
@@ -85,6 +97,7 @@ async def hold_membership(elector: LeaderElector) -> None:
 class _Seen:
     spec: dict[str, Any]
     at: float
+    version: str = ""
 
 
 class Membership:
@@ -117,12 +130,36 @@ class Membership:
             seen = self._seen.get(name)
             if seen is None or seen.spec != spec:
                 seen = self._seen[name] = _Seen(spec, now)
+            seen.version = str((lease.get("metadata") or {}).get("resourceVersion") or "")
             duration = float(spec.get("leaseDurationSeconds") or 0)
             if spec.get("holderIdentity") and seen.at + duration > now:
                 alive.add(name[len(prefix) :])
         for gone in set(self._seen) - names:
             del self._seen[gone]
         return frozenset(alive)
+
+    async def forget_gone(self, after: float = GONE_AFTER) -> list[str]:
+        """Deletes the member Leases seen unchanged for ``after`` seconds by the last
+        :meth:`live` (each on the condition that its resourceVersion is still the one seen, so
+        that a Lease renewed meanwhile stays); returns the ids of the replicas forgotten."""
+        now = self._clock.now()
+        forgotten: list[str] = []
+        for name, seen in list(self._seen.items()):
+            if now - seen.at < after or not seen.version:
+                continue
+            try:
+                await self._client.delete(
+                    LEASES, name, namespace=self._namespace,
+                    preconditions={"resourceVersion": seen.version},
+                )  # fmt: skip
+            except (NotFound, Conflict):
+                continue  # gone already, or renewed since: the next read sees which
+            del self._seen[name]
+            member = name[len(self._keys.lease_prefix) :]
+            log.info("member Lease %s of replica %s deleted: unchanged for %.0f s", name,
+                     member, now - seen.at)  # fmt: skip
+            forgotten.append(member)
+        return forgotten
 
 
 async def observe_membership(

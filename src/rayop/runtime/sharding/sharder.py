@@ -10,7 +10,8 @@ of the live replicas, and then:
 2. when the membership changed, a drain is still pending, or every ``full_every`` steps, lists
    every root: a root whose live owner is not its ring owner gets the drain label (the owner
    acknowledges by removing it with the shard label, and step 1 then assigns it), and the
-   per-replica counts are refreshed.
+   per-replica counts are refreshed, and the member Leases of replicas gone for a while are
+   deleted (:meth:`~rayop.runtime.sharding.membership.Membership.forget_gone`).
 
 Because the leader lists by label each step, a root created or released while the leader role
 moves is found by the next leader: nothing is remembered between steps but the last membership.
@@ -166,6 +167,7 @@ class Sharder:
                 await self._assign_all(kind, found, ring)
         if full:
             await self._rebalance(ring)
+            await self._membership.forget_gone()
 
     async def _assign_all(self, kind: RootKind, roots: Sequence[Obj], ring: HashRing) -> None:
         """Assigns ``roots`` (or restores their hand-edited labels), several at once, their
