@@ -16,7 +16,7 @@ import pytest
 
 from rayop.controllers.assembly.operator_settings import ShardingSettings
 from rayop.controllers.assembly.sharding import KEYS
-from rayop.kube.client import KubeClient
+from rayop.kube.client import KubeClient, PatchType
 from rayop.kube.config import KubeConfig
 from rayop.kube.errors import TransportError
 from rayop.kube.resource import Resource
@@ -69,6 +69,21 @@ class Replica(KubeClient):
 
     pod_creates = 0
     partitioned = False
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.root_patches: list[str] = []
+        """The RayClusters this replica patched, by name."""
+
+    async def patch(
+        self, res: Resource, name: str, body: Any, *, namespace: str | None = None,
+        patch_type: PatchType = "merge", subresource: str | None = None,
+    ) -> dict[str, Any]:  # fmt: skip
+        if res == RAY_CLUSTERS:
+            self.root_patches.append(name)
+        return await super().patch(
+            res, name, body, namespace=namespace, patch_type=patch_type, subresource=subresource
+        )
 
     async def create(
         self, res: Resource, obj: Mapping[str, Any], *, namespace: str | None = None
@@ -165,6 +180,24 @@ async def test_three_replicas_share_converge_and_take_over_a_partitioned_one(
             for pod in running.manager.informers.informer(PODS).list(NS):
                 assert pod["metadata"]["labels"][KEYS.shard] == name
         assert len({o for o in owners.values()}) >= 2, "the clusters are spread"
+
+        # A label edited by hand to name a replica that does not run the sharder: that replica's
+        # informer shows it, and the replica itself puts it back (the sharder's rounds would
+        # see it only at their next full round).
+        edited = "c0"
+        named = next(
+            n for n, r in sorted(replicas.items())
+            if n != owners[edited] and not r.manager.is_leader()
+        )  # fmt: skip
+        named_client = replicas[named].client
+        assert isinstance(named_client, Replica)
+        edit_at = time.monotonic()
+        await plane.edit(RAY_CLUSTERS, NS, edited,
+                         lambda rc: rc["metadata"]["labels"].update({KEYS.shard: named}))  # fmt: skip
+        await eventually(lambda: owner(plane, edited) == owners[edited], timeout=10,
+                         what="the hand-edited label put back")  # fmt: skip
+        print(f"\nhand-edited label put back in {time.monotonic() - edit_at:.2f} s")
+        assert edited in named_client.root_patches, "put back by the replica the edit named"
 
         victim = next(
             n

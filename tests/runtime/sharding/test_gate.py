@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
@@ -220,6 +221,41 @@ async def test_the_root_handler_releases_a_root_of_this_replica_asked_to_drain()
             break
         await asyncio.sleep(0.01)
     assert [name for name, _ in client.calls] == ["a"]
+    await gate.close()
+
+
+async def test_the_root_handler_repairs_a_label_edited_by_hand_to_name_this_replica() -> None:
+    """Only the replica a hand-edited label names sees it at once (its informer selects its own
+    label): its gate asks for the repair, once while one is running; a root the sharder gave it,
+    or one released by another replica's drain, is left alone."""
+    gate = new_gate(Patches())
+    repaired: list[str] = []
+    hold = asyncio.Event()
+
+    async def repair(_resource: Resource, obj: Mapping[str, Any]) -> bool:
+        repaired.append(obj["metadata"]["annotations"][KEYS.assigned])
+        await hold.wait()
+        return True
+
+    handler = gate.root_handler(THINGS)
+    handler.on_add(thing("r0", assigned="r1"), False)  # before set_repair: nothing to call
+    gate.set_repair(repair)
+    handler.on_add(thing("r0"), False)
+    released = thing("r0", assigned="r1")
+    released["metadata"]["labels"][KEYS.released] = "r1"
+    handler.on_update(released, released)
+    handler.on_add(thing("r1", assigned="r2"), False)  # another replica's root
+    await asyncio.sleep(0.01)
+    assert repaired == []
+    handler.on_update(thing("r0"), thing("r0", assigned="r1"))
+    handler.on_update(thing("r0", assigned="r1"), thing("r0", assigned="r1"))
+    await asyncio.sleep(0.01)
+    assert repaired == ["r1"], "one repair at a time per root"
+    hold.set()
+    await asyncio.sleep(0.01)
+    handler.on_update(thing("r0", assigned="r1"), thing("r0", assigned="r1"))
+    await asyncio.sleep(0.01)
+    assert repaired == ["r1", "r1"]
     await gate.close()
 
 

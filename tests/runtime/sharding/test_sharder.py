@@ -300,6 +300,14 @@ async def test_a_shard_label_edited_by_hand_goes_back_to_the_assigned_replica_wi
         assert "'r9'" in events.notes()[1] and f"'{other}'" in events.notes()[2]
         assert all(f"put back to replica {owner}" in note for note in events.notes())
 
+        # The replica the edit names sees it at once and asks for the repair, with no round.
+        await set_label(client, "root", other)
+        edited = await client.get(CONFIGMAPS, "root", namespace=NS)
+        assert await sharder.repair(CONFIGMAPS, edited)
+        assert labels(await client.get(CONFIGMAPS, "root", namespace=NS))[KEYS.shard] == owner
+        assert not await sharder.repair(CONFIGMAPS, edited), "a stale copy writes nothing"
+        assert events.reasons() == ["ShardLabelRestored"] * 4
+
         # Set by hand to another replica while the assigned one is gone: no one holds it, so it
         # is assigned as usual (its objects follow), with a ShardMoved event.
         await set_label(client, "root", other)

@@ -262,5 +262,6 @@ def install_sharding(
         interval=settings.sharder_interval,
         clock=clock,
     )
+    gate.set_repair(sharder.repair)  # in every replica: hand edits are seen by the one named
     add_runnable("sharder", sharder.run, need_leader_election=True)
     return ShardingParts(gate, finder, member, sharder)

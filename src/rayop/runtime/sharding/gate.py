@@ -37,7 +37,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -85,6 +85,9 @@ delivered that version?"""
 
 Forget = Callable[[Request], None]
 """Drops what a controller remembers of one object (expectations, own-write records)."""
+
+Repair = Callable[[Resource, Obj], Awaitable[object]]
+"""Puts back the shard label of a root edited by hand (the sharder's :meth:`repair`)."""
 
 
 class PatchClient(Protocol):
@@ -149,6 +152,8 @@ class ShardGate:
         self._parked: dict[str, set[tuple[str, Request]]] = {}
         self._released: set[tuple[str, Request]] = set()
         self._releasing: set[str] = set()
+        self._repair: Repair | None = None
+        self._repairing: set[str] = set()
         self._tasks = TaskSupervisor(f"shard gate {me}")
 
     # -- wiring -----------------------------------------------------------------------------
@@ -177,17 +182,34 @@ class ShardGate:
         """Tells the gate how to enqueue a parked request of ``controller`` again."""
         self._enqueue[controller] = enqueue
 
+    def set_repair(self, repair: Repair) -> None:
+        """Tells the gate how to put back a shard label edited by hand to name this replica."""
+        self._repair = repair
+
     def root_handler(self, resource: Resource) -> EventHandlerFuncs:
         """Returns the handler to register on the informer of roots of ``resource``: it starts
-        a release when a root of this replica shows the drain label."""
+        a release when a root of this replica shows the drain label, and a repair (see
+        :meth:`set_repair`) when a root shows this replica's label but was assigned to another
+        and released by none: a label edited by hand, which only this replica's informer sees
+        at once (the sharder's selectors find a removed label or a dead replica's each step,
+        but another live replica's only at its next full round)."""
 
         def seen(obj: Obj) -> None:
             meta = obj.get("metadata") or {}
             labels = meta.get("labels") or {}
-            if labels.get(self.keys.shard) == self.me and labels.get(self.keys.drain) == TRUE:
-                namespace, name = str(meta.get("namespace") or ""), str(meta.get("name", ""))
-                if Root(resource, namespace, name, obj).key not in self._releasing:
+            if labels.get(self.keys.shard) != self.me:
+                return
+            namespace, name = str(meta.get("namespace") or ""), str(meta.get("name", ""))
+            key = Root(resource, namespace, name, obj).key
+            if labels.get(self.keys.drain) == TRUE:
+                if key not in self._releasing:
                     self._tasks.spawn(self._release(resource, namespace, name), name="release")
+                return
+            assigned = (meta.get("annotations") or {}).get(self.keys.assigned)
+            hand_edited = assigned and assigned != self.me and not labels.get(self.keys.released)
+            if hand_edited and self._repair is not None and key not in self._repairing:
+                self._repairing.add(key)
+                self._tasks.spawn(self._repair_label(self._repair, resource, obj, key), name="repair")
 
         return EventHandlerFuncs(add=lambda obj, _initial: seen(obj), update=lambda _o, n: seen(n))
 
@@ -271,6 +293,14 @@ class ShardGate:
         for controller, request in self._parked.pop(root_key, ()):
             if (controller, request) != item and controller in self._enqueue:
                 self._enqueue[controller](request)
+
+    async def _repair_label(self, repair: Repair, resource: Resource, obj: Obj, key: str) -> None:
+        try:
+            await repair(resource, obj)
+        except ApiError as exc:
+            log.info("%s: hand-edited shard label of %s not put back: %s", self.me, key, exc)
+        finally:
+            self._repairing.discard(key)
 
     # -- releasing --------------------------------------------------------------------------
 

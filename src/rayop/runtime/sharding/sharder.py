@@ -23,7 +23,8 @@ its label goes back to that replica, which holds its objects and may be working 
 Warning event ``ShardLabelRestored`` says so; the gate of the replica the label wrongly named
 admits nothing, as the annotation does not name it). A label removed or set to a dead or
 unknown replica is seen at the next step (the selectors above); one set to another live replica
-at the next full round. A root with no label and no annotation whose objects are labelled with
+as soon as that replica's informer shows it (its gate calls :meth:`Sharder.repair`), and at
+the next full round at the latest. A root with no label and no annotation whose objects are labelled with
 a live replica is given back to that replica too.
 
 Adoption: a root reconciled before it was ever assigned may have objects with neither label;
@@ -336,6 +337,17 @@ class Sharder:
                         f"moved from replica {previous} to replica {desired}")  # fmt: skip
         log.info("%s/%s assigned to %s", namespace, name, desired)
         return True
+
+    async def repair(self, resource: Resource, obj: Obj) -> bool:
+        """Puts back the shard label of ``obj`` (see :meth:`restore_to`) as soon as a replica's
+        informer shows it edited by hand to name that replica (the gate calls this in every
+        replica, leader or not; a round of the sharder would see it only at its next full
+        round); returns whether it wrote. The write tests the resourceVersion, so of this and
+        a sharder's round that race, one writes."""
+        to = self.restore_to(obj, await self._membership.live())
+        if to is None:
+            return False
+        return await self._restore(resource, obj, to)
 
     async def _restore(self, resource: Resource, obj: Obj, to: str) -> bool:
         """Puts the shard label of ``obj`` back to ``to`` (the replica it was assigned to)."""
