@@ -232,16 +232,26 @@ async def _delete_crds(client: KubeClient, names: list[str]) -> None:
         with contextlib.suppress(NotFound):
             await client.delete(CRDS, name)
 
+    left: list[str] = []
+
     async def gone() -> bool:
+        left.clear()
         for name in names:
             try:
-                await client.get(CRDS, name)
+                crd = await client.get(CRDS, name)
             except NotFound:
                 continue
-            return False
-        return True
+            conditions = (crd.get("status") or {}).get("conditions") or []
+            state = "; ".join(f"{c.get('type')}={c.get('status')}: {c.get('message')}" for c in conditions)
+            left.append(f"{name} ({state})")
+        return not left
 
-    await eventually(gone, timeout=60, what="cert-manager CRDs deleted")
+    # The API server deletes every instance of a CRD before the CRD (its finalizer); on a busy
+    # machine, with the real tier's many namespaces, that has taken over a minute.
+    try:
+        await eventually(gone, timeout=180, what="cert-manager CRDs deleted")
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}; still there: {left}") from None
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
