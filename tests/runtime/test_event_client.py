@@ -59,3 +59,39 @@ async def manager_closed(manager: Manager[Any]) -> None:
     """Runs the manager's shutdown path (recorders, then the event client) without running it."""
     manager.request_stop()
     await manager.run()
+
+
+async def test_leader_election_renews_through_its_own_client_and_bucket() -> None:
+    """A renewal never waits behind reconcile writes: with the reconcile bucket empty for
+    1,000 s, the Lease is still taken and renewed, through a client of its own (as
+    controller-runtime gives leader election its own REST client)."""
+    async with (
+        open_control_plane(crds=False) as plane,
+        KubeClient(plane.config, qps=0.001, burst=5) as client,
+    ):
+        manager = Manager(
+            client,
+            metrics=OperatorMetrics(),
+            metrics_bind_address="0",
+            health_probe_bind_address="0",
+            leader_election=True,
+            leader_election_namespace="default",
+        )
+        own = manager.lease_client
+        assert isinstance(own, KubeClient) and own is not client
+        assert own.throttle is not client.throttle
+        assert (own.throttle.qps, own.throttle.burst) == (0.001, 5)
+        assert manager.own_clients == (own,)
+        for _ in range(5):
+            client.throttle.reserve()
+        running = asyncio.create_task(manager.run())
+        async with asyncio.timeout(10):
+            while not manager.is_leader():
+                await asyncio.sleep(0.05)
+        manager.request_stop()
+        await running
+    no_election = Manager(
+        client, metrics=OperatorMetrics(), metrics_bind_address="0",
+        health_probe_bind_address="0", leader_election=False,
+    )  # fmt: skip
+    assert no_election.lease_client is client and no_election.own_clients == ()

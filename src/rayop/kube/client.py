@@ -109,6 +109,19 @@ class KubeClient:
             max_connections=max_connections,
         )
 
+    def sibling(self, *, clock: Clock | None = None) -> KubeClient:
+        """Returns a second client on this one's configuration, with a token bucket of its own
+        (the same qps and burst) and the same request metrics: what controller-runtime gives
+        leader election and the event broadcaster, so that their requests never spend the
+        reconcile budget. A subclass that changes what requests do returns one of its kind."""
+        return KubeClient(
+            self.config,
+            qps=self.throttle.qps,
+            burst=self.throttle.burst,
+            metrics=self.metrics,
+            clock=clock or MONOTONIC,
+        )
+
     async def __aenter__(self) -> Self:
         return self
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Unpack
 
 from rayop.kube.client import KubeClient, PatchType
+from rayop.kube.clock import MONOTONIC, Clock
 from rayop.kube.options import DeleteOptions, ListOptions, PropagationPolicy, Selection
 from rayop.kube.resource import Resource
 from rayop.runtime.reconcile import Request, current_controller, current_request
@@ -101,6 +102,17 @@ class RecordingClient(KubeClient):
         self.send_writes = send
         self.overlay = dict(overlay or {})
         self.writes: list[Write] = []
+
+    def sibling(self, *, clock: Clock | None = None) -> KubeClient:
+        """Returns a recording client like this one (the same ``send`` and overlay) that keeps
+        its writes in this one's :attr:`writes`: a preview's leader election or events never
+        write where this client would not."""
+        other = RecordingClient(
+            self.config, send=self.send_writes, overlay=self.overlay, qps=self.throttle.qps,
+            burst=self.throttle.burst, metrics=self.metrics, clock=clock or MONOTONIC,
+        )  # fmt: skip
+        other.writes = self.writes
+        return other
 
     async def get(
         self, res: Resource, name: str, *, namespace: str | None = None

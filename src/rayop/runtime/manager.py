@@ -110,7 +110,8 @@ class Manager(Generic[ClientT]):
             :class:`~rayop.kube.client.KubeClient`, a second one on the same configuration
             with a token bucket of its own (the same qps and burst), as controller-runtime
             gives client-go's event broadcaster its own REST client, so events never spend
-            the reconcile budget; for any other client, that client.
+            the reconcile budget; for any other client, that client. Leader election gets a
+            client of its own likewise (:attr:`lease_client`).
     """
 
     def __init__(
@@ -132,7 +133,7 @@ class Manager(Generic[ClientT]):
     ) -> None:
         self._client = client
         self._event_client = event_client
-        self._own_event_client: KubeClient | None = None
+        self._own_clients: list[KubeClient] = []
         self.event_metrics = EventMetrics.of(metrics.registry)
         self.metrics = metrics
         self.clock = clock
@@ -142,6 +143,13 @@ class Manager(Generic[ClientT]):
         self._metrics_address = parse_bind_address(metrics_bind_address)
         self._health_address = parse_bind_address(health_probe_bind_address)
         self._cache_sync_timeout = cache_sync_timeout
+        self.lease_client: ClientT | KubeClient = (
+            self.client_of_its_own() if leader_election else None
+        ) or client
+        """Where Leases are read and renewed (leader election; a sharded replica's membership):
+        a client with a token bucket of its own (see :meth:`client_of_its_own`), as
+        controller-runtime gives leader election a REST client of its own, so that a renewal
+        never waits behind a burst of reconcile writes past the renew deadline."""
         self.elector: LeaderElector | None = None
         if leader_election:
             settings = replace(
@@ -150,7 +158,7 @@ class Manager(Generic[ClientT]):
                 namespace=leader_election_namespace or default_lease_namespace(),
             )
             self.elector = LeaderElector(
-                client,
+                self.lease_client,
                 settings,
                 metrics=metrics,
                 on_started_leading=self._on_started_leading,
@@ -244,19 +252,25 @@ class Manager(Generic[ClientT]):
 
     def _events_client(self) -> EventClient:
         if self._event_client is None:
-            client = self._client
-            if isinstance(client, KubeClient):
-                self._own_event_client = KubeClient(
-                    client.config,
-                    qps=client.throttle.qps,
-                    burst=client.throttle.burst,
-                    metrics=client.metrics,
-                    clock=self.clock,
-                )
-                self._event_client = self._own_event_client
-            else:
-                self._event_client = client
+            self._event_client = self.client_of_its_own() or self._client
         return self._event_client
+
+    @property
+    def own_clients(self) -> tuple[KubeClient, ...]:
+        """The clients :meth:`client_of_its_own` made, in order."""
+        return tuple(self._own_clients)
+
+    def client_of_its_own(self) -> KubeClient | None:
+        """Returns the manager client's :meth:`~rayop.kube.client.KubeClient.sibling` (a token
+        bucket of its own, the same qps, burst and request metrics), closed when the manager
+        stops (:attr:`own_clients`); None when the manager's client is not a KubeClient (a
+        test's fake: use that client). Never blocks (it connects on first use)."""
+        client = self._client
+        if not isinstance(client, KubeClient):
+            return None
+        own = client.sibling(clock=self.clock)
+        self._own_clients.append(own)
+        return own
 
     # -- state ------------------------------------------------------------------------------
 
@@ -497,8 +511,8 @@ class Manager(Generic[ClientT]):
         await _stop_logged("informers", self.informers.stop())
         for name, recorder in self._recorders.items():
             await _stop_logged(f"event recorder {name}", recorder.close())
-        if self._own_event_client is not None:
-            await _stop_logged("event client", self._own_event_client.close())
+        for own in self._own_clients:
+            await _stop_logged("a client of the manager's own", own.close())
         for name, server in self._servers:
             await _stop_logged(f"{name} server", server.stop())
         self._caches_synced = False

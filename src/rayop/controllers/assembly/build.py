@@ -188,6 +188,8 @@ def _install_sharding(
         add_runnable=manager.add_runnable,
         add_start_gate=manager.add_start_gate,
         lease_timing=lease_timing(sharding),
+        lease_client=manager.lease_client,
+        sharder_client=manager.client_of_its_own(),
         clock=manager.clock,
     )
     manager.add_closer("shard gate", gate.close)

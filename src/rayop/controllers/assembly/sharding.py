@@ -222,11 +222,18 @@ def install_sharding(
     add_runnable: Callable[..., None],
     add_start_gate: Callable[..., None],
     lease_timing: LeaderElectionSettings = DEFAULT_LEADER_ELECTION,
+    lease_client: KubeClient | None = None,
+    sharder_client: KubeClient | None = None,
     clock: Clock = MONOTONIC,
 ) -> ShardingParts:
     """Wires membership, the sharder, the root informers' drain handler and the create labels;
     the sharder assigns the roots of ``watch_namespaces`` (empty: of every namespace) and
-    records its events (moves, hand-edited labels put back) in ``events``."""
+    records its events (moves, hand-edited labels put back) in ``events``.
+
+    ``lease_client`` reads and renews the membership Leases, ``sharder_client`` sends the
+    sharder's lists and relabels (None: ``client``); each with a token bucket of its own, a
+    renewal never waits behind a burst of reconcile writes past the renew deadline, and a dead
+    replica's roots are relabelled without queueing behind the survivors' pod creates."""
     finder = RootFinder(informers, kinds)
     for kind in kinds:
         informers.informer(RESOURCE_OF_KIND[kind]).add_event_handler(
@@ -234,8 +241,9 @@ def install_sharding(
         )
     client.create_labels = gate.stamp
     joined = asyncio.Event()
+    leases = lease_client or client
     member = member_elector(
-        client,
+        leases,
         settings.replica_id,
         KEYS,
         replace(lease_timing, namespace=namespace),  # beside the leader Lease, not in "default"
@@ -244,14 +252,14 @@ def install_sharding(
     )
     add_runnable("shard membership", lambda: hold_membership(member), need_leader_election=False)
     add_start_gate(joined.wait)
-    membership = Membership(client, namespace, KEYS, clock=clock)
+    membership = Membership(leases, namespace, KEYS, clock=clock)
     add_runnable(
         "shard membership observer",
         lambda: observe_membership(membership, settings.retry_period, clock=clock),
         need_leader_election=False,
     )
     sharder = Sharder(
-        client,
+        sharder_client or client,
         membership,
         KEYS,
         [RootKind(RESOURCE_OF_KIND[k], finder.is_root(k), unreconciled) for k in kinds],
