@@ -37,7 +37,9 @@ def load_points(path: Path = DATA) -> list[dict[str, Any]]:
     return points
 
 
-def series(points: list[dict[str, Any]], key: str) -> dict[tuple[str, str], list[tuple[int, int, float]]]:
+def series(
+    points: list[dict[str, Any]], key: str
+) -> dict[tuple[str, str], list[tuple[int, int, float]]]:
     """Returns, per (operator, plane), its (clusters, workers, value) points of ``key`` in
     cluster order; a point whose section records no such figure is left out."""
     lines: dict[tuple[str, str], list[tuple[int, int, float]]] = {}
