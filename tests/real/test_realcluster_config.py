@@ -8,7 +8,9 @@ import pytest
 import yaml
 
 from rayop.cli.realcluster import (
+    REQUIRED_FILES,
     RealCluster,
+    RealClusterError,
     RealClusterSettings,
     kwok_stages,
     pod_network_socket,
@@ -68,3 +70,52 @@ def test_the_scheduler_gets_the_extra_flags_after_its_own(
     assert binary == "kube-scheduler"
     assert args[-1] == "--kube-api-qps=500"
     assert "--leader-elect=false" in args[:-1]
+
+
+@pytest.mark.parametrize("failures", [1, 3])
+def test_a_start_that_lost_a_port_race_is_tried_again_on_new_ports(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failures: int
+) -> None:
+    """Another process took a component's port between the choice and the bind: the start is
+    tried again from a clean store (3 attempts at most); any other failure is not retried."""
+    binaries = tmp_path / "bin"
+    binaries.mkdir()
+    for name in (*REQUIRED_FILES, "etcd"):
+        (binaries / name).write_text("")
+    cluster = RealCluster(RealClusterSettings(workdir=tmp_path / "work", binaries=binaries))
+    attempts: list[bool] = []
+
+    def start_all() -> None:
+        store = cluster.workdir / "etcd"
+        attempts.append(store.exists())  # a retry starts without the lost attempt's data
+        store.mkdir()
+        (cluster.workdir / "logs" / "kube-apiserver.log").write_text("bind: address in use\n")
+        if len(attempts) <= failures:
+            raise RealClusterError(
+                "kube-apiserver exited with code 1:\n"
+                "listen tcp 127.0.0.1:44349: bind: address already in use"
+            )
+
+    monkeypatch.setattr(cluster, "_start_all", start_all)
+    monkeypatch.setattr(cluster, "stop", lambda: None)
+    if failures < 3:
+        cluster.start()
+        assert attempts == [False, False]
+        assert (cluster.workdir / "logs" / "kube-apiserver.lost-port-race.log").is_file()
+    else:
+        with pytest.raises(RealClusterError, match="address already in use"):
+            cluster.start()
+        assert len(attempts) == 3
+
+    other = RealCluster(RealClusterSettings(workdir=tmp_path / "other", binaries=binaries))
+    calls: list[int] = []
+
+    def fails_otherwise() -> None:
+        calls.append(1)
+        raise RealClusterError("kube-apiserver exited with code 1:\nsome other reason")
+
+    monkeypatch.setattr(other, "_start_all", fails_otherwise)
+    monkeypatch.setattr(other, "stop", lambda: None)
+    with pytest.raises(RealClusterError, match="some other reason"):
+        other.start()
+    assert calls == [1]

@@ -130,6 +130,15 @@ class RealClusterInfo:
     pids: dict[str, int]
 
 
+PORT_ATTEMPTS = 3
+"""Starts tried before giving up when a component's port was taken meanwhile."""
+
+PORT_TAKEN = "address already in use"
+"""What a component's log says when another process took its port between
+:func:`free_port` and the component's bind (other control planes starting on the machine):
+the start is tried again on new ports."""
+
+
 def free_port() -> int:
     """Returns a loopback TCP port that was free a moment ago."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
@@ -170,16 +179,33 @@ class RealCluster:
             raise RealClusterError(f"a control plane from {self.workdir} is still running")
         self.workdir.mkdir(parents=True, exist_ok=True)
         (self.workdir / "logs").mkdir(exist_ok=True)
-        try:
-            self._start_all()
-        except TimeoutError as exc:
-            self.stop()
-            logs = "\n".join(f"--- {n}:\n{tail_log(self.workdir, n, 8)}" for n in self._procs)
-            raise RealClusterError(f"{exc}\n{logs}") from exc
-        except BaseException:
-            self.stop()
-            raise
+        for attempt in range(1, PORT_ATTEMPTS + 1):
+            try:
+                self._start_all()
+                break
+            except TimeoutError as exc:
+                self.stop()
+                logs = "\n".join(f"--- {n}:\n{tail_log(self.workdir, n, 8)}" for n in self._procs)
+                raise RealClusterError(f"{exc}\n{logs}") from exc
+            except RealClusterError as exc:
+                self.stop()
+                if PORT_TAKEN not in str(exc) or attempt == PORT_ATTEMPTS:
+                    raise
+                self._forget_attempt()
+            except BaseException:
+                self.stop()
+                raise
         return RealClusterInfo(self.kubeconfig, self.server, self.token, dict(self._pids))
+
+    def _forget_attempt(self) -> None:
+        """Clears what a start that lost a port race left (processes already stopped): its
+        process records and the store's data, so the next attempt starts fresh on new ports."""
+        self._procs.clear()
+        self._pids.clear()
+        for data in ("etcd", "kine"):
+            shutil.rmtree(self.workdir / data, ignore_errors=True)
+        for log in (self.workdir / "logs").glob("*.log"):  # kept, apart from the next attempt's
+            log.replace(log.with_suffix(".lost-port-race.log"))
 
     def stop(self) -> None:
         """Stops every component this object started (blocks until they exit)."""
