@@ -14,7 +14,8 @@ effect and, as the reasons, the events its pass would have recorded about it:
   (its status says so in this pass, the next pass deletes its pods);
 - ``create pods``: missing pods are created;
 - ``job``: a RayJob's job is submitted again, stopped or deleted, or its submitter Job is created
-  or deleted; a RayCluster deleted;
+  or deleted; a RayCluster deleted; or a RayJob starts suspending (its status says so in this
+  pass, the next pass deletes its RayCluster and submitter Job);
 - ``update in place``: a child (a Service, a pod's labels, a Serve config sent to the dashboard,
   the object's own metadata) is created or changed without restarting anything: which fields;
 - ``status only``: only the object's status is written;
@@ -31,6 +32,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Final
 
+from rayop.api.rayjob import JobDeploymentStatus
 from rayop.apimachinery.quantity import QuantityError
 from rayop.controllers.assembly.catalog import CATALOG
 from rayop.controllers.batchscheduler.gang_size import desired_replicas, desired_resources
@@ -71,6 +73,10 @@ _CONTROLLER_KIND: Final = {b.name: b.kind for b in CATALOG}
 _DASHBOARD_JOBS = "/proxy/api/jobs/"
 SUSPENDING_LINE: Final = (
     "delete every Pod of the cluster: it starts suspending (the next pass deletes them)"
+)
+JOB_SUSPENDING_LINE: Final = (
+    "delete the job's RayCluster and submitter Job: it starts suspending (the next pass deletes"
+    " them)"
 )
 
 
@@ -218,6 +224,8 @@ def _effect(write: Write, obj: Obj) -> tuple[str, str]:
         if write.subresource == "status":
             if kind == "RayCluster" and _starts_suspending(write, obj):
                 return "recreate pods", SUSPENDING_LINE
+            if kind == "RayJob" and _job_starts_suspending(write, obj):
+                return "job", JOB_SUSPENDING_LINE
             return "status only", ""
         return "update in place", f"{write.verb} {obj['kind']} itself: {_changed(write, obj)}"
     if kind == "RayCluster" and write.verb == "create":
@@ -243,6 +251,19 @@ def _starts_suspending(write: Write, obj: Obj) -> bool:
             c.get("type") == SUSPENDING and c.get("status") == "True"
             for c in conditions
             if isinstance(c, Mapping)
+        )
+
+    return suspending((write.body or {}).get("status")) and not suspending(obj.get("status"))
+
+
+def _job_starts_suspending(write: Write, obj: Obj) -> bool:
+    """Tells whether a RayJob's status write moves it to Suspending: the pass that does so
+    deletes nothing, the next one deletes its RayCluster and submitter Job."""
+
+    def suspending(status: Any) -> bool:
+        return (
+            isinstance(status, Mapping)
+            and status.get("jobDeploymentStatus") == JobDeploymentStatus.SUSPENDING
         )
 
     return suspending((write.body or {}).get("status")) and not suspending(obj.get("status"))
