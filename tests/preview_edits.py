@@ -45,6 +45,10 @@ def suspend(obj: Obj) -> None:
     obj["spec"]["suspend"] = True
 
 
+def resume(obj: Obj) -> None:
+    obj["spec"]["suspend"] = False
+
+
 def serve_config(obj: Obj) -> None:
     config = yaml.safe_load(obj["spec"]["serveConfigV2"])
     app = config["applications"][0]
@@ -78,6 +82,8 @@ JOB_EDITS: Final[list[tuple[Callable[[Obj], None], str]]] = [
     (set_label, "nothing"),
     # a running RayJob: the cluster and the submitter Job are deleted, the job goes Suspended
     (suspend, "job"),
+    # suspended: a new cluster, the job submitted again
+    (resume, "new RayCluster"),
 ]
 """Edits of a running RayJob (the sample with :data:`LONG_ENTRYPOINT`), in order, and their
 verdicts."""
