@@ -84,6 +84,23 @@ def test_a_listener_gets_each_pass_that_waited_with_its_one_line() -> None:
     ]
 
 
+def test_a_failing_wait_listener_is_logged_and_the_pass_still_kept(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    log = DecisionLog()
+
+    def fail(_account: PassAccount) -> None:
+        raise RuntimeError("boom")
+
+    log.report_waits(fail)
+    account = _account()
+    token = log.open(account)
+    note_wait("w")
+    log.close(account, token)
+    assert "listener of waiting passes failed" in caplog.text
+    assert [p["waited"] for p in log.explain("ns", "a")] == [["w"]]
+
+
 def test_a_pass_keeps_at_most_max_notes_and_counts_the_rest() -> None:
     account = _account()
     for i in range(MAX_NOTES + 3):

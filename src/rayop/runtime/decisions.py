@@ -29,6 +29,7 @@ a tuple and a list append.
 from __future__ import annotations
 
 import contextvars
+import logging
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
@@ -36,6 +37,8 @@ from typing import Any, Final, Literal
 
 from rayop.runtime.clock import MONOTONIC, Clock
 from rayop.runtime.reconcile import Result, is_terminal, retry_delay
+
+log = logging.getLogger(__name__)
 
 NoteKind = Literal["wait", "write", "event"]
 """What a note says: the pass held back (``wait``), sent a write, or recorded an Event."""
@@ -282,7 +285,7 @@ class DecisionLog:
 
     def report_waits(self, listener: Callable[[PassAccount], None]) -> None:
         """Hands every pass that waited (a ``wait`` note) to ``listener`` once it is closed;
-        the listener must not block (it runs on the pass's worker)."""
+        the listener must not block (it runs on the pass's worker); what it raises is logged."""
         self._on_wait = listener
 
     def open(self, account: PassAccount) -> contextvars.Token[PassAccount | None]:
@@ -294,7 +297,10 @@ class DecisionLog:
         _current.reset(token)
         account.closed = True
         if self._on_wait is not None and account.notes is not None and account.noted("wait"):
-            self._on_wait(account)
+            try:
+                self._on_wait(account)
+            except Exception:  # the listener's failure must not end the pass's worker
+                log.exception("the listener of waiting passes failed on %s", account.name)
         key = (account.controller, account.namespace, account.name)
         kept = self._kept.get(key)
         if kept is None:
