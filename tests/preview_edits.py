@@ -1,11 +1,11 @@
-"""Edits of the RayCluster and RayService samples, the verdict ``rayop preview -f`` gives each,
+"""Edits of the RayCluster, RayJob and RayService samples, the verdict ``rayop preview -f`` gives each,
 and whether what an operator then did agrees with a verdict: shared by the embedded plane's
 check of rayop (``tests/test_cli_preview_matches_rayop.py``) and the real tier's of KubeRay
 v1.7.0 (``tests/real/test_preview_matches_kuberay.py``)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, Final
 
 import yaml
@@ -45,6 +45,10 @@ def suspend(obj: Obj) -> None:
     obj["spec"]["suspend"] = True
 
 
+def resume(obj: Obj) -> None:
+    obj["spec"]["suspend"] = False
+
+
 def serve_config(obj: Obj) -> None:
     config = yaml.safe_load(obj["spec"]["serveConfigV2"])
     app = config["applications"][0]
@@ -74,19 +78,54 @@ SERVICE_EDITS: Final[list[tuple[Callable[[Obj], None], str]]] = [
     (service_image, "new RayCluster"),
 ]
 """Edits of the RayService sample (``rayservice-sample``), in order, and their verdicts."""
+JOB_EDITS: Final[list[tuple[Callable[[Obj], None], str]]] = [
+    (set_label, "nothing"),
+    # a running RayJob: the cluster and the submitter Job are deleted, the job goes Suspended
+    (suspend, "job"),
+    # suspended: a new cluster, the job submitted again
+    (resume, "new RayCluster"),
+]
+"""Edits of a running RayJob (the sample with :data:`LONG_ENTRYPOINT`), in order, and their
+verdicts."""
+LONG_ENTRYPOINT: Final = "python -c 'import time; time.sleep(3600)'"
+"""An entrypoint that keeps the sample RayJob running through its edits (a simulated Ray job
+runs as long as its entrypoint sleeps)."""
 POD_DELETES: Final = ("delete", "deletecollection")
 """The audit verbs that delete pods (KubeRay deletes a Recreate cluster's pods in one
 ``deletecollection``)."""
 QUIET: Final = frozenset({"nothing", "status only", "update in place"})
-"""The verdicts after which no pod may be created or deleted and no RayCluster created."""
+"""The verdicts after which no pod may be created or deleted, no RayCluster created or deleted
+and no Job created or deleted."""
+Observed = tuple[int, int, int, int]
+"""(pod creates, pod deletes, RayCluster creates, job writes: RayCluster deletes and Job creates
+and deletes)."""
 
 
-def agrees(verdict: str, creates: int, deletes: int, clusters: int) -> bool:
-    """Tells whether pod creates, pod deletes and RayCluster creates agree with ``verdict``."""
+def observed(writes: Iterable[tuple[str, str, int]]) -> Observed:
+    """Counts the audit's ``(verb, resource, code)`` writes an edit's verdict is checked on."""
+    counts = [0, 0, 0, 0]
+    for verb, resource, code in writes:
+        if code >= 300:
+            continue
+        if resource == "pods":
+            counts[0] += verb == "create"
+            counts[1] += verb in POD_DELETES
+        elif resource == "rayclusters":
+            counts[2] += verb == "create"
+            counts[3] += verb == "delete"
+        elif resource == "jobs":
+            counts[3] += verb in ("create", "delete")
+    return counts[0], counts[1], counts[2], counts[3]
+
+
+def agrees(verdict: str, creates: int, deletes: int, clusters: int, job_writes: int) -> bool:
+    """Tells whether what an operator wrote (:data:`Observed`) agrees with ``verdict``."""
     if verdict == "new RayCluster":
         return clusters > 0
     if verdict == "recreate pods":
         return deletes > 0 and clusters == 0
     if verdict == "create pods":
         return creates > 0 and deletes == 0 and clusters == 0
-    return verdict in QUIET and creates == deletes == clusters == 0
+    if verdict == "job":
+        return job_writes > 0 and creates == 0 and clusters == 0
+    return verdict in QUIET and creates == deletes == clusters == job_writes == 0

@@ -217,6 +217,11 @@ def test_enable_metrics_reaches_the_operator_settings() -> None:
     assert OperatorFlags(enable_metrics=GoBool(True)).settings().enable_metrics is True
 
 
+def test_decision_events_are_off_unless_asked_for() -> None:
+    assert OperatorFlags().settings().decision_events is False
+    assert OperatorFlags(decision_events=GoBool(True)).settings().decision_events is True
+
+
 def _restoring_root_logger() -> tuple[int, list[logging.Handler]]:
     root = logging.getLogger()
     return root.level, list(root.handlers)
@@ -278,16 +283,17 @@ def test_run_passes_kuberay_flags_into_the_operator_settings(
     saved = _restoring_root_logger()
     try:
         runner = CliRunner()
-        args = ["run", "--use-kubernetes-proxy=false", "--enable-metrics=true", "--zap-devel"]
+        args = ["run", "--use-kubernetes-proxy=false", "--enable-metrics=true", "--zap-devel",
+                "--decision-events=true"]  # fmt: skip
         result = runner.invoke(app, normalize_argv(args))
         assert result.exit_code == 0, result.output
         result = runner.invoke(app, ["run"])
         assert result.exit_code == 0, result.output
     finally:
         _restore_root_logger(saved)
-    assert [(s.use_kubernetes_proxy, s.enable_metrics) for s in seen] == [
-        (False, True),
-        (False, False),
+    assert [(s.use_kubernetes_proxy, s.enable_metrics, s.decision_events) for s in seen] == [
+        (False, True, True),
+        (False, False, False),
     ]
 
 

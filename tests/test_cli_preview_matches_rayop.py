@@ -1,12 +1,14 @@
 """``rayop preview -f``'s verdict for an edit of a sample is what rayop then does.
 
-On the embedded plane rayop runs the RayCluster and RayService samples. For each edit (a worker
-env var, rayStartParams, labels, tolerations, replicas, upgradeStrategy Recreate, suspend; a
-RayService's Serve config and image) the edited object is previewed with ``-f``, then applied;
-the API server's audit log since the apply shows what rayop did: pods created and deleted, new
-RayClusters. Each verdict must be the one expected for that edit and must agree with the
-audit: a non-disruptive verdict no pod created or deleted and no RayCluster; ``create pods``
-pods created and none deleted; ``recreate pods`` pods deleted; ``new RayCluster`` a RayCluster.
+On the embedded plane rayop runs the RayCluster, RayJob (kept running) and RayService samples.
+For each edit (a worker env var, rayStartParams, labels, tolerations, replicas, upgradeStrategy
+Recreate, suspend; a running RayJob's labels and suspend; a RayService's Serve config and image)
+the edited object is previewed with ``-f``, then applied; the API server's audit log since the
+apply shows what rayop did: pods created and deleted, RayClusters created and deleted, Jobs
+created and deleted. Each verdict must be the one expected for that edit and must agree with the
+audit: a non-disruptive verdict none of those; ``create pods`` pods created and none deleted;
+``recreate pods`` pods deleted; ``job`` a RayCluster or Job deleted (or a Job created) and no
+pod or RayCluster created; ``new RayCluster`` a RayCluster.
 (The same edits under KubeRay v1.7.0 are the real tier's business: ``tests/real``.)
 """
 
@@ -25,11 +27,20 @@ import pytest
 import yaml
 
 from rayop.examples import sample_text
-from rayop.kube.resources import RAY_CLUSTERS, RAY_SERVICES
+from rayop.kube.resources import RAY_CLUSTERS, RAY_JOBS, RAY_SERVICES
 from rayop.preview.manifests import CONTEXT_KINDS, RAY_KINDS
 from rayop.preview.rendering import settled
 from rayop.testing import ALL_KINDS, PlaneUnderTest, eventually, open_control_plane, open_operator
-from tests.preview_edits import CLUSTER_EDITS, POD_DELETES, QUIET, SERVICE_EDITS, agrees
+from tests.preview_edits import (
+    CLUSTER_EDITS,
+    JOB_EDITS,
+    LONG_ENTRYPOINT,
+    QUIET,
+    SERVICE_EDITS,
+    Observed,
+    agrees,
+    observed,
+)
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -52,18 +63,16 @@ async def _preview(plane: PlaneUnderTest, path: Path) -> Obj:
     return dict(verdict)
 
 
-def _writes_since(plane: PlaneUnderTest, since: float) -> tuple[int, int, int]:
-    """(pod creates, pod deletes, RayCluster creates) the audit recorded since ``since``."""
-    writes = [w for w in plane.cp.audit.writes if w.time >= since and w.namespace == NS]
-
-    def count(verbs: tuple[str, ...], resource: str) -> int:
-        return sum(1 for w in writes if w.verb in verbs and w.resource == resource and w.code < 300)
-
-    return count(("create",), "pods"), count(POD_DELETES, "pods"), count(("create",), "rayclusters")
+def _writes_since(plane: PlaneUnderTest, since: float) -> Observed:
+    """What the audit recorded in :data:`NS` since ``since`` (:func:`observed`)."""
+    writes = plane.cp.audit.writes
+    return observed(
+        (w.verb, w.resource, w.code) for w in writes if w.time >= since and w.namespace == NS
+    )
 
 
 async def _all_settled(plane: PlaneUnderTest) -> bool:
-    objs = [o for r in (RAY_CLUSTERS, RAY_SERVICES) for o in plane.objects(r, NS)]
+    objs = [o for r in (RAY_CLUSTERS, RAY_JOBS, RAY_SERVICES) for o in plane.objects(r, NS)]
     return bool(objs) and all(settled(o) for o in objs)
 
 
@@ -71,12 +80,16 @@ async def test_each_edits_verdict_is_what_rayop_then_does(tmp_path: Path) -> Non
     async with open_control_plane() as plane:
         await plane.namespace(NS)
         async with open_operator(plane, controllers=ALL_KINDS):
-            for sample in ("raycluster", "rayservice"):
+            for sample in ("raycluster", "rayjob", "rayservice"):
                 for doc in yaml.safe_load_all(sample_text(sample)):
+                    if doc and doc["kind"] == "RayJob":
+                        doc["spec"]["entrypoint"] = LONG_ENTRYPOINT
                     if doc:
                         await plane.create({**RAY_KINDS, **CONTEXT_KINDS}[doc["kind"]], doc, NS)
-            seen: list[tuple[str, str, tuple[int, int, int]]] = []
+            seen: list[tuple[str, str, Observed]] = []
             edits = [("RayCluster", "raycluster-sample", e, v) for e, v in CLUSTER_EDITS]
+            # before the RayService's: its upgrade deletes the old cluster a while after
+            edits += [("RayJob", "rayjob-sample", e, v) for e, v in JOB_EDITS]
             edits += [("RayService", "rayservice-sample", e, v) for e, v in SERVICE_EDITS]
             for i, (kind, name, edit, expected) in enumerate(edits):
                 await eventually(lambda: _all_settled(plane), timeout=60, what="the fleet settled")

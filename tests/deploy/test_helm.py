@@ -387,10 +387,12 @@ def test_probes_use_rayops_health_endpoints_with_kuberays_timing() -> None:
 
 def test_rayop_only_values_reach_their_flags() -> None:
     rayop = {"usePriorityQueue": False, "logLevel": "debug", "healthProbePort": 9440,
-             "rayjobDashboardPollInterval": 3, "extraArgs": ["--zap-devel=true"]}  # fmt: skip
+             "rayjobDashboardPollInterval": 3, "decisionEvents": True,
+             "extraArgs": ["--zap-devel=true"]}  # fmt: skip
     container = deployment_container(template({"rayop": rayop}))
     params = parse_run_args(container["args"])
     assert params["rayjob_dashboard_poll_interval"] == 3.0
+    assert "--decision-events=true" in container["args"] and params["decision_events"]
     assert "--rayjob-dashboard-poll-interval=3" in container["args"]
     assert params["use_priority_queue"] == "false"
     assert params["log_level"] == "debug"

@@ -7,13 +7,21 @@ from typing import Any
 import pytest
 import yaml
 
+from rayop.api.rayjob import JobDeploymentStatus
 from rayop.controllers.config.gates import FeatureGates
 from rayop.examples import sample_text
 from rayop.kube.resource import Resource
-from rayop.kube.resources import PODS, RAY_CLUSTERS, SERVICES
+from rayop.kube.resources import PODS, RAY_CLUSTERS, RAY_JOBS, SERVICES
 from rayop.preview.first_pass import PRIMARY, FirstPasses, PassOutcome
 from rayop.preview.recording_client import Write
-from rayop.preview.verdicts import DISRUPTIVE, Verdict, cluster_size, verdicts
+from rayop.preview.verdicts import (
+    DISRUPTIVE,
+    JOB_RESUMING_LINE,
+    JOB_SUSPENDING_LINE,
+    Verdict,
+    cluster_size,
+    verdicts,
+)
 from rayop.runtime.reconcile import Request, Result
 
 Obj = dict[str, Any]
@@ -106,6 +114,32 @@ def test_a_job_submitted_to_the_dashboard_is_a_job_and_a_serve_config_is_in_plac
     verdict = _verdict(service, serve)
     assert verdict.verdict == "update in place"
     assert verdict.effects == ["dashboard PUT /api/serve/applications/"]
+
+
+def test_a_running_rayjob_moved_to_suspending_is_a_job_verdict_once() -> None:
+    job = _sample("rayjob")
+    job["spec"]["suspend"] = True
+    job["status"] = {"jobDeploymentStatus": "Running"}
+    body = {**job, "status": {"jobDeploymentStatus": "Suspending"}}
+    status = _write(job, "update", RAY_JOBS, "rayjob-sample", subresource="status", body=body)
+    verdict = _verdict(job, status)
+    assert verdict.verdict == "job" and verdict.disruptive
+    assert verdict.effects == [JOB_SUSPENDING_LINE]
+    job["status"] = {"jobDeploymentStatus": "Suspending"}  # already suspending: its status only
+    assert _verdict(job, status).verdict == "status only"
+
+
+def test_a_suspended_rayjob_that_resumes_is_a_new_cluster_or_with_a_selector_a_job() -> None:
+    job = _sample("rayjob")
+    job["status"] = {"jobDeploymentStatus": "Suspended"}
+    body = {**job, "status": {"jobDeploymentStatus": JobDeploymentStatus.NEW}}
+    status = _write(job, "update", RAY_JOBS, "rayjob-sample", subresource="status", body=body)
+    verdict = _verdict(job, status)
+    assert verdict.verdict == "new RayCluster"
+    spec = job["spec"]["rayClusterSpec"]
+    assert verdict.effects == [f"{JOB_RESUMING_LINE}: {cluster_size(spec)}"]
+    job["spec"]["clusterSelector"] = {"ray.io/cluster": "shared"}
+    assert _verdict(job, status).verdict == "job"
 
 
 def test_a_failed_pass_is_no_answer_and_counts_as_disruptive() -> None:

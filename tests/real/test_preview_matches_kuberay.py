@@ -1,11 +1,12 @@
 """``rayop preview -f``'s verdict for an edit of a sample is what KubeRay v1.7.0 then does.
 
-KubeRay's binary runs ``ray-cluster.sample.yaml`` and ``ray-service.sample.yaml`` on
-`rayop apiserver` (KubeRay's CRDs, ``--use-kubernetes-proxy``, the API server's audit log
-written to a file). For each edit of :mod:`tests.preview_edits` (the same edits and expected
-verdicts the embedded plane checks rayop against) the edited object is previewed with ``-f``,
-then applied while KubeRay runs; the audit log since the apply shows what KubeRay did (pods
-created and deleted, new RayClusters), and it must agree with the verdict.
+KubeRay's binary runs ``ray-cluster.sample.yaml``, ``ray-job.sample.yaml`` (its job kept
+running) and ``ray-service.sample.yaml`` on `rayop apiserver` (KubeRay's CRDs,
+``--use-kubernetes-proxy``, the API server's audit log written to a file). For each edit of
+:mod:`tests.preview_edits` (the same edits and expected verdicts the embedded plane checks rayop
+against) the edited object is previewed with ``-f``, then applied while KubeRay runs; the audit
+log since the apply shows what KubeRay did (pods created and deleted, RayClusters created and
+deleted, Jobs created and deleted), and it must agree with the verdict.
 """
 
 from __future__ import annotations
@@ -24,11 +25,20 @@ import yaml
 
 from rayop.kube.client import KubeClient
 from rayop.kube.resource import Resource
-from rayop.kube.resources import CRDS, NAMESPACES, RAY_CLUSTERS, RAY_SERVICES
+from rayop.kube.resources import CONFIGMAPS, CRDS, NAMESPACES, RAY_CLUSTERS, RAY_JOBS, RAY_SERVICES
 from rayop.preview.rendering import settled
 from rayop.testing import eventually
 from tests.kuberay_compat import crds_dir, needs_material
-from tests.preview_edits import CLUSTER_EDITS, POD_DELETES, QUIET, SERVICE_EDITS, agrees
+from tests.preview_edits import (
+    CLUSTER_EDITS,
+    JOB_EDITS,
+    LONG_ENTRYPOINT,
+    QUIET,
+    SERVICE_EDITS,
+    Observed,
+    agrees,
+    observed,
+)
 
 from .ray_support import load_docs
 from .real_support import kuberay_running, load_sample, unique_namespace, user_client
@@ -59,25 +69,24 @@ async def _preview(kubeconfig: Path, path: Path) -> str:
     return str(verdict["verdict"])
 
 
-def _writes_since(audit: Path, ns: str, since: float) -> tuple[int, int, int]:
-    """(pod creates, pod deletes, RayCluster creates) in ``ns`` the audit logged since ``since``."""
+def _writes_since(audit: Path, ns: str, since: float) -> Observed:
+    """What the audit logged in ``ns`` since ``since`` (:func:`observed`)."""
     records = [json.loads(line) for line in audit.read_text().splitlines() if line.strip()]
-    writes = [r for r in records if r["time"] >= since and r["namespace"] == ns]
-
-    def count(verbs: tuple[str, ...], resource: str) -> int:
-        return sum(
-            1
-            for w in writes
-            if w["verb"] in verbs and w["resource"] == resource and w["code"] < 300
-        )
-
-    return count(("create",), "pods"), count(POD_DELETES, "pods"), count(("create",), "rayclusters")
+    return observed(
+        (r["verb"], r["resource"], r["code"])
+        for r in records
+        if r["time"] >= since and r["namespace"] == ns
+    )
 
 
 async def _all_settled(client: KubeClient, ns: str) -> bool:
     listed = [
         {"kind": kind, **o}
-        for kind, r in (("RayCluster", RAY_CLUSTERS), ("RayService", RAY_SERVICES))
+        for kind, r in (
+            ("RayCluster", RAY_CLUSTERS),
+            ("RayJob", RAY_JOBS),
+            ("RayService", RAY_SERVICES),
+        )
         for o in (await client.list(r, namespace=ns))["items"]
     ]
     return bool(listed) and all(settled(o) for o in listed)
@@ -104,13 +113,21 @@ async def test_each_edits_verdict_is_what_kuberay_then_does(
                 await client.create(RAY_CLUSTERS, cluster, namespace=ns)
                 (service,) = load_docs("ray-service.sample.yaml", "RayService")
                 await client.create(RAY_SERVICES, service, namespace=ns)
+                for code in load_docs("ray-job.sample.yaml", "ConfigMap"):
+                    await client.create(CONFIGMAPS, code, namespace=ns)
+                (job,) = load_docs("ray-job.sample.yaml", "RayJob")
+                job["spec"]["entrypoint"] = LONG_ENTRYPOINT
+                job["spec"]["shutdownAfterJobFinishes"] = True  # or suspend is refused
+                await client.create(RAY_JOBS, job, namespace=ns)
                 edits: list[tuple[Resource, str, Any, str]] = [
                     (RAY_CLUSTERS, cluster["metadata"]["name"], e, v) for e, v in CLUSTER_EDITS
                 ]
+                # before the RayService's: its upgrade deletes the old cluster a while after
+                edits += [(RAY_JOBS, job["metadata"]["name"], e, v) for e, v in JOB_EDITS]
                 edits += [
                     (RAY_SERVICES, service["metadata"]["name"], e, v) for e, v in SERVICE_EDITS
                 ]
-                seen: list[tuple[str, str, tuple[int, int, int]]] = []
+                seen: list[tuple[str, str, Observed]] = []
                 for i, (resource, name, edit, expected) in enumerate(edits):
                     await eventually(
                         lambda: _all_settled(client, ns), timeout=180, interval=0.5,

@@ -23,6 +23,7 @@ from rayop.runtime.decisions import (
     note_event,
     note_wait,
     note_write,
+    wait_summary,
 )
 from rayop.runtime.expectations import CREATE, ScaleExpectations
 from rayop.runtime.own_writes import OwnWrites
@@ -59,6 +60,45 @@ def test_notes_outside_a_pass_go_nowhere_and_inside_one_land_in_its_account() ->
     assert current_account() is None
     (served,) = log.explain("ns", "a")
     assert (served["waited"], served["wrote"], served["events"]) == (["w"], ["x"], ["e"])
+
+
+def test_a_listener_gets_each_pass_that_waited_with_its_one_line() -> None:
+    log = DecisionLog()
+    heard: list[str | None] = []
+    log.report_waits(lambda account: heard.append(wait_summary(account)))
+    quiet, wrote = _account("quiet"), _account("wrote")
+    _record(log, quiet)
+    token = log.open(wrote)
+    note_write("POST pods: ok")
+    log.close(wrote, token)
+    assert heard == [] and wait_summary(wrote) is None
+    waited = _account("waited")
+    token = log.open(waited)
+    note_wait("own write not yet seen")
+    note_wait("dashboard not answering")
+    waited.settle(Result(requeue_after=2.0), None, 0.01)
+    log.close(waited, token)
+    assert heard == [
+        "waiting: own write not yet seen (and 1 more); next look: again in 2 s (timed requeue),"
+        " or on the next change"
+    ]
+
+
+def test_a_failing_wait_listener_is_logged_and_the_pass_still_kept(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    log = DecisionLog()
+
+    def fail(_account: PassAccount) -> None:
+        raise RuntimeError("boom")
+
+    log.report_waits(fail)
+    account = _account()
+    token = log.open(account)
+    note_wait("w")
+    log.close(account, token)
+    assert "listener of waiting passes failed" in caplog.text
+    assert [p["waited"] for p in log.explain("ns", "a")] == [["w"]]
 
 
 def test_a_pass_keeps_at_most_max_notes_and_counts_the_rest() -> None:

@@ -181,6 +181,9 @@ chart renders them, then rayop's own (flags the Configuration file has no field 
 {{- if ne (float64 .Values.rayop.rayjobDashboardPollInterval) 0.0 -}}
 {{- $args = append $args (printf "--rayjob-dashboard-poll-interval=%v" .Values.rayop.rayjobDashboardPollInterval) -}}
 {{- end -}}
+{{- if .Values.rayop.decisionEvents -}}
+{{- $args = append $args "--decision-events=true" -}}
+{{- end -}}
 {{- if include "rayop.sharding" . -}}
 {{- $args = append $args "--sharding=true" -}}
 {{- /* Kubernetes expands $(POD_NAME) from the container's env (the downward API). */ -}}

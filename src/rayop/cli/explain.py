@@ -94,17 +94,11 @@ async def read_passes(
 
 def next_look(account: Mapping[str, Any]) -> str:
     """Says when the operator looks at the object again after the pass ``account``."""
-    outcome, delay = account.get("outcome"), account.get("nextIn")
-    if outcome == "requeue_after":
-        return f"again in {delay:g} s (timed requeue), or on the next change"
-    if outcome == "retry_after":
-        return f"again in {delay:g} s (retry after an error)"
-    if outcome in ("error", "requeue"):
-        retries = account.get("retries", 0)
-        return f"again after the rate limiter's backoff (retry {retries}), or on the next change"
-    if outcome == "terminal":
-        return "not again until the object changes (terminal error)"
-    return "on the next change of the object or of what it owns"
+    from rayop.runtime.decisions import next_look as look_again
+
+    return look_again(
+        str(account.get("outcome")), account.get("nextIn"), int(account.get("retries", 0))
+    )
 
 
 def format_passes(kind: str, namespace: str, name: str, passes: Sequence[Mapping[str, Any]]) -> str:

@@ -151,6 +151,18 @@ EnableMetricsOpt = Annotated[
     ),
 ]
 
+DecisionEventsOpt = Annotated[
+    GoBool,
+    typer.Option(
+        "--decision-events",
+        parser=_go_bool("--decision-events"),
+        metavar="BOOL",
+        help="Record a Normal 'Waiting' Event with the account's one line (what the pass waited "
+        "for, when it looks again) each time a pass ends waiting, so kubectl describe shows it "
+        "(true/false; off: the Events are KubeRay's).",
+    ),
+]
+
 
 @dataclass(frozen=True, kw_only=True)
 class OperatorFlags(OptionGroup):
@@ -170,6 +182,7 @@ class OperatorFlags(OptionGroup):
     )
     webhook_port: WebhookPortOpt = 9443
     rayjob_dashboard_poll_interval: PollIntervalOpt = 0.0
+    decision_events: DecisionEventsOpt = GoBool(False)
 
     def settings(self) -> OperatorSettings:
         """Returns the operator settings of these flags (see :func:`shared_settings`).
@@ -185,9 +198,11 @@ class OperatorFlags(OptionGroup):
             cert_dir=Path(values.pop("webhook_cert_dir")), port=values.pop("webhook_port")
         )
         poll_interval = float(values.pop("rayjob_dashboard_poll_interval"))
+        decision_events = bool(values.pop("decision_events"))
         return dataclasses.replace(
             shared_settings(**values),
             enable_metrics=enable_metrics,
+            decision_events=decision_events,
             webhooks=webhooks,
             rayjob_dashboard_poll_interval=poll_interval,
         )

@@ -9,12 +9,15 @@ effect and, as the reasons, the events its pass would have recorded about it:
 - ``no answer``: the pass raised, or had not ended when time ran out;
 - ``new RayCluster``: a RayService (or RayJob) creates a cluster: its pods and the CPU, memory,
   GPU and other requests they add up to (for a RayService, a zero-downtime upgrade that needs
-  that much room beside the running cluster);
+  that much room beside the running cluster; for a suspended RayJob that resumes, its status
+  says so in this pass, the next pass creates the cluster);
 - ``recreate pods``: pods are deleted (and others created), or a RayCluster starts suspending
   (its status says so in this pass, the next pass deletes its pods);
 - ``create pods``: missing pods are created;
 - ``job``: a RayJob's job is submitted again, stopped or deleted, or its submitter Job is created
-  or deleted; a RayCluster deleted;
+  or deleted; a RayCluster deleted; or a RayJob starts suspending (its status says so in this
+  pass, the next pass deletes its RayCluster and submitter Job) or, with a cluster selector,
+  resumes;
 - ``update in place``: a child (a Service, a pod's labels, a Serve config sent to the dashboard,
   the object's own metadata) is created or changed without restarting anything: which fields;
 - ``status only``: only the object's status is written;
@@ -31,6 +34,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Final
 
+from rayop.api.rayjob import JobDeploymentStatus
 from rayop.apimachinery.quantity import QuantityError
 from rayop.controllers.assembly.catalog import CATALOG
 from rayop.controllers.batchscheduler.gang_size import desired_replicas, desired_resources
@@ -72,6 +76,11 @@ _DASHBOARD_JOBS = "/proxy/api/jobs/"
 SUSPENDING_LINE: Final = (
     "delete every Pod of the cluster: it starts suspending (the next pass deletes them)"
 )
+JOB_SUSPENDING_LINE: Final = (
+    "delete the job's RayCluster and submitter Job: it starts suspending (the next pass deletes"
+    " them)"
+)
+JOB_RESUMING_LINE: Final = "create the job's RayCluster: it resumes (the next pass creates it)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,6 +227,8 @@ def _effect(write: Write, obj: Obj) -> tuple[str, str]:
         if write.subresource == "status":
             if kind == "RayCluster" and _starts_suspending(write, obj):
                 return "recreate pods", SUSPENDING_LINE
+            if kind == "RayJob" and (moved := _job_moves(write, obj)) is not None:
+                return moved
             return "status only", ""
         return "update in place", f"{write.verb} {obj['kind']} itself: {_changed(write, obj)}"
     if kind == "RayCluster" and write.verb == "create":
@@ -246,6 +257,26 @@ def _starts_suspending(write: Write, obj: Obj) -> bool:
         )
 
     return suspending((write.body or {}).get("status")) and not suspending(obj.get("status"))
+
+
+def _job_moves(write: Write, obj: Obj) -> tuple[str, str] | None:
+    """(verdict, line) of a RayJob's status write that starts what its next pass does: to
+    Suspending (the next pass deletes its RayCluster and submitter Job), or from Suspended back
+    to New (the next pass creates its cluster, or submits to the selected one, again)."""
+
+    def deployment(status: Any) -> str:
+        return str(status.get("jobDeploymentStatus") or "") if isinstance(status, Mapping) else ""
+
+    before, after = deployment(obj.get("status")), deployment((write.body or {}).get("status"))
+    if after == JobDeploymentStatus.SUSPENDING != before:
+        return "job", JOB_SUSPENDING_LINE
+    if (before, after) != (JobDeploymentStatus.SUSPENDED, JobDeploymentStatus.NEW):
+        return None
+    spec = obj.get("spec") or {}
+    cluster = spec.get("rayClusterSpec")
+    if cluster and not spec.get("clusterSelector"):
+        return "new RayCluster", f"{JOB_RESUMING_LINE}: {cluster_size(cluster)}"
+    return "job", "submit the job again: it resumes (the next pass submits it)"
 
 
 def _dashboard_effect(write: Write) -> tuple[str, str]:

@@ -16,7 +16,10 @@ that finds nothing to do does not push the passes that acted out of the ring. Be
 ``acted`` passes that recorded an Event are kept apart, however many passes followed them.
 Nothing is written to the API server (a write per pass would double the request volume);
 :meth:`DecisionLog.explain` gives the record as JSON for the operator's metrics server to serve
-(``/debug/decisions``).
+(``/debug/decisions``). A log may also hand each pass that waited to a listener
+(:meth:`DecisionLog.report_waits`), with :func:`wait_summary` as its one line: the operator's
+``--decision-events`` records it as an Event, which the recorder folds into one series per
+object.
 
 Cost per pass: two context-variable operations, one small object and a list append (the
 benchmark ``benchmarks/decisions_overhead.py`` measures it); per note, one context-variable read,
@@ -26,6 +29,7 @@ a tuple and a list append.
 from __future__ import annotations
 
 import contextvars
+import logging
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
@@ -33,6 +37,8 @@ from typing import Any, Final, Literal
 
 from rayop.runtime.clock import MONOTONIC, Clock
 from rayop.runtime.reconcile import Result, is_terminal, retry_delay
+
+log = logging.getLogger(__name__)
 
 NoteKind = Literal["wait", "write", "event"]
 """What a note says: the pass held back (``wait``), sent a write, or recorded an Event."""
@@ -214,6 +220,32 @@ def note_client_write(method: str, path: str, answer: dict[str, Any] | None, err
     account.note("write", f"{method} {path}: {error or 'ok'}")
 
 
+def next_look(outcome: str, next_in: float | None, retries: int = 0) -> str:
+    """Says when the operator looks at an object again after a pass that ended with
+    ``outcome`` (an :data:`Outcome`), ``next_in`` seconds and ``retries`` as the pass's
+    account keeps them."""
+    if outcome == "requeue_after":
+        return f"again in {next_in:g} s (timed requeue), or on the next change"
+    if outcome == "retry_after":
+        return f"again in {next_in:g} s (retry after an error)"
+    if outcome in ("error", "requeue"):
+        return f"again after the rate limiter's backoff (retry {retries}), or on the next change"
+    if outcome == "terminal":
+        return "not again until the object changes (terminal error)"
+    return "on the next change of the object or of what it owns"
+
+
+def wait_summary(account: PassAccount) -> str | None:
+    """The one line of a pass that waited: what for (the first wait, and how many more) and
+    when the operator looks again; None when the pass did not wait."""
+    waits = account.noted("wait")
+    if not waits:
+        return None
+    more = f" (and {len(waits) - 1} more)" if len(waits) > 1 else ""
+    when = next_look(account.outcome, account.next_in, account.retries)
+    return f"waiting: {waits[0]}{more}; next look: {when}"
+
+
 class _Kept:
     """One object's passes: the last ones, and those that acted before them (oldest first)."""
 
@@ -249,6 +281,12 @@ class DecisionLog:
         self.max_objects = max_objects
         self.clock = clock
         self._kept: OrderedDict[tuple[str, str, str], _Kept] = OrderedDict()
+        self._on_wait: Callable[[PassAccount], None] | None = None
+
+    def report_waits(self, listener: Callable[[PassAccount], None]) -> None:
+        """Hands every pass that waited (a ``wait`` note) to ``listener`` once it is closed;
+        the listener must not block (it runs on the pass's worker); what it raises is logged."""
+        self._on_wait = listener
 
     def open(self, account: PassAccount) -> contextvars.Token[PassAccount | None]:
         """Makes ``account`` the current pass's; hand the token to :meth:`close`."""
@@ -258,6 +296,11 @@ class DecisionLog:
         """Ends the current pass's account and keeps it (dropping the oldest beyond bounds)."""
         _current.reset(token)
         account.closed = True
+        if self._on_wait is not None and account.notes is not None and account.noted("wait"):
+            try:
+                self._on_wait(account)
+            except Exception:  # the listener's failure must not end the pass's worker
+                log.exception("the listener of waiting passes failed on %s", account.name)
         key = (account.controller, account.namespace, account.name)
         kept = self._kept.get(key)
         if kept is None:

@@ -104,6 +104,7 @@ async def open_operator(
     use_kubernetes_proxy: bool | None = None,
     rayjob_dashboard_poll_interval: float = RAYJOB_DASHBOARD_POLL_INTERVAL,
     sharding: ShardingSettings | None = None,
+    decision_events: bool = False,
 ) -> AsyncIterator[RunningOperator]:
     """Runs rayop's manager with the chosen controllers until the block exits.
 
@@ -136,6 +137,8 @@ async def open_operator(
         rayjob_dashboard_poll_interval: ``--rayjob-dashboard-poll-interval`` (0: no poller).
         sharding: ``--sharding`` and its settings (None: off); needs
             ``leader_election_namespace`` (the sharder runs in the elected replica).
+        decision_events: ``--decision-events``: each pass that ends waiting records a Normal
+            ``Waiting`` Event with its account's one line.
 
     Yields:
         The running operator.
@@ -165,6 +168,7 @@ async def open_operator(
         enable_metrics=enable_metrics,
         rayjob_dashboard_poll_interval=rayjob_dashboard_poll_interval,
         sharding=sharding,
+        decision_events=decision_events,
     )
     async with client_factory(config) as client:
         assembled = build_operator(

@@ -12,5 +12,7 @@
 - ``sharding``: ``--sharding`` wired for Ray: the roots, where their objects live, how a request
   finds its root, and the membership and sharder runnables.
 - ``shard_fence``: ``rayop run`` refuses to start beside replicas of the other sharding mode.
+- ``decision_events``: ``--decision-events``: each pass that ended waiting told as a Normal
+  Event about its object (``kubectl describe`` shows it).
 - ``rbac_rules``: the RBAC rules the operator needs: the one source of deploy/rbac and the chart.
 """

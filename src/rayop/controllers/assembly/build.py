@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from rayop.controllers.assembly.blueprint import ControllerBlueprint, Kind, Wired, Wiring
 from rayop.controllers.assembly.catalog import CATALOG, KINDS
+from rayop.controllers.assembly.decision_events import record_waits_as_events
 from rayop.controllers.assembly.kuberay_metrics import enable_kuberay_metrics
 from rayop.controllers.assembly.operator_settings import OperatorSettings
 from rayop.controllers.assembly.sharding import (
@@ -137,6 +138,8 @@ def build_operator(
             primaries[blueprint.kind] = controller
     if settings.enable_metrics:
         enable_kuberay_metrics(manager)
+    if settings.decision_events:
+        record_waits_as_events(manager, {b.kind for b in blueprints})
     return AssembledOperator(manager, controllers, primaries)
 
 

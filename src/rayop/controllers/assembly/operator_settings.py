@@ -78,5 +78,9 @@ class OperatorSettings:
     """KubeRay's --enable-metrics: export the nine kuberay_* metrics."""
     webhooks: WebhookSettings = field(default_factory=WebhookSettings)
     """Where the validating webhooks are served when ``ENABLE_WEBHOOKS=true``."""
+    decision_events: bool = False
+    """``--decision-events``: each pass that ended waiting records a Normal ``Waiting`` Event
+    with its account's one line (:mod:`rayop.controllers.assembly.decision_events`); off, the
+    Events are KubeRay's."""
     sharding: ShardingSettings | None = None
     """``--sharding``: this replica reconciles only the roots assigned to it (None: all)."""
