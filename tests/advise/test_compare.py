@@ -257,8 +257,8 @@ def test_the_saturated_scenario_drained_faster_at_two_workers_is_kept() -> None:
     result = compare(before, after, CONTROLLERS)
     assert result.verdict == "keep", result.reasons
     assert result.reasons[-1] == (
-        "keep: raycluster's queue wait p99 fell beyond the noise; time to ready fell beyond the "
-        "noise"
+        "keep: raycluster's queue wait p99 fell beyond the noise; time to serve the burst fell "
+        "beyond the noise"
     )
 
 

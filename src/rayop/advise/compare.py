@@ -247,8 +247,10 @@ def compare(
     return judged
 
 
-def _time_to_ready(b: WindowSummary, a: WindowSummary) -> tuple[float | None, float | None, str]:
-    """What users waited for, before and after, and its reason line.
+def _time_to_ready(
+    b: WindowSummary, a: WindowSummary
+) -> tuple[float | None, float | None, str, str]:
+    """What users waited for, before and after, its reason line and its name.
 
     ``kuberay_cluster_provisioned_duration_seconds`` where both windows export it; else, where
     both hold a whole burst, the time to serve it (to its last create): when every cluster the
@@ -259,11 +261,12 @@ def _time_to_ready(b: WindowSummary, a: WindowSummary) -> tuple[float | None, fl
             f"time to ready p50 {_change(b.ready_p50, a.ready_p50)} "
             f"({b.ready_count} and {a.ready_count} clusters)"
         )
-        return b.ready_p50, a.ready_p50, text
+        return b.ready_p50, a.ready_p50, text, "time to ready"
     x, y = b.load.served_in, a.load.served_in
     if x is None or y is None:
-        return None, None, ""
-    return x, y, f"time to serve the whole burst (to its last create) {_change(x, y)}"
+        return None, None, "", ""
+    text = f"time to serve the whole burst (to its last create) {_change(x, y)}"
+    return x, y, text, "time to serve the burst"
 
 
 def _judge(b: WindowSummary, a: WindowSummary, level: float, measured: bool) -> Comparison:
@@ -302,17 +305,17 @@ def _judge(b: WindowSummary, a: WindowSummary, level: float, measured: bool) -> 
             better.append(f"{c}'s queue wait p99 fell beyond the noise")
     reasons.append(f"API latency {_change(b.api_latency, a.api_latency)}")
     contended = rules.latency_rose(b.api_latency, a.api_latency)
-    ready_b, ready_a, ready_text = _time_to_ready(b, a)
+    ready_b, ready_a, ready_text, ready_name = _time_to_ready(b, a)
     ready_gain = _gain(ready_b, ready_a)
     if ready_gain is not None:
         reasons.append(ready_text)
         if ready_gain < -level:
-            worse.append("time to ready got worse beyond the noise")
+            worse.append(f"{ready_name} got worse beyond the noise")
         elif ready_gain > level:
-            better.append("time to ready fell beyond the noise")
+            better.append(f"{ready_name} fell beyond the noise")
         elif better:  # what users wait for did not move: the queue's wait went elsewhere
             reasons.append(
-                "queue wait fell but time to ready did not: the wait moved elsewhere (the API "
+                f"queue wait fell but {ready_name} did not: the wait moved elsewhere (the API "
                 "server), no gain"
             )
             better = []
