@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import orjson
@@ -13,6 +14,7 @@ from rayop.advise.errors import AdviseInputError
 from rayop.advise.evidence import Scrape
 from rayop.advise.exposition import Snapshot
 from rayop.advise.identity import Operator
+from rayop.advise.offered_load import offered_load
 from rayop.advise.window_file import load, save
 from rayop.cli import app
 from rayop.runtime.concurrency import rules
@@ -210,3 +212,64 @@ def test_a_queue_wait_gain_without_a_ready_gain_is_no_gain() -> None:
     ) in result.reasons
     faster = compare(before, _provisioned(_window(3, Load(arrivals=20)), 60.0), CONTROLLERS)
     assert faster.verdict == "keep", faster.reasons
+
+
+def _burst(workers: int, rate: float, seconds: int = 60) -> list[Scrape]:
+    """A whole burst, as `rayop bench` records one: ``rate`` keys a second for ``seconds``, from
+    an idle operator, until the scrape after everything was served (10 keys a second a worker)."""
+    served_by = max(seconds, math.ceil(rate * seconds / (10 * workers)))
+    loads = [Load(arrivals=rate)] * seconds + [Load(arrivals=0)] * (served_by - seconds + 6)
+    return FluidOperator(workers=workers).run(loads)
+
+
+def test_the_same_burst_served_faster_is_the_same_load_and_kept() -> None:
+    # 1,200 keys at 20 a second: one worker serves them in 120 s, three in 60 s. The windows end
+    # when all is served, so creates a minute measured the workers' pace (the old check refused).
+    result = compare(_burst(1, 20), _burst(3, 20), CONTROLLERS)
+    assert result.verdict == "keep", result.reasons
+    assert (
+        "the same load (1200 -> 1200 API creates in all, each window a whole burst"
+        in result.reasons[0]
+    )
+    assert "time to serve the whole burst (to its last create) 120 s -> 60 s (-50%)" in (
+        result.reasons
+    )
+    assert (result.noise, result.noise_measured) == (0.10, False)
+
+
+def test_a_doubled_burst_is_a_changed_load() -> None:
+    # 20 then 40 keys a second for the same minute: twice what the users asked for, though the
+    # second window, served by twice the workers, is as long as the first.
+    result = compare(_burst(2, 20), _burst(4, 40), CONTROLLERS)
+    assert result.verdict == "incomparable", result.reasons
+    assert result.reasons == (
+        "API creates 1200 in all before, 2400 after, each window a whole burst served (50% "
+        "apart, more than the 10% tolerance)",
+        "the load changed, the comparison does not hold",
+    )
+
+
+def test_the_saturated_scenario_drained_faster_at_two_workers_is_kept() -> None:
+    # The saturated scenario's shape (rayop, measured: 7,200 creates in 221 s at 1 worker and
+    # in 142 s at 2): a burst faster than either serves, so both back up and 2 drain sooner.
+    before, after = _burst(1, 30), _burst(2, 30)
+    assert after[-1].t < before[-1].t * 0.6
+    result = compare(before, after, CONTROLLERS)
+    assert result.verdict == "keep", result.reasons
+    assert result.reasons[-1] == (
+        "keep: raycluster's queue wait p99 fell beyond the noise; time to serve the burst fell "
+        "beyond the noise"
+    )
+
+
+def test_a_window_that_began_with_a_backlog_is_judged_per_minute() -> None:
+    # Cut out of a running load, a window's creates are not all its users asked for.
+    model = FluidOperator(workers=1)
+    model.run([Load(arrivals=20)] * 30)
+    midway = model.run([Load(arrivals=0)] * 60)
+    assert not offered_load(midway, CONTROLLERS).whole_burst
+    assert offered_load(_burst(1, 20), CONTROLLERS).whole_burst
+    result = compare(midway, _burst(1, 20), CONTROLLERS)
+    assert result.reasons[0] == (
+        "API creates 300.0/min before, 571.4/min after (48% apart, more than the 10% tolerance)"
+    )

@@ -16,6 +16,8 @@ Modules:
 - ``grafana_dashboard``: a Grafana dashboard of the verdict's inputs side by side, on the recorded
   series of the rules.
 - ``identity``: which operator a set of metrics comes from: rayop, KubeRay, or neither.
+- ``offered_load``: the load a before/after comparison holds fixed: the work the users offered,
+  read from a window.
 - ``prometheus``: reads an operator's series from a Prometheus server's HTTP API over a time
   range.
 - ``prometheus_rules``: the verdict's two headline cases as Prometheus recording and alerting
