@@ -11,6 +11,9 @@ emptied, as a release would leave it, so that the new process need not wait out 
 the takeover after a crash is tested on its own (tests/runtime/test_manager.py). A lost Lease is
 the API slowed down while another holder takes the Lease; the operator must give up leadership
 and exit, and is started again at once; the other holder releases the Lease when the fault ends.
+A kill and a lost Lease never overlap: a kill that landed while the Lease was lost would end the
+leader before it had to give up leadership, and the lost Lease would test nothing (the first
+10-seed run with kills only while leading had 5 of its 10 lost Leases end that way).
 """
 
 from __future__ import annotations
@@ -56,6 +59,9 @@ class FaultDriver:
     done: Counter[str] = field(default_factory=Counter)
     _active: list[Fault] = field(default_factory=list)
     _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    _leadership: asyncio.Lock = field(default_factory=asyncio.Lock)
+    """Held by a kill (from waiting for a leader to the restart) and by a lost Lease (all of it),
+    so that the two never overlap."""
     stopping: bool = False
     last_fault_end: float = 0.0
 
@@ -66,9 +72,10 @@ class FaultDriver:
         operator leads (a kill during start-up would hit no work), after its planned delay."""
         for fault in faults:
             await asyncio.sleep(max(0.0, t0 + fault.at - time.monotonic()))
-            await self.until_leading()
-            await asyncio.sleep(float(fault.settings.get("after_leading", 0.0)))
-            await self.kill(fault)
+            async with self._leadership:
+                await self.until_leading()
+                await asyncio.sleep(float(fault.settings.get("after_leading", 0.0)))
+                await self.kill(fault)
 
     def leader(self) -> str:
         """The leader Lease's holder ("" when free or absent)."""
@@ -146,8 +153,13 @@ class FaultDriver:
         await self._hold(fault)
 
     async def lease_lost(self, fault: Fault) -> None:
-        """Slows the API and hands the Lease to another holder for the fault's duration."""
-        await self.until_leading()
+        """Slows the API and hands the Lease to another holder for the fault's duration (never
+        while a kill is under way)."""
+        async with self._leadership:
+            await self.until_leading()
+            await self._lose_lease(fault)
+
+    async def _lose_lease(self, fault: Fault) -> None:
         self.done["lease-lost"] += 1
         exits = self.done["operator-exit"]
         self._active.append(fault)

@@ -3,7 +3,9 @@ replays the same plan, and each invariant check flags the history that breaks it
 
 from __future__ import annotations
 
+import asyncio
 import importlib
+import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from types import ModuleType
@@ -12,7 +14,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from rayop.kube.resources import PODS, RAY_CLUSTERS, RAY_JOBS, RAY_SERVICES
+from rayop.kube.resources import LEASES, PODS, RAY_CLUSTERS, RAY_JOBS, RAY_SERVICES
 from rayop.sim.dashboard.registry import SubmissionRecord
 from rayop.testing import PlaneUnderTest, open_control_plane
 
@@ -28,7 +30,7 @@ def chaos(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, ModuleType]]:
     monkeypatch.syspath_prepend(str(BENCHMARKS))
     yield {
         name: importlib.import_module(name)
-        for name in ("chaos", "chaos_record", "chaos_schedule", "chaos_workload")
+        for name in ("chaos", "chaos_faults", "chaos_record", "chaos_schedule", "chaos_workload")
     }
 
 
@@ -155,3 +157,64 @@ async def test_a_short_seed_under_kills_and_a_storm_has_no_violation(
     assert result.operator_starts == 4
     assert result.pod_creates > 0 and result.checks["pod-create"] == result.pod_creates
     assert set(result.objects) >= {"pods", "rayclusters", "rayjobs", "rayservices"}
+
+
+class _LeaderStandIn:
+    """The driver's operator: takes the free leader Lease at once after each start and notes, at
+    each SIGKILL, whether the Lease was lost at that moment."""
+
+    def __init__(self, plane: PlaneUnderTest, driver: Any) -> None:
+        self.plane, self.driver = plane, driver
+        self.starts = 1
+        self.killed_while_lost: list[bool] = []
+
+    def sigkill(self) -> bool:
+        lost = any(f.kind == "lease-lost" for f in self.driver._active)
+        self.killed_while_lost.append(lost or self.driver.leader() == "chaos-usurper")
+        return True
+
+    async def reap(self) -> int | None:
+        return -9
+
+    async def start(self) -> None:
+        self.starts += 1
+
+    async def lead(self) -> None:
+        """Takes the Lease whenever it is free (what a started operator does)."""
+        while True:
+            lease = await self.plane.client.get(LEASES, "ray-operator-leader", namespace="sys")
+            if not lease["spec"].get("holderIdentity"):
+                lease["spec"]["holderIdentity"] = f"op-{self.starts}"
+                await self.plane.client.update(LEASES, lease)
+            await asyncio.sleep(0.02)
+
+
+async def test_a_kill_never_lands_while_the_lease_is_lost(
+    chaos: dict[str, ModuleType], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A kill already waiting its delay after the leader took over holds off a lost Lease planned
+    during that delay (else the kill ends the leader before it has to give up leadership)."""
+    faults, schedule = chaos["chaos_faults"], chaos["chaos_schedule"]
+    monkeypatch.setattr(faults, "LEASE_EXIT_GRACE", 0.05)
+    async with open_control_plane() as plane:
+        await plane.namespace("sys")
+        await plane.create(LEASES, {"metadata": {"name": "ray-operator-leader"},
+                                    "spec": {"holderIdentity": "op-1"}}, "sys")  # fmt: skip
+        record = chaos["chaos_record"].Record(plane.cp, NS, OPERATOR)
+        driver = faults.FaultDriver(plane.cp, None, record, "sys")
+        operator = driver.operator = _LeaderStandIn(plane, driver)
+        leading = asyncio.create_task(operator.lead())
+        kill = schedule.Fault(0.0, "kill", settings={"after_leading": 0.3})
+        lost = schedule.Fault(0.1, "lease-lost", 0.3, (), {"latency": 0.01})
+        t0 = time.monotonic()
+
+        async def lose_lease() -> None:
+            await asyncio.sleep(max(0.0, t0 + lost.at - time.monotonic()))
+            await driver.lease_lost(lost)
+
+        try:
+            await asyncio.wait_for(asyncio.gather(driver.kills([kill], t0), lose_lease()), 10)
+        finally:
+            leading.cancel()
+    assert operator.killed_while_lost == [False]
+    assert driver.done["kill"] == 1 and driver.done["lease-lost"] == 1
