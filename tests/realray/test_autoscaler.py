@@ -336,7 +336,10 @@ def test_a_strict_spread_placement_group_scales_the_cpu_group(cluster: Autoscale
     workers = cluster.workers("cpu")
     assert len(workers) == 2 and kept["metadata"]["uid"] in {w["metadata"]["uid"] for w in workers}
     ips = sorted(w["status"]["podIP"] for w in workers)
-    ran = out.split("ran on", 1)[1].split()
+    # Only the driver's own line: Ray also prints the autoscaler's events to the driver's
+    # stdout ("(autoscaler +8s) Resized to 2 CPUs."), before and after it.
+    [line] = [ln for ln in out.splitlines() if ln.startswith("ran on ")]
+    ran = line.removeprefix("ran on ").split()
     assert sorted(ran) == ips, out  # one bundle on each worker
     assert cluster.group("cpu")["replicas"] == 2 and cluster.group("accel")["replicas"] == 0
     created = [r["name"] for r in cluster.audit(verb="create", resource="pods", code=201)]
