@@ -13,18 +13,20 @@ from rayop.runtime.metrics import OperatorMetrics
 from rayop.testing import open_control_plane
 
 
+def manager_on(client: KubeClient, **options: Any) -> Manager[KubeClient]:
+    """A manager on ``client`` serving nothing over HTTP."""
+    return Manager(
+        client, metrics=OperatorMetrics(), metrics_bind_address="0",
+        health_probe_bind_address="0", **options,
+    )  # fmt: skip
+
+
 async def test_events_go_through_their_own_client_and_bucket() -> None:
     async with (
         open_control_plane(crds=False) as plane,
         KubeClient(plane.config, qps=0.001, burst=5) as client,
     ):
-        manager = Manager(
-            client,
-            metrics=OperatorMetrics(),
-            metrics_bind_address="0",
-            health_probe_bind_address="0",
-            leader_election=False,
-        )
+        manager = manager_on(client, leader_election=False)
         recorder = manager.event_recorder("test-controller")
         assert manager.event_recorder("test-controller") is recorder
         own = recorder.client
@@ -69,14 +71,7 @@ async def test_leader_election_renews_through_its_own_client_and_bucket() -> Non
         open_control_plane(crds=False) as plane,
         KubeClient(plane.config, qps=0.001, burst=5) as client,
     ):
-        manager = Manager(
-            client,
-            metrics=OperatorMetrics(),
-            metrics_bind_address="0",
-            health_probe_bind_address="0",
-            leader_election=True,
-            leader_election_namespace="default",
-        )
+        manager = manager_on(client, leader_election=True, leader_election_namespace="default")
         own = manager.lease_client
         assert isinstance(own, KubeClient) and own is not client
         assert own.throttle is not client.throttle
@@ -90,8 +85,5 @@ async def test_leader_election_renews_through_its_own_client_and_bucket() -> Non
                 await asyncio.sleep(0.05)
         manager.request_stop()
         await running
-    no_election = Manager(
-        client, metrics=OperatorMetrics(), metrics_bind_address="0",
-        health_probe_bind_address="0", leader_election=False,
-    )  # fmt: skip
+    no_election = manager_on(client, leader_election=False)
     assert no_election.lease_client is client and no_election.own_clients == ()
