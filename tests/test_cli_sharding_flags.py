@@ -1,4 +1,5 @@
-"""``--sharding``, ``--replica-id`` and ``--pass-record`` become the operator's sharding settings."""
+"""``--sharding``, ``--replica-id``, ``--pass-record`` and the sharder's client budget become the
+operator's sharding settings."""
 
 from __future__ import annotations
 
@@ -23,6 +24,16 @@ def test_sharding_takes_the_replica_id_or_the_host_name() -> None:
     assert named == ShardingSettings(socket.gethostname())
 
 
+def test_the_sharder_has_a_budget_of_its_own() -> None:
+    default = ReplicaFlags(sharding="true", replica_id="r1").apply(OperatorSettings()).sharding
+    assert default is not None
+    assert (default.sharder_qps, default.sharder_burst) == (500.0, 1000)
+    given = ReplicaFlags(sharding="true", replica_id="r1", sharder_qps="50.5", sharder_burst="70")
+    chosen = given.apply(OperatorSettings()).sharding
+    assert chosen is not None
+    assert (chosen.sharder_qps, chosen.sharder_burst) == (50.5, 70)
+
+
 @pytest.mark.parametrize(
     "flags",
     [
@@ -30,6 +41,11 @@ def test_sharding_takes_the_replica_id_or_the_host_name() -> None:
         ReplicaFlags(replica_id="r1"),
         ReplicaFlags(pass_record="/tmp/x"),
         ReplicaFlags(sharding="maybe"),
+        ReplicaFlags(sharder_qps="50"),
+        ReplicaFlags(sharding="true", sharder_qps="fast"),
+        ReplicaFlags(sharding="true", sharder_qps="0"),
+        ReplicaFlags(sharding="true", sharder_burst="1.5"),
+        ReplicaFlags(sharding="true", sharder_burst="-1"),
     ],
 )
 def test_inconsistent_sharding_flags_are_usage_errors(flags: ReplicaFlags) -> None:

@@ -76,8 +76,11 @@ class Replica(KubeClient):
         self.root_patches: list[str] = []
         """The RayClusters this replica patched, by name."""
 
-    def sibling(self, *, clock: Clock | None = None) -> KubeClient:
-        return Replica(self.config, qps=self.throttle.qps, burst=self.throttle.burst,
+    def sibling(
+        self, *, clock: Clock | None = None, qps: float | None = None, burst: int | None = None
+    ) -> KubeClient:
+        return Replica(self.config, qps=self.throttle.qps if qps is None else qps,
+                       burst=self.throttle.burst if burst is None else burst,
                        metrics=self.metrics, clock=clock or MONOTONIC)  # fmt: skip
 
     async def patch(

@@ -87,3 +87,21 @@ async def test_leader_election_renews_through_its_own_client_and_bucket() -> Non
         await running
     no_election = manager_on(client, leader_election=False)
     assert no_election.lease_client is client and no_election.own_clients == ()
+
+
+async def test_a_client_of_its_own_may_have_another_budget() -> None:
+    """The sharder's client gets a token bucket of its own at the rate it is given (the
+    manager's by default), sharing the request metrics; the manager closes it."""
+    async with (
+        open_control_plane(crds=False) as plane,
+        KubeClient(plane.config, qps=100, burst=200) as client,
+    ):
+        manager = manager_on(client, leader_election=False)
+        same = manager.client_of_its_own()
+        faster = manager.client_of_its_own(qps=500, burst=1000)
+        assert same is not None and faster is not None
+        assert (same.throttle.qps, same.throttle.burst) == (100, 200)
+        assert (faster.throttle.qps, faster.throttle.burst) == (500, 1000)
+        assert faster.metrics is client.metrics
+        assert manager.own_clients == (same, faster)
+        await manager_closed(manager)

@@ -3,7 +3,8 @@
 :class:`ReplicaFlags` is an option group (see :mod:`rayop.cli.option_groups`) of ``rayop run``
 and ``rayop up``: ``--enable-leader-election``, ``--leader-election-namespace`` and
 ``--watch-namespace``, with KubeRay's names, and rayop's ``--sharding`` (several active
-replicas, each reconciling the roots assigned to it), ``--replica-id`` and ``--pass-record``; :data:`KUBERAY_REPLICA` has KubeRay's defaults,
+replicas, each reconciling the roots assigned to it), ``--replica-id``, ``--pass-record`` and
+the sharder's client budget (``--sharder-qps``, ``--sharder-burst``); :data:`KUBERAY_REPLICA` has KubeRay's defaults,
 :data:`ONE_PROCESS_REPLICA` those of ``rayop up`` (no leader election: it is the only replica).
 """
 
@@ -12,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import socket
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 
@@ -23,6 +24,8 @@ if TYPE_CHECKING:
     from rayop.controllers.assembly.operator_settings import OperatorSettings
 
 __all__ = ["KUBERAY_REPLICA", "ONE_PROCESS_REPLICA", "ReplicaFlags"]
+
+_N = TypeVar("_N", int, float)
 
 EnableLeaderElectionOpt = Annotated[
     str,
@@ -49,6 +52,18 @@ PassRecordOpt = Annotated[
         "--pass-record", help="With --sharding, append every reconcile pass to this JSON-lines file."
     ),
 ]
+SharderQpsOpt = Annotated[
+    str,
+    typer.Option(
+        "--sharder-qps",
+        help="With --sharding, the sharder's own request rate (its lists and relabels); "
+        "empty: 500.",
+    ),
+]
+SharderBurstOpt = Annotated[
+    str,
+    typer.Option("--sharder-burst", help="With --sharding, the sharder's burst; empty: 1000."),
+]
 WatchNamespaceOpt = Annotated[
     str,
     typer.Option("--watch-namespace", help="Comma-separated namespaces to watch; empty: all."),
@@ -65,14 +80,17 @@ class ReplicaFlags(OptionGroup):
     sharding: ShardingOpt = "false"
     replica_id: ReplicaIdOpt = ""
     pass_record: PassRecordOpt = ""
+    sharder_qps: SharderQpsOpt = ""
+    sharder_burst: SharderBurstOpt = ""
 
     def apply(self, settings: OperatorSettings) -> OperatorSettings:
         """Returns ``settings`` with these flags' leader election and namespaces.
 
         Raises:
             typer.BadParameter: ``--enable-leader-election`` or ``--sharding`` is not a boolean,
-                ``--sharding`` is given without leader election, or ``--replica-id`` or
-                ``--pass-record`` without ``--sharding``.
+                ``--sharding`` is given without leader election, ``--replica-id``,
+                ``--pass-record``, ``--sharder-qps`` or ``--sharder-burst`` without
+                ``--sharding``, or the last two are not positive numbers.
         """
         from rayop.controllers.assembly.operator_settings import ShardingSettings
 
@@ -88,8 +106,16 @@ class ReplicaFlags(OptionGroup):
                 replica_id=self.replica_id or socket.gethostname(),
                 pass_record=self.pass_record or None,
             )
-        elif self.replica_id or self.pass_record:
-            raise typer.BadParameter("--replica-id and --pass-record need --sharding")
+            if self.sharder_qps:
+                qps = _positive(self.sharder_qps, "--sharder-qps", float)
+                sharding = dataclasses.replace(sharding, sharder_qps=qps)
+            if self.sharder_burst:
+                burst = _positive(self.sharder_burst, "--sharder-burst", int)
+                sharding = dataclasses.replace(sharding, sharder_burst=burst)
+        elif self.replica_id or self.pass_record or self.sharder_qps or self.sharder_burst:
+            raise typer.BadParameter(
+                "--replica-id, --pass-record, --sharder-qps and --sharder-burst need --sharding"
+            )
         return dataclasses.replace(
             settings,
             enable_leader_election=leader_election,
@@ -97,6 +123,17 @@ class ReplicaFlags(OptionGroup):
             watch_namespaces=parse_namespaces(self.watch_namespace),
             sharding=sharding,
         )
+
+
+def _positive(value: str, flag: str, kind: type[_N]) -> _N:
+    """Parses ``value`` as a positive ``kind``; raises typer.BadParameter naming ``flag``."""
+    try:
+        parsed = kind(value)
+    except ValueError:
+        raise typer.BadParameter(f"{flag} must be a positive number, got {value!r}") from None
+    if parsed <= 0:
+        raise typer.BadParameter(f"{flag} must be a positive number, got {value!r}")
+    return parsed
 
 
 KUBERAY_REPLICA = ReplicaFlags()

@@ -109,15 +109,18 @@ class KubeClient:
             max_connections=max_connections,
         )
 
-    def sibling(self, *, clock: Clock | None = None) -> KubeClient:
+    def sibling(
+        self, *, clock: Clock | None = None, qps: float | None = None, burst: int | None = None
+    ) -> KubeClient:
         """Returns a second client on this one's configuration, with a token bucket of its own
-        (the same qps and burst) and the same request metrics: what controller-runtime gives
-        leader election and the event broadcaster, so that their requests never spend the
-        reconcile budget. A subclass that changes what requests do returns one of its kind."""
+        (this one's qps and burst unless given) and the same request metrics: what
+        controller-runtime gives leader election and the event broadcaster, so that their
+        requests never spend the reconcile budget. A subclass that changes what requests do
+        returns one of its kind."""
         return KubeClient(
             self.config,
-            qps=self.throttle.qps,
-            burst=self.throttle.burst,
+            qps=self.throttle.qps if qps is None else qps,
+            burst=self.throttle.burst if burst is None else burst,
             metrics=self.metrics,
             clock=clock or MONOTONIC,
         )

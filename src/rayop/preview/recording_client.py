@@ -103,13 +103,15 @@ class RecordingClient(KubeClient):
         self.overlay = dict(overlay or {})
         self.writes: list[Write] = []
 
-    def sibling(self, *, clock: Clock | None = None) -> KubeClient:
+    def sibling(
+        self, *, clock: Clock | None = None, qps: float | None = None, burst: int | None = None
+    ) -> KubeClient:
         """Returns a recording client like this one (the same ``send`` and overlay) that keeps
         its writes in this one's :attr:`writes`: a preview's leader election or events never
         write where this client would not."""
         other = RecordingClient(
-            self.config, send=self.send_writes, overlay=self.overlay, qps=self.throttle.qps,
-            burst=self.throttle.burst, metrics=self.metrics, clock=clock or MONOTONIC,
+            self.config, send=self.send_writes, overlay=self.overlay, qps=self.throttle.qps if qps is None else qps,
+            burst=self.throttle.burst if burst is None else burst, metrics=self.metrics, clock=clock or MONOTONIC,
         )  # fmt: skip
         other.writes = self.writes
         return other

@@ -260,15 +260,18 @@ class Manager(Generic[ClientT]):
         """The clients :meth:`client_of_its_own` made, in order."""
         return tuple(self._own_clients)
 
-    def client_of_its_own(self) -> KubeClient | None:
+    def client_of_its_own(
+        self, *, qps: float | None = None, burst: int | None = None
+    ) -> KubeClient | None:
         """Returns the manager client's :meth:`~rayop.kube.client.KubeClient.sibling` (a token
-        bucket of its own, the same qps, burst and request metrics), closed when the manager
-        stops (:attr:`own_clients`); None when the manager's client is not a KubeClient (a
-        test's fake: use that client). Never blocks (it connects on first use)."""
+        bucket of its own, the same qps and burst unless given, the same request metrics),
+        closed when the manager stops (:attr:`own_clients`); None when the manager's client is
+        not a KubeClient (a test's fake: use that client). Never blocks (it connects on first
+        use)."""
         client = self._client
         if not isinstance(client, KubeClient):
             return None
-        own = client.sibling(clock=self.clock)
+        own = client.sibling(clock=self.clock, qps=qps, burst=burst)
         self._own_clients.append(own)
         return own
 

@@ -17,6 +17,7 @@ from rayop.runtime.leaderelection import LeaderElectionSettings
 from rayop.runtime.sharding.keys import ShardKeys
 from rayop.runtime.sharding.membership import Membership, member_elector
 from rayop.runtime.sharding.metrics import ShardMetrics
+from rayop.runtime.sharding.objects import RELABELS_IN_FLIGHT, RootObjects
 from rayop.runtime.sharding.ring import HashRing
 from rayop.runtime.sharding.sharder import RootKind, Sharder
 from rayop.testing import FakeClock, RecordingEventSink, open_control_plane
@@ -462,3 +463,50 @@ async def test_a_sharder_round_deletes_the_lease_of_a_replica_gone_for_five_minu
             await sharder.step()
         left = await client.list(LEASES, namespace=NS)
         assert [o["metadata"]["name"] for o in left["items"]] == ["shard-r0"]
+
+
+async def test_a_roots_objects_are_relabelled_together_and_a_deleted_one_is_skipped() -> None:
+    """The patches of one root's objects go out together (bounded by RELABELS_IN_FLIGHT), so a
+    dead replica's roots are owned again after one round trip per root, not one per object; an
+    object deleted meanwhile is skipped, and the highest resourceVersion written is returned."""
+    async with open_control_plane(crds=False) as plane:
+        client = plane.client
+        created = [
+            await client.create(SECRETS, {"metadata": {"name": f"s{i}"}}, namespace=NS)
+            for i in range(RELABELS_IN_FLIGHT + 3)
+        ]
+        gone = created[-1]
+        await client.delete(SECRETS, gone["metadata"]["name"], namespace=NS)
+        in_flight = 0
+        most = 0
+        release = asyncio.Event()
+
+        class Gated:
+            async def list(self, res: Any, **options: Any) -> dict[str, Any]:
+                return await client.list(res, **options)
+
+            async def patch(
+                self, res: Any, name: str, body: Any, *, namespace: str | None = None,
+                patch_type: Any = "merge",
+            ) -> dict[str, Any]:  # fmt: skip
+                nonlocal in_flight, most
+                in_flight += 1
+                most = max(most, in_flight)
+                if most >= RELABELS_IN_FLIGHT:
+                    release.set()
+                await release.wait()
+                try:
+                    return await client.patch(res, name, body, namespace=namespace)
+                finally:
+                    in_flight -= 1
+
+        objects = RootObjects(Gated(), KEYS, [SECRETS])
+        async with asyncio.timeout(10):
+            versions = await objects.relabel(
+                [(SECRETS, o) for o in created], NS, "r1", "root-uid"
+            )
+        assert most == RELABELS_IN_FLIGHT, "the patches went out together, bounded"
+        listed = await client.list(SECRETS, namespace=NS, label_selector=f"{KEYS.shard}=r1")
+        assert len(listed["items"]) == len(created) - 1
+        top = max(int(o["metadata"]["resourceVersion"]) for o in listed["items"])
+        assert versions == {str(SECRETS): top}

@@ -192,7 +192,9 @@ def _install_sharding(
         add_start_gate=manager.add_start_gate,
         lease_timing=lease_timing(sharding),
         lease_client=manager.lease_client,
-        sharder_client=manager.client_of_its_own(),
+        sharder_client=manager.client_of_its_own(
+            qps=sharding.sharder_qps, burst=sharding.sharder_burst
+        ),
         clock=manager.clock,
     )
     manager.add_closer("shard gate", gate.close)

@@ -31,6 +31,11 @@ class ShardingSettings:
     """Seconds a replica keeps retrying to renew its Lease before it stops reconciling."""
     retry_period: float = 2.0
     """Seconds between two renewals."""
+    sharder_qps: float = 500.0
+    """The sharder's own token bucket (``--sharder-qps``): its lists and relabels, which bound
+    how soon a dead replica's roots are owned again (a patch per object of each root)."""
+    sharder_burst: int = 1000
+    """The burst of that bucket (``--sharder-burst``)."""
 
 
 @dataclass(frozen=True, slots=True)

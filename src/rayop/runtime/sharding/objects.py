@@ -11,6 +11,7 @@ root's objects are relabelled (:meth:`RootObjects.relabel`).
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from typing import Any, Protocol, Unpack
 
@@ -22,6 +23,11 @@ from rayop.runtime.sharding.keys import ShardKeys
 
 UIDS_PER_LIST = 100
 """Root UIDs per ``<root label> in (...)`` selector."""
+
+RELABELS_IN_FLIGHT = 8
+"""Patches of one root's objects sent at once (the sharder assigns several roots at once too):
+a dead replica's roots are owned again once all their objects are relabelled, so their patches
+go out together, bounded by the sharder's token bucket."""
 
 
 class ObjectsClient(Protocol):
@@ -122,26 +128,35 @@ class RootObjects:
     async def relabel(
         self, objects: Sequence[tuple[Resource, Obj]], namespace: str, to: str, root_uid: str
     ) -> dict[str, int]:
-        """Labels ``objects`` with ``to`` (and with the root label, those without it); returns,
-        per resource, the highest resourceVersion written (an object deleted meanwhile is
-        skipped)."""
+        """Labels ``objects`` with ``to`` (and with the root label, those without it), up to
+        :data:`RELABELS_IN_FLIGHT` patches at once; returns, per resource, the highest
+        resourceVersion written (an object deleted meanwhile is skipped). Blocks until every
+        patch has been answered; the first other error is raised then."""
         versions: dict[str, int] = {}
-        for resource, child in objects:
+        limit = asyncio.Semaphore(RELABELS_IN_FLIGHT)
+
+        async def one(resource: Resource, child: Obj) -> None:
             cmeta = child.get("metadata") or {}
             clabels = cmeta.get("labels") or {}
             wanted = {self.keys.shard: to}
             if not clabels.get(self.keys.root):
                 wanted[self.keys.root] = root_uid  # adopted: it had neither label
             if all(clabels.get(k) == v for k, v in wanted.items()):
-                continue
+                return
             body = {"metadata": {"labels": wanted}}
             try:
-                written = await self._client.patch(
-                    resource, cmeta.get("name", ""), body, namespace=namespace
-                )
+                async with limit:
+                    written = await self._client.patch(
+                        resource, cmeta.get("name", ""), body, namespace=namespace
+                    )
             except NotFound:
-                continue
+                return
             rv = str((written.get("metadata") or {}).get("resourceVersion") or "")
             if rv.isdigit():
                 versions[str(resource)] = max(versions.get(str(resource), 0), int(rv))
+
+        results = await asyncio.gather(*(one(r, c) for r, c in objects), return_exceptions=True)
+        for result in results:
+            if isinstance(result, BaseException):
+                raise result
         return versions
