@@ -34,16 +34,15 @@ QUIET_SCRAPES = 2
 
 @dataclass(frozen=True, slots=True)
 class OfferedLoad:
-    """The load one window saw."""
+    """The load one window saw: ``creates``, the API creates (POSTs) over its ``seconds``;
+    ``whole_burst``, whether the window began idle and served all its load before its end (then
+    ``creates`` is the load); and for a whole burst ``served_in``, the seconds from the window's
+    start to the scrape that saw its last create (the time the operator took to serve it)."""
 
     creates: float
-    """API creates (POSTs) over the window."""
     seconds: float
     whole_burst: bool
-    """The window began idle and served all its load before its end: ``creates`` is the load."""
     served_in: float | None = None
-    """For a whole burst: seconds from the window's start to the scrape that saw its last create
-    (the time the operator took to serve it)."""
 
     @property
     def per_minute(self) -> float:

@@ -52,18 +52,10 @@ PassRecordOpt = Annotated[
         "--pass-record", help="With --sharding, append every reconcile pass to this JSON-lines file."
     ),
 ]
-SharderQpsOpt = Annotated[
-    str,
-    typer.Option(
-        "--sharder-qps",
-        help="With --sharding, the sharder's own request rate (its lists and relabels); "
-        "empty: 500.",
-    ),
-]
-SharderBurstOpt = Annotated[
-    str,
-    typer.Option("--sharder-burst", help="With --sharding, the sharder's burst; empty: 1000."),
-]
+_SHARDER_QPS = "With --sharding, the sharder's own request rate (lists, relabels); empty: 500."
+SharderQpsOpt = Annotated[str, typer.Option("--sharder-qps", help=_SHARDER_QPS)]
+_SHARDER_BURST = "With --sharding, the sharder's own request burst; empty: 1000."
+SharderBurstOpt = Annotated[str, typer.Option("--sharder-burst", help=_SHARDER_BURST)]
 WatchNamespaceOpt = Annotated[
     str,
     typer.Option("--watch-namespace", help="Comma-separated namespaces to watch; empty: all."),
