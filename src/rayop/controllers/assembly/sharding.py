@@ -120,7 +120,9 @@ ACQUIRE_PERIOD = 0.5
 """Seconds between a waiting replica's reads of a Lease another holds (no jitter): the sharder's
 role moves within about the Lease duration plus one second of its holder's death, not the
 Lease duration plus up to two jittered retry periods (about 24 s with the defaults); with a
-handful of replicas the extra reads (two a second each) cost nothing."""
+handful of replicas the extra reads (two a second each) cost nothing. The membership Leases are
+read as often: a replica counts as gone one Lease duration after the renewal seen last, so a
+renewal seen up to a retry period late (2 s) would delay its roots' takeover as much."""
 
 
 def lease_timing(settings: ShardingSettings) -> LeaderElectionSettings:
@@ -255,7 +257,9 @@ def install_sharding(
     membership = Membership(leases, namespace, KEYS, clock=clock)
     add_runnable(
         "shard membership observer",
-        lambda: observe_membership(membership, settings.retry_period, clock=clock),
+        lambda: observe_membership(
+            membership, min(ACQUIRE_PERIOD, settings.retry_period), clock=clock
+        ),
         need_leader_election=False,
     )
     sharder = Sharder(
