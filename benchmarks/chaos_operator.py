@@ -47,8 +47,10 @@ def _main(argv: list[str]) -> None:
     if argv[:1] == ["--broken"]:
         _break(argv[1])
         argv = argv[2:]
-    from rayop.cli import app
+    from rayop.cli.commands import loaded_app
     from rayop.cli.flags import normalize_argv
+
+    app = loaded_app()
 
     app(args=normalize_argv(argv), prog_name="rayop")
 

@@ -349,8 +349,10 @@ HEADER = [
 
 def profiled_child(prefix: Path, argv: list[str]) -> None:
     """Runs the rayop CLI under cProfile; SIGUSR1 writes ``prefix-<n>.prof`` and starts anew."""
-    from rayop.cli import app
+    from rayop.cli.commands import loaded_app
     from rayop.cli.flags import normalize_argv
+
+    app = loaded_app()
 
     profiler = cProfile.Profile()
     written = 0

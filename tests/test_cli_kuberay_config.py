@@ -12,9 +12,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from rayop.cli.app import app
+from rayop.cli.commands import loaded_app
 from rayop.cli.flags import normalize_argv
 from rayop.controllers.assembly.operator_settings import OperatorSettings
+
+app = loaded_app()
 
 FULL = """\
 apiVersion: config.ray.io/v1alpha1

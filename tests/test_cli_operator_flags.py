@@ -74,7 +74,9 @@ def test_every_kuberay_gate_can_be_set_and_an_unknown_gate_stops_startup() -> No
 def test_rayop_run_exits_with_a_usage_error_on_an_unknown_gate() -> None:
     from typer.testing import CliRunner
 
-    from rayop.cli.app import app
+    from rayop.cli.commands import loaded_app
+
+    app = loaded_app()
 
     result = CliRunner().invoke(app, ["run", "--feature-gates=RayClusterNetworkPolicyy=true"])
     assert result.exit_code == 2
@@ -272,7 +274,9 @@ def test_run_passes_kuberay_flags_into_the_operator_settings(
     from typer.testing import CliRunner
 
     import rayop.cli.run as run_module
-    from rayop.cli.app import app
+    from rayop.cli.commands import loaded_app
+
+    app = loaded_app()
 
     seen: list[OperatorSettings] = []
 

@@ -9,8 +9,10 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from rayop.cli.app import app as rayop_app
+from rayop.cli.commands import loaded_app
 from rayop.cli.option_groups import OptionGroup, expand_option_groups, is_option_group
+
+rayop_app = loaded_app()
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typer.testing import CliRunner
 
-from rayop.cli.app import app
+from rayop.cli.commands import loaded_app
 from rayop.cli.operator_flags import OperatorFlags
 from rayop.controllers.kit.settings import RAYJOB_DASHBOARD_POLL_INTERVAL
+
+app = loaded_app()
 
 
 def test_the_default_is_kuberays_get_in_every_pass() -> None:

@@ -21,13 +21,15 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from rayop.cli.app import app
+from rayop.cli.commands import loaded_app
 from rayop.cli.flags import normalize_argv
 from rayop.examples import sample_text
 from rayop.kube.resources import JOBS, PODS, RAY_CLUSTERS, SERVICES
 from rayop.preview.manifests import CONTEXT_KINDS, RAY_KINDS
 from rayop.preview.rendering import settled
 from rayop.testing import ALL_KINDS, eventually, open_control_plane, open_operator
+
+app = loaded_app()
 
 Obj = dict[str, Any]
 WATCHED = (RAY_CLUSTERS, SERVICES, PODS, JOBS)

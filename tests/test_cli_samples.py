@@ -7,7 +7,9 @@ from pathlib import Path
 import yaml
 from typer.testing import CliRunner
 
-from rayop.cli import app
+from rayop.cli.commands import loaded_app
+
+app = loaded_app()
 
 runner = CliRunner()
 

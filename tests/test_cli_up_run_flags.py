@@ -5,8 +5,10 @@ from __future__ import annotations
 import typer
 from typer.testing import CliRunner
 
-from rayop.cli.app import app
+from rayop.cli.commands import loaded_app
 from rayop.cli.operator_flags import KUBERAY_DEFAULTS, LOCAL_DEFAULTS
+
+app = loaded_app()
 
 RAY_PORTS = {6379, 8000, 8080, 8265, 9000, 10001, 44217, 44227, 52365}
 """The fixed ports a Ray 2.60 node listens on (GCS, Serve, metrics, dashboard, client, agents)."""

@@ -8,8 +8,10 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from rayop.api.crds import build_crds
-from rayop.cli import app
+from rayop.cli.commands import loaded_app
 from tests import kuberay_compat
+
+app = loaded_app()
 
 ROOT = Path(__file__).resolve().parents[1]
 KINDS = [crd["spec"]["names"]["kind"] for crd in build_crds()]

@@ -16,9 +16,11 @@ from rayop.advise.exposition import Snapshot
 from rayop.advise.identity import Operator
 from rayop.advise.offered_load import offered_load
 from rayop.advise.window_file import load, save
-from rayop.cli import app
+from rayop.cli.commands import loaded_app
 from rayop.runtime.concurrency import rules
 from tests.advise.fluid_operator import FluidOperator, Load
+
+app = loaded_app()
 
 MINUTES = 10
 CONTROLLERS = ("raycluster",)

@@ -12,8 +12,10 @@ from typer.testing import CliRunner
 
 from rayop.advise.endpoint import read_window
 from rayop.advise.errors import AdviseInputError
-from rayop.cli import app
+from rayop.cli.commands import loaded_app
 from tests.advise.fluid_operator import FluidOperator, Load
+
+app = loaded_app()
 
 Page = Callable[[], tuple[int, str]]
 Serve = Callable[[Page], Awaitable[str]]

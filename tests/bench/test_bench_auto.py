@@ -10,8 +10,10 @@ import typer
 from typer.testing import CliRunner
 
 from rayop.bench.latency_step import LatencyStep
-from rayop.cli import app
 from rayop.cli.bench import parse_concurrency
+from rayop.cli.commands import loaded_app
+
+app = loaded_app()
 
 
 def test_concurrency_lists_take_auto_beside_fixed_values() -> None:

@@ -10,7 +10,9 @@ from typer.testing import CliRunner
 
 from rayop.advise.window_file import load
 from rayop.bench.results import ConcurrencyResult
-from rayop.cli import app
+from rayop.cli.commands import loaded_app
+
+app = loaded_app()
 
 FIGURES = set(ConcurrencyResult.__dataclass_fields__)
 

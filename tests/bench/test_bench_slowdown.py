@@ -15,7 +15,9 @@ from rayop.bench.recommend import recommend
 from rayop.bench.report import by_concurrency, table_rows
 from rayop.bench.report_workers import workers_chart
 from rayop.bench.results import ConcurrencyResult
-from rayop.cli import app
+from rayop.cli.commands import loaded_app
+
+app = loaded_app()
 
 
 def sample(t: float, limit: float) -> WorkerSample:

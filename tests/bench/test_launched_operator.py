@@ -9,7 +9,9 @@ import pytest
 from typer.testing import CliRunner
 
 from rayop.bench.launched_operator import LaunchedOperator, OperatorCommand
-from rayop.cli import app
+from rayop.cli.commands import loaded_app
+
+app = loaded_app()
 
 FAKE_OPERATOR = r"""
 import http.server, os, sys

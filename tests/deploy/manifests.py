@@ -9,8 +9,10 @@ from typing import Any
 import typer
 import yaml
 
-from rayop.cli import app
+from rayop.cli.commands import loaded_app
 from rayop.cli.flags import normalize_argv
+
+app = loaded_app()
 
 REPO = Path(__file__).resolve().parents[2]
 DEPLOY = REPO / "deploy"

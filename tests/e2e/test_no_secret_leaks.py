@@ -24,7 +24,7 @@ import orjson
 import pytest
 from typer.testing import CliRunner
 
-from rayop.cli import app
+from rayop.cli.commands import loaded_app
 from rayop.controllers.config.options import OperatorOptions
 from rayop.kube.resources import EVENTS, RAY_CLUSTERS, RAY_JOBS, SECRETS
 from rayop.runtime.process.logsetup import configure_logging
@@ -33,6 +33,8 @@ from tests.fuzz.objects import base
 
 from .mtls_env import CrdsUnavailable, cert_manager_crds, install_cert_manager_crds
 from .raycluster_env import SAMPLE_GATES
+
+app = loaded_app()
 
 NS = "secrets"
 REDIS_PASSWORD = "rp-5f0c1e9a7d3b42c8"

@@ -46,7 +46,9 @@ def test_rayop_run_tunes_the_collector_before_the_event_loop(
 
     from typer.testing import CliRunner
 
-    from rayop.cli import app
+    from rayop.cli.commands import loaded_app
+
+    app = loaded_app()
 
     seen: list[tuple[int, int, int]] = []
 

@@ -9,6 +9,8 @@ Modules and subpackages:
 - ``crds``: the CustomResourceDefinitions of rayclusters, rayjobs and rayservices, built from our
   models.
 - ``cron``: cron schedules as KubeRay v1.7 reads a RayCronJob's: robfig/cron v3's ``ParseStandard``.
+- ``field_docs``: the attribute docstrings of a model's fields, read from its source for the CRD
+  descriptions.
 - ``k8s_schemas``: CRD schemas of the Kubernetes objects the ray.io types embed, as controller-gen
   writes them.
 - ``keys``: the label, annotation and finalizer keys KubeRay v1.7 puts on, and reads from, objects.

@@ -125,7 +125,6 @@ class ApiModel(BaseModel):
         populate_by_name=True,
         extra="allow",
         use_enum_values=True,
-        use_attribute_docstrings=True,
     )
 
 

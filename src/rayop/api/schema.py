@@ -31,6 +31,7 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
+from rayop.api.field_docs import field_docstring
 from rayop.api.k8s_schemas import embedded_schema
 
 __all__ = ["CrdField", "model_schema", "type_schema"]
@@ -73,8 +74,9 @@ def model_schema(model: type[BaseModel]) -> dict[str, Any]:
         wire = field.alias or name
         prop = type_schema(field.annotation, field.metadata)
         prop = _embedded(model, wire, prop)
-        if field.description:
-            prop = {"description": field.description, **prop}
+        description = field.description or field_docstring(model, name)
+        if description:
+            prop = {"description": description, **prop}
         if field.default is not PydanticUndefined and field.default is not None:
             prop["default"] = _plain(field.default)
         properties[wire] = prop

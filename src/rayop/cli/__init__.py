@@ -1,5 +1,6 @@
 """The ``rayop`` command line. Each sub-command lives in a module of its own here and
-registers itself on :data:`app`.
+registers itself on :data:`~rayop.cli.app.app`; :func:`main` imports only the module of the
+command it runs (:mod:`rayop.cli.commands`), with the cyclic collector off for those imports.
 
 Modules and subpackages:
 
@@ -10,6 +11,8 @@ Modules and subpackages:
 - ``bench``: ``rayop bench``: should --reconcile-concurrency be raised? Measure it.
 - ``bind_errors``: a server that cannot bind its address is reported in one line naming the flag
   to change.
+- ``commands``: the ``rayop`` sub-commands and the modules that register them: the CLI's lazy
+  boundary.
 - ``control_plane_flags``: the options of the embedded control plane that ``rayop apiserver`` and
   ``rayop up`` share.
 - ``crd_install``: ``rayop up`` installs the ray.io CRDs and waits until every one is Established.
@@ -58,25 +61,15 @@ from __future__ import annotations
 
 import sys
 
-from rayop.cli import advise as _advise  # noqa: F401  (registers `rayop advise`)
-from rayop.cli import apiserver as _apiserver  # noqa: F401  (registers `rayop apiserver`)
-from rayop.cli import bench as _bench  # noqa: F401  (registers `rayop bench`)
-from rayop.cli import crds as _crds  # noqa: F401  (registers `rayop crds`)
-from rayop.cli import dev as _dev  # noqa: F401  (registers `rayop dev real-cluster`)
-from rayop.cli import explain as _explain  # noqa: F401  (registers `rayop explain`)
-from rayop.cli import preview as _preview  # noqa: F401  (registers `rayop preview`)
-from rayop.cli import render as _render  # noqa: F401  (registers `rayop render`)
-from rayop.cli import run as _run  # noqa: F401  (registers `rayop run`)
-from rayop.cli import samples as _samples  # noqa: F401  (registers `rayop samples`)
-from rayop.cli import up as _up  # noqa: F401  (registers `rayop up`)
-from rayop.cli import version as _version  # noqa: F401  (registers `rayop version`)
 from rayop.cli.app import app
+from rayop.cli.commands import load_commands
 from rayop.cli.flags import normalize_argv
+from rayop.runtime.process.collector import collector_paused
 
 
 def main() -> None:
     """Entry point of the ``rayop`` console script."""
-    app(args=normalize_argv(sys.argv[1:]), prog_name="rayop")
-
-
-__all__ = ["app", "main"]
+    args = normalize_argv(sys.argv[1:])
+    with collector_paused():  # the imports build only what the process keeps
+        load_commands(args)
+    app(args=args, prog_name="rayop")

@@ -33,8 +33,6 @@ from datetime import UTC, datetime
 from typing import Any, Final, Literal, TextIO
 
 import orjson
-from rich.console import Console
-from rich.logging import RichHandler
 
 from rayop.runtime.process.log_rotation import DAY_SECONDS, AgedRotatingFileHandler
 from rayop.runtime.reconcile import current_controller, current_reconcile_id, current_request
@@ -249,8 +247,9 @@ def configure_logging(
         handler = logging.StreamHandler(out)
         handler.setFormatter(_JsonFormatter())
     elif fmt == "console" and _is_terminal(out):
-        console = Console(file=out, soft_wrap=True, highlight=False)
-        handler = RichHandler(console=console, show_path=False, rich_tracebacks=False)
+        from rayop.runtime.process.rich_console import terminal_handler  # rich only here
+
+        handler = terminal_handler(out)
         handler.setFormatter(_ConsoleFormatter())
     elif fmt == "console":
         handler = logging.StreamHandler(out)
