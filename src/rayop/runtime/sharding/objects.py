@@ -12,7 +12,7 @@ root's objects are relabelled (:meth:`RootObjects.relabel`).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Awaitable, Iterable, Sequence
 from typing import Any, Protocol, Unpack
 
 from rayop.apimachinery.objects import ObjView as Obj
@@ -23,6 +23,9 @@ from rayop.runtime.sharding.keys import ShardKeys
 
 UIDS_PER_LIST = 100
 """Root UIDs per ``<root label> in (...)`` selector."""
+
+LISTS_IN_FLIGHT = 8
+"""Lists of roots' objects sent at once (one per child resource and batch of root UIDs)."""
 
 RELABELS_IN_FLIGHT = 8
 """Patches of one root's objects sent at once (the sharder assigns several roots at once too):
@@ -68,19 +71,27 @@ class RootObjects:
                 if self.needs_adoption(root):
                     adopting.setdefault(namespace, []).append(str(meta["uid"]))
         found: dict[str, list[tuple[Resource, Obj]]] = {}
-        for namespace, uids in by_namespace.items():
-            for resource in self._children:
-                for i in range(0, len(uids), UIDS_PER_LIST):
-                    selector = f"{self.keys.root} in ({','.join(uids[i : i + UIDS_PER_LIST])})"
-                    try:
-                        listed = await self._client.list(
-                            resource, namespace=namespace, label_selector=selector
-                        )
-                    except NotFound:
-                        break  # the API server does not serve this resource
-                    for child in listed.get("items") or ():
-                        uid = ((child.get("metadata") or {}).get("labels") or {}).get(self.keys.root)
-                        found.setdefault(str(uid), []).append((resource, child))
+        limit = asyncio.Semaphore(LISTS_IN_FLIGHT)
+
+        async def one(namespace: str, resource: Resource, uids: Sequence[str]) -> None:
+            selector = f"{self.keys.root} in ({','.join(uids)})"
+            try:
+                async with limit:
+                    listed = await self._client.list(
+                        resource, namespace=namespace, label_selector=selector
+                    )
+            except NotFound:
+                return  # the API server does not serve this resource
+            for child in listed.get("items") or ():
+                uid = ((child.get("metadata") or {}).get("labels") or {}).get(self.keys.root)
+                found.setdefault(str(uid), []).append((resource, child))
+
+        await _all(
+            one(namespace, resource, uids[i : i + UIDS_PER_LIST])
+            for namespace, uids in by_namespace.items()
+            for resource in self._children
+            for i in range(0, len(uids), UIDS_PER_LIST)
+        )
         for namespace, uids in adopting.items():
             for uid, objects in (await self._unlabelled_objects(namespace, uids)).items():
                 found.setdefault(uid, []).extend(objects)
@@ -155,8 +166,13 @@ class RootObjects:
             if rv.isdigit():
                 versions[str(resource)] = max(versions.get(str(resource), 0), int(rv))
 
-        results = await asyncio.gather(*(one(r, c) for r, c in objects), return_exceptions=True)
-        for result in results:
-            if isinstance(result, BaseException):
-                raise result
+        await _all(one(r, c) for r, c in objects)
         return versions
+
+
+async def _all(calls: Iterable[Awaitable[None]]) -> None:
+    """Awaits every call together; once all have ended, raises the first exception one raised."""
+    results = await asyncio.gather(*calls, return_exceptions=True)
+    for result in results:
+        if isinstance(result, BaseException):
+            raise result
