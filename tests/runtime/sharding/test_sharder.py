@@ -19,7 +19,7 @@ from rayop.runtime.sharding.membership import Membership, member_elector
 from rayop.runtime.sharding.metrics import ShardMetrics
 from rayop.runtime.sharding.objects import RELABELS_IN_FLIGHT, RootObjects
 from rayop.runtime.sharding.ring import HashRing
-from rayop.runtime.sharding.sharder import RootKind, Sharder
+from rayop.runtime.sharding.sharder import ASSIGN_BATCH, RootKind, Sharder
 from rayop.testing import FakeClock, RecordingEventSink, open_control_plane
 
 KEYS = ShardKeys(
@@ -510,3 +510,34 @@ async def test_a_roots_objects_are_relabelled_together_and_a_deleted_one_is_skip
         assert len(listed["items"]) == len(created) - 1
         top = max(int(o["metadata"]["resourceVersion"]) for o in listed["items"])
         assert versions == {str(SECRETS): top}
+
+
+async def test_a_replica_gone_while_new_roots_are_given_out_ends_the_round_early() -> None:
+    """A burst of new roots does not hold back a dead replica's: the live replicas are read
+    again after each batch of ASSIGN_BATCH new roots, and when one is gone the round ends and
+    asks for the next at once, which takes that replica's roots first."""
+    async with open_control_plane(crds=False) as plane:
+        client = plane.client
+        for i in range(2 * ASSIGN_BATCH):
+            meta: dict[str, Any] = {"name": f"new-{i}", "labels": {"kind": "root"}}
+            await client.create(CONFIGMAPS, {"metadata": meta}, namespace=NS)
+
+        class Dying(Membership):
+            """r1 is alive for the round's first read only."""
+
+            reads = 0
+
+            async def live(self) -> frozenset[str]:
+                self.reads += 1
+                return frozenset({"r0", "r1"} if self.reads == 1 else {"r0"})
+
+            async def forget_gone(self, after: float = 300.0) -> list[str]:
+                return []
+
+        sharder = Sharder(client, Dying(client, NS, KEYS), KEYS, [RootKind(CONFIGMAPS)], [])
+        assert await sharder.step() is True, "the round ended when r1 was found gone"
+        owners = [labels(r).get(KEYS.shard) for r in (await roots(client)).values()]
+        assert owners.count(None) == ASSIGN_BATCH, "one batch given out, then the round ended"
+        assert "r1" in owners, "r1 was alive for the first batch"
+        assert await sharder.step() is False
+        assert {labels(r)[KEYS.shard] for r in (await roots(client)).values()} == {"r0"}

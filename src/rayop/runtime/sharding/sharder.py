@@ -59,6 +59,11 @@ log = logging.getLogger(__name__)
 ASSIGN_CONCURRENCY = 16
 """Roots assigned at once in one step (each one's objects are relabelled in turn)."""
 
+ASSIGN_BATCH = 64
+"""Unassigned roots given out between two reads of the membership: when a replica is found gone
+meanwhile, the step ends and the next one starts at once, with that replica's roots first (a
+burst of new roots would otherwise hold them back for as long as it takes to assign)."""
+
 
 
 class SharderClient(Protocol):
@@ -141,34 +146,47 @@ class Sharder:
         self._steps = 0
 
     async def run(self) -> None:
-        """Steps every ``interval`` seconds until cancelled; a failed step is logged."""
+        """Steps every ``interval`` seconds until cancelled (at once after a step that ended
+        because a replica was found gone); a failed step is logged."""
         while True:
+            again = False
             try:
-                await self.step()
+                again = await self.step()
             except asyncio.CancelledError:
                 raise
             except Exception:
                 log.exception("sharder step failed")
-            await self._clock.sleep(self._interval)
+            if not again:
+                await self._clock.sleep(self._interval)
 
-    async def step(self) -> None:
-        """One round: assign the unassigned and orphaned roots, then rebalance if needed."""
+    async def step(self) -> bool:
+        """One round: assign the orphaned and unassigned roots, then rebalance if needed.
+
+        Returns True when the round ended early because the live replicas changed while new
+        roots were given out (the next round is due at once)."""
         live = await self._membership.live()
         if not live:
-            return
+            return False
         ring = HashRing(live, vnodes=self._vnodes)
         full = live != self._live or self._unsettled or self._steps % self._full_every == 0
         self._live = live
         self._steps += 1
         # The roots of a replica that is gone first: their objects wait unreconciled until owned
         # again, while a new root waits only for its first pass.
-        for selector in (self.keys.orphaned(live), self.keys.unassigned):
-            for kind in self._roots:
-                found = [o for o in await self._list(kind.resource, selector) if kind.is_root(o)]
-                await self._assign_all(kind, found, ring)
+        for kind in self._roots:
+            found = await self._list(kind.resource, self.keys.orphaned(live))
+            await self._assign_all(kind, [o for o in found if kind.is_root(o)], ring)
+        for kind in self._roots:
+            found = [o for o in await self._list(kind.resource, self.keys.unassigned)
+                     if kind.is_root(o)]  # fmt: skip
+            for i in range(0, len(found), ASSIGN_BATCH):
+                if i and await self._membership.live() != live:
+                    return True
+                await self._assign_all(kind, found[i : i + ASSIGN_BATCH], ring)
         if full:
             await self._rebalance(ring)
             await self._membership.forget_gone()
+        return False
 
     async def _assign_all(self, kind: RootKind, roots: Sequence[Obj], ring: HashRing) -> None:
         """Assigns ``roots`` (or restores their hand-edited labels), several at once, their
