@@ -67,9 +67,10 @@ SHARD = "rayop.io/shard"
 
 
 def owned_again_bound(moved: int) -> float:
-    """The issue's bound (the Lease duration plus 5 s) plus the survivors' writes for ``moved``
-    roots of the killed replica: the chart's client rate (--qps 100, shared with the
-    controllers) allows about 20 such roots a second (a patch per object, then the root)."""
+    """The issue's bound (the Lease duration plus 5 s) plus a margin for the relabelling of the
+    killed replica's ``moved`` roots (a patch per object, then the root) on a loaded machine:
+    20 roots a second, a quarter of what the sharder's own budget (--sharder-qps 500) allows.
+    At 1,000 x 2, alone: 180 roots owned again 18.2 s after the kill."""
     return LEASE_DURATION + 5 + moved / 20
 
 
