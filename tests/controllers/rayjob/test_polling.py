@@ -260,9 +260,11 @@ async def test_a_submission_error_stamps_the_timer_and_the_next_404_submits_agai
     cache_running(world)
     status = await submit_ending(world, DashboardUnavailable("connection refused"))
     assert status["jobStatusCheckFailureStartTime"] == format_time(world.clock.wall())
-    assert world.dashboard.submitted == []
-    await settle()  # the poller GETs again after a submission: still 404
-    await reconcile(world)
+    assert world.dashboard.submitted == [] and world.dashboard.gets == 1
+    assert await reconcile(world) == Result(requeue_after=3.0)  # the old 404: a new GET
+    await settle()
+    assert world.dashboard.gets == 2
+    await reconcile(world)  # still 404: submits again
     await settle()
     assert [r.submission_id for r in world.dashboard.submitted] == ["job-id1"]
     await close(world)

@@ -230,7 +230,8 @@ async def _check_polled_job(ctx: PassContext, cluster: Obj, poller: JobInfoPolle
         finished = submissions.take(ctx.request, target)
         if finished is not None:
             _submitted(ctx, finished.error)
-            poller.refresh(ctx.request)
+            if ctx.status.job_status_check_failure_start_time is None:
+                poller.refresh(ctx.request)  # submitted: read the job afresh
             return None
         if submissions.running(ctx.request, target):
             note_wait("waiting for the dashboard's answer to the job submission")
