@@ -8,6 +8,7 @@ Nothing here talks HTTP or sleeps: a test builds a :class:`World`, puts objects 
 
 from __future__ import annotations
 
+import asyncio
 import copy
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -18,6 +19,7 @@ from rayop.apimachinery.objects import ObjView as Obj
 from rayop.controllers.config.options import OperatorOptions
 from rayop.controllers.dashboard.errors import JobNotFound
 from rayop.controllers.dashboard.job_poller import JobInfoPoller
+from rayop.controllers.dashboard.job_submissions import JobSubmissions
 from rayop.controllers.dashboard.models import JobInfo, JobSubmitRequest
 from rayop.controllers.rayjob.blueprint import _still_polled
 from rayop.controllers.rayjob.context import PassContext, RayJobDeps
@@ -30,7 +32,9 @@ from rayop.testing import FakeCache, FakeClient, FakeClock, RecordingEventSink
 class FakeDashboard:
     """A dashboard that answers from ``jobs`` (submission id -> JobInfo) and records its calls.
 
-    ``error`` (when set) is raised by every call; a missing job raises JobNotFound.
+    ``error`` (when set) is raised by every call; a missing job raises JobNotFound. ``hang``
+    (when set) holds every GET and POST that many seconds of the event loop's time first (a
+    dashboard that does not answer; run the test under looptime).
     """
 
     def __init__(self) -> None:
@@ -39,6 +43,7 @@ class FakeDashboard:
         self.stopped: list[str] = []
         self.error: Exception | None = None
         self.opened: list[tuple[str, str | None]] = []
+        self.hang: float | None = None
         self.gets = 0
         """GET /api/jobs/<id> calls so far."""
 
@@ -52,14 +57,20 @@ class FakeDashboard:
         if self.error is not None:
             raise self.error
 
+    async def _wait(self) -> None:
+        if self.hang is not None:
+            await asyncio.sleep(self.hang)
+
     async def get_job_info(self, job_id: str) -> JobInfo:
         self.gets += 1
+        await self._wait()
         self._check()
         if job_id not in self.jobs:
             raise JobNotFound(job_id)
         return self.jobs[job_id]
 
     async def submit_job(self, request: JobSubmitRequest) -> str:
+        await self._wait()
         self._check()
         self.submitted.append(request)
         return request.submission_id or ""
@@ -91,9 +102,11 @@ class World:
     dashboard: FakeDashboard = field(default_factory=FakeDashboard)
     options: OperatorOptions = field(default_factory=OperatorOptions)
     poll_interval: float = 0.0
-    """> 0: passes read a background poller (:attr:`poller`), as ``rayop run`` does."""
+    """> 0: passes read a background poller (:attr:`poller`) and submit in the background
+    (:attr:`submissions`), as ``rayop run`` does."""
     own_writes: OwnWrites = field(init=False)
     poller: JobInfoPoller | None = field(init=False, default=None)
+    submissions: JobSubmissions | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
         self.own_writes = OwnWrites(clock=self.clock)
@@ -102,6 +115,9 @@ class World:
                 interval=self.poll_interval,
                 clock=self.clock,
                 still_wanted=_still_polled(self.rayjobs, self.clusters),
+            )
+            self.submissions = JobSubmissions(
+                still_wanted=_still_polled(self.rayjobs, self.clusters)
             )
 
     def deps(self) -> RayJobDeps:
@@ -120,6 +136,7 @@ class World:
             dashboards=self.dashboard.open,
             clock=self.clock,
             poller=self.poller,
+            submissions=self.submissions,
         )
 
     def events(self) -> list[tuple[str, str, str]]:

@@ -7,6 +7,8 @@ Modules and subpackages:
 - ``errors``: the errors of the Ray dashboard client; no aiohttp or kube exception escapes it.
 - ``job_poller``: background polling of Ray jobs' status: one task and one dashboard connection per
   polled key.
+- ``job_submissions``: HTTPMode job submissions outside the pass: at most one background POST per
+  key.
 - ``models``: typed answers and requests of the Ray dashboard API, with the JSON names KubeRay
   reads.
 - ``transport``: how the Ray dashboard client reaches a head: directly, or through the services

@@ -7,15 +7,21 @@ out of the pass: for each key (a RayJob) it keeps one client (one aiohttp sessio
 alive connection to the head) and one task that GETs the job every ``interval`` seconds, keeps
 the latest outcome (the :class:`~rayop.controllers.dashboard.models.JobInfo`, or the
 :class:`~rayop.controllers.dashboard.errors.DashboardError` the GET raised) and calls
-``on_change(key)`` only when the outcome differs where a status could (job status, message,
-start/end time, or which kind of answer it was). A running job whose answer does not change
-costs one GET per interval and nothing else.
+``on_change(key)`` when the outcome differs where a status could (job status, message,
+start/end time, or which kind of answer it was), and for the key's first answer and an answer a
+pass asked for. A running job whose answer does not change costs one GET per interval and
+nothing else.
+
+A pass never waits for the dashboard (a hanging one would hold the controller's worker, and
+with one worker every other RayJob: kuberay#3909, #2646): :meth:`JobInfoPoller.answer` returns
+at once, None while the key's first answer (or a fresh answer the pass asked for) is still
+coming; ``on_change`` enqueues the key when it arrives.
 
 A task ends when its key is stopped, replaced by another :class:`PollTarget`, or
 ``still_wanted(key, target)`` says no at a tick (the RayJob is gone or no longer running, its
 cluster is gone); :meth:`JobInfoPoller.close` ends them all. The tasks are independent (one
 failing ends only its own key's polling, and is logged); a client is closed by the task that
-used it. A pass never waits longer than :data:`ANSWER_WAIT` for an answer.
+used it.
 """
 
 from __future__ import annotations
@@ -24,20 +30,16 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Hashable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Protocol
 
-from rayop.controllers.dashboard.errors import DashboardError, DashboardUnavailable, JobNotFound
+from rayop.controllers.dashboard.errors import DashboardError, JobNotFound
 from rayop.controllers.dashboard.models import JobInfo
 from rayop.runtime.clock import Clock
 
 __all__ = ["JobInfoClient", "JobInfoPoller", "Outcome", "PollTarget", "changed"]
 
 log = logging.getLogger(__name__)
-
-ANSWER_WAIT = 15.0
-"""Seconds a pass waits at most for a poll task's answer (a GET is bounded by its client's
-timeout, 2 s direct or 10 s through the proxy); then it gets a DashboardUnavailable."""
 
 Outcome = JobInfo | DashboardError
 """What one GET of a job gave: its info, or the error (``JobNotFound`` for a 404)."""
@@ -82,8 +84,24 @@ class _Entry:
     target: PollTarget
     client: JobInfoClient
     outcome: Outcome | None = None
-    fetched: asyncio.Event = field(default_factory=asyncio.Event)
+    sent: int = 0
+    """GETs sent so far (the first is number 1)."""
+    answered: int = 0
+    """The number of the GET :attr:`outcome` answers."""
+    fresh_from: int | None = 1
+    """A pass asked for the answer to a GET numbered this or later (a new entry's first GET
+    is sent after the pass that started it); None: no pass waits for a fresh answer."""
+    told: bool = False
+    """``on_change`` was called for the answer :attr:`fresh_from` asks for."""
+    sleeper: asyncio.Task[None] | None = None
+    woken: bool = False
     stopped: bool = False
+
+    def wake(self) -> None:
+        """Cuts the wait before the next GET short (a pass wants a fresh answer, or stop)."""
+        self.woken = True
+        if self.sleeper is not None:
+            self.sleeper.cancel()
 
 
 class JobInfoPoller:
@@ -124,37 +142,43 @@ class JobInfoPoller:
         entry = self._entries.get(key)
         return None if entry is None else entry.target
 
-    async def current(
+    async def answer(
         self,
         key: Hashable,
         target: PollTarget,
         open_client: Callable[[], Awaitable[JobInfoClient]],
         *,
-        fresh: bool = False,
-    ) -> Outcome:
-        """Returns ``key``'s latest outcome for ``target``, polling it from now on.
+        needs_fresh: Callable[[Outcome], bool] = lambda outcome: False,
+    ) -> Outcome | None:
+        """Returns ``key``'s latest outcome for ``target``, polling it from now on; never waits
+        for the dashboard.
 
-        A key not polled yet (or polling another target) starts with a client from
-        ``open_client`` and this call waits for its first GET (bounded by the client's
-        timeout); afterwards it returns at once, unless ``fresh`` asks for an answer to a GET
-        sent after this call (a decision the latest answer is too old for).
+        None: no answer to use yet. A key not polled yet (or polling another target) starts
+        with a client from ``open_client`` (its first answer calls ``on_change``). A latest
+        outcome that ``needs_fresh`` (a decision an answer up to one interval old is too old
+        for) asks for a GET now and gives None; the answer to it calls ``on_change``, and the
+        next call returns it whatever it is.
         """
         entry = self._entries.get(key)
-        if entry is not None and entry.target == target and fresh:
-            self.refresh(key)
-            entry = self._entries.get(key)
         if entry is None or entry.target != target:
             self.stop(key)
             entry = _Entry(target=target, client=await open_client())
             self._entries[key] = entry
             self._spawn(key, entry)
-        if entry.outcome is None:
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(ANSWER_WAIT):
-                    await entry.fetched.wait()
-        if entry.outcome is None:  # stopped (closed) before its first answer, or no answer
-            return DashboardUnavailable(f"GetJobInfo fail: polling of {key} stopped")
-        return entry.outcome
+            return None
+        outcome = entry.outcome
+        if outcome is None:
+            return None
+        if entry.fresh_from is not None:
+            if entry.answered < entry.fresh_from:
+                return None  # the fresh answer is still coming
+            entry.fresh_from = None
+            return outcome
+        if needs_fresh(outcome):
+            entry.fresh_from, entry.told = entry.sent + 1, False
+            entry.wake()
+            return None
+        return outcome
 
     def refresh(self, key: Hashable) -> None:
         """Forgets ``key``'s outcome and GETs it again now (after a submission, say)."""
@@ -172,7 +196,7 @@ class JobInfoPoller:
         entry = self._entries.pop(key, None)
         if entry is not None:
             entry.stopped = True
-            entry.fetched.set()
+            entry.wake()
 
     async def close(self) -> None:
         """Ends every key's polling; blocks until every task has ended."""
@@ -199,15 +223,17 @@ class JobInfoPoller:
     async def _poll(self, key: Hashable, entry: _Entry) -> None:
         try:
             while not entry.stopped:
+                entry.sent += 1
+                number = entry.sent
                 outcome = await _fetch(entry.client, entry.target.job_id)
                 if entry.stopped:
                     return
-                previous, entry.outcome = entry.outcome, outcome
-                first = not entry.fetched.is_set()
-                entry.fetched.set()
-                if not first and changed(previous, outcome):
+                previous, entry.outcome, entry.answered = entry.outcome, outcome, number
+                asked = entry.fresh_from is not None and number >= entry.fresh_from
+                asked, entry.told = asked and not entry.told, entry.told or asked
+                if asked or changed(previous, outcome):
                     self.on_change(key)
-                await self._clock.sleep(self.interval)
+                await self._pause(entry)
                 if entry.stopped:
                     return
                 if not self._wanted(key, entry.target):
@@ -219,11 +245,22 @@ class JobInfoPoller:
             log.exception("job poller: polling %s failed", key)
         finally:
             entry.stopped = True
-            entry.fetched.set()  # a pass waiting for this task's answer never waits forever
             if self._entries.get(key) is entry:
                 del self._entries[key]
             with contextlib.suppress(Exception):
                 await asyncio.shield(entry.client.close())
+
+    async def _pause(self, entry: _Entry) -> None:
+        """Waits one interval, or less when the entry is woken (never past a wake)."""
+        if not entry.woken:
+            sleeper = asyncio.get_running_loop().create_task(self._clock.sleep(self.interval))
+            entry.sleeper = sleeper
+            try:
+                await asyncio.wait({sleeper})
+            finally:
+                entry.sleeper = None
+                sleeper.cancel()
+        entry.woken = False
 
     def _wanted(self, key: Hashable, target: PollTarget) -> bool:
         try:

@@ -7,7 +7,9 @@ RayJob are tracked (:mod:`rayop.controllers.kit.own_writes`): a pass never works
 RayJob older than them, and the RayJob is enqueued again when the cache shows them. Time is the
 manager's clock. With a poll interval (``--rayjob-dashboard-poll-interval``, off by default) a
 :class:`~rayop.controllers.dashboard.job_poller.JobInfoPoller` follows every Running job in the
-background and enqueues its RayJob when the job's answer changes; the manager closes it.
+background and enqueues its RayJob when the job's answer changes, and a
+:class:`~rayop.controllers.dashboard.job_submissions.JobSubmissions` POSTs HTTPMode jobs in the
+background (no pass waits for a dashboard); the manager closes both.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import cast
 
 from rayop.controllers.assembly.blueprint import ControllerBlueprint, Wired, Wiring
 from rayop.controllers.dashboard.job_poller import JobInfoPoller, PollTarget
+from rayop.controllers.dashboard.job_submissions import JobSubmissions
 from rayop.controllers.kit.own_writes import track_own_writes
 from rayop.controllers.kit.watches import ray_watches
 from rayop.controllers.rayjob.context import RayJobDeps, dashboard_factory
@@ -39,15 +42,18 @@ def _build(wiring: Wiring) -> Wired:
     jobs = informers.informer(JOBS)
     settings = wiring.settings
     own_writes = track_own_writes(rayjobs, clock=wiring.clock)
-    poller = None
+    poller = submissions = None
     if settings.rayjob_dashboard_poll_interval > 0:
+        still_polled = _still_polled(rayjobs, clusters)
         poller = JobInfoPoller(
             interval=settings.rayjob_dashboard_poll_interval,
             clock=wiring.clock,
-            still_wanted=_still_polled(rayjobs, clusters),
+            still_wanted=still_polled,
             name="rayjob dashboard poller",
         )
         wiring.add_closer("rayjob dashboard poller", poller.close)
+        submissions = JobSubmissions(still_wanted=still_polled, name="rayjob job submissions")
+        wiring.add_closer("rayjob job submissions", submissions.close)
     deps = RayJobDeps(
         client=wiring.client,
         rayjobs=rayjobs,
@@ -66,11 +72,14 @@ def _build(wiring: Wiring) -> Wired:
         ),
         clock=wiring.clock,
         poller=poller,
+        submissions=submissions,
     )
 
     def let_poller_enqueue(controller: Controller) -> None:
         if poller is not None:
             poller.on_change = lambda key: controller.enqueue(cast(Request, key))
+        if submissions is not None:
+            submissions.on_done = lambda key: controller.enqueue(cast(Request, key))
 
     return Wired(
         reconcile=RayJobReconciler(deps).reconcile,

@@ -25,6 +25,7 @@ from rayop.controllers.config.gates import FeatureGates
 from rayop.controllers.config.options import OperatorOptions
 from rayop.controllers.dashboard.client import DashboardClient
 from rayop.controllers.dashboard.job_poller import JobInfoPoller
+from rayop.controllers.dashboard.job_submissions import JobSubmissions
 from rayop.controllers.dashboard.models import JobInfo, JobSubmitRequest
 from rayop.controllers.dashboard.transport import ServiceResolver
 from rayop.controllers.kit.gate_checks import rayjob_gate_problems
@@ -102,6 +103,9 @@ class RayJobDeps:
     poller: JobInfoPoller | None = None
     """Polls running jobs in the background (``--rayjob-dashboard-poll-interval``); None: the
     Running phase GETs the job info itself in every pass, as KubeRay does."""
+    submissions: JobSubmissions | None = None
+    """With the poller: runs HTTPMode submissions in the background (the pass after the POST
+    acts on its outcome); None: the pass POSTs itself, as KubeRay does."""
 
 
 def parse_rayjob(raw: Mapping[str, Any], gates: FeatureGates) -> tuple[RayJob, list[Problem]]:

@@ -23,7 +23,12 @@ from rayop.controllers.dashboard.client import (
     JobNotFound,
     SubmissionIdConflict,
 )
-from rayop.controllers.dashboard.job_poller import JobInfoClient, JobInfoPoller, PollTarget
+from rayop.controllers.dashboard.job_poller import (
+    JobInfoClient,
+    JobInfoPoller,
+    Outcome,
+    PollTarget,
+)
 from rayop.controllers.dashboard.models import JobInfo
 from rayop.controllers.kit import settings
 from rayop.controllers.rayjob import actions, checks, deletion
@@ -42,6 +47,7 @@ from rayop.controllers.rayjob.submitter import (
     submit_request,
     submitter_job_outcome,
 )
+from rayop.runtime.decisions import note_wait
 from rayop.runtime.reconcile import Result
 from rayop.runtime.steps import Step, Stop
 
@@ -202,9 +208,11 @@ def _apply_answer(ctx: PassContext, cluster: Obj, info: JobInfo) -> None:
 
 
 async def _check_polled_job(ctx: PassContext, cluster: Obj, poller: JobInfoPoller) -> Stop | None:
-    """:func:`_check_job` on the poller's latest answer: the same outcomes, no GET in the pass
-    while the job runs and its submitter does not say it finished (the first pass of a job, and
-    one that would act on a 404, an error or a finished submitter, wait for a new GET instead).
+    """:func:`_check_job` on the poller's latest answer: the same outcomes, and no dashboard call
+    in the pass. A pass with no answer to use yet (the job's first, or a new GET's where the
+    latest answer is too old to decide on: a missing job, a failing dashboard, a finished
+    submitter) ends at once (:data:`WAIT`); the answer enqueues the RayJob. HTTPMode submits in
+    the background (:data:`RayJobDeps.submissions`); the pass after the POST acts on its outcome.
     A job still Running is requeued at its next deadline (at most
     :data:`~rayop.controllers.kit.settings.RAYJOB_POLLED_RESYNC`); the poller enqueues it sooner
     when its answer changes."""
@@ -217,23 +225,35 @@ async def _check_polled_job(ctx: PassContext, cluster: Obj, poller: JobInfoPolle
         cluster_uid=str((cluster.get("metadata") or {}).get("uid") or ""),
         token=token,
     )
+    submissions = ctx.deps.submissions
+    if mode == JobSubmissionMode.HTTP_MODE and submissions is not None:
+        finished = submissions.take(ctx.request, target)
+        if finished is not None:
+            _submitted(ctx, finished.error)
+            if ctx.status.job_status_check_failure_start_time is None:
+                poller.refresh(ctx.request)  # submitted: read the job afresh
+            return None
+        if submissions.running(ctx.request, target):
+            note_wait("waiting for the dashboard's answer to the job submission")
+            return WAIT
 
     async def open_client() -> JobInfoClient:
         return _PolledClient(ctx.deps.dashboards(cluster, url, token))
 
-    started = poller.polling(ctx.request) != target
-    outcome = await poller.current(ctx.request, target, open_client)
-    if not started and (not isinstance(outcome, JobInfo) or ctx.submitter.finished_at is not None):
+    def needs_fresh(outcome: Outcome) -> bool:
         # A missing job, a failing dashboard or a finished submitter decide transitions on
         # this answer: as KubeRay, read it now, not up to one interval ago.
-        outcome = await poller.current(ctx.request, target, open_client, fresh=True)
+        return not isinstance(outcome, JobInfo) or ctx.submitter.finished_at is not None
+
+    first = poller.polling(ctx.request) != target
+    outcome = await poller.answer(ctx.request, target, open_client, needs_fresh=needs_fresh)
+    if outcome is None:
+        what = "first answer" if first else "answer"
+        note_wait(f"waiting for the dashboard's {what} about job {target.job_id}")
+        return WAIT
     if isinstance(outcome, JobNotFound):
         if mode == JobSubmissionMode.HTTP_MODE:
-            dashboard = await actions.open_dashboard(ctx, cluster)
-            async with dashboard:
-                await _submit(ctx, dashboard)
-            poller.refresh(ctx.request)
-            return None
+            return await _submit_polled(ctx, cluster, poller, target)
         return _job_not_found(ctx)
     if isinstance(outcome, DashboardError):
         _stamp_check_failure(ctx, outcome)
@@ -242,6 +262,33 @@ async def _check_polled_job(ctx: PassContext, cluster: Obj, poller: JobInfoPolle
     if ctx.status.job_deployment_status == JobDeploymentStatus.RUNNING:
         ctx.requeue = _polled_requeue(ctx)
     return None
+
+
+async def _submit_polled(
+    ctx: PassContext, cluster: Obj, poller: JobInfoPoller, target: PollTarget
+) -> Stop | None:
+    """HTTPMode, the job not found: submits it, in the background when
+    :data:`RayJobDeps.submissions` is set (the pass ends at once), else in this pass."""
+    submissions = ctx.deps.submissions
+    if submissions is None:
+        async with await actions.open_dashboard(ctx, cluster) as inline:
+            await _submit(ctx, inline)
+        poller.refresh(ctx.request)
+        return None
+    try:
+        request = submit_request(ctx.job, job_id=ctx.status.job_id or "")
+    except ValueError as err:
+        _submitted(ctx, err)
+        return None
+    dashboard = await actions.open_dashboard(ctx, cluster)
+
+    async def post() -> None:
+        async with dashboard:
+            await dashboard.submit_job(request)
+
+    submissions.start(ctx.request, target, post)
+    note_wait(f"submitting job {target.job_id} to the dashboard")
+    return WAIT
 
 
 def _polled_requeue(ctx: PassContext) -> Result | None:
@@ -279,18 +326,30 @@ class _PolledClient:
 
 
 async def _submit(ctx: PassContext, dashboard: JobDashboard) -> None:
-    """HTTPMode: POST /api/jobs/ with the persisted submission id.
-
-    A "submission id already used" answer means an earlier pass submitted it (the id was written
-    before any submission), so it counts as submitted (an improvement on KubeRay).
-    """
+    """HTTPMode: POST /api/jobs/ with the persisted submission id (see :func:`_submitted`)."""
     try:
         await dashboard.submit_job(submit_request(ctx.job, job_id=ctx.status.job_id or ""))
-    except SubmissionIdConflict:
-        log.info("RayJob %s: job %s was already submitted", ctx.request, ctx.status.job_id)
     except (DashboardError, ValueError) as err:
-        _stamp_check_failure(ctx, err)
+        _submitted(ctx, err)
         return
+    _submitted(ctx, None)
+
+
+def _submitted(ctx: PassContext, error: Exception | None) -> None:
+    """Acts on how an HTTPMode submission ended (``error``: what it raised, None: accepted).
+
+    A "submission id already used" answer means an earlier pass submitted it (the id was written
+    before any submission), so it counts as submitted (an improvement on KubeRay). A dashboard
+    error (or a request that cannot be built) stamps the status check failure; anything else
+    is raised (the error path).
+    """
+    if isinstance(error, SubmissionIdConflict):
+        log.info("RayJob %s: job %s was already submitted", ctx.request, ctx.status.job_id)
+    elif isinstance(error, (DashboardError, ValueError)):
+        _stamp_check_failure(ctx, error)
+        return
+    elif error is not None:
+        raise error
     ctx.status.job_status_check_failure_start_time = None
 
 

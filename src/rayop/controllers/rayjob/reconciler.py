@@ -158,6 +158,8 @@ class RayJobReconciler:
     def _stop_polling(self, request: Request) -> None:
         if self.deps.poller is not None:
             self.deps.poller.stop(request)
+        if self.deps.submissions is not None:
+            self.deps.submissions.stop(request)
 
 
 def _polled(ctx: PassContext) -> bool:

@@ -104,8 +104,14 @@ class ClusterHttpProxy:
             await self._runner.cleanup()
             self._runner = None
             raise
+        # No cap on upstream connections (aiohttp's default is 100 for the session): each relayed
+        # exchange is its own connection, as on a pod network, so heads that never answer
+        # (the benchmarks' hanging dashboards, held up to the 60 s timeout) cannot leave the
+        # other heads' requests queued behind them in a shared pool.
         self._session = aiohttp.ClientSession(
-            timeout=aiohttp.ClientTimeout(total=60), auto_decompress=False
+            timeout=aiohttp.ClientTimeout(total=60),
+            auto_decompress=False,
+            connector=aiohttp.TCPConnector(limit=0),
         )
         bound = self._runner.addresses[0]
         self.url = f"http://{self._host}:{int(bound[1])}"
