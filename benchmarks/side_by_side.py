@@ -552,7 +552,7 @@ def table(runs: list[Run]) -> str:
     return "\n".join(lines)
 
 
-def _exit_on_sigterm(signum: int, frame: object) -> None:
+def exit_on_sigterm(signum: int, frame: object) -> None:
     """Turns SIGTERM (``timeout``, a CI runner) into SystemExit, so the run's ``finally`` stops
     its operator and control plane and removes its files; SIGKILL is left to the kernel: every
     child was started with ``end_with_parent``."""
@@ -561,7 +561,7 @@ def _exit_on_sigterm(signum: int, frame: object) -> None:
 
 def main() -> None:
     """Parses the options, runs every (concurrency, operator) pair and prints the table."""
-    signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    signal.signal(signal.SIGTERM, exit_on_sigterm)
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--clusters", type=int, default=100)
     parser.add_argument("--workers", type=int, default=10)

@@ -52,6 +52,7 @@ from side_by_side import (  # benchmarks/, beside this script
     OPERATORS,
     Run,
     default_kuberay,
+    exit_on_sigterm,
     heavy_lock,
     idle_phase,
     install_ray_crds,
@@ -118,14 +119,9 @@ def run_one(operator: str, args: argparse.Namespace, workdir: Path) -> dict[str,
             lock.close()
 
 
-def _exit_on_sigterm(signum: int, frame: object) -> None:
-    """Turns SIGTERM into SystemExit, so each run's ``finally`` stops its children."""
-    raise SystemExit(128 + signum)
-
-
 def main() -> None:
     """Parses the options, runs each operator in turn and prints the table."""
-    signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    signal.signal(signal.SIGTERM, exit_on_sigterm)
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--clusters", type=int, default=1000)
     parser.add_argument("--workers", type=int, default=3)
