@@ -66,3 +66,24 @@ class CpuSampler:
                 used = cpu1.get(name, 0.0) - cpu0.get(name, 0.0)
                 shares.append(round(used / dt, 3) if dt > 0 else 0.0)
         return out
+
+
+BUSY = 0.9
+"""A process whose share of a core over a second is at least this was busy that second."""
+
+
+def busy_summary(per_second: dict[str, list[float]], cores: int) -> dict[str, dict[str, float]]:
+    """Summarises :meth:`CpuSampler.busy` per process (and ``machine``): the mean share of a
+    core over the sampled seconds, and the share of those seconds in which it was busy (at
+    least :data:`BUSY` of each core it can use: one for a process, ``cores`` for the machine),
+    so a run can say what bound its time."""
+    out: dict[str, dict[str, float]] = {}
+    for name, shares in per_second.items():
+        if not shares:
+            continue
+        full = BUSY * (cores if name == "machine" else 1)
+        out[name] = {
+            "mean_cores": round(sum(shares) / len(shares), 3),
+            "busy_share": round(sum(1 for s in shares if s >= full) / len(shares), 3),
+        }
+    return out

@@ -96,13 +96,14 @@ def collect_samples(samples: Path | None, pid: int) -> None:
 
 
 def start_apiserver(
-    workdir: Path, profile: Path | None, samples: Path | None = None
+    workdir: Path, profile: Path | None, samples: Path | None = None, tls: bool = False
 ) -> tuple[subprocess.Popen[str], Path]:
-    """Starts ``rayop apiserver`` (plain HTTP) as a child, under the profiling wrapper when
-    ``profile``, under the CPU-time sampler when ``samples``; returns it and its kubeconfig."""
+    """Starts ``rayop apiserver`` (plain HTTP, or HTTPS when ``tls``) as a child, under the
+    profiling wrapper when ``profile``, under the CPU-time sampler when ``samples``; returns it
+    and its kubeconfig."""
     kubeconfig = workdir / "kubeconfig.yaml"
     flags = [
-        "apiserver", "--no-tls",
+        "apiserver", *([] if tls else ["--no-tls"]),
         "--kubeconfig-out", str(kubeconfig), "--pod-pending-delay", "0",
         "--pod-running-delay", "1", "--pod-ready-delay", "0",
     ]  # fmt: skip

@@ -56,7 +56,7 @@ from pathlib import Path
 from typing import IO, Any
 
 import psutil
-from process_sampler import CpuSampler  # benchmarks/, beside this script
+from process_sampler import CpuSampler, busy_summary  # benchmarks/, beside this script
 from request_breakdown import (  # benchmarks/, beside this script
     breakdown_table,
     measured_end,
@@ -109,21 +109,24 @@ def operator_command(
     concurrency: int,
     port: int,
     profile: Path | None = None,
+    rate: tuple[float, int] | None = None,
 ) -> list[str]:
     """Returns the operator's command line (the same flags for both); rayop's runs under
-    cProfile, writing ``profile`` when it exits, if one is named."""
+    cProfile, writing ``profile`` when it exits, if one is named. ``rate`` is ``(qps, burst)``
+    for both (None: each operator's default)."""
     flags = [
         f"--reconcile-concurrency={concurrency}",
         f"--metrics-addr=:{port}",
         "--health-probe-bind-address=0",
         "--enable-leader-election=false",
+        *([] if rate is None else [f"--qps={rate[0]:g}", f"--burst={rate[1]}"]),
     ]
     if operator == "kuberay":
         return [str(kuberay), *flags]
     run = ["run", f"--kubeconfig={kubeconfig}", *flags]
     if profile is not None:
         return [sys.executable, "-m", "cProfile", "-o", str(profile), "-m", "rayop", *run]
-    return [str(REPO / ".venv" / "bin" / "rayop"), *run]
+    return [sys.executable, "-m", "rayop", *run]
 
 
 def wait_for(
@@ -335,6 +338,44 @@ def heavy_lock(path: Path | None) -> IO[bytes] | None:
     return handle
 
 
+def run_bench(
+    proc: subprocess.Popen[bytes],
+    url: str,
+    kubeconfig: Path,
+    concurrency: int,
+    args: argparse.Namespace,
+    out: Path,
+    sampler: CpuSampler,
+    keep_objects: bool = True,
+) -> dict[str, Any]:
+    """Runs ``rayop bench --external-operator`` against the started operator (``args``: its
+    clusters, workers and timeout) while ``sampler`` samples once a second; returns the
+    bench's result. Raises if the bench fails or the operator exited meanwhile."""
+    bench = [
+        sys.executable, "-m", "rayop", "bench",
+        "--kubeconfig", str(kubeconfig),
+        "--external-operator", "--external-metrics-url", url,
+        "--external-operator-pid", str(proc.pid),
+        "--concurrency", str(concurrency),
+        "--clusters", str(args.clusters), "--workers", str(args.workers),
+        "--timeout", str(args.timeout), "--json", str(out),
+        *(["--keep-objects"] if keep_objects else []),
+    ]  # fmt: skip
+    env = {**os.environ, "KUBECONFIG": str(kubeconfig)}
+    with subprocess.Popen(
+        bench, env=env, stdout=subprocess.DEVNULL, preexec_fn=end_with_parent()
+    ) as child:
+        try:
+            code = sampler.sample_until_exit(child)
+        finally:
+            child.kill()  # a no-op once it has exited
+    if code != 0:
+        raise subprocess.CalledProcessError(code, bench)
+    if proc.poll() is not None:
+        raise RuntimeError(f"the operator exited during the run (code {proc.returncode})")
+    return dict(json.loads(out.read_text())["results"][0])
+
+
 def run_one(
     operator: str, concurrency: int, args: argparse.Namespace, workdir: Path
 ) -> dict[str, Any]:
@@ -376,29 +417,9 @@ def run_one(
     try:
         wait_for_metrics(url, proc)
         wait_until_started(workdir / f"{operator}.log", proc)
-        bench = [
-            sys.executable, "-m", "rayop", "bench",
-            "--kubeconfig", str(info.kubeconfig),
-            "--external-operator", "--external-metrics-url", url,
-            "--external-operator-pid", str(proc.pid),
-            "--concurrency", str(concurrency),
-            "--clusters", str(args.clusters), "--workers", str(args.workers),
-            "--timeout", str(args.timeout), "--json", str(out),
-            *([] if args.teardown_seconds > 0 else ["--keep-objects"]),
-        ]  # fmt: skip
         sampler = CpuSampler({"operator": proc.pid, **info.pids})
-        with subprocess.Popen(
-            bench, env=env, stdout=subprocess.DEVNULL, preexec_fn=end_with_parent()
-        ) as child:
-            try:
-                code = sampler.sample_until_exit(child)
-            finally:
-                child.kill()  # a no-op once it has exited
-        if code != 0:
-            raise subprocess.CalledProcessError(code, bench)
-        if proc.poll() is not None:
-            raise RuntimeError(f"{operator} exited during the run (see {log.name})")
-        result = dict(json.loads(out.read_text())["results"][0])
+        keep = args.teardown_seconds <= 0
+        result = run_bench(proc, url, info.kubeconfig, concurrency, args, out, sampler, keep)
         audit = workdir / "logs" / AUDIT_LOG
         if args.teardown_seconds > 0:  # the bench deleted its namespace (and its events)
             result["teardown"] = teardown_phase(
@@ -419,6 +440,7 @@ def run_one(
                 dirs_exist_ok=True,
             )
         result["cpu_busy"] = {"started": sampler.started_wall, "per_second": sampler.busy()}
+        result["busy"] = busy_summary(sampler.busy(), psutil.cpu_count() or 1)
         if args.idle_seconds > 0:
             if lock is not None:
                 lock.close()
@@ -479,7 +501,12 @@ def rows(result: dict[str, Any]) -> list[tuple[str, Any]]:
             if n and (name == "terminated" or resource == "pods"):
                 out.append((f"apiserver: {label}, {resource}", int(n)))
     out.append(("operator CPU (s)", result.get("operator_cpu_seconds")))
+    if "apiserver_cpu_seconds" in result:  # an embedded plane's one server process
+        out.append(("API server CPU (s)", result["apiserver_cpu_seconds"]))
     out.append(("operator peak RSS (MB)", result.get("operator_peak_rss_mb")))
+    for name, busy in (result.get("busy") or {}).items():  # what bound the time
+        out.append((f"creation: {name} mean cores used", busy["mean_cores"]))
+        out.append((f"creation: {name} share of seconds busy", busy["busy_share"]))
     idle = result.get("idle") or {}
     if idle:
         out.append((f"idle {idle['seconds']:.0f} s: operator CPU (s)", idle["cpu_seconds"]))
@@ -487,6 +514,8 @@ def rows(result: dict[str, Any]) -> list[tuple[str, Any]]:
         out.append(("idle: CPU ms per cluster per minute", idle["cpu_ms_per_cluster_per_minute"]))
         out.append(("idle: operator requests", idle["requests"]))
         out.append(("idle: RSS at the end (MB)", idle["rss_mb"]))
+        if "apiserver_cpu_seconds" in idle:
+            out.append(("idle: API server CPU (s)", idle["apiserver_cpu_seconds"]))
         out += [(f"idle: {k[: -len(' (idle)')]}", v) for k, v in idle.items() if "(idle)" in k]
     teardown = result.get("teardown") or {}
     if teardown:
@@ -523,7 +552,7 @@ def table(runs: list[Run]) -> str:
     return "\n".join(lines)
 
 
-def _exit_on_sigterm(signum: int, frame: object) -> None:
+def exit_on_sigterm(signum: int, frame: object) -> None:
     """Turns SIGTERM (``timeout``, a CI runner) into SystemExit, so the run's ``finally`` stops
     its operator and control plane and removes its files; SIGKILL is left to the kernel: every
     child was started with ``end_with_parent``."""
@@ -532,7 +561,7 @@ def _exit_on_sigterm(signum: int, frame: object) -> None:
 
 def main() -> None:
     """Parses the options, runs every (concurrency, operator) pair and prints the table."""
-    signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    signal.signal(signal.SIGTERM, exit_on_sigterm)
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--clusters", type=int, default=100)
     parser.add_argument("--workers", type=int, default=10)
