@@ -46,12 +46,14 @@ class FakeDashboard:
         self.hang: float | None = None
         self.gets = 0
         """GET /api/jobs/<id> calls so far."""
+        self.closed = 0
+        """Clients closed so far (``async with`` blocks left); each :meth:`open` is one client."""
 
     async def __aenter__(self) -> FakeDashboard:
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
-        return None
+        self.closed += 1
 
     def _check(self) -> None:
         if self.error is not None:
@@ -164,4 +166,6 @@ class World:
             merged = RayJobStatus.model_validate(raw.get("status") or {}).model_copy(update=status)
             raw["status"] = merged.model_dump(by_alias=True, exclude_none=True)
         meta = raw["metadata"]
-        return PassContext.open(Request(meta["namespace"], meta["name"]), self.reconciler().deps, raw)
+        return PassContext.open(
+            Request(meta["namespace"], meta["name"]), self.reconciler().deps, raw
+        )

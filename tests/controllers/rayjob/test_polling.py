@@ -347,3 +347,15 @@ async def test_sidecar_mode_keeps_the_3_s_requeue() -> None:
     cache_running(world, mode="SidecarMode")
     assert await first_answer(world, watch(world)) == Result(requeue_after=3.0)
     await close(world)
+
+
+async def test_a_submission_stopped_before_it_runs_leaves_no_client_open() -> None:
+    world = polled_world()
+    cache_running(world)
+    enqueued = watch(world)
+    await first_answer(world, enqueued)  # 404: the POST's task is created, not yet run
+    assert world.submissions is not None
+    world.submissions.stop(REQUEST)  # the RayJob was deleted meanwhile
+    await close(world)
+    assert world.dashboard.submitted == []
+    assert world.dashboard.closed == len(world.dashboard.opened)

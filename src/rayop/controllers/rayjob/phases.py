@@ -280,10 +280,12 @@ async def _submit_polled(
     except ValueError as err:
         _submitted(ctx, err)
         return None
-    dashboard = await actions.open_dashboard(ctx, cluster)
+    dashboards = ctx.deps.dashboards
 
     async def post() -> None:
-        async with dashboard:
+        # Opened inside the task, so a submission cancelled before it first runs (its RayJob
+        # deleted, its cluster changed) leaves no client session open.
+        async with dashboards(cluster, target.dashboard_url, target.token) as dashboard:
             await dashboard.submit_job(request)
 
     submissions.start(ctx.request, target, post)
