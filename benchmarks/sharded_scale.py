@@ -23,7 +23,8 @@ creates), overlapping passes of one key by two replicas in the merged ``--pass-r
 Run::
 
     .venv/bin/python benchmarks/sharded_scale.py --clusters 1000 [--workers 2] [--qps 100] \
-        [--burst 200] [--scenarios one,three,kill,scale] [--json out.json]
+        [--burst 200] [--scenarios one,three,kill,scale] [--json out.json] \\
+        [--log-level info] [--keep-logs DIR]
 
 The issue's size: ``--clusters 30000`` (hours on a 2-core machine; needs several GB of memory).
 """
@@ -36,6 +37,7 @@ import contextlib
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -165,7 +167,7 @@ class Bench:
             f"--metrics-addr=127.0.0.1:{metrics_port}",
             f"--health-probe-bind-address=127.0.0.1:{probe_port}",
             "--enable-leader-election=true", f"--leader-election-namespace={NAMESPACE}",
-            "--log-level=warning",
+            f"--log-level={self.args.log_level}",
         ]  # fmt: skip
         if sharding:
             argv += ["--sharding=true", f"--replica-id={name}",
@@ -436,19 +438,30 @@ def print_table(results: list[Scenario]) -> None:
                   " (target <= 0.45x)")  # fmt: skip
 
 
+def keep_logs(workdir: Path, kept: Path) -> None:
+    """Copies a scenario's replica logs and pass records into ``kept``."""
+    kept.mkdir(parents=True, exist_ok=True)
+    for path in [*workdir.glob("*.log"), *workdir.glob("*.jsonl")]:
+        shutil.copy(path, kept / path.name)
+
+
 async def main_async(args: argparse.Namespace) -> list[Scenario]:
     results: list[Scenario] = []
     for name in args.scenarios.split(","):
         with tempfile.TemporaryDirectory(prefix=f"rayop-sharded-{name}-") as tmp:
             workdir = Path(tmp)
-            if name in ("one", "three"):
-                result = await scenario_plain(args, workdir, 1 if name == "one" else 3)
-            elif name == "kill":
-                result = await scenario_kill(args, workdir)
-            elif name == "scale":
-                result = await scenario_scale(args, workdir)
-            else:
-                raise SystemExit(f"unknown scenario {name!r}")
+            try:
+                if name in ("one", "three"):
+                    result = await scenario_plain(args, workdir, 1 if name == "one" else 3)
+                elif name == "kill":
+                    result = await scenario_kill(args, workdir)
+                elif name == "scale":
+                    result = await scenario_scale(args, workdir)
+                else:
+                    raise SystemExit(f"unknown scenario {name!r}")
+            finally:
+                if args.keep_logs is not None:
+                    keep_logs(workdir, args.keep_logs / name)
         print(f"{name}: done ({os.getloadavg()[0]:.1f} load)", flush=True)
         results.append(result)
     return results
@@ -466,6 +479,8 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=3600.0)
     parser.add_argument("--scenarios", default="one,three,kill,scale")
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--log-level", default="warning", help="the replicas' --log-level")
+    parser.add_argument("--keep-logs", type=Path, help="copy replica logs and pass records here")
     args = parser.parse_args()
     started = os.getloadavg()
     results = asyncio.run(main_async(args))
