@@ -4,7 +4,7 @@ for an operator's: ConfigMaps are the roots, Secrets their objects (found by the
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from datetime import timedelta
 from typing import Any
 
@@ -12,6 +12,7 @@ from prometheus_client import CollectorRegistry, generate_latest
 
 from rayop.kube.client import KubeClient
 from rayop.kube.clock import micro_time
+from rayop.kube.errors import Gone
 from rayop.kube.resources import CONFIGMAPS, LEASES, SECRETS
 from rayop.runtime.leaderelection import LeaderElectionSettings
 from rayop.runtime.sharding.keys import ShardKeys
@@ -20,6 +21,7 @@ from rayop.runtime.sharding.metrics import ShardMetrics
 from rayop.runtime.sharding.objects import RELABELS_IN_FLIGHT, RootObjects
 from rayop.runtime.sharding.ring import HashRing
 from rayop.runtime.sharding.sharder import ASSIGN_BATCH, RootKind, Sharder
+from rayop.runtime.sharding.slim import HAS_STATUS, slim_root
 from rayop.testing import FakeClock, RecordingEventSink, open_control_plane
 
 KEYS = ShardKeys(
@@ -412,6 +414,9 @@ class PatchOrder:
     async def list(self, res: Any, **options: Any) -> dict[str, Any]:
         return await self.client.list(res, **options)
 
+    def list_pages(self, res: Any, **options: Any) -> AsyncIterator[dict[str, Any]]:
+        return self.client.list_pages(res, **options)
+
     async def patch(self, res: Any, name: str, body: Any, **options: Any) -> dict[str, Any]:
         self.patched.append(name)
         return await self.client.patch(res, name, body, **options)
@@ -541,3 +546,67 @@ async def test_a_replica_gone_while_new_roots_are_given_out_ends_the_round_early
         assert "r1" in owners, "r1 was alive for the first batch"
         assert await sharder.step() is False
         assert {labels(r)[KEYS.shard] for r in (await roots(client)).values()} == {"r0"}
+
+
+async def test_the_sharder_holds_listed_roots_slim() -> None:
+    """A full round at tens of thousands of roots must not hold every spec at once: what the
+    root kind's predicates see is the metadata (no managedFields) and whether a status exists."""
+    async with open_control_plane(crds=False) as plane:
+        client = plane.client
+        await hold(client, "r0")
+        for i in range(3):
+            meta = {"name": f"root-{i}", "labels": {"kind": "root"}}
+            await client.create(CONFIGMAPS, {"metadata": meta, "data": {"big": "x" * 1000}},
+                                namespace=NS)  # fmt: skip
+        seen: list[Mapping[str, Any]] = []
+
+        def is_root(obj: Mapping[str, Any]) -> bool:
+            seen.append(obj)
+            return labels(obj).get("kind") == "root"
+
+        sharder = Sharder(client, Membership(client, NS, KEYS), KEYS,
+                          [RootKind(CONFIGMAPS, is_root)], [SECRETS])  # fmt: skip
+        await sharder.step()
+        assert {o["metadata"]["name"] for o in seen} >= {"root-0", "root-1", "root-2"}
+        assert all(set(o) <= {"apiVersion", "kind", "metadata", "status"} for o in seen)
+        assert all("managedFields" not in o["metadata"] for o in seen)
+        assert {labels(r)[KEYS.shard] for r in (await roots(client)).values()} == {"r0"}
+
+
+def test_a_slim_root_keeps_its_metadata_and_whether_it_has_a_status() -> None:
+    full: dict[str, Any] = {
+        "apiVersion": "ray.io/v1", "kind": "RayCluster",
+        "metadata": {"name": "a", "namespace": "ns", "uid": "u", "resourceVersion": "7",
+                     "labels": {"l": "1"}, "annotations": {"a": "2"}, "managedFields": [{}],
+                     "ownerReferences": [{"kind": "RayJob", "name": "j", "controller": True}]},
+        "spec": {"headGroupSpec": {}}, "status": {"state": "ready"},
+    }  # fmt: skip
+    slim = slim_root(full)
+    assert slim == {
+        "apiVersion": "ray.io/v1", "kind": "RayCluster",
+        "metadata": {k: v for k, v in full["metadata"].items() if k != "managedFields"},
+        "status": HAS_STATUS,
+    }  # fmt: skip
+    assert "status" not in slim_root({**full, "status": {}})
+
+
+async def test_a_continue_token_that_expires_mid_list_lists_again_unpaged() -> None:
+    async with open_control_plane(crds=False) as plane:
+        client = plane.client
+        await hold(client, "r0")
+        for i in range(4):
+            meta = {"name": f"root-{i}", "labels": {"kind": "root"}}
+            await client.create(CONFIGMAPS, {"metadata": meta}, namespace=NS)
+
+        class Expiring(PatchOrder):
+            async def list_pages(self, res: Any, **options: Any) -> AsyncIterator[dict[str, Any]]:
+                async for page in self.client.list_pages(res, **{**options, "limit": 1}):
+                    yield page
+                    raise Gone({"code": 410, "reason": "Expired"})
+
+        recording = Expiring(client)
+        sharder = Sharder(recording, Membership(client, NS, KEYS), KEYS,
+                          [RootKind(CONFIGMAPS, lambda o: labels(o).get("kind") == "root")],
+                          [SECRETS])  # fmt: skip
+        await sharder.step()
+        assert sorted(recording.patched) == [f"root-{i}" for i in range(4)]  # each once

@@ -9,6 +9,7 @@ Modules:
 - ``ring``: consistent hashing of object keys onto replicas.
 - ``membership``: each replica's own Lease, and which replicas are alive.
 - ``sharder``: the leader's loop that assigns roots to replicas and moves them.
+- ``slim``: what the sharder keeps of a listed root (metadata, and whether it has a status).
 - ``objects``: a root's objects, found (by label, or adopted by ownerReferences) and relabelled.
 - ``gate``: which passes a replica may run, and the drain handshake that lets a root go.
 - ``pass_record``: a JSON-lines record of every pass, and the overlap check over it.

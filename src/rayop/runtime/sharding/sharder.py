@@ -37,12 +37,12 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, Unpack
 
 from rayop.apimachinery.objects import ObjView as Obj
-from rayop.kube.errors import ApiError
+from rayop.kube.errors import ApiError, Gone
 from rayop.kube.options import ListOptions
 from rayop.kube.resource import Resource
 from rayop.runtime.clock import MONOTONIC, Clock
@@ -53,6 +53,7 @@ from rayop.runtime.sharding.membership import Membership
 from rayop.runtime.sharding.metrics import ShardMetrics
 from rayop.runtime.sharding.objects import RootObjects
 from rayop.runtime.sharding.ring import DEFAULT_VNODES, HashRing
+from rayop.runtime.sharding.slim import slim_root
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +71,10 @@ class SharderClient(Protocol):
     """The part of the API client the sharder uses."""
 
     async def list(self, res: Resource, **options: Unpack[ListOptions]) -> dict[str, Any]: ...
+
+    def list_pages(
+        self, res: Resource, **options: Unpack[ListOptions]
+    ) -> AsyncIterator[dict[str, Any]]: ...
 
     async def patch(
         self, res: Resource, name: str, body: Any, *, namespace: str | None = None,
@@ -242,14 +247,22 @@ class Sharder:
             self._metrics.set_counts({m: counts.get(m, 0) for m in ring.members}, unassigned)
 
     async def _list(self, resource: Resource, selector: str | None) -> list[Obj]:
-        """Lists ``resource`` in every namespace the sharder serves (by ``selector``)."""
+        """Lists ``resource`` in every namespace the sharder serves (by ``selector``), one page
+        at a time, keeping each item slim (:func:`~rayop.runtime.sharding.slim.slim_root`)."""
         found: list[Obj] = []
         for namespace in self._namespaces or (None,):
             options: ListOptions = {"namespace": namespace}
             if selector is not None:
                 options["label_selector"] = selector
-            listed = await self._client.list(resource, **options)
-            found.extend(listed.get("items") or ())
+            start = len(found)
+            try:
+                async for page in self._client.list_pages(resource, **options):
+                    found.extend(slim_root(o) for o in page.get("items") or ())
+            except Gone:  # a continue token expired: the pages so far are a partial list
+                del found[start:]
+                unpaged: ListOptions = {**options, "limit": None}
+                listed = await self._client.list(resource, **unpaged)
+                found.extend(slim_root(o) for o in listed.get("items") or ())
         return found
 
     async def _request_drain(self, resource: Resource, obj: Obj, owner: str) -> None:
