@@ -51,6 +51,7 @@ def _parse_capacity(values: list[str]) -> dict[str, str]:
 
 async def _serve(cp: EmbeddedControlPlane, http_proxy_port: int | None = None) -> None:
     from rayop.sim.dashboard.http_proxy import ClusterHttpProxy
+    from rayop.sim.heap import freeze_heap_every
 
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -58,6 +59,8 @@ async def _serve(cp: EmbeddedControlPlane, http_proxy_port: int | None = None) -
         with contextlib.suppress(NotImplementedError):
             loop.add_signal_handler(sig, stop.set)
     async with cp, contextlib.AsyncExitStack() as stack:
+        freezer = asyncio.create_task(freeze_heap_every(), name="heap freezer")
+        stack.callback(freezer.cancel)
         typer.echo(cp.kubeconfig_path)
         sys.stdout.flush()
         typer.echo(

@@ -5,6 +5,8 @@ operator.
 Subpackages, each importing only those below it (an import-linter layers contract keeps it so):
 
 - ``controlplane``: (a module) assembles everything into :class:`EmbeddedControlPlane`.
+- ``heap``: (a module) the freezer that keeps ``rayop apiserver``'s cyclic collector from
+  stopping the server for seconds at tens of thousands of objects.
 - ``apiserver``: the HTTP face (aiohttp app, CRUD, watch, patch, protobuf, tables, discovery,
   services proxy, tokens, RBAC, TLS, kubeconfig) with fault injection and the audit; uses
   ``storage``.
