@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 
-from rayop.kube.request_flow import current_flow
 from rayop.runtime.controller import (
     CacheSyncTimeoutError,
     Controller,
@@ -376,21 +375,6 @@ async def test_reconcile_id_is_fresh_per_call(make: Callable[..., Controller]) -
     assert all(i is not None and len(i) == 36 for i in script.ids)
     assert script.ids[0] != script.ids[1]
     assert current_reconcile_id.get() is None
-
-
-async def test_each_pass_requests_in_its_own_flow(make: Callable[..., Controller]) -> None:
-    flows: list[str | None] = []
-
-    async def reconcile(request: Request) -> Result:
-        flows.append(current_flow.get())
-        return Result()
-
-    controller = make(reconcile, A, B)
-    await controller.start()
-    await settle()
-    # the client's token bucket is fair across these (rayop.kube.request_flow)
-    assert sorted(f or "" for f in flows) == ["c:ns/a", "c:ns/b"]
-    assert current_flow.get() is None
 
 
 async def test_exactly_n_workers(make: Callable[..., Controller], metrics: OperatorMetrics) -> None:

@@ -21,7 +21,6 @@ from collections.abc import Hashable, Iterable
 from typing import Final, cast
 
 from rayop.kube.metrics import RestClientMetrics
-from rayop.kube.request_flow import current_flow
 from rayop.runtime.clock import MONOTONIC, Clock
 from rayop.runtime.concurrency.auto import WINDOW_SECONDS, AdaptiveConcurrency
 from rayop.runtime.concurrency.law import LawSettings
@@ -425,9 +424,6 @@ class Controller:
         token = current_reconcile_id.set(str(uuid.uuid4()))
         controller_token = current_controller.set(self.name)
         request_token = current_request.set(request)
-        # The pass's requests (and the tasks it starts) share the client's token bucket
-        # fairly with other objects' (rayop.kube.request_flow).
-        flow_token = current_flow.set(f"{self.name}:{request.namespace}/{request.name}")
         decisions, account = self.decisions, None
         if decisions is not None:
             account = PassAccount(self.name, self.kind, request.namespace, request.name, started)
@@ -449,7 +445,6 @@ class Controller:
         finally:
             if decisions is not None and account is not None:
                 decisions.close(account, account_token)
-            current_flow.reset(flow_token)
             current_request.reset(request_token)
             current_controller.reset(controller_token)
             current_reconcile_id.reset(token)
