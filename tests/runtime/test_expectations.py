@@ -126,3 +126,35 @@ def test_delete_drops_whole_cluster(exp: ScaleExpectations) -> None:
 def test_rejects_unknown_action(exp: ScaleExpectations) -> None:
     with pytest.raises(ValueError):
         exp.expect_scale_pod("ns", "rc", "g", "p", "scale")  # type: ignore[arg-type]
+
+
+def test_pending_creates_hold_the_group_without_a_timeout_until_answered(
+    exp: ScaleExpectations, cache: Cache, clock: FakeClock
+) -> None:
+    exp.expect_creates("ns", "rc", "g", 3)
+    assert not exp.is_satisfied("ns", "rc", "g")
+    assert exp.is_satisfied("ns", "rc", "other"), "only that group waits"
+    clock.step(120.0)  # far beyond the create timeout: it runs from an answer, not before
+    assert not exp.is_satisfied("ns", "rc", "g")
+
+    exp.expect_scale_pod("ns", "rc", "g", "p1", "create")  # one create returned
+    exp.create_answered("ns", "rc", "g", 3)
+    assert exp.pending_creates("ns", "rc", "g") == 0
+    assert not exp.is_satisfied("ns", "rc", "g"), "p1 is not in the cache yet"
+    cache.put("ns", "p1")
+    assert exp.is_satisfied("ns", "rc", "g")
+
+    exp.create_answered("ns", "rc", "g", 5)
+    assert exp.pending_creates("ns", "rc", "g") == 0, "never below zero"
+    with pytest.raises(ValueError):
+        exp.expect_creates("ns", "rc", "g", -1)
+
+
+def test_dropping_a_clusters_expectations_drops_its_pending_creates(
+    exp: ScaleExpectations,
+) -> None:
+    exp.expect_creates("ns", "rc", "g", 2)
+    exp.expect_creates("ns", "other", "g", 2)
+    exp.delete("ns", "rc")
+    assert exp.is_satisfied("ns", "rc", "g")
+    assert exp.pending_creates("ns", "other", "g") == 2

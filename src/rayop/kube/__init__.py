@@ -25,6 +25,7 @@ Modules and subpackages:
 - ``resources``: well-known resources: the Kubernetes kinds the operator touches and KubeRay's
   ray.io/v1 kinds.
 - ``throttle``: client-side request throttling: a token bucket with ``qps`` and ``burst``.
+- ``resource_buckets``: one token bucket per API resource, as controller-runtime's client has.
 - ``transport``: the client's request path: pooled HTTP, throttling, Retry-After retries, auth and
   metrics.
 - ``watch``: decoding of watch streams: newline-delimited JSON events arriving in arbitrary chunks.

@@ -32,6 +32,7 @@ from rayop.kube.options import (
     query,
 )
 from rayop.kube.resource import Resource
+from rayop.kube.resource_buckets import ResourceBuckets
 from rayop.kube.throttle import TokenBucket
 from rayop.kube.transport import MAX_RETRIES, Reply, Transport, retry_after
 from rayop.kube.watch import WatchEvent, WatchStream
@@ -75,6 +76,9 @@ class KubeClient:
             The rate-limiter wait is not included. Watches apply it to connecting only.
         max_connections: Size of the connection pool.
         clock: Time source for throttling, Retry-After sleeps and durations.
+        bucket_per_resource: A token bucket per API resource, each at ``qps``/``burst``, as
+            controller-runtime's client has (:mod:`rayop.kube.resource_buckets`), instead of one
+            for every request.
     """
 
     def __init__(
@@ -88,6 +92,7 @@ class KubeClient:
         timeout: float | None = 60.0,
         max_connections: int = 512,
         clock: Clock = MONOTONIC,
+        bucket_per_resource: bool = False,
     ) -> None:
         self.config = config
         self.metrics = metrics
@@ -99,9 +104,12 @@ class KubeClient:
         the path, the object answered (None on an error) and the error's text ("" on success);
         the operator notes its passes' writes with it. It must not block."""
         self.throttle = TokenBucket(qps or 5.0, burst or 10, clock=clock)
+        self.buckets = ResourceBuckets(self.throttle, clock=clock) if bucket_per_resource else None
+        """The per-resource buckets (None: every request spends :attr:`throttle`)."""
         self._transport = Transport(
             config,
             bucket=self.throttle,
+            buckets=self.buckets,
             clock=clock,
             metrics=metrics,
             headers={"User-Agent": user_agent, "Accept": _JSON},

@@ -38,6 +38,7 @@ from rayop.kube.config import ConfigError, KubeConfig
 from rayop.kube.dns_timing import dns_timing
 from rayop.kube.errors import transport_error
 from rayop.kube.metrics import RestClientMetrics
+from rayop.kube.resource_buckets import ResourceBuckets
 from rayop.kube.throttle import TokenBucket
 
 TLS_READ_BUFFER = 32 * 1024
@@ -96,6 +97,7 @@ class Transport:
     Args:
         config: Server URL, TLS and credentials.
         bucket: The client-side token bucket.
+        buckets: A bucket per API resource instead (``bucket`` for paths naming none), or None.
         clock: Time for Retry-After sleeps and durations.
         metrics: Collectors, or None.
         headers: Headers sent with every request (User-Agent, Accept).
@@ -108,6 +110,7 @@ class Transport:
         config: KubeConfig,
         *,
         bucket: TokenBucket,
+        buckets: ResourceBuckets | None = None,
         clock: Clock,
         metrics: RestClientMetrics | None,
         headers: Mapping[str, str],
@@ -116,6 +119,7 @@ class Transport:
     ) -> None:
         self._config = config
         self._bucket = bucket
+        self._buckets = buckets
         self._clock = clock
         self._metrics = metrics
         self._headers = dict(headers)
@@ -177,8 +181,9 @@ class Transport:
         )
         started = self._clock.now()
         try:
+            bucket = self._bucket if self._buckets is None else self._buckets.for_path(path)
             reply = await self._send_with_retries(
-                verb, url, params, body, headers, client_timeout, stream
+                verb, url, params, body, headers, client_timeout, stream, bucket
             )
             if not stream:
                 self._observe_response_size(verb, reply)
@@ -196,11 +201,12 @@ class Transport:
         headers: Mapping[str, str] | None,
         timeout: aiohttp.ClientTimeout,
         stream: bool,
+        bucket: TokenBucket,
     ) -> Reply:
         retries = 0
         auth_refreshed = False
         while True:
-            await self._wait_for_token(verb)
+            await self._wait_for_token(verb, bucket)
             all_headers = {**self._headers, **(await self._auth_headers())}
             all_headers.update(headers or {})
             try:
@@ -270,10 +276,10 @@ class Transport:
         except ConfigError as exc:
             raise transport_error(exc) from exc
 
-    async def _wait_for_token(self, verb: str) -> None:
-        if not self._bucket.enabled:
+    async def _wait_for_token(self, verb: str, bucket: TokenBucket) -> None:
+        if not bucket.enabled:
             return
-        waited = await self._bucket.wait()
+        waited = await bucket.wait()
         if self._metrics is not None:
             self._metrics.observe_rate_limiter(verb, self._host, waited)
 

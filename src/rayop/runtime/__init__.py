@@ -31,6 +31,8 @@ Modules and subpackages:
 - ``metrics``: the operator's Prometheus metrics: controller-runtime, workqueue, leader election,
   process.
 - ``supervisor``: one owner for a component's background tasks.
+- ``background_work``: background work per key: at most one task per key, cancelled and awaited
+  on demand.
 - ``timeouts``: timeouts measured on an injected clock rather than loop time.
 - ``clock``: time as an injected dependency for the controller machinery.
 """

@@ -9,6 +9,13 @@ the first. A create is satisfied once the cache holds the pod or ``create_timeou
 passed since it was recorded (the pod may have been deleted by someone else before the cache saw
 it). A delete is satisfied only once the cache no longer holds the pod: a pod with a
 ``deletionTimestamp`` still counts as present, and there is no timeout. State is in memory only.
+
+Pod creates handed to background work (a group's many creates made outside the pass) are
+counted as *pending* per group before the work starts (:meth:`ScaleExpectations.expect_creates`)
+and answered when it ends (:meth:`ScaleExpectations.create_answered`; each create's own
+expectation is recorded as it returns, as in a pass). While any is pending the group is
+unsatisfied, so no pass plans the same pods again. The create timeout does not run for a
+pending create: it runs from each create's answer, as for a create made in the pass.
 """
 
 from __future__ import annotations
@@ -69,6 +76,7 @@ class ScaleExpectations:
         # Insertion-ordered "sets" (dicts with None values) of (namespace, pod name) keys.
         self._by_group: dict[tuple[str, str, str], dict[tuple[str, str], None]] = {}
         self._by_cluster: dict[tuple[str, str], dict[tuple[str, str], None]] = {}
+        self._pending: dict[tuple[str, str, str], int] = {}
 
     def expect_scale_pod(
         self, namespace: str, cluster: str, group: str, pod_name: str, action: ScaleAction
@@ -90,12 +98,46 @@ class ScaleExpectations:
         self._by_group.setdefault((namespace, cluster, group), {})[key] = None
         self._by_cluster.setdefault((namespace, cluster), {})[key] = None
 
+    def expect_creates(self, namespace: str, cluster: str, group: str, count: int) -> None:
+        """Records that ``count`` more creations of the group are under way, not yet answered.
+
+        Raises:
+            ValueError: ``count`` is negative.
+        """
+        if count < 0:
+            raise ValueError(f"negative pending creates: {count}")
+        if count:
+            key = (namespace, cluster, group)
+            self._pending[key] = self._pending.get(key, 0) + count
+
+    def create_answered(self, namespace: str, cluster: str, group: str, count: int = 1) -> None:
+        """Records that ``count`` pending creations of the group were answered (or will never
+        be sent); the count never goes below zero."""
+        key = (namespace, cluster, group)
+        left = self._pending.get(key, 0) - count
+        if left > 0:
+            self._pending[key] = left
+        else:
+            self._pending.pop(key, None)
+
+    def pending_creates(self, namespace: str, cluster: str, group: str) -> int:
+        """The group's creations under way and not yet answered."""
+        return self._pending.get((namespace, cluster, group), 0)
+
     def is_satisfied(self, namespace: str, cluster: str, group: str) -> bool:
         """Tells whether every expectation of the group has been observed.
 
-        Checks the group's expectations in the order they were recorded, removes each satisfied
-        one, and stops at the first unsatisfied one (the rest are not checked).
+        A group with pending creates is unsatisfied. Otherwise checks the group's expectations
+        in the order they were recorded, removes each satisfied one, and stops at the first
+        unsatisfied one (the rest are not checked).
         """
+        pending = self._pending.get((namespace, cluster, group), 0)
+        if pending:
+            note_wait(
+                f"expectations of group {group or 'head'!r} not met: {pending} pod creates are "
+                "under way; the group is left as it is"
+            )
+            return False
         keys = self._by_group.get((namespace, cluster, group))
         if not keys:
             return True
@@ -111,9 +153,11 @@ class ScaleExpectations:
         return True
 
     def delete(self, namespace: str, cluster: str) -> None:
-        """Drops every expectation recorded for the cluster."""
+        """Drops every expectation recorded for the cluster, pending creates included."""
         for key in list(self._by_cluster.get((namespace, cluster), ())):
             self._remove(key)
+        for group_key in [k for k in self._pending if k[:2] == (namespace, cluster)]:
+            del self._pending[group_key]
 
     def __len__(self) -> int:
         """The number of pending expectations."""

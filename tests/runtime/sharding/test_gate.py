@@ -157,6 +157,31 @@ async def test_a_deleted_object_gets_its_pass_but_a_released_one_does_not() -> N
     assert calls == [Request("ns", "deleted"), Request("ns", "a")]
 
 
+async def test_release_awaits_what_forget_stops_before_it_acknowledges(tmp_path: Any) -> None:
+    # A controller's forget may stop background work of the object (the RayCluster
+    # controller's pod creators): the drain is acknowledged only once that work has ended.
+    cache, client = Cache(), Patches()
+    stopped = asyncio.Event()
+
+    async def stop_background_work() -> None:
+        await stopped.wait()
+
+    async def reconcile(request: Request) -> Result:
+        return Result()
+
+    gate = new_gate(client, record=PassRecord(tmp_path / "r0.jsonl"))
+    gated = gate.wrap("things", cache.resolve, reconcile, forget=lambda r: stop_background_work())
+    await gated(Request("ns", "a"))
+    cache.root = thing("r0", drain=True)
+    releasing = asyncio.create_task(gate.release(THINGS, "ns", "a"))
+    await asyncio.sleep(0.05)
+    assert not releasing.done() and client.calls == [], "acknowledged while work still runs"
+    stopped.set()
+    assert await releasing
+    assert [name for name, _ in client.calls] == ["a"]
+    await gate.close()
+
+
 async def test_release_waits_for_the_pass_in_flight_then_forgets_and_acknowledges(
     tmp_path: Any,
 ) -> None:

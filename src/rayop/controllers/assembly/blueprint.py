@@ -83,14 +83,15 @@ class Wired:
             whose pass waited for the cache to show such a write is enqueued once it does.
         on_controller: Called once with the built controller (e.g. to let a poller enqueue).
         forget: Drops what the reconciler remembers of one object beyond its own-writes
-            tracker (scale expectations), when the object moves to another replica.
+            tracker (scale expectations), when the object moves to another replica; an
+            awaitable it returns (background work being stopped) is awaited before the move.
     """
 
     reconcile: ReconcileFunc
     sources: Sequence[Source]
     own_writes: OwnWrites | None = None
     on_controller: Callable[[Controller], None] | None = None
-    forget: Callable[[Request], None] | None = None
+    forget: Callable[[Request], Awaitable[None] | None] | None = None
 
 
 def always(_: OperatorOptions) -> bool:

@@ -15,7 +15,7 @@ controller, the secondary ones included, its worker count, ``auto`` and queue ki
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass
 
 from rayop.controllers.assembly.blueprint import ControllerBlueprint, Kind, Wired, Wiring
@@ -201,14 +201,13 @@ def _install_sharding(
     return gate, parts.finder
 
 
-def _forgetting(wired: Wired) -> Callable[[Request], None]:
+def _forgetting(wired: Wired) -> Callable[[Request], Awaitable[None] | None]:
     own_writes, forget = wired.own_writes, wired.forget
 
-    def forget_all(request: Request) -> None:
+    def forget_all(request: Request) -> Awaitable[None] | None:
         if own_writes is not None:
             own_writes.forget({"metadata": {"namespace": request.namespace, "name": request.name}})
-        if forget is not None:
-            forget(request)
+        return None if forget is None else forget(request)
 
     return forget_all
 

@@ -37,13 +37,16 @@ OnReady = Callable[[Manager[KubeClient]], Awaitable[None]]
 def new_client(
     config: KubeConfig, settings: OperatorSettings, metrics: OperatorMetrics
 ) -> KubeClient:
-    """Returns the operator's API client, its REST metrics in the operator's registry."""
+    """Returns the operator's API client, its REST metrics in the operator's registry, with a
+    token bucket per API resource at ``--qps``/``--burst`` as KubeRay's controller-runtime client
+    (:mod:`rayop.kube.resource_buckets`)."""
     return KubeClient(
         config,
         qps=settings.qps,
         burst=settings.burst,
         metrics=RestClientMetrics(metrics.registry),
         user_agent=USER_AGENT,
+        bucket_per_resource=True,
     )
 
 

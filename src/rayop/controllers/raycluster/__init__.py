@@ -10,6 +10,7 @@ The pass (I/O: cache reads, API calls, events):
 - ``reconcile_steps``: managedBy, validation, deletion; RBAC, ingress, secret, service creation.
 - ``redis_cleanup``: the GCS FT Redis cleanup finalizer.
 - ``pod_sync``: suspend, Recreate upgrade, head and worker pods under scale expectations.
+- ``group_creates``: a big worker group's pod creates in a background creator, outside the pass.
 - ``status_sync``: computing and writing the status (never while the cache is behind our write).
 - ``events``: KubeRay's event reasons and actions.
 

@@ -25,6 +25,7 @@ from rayop.controllers.kit.watches import SPEC_OR_METADATA_CHANGED, ray_watches
 from rayop.controllers.raycluster.context import ReconcilerDeps
 from rayop.controllers.raycluster.events import REPORTING_CONTROLLER
 from rayop.controllers.raycluster.gcs_storage import claim_requests
+from rayop.controllers.raycluster.group_creates import GroupCreates
 from rayop.controllers.raycluster.mtls import names as mtls_names
 from rayop.controllers.raycluster.mtls import sync as mtls_sync
 from rayop.controllers.raycluster.network_policy import NETWORK_POLICIES
@@ -35,11 +36,14 @@ from rayop.controllers.raycluster.network_policy_sync import (
     REPORTING_CONTROLLER as NETWORK_POLICY_REPORTER,
 )
 from rayop.controllers.raycluster.network_policy_sync import NetworkPolicySync
+from rayop.controllers.raycluster.pod_sync import forget_cluster
 from rayop.controllers.raycluster.reconciler import RayClusterReconciler
 from rayop.kube.resources import PERSISTENT_VOLUME_CLAIMS, PODS, RAY_CLUSTERS, SECRETS, SERVICES
+from rayop.runtime.controller import Controller
 from rayop.runtime.expectations import ScaleExpectations
 from rayop.runtime.informers.sources import for_, owns, watches
 from rayop.runtime.predicate import generation_changed, not_pod_binding
+from rayop.runtime.reconcile import Request
 
 CONTROLLER_NAME = "raycluster"
 OWNER_KIND = "RayCluster"
@@ -58,6 +62,8 @@ def _build_raycluster(wiring: Wiring) -> Wired:
 
     own_writes = track_own_writes(clusters, clock=wiring.clock)
     expectations = ScaleExpectations(pod_lookup, clock=wiring.clock)
+    group_creates = GroupCreates(expectations)
+    wiring.add_closer("raycluster group creates", group_creates.close)
     deps = ReconcilerDeps(
         client=wiring.client,
         clusters=clusters,
@@ -70,7 +76,15 @@ def _build_raycluster(wiring: Wiring) -> Wired:
         options=wiring.options,
         clock=wiring.clock,
         pod_call_concurrency=wiring.settings.pod_create_concurrency,
+        group_creates=group_creates,
     )
+
+    def let_creators_enqueue(controller: Controller) -> None:
+        group_creates.on_done = controller.enqueue
+
+    async def forget(request: Request) -> None:
+        await forget_cluster(deps, request.namespace, request.name)
+
     return Wired(
         reconcile=RayClusterReconciler(deps).reconcile,
         sources=[
@@ -86,7 +100,8 @@ def _build_raycluster(wiring: Wiring) -> Wired:
             watches(pvcs, lambda pvc: claim_requests(clusters.list(cs.namespace(pvc)), pvc)),
         ],
         own_writes=own_writes,
-        forget=lambda request: expectations.delete(request.namespace, request.name),
+        on_controller=let_creators_enqueue,
+        forget=forget,
     )
 
 

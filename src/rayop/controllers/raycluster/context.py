@@ -27,6 +27,7 @@ from rayop.apimachinery.objects import ObjView as Obj
 from rayop.controllers.config.options import OperatorOptions
 from rayop.controllers.kit import cluster_access as cs
 from rayop.controllers.kit import labels, settings
+from rayop.controllers.raycluster.group_creates import GroupCreates
 from rayop.controllers.raycluster.spec_hash import spec_hash
 from rayop.kube.client import KubeClient
 from rayop.runtime.clock import Clock
@@ -62,6 +63,9 @@ class ReconcilerDeps:
     """Monotonic time (expectations, own writes) and wall time (status and deletion timestamps)."""
     pod_call_concurrency: int = settings.POD_CALL_CONCURRENCY
     rng: random.Random = field(default_factory=random.Random)
+    group_creates: GroupCreates | None = None
+    """Runs a big worker group's creates outside the pass (``group_creates``); None: every
+    create is made in the pass."""
     refusing_namespaces: set[str] = field(default_factory=set)
     """Namespaces whose last pod create was answered 403 Forbidden (terminating, quota, policy):
     worker creates there go one at a time and stop at the first failure, as KubeRay's, until a

@@ -15,6 +15,12 @@ at a time and stop at the first failure, KubeRay's own order, until a pod create
 succeeds: otherwise every pass of every cluster in a terminating namespace would send all its
 missing pods (to be refused) where KubeRay sends one. A live namespace never answers 403, so
 what users see there is unchanged.
+
+A group with more than ``group_creates.background_threshold`` creations (in a namespace that
+does not refuse pods) has them made by a background creator (``deps.group_creates``), so that
+the pass ends at once; the next pass raises that creator's failure where the in-pass create
+would have. The cluster's creators are stopped (cancelled and awaited) before a suspend or a
+Recreate upgrade deletes its pods (:func:`stop_group_creates`).
 """
 
 from __future__ import annotations
@@ -35,7 +41,8 @@ from rayop.controllers.kit import labels
 from rayop.controllers.kit.names import HEAD_GROUP_LABEL_VALUE
 from rayop.controllers.kit.recorded_write import write_with_events
 from rayop.controllers.raycluster import events as ev
-from rayop.controllers.raycluster.context import PassContext
+from rayop.controllers.raycluster.context import PassContext, ReconcilerDeps
+from rayop.controllers.raycluster.group_creates import background_threshold
 from rayop.controllers.raycluster.mtls.names import is_tls_enabled
 from rayop.controllers.raycluster.mtls.readiness import MTLSNotReadyError, check_mtls_secrets_ready
 from rayop.controllers.raycluster.pods import build_head_pod, build_worker_pod, with_replica_index
@@ -291,6 +298,45 @@ async def create_workers(
     return [r for r in results if isinstance(r, str)]
 
 
+def _create_in_background(
+    ctx: PassContext, group: WorkerGroupSpec, creations: Sequence[PodCreation]
+) -> bool:
+    """Hands a big group's creations to its background creator; returns whether it did."""
+    creates = ctx.deps.group_creates
+    if (
+        creates is None
+        or len(creations) <= background_threshold(ctx.deps.pod_call_concurrency)
+        or ctx.namespace in ctx.deps.refusing_namespaces
+    ):
+        return False
+    todo = list(creations)
+
+    async def create() -> None:
+        await create_workers(ctx, group, todo)
+
+    # The group is unsatisfied while its creator runs, so no pass gets here meanwhile; should
+    # one, it leaves the creates to the running creator.
+    if creates.start(ctx.namespace, ctx.name, group.group_name, len(todo), create):
+        note_wait(
+            f"group {group.group_name!r}: {len(todo)} pod creates handed to its background "
+            "creator; the cluster is enqueued when it ends"
+        )
+    return True
+
+
+async def stop_group_creates(deps: ReconcilerDeps, namespace: str, name: str) -> None:
+    """Cancels the cluster's background creators and waits until they ended."""
+    if deps.group_creates is not None:
+        await deps.group_creates.stop(namespace, name)
+
+
+async def forget_cluster(deps: ReconcilerDeps, namespace: str, name: str) -> None:
+    """Drops what the controller remembers of a cluster: stops its background creators, then
+    drops its scale expectations (pending creates included)."""
+    await stop_group_creates(deps, namespace, name)
+    deps.expectations.delete(namespace, name)
+
+
 # -- the step ---------------------------------------------------------------------------------
 
 
@@ -300,10 +346,12 @@ async def _suspend(ctx: PassContext) -> bool:
     if ctx.deps.options.feature_gates.ray_cluster_status_conditions:
         conditions = object_conditions(ctx.cached)
         if is_condition_true(conditions, SUSPENDING):
+            await stop_group_creates(ctx.deps, ctx.namespace, ctx.name)
             await delete_all_pods(ctx, ctx.cluster_pods(), group=HEAD_GROUP, reason="suspending")
             return True
         return is_condition_true(conditions, SUSPENDED) or suspend
     if suspend:
+        await stop_group_creates(ctx.deps, ctx.namespace, ctx.name)
         await delete_all_pods(ctx, ctx.cluster_pods(), group=HEAD_GROUP, reason="suspend")
         return True
     return False
@@ -337,6 +385,7 @@ async def _recreate_upgrade(ctx: PassContext) -> bool:
     stored_hash = annotations.get(keys.UPGRADE_STRATEGY_RECREATE_HASH) or ""
     if not stored_hash or stored_hash == ctx.spec_hash():
         return False
+    await stop_group_creates(ctx.deps, ctx.namespace, ctx.name)
     await delete_all_pods(ctx, ctx.cluster_pods(), group=HEAD_GROUP, reason="Recreate upgrade")
     ctx.deps.expectations.delete(ctx.namespace, ctx.name)
     return True
@@ -384,7 +433,8 @@ async def _reconcile_group(ctx: PassContext, group: WorkerGroupSpec) -> None:
         )
     if plan.creations:
         await _wait_for_mtls(ctx)
-        await create_workers(ctx, group, plan.creations)
+        if not _create_in_background(ctx, group, plan.creations):
+            await create_workers(ctx, group, plan.creations)
     if plan.error:
         raise RequeueError(plan.error)
 
@@ -404,7 +454,12 @@ async def reconcile_pods(ctx: PassContext) -> Stop | None:
     expectations = ctx.deps.expectations
     if expectations.is_satisfied(ctx.namespace, ctx.name, HEAD_GROUP):
         await _reconcile_head(ctx)
+    creates = ctx.deps.group_creates
     for group in ctx.rc.spec.worker_group_specs or ():
+        if creates is not None:
+            failure = creates.take_failure(ctx.namespace, ctx.name, group.group_name)
+            if failure is not None:
+                raise failure
         if expectations.is_satisfied(ctx.namespace, ctx.name, group.group_name):
             await _reconcile_group(ctx, group)
     return None

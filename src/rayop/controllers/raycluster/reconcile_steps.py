@@ -123,8 +123,11 @@ async def validate(ctx: PassContext) -> Stop | None:
 
 
 async def stop_if_deleting(ctx: PassContext) -> Stop | None:
-    """Ends the pass for a RayCluster being deleted (garbage collection removes the rest)."""
+    """Ends the pass for a RayCluster being deleted (garbage collection removes the rest); its
+    background pod creators are stopped first."""
     if cs.meta(ctx.cached).get("deletionTimestamp"):
+        if ctx.deps.group_creates is not None:
+            await ctx.deps.group_creates.stop(ctx.namespace, ctx.name)
         return Stop.discarding_status()
     return None
 

@@ -101,7 +101,7 @@ class RayClusterReconciler:
         """
         cached = self.deps.clusters.get(request.namespace or None, request.name)
         if cached is None:
-            self.deps.expectations.delete(request.namespace, request.name)
+            await pod_sync.forget_cluster(self.deps, request.namespace, request.name)
             return Result()
         ctx = PassContext.open(request, self.deps, cached)
         stop = await run_steps(self.gate_steps, ctx)

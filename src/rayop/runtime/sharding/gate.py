@@ -83,8 +83,10 @@ CaughtUp = Callable[[str, str, int], bool]
 """``(namespace, resource, resource_version)``: have this replica's caches of that resource
 delivered that version?"""
 
-Forget = Callable[[Request], None]
-"""Drops what a controller remembers of one object (expectations, own-write records)."""
+Forget = Callable[[Request], Awaitable[None] | None]
+"""Drops what a controller remembers of one object (expectations, own-write records); what it
+returns, when awaitable, is awaited before the drain is acknowledged (background work of the
+object being stopped)."""
 
 Repair = Callable[[Resource, Obj], Awaitable[object]]
 """Puts back the shard label of a root edited by hand (the sharder's :meth:`repair`)."""
@@ -327,7 +329,9 @@ class ShardGate:
                 self._released.add(item)
                 forget = self._forget.get(item[0])
                 if forget is not None:
-                    forget(item[1])
+                    stopping = forget(item[1])
+                    if stopping is not None:
+                        await stopping
             acked = await self._acknowledge(resource, namespace, name)
             if acked and self.metrics is not None:
                 self.metrics.drain_seconds.observe(max(0.0, self._clock.now() - started))
