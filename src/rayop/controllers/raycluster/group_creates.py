@@ -13,7 +13,7 @@ than :func:`background_threshold` of them (twice the calls a group keeps in flig
 - the task creates them exactly as a pass would (``pod_sync.create_workers``: the same bodies,
   ``pod_call_concurrency`` calls in flight, the same Created/FailedCreate events, each pod's
   create expectation recorded as its create returns, so the 30 s create timeout runs from each
-  answer) and requests in the cluster's flow of the client's token bucket;
+  answer), its requests spending the pods' token bucket like any other;
 - when it ends, its pending creates are answered, a failure is kept, and the cluster is
   enqueued; the next pass raises the kept :class:`ReplicaFailureError` (``FailedCreateWorkerPod``)
   where the in-pass create would have raised it. Nothing created is rolled back.
