@@ -24,7 +24,10 @@ Run::
 
     .venv/bin/python benchmarks/sharded_scale.py --clusters 1000 [--workers 2] [--qps 100] \
         [--burst 200] [--scenarios one,three,kill,scale] [--json out.json] \\
-        [--log-level info] [--keep-logs DIR]
+        [--log-level info] [--keep-logs DIR] [--trace]
+
+``--trace`` runs each replica under tracemalloc (``traced_replica.py``) and has it write its heap
+profile once all are ready: where a replica's memory lives, at the price of meaningless times.
 
 The issue's size: ``--clusters 30000`` (hours on a 2-core machine; needs several GB of memory).
 """
@@ -96,9 +99,16 @@ class Replica:
 
     def peak_rss_mb(self) -> float | None:
         """The process's peak resident set (VmHWM), or None once it has exited."""
+        return self._status_mb("VmHWM:")
+
+    def rss_mb(self) -> float | None:
+        """The process's resident set now (VmRSS), or None once it has exited."""
+        return self._status_mb("VmRSS:")
+
+    def _status_mb(self, field_name: str) -> float | None:
         with contextlib.suppress(OSError):
             for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
-                if line.startswith("VmHWM:"):
+                if line.startswith(field_name):
                     return int(line.split()[1]) / 1024
         return None
 
@@ -111,6 +121,8 @@ class Scenario:
     replicas: int
     all_ready_s: float = 0.0
     peak_rss_mb: dict[str, float] = field(default_factory=dict)
+    floor_rss_mb: dict[str, float] = field(default_factory=dict)
+    peak_at_s: dict[str, float] = field(default_factory=dict)
     pod_creates: int = 0
     expected_pod_creates: int = 0
     passes: int = 0
@@ -132,14 +144,40 @@ class Bench:
         self.kubeconfig = workdir / "kubeconfig.yaml"
         self.client: KubeClient | None = None
         self._ports: set[int] = set()
+        self._peaks: dict[str, tuple[float, float]] = {}  # replica -> (VmHWM, seconds since t0)
+        self._sampler: asyncio.Task[None] | None = None
+
+    def sample_from(self, t0: float) -> None:
+        """Records, every second, when each replica's peak RSS last rose (seconds after ``t0``)."""
+
+        async def loop() -> None:
+            while True:
+                for name, replica in self.replicas.items():
+                    peak = replica.peak_rss_mb()
+                    if peak is not None and peak > self._peaks.get(name, (0.0, 0.0))[0]:
+                        self._peaks[name] = (peak, time.monotonic() - t0)
+                await asyncio.sleep(1.0)
+
+        self._sampler = asyncio.get_running_loop().create_task(loop())
+
+    def floors(self, result: Scenario) -> None:
+        """Records each replica's RSS now (after start-up, before any RayCluster exists)."""
+        for name, replica in self.replicas.items():
+            rss = replica.rss_mb()
+            if rss is not None:
+                result.floor_rss_mb[name] = round(rss, 1)
 
     async def __aenter__(self) -> Bench:
-        self.apiserver = await asyncio.to_thread(start_apiserver, self.kubeconfig, self.args.pod_start)
+        self.apiserver = await asyncio.to_thread(
+            start_apiserver, self.kubeconfig, self.args.pod_start
+        )
         self.client = KubeClient(await load_config(kubeconfig=str(self.kubeconfig)), qps=-1)
         await install_crds(self.client)
         return self
 
     async def __aexit__(self, *exc: object) -> None:
+        if self._sampler is not None:
+            self._sampler.cancel()
         for replica in self.replicas.values():
             stop(replica.proc, signal.SIGTERM)
         if self.client is not None:
@@ -160,8 +198,13 @@ class Bench:
         """Starts one replica; returns at once (see :meth:`ready`)."""
         metrics_port, probe_port = self._port(), self._port()
         log = self.workdir / f"{name}.log"
+        entry = (
+            [str(Path(__file__).with_name("traced_replica.py"))]
+            if self.args.trace
+            else ["-m", "rayop"]
+        )
         argv = [
-            sys.executable, "-m", "rayop", "run", f"--kubeconfig={self.kubeconfig}",
+            sys.executable, *entry, "run", f"--kubeconfig={self.kubeconfig}",
             f"--qps={self.args.qps}", f"--burst={self.args.burst}",
             f"--reconcile-concurrency={self.args.concurrency}",
             f"--metrics-addr=127.0.0.1:{metrics_port}",
@@ -172,9 +215,10 @@ class Bench:
         if sharding:
             argv += ["--sharding=true", f"--replica-id={name}",
                      f"--pass-record={self.workdir / name}.jsonl"]  # fmt: skip
+        env = {**os.environ, "RAYOP_TRACE_OUT": str(self.workdir / f"{name}.trace")}
         with log.open("wb") as out:
             proc = subprocess.Popen(
-                argv, stdout=out, stderr=subprocess.STDOUT, preexec_fn=end_with_parent()
+                argv, stdout=out, stderr=subprocess.STDOUT, preexec_fn=end_with_parent(), env=env
             )
         self.replicas[name] = Replica(name, proc, metrics_port, probe_port, log)
         return self.replicas[name]
@@ -224,7 +268,9 @@ class Bench:
             for replica in self.replicas.values():
                 code = replica.proc.poll()
                 if code not in (None, -signal.SIGKILL, 0):
-                    raise RuntimeError(f"{replica.name} exited {code}: {replica.log.read_text()[-2000:]}")
+                    raise RuntimeError(
+                        f"{replica.name} exited {code}: {replica.log.read_text()[-2000:]}"
+                    )
             if time.monotonic() > deadline:
                 raise TimeoutError(f"{what}: not within {timeout} s")
             await asyncio.sleep(self.args.poll)
@@ -238,7 +284,9 @@ class Bench:
         """The replica id whose process runs the sharder (its Lease holder is ``<id>_<uuid>``)."""
         assert self.client is not None
         with contextlib.suppress(Exception):
-            lease = await self.client.get(LEASES, "ray-operator-leader-sharder", namespace=NAMESPACE)
+            lease = await self.client.get(
+                LEASES, "ray-operator-leader-sharder", namespace=NAMESPACE
+            )
             return str((lease.get("spec") or {}).get("holderIdentity") or "").rpartition("_")[0]
         return ""
 
@@ -247,12 +295,28 @@ class Bench:
         text = http_text(f"http://127.0.0.1:{replica.metrics_port}/metrics")
         return [(float(le), float(count)) for le, count in _DRAIN_BUCKET.findall(text)]
 
+    async def traces(self) -> None:
+        """With ``--trace``: has every live replica write its heap profile, and copies each
+        into the ``--keep-logs`` folder (or prints it)."""
+        for name, replica in self.replicas.items():
+            if replica.proc.poll() is not None:
+                continue
+            out = self.workdir / f"{name}.trace"
+            replica.proc.send_signal(signal.SIGUSR1)
+            while not out.exists():
+                await asyncio.sleep(0.5)
+            if self.args.keep_logs is None:
+                print(f"== heap of {name}\n{out.read_text()}")
+
     async def finish(self, result: Scenario) -> Scenario:
         """Fills in RSS, pod creates and the pass-record check."""
+        if self.args.trace:
+            await self.traces()
         for name, replica in self.replicas.items():
             rss = replica.peak_rss_mb()
             if rss is not None:
                 result.peak_rss_mb[name] = round(rss, 1)
+        result.peak_at_s = {name: round(at, 1) for name, (_, at) in self._peaks.items()}
         result.pod_creates = await self.pod_creates()
         result.expected_pod_creates = self.args.clusters * (1 + self.args.workers)
         files = [self.workdir / f"{n}.jsonl" for n in self.replicas]
@@ -321,10 +385,16 @@ async def scenario_plain(args: argparse.Namespace, workdir: Path, replicas: int)
         started = [bench.start(f"r{i}", sharding=replicas > 1) for i in range(replicas)]
         for replica in started:
             await bench.ready(replica)
+        floors = Scenario(name, replicas)
+        bench.floors(floors)
         t0 = time.monotonic()
+        bench.sample_from(t0)
         await bench.create(0, args.clusters)
-        await bench.wait("all ready", lambda: _all(bench.count_ready(), args.clusters), args.timeout)
+        await bench.wait(
+            "all ready", lambda: _all(bench.count_ready(), args.clusters), args.timeout
+        )
         result = Scenario(name, replicas, all_ready_s=round(time.monotonic() - t0, 1))
+        result.floor_rss_mb = floors.floor_rss_mb
         return await bench.finish(result)
 
 
@@ -359,7 +429,9 @@ async def scenario_kill(args: argparse.Namespace, workdir: Path) -> Scenario:
 
         await bench.wait("owned by survivors", owned_by_survivors, args.timeout)
         owned_again = time.monotonic() - killed
-        await bench.wait("all ready", lambda: _all(bench.count_ready(), args.clusters), args.timeout)
+        await bench.wait(
+            "all ready", lambda: _all(bench.count_ready(), args.clusters), args.timeout
+        )
         result = Scenario("kill", 3, all_ready_s=round(time.monotonic() - t0, 1))
         result.owned_again_s = round(owned_again, 1)
         result.notes.append(f"SIGKILLed {victim} (it ran the sharder)")
@@ -396,7 +468,9 @@ async def scenario_scale(args: argparse.Namespace, workdir: Path) -> Scenario:
         survivors = {"r0", "r1", "r2"} - {leaving}
         await bench.wait("two share the fleet", lambda: settled(survivors), args.timeout)
         owned_again = time.monotonic() - left
-        await bench.wait("all ready", lambda: _all(bench.count_ready(), args.clusters), args.timeout)
+        await bench.wait(
+            "all ready", lambda: _all(bench.count_ready(), args.clusters), args.timeout
+        )
         result = Scenario("scale", 3, all_ready_s=round(time.monotonic() - t0, 1))
         result.owned_again_s = round(owned_again, 1)
         for name in survivors:
@@ -422,6 +496,10 @@ def print_table(results: list[Scenario]) -> None:
         print(f"== {r.name}: {r.replicas} replica(s)")
         print(f"   all ready         {r.all_ready_s:.1f} s")
         print(f"   peak RSS (MB)     {rss}")
+        if r.floor_rss_mb:
+            floor = ", ".join(f"{n} {v:.0f}" for n, v in sorted(r.floor_rss_mb.items()))
+            at = ", ".join(f"{n} {v:.0f}" for n, v in sorted(r.peak_at_s.items()))
+            print(f"   RSS at start (MB) {floor}; peak reached at (s) {at}")
         print(f"   pod creates       {r.pod_creates} (expected {r.expected_pod_creates}; "
               f"duplicates {r.pod_creates - r.expected_pod_creates})")  # fmt: skip
         print(f"   passes            {r.passes} recorded, {r.overlapping_passes} overlapping")
@@ -441,7 +519,7 @@ def print_table(results: list[Scenario]) -> None:
 def keep_logs(workdir: Path, kept: Path) -> None:
     """Copies a scenario's replica logs and pass records into ``kept``."""
     kept.mkdir(parents=True, exist_ok=True)
-    for path in [*workdir.glob("*.log"), *workdir.glob("*.jsonl")]:
+    for path in [*workdir.glob("*.log"), *workdir.glob("*.jsonl"), *workdir.glob("*.trace")]:
         shutil.copy(path, kept / path.name)
 
 
@@ -481,6 +559,8 @@ def main() -> None:
     parser.add_argument("--json", type=Path)
     parser.add_argument("--log-level", default="warning", help="the replicas' --log-level")
     parser.add_argument("--keep-logs", type=Path, help="copy replica logs and pass records here")
+    parser.add_argument("--trace", action="store_true",
+                        help="run replicas under tracemalloc (traced_replica.py); times mean nothing")  # fmt: skip
     args = parser.parse_args()
     started = os.getloadavg()
     results = asyncio.run(main_async(args))
@@ -494,4 +574,3 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
-

@@ -14,6 +14,7 @@ from rayop.controllers.assembly.run import new_client
 from rayop.controllers.config.gates import FeatureGates
 from rayop.controllers.config.options import OperatorOptions
 from rayop.kube.config import KubeConfig
+from rayop.kube.resources import ENDPOINT_SLICES, PODS, SERVICES
 from rayop.runtime.metrics import OperatorMetrics
 
 NOWHERE = KubeConfig(server="http://127.0.0.1:9")
@@ -87,3 +88,14 @@ async def test_an_unknown_kind_is_refused_with_the_choices() -> None:
     async with new_client(NOWHERE, settings, OperatorMetrics()) as client:
         with pytest.raises(ValueError, match="RayWidget"):
             build_operator(client, settings, OperatorMetrics(), kinds=("RayWidget",))  # type: ignore[arg-type]
+
+
+async def test_no_endpointslice_is_cached_until_a_rayservice_pass_reads_one() -> None:
+    """controller-runtime starts a kind's informer on its first read: KubeRay, with no
+    RayService to serve, never lists or watches EndpointSlices, and neither does rayop."""
+    settings = _settings({})
+    async with new_client(NOWHERE, settings, OperatorMetrics()) as client:
+        built = build_operator(client, settings, OperatorMetrics())
+    cached = {str(informer.resource) for informer in built.manager.informers.informers}
+    assert str(ENDPOINT_SLICES) not in cached
+    assert {str(PODS), str(SERVICES)} <= cached

@@ -66,5 +66,13 @@ class FakeCache:
             )
         ]
 
+    def has_synced(self) -> bool:
+        """A fake cache holds what the test put in it from the start: it is always synced."""
+        return True
+
+    async def wait_for_sync(self, timeout: float | None = None) -> bool:
+        """Returns at once (see :meth:`has_synced`)."""
+        return True
+
     def __len__(self) -> int:
         return len(self._objects)

@@ -30,6 +30,7 @@ from rayop.kube.client import KubeClient
 from rayop.kube.resources import PODS, RAY_CLUSTERS, RAY_SERVICES
 from rayop.runtime.events.recorder import EventRecorder
 from rayop.runtime.informers.factory import Informer
+from rayop.runtime.informers.on_demand import OnDemandCache
 from rayop.runtime.own_writes import OwnWrites
 from rayop.runtime.reconcile import Request
 from rayop.testing import FakeCache, FakeClient, FakeClock, RecordingEventSink
@@ -215,7 +216,7 @@ class World:
             clusters=cast(Informer, self.clusters),
             services=cast(Informer, self.services),
             pods=cast(Informer, self.pods),
-            endpoint_slices=cast(Informer, self.endpoint_slices),
+            endpoint_slices=OnDemandCache(lambda: self.endpoint_slices, "endpointslices"),
             secrets=self.secrets,
             recorder=cast(EventRecorder, self.recorder),
             options=self.options,

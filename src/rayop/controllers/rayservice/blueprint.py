@@ -3,7 +3,8 @@
 KubeRay's RayService controller. It watches RayServices with the predicates
 ``generation_changed | labels_changed | annotations_changed`` (its own status writes do not
 trigger it), and the RayClusters and Services it controls (their owner is enqueued). It reads
-pods, EndpointSlices and the Ray auth token Secrets from the shared cache. Its own RayService writes are tracked
+pods, EndpointSlices (their cache made on the first read, as controller-runtime does) and
+the Ray auth token Secrets from the shared cache. Its own RayService writes are tracked
 (:class:`~rayop.runtime.own_writes.OwnWrites` on the RayService informer): a RayService whose
 pass waited for the cache to show such a write is enqueued again as soon as it does.
 """
@@ -28,6 +29,7 @@ from rayop.kube.resources import (
     SECRETS,
     SERVICES,
 )
+from rayop.runtime.informers.on_demand import OnDemandCache
 
 
 def _build(wiring: Wiring) -> Wired:
@@ -42,7 +44,7 @@ def _build(wiring: Wiring) -> Wired:
         clusters=clusters,
         services=services,
         pods=informers.informer(PODS),
-        endpoint_slices=informers.informer(ENDPOINT_SLICES),
+        endpoint_slices=OnDemandCache.of(informers, ENDPOINT_SLICES),
         secrets=informers.informer(SECRETS),
         recorder=wiring.recorder(REPORTING_CONTROLLER),
         options=wiring.options,

@@ -110,8 +110,10 @@ async def cleanup_retired_clusters(ctx: PassContext) -> Stop | None:
 
 def _selected_by_services(ctx: PassContext) -> set[str]:
     """Returns the clusters the RayService's head and serve Services select (in the cache)."""
-    names = (service_builders.head_service_name(ctx.service),
-             service_builders.serve_service_name(ctx.service))
+    names = (
+        service_builders.head_service_name(ctx.service),
+        service_builders.serve_service_name(ctx.service),
+    )
     cached = (ctx.deps.services.get(ctx.namespace, name) for name in names)
     return {service_builders.selected_cluster(service) for service in cached} - {""}
 

@@ -30,6 +30,7 @@ from rayop.runtime.events.recorder import EventRecorder, EventType
 from rayop.runtime.informers.cache_reader import CacheReader
 from rayop.runtime.informers.factory import Informer
 from rayop.runtime.informers.indexer import controller_owner
+from rayop.runtime.informers.on_demand import OnDemandCache
 from rayop.runtime.own_writes import OwnWrites
 from rayop.runtime.reconcile import Request
 
@@ -43,7 +44,9 @@ class RayServiceDeps:
     clusters: Informer
     services: Informer
     pods: Informer
-    endpoint_slices: Informer
+    endpoint_slices: OnDemandCache
+    """Made on the first read, as controller-runtime's cache does: an operator with no
+    RayService to serve holds no EndpointSlice."""
     secrets: CacheReader
     """The Ray auth token Secrets (read for the dashboard client of a token-auth cluster)."""
     recorder: EventRecorder

@@ -248,7 +248,7 @@ async def finish_status(ctx: PassContext) -> None:
         if cluster is not None and cluster.get("status"):
             entry["rayClusterStatus"] = copy.deepcopy(dict(cluster["status"]))
         status[key] = entry
-    status["numServeEndpoints"] = serve_endpoints(ctx, serve_services)
+    status["numServeEndpoints"] = await serve_endpoints(ctx, serve_services)
     ready = find_condition(status.get("conditions") or [], CondType.READY)
     if status["numServeEndpoints"] == 0 and (ready is None or ready.get("status") != "True"):
         mark_if_timed_out(ctx)
@@ -257,11 +257,16 @@ async def finish_status(ctx: PassContext) -> None:
     await write_status_if_changed(ctx)
 
 
-def serve_endpoints(ctx: PassContext, service_names: Iterable[str]) -> int:
-    """Returns the ready pods behind the serve Services, from the EndpointSlice cache."""
+async def serve_endpoints(ctx: PassContext, service_names: Iterable[str]) -> int:
+    """Returns the ready pods behind the serve Services, from the EndpointSlice cache (made
+    and synced on the first call)."""
     total = 0
-    for name in service_names:
+    names = list(service_names)
+    if not names:
+        return 0
+    cache = await ctx.deps.endpoint_slices.reader()
+    for name in names:
         selector = {"kubernetes.io/service-name": name}
-        slices = ctx.deps.endpoint_slices.list(ctx.namespace, label_selector=selector)
+        slices = cache.list(ctx.namespace, label_selector=selector)
         total += count_ready_endpoints(slices)
     return total
