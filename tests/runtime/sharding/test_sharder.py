@@ -21,7 +21,7 @@ from rayop.runtime.sharding.metrics import ShardMetrics
 from rayop.runtime.sharding.objects import RELABELS_IN_FLIGHT, RootObjects
 from rayop.runtime.sharding.ring import HashRing
 from rayop.runtime.sharding.sharder import ASSIGN_BATCH, RootKind, Sharder
-from rayop.runtime.sharding.slim import HAS_STATUS, slim_root
+from rayop.runtime.sharding.slim import HAS_STATUS, OTHER_ANNOTATIONS, slim_root
 from rayop.testing import FakeClock, RecordingEventSink, open_control_plane
 
 KEYS = ShardKeys(
@@ -573,21 +573,34 @@ async def test_the_sharder_holds_listed_roots_slim() -> None:
         assert {labels(r)[KEYS.shard] for r in (await roots(client)).values()} == {"r0"}
 
 
-def test_a_slim_root_keeps_its_metadata_and_whether_it_has_a_status() -> None:
+def test_a_slim_root_keeps_what_the_sharder_reads_and_whether_it_has_a_status() -> None:
     full: dict[str, Any] = {
         "apiVersion": "ray.io/v1", "kind": "RayCluster",
         "metadata": {"name": "a", "namespace": "ns", "uid": "u", "resourceVersion": "7",
-                     "labels": {"l": "1"}, "annotations": {"a": "2"}, "managedFields": [{}],
-                     "ownerReferences": [{"kind": "RayJob", "name": "j", "controller": True}]},
+                     "generation": 3, "creationTimestamp": "2026-12-05T00:00:00Z",
+                     "labels": {"l": "1"}, "managedFields": [{}],
+                     "annotations": {KEYS.assigned: "r1", "kubectl.kubernetes.io/"
+                                     "last-applied-configuration": "{...the whole spec...}"},
+                     "ownerReferences": [{"kind": "RayJob", "name": "j", "controller": True},
+                                         {"kind": "Other", "name": "o"}]},
         "spec": {"headGroupSpec": {}}, "status": {"state": "ready"},
     }  # fmt: skip
-    slim = slim_root(full)
+    slim = slim_root(full, (KEYS.assigned, KEYS.handover))
     assert slim == {
         "apiVersion": "ray.io/v1", "kind": "RayCluster",
-        "metadata": {k: v for k, v in full["metadata"].items() if k != "managedFields"},
+        "metadata": {"name": "a", "namespace": "ns", "uid": "u", "resourceVersion": "7",
+                     "labels": {"l": "1"},
+                     "annotations": {KEYS.assigned: "r1", OTHER_ANNOTATIONS: ""},
+                     "ownerReferences": [{"kind": "RayJob", "name": "j", "controller": True}]},
         "status": HAS_STATUS,
     }  # fmt: skip
     assert "status" not in slim_root({**full, "status": {}})
+    only_mine = {**full, "metadata": {**full["metadata"], "annotations": {KEYS.assigned: "r1"}}}
+    assert slim_root(only_mine, (KEYS.assigned,))["metadata"]["annotations"] == {
+        KEYS.assigned: "r1"
+    }
+    bare = slim_root({"metadata": {"name": "b", "annotations": {}}})
+    assert bare["metadata"] == {"name": "b"}
 
 
 async def test_a_continue_token_that_expires_mid_list_lists_again_unpaged() -> None:

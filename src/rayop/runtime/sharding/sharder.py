@@ -250,6 +250,7 @@ class Sharder:
         """Lists ``resource`` in every namespace the sharder serves (by ``selector``), one page
         at a time, keeping each item slim (:func:`~rayop.runtime.sharding.slim.slim_root`)."""
         found: list[Obj] = []
+        notes = (self.keys.assigned,)
         for namespace in self._namespaces or (None,):
             options: ListOptions = {"namespace": namespace}
             if selector is not None:
@@ -257,12 +258,12 @@ class Sharder:
             start = len(found)
             try:
                 async for page in self._client.list_pages(resource, **options):
-                    found.extend(slim_root(o) for o in page.get("items") or ())
+                    found.extend(slim_root(o, notes) for o in page.get("items") or ())
             except Gone:  # a continue token expired: the pages so far are a partial list
                 del found[start:]
                 unpaged: ListOptions = {**options, "limit": None}
                 listed = await self._client.list(resource, **unpaged)
-                found.extend(slim_root(o) for o in listed.get("items") or ())
+                found.extend(slim_root(o, notes) for o in listed.get("items") or ())
         return found
 
     async def _request_drain(self, resource: Resource, obj: Obj, owner: str) -> None:
