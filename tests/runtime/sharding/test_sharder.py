@@ -618,8 +618,13 @@ async def test_a_continue_token_that_expires_mid_list_lists_again_unpaged() -> N
                     raise Gone({"code": 410, "reason": "Expired"})
 
         recording = Expiring(client)
+        metrics = ShardMetrics(CollectorRegistry())
         sharder = Sharder(recording, Membership(client, NS, KEYS), KEYS,
                           [RootKind(CONFIGMAPS, lambda o: labels(o).get("kind") == "root")],
-                          [SECRETS])  # fmt: skip
+                          [SECRETS], metrics=metrics)  # fmt: skip
         await sharder.step()
         assert sorted(recording.patched) == [f"root-{i}" for i in range(4)]  # each once
+        # The full round read its pages one at a time: the page before the expiry is not
+        # counted twice.
+        assert metrics.objects.labels("r0")._value.get() == 4
+        assert metrics.unassigned._value.get() == 0

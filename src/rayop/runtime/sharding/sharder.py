@@ -38,7 +38,7 @@ import asyncio
 import logging
 from collections import Counter
 from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol, Unpack
 
 from rayop.apimachinery.objects import ObjView as Obj
@@ -66,7 +66,6 @@ meanwhile, the step ends and the next one starts at once, with that replica's ro
 burst of new roots would otherwise hold them back for as long as it takes to assign)."""
 
 
-
 class SharderClient(Protocol):
     """The part of the API client the sharder uses."""
 
@@ -80,6 +79,16 @@ class SharderClient(Protocol):
         self, res: Resource, name: str, body: Any, *, namespace: str | None = None,
         patch_type: Any = "merge",
     ) -> dict[str, Any]: ...  # fmt: skip
+
+
+@dataclass(slots=True)
+class _Tally:
+    """What a full round found in one namespace of one root kind."""
+
+    counts: Counter[str] = field(default_factory=Counter)
+    unassigned: int = 0
+    unsettled: bool = False
+    mislabelled: list[Obj] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,9 +207,7 @@ class Sharder:
         objects looked up together; a root that fails is logged and left for the next step."""
         if not roots:
             return
-        objects = await self.objects.of_roots(
-            [r for r in roots if self.may_have_objects(kind, r)]
-        )
+        objects = await self.objects.of_roots([r for r in roots if self.may_have_objects(kind, r)])
         limit = asyncio.Semaphore(ASSIGN_CONCURRENCY)
 
         async def one(obj: Obj) -> None:
@@ -216,55 +223,78 @@ class Sharder:
                 log.warning("%s not assigned (next step retries): %r", ring_key(obj), result)
 
     async def _rebalance(self, ring: HashRing) -> None:
+        """Counts every root per owner and asks for the drain of each the ring now gives to
+        another replica; reads the roots a page at a time (at 30,000 RayClusters a whole list
+        held at once, even slim, was some 40 MB in the sharder's replica)."""
         counts: Counter[str] = Counter()
         unassigned = 0
         unsettled = False
         for kind in self._roots:
-            mislabelled: list[Obj] = []
-            for obj in await self._list(kind.resource, None):
-                if not kind.is_root(obj):
-                    continue
-                meta = obj.get("metadata") or {}
-                labels = meta.get("labels") or {}
-                owner = labels.get(self.keys.shard)
-                if owner not in ring.members:
-                    unassigned += 1
-                    continue
-                if (meta.get("annotations") or {}).get(self.keys.assigned) != owner:
-                    mislabelled.append(obj)  # labelled by hand (or by no sharder): not owned
-                    unassigned += 1
-                    unsettled = True
-                    continue
-                counts[str(owner)] += 1
-                desired = ring.owner(ring_key(obj))
-                if owner != desired:
-                    unsettled = True
-                    if labels.get(self.keys.drain) != TRUE:
-                        await self._request_drain(kind.resource, obj, str(owner))
-            await self._assign_all(kind, mislabelled, ring)
+            for namespace in self._namespaces or (None,):
+                tally = _Tally()
+                async for page, restart in self._pages(kind.resource, namespace, None):
+                    if restart:  # the pages so far were a partial list; this one has it all
+                        tally = _Tally()
+                    for obj in page:
+                        if kind.is_root(obj):
+                            await self._tally(tally, kind.resource, obj, ring)
+                counts += tally.counts
+                unassigned += tally.unassigned
+                unsettled = unsettled or tally.unsettled
+                await self._assign_all(kind, tally.mislabelled, ring)
         self._unsettled = unsettled
         if self._metrics is not None:
             self._metrics.set_counts({m: counts.get(m, 0) for m in ring.members}, unassigned)
 
+    async def _tally(self, tally: _Tally, resource: Resource, obj: Obj, ring: HashRing) -> None:
+        """Counts one root of a full round; asks for its drain when the ring moved it."""
+        meta = obj.get("metadata") or {}
+        labels = meta.get("labels") or {}
+        owner = labels.get(self.keys.shard)
+        if owner not in ring.members:
+            tally.unassigned += 1
+            return
+        if (meta.get("annotations") or {}).get(self.keys.assigned) != owner:
+            tally.mislabelled.append(obj)  # labelled by hand (or by no sharder): not owned
+            tally.unassigned += 1
+            tally.unsettled = True
+            return
+        tally.counts[str(owner)] += 1
+        if owner != ring.owner(ring_key(obj)):
+            tally.unsettled = True
+            if labels.get(self.keys.drain) != TRUE:
+                await self._request_drain(resource, obj, str(owner))
+
     async def _list(self, resource: Resource, selector: str | None) -> list[Obj]:
-        """Lists ``resource`` in every namespace the sharder serves (by ``selector``), one page
-        at a time, keeping each item slim (:func:`~rayop.runtime.sharding.slim.slim_root`)."""
+        """Lists ``resource`` in every namespace the sharder serves (by ``selector``), kept
+        slim (:func:`~rayop.runtime.sharding.slim.slim_root`)."""
         found: list[Obj] = []
-        notes = (self.keys.assigned,)
         for namespace in self._namespaces or (None,):
-            options: ListOptions = {"namespace": namespace}
-            if selector is not None:
-                options["label_selector"] = selector
-            start = len(found)
-            try:
-                async for page in self._client.list_pages(resource, **options):
-                    found.extend(slim_root(o, notes) for o in page.get("items") or ())
-            except Gone:  # a continue token expired: the pages so far are a partial list
-                del found[start:]
-                unpaged: ListOptions = {**options, "limit": None}
-                listed = await self._client.list(resource, **unpaged)
-                found.extend(slim_root(o, notes) for o in listed.get("items") or ())
+            listed: list[Obj] = []
+            async for page, restart in self._pages(resource, namespace, selector):
+                if restart:
+                    listed = []
+                listed.extend(page)
+            found.extend(listed)
         return found
+
+    async def _pages(
+        self, resource: Resource, namespace: str | None, selector: str | None
+    ) -> AsyncIterator[tuple[list[Obj], bool]]:
+        """Yields ``resource`` in ``namespace`` (by ``selector``) a page at a time, each item
+        slim, with False; when a continue token expires mid-list, yields the whole list, read
+        again unpaged, with True (the pages before it were a partial list)."""
+        notes = (self.keys.assigned,)
+        options: ListOptions = {"namespace": namespace}
+        if selector is not None:
+            options["label_selector"] = selector
+        try:
+            async for page in self._client.list_pages(resource, **options):
+                yield [slim_root(o, notes) for o in page.get("items") or ()], False
+        except Gone:
+            unpaged: ListOptions = {**options, "limit": None}
+            listed = await self._client.list(resource, **unpaged)
+            yield [slim_root(o, notes) for o in listed.get("items") or ()], True
 
     async def _request_drain(self, resource: Resource, obj: Obj, owner: str) -> None:
         meta = obj.get("metadata") or {}
@@ -334,9 +364,15 @@ class Sharder:
                     "%s/%s lost its %s label by hand; given back to %s, which holds its objects",
                     namespace, name, self.keys.shard, desired,
                 )  # fmt: skip
-        versions = await self.objects.relabel(objects, namespace, desired, str(meta.get("uid") or ""))
+        versions = await self.objects.relabel(
+            objects, namespace, desired, str(meta.get("uid") or "")
+        )
         ops: list[dict[str, Any]] = [
-            {"op": "test", "path": "/metadata/resourceVersion", "value": meta.get("resourceVersion")}
+            {
+                "op": "test",
+                "path": "/metadata/resourceVersion",
+                "value": meta.get("resourceVersion"),
+            }
         ]
         if not labels:
             ops.append({"op": "add", "path": "/metadata/labels", "value": {}})
@@ -387,7 +423,11 @@ class Sharder:
         namespace, name = str(meta.get("namespace") or ""), str(meta.get("name", ""))
         label = (meta.get("labels") or {}).get(self.keys.shard)
         ops: list[dict[str, Any]] = [
-            {"op": "test", "path": "/metadata/resourceVersion", "value": meta.get("resourceVersion")}
+            {
+                "op": "test",
+                "path": "/metadata/resourceVersion",
+                "value": meta.get("resourceVersion"),
+            }
         ]
         if not meta.get("labels"):
             ops.append({"op": "add", "path": "/metadata/labels", "value": {}})

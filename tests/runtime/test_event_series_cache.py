@@ -1,0 +1,69 @@
+"""The series cache's own rules: what makes two Events one series, and what a kept Event costs."""
+
+from __future__ import annotations
+
+import gc
+import tracemalloc
+from typing import Any
+
+from rayop.runtime.events.series import SeriesCache, event_key
+
+
+def _event(
+    name: str, *, pod: str = "p", note: str = "n", reason: str = "CreatedWorkerPod"
+) -> dict[str, Any]:
+    return {
+        "apiVersion": "events.k8s.io/v1",
+        "kind": "Event",
+        "metadata": {"name": name, "namespace": "ns"},
+        "eventTime": "2026-12-05T10:00:00.000000Z",
+        "reportingController": "raycluster-controller",
+        "reportingInstance": "raycluster-controller-host",
+        "action": "Create",
+        "reason": reason,
+        "note": note,
+        "type": "Normal",
+        "regarding": {"apiVersion": "v1", "kind": "Pod", "name": pod, "namespace": "ns",
+                      "uid": "u-" + pod, "resourceVersion": "12"},
+    }  # fmt: skip
+
+
+def test_the_note_and_the_order_of_a_reference_do_not_make_another_series() -> None:
+    first = _event("a.1", note="Created worker Pod ns/p")
+    again = _event("a.2", note="another note")
+    again["regarding"] = dict(reversed(list(again["regarding"].items())))
+    assert event_key(first) == event_key(again)
+    assert len(event_key(first)) == 16
+    assert event_key(first) != event_key(_event("a.3", pod="q"))
+    assert event_key(first) != event_key(_event("a.4", reason="DeletedWorkerPod"))
+    assert event_key(first) != event_key({**_event("a.5"), "related": {"kind": "Pod"}})
+
+
+def test_a_series_patch_carries_the_whole_event_as_first_created() -> None:
+    cache = SeriesCache()
+    created = cache.observe(_event("a.1", note="first"), 0.0, "t0")
+    assert created is not None and created.verb == "create"
+    patch = cache.observe(_event("a.2", note="second"), 1.0, "t1")
+    assert patch is not None and patch.verb == "patch" and patch.name == "a.1"
+    assert patch.body == {"series": {"count": 2, "lastObservedTime": "t1"}}
+    assert patch.event == {**_event("a.1", note="first"), "series": patch.body["series"]}
+    assert cache.observe(_event("a.3"), 2.0, "t2") is None
+    assert [w.body for w in cache.refresh()] == [{"series": {"count": 3, "lastObservedTime": "t2"}}]
+    cache.forget("ns", "a.1")
+    assert len(cache) == 0
+
+
+def test_a_kept_event_costs_under_a_kilobyte() -> None:
+    """A replica keeps tens of thousands of Events (6 to 12 minutes' worth): each must be small
+    (kept as dicts and tuples, this one cost 1.8 KB; as JSON text and a digest, 0.8 KB)."""
+    cache = SeriesCache()
+    gc.collect()
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    for i in range(2000):
+        cache.observe(_event(f"p{i}.{i:x}", pod=f"p{i}"), float(i), "t")
+    gc.collect()
+    kept = tracemalloc.get_traced_memory()[0] - before
+    tracemalloc.stop()
+    assert len(cache) == 2000
+    assert kept / 2000 < 1000, kept / 2000
