@@ -9,6 +9,7 @@
   dictionaries.
 - ``frozen``: read-only views of decoded JSON objects, as the caches hand them out.
 - ``cache_reader``: :class:`CacheReader`, the read side of a cache as a reconciler sees it.
+- ``on_demand``: :class:`OnDemandCache`, a cache whose informer is made on the first read.
 - ``sources``: controller sources fed by shared informers: ``for_`` (the object itself) and
   ``owns``.
 """

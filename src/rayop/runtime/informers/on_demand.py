@@ -2,10 +2,9 @@
 
 controller-runtime's cache starts the informer of a kind on the first read of that kind and
 blocks the read until it has synced (``pkg/cache/informer_cache.go``,
-``pkg/cache/internal/informers.go``). An operator therefore caches only the kinds it reads:
-KubeRay, with no RayService to serve, never lists or watches EndpointSlices. A reconciler
-given an :class:`OnDemandCache` does the same: nothing is listed, watched or held until
-:meth:`OnDemandCache.reader` is first awaited.
+``pkg/cache/internal/informers.go``). An operator built on it therefore caches only the kinds
+its reconcilers actually read. A reconciler given an :class:`OnDemandCache` does the same:
+nothing is listed, watched or held until :meth:`OnDemandCache.reader` is first awaited.
 """
 
 from __future__ import annotations
