@@ -21,25 +21,30 @@ SIGKILL. Then:
 ``RAYOP_SHARDED_CHART_CLUSTERS`` sets the number of RayClusters and ``RAYOP_SHARDED_CHART_WORKERS``
 their workers each (default 2). The default, 200 x 2 (600 pods), keeps the real tier inside CI's
 time budget; the issue's 1,000 x 3 (4,000 pods, figures in docs/operations.md) is
-``RAYOP_SHARDED_CHART_CLUSTERS=1000 RAYOP_SHARDED_CHART_WORKERS=3``.
+``RAYOP_SHARDED_CHART_CLUSTERS=1000 RAYOP_SHARDED_CHART_WORKERS=3``. The real tier's three kwok
+nodes hold 1,000 pods each; a fleet of more than 2,000 pods gets kwok nodes of its own for the
+test's length (:func:`nodes_for`), so that every pod can be scheduled.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import os
 import signal
 import sys
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from rayop.cli.realcluster import KWOK_NODE_ANNOTATION
 from rayop.kube.client import KubeClient
 from rayop.kube.errors import ApiError, TransportError
-from rayop.kube.resources import LEASES, PODS, RAY_CLUSTERS
+from rayop.kube.resources import LEASES, NODES, PODS, RAY_CLUSTERS
 from rayop.runtime.sharding.pass_record import overlaps, read_passes
 from rayop.testing import eventually, raycluster_converged
 
@@ -75,6 +80,31 @@ def owned_again_bound(moved: int) -> float:
 
 
 Obj = dict[str, Any]
+
+NODE_PODS = 1000
+"""Pods a kwok node of the real tier holds (``rayop.cli.realcluster``'s nodes, and these)."""
+
+
+@contextlib.asynccontextmanager
+async def nodes_for(client: KubeClient, pods: int, name: str) -> AsyncIterator[list[str]]:
+    """Adds kwok nodes for a fleet of ``pods`` beyond 2,000 (the real tier's three nodes hold
+    3,000, and other tests' pods may stay on them), so that every pod can be scheduled; deletes
+    them on exit (their pods then go with the fleet's namespace)."""
+    extra = math.ceil(pods / NODE_PODS) - 2 if pods > 2 * NODE_PODS else 0
+    names = [f"{name}-{i}" for i in range(extra)]
+    for node in names:
+        capacity = {"cpu": "1000", "memory": "4Ti", "pods": str(NODE_PODS)}
+        await client.create(NODES, {
+            "metadata": {"name": node, "annotations": {KWOK_NODE_ANNOTATION: "fake"},
+                         "labels": {"type": "kwok", "kubernetes.io/hostname": node}},
+            "status": {"allocatable": capacity, "capacity": capacity},
+        })  # fmt: skip
+    try:
+        yield names
+    finally:
+        for node in names:
+            with contextlib.suppress(ApiError):
+                await client.delete(NODES, node)
 
 
 def raycluster(name: str) -> Obj:
@@ -170,6 +200,7 @@ async def test_chart_with_three_replicas_shards_the_fleet_and_survives_a_killed_
             "watchNamespace": [fleet],
         }  # fmt: skip
         async with helm_release(helm, real_kubeconfig, release, release_ns, values), \
+                nodes_for(client, CLUSTERS * (1 + WORKERS), fleet), \
                 contextlib.AsyncExitStack() as stack:  # fmt: skip
             (deployment,) = (await client.list(DEPLOYMENTS, namespace=release_ns))["items"]
             assert deployment["spec"]["replicas"] == 3
