@@ -40,8 +40,12 @@ IndexFunc = Callable[[Obj], list[str]]
 NAMESPACE_INDEX = "namespace"
 OWNER_UID_INDEX = "owner-uid"
 
-DEFAULT_DECODED_CACHE_SIZE = 256
-"""How many decoded objects an :class:`Indexer` keeps for repeated reads."""
+DEFAULT_DECODED_CACHE_SIZE = 64
+"""How many decoded objects an :class:`Indexer` keeps for repeated reads (and new versions not
+yet compressed). 256 cost a converged operator 2 MiB more at 3,000 RayClusters x 3 workers, and
+no less CPU (131 s either way, 128 s at 16; in-process, ``benchmarks/operator_memory_profile.py``
+with the size patched): a pass reads its cluster's pods once (``PassContext.cluster_pods``), so
+the cache serves repeated reads within a pass, which a few dozen entries cover."""
 
 MAX_LABEL_INDEXES = 16
 """How many label keys an :class:`Indexer` indexes by value, at most (built on first use)."""
