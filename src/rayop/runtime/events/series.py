@@ -17,11 +17,10 @@ A cached Event costs little, because a replica keeps every Event of its last 6 t
 (tens of thousands while a fleet is created): the Event is kept as its JSON text deflated
 against dictionaries learned from the cache's earlier Events (the informers' codec,
 :class:`~rayop.runtime.informers.compact_store.ObjectCodec`: a typical Event's 600 bytes become
-about 100), and its key as a 16-byte
-BLAKE2b digest of the fields above (a collision is as likely as 2**-128 per pair). A write that
-waits to be sent holds the same compressed text, not a copy. Kept as Python dicts and tuples, a
-typical Event and its key cost about 1.8 KB; as plain JSON text, 0.8 KB; so, about 0.3 KB
-(``tests/runtime/test_event_series_cache.py``).
+about 100), and its key as a 16-byte BLAKE2b digest of the fields above (a collision is as
+likely as 2**-128 per pair). A write that waits to be sent holds the same compressed text, not a
+copy. Kept as Python dicts and tuples, a typical Event and its key cost about 1.8 KB; as plain
+JSON text, 0.8 KB; so, about 0.3 KB (``tests/runtime/test_event_series_cache.py``).
 """
 
 from __future__ import annotations
