@@ -16,7 +16,9 @@ blobs stay readable. A compressor primed with the newest dictionary is kept and 
 older generations keep only their dictionary bytes.
 
 Decoding gives :class:`~rayop.runtime.informers.frozen.FrozenDict` trees (see
-:func:`rayop.runtime.informers.frozen.freeze_decoded`).
+:func:`rayop.runtime.informers.frozen.freeze_decoded`); :meth:`ObjectCodec.decode_json` gives
+the JSON text, which is how the event recorder's series cache
+(:mod:`rayop.runtime.events.series`) reads back the Events it keeps with a codec of its own.
 """
 
 from __future__ import annotations
