@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from rayop.runtime.sharding.ring import HashRing
 
 KEYS = [f"ns{i % 7}/cluster-{i}" for i in range(6000)]
+MANY_KEYS = [f"ns{i % 7}/cluster-{i}" for i in range(24000)]
 member_ids = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789-", min_size=1, max_size=12)
 member_sets = st.sets(member_ids, min_size=2, max_size=8)
 
@@ -26,12 +27,14 @@ def test_the_owner_depends_only_on_the_members_not_their_order() -> None:
 
 @settings(max_examples=25, deadline=None)
 @given(member_sets)
-def test_every_share_is_within_forty_percent_of_the_mean(members: set[str]) -> None:
+def test_every_share_is_within_fifteen_percent_of_the_mean(members: set[str]) -> None:
+    # 160 points per member (the old default) put a share 26 % off its mean; the largest share
+    # sets a replica's memory. 24,000 keys keep the sampling noise near 3 % at 8 members.
     ring = HashRing(members)
-    counts = Counter(ring.owner(k) for k in KEYS)
-    mean = len(KEYS) / len(members)
+    counts = Counter(ring.owner(k) for k in MANY_KEYS)
+    mean = len(MANY_KEYS) / len(members)
     assert set(counts) == members
-    assert all(0.6 * mean <= c <= 1.4 * mean for c in counts.values()), counts
+    assert all(0.85 * mean <= c <= 1.15 * mean for c in counts.values()), counts
 
 
 @settings(max_examples=25, deadline=None)

@@ -14,8 +14,12 @@ import bisect
 import hashlib
 from collections.abc import Iterable
 
-DEFAULT_VNODES = 160
-"""Points per member: with 2 to 10 members every share stays within about 25 % of its mean."""
+DEFAULT_VNODES = 1024
+"""Points per member. With 2 to 10 members of random names and 30,000 keys, the share furthest
+from its mean was off by 6 % in the median of 30 name sets and by 9 % at most (3 members: the
+largest share 34.0 % in the median, 36.4 % at most); at 160 points it was off by up to 26 %
+(3 members: 35.4 %, 40.5 %). The largest share sets a replica's memory. Building a ring takes
+about 3 ms for 3 members and 20 ms for 10, once per change of the members."""
 
 
 def ring_hash(text: str) -> int:

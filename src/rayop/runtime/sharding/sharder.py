@@ -1,7 +1,7 @@
 """Assigns root objects to live replicas: :class:`Sharder` (run by the elected leader only).
 
-Each step reads the membership Leases, builds the :class:`~rayop.runtime.sharding.ring.HashRing`
-of the live replicas, and then:
+Each step reads the membership Leases, takes the :class:`~rayop.runtime.sharding.ring.HashRing`
+of the live replicas (built anew when they change), and then:
 
 1. lists the roots labelled with a replica that is not alive, then the roots with no shard
    label (new ones, and ones whose owner just acknowledged a drain), and gives each to its ring
@@ -156,6 +156,7 @@ class Sharder:
         self._vnodes = vnodes
         self._clock = clock
         self._live: frozenset[str] = frozenset()
+        self._ring: HashRing | None = None
         self._unsettled = True
         self._steps = 0
 
@@ -181,7 +182,9 @@ class Sharder:
         live = await self._membership.live()
         if not live:
             return False
-        ring = HashRing(live, vnodes=self._vnodes)
+        if self._ring is None or self._ring.members != live:
+            self._ring = HashRing(live, vnodes=self._vnodes)
+        ring = self._ring
         full = live != self._live or self._unsettled or self._steps % self._full_every == 0
         self._live = live
         self._steps += 1
