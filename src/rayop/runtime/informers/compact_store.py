@@ -18,7 +18,8 @@ older generations keep only their dictionary bytes.
 Decoding gives :class:`~rayop.runtime.informers.frozen.FrozenDict` trees (see
 :func:`rayop.runtime.informers.frozen.freeze_decoded`); :meth:`ObjectCodec.decode_json` gives
 the JSON text, which is how the event recorder's series cache
-(:mod:`rayop.runtime.events.series`) reads back the Events it keeps with a codec of its own.
+(:mod:`rayop.runtime.events.series`) reads back the Events it keeps, and the decision log
+(:mod:`rayop.runtime.decisions`) the notes of the passes it keeps, each with a codec of its own.
 """
 
 from __future__ import annotations

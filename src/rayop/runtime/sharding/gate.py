@@ -148,8 +148,9 @@ class ShardGate:
         self._forget: dict[str, Forget] = {}
         self._inflight: dict[str, int] = {}
         self._idle = asyncio.Condition()
-        self._admitted: dict[str, set[tuple[str, Request]]] = {}
-        """Per root key: the (controller, request) pairs admitted under it."""
+        self._admitted: dict[str, tuple[tuple[str, Request], ...]] = {}
+        """Per root key: the (controller, request) pairs admitted under it (a tuple: a root has
+        one or two, and a set of them would cost 216 bytes more per root)."""
         self._root_of: dict[tuple[str, Request], str] = {}
         self._parked: dict[str, set[tuple[str, Request]]] = {}
         self._released: set[tuple[str, Request]] = set()
@@ -242,7 +243,7 @@ class ShardGate:
                 return Result()
             gone = self._root_of.pop(item, None)
             if gone is not None:
-                self._admitted.get(gone, set()).discard(item)
+                self._unadmit(gone, item)
             return await reconcile(request)
         verdict = self._verdict(root)
         if verdict == "park":
@@ -289,12 +290,21 @@ class ShardGate:
 
     def _admit(self, root_key: str, item: tuple[str, Request]) -> None:
         self._released.discard(item)
-        self._root_of[item] = root_key
-        admitted = self._admitted.setdefault(root_key, set())
-        admitted.add(item)
+        if self._root_of.get(item) != root_key:  # else keep the string already stored
+            self._root_of[item] = root_key
+        admitted = self._admitted.get(root_key, ())
+        if item not in admitted:
+            self._admitted[root_key] = (*admitted, item)
         for controller, request in self._parked.pop(root_key, ()):
             if (controller, request) != item and controller in self._enqueue:
                 self._enqueue[controller](request)
+
+    def _unadmit(self, root_key: str, item: tuple[str, Request]) -> None:
+        left = tuple(i for i in self._admitted.get(root_key, ()) if i != item)
+        if left:
+            self._admitted[root_key] = left
+        else:
+            self._admitted.pop(root_key, None)
 
     async def _repair_label(self, repair: Repair, resource: Resource, obj: Obj, key: str) -> None:
         try:
@@ -323,7 +333,7 @@ class ShardGate:
         try:
             async with self._idle:
                 await self._idle.wait_for(lambda: root_key not in self._inflight)
-            items = self._admitted.pop(root_key, set()) | self._parked.pop(root_key, set())
+            items = {*self._admitted.pop(root_key, ()), *self._parked.pop(root_key, ())}
             for item in items:
                 self._root_of.pop(item, None)
                 self._released.add(item)
