@@ -19,7 +19,7 @@ from rayop.runtime.sharding.keys import ShardKeys
 from rayop.runtime.sharding.membership import Membership, member_elector
 from rayop.runtime.sharding.metrics import ShardMetrics
 from rayop.runtime.sharding.objects import RELABELS_IN_FLIGHT, RootObjects
-from rayop.runtime.sharding.ring import HashRing
+from rayop.runtime.sharding.rendezvous import Rendezvous
 from rayop.runtime.sharding.sharder import ASSIGN_BATCH, RootKind, Sharder
 from rayop.runtime.sharding.slim import HAS_STATUS, OTHER_ANNOTATIONS, slim_root
 from rayop.testing import FakeClock, RecordingEventSink, open_control_plane
@@ -147,7 +147,7 @@ async def test_the_sharder_assigns_drains_moves_and_takes_over() -> None:
             clock=clock,
         )
         await sharder.step()
-        two = HashRing({"r0", "r1"})
+        two = Rendezvous({"r0", "r1"})
         by_name = await roots(client)
         for name, root in by_name.items():
             assert labels(root)[KEYS.shard] == two.owner(f"{NS}/{name}")
@@ -162,7 +162,7 @@ async def test_the_sharder_assigns_drains_moves_and_takes_over() -> None:
         # A third replica joins: the roots it should own are asked to drain, nothing moves yet.
         await hold(client, "r2")
         await sharder.step()
-        three = HashRing({"r0", "r1", "r2"})
+        three = Rendezvous({"r0", "r1", "r2"})
         by_name = await roots(client)
         joining = {n for n in by_name if three.owner(f"{NS}/{n}") == "r2"}
         assert joining
@@ -195,7 +195,7 @@ async def test_the_sharder_assigns_drains_moves_and_takes_over() -> None:
         clock.step(6)
         lost = {n for n, r in by_name.items() if labels(r)[KEYS.shard] == "r1"}
         await sharder.step()
-        survivors = HashRing({"r0", "r2"})
+        survivors = Rendezvous({"r0", "r2"})
         by_name = await roots(client)
         for name in lost:
             assert labels(by_name[name])[KEYS.shard] == survivors.owner(f"{NS}/{name}")
@@ -216,7 +216,7 @@ async def test_a_root_whose_shard_label_was_removed_by_hand_goes_back_to_its_own
         client = plane.client
         for member in ("r0", "r1", "r2"):
             await hold(client, member)
-        ring = HashRing({"r0", "r1", "r2"})
+        ring = Rendezvous({"r0", "r1", "r2"})
         name = next(f"root-{i}" for i in range(50) if ring.owner(f"{NS}/root-{i}") != "r0")
         root = await client.create(
             CONFIGMAPS, {"metadata": {"name": name, "labels": {"kind": "root"}}}, namespace=NS
@@ -317,9 +317,9 @@ async def test_a_shard_label_edited_by_hand_goes_back_to_the_assigned_replica_wi
         live = frozenset({"r0", "r1", "r2"} - {owner})
         stored = await client.get(CONFIGMAPS, "root", namespace=NS)
         assert sharder.restore_to(stored, live) is None
-        await sharder.assign(CONFIGMAPS, stored, HashRing(live))
+        await sharder.assign(CONFIGMAPS, stored, Rendezvous(live))
         moved = await client.get(CONFIGMAPS, "root", namespace=NS)
-        new_owner = HashRing(live).owner(f"{NS}/root")
+        new_owner = Rendezvous(live).owner(f"{NS}/root")
         assert labels(moved)[KEYS.shard] == new_owner
         assert moved["metadata"]["annotations"][KEYS.assigned] == new_owner
         assert labels((await children(client))[root["metadata"]["uid"]])[KEYS.shard] == new_owner
@@ -357,7 +357,7 @@ async def test_a_root_reconciled_before_sharding_adopts_its_unlabelled_objects()
             client, Membership(client, NS, KEYS), KEYS, [RootKind(CONFIGMAPS)], [SECRETS]
         )
         assert sharder.objects.needs_adoption(old)
-        await sharder._assign_all(RootKind(CONFIGMAPS), [old], HashRing({"r0"}))
+        await sharder._assign_all(RootKind(CONFIGMAPS), [old], Rendezvous({"r0"}))
         uid = old["metadata"]["uid"]
         for name in ("direct", "indirect"):
             secret = await client.get(SECRETS, name, namespace=NS)

@@ -6,7 +6,7 @@ its root kinds, where a root's objects live and how a request finds its root.
 Modules:
 
 - ``keys``: the label and annotation keys sharding writes, and the selectors built from them.
-- ``ring``: consistent hashing of object keys onto replicas.
+- ``rendezvous``: which replica owns an object key (rendezvous hashing).
 - ``membership``: each replica's own Lease, and which replicas are alive.
 - ``sharder``: the leader's loop that assigns roots to replicas and moves them.
 - ``slim``: what the sharder keeps of a listed root (metadata, and whether it has a status).

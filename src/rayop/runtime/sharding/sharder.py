@@ -1,14 +1,15 @@
 """Assigns root objects to live replicas: :class:`Sharder` (run by the elected leader only).
 
-Each step reads the membership Leases, takes the :class:`~rayop.runtime.sharding.ring.HashRing`
-of the live replicas (built anew when they change), and then:
+Each step reads the membership Leases, takes the
+:class:`~rayop.runtime.sharding.rendezvous.Rendezvous` hashing of the live replicas (built anew
+when they change), and then:
 
 1. lists the roots labelled with a replica that is not alive, then the roots with no shard
-   label (new ones, and ones whose owner just acknowledged a drain), and gives each to its ring
+   label (new ones, and ones whose owner just acknowledged a drain), and gives each to its hashed
    owner (:meth:`Sharder.assign`). A dead replica is not waited for: its Lease lapsed, and a
    replica stops reconciling before its own Lease can lapse on anyone's clock.
 2. when the membership changed, a drain is still pending, or every ``full_every`` steps, lists
-   every root: a root whose live owner is not its ring owner gets the drain label (the owner
+   every root: a root whose live owner is not its hashed owner gets the drain label (the owner
    acknowledges by removing it with the shard label, and step 1 then assigns it), and the
    per-replica counts are refreshed, and the member Leases of replicas gone for a while are
    deleted (:meth:`~rayop.runtime.sharding.membership.Membership.forget_gone`).
@@ -52,7 +53,7 @@ from rayop.runtime.sharding.keys import TRUE, ShardKeys, annotation_path, label_
 from rayop.runtime.sharding.membership import Membership
 from rayop.runtime.sharding.metrics import ShardMetrics
 from rayop.runtime.sharding.objects import RootObjects
-from rayop.runtime.sharding.ring import DEFAULT_VNODES, HashRing
+from rayop.runtime.sharding.rendezvous import Rendezvous
 from rayop.runtime.sharding.slim import slim_root
 
 log = logging.getLogger(__name__)
@@ -103,7 +104,7 @@ class RootKind:
     never assigned either); None: every root may have objects."""
 
 
-def ring_key(obj: Obj) -> str:
+def owner_key(obj: Obj) -> str:
     """Returns the key a root is hashed by: ``namespace/name``."""
     meta = obj.get("metadata") or {}
     return f"{meta.get('namespace') or ''}/{meta.get('name', '')}"
@@ -123,7 +124,6 @@ class Sharder:
         events: Where the events about moves and repaired labels go; None: nowhere.
         interval: Seconds between steps.
         full_every: Every this many steps, list every root even when nothing changed.
-        vnodes: Ring points per replica.
         clock: Time source.
     """
 
@@ -140,7 +140,6 @@ class Sharder:
         events: EventSink | None = None,
         interval: float = 1.0,
         full_every: int = 30,
-        vnodes: int = DEFAULT_VNODES,
         clock: Clock = MONOTONIC,
     ) -> None:
         self._client = client
@@ -153,10 +152,9 @@ class Sharder:
         self._events = events
         self._interval = interval
         self._full_every = max(1, full_every)
-        self._vnodes = vnodes
         self._clock = clock
         self._live: frozenset[str] = frozenset()
-        self._ring: HashRing | None = None
+        self._owners: Rendezvous | None = None
         self._unsettled = True
         self._steps = 0
 
@@ -182,9 +180,9 @@ class Sharder:
         live = await self._membership.live()
         if not live:
             return False
-        if self._ring is None or self._ring.members != live:
-            self._ring = HashRing(live, vnodes=self._vnodes)
-        ring = self._ring
+        if self._owners is None or self._owners.members != live:
+            self._owners = Rendezvous(live)
+        owners = self._owners
         full = live != self._live or self._unsettled or self._steps % self._full_every == 0
         self._live = live
         self._steps += 1
@@ -192,20 +190,20 @@ class Sharder:
         # again, while a new root waits only for its first pass.
         for kind in self._roots:
             found = await self._list(kind.resource, self.keys.orphaned(live))
-            await self._assign_all(kind, [o for o in found if kind.is_root(o)], ring)
+            await self._assign_all(kind, [o for o in found if kind.is_root(o)], owners)
         for kind in self._roots:
             found = [o for o in await self._list(kind.resource, self.keys.unassigned)
                      if kind.is_root(o)]  # fmt: skip
             for i in range(0, len(found), ASSIGN_BATCH):
                 if i and await self._membership.live() != live:
                     return True
-                await self._assign_all(kind, found[i : i + ASSIGN_BATCH], ring)
+                await self._assign_all(kind, found[i : i + ASSIGN_BATCH], owners)
         if full:
-            await self._rebalance(ring)
+            await self._rebalance(owners)
             await self._membership.forget_gone()
         return False
 
-    async def _assign_all(self, kind: RootKind, roots: Sequence[Obj], ring: HashRing) -> None:
+    async def _assign_all(self, kind: RootKind, roots: Sequence[Obj], owners: Rendezvous) -> None:
         """Assigns ``roots`` (or restores their hand-edited labels), several at once, their
         objects looked up together; a root that fails is logged and left for the next step."""
         if not roots:
@@ -216,17 +214,17 @@ class Sharder:
         async def one(obj: Obj) -> None:
             uid = str((obj.get("metadata") or {}).get("uid") or "")
             async with limit:
-                await self.assign(kind.resource, obj, ring, objects=objects.get(uid, []))
+                await self.assign(kind.resource, obj, owners, objects=objects.get(uid, []))
 
         results = await asyncio.gather(*(one(o) for o in roots), return_exceptions=True)
         for obj, result in zip(roots, results, strict=True):
             if isinstance(result, asyncio.CancelledError):
                 raise result
             if isinstance(result, Exception):
-                log.warning("%s not assigned (next step retries): %r", ring_key(obj), result)
+                log.warning("%s not assigned (next step retries): %r", owner_key(obj), result)
 
-    async def _rebalance(self, ring: HashRing) -> None:
-        """Counts every root per owner and asks for the drain of each the ring now gives to
+    async def _rebalance(self, owners: Rendezvous) -> None:
+        """Counts every root per owner and asks for the drain of each the hashing now gives to
         another replica; reads the roots a page at a time (at 30,000 RayClusters a whole list
         held at once, even slim, was some 40 MB in the sharder's replica)."""
         counts: Counter[str] = Counter()
@@ -240,21 +238,21 @@ class Sharder:
                         tally = _Tally()
                     for obj in page:
                         if kind.is_root(obj):
-                            await self._tally(tally, kind.resource, obj, ring)
+                            await self._tally(tally, kind.resource, obj, owners)
                 counts += tally.counts
                 unassigned += tally.unassigned
                 unsettled = unsettled or tally.unsettled
-                await self._assign_all(kind, tally.mislabelled, ring)
+                await self._assign_all(kind, tally.mislabelled, owners)
         self._unsettled = unsettled
         if self._metrics is not None:
-            self._metrics.set_counts({m: counts.get(m, 0) for m in ring.members}, unassigned)
+            self._metrics.set_counts({m: counts.get(m, 0) for m in owners.members}, unassigned)
 
-    async def _tally(self, tally: _Tally, resource: Resource, obj: Obj, ring: HashRing) -> None:
-        """Counts one root of a full round; asks for its drain when the ring moved it."""
+    async def _tally(self, tally: _Tally, resource: Resource, obj: Obj, owners: Rendezvous) -> None:
+        """Counts one root of a full round; asks for its drain when the hashing moved it."""
         meta = obj.get("metadata") or {}
         labels = meta.get("labels") or {}
         owner = labels.get(self.keys.shard)
-        if owner not in ring.members:
+        if owner not in owners.members:
             tally.unassigned += 1
             return
         if (meta.get("annotations") or {}).get(self.keys.assigned) != owner:
@@ -263,7 +261,7 @@ class Sharder:
             tally.unsettled = True
             return
         tally.counts[str(owner)] += 1
-        if owner != ring.owner(ring_key(obj)):
+        if owner != owners.owner(owner_key(obj)):
             tally.unsettled = True
             if labels.get(self.keys.drain) != TRUE:
                 await self._request_drain(resource, obj, str(owner))
@@ -311,7 +309,7 @@ class Sharder:
                 patch_type="json",
             )  # fmt: skip
         except ApiError as exc:
-            log.info("drain of %s not requested: %s", ring_key(obj), exc)
+            log.info("drain of %s not requested: %s", owner_key(obj), exc)
             return
         if self._metrics is not None:
             self._metrics.moves.inc()  # the move starts: the root changes hands once acknowledged
@@ -324,7 +322,7 @@ class Sharder:
         that replica is alive and the label says otherwise (removed, or set to another replica,
         live, dead or unknown) without a drain it acknowledged (``released``), the label was
         edited by hand: that replica holds the root's objects and may be working on it, so the
-        label goes back to it (a move, if the ring wants one, then goes through a drain).
+        label goes back to it (a move, if the hashing wants one, then goes through a drain).
         """
         meta = obj.get("metadata") or {}
         labels = meta.get("labels") or {}
@@ -338,20 +336,20 @@ class Sharder:
         self,
         resource: Resource,
         obj: Obj,
-        ring: HashRing,
+        owners: Rendezvous,
         *,
         objects: Sequence[tuple[Resource, Obj]] | None = None,
     ) -> bool:
-        """Gives ``obj`` (a root with no live owner) to its ring owner, its objects first (or
+        """Gives ``obj`` (a root with no live owner) to its hashed owner, its objects first (or
         puts a hand-edited label back, see :meth:`restore_to`); returns whether the root was
         written. ``objects``: the root's objects, when the caller looked them up already."""
         meta = obj.get("metadata") or {}
         namespace, name = str(meta.get("namespace") or ""), str(meta.get("name", ""))
         labels = meta.get("labels") or {}
-        restore = self.restore_to(obj, ring.members)
+        restore = self.restore_to(obj, owners.members)
         if restore is not None:
             return await self._restore(resource, obj, restore)
-        desired = ring.owner(ring_key(obj))
+        desired = owners.owner(owner_key(obj))
         if desired is None:
             return False
         if objects is None:
@@ -360,7 +358,7 @@ class Sharder:
             holders = {
                 str(((o.get("metadata") or {}).get("labels") or {}).get(self.keys.shard))
                 for _, o in objects
-            } & ring.members - {labels.get(self.keys.released)}
+            } & owners.members - {labels.get(self.keys.released)}
             if holders:
                 desired = sorted(holders)[0]
                 log.warning(
