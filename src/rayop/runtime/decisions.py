@@ -184,6 +184,7 @@ class PassAccount:
     def as_json(self, wall: Callable[[float], datetime]) -> dict[str, Any]:
         """Returns the pass as a JSON-ready dict (the shape ``rayop explain`` reads); ``wall``
         turns a monotonic time into wall time."""
+        notes = self.all_notes()  # packed notes are decoded once, not once per kind
         out: dict[str, Any] = {
             "controller": self.controller,
             "kind": self.kind,
@@ -191,9 +192,9 @@ class PassAccount:
             "name": self.name,
             "started": wall(self.started).isoformat(timespec="milliseconds"),
             "seconds": round(self.seconds, 6),
-            "waited": self.noted("wait"),
-            "wrote": self.noted("write"),
-            "events": self.noted("event"),
+            "waited": [text for kind, text in notes if kind == "wait"],
+            "wrote": [text for kind, text in notes if kind == "write"],
+            "events": [text for kind, text in notes if kind == "event"],
             "outcome": self.outcome,
             "nextIn": self.next_in,
         }
