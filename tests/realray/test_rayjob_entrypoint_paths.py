@@ -103,8 +103,22 @@ def test_the_entrypoint_runs_from_the_heads_configmap(up: Kubectl, mode: str) ->
     assert EXPECTED in _job_log(up, name)
     if mode == "SidecarMode":
         [head] = up.pod_names(f"ray.io/node-type=head,ray.io/cluster={_cluster(up, name)}")
-        logs = up.run("logs", head, "-c", "ray-job-submitter").stdout
-        assert EXPECTED in logs, logs
+        assert EXPECTED in _submitter_log(up, head), up.run(
+            "logs", head, "-c", "ray-job-submitter"
+        ).stdout
+
+
+def _submitter_log(kubectl: Kubectl, head: str, timeout: float = 60.0) -> str:
+    """The submitter container's log once it holds the job's output, or as it stands after
+    ``timeout``. The operator writes SUCCEEDED when the dashboard reports it, and ``ray job
+    submit`` may still be tailing the job's logs then: a CI run read the container's log
+    ending at "Tailing logs until the job exits", before the job's own lines."""
+    deadline = time.monotonic() + timeout
+    while True:
+        logs = kubectl.run("logs", head, "-c", "ray-job-submitter").stdout
+        if EXPECTED in logs or time.monotonic() > deadline:
+            return logs
+        time.sleep(1.0)
 
 
 def _cluster(kubectl: Kubectl, job: str) -> str:
