@@ -57,6 +57,8 @@ PATCH_CONTENT_TYPES: dict[str, str] = {
     "strategic": "application/strategic-merge-patch+json",
 }
 _JSON = "application/json"
+_METADATA_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
+"""What a metadata-only list accepts: objects' metadata, as ``PartialObjectMetadata`` items."""
 
 WriteHook = Callable[[str, str, dict[str, Any] | None, str], None]
 """``(method, path, answer or None, error text or "")``: see :attr:`KubeClient.on_write`."""
@@ -151,9 +153,12 @@ class KubeClient:
         params: Mapping[str, str] | None = None,
         body: Any = None,
         content_type: str = _JSON,
+        headers: Mapping[str, str] | None = None,
     ) -> dict[str, Any]:
         """Sends a call (see :meth:`_send`) and decodes its reply; raises its error status."""
-        reply = await self._send(method, path, params=params, body=body, content_type=content_type)
+        reply = await self._send(
+            method, path, params=params, body=body, content_type=content_type, headers=headers
+        )
         hook = self.on_write if method != "GET" else None
         if reply.status >= 400:
             error = error_from_response(
@@ -253,7 +258,9 @@ class KubeClient:
 
         Unlike :meth:`list`, the pages are never merged, so a caller that consumes each page
         before asking for the next never holds the whole list decoded at once. Items get
-        ``apiVersion`` and ``kind`` filled in. Every page carries the list's resourceVersion.
+        ``apiVersion`` and ``kind`` filled in (with ``metadata_only``, the server's
+        ``meta.k8s.io`` ``PartialObjectMetadata``). Every page carries the list's
+        resourceVersion.
 
         Args:
             res: The resource.
@@ -272,8 +279,9 @@ class KubeClient:
         limit = options.get("limit", DEFAULT_PAGE_SIZE)
         if limit:
             params["limit"] = str(limit)
+        headers = {"Accept": _METADATA_LIST} if options.get("metadata_only") else None
         while True:
-            page = await self._call_json("GET", path, params=params)
+            page = await self._call_json("GET", path, params=params, headers=headers)
             items = page.get("items") or []
             for item in items:
                 item.setdefault("apiVersion", res.api_version)

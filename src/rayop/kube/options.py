@@ -34,6 +34,11 @@ class ListOptions(Selection, total=False):
 
     limit: int | None
     """Page size (default :data:`DEFAULT_PAGE_SIZE`); None or 0 asks for everything at once."""
+    metadata_only: bool
+    """Items carry only ``metadata`` (default False): the server answers with a
+    ``PartialObjectMetadataList`` of ``PartialObjectMetadata`` items, no spec, no status, as
+    kube-apiserver serves for any resource (Accept ``application/json;as=
+    PartialObjectMetadataList;g=meta.k8s.io;v=v1``); a server that cannot answers 406."""
 
 
 class WatchOptions(Selection, total=False):

@@ -411,6 +411,9 @@ class PatchOrder:
         self.client = client
         self.patched: list[str] = []
 
+    async def get(self, res: Any, name: str, *, namespace: str | None = None) -> dict[str, Any]:
+        return await self.client.get(res, name, namespace=namespace)
+
     async def list(self, res: Any, **options: Any) -> dict[str, Any]:
         return await self.client.list(res, **options)
 
@@ -628,3 +631,53 @@ async def test_a_continue_token_that_expires_mid_list_lists_again_unpaged() -> N
         # counted twice.
         assert metrics.objects.labels("r0")._value.get() == 4
         assert metrics.unassigned._value.get() == 0
+
+
+async def test_a_full_round_reads_metadata_only_and_a_hand_labelled_root_again_whole() -> None:
+    """A full round needs only the roots' metadata: it asks the server for nothing else. A root
+    it finds labelled by hand is read whole before it is assigned: a status tells that an
+    operator without sharding ran on it, and its objects are adopted."""
+    async with open_control_plane(crds=False) as plane:
+        client = plane.client
+        await hold(client, "r0")
+
+        class Recording(PatchOrder):
+            """Records each list's options; a GET answers with a status, as a CRD's would."""
+
+            def __init__(self, client: KubeClient) -> None:
+                super().__init__(client)
+                self.lists: list[tuple[str | None, bool]] = []
+
+            def list_pages(self, res: Any, **options: Any) -> AsyncIterator[dict[str, Any]]:
+                self.lists.append(
+                    (options.get("label_selector"), bool(options.get("metadata_only")))
+                )
+                return self.client.list_pages(res, **options)
+
+            async def get(
+                self, res: Any, name: str, *, namespace: str | None = None
+            ) -> dict[str, Any]:
+                obj = await self.client.get(res, name, namespace=namespace)
+                return {**obj, "status": {"state": "ready"}}
+
+        old = await client.create(
+            CONFIGMAPS,
+            {"metadata": {"name": "old", "labels": {"kind": "root", KEYS.shard: "r0"}}},
+            namespace=NS,
+        )
+        ref = {"apiVersion": "v1", "kind": "ConfigMap", "name": "old",
+               "uid": old["metadata"]["uid"], "controller": True}  # fmt: skip
+        await client.create(SECRETS, {"metadata": {"name": "made-before", "ownerReferences": [ref]}},
+                            namespace=NS)  # fmt: skip
+        recording = Recording(client)
+        sharder = Sharder(recording, Membership(client, NS, KEYS), KEYS,
+                          [RootKind(CONFIGMAPS, lambda o: labels(o).get("kind") == "root")],
+                          [SECRETS])  # fmt: skip
+        await sharder.step()
+        full = [metadata_only for selector, metadata_only in recording.lists if selector is None]
+        assert full == [True], recording.lists
+        assert not any(m for selector, m in recording.lists if selector is not None)
+        secret = await client.get(SECRETS, "made-before", namespace=NS)
+        assert labels(secret) == {KEYS.shard: "r0", KEYS.root: old["metadata"]["uid"]}
+        stored = await client.get(CONFIGMAPS, "old", namespace=NS)
+        assert stored["metadata"]["annotations"][KEYS.assigned] == "r0"

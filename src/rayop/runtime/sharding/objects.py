@@ -6,7 +6,8 @@ UIDs per namespace and resource). A root reconciled before it was ever assigned 
 without sharding ran on it: :meth:`RootObjects.needs_adoption`) may have objects with neither
 label: they are found by their ownerReferences, directly or through one another (one list per
 resource and namespace, of the objects without the root label), and get both labels when the
-root's objects are relabelled (:meth:`RootObjects.relabel`).
+root's objects are relabelled (:meth:`RootObjects.relabel`). Only the objects' metadata is read
+(metadata-only lists: a pod's spec and status never reach the sharder).
 """
 
 from __future__ import annotations
@@ -78,7 +79,7 @@ class RootObjects:
             try:
                 async with limit:
                     listed = await self._client.list(
-                        resource, namespace=namespace, label_selector=selector
+                        resource, namespace=namespace, label_selector=selector, metadata_only=True
                     )
             except NotFound:
                 return  # the API server does not serve this resource
@@ -116,8 +117,9 @@ class RootObjects:
         for resource in self._children:
             try:
                 listed = await self._client.list(
-                    resource, namespace=namespace, label_selector=f"!{self.keys.root}"
-                )
+                    resource, namespace=namespace, label_selector=f"!{self.keys.root}",
+                    metadata_only=True,
+                )  # fmt: skip
             except NotFound:
                 continue
             for obj in listed.get("items") or ():

@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, Unpack
 
 from rayop.apimachinery.objects import ObjView as Obj
-from rayop.kube.errors import ApiError, Gone
+from rayop.kube.errors import ApiError, Gone, NotFound
 from rayop.kube.options import ListOptions
 from rayop.kube.resource import Resource
 from rayop.runtime.clock import MONOTONIC, Clock
@@ -69,6 +69,10 @@ burst of new roots would otherwise hold them back for as long as it takes to ass
 
 class SharderClient(Protocol):
     """The part of the API client the sharder uses."""
+
+    async def get(
+        self, res: Resource, name: str, *, namespace: str | None = None
+    ) -> dict[str, Any]: ...
 
     async def list(self, res: Resource, **options: Unpack[ListOptions]) -> dict[str, Any]: ...
 
@@ -225,15 +229,18 @@ class Sharder:
 
     async def _rebalance(self, owners: Rendezvous) -> None:
         """Counts every root per owner and asks for the drain of each the hashing now gives to
-        another replica; reads the roots a page at a time (at 30,000 RayClusters a whole list
-        held at once, even slim, was some 40 MB in the sharder's replica)."""
+        another replica; reads the roots' metadata only, a page at a time (at 30,000 RayClusters
+        a whole list held at once, even slim, was some 40 MB in the sharder's replica). A root
+        found labelled by hand is read again whole before it is assigned (whether it has a
+        status tells whether its objects need adopting)."""
         counts: Counter[str] = Counter()
         unassigned = 0
         unsettled = False
         for kind in self._roots:
             for namespace in self._namespaces or (None,):
                 tally = _Tally()
-                async for page, restart in self._pages(kind.resource, namespace, None):
+                pages = self._pages(kind.resource, namespace, None, metadata_only=True)
+                async for page, restart in pages:
                     if restart:  # the pages so far were a partial list; this one has it all
                         tally = _Tally()
                     for obj in page:
@@ -242,7 +249,7 @@ class Sharder:
                 counts += tally.counts
                 unassigned += tally.unassigned
                 unsettled = unsettled or tally.unsettled
-                await self._assign_all(kind, tally.mislabelled, owners)
+                await self._assign_all(kind, await self._whole(kind, tally.mislabelled), owners)
         self._unsettled = unsettled
         if self._metrics is not None:
             self._metrics.set_counts({m: counts.get(m, 0) for m in owners.members}, unassigned)
@@ -279,23 +286,49 @@ class Sharder:
             found.extend(listed)
         return found
 
+    async def _whole(self, kind: RootKind, roots: Sequence[Obj]) -> list[Obj]:
+        """Reads ``roots`` (read as metadata only) again whole, kept slim; one deleted meanwhile
+        is left out."""
+        whole: list[Obj] = []
+        for root in roots:
+            meta = root.get("metadata") or {}
+            try:
+                obj = await self._client.get(
+                    kind.resource, str(meta.get("name", "")), namespace=meta.get("namespace")
+                )
+            except NotFound:
+                continue
+            whole.append(slim_root(obj, (self.keys.assigned,)))
+        return whole
+
     async def _pages(
-        self, resource: Resource, namespace: str | None, selector: str | None
+        self,
+        resource: Resource,
+        namespace: str | None,
+        selector: str | None,
+        *,
+        metadata_only: bool = False,
     ) -> AsyncIterator[tuple[list[Obj], bool]]:
         """Yields ``resource`` in ``namespace`` (by ``selector``) a page at a time, each item
         slim, with False; when a continue token expires mid-list, yields the whole list, read
-        again unpaged, with True (the pages before it were a partial list)."""
+        again unpaged, with True (the pages before it were a partial list). With
+        ``metadata_only`` the server sends the items' metadata only (no spec, no status: a slim
+        item then never has :data:`~rayop.runtime.sharding.slim.HAS_STATUS`); the items keep
+        ``resource``'s apiVersion and kind."""
         notes = (self.keys.assigned,)
         options: ListOptions = {"namespace": namespace}
         if selector is not None:
             options["label_selector"] = selector
+        if metadata_only:
+            options["metadata_only"] = True
+        kind = (resource.api_version, resource.kind) if metadata_only else None
         try:
             async for page in self._client.list_pages(resource, **options):
-                yield [slim_root(o, notes) for o in page.get("items") or ()], False
+                yield [slim_root(o, notes, kind) for o in page.get("items") or ()], False
         except Gone:
             unpaged: ListOptions = {**options, "limit": None}
             listed = await self._client.list(resource, **unpaged)
-            yield [slim_root(o, notes) for o in listed.get("items") or ()], True
+            yield [slim_root(o, notes, kind) for o in listed.get("items") or ()], True
 
     async def _request_drain(self, resource: Resource, obj: Obj, owner: str) -> None:
         meta = obj.get("metadata") or {}

@@ -29,11 +29,14 @@ OTHER_ANNOTATIONS: Final[str] = "rayop.io/slim-other-annotations"
 _KEPT_METADATA: Final[tuple[str, ...]] = ("name", "namespace", "uid", "resourceVersion", "labels")
 
 
-def slim_root(obj: Obj, annotations: Collection[str] = ()) -> dict[str, Any]:
+def slim_root(
+    obj: Obj, annotations: Collection[str] = (), kind: tuple[str, str] | None = None
+) -> dict[str, Any]:
     """Returns what the sharder reads of ``obj`` (see the module docstring): its
-    ``apiVersion``, ``kind``, the kept metadata, the ``annotations`` asked for (plus
-    :data:`OTHER_ANNOTATIONS` when there were others), its controlling ownerReference, and
-    :data:`HAS_STATUS` for a non-empty status."""
+    ``apiVersion`` and ``kind`` (``kind``'s pair instead when given: a metadata-only list's
+    items are ``PartialObjectMetadata``), the kept metadata, the ``annotations`` asked for
+    (plus :data:`OTHER_ANNOTATIONS` when there were others), its controlling ownerReference,
+    and :data:`HAS_STATUS` for a non-empty status."""
     meta = obj.get("metadata") or {}
     kept: dict[str, Any] = {k: meta[k] for k in _KEPT_METADATA if k in meta}
     notes = meta.get("annotations") or {}
@@ -45,8 +48,8 @@ def slim_root(obj: Obj, annotations: Collection[str] = ()) -> dict[str, Any]:
     controller = [ref for ref in meta.get("ownerReferences") or () if ref.get("controller")]
     if controller:
         kept["ownerReferences"] = controller
-    slim: dict[str, Any] = {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"),
-                            "metadata": kept}  # fmt: skip
+    api_version, kind_name = kind or (obj.get("apiVersion"), obj.get("kind"))
+    slim: dict[str, Any] = {"apiVersion": api_version, "kind": kind_name, "metadata": kept}
     if obj.get("status"):
         slim["status"] = HAS_STATUS
     return slim

@@ -10,7 +10,7 @@ from aiohttp import web
 
 from rayop.apimachinery.objects import Obj
 from rayop.sim.admission import field_validation
-from rayop.sim.apiserver import tables
+from rayop.sim.apiserver import metadata_only, tables
 from rayop.sim.apiserver.negotiation import PROTOBUF, decode_body, respond
 from rayop.sim.apiserver.patch import APPLY_PATCH, apply_patch, json_merge_patch
 from rayop.sim.apiserver.query import int_param
@@ -41,6 +41,11 @@ def _check_types(request: web.Request, req: ApiRequest, body: Obj) -> None:
 
 
 def _respond(request: web.Request, req: ApiRequest, obj: Obj, status: int = 200) -> web.Response:
+    metadata = metadata_only.requested(request.headers.get("Accept", ""))
+    if metadata is not None:
+        form, api_version = metadata
+        metadata_only.check_form(form, listing=False)
+        return json_response(metadata_only.partial(obj, api_version), status)
     if tables.wants_table(request.headers.get("Accept", "")):
         rv = obj.get("metadata", {}).get("resourceVersion", "")
         body = tables.table(
@@ -107,6 +112,9 @@ def _list(ctx: ServerContext, request: web.Request, req: ApiRequest) -> web.Resp
         )
         _check_list_rv(rv_param, match, rv)
         offset, snap = 0, 0
+    metadata = metadata_only.requested(request.headers.get("Accept", ""))
+    if metadata is not None:
+        metadata_only.check_form(metadata[0], listing=True)
     page, cont, remaining = ctx.snapshots.page(items, rv, limit, offset, snap)
     if tables.wants_table(request.headers.get("Accept", "")):
         return json_response(
@@ -123,6 +131,8 @@ def _list(ctx: ServerContext, request: web.Request, req: ApiRequest) -> web.Resp
         meta["continue"] = cont
         if not q.get("labelSelector") and not q.get("fieldSelector"):
             meta["remainingItemCount"] = remaining  # unknown (omitted) when a selector filters
+    if metadata is not None:
+        return json_response(metadata_only.metadata_list(page, meta, metadata[1]))
     return respond(
         request,
         info,

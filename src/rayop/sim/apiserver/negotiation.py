@@ -95,11 +95,14 @@ async def decode_body(request: web.Request, info: ResourceInfo | None) -> Any:
 
 
 def _clauses(accept: str) -> list[str]:
-    """The media types of an Accept header, best quality first (stable for equal ones)."""
+    """The media types of an Accept header's clauses for whole objects, best quality first
+    (stable for equal ones). A clause with an ``as`` parameter asks for a transform (a Table,
+    PartialObjectMetadata: tables.py, metadata_only.py serve those) and is left out."""
     ranked: list[tuple[float, int, str]] = []
     for i, clause in enumerate(accept.split(",")):
         parts = [p.strip() for p in clause.split(";")]
         quality = 1.0
+        transform = False
         for param in parts[1:]:
             name, _, value = param.partition("=")
             if name.strip().lower() == "q":
@@ -107,7 +110,8 @@ def _clauses(accept: str) -> list[str]:
                     quality = float(value)
                 except ValueError:
                     quality = 0.0
-        if parts[0] and quality > 0:
+            transform = transform or name.strip().lower() == "as"
+        if parts[0] and quality > 0 and not transform:
             ranked.append((-quality, i, parts[0].lower()))
     return [media for _, _, media in sorted(ranked)]
 

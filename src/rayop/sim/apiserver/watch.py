@@ -15,7 +15,7 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from rayop.sim.apiserver import tables
+from rayop.sim.apiserver import metadata_only, tables
 from rayop.sim.apiserver.negotiation import PROTOBUF, negotiate
 from rayop.sim.apiserver.protobuf import encode_watch_frame
 from rayop.sim.apiserver.query import int_param
@@ -59,6 +59,18 @@ class _TableEncoder:
         return orjson.dumps({"type": ev.type, "object": t}) + b"\n"
 
 
+class _MetadataEncoder:
+    """Encodes events' objects as PartialObjectMetadata (bookmarks too: they carry only
+    metadata)."""
+
+    def __init__(self, api_version: str) -> None:
+        self._api_version = api_version
+
+    def __call__(self, ev: Event) -> bytes:
+        obj = metadata_only.partial(ev.obj, self._api_version)
+        return orjson.dumps({"type": ev.type, "object": obj}) + b"\n"
+
+
 def _error_line(err: se.StatusError) -> bytes:
     return orjson.dumps({"type": "ERROR", "object": err.status}) + b"\n"
 
@@ -88,6 +100,9 @@ async def handle_watch(
             kube-apiserver's rules for sendInitialEvents (watch_list.py).
     """
     q = request.query
+    metadata = metadata_only.requested(request.headers.get("Accept", ""))
+    if metadata is not None:
+        metadata_only.check_form(metadata[0], listing=False)
     send_initial = validate_watch_options(q)
     resource_version = q.get("resourceVersion")
     current = ctx.store.current_rv()
@@ -116,8 +131,8 @@ async def handle_watch(
         if err.code != 410:
             raise
         error = err
-    table = tables.wants_table(request.headers.get("Accept", ""))
-    protobuf = not table and negotiate(request, req.info) == PROTOBUF
+    table = metadata is None and tables.wants_table(request.headers.get("Accept", ""))
+    protobuf = metadata is None and not table and negotiate(request, req.info) == PROTOBUF
     ctype = f"{PROTOBUF};stream=watch" if protobuf else "application/json"
     resp = web.StreamResponse(status=200, headers={"Content-Type": ctype})
     resp.enable_chunked_encoding()
@@ -128,7 +143,9 @@ async def handle_watch(
         await resp.write_eof()
         return resp
     encode: Any = _encode
-    if table:
+    if metadata is not None:
+        encode = _MetadataEncoder(metadata[1])
+    elif table:
         encode = _TableEncoder(req, q.get("includeObject", "Metadata"))
     elif protobuf:
         encode = _ProtobufEncoder(req)
