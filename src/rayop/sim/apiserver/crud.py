@@ -44,7 +44,7 @@ def _respond(request: web.Request, req: ApiRequest, obj: Obj, status: int = 200)
     metadata = metadata_only.requested(request.headers.get("Accept", ""))
     if metadata is not None:
         form, api_version = metadata
-        metadata_only.check_form(form, listing=False)
+        metadata_only.check_form(form, listing=False, custom=bool(req.info.crd_name))
         return json_response(metadata_only.partial(obj, api_version), status)
     if tables.wants_table(request.headers.get("Accept", "")):
         rv = obj.get("metadata", {}).get("resourceVersion", "")

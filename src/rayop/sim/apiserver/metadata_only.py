@@ -8,7 +8,8 @@ metadata client and controller-runtime's metadata-only watches send these). Each
 spec, no status. The clauses of the header are tried best quality first; this plane encodes the
 metadata forms as JSON only, so a clause asking for them in protobuf is passed over for the next
 one (client-go puts its JSON clause right after the protobuf one). Asking for the list form of
-one object, or the object form of a list, is refused with 406 as kube-apiserver refuses it.
+one object, or the object form of a list, is refused as kube-apiserver refuses it (406; see
+:func:`check_form` for its one 500).
 """
 
 from __future__ import annotations
@@ -78,11 +79,13 @@ def requested(accept: str) -> tuple[Form, str] | None:
     return None
 
 
-def check_form(form: Form, *, listing: bool) -> None:
-    """Refuses the list form for one object and the object form for a list (406).
+def check_form(form: Form, *, listing: bool, custom: bool = False) -> None:
+    """Refuses the list form for one object and the object form for a list (406; the list
+    form of one custom resource is kube-apiserver's 500 "content is not a list", as it answers
+    for the unstructured objects it serves custom resources as).
 
     Raises:
-        StatusError: 406 naming the mismatch.
+        StatusError: 406 naming the mismatch (500 for one custom resource in the list form).
     """
     if listing and form == OBJECT:
         raise se.StatusError(
@@ -90,6 +93,11 @@ def check_form(form: Form, *, listing: bool) -> None:
                 406, "NotAcceptable",
                 "you requested PartialObjectMetadata, but the requested object is a list",
             )
+        )  # fmt: skip
+    if not listing and form == LIST and custom:
+        raise se.StatusError(
+            {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+             "message": "content is not a list", "code": 500}
         )  # fmt: skip
     if not listing and form == LIST:
         raise se.StatusError(
