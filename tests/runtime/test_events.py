@@ -126,10 +126,10 @@ async def test_the_finish_sweep_writes_the_final_count_and_ends_the_series() -> 
     await recorder.flush()
     first = next(c[1] for c in api.calls if c[2].get("reason") == "FailedToCreatePod")
     assert sorted(api.verbs()) == ["create", "create", "patch"]
-    clock.step(360)  # the first sweep: nothing is older than 6 minutes yet
+    clock.step(360)  # the sixth sweep (one a minute): nothing is older than 6 minutes yet
     await settle()
     assert len(api.calls) == 3
-    clock.step(360)  # the second: both ended; the series gets its final count
+    clock.step(60)  # the seventh: both ended (client-go's sweep, every 6 minutes, may wait to 12)
     await settle()
     await recorder.flush()
     assert api.calls[3] == (

@@ -30,7 +30,7 @@ from rayop.kube.resources import EVENTS
 from rayop.runtime.clock import MONOTONIC, Clock
 from rayop.runtime.decisions import note_event
 from rayop.runtime.events.metrics import EventMetrics, UnsentReason
-from rayop.runtime.events.series import FINISH_TIME, REFRESH_TIME, SeriesCache
+from rayop.runtime.events.series import FINISH_TIME, REFRESH_TIME, SWEEP_PERIOD, SeriesCache
 from rayop.runtime.events.writer import MAX_PENDING_BYTES, EventClient, EventWriter
 from rayop.runtime.timeouts import clock_timeout
 
@@ -208,7 +208,7 @@ class EventRecorder:
 
     async def _finish_loop(self) -> None:
         while True:
-            await self._clock.sleep(self._series.finish_time)
+            await self._clock.sleep(min(SWEEP_PERIOD, self._series.finish_time))
             for write in self._series.finish(self._clock.now()):
                 self._writer.submit(write)
 

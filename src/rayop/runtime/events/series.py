@@ -6,14 +6,14 @@ repeat keeps the first event's note). The first event of a key is created; the s
 it into a series (count 2, ``lastObservedTime``) written at once with a patch; every later one
 only raises the count in memory. The counts reach the API server from two sweeps:
 
-- :meth:`SeriesCache.finish` (every 6 minutes): a series not observed for 6 minutes gets a
-  final patch with its count and is forgotten; a single event older than 6 minutes is
-  forgotten.
+- :meth:`SeriesCache.finish` (every minute, :data:`SWEEP_PERIOD`; client-go's every 6): a
+  series not observed for 6 minutes gets a final patch with its count and is forgotten; a
+  single event older than 6 minutes is forgotten.
 - :meth:`SeriesCache.refresh` (every 30 minutes): every series is patched with its count.
 
 Recording is O(1) per event; the sweeps are O(cached keys) once per period, never per event.
 
-A cached Event costs little, because a replica keeps every Event of its last 6 to 12 minutes
+A cached Event costs little, because a replica keeps every Event of its last 6 to 7 minutes
 (tens of thousands while a fleet is created): the Event is kept as its JSON text deflated
 against dictionaries learned from the cache's earlier Events (the informers' codec,
 :class:`~rayop.runtime.informers.compact_store.ObjectCodec`: a typical Event's 600 bytes become
@@ -36,6 +36,13 @@ from rayop.runtime.informers.compact_store import ObjectCodec
 
 FINISH_TIME = 6 * 60.0
 """client-go's ``finishTime``: a series ends this many seconds after its last observation."""
+
+SWEEP_PERIOD = 60.0
+"""How often :meth:`SeriesCache.finish` runs. client-go sweeps every ``finishTime``, so an Event
+is forgotten (or its series ended) 6 to 12 minutes after its last observation, as the sweep's
+phase falls; sweeping every minute makes that 6 to 7, within client-go's range, and holds about
+half as many Events while a fleet is created at a steady rate (each replica records at its
+client rate, whatever its share: the cached Events are a per-replica cost)."""
 
 REFRESH_TIME = 30 * 60.0
 """client-go's ``refreshTime``: how often every live series is patched with its count."""
