@@ -40,9 +40,9 @@ FINISH_TIME = 6 * 60.0
 SWEEP_PERIOD = 60.0
 """How often :meth:`SeriesCache.finish` runs. client-go sweeps every ``finishTime``, so an Event
 is forgotten (or its series ended) 6 to 12 minutes after its last observation, as the sweep's
-phase falls; sweeping every minute makes that 6 to 7, within client-go's range, and holds about
-half as many Events while a fleet is created at a steady rate (each replica records at its
-client rate, whatever its share: the cached Events are a per-replica cost)."""
+phase falls; sweeping every minute makes that 6 to 7, within client-go's range, and so holds at
+most 7 minutes' worth of Events, not 12, while a fleet is created at a steady rate (each replica
+records at its client rate, whatever its share: the cached Events are a per-replica cost)."""
 
 REFRESH_TIME = 30 * 60.0
 """client-go's ``refreshTime``: how often every live series is patched with its count."""
