@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Final, Literal
 
 from rayop.apimachinery.objects import Obj
+from rayop.sim.apiserver.negotiation import accept_clauses
 from rayop.sim.machinery import errors as se
 
 __all__ = ["LIST", "OBJECT", "Form", "check_form", "metadata_list", "partial", "requested"]
@@ -30,24 +31,6 @@ _VERSIONS = ("v1", "v1beta1")
 _JSON = ("application/json", "*/*", "application/*")
 
 
-def _clauses(accept: str) -> list[tuple[str, dict[str, str]]]:
-    """The clauses of an Accept header as (media type, parameters), best quality first."""
-    ranked: list[tuple[float, int, str, dict[str, str]]] = []
-    for i, clause in enumerate(accept.split(",")):
-        media, *raw = (p.strip() for p in clause.split(";"))
-        params = {}
-        for item in raw:
-            key, _, value = item.partition("=")
-            params[key.strip().lower()] = value.strip()
-        try:
-            quality = float(params.pop("q", "1"))
-        except ValueError:
-            quality = 0.0
-        if media and quality > 0:
-            ranked.append((-quality, i, media.lower(), params))
-    return [(media, params) for _, _, media, params in sorted(ranked, key=lambda r: r[:2])]
-
-
 def requested(accept: str) -> tuple[Form, str] | None:
     """Returns the metadata form the best acceptable clause of ``accept`` asks for, with its
     ``apiVersion`` (``meta.k8s.io/v1``...); None when that clause asks for whole objects (or a
@@ -58,7 +41,7 @@ def requested(accept: str) -> tuple[Form, str] | None:
             does not write (protobuf).
     """
     passed_over = False
-    for media, params in _clauses(accept):
+    for media, params in accept_clauses(accept):
         form = params.get("as")
         if form not in (OBJECT, LIST):
             return None

@@ -32,6 +32,7 @@ __all__ = [
     "JSON",
     "PROTOBUF",
     "YAML",
+    "accept_clauses",
     "decode_body",
     "encode_body",
     "negotiate",
@@ -94,26 +95,32 @@ async def decode_body(request: web.Request, info: ResourceInfo | None) -> Any:
     return body
 
 
-def _clauses(accept: str) -> list[str]:
-    """The media types of an Accept header's clauses for whole objects, best quality first
-    (stable for equal ones). A clause with an ``as`` parameter asks for a transform (a Table,
-    PartialObjectMetadata: tables.py, metadata_only.py serve those) and is left out."""
-    ranked: list[tuple[float, int, str]] = []
+def accept_clauses(accept: str) -> list[tuple[str, dict[str, str]]]:
+    """The clauses of an Accept header as (media type, parameters), best quality first (stable
+    for equal ones); ``q`` is read and left out of the parameters, a clause of quality 0 is
+    dropped. Names are lower case, values as sent."""
+    ranked: list[tuple[float, int, str, dict[str, str]]] = []
     for i, clause in enumerate(accept.split(",")):
-        parts = [p.strip() for p in clause.split(";")]
-        quality = 1.0
-        transform = False
-        for param in parts[1:]:
-            name, _, value = param.partition("=")
-            if name.strip().lower() == "q":
-                try:
-                    quality = float(value)
-                except ValueError:
-                    quality = 0.0
-            transform = transform or name.strip().lower() == "as"
-        if parts[0] and quality > 0 and not transform:
-            ranked.append((-quality, i, parts[0].lower()))
-    return [media for _, _, media in sorted(ranked)]
+        media, *raw = (p.strip() for p in clause.split(";"))
+        params: dict[str, str] = {}
+        for item in raw:
+            name, _, value = item.partition("=")
+            params[name.strip().lower()] = value.strip()
+        try:
+            quality = float(params.pop("q", "1"))
+        except ValueError:
+            quality = 0.0
+        if media and quality > 0:
+            ranked.append((-quality, i, media.lower(), params))
+    ranked.sort(key=lambda r: r[:2])
+    return [(media, params) for _, _, media, params in ranked]
+
+
+def _clauses(accept: str) -> list[str]:
+    """The media types of an Accept header's clauses for whole objects, best quality first. A
+    clause with an ``as`` parameter asks for a transform (a Table, PartialObjectMetadata:
+    tables.py, metadata_only.py serve those) and is left out."""
+    return [media for media, params in accept_clauses(accept) if "as" not in params]
 
 
 def negotiate(request: web.Request, info: ResourceInfo | None) -> str:
