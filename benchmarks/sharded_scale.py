@@ -19,6 +19,8 @@ Reported per scenario: time to all ready, each replica's peak RSS (``VmHWM`` of 
 pod creates from the API server's ``apiserver_request_total`` (must be N x (W + 1): 0 duplicate
 creates), overlapping passes of one key by two replicas in the merged ``--pass-record`` files
 (must be 0), and for ``three`` the ratios to ``one`` (targets: time <= 0.5x, RSS <= 0.45x).
+A scenario named more than once runs again (``--scenarios three,three,three,one``): each run's
+ratios to ``one``, then their median and spread (its logs kept as ``three-2``, ``three-3``...).
 
 Run::
 
@@ -42,10 +44,12 @@ import os
 import re
 import shutil
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -514,6 +518,14 @@ def print_table(results: list[Scenario]) -> None:
             print(f"   vs one replica    time {r.all_ready_s / one.all_ready_s:.2f}x (target <= 0.5x);"
                   f" peak RSS per replica {max(r.peak_rss_mb.values()) / base:.2f}x"
                   " (target <= 0.45x)")  # fmt: skip
+    threes = [r for r in results if r.name == "three" and r.peak_rss_mb and r.all_ready_s]
+    if one is not None and one.peak_rss_mb and one.all_ready_s and len(threes) > 1:
+        base = max(one.peak_rss_mb.values())
+        ratios = sorted(max(r.peak_rss_mb.values()) / base for r in threes)
+        times = sorted(r.all_ready_s / one.all_ready_s for r in threes)
+        print(f"== three x {len(threes)} against one: peak RSS per replica "
+              f"{statistics.median(ratios):.3f}x (min {ratios[0]:.3f}, max {ratios[-1]:.3f}); time "
+              f"{statistics.median(times):.2f}x (min {times[0]:.2f}, max {times[-1]:.2f})")  # fmt: skip
 
 
 def keep_logs(workdir: Path, kept: Path) -> None:
@@ -525,7 +537,10 @@ def keep_logs(workdir: Path, kept: Path) -> None:
 
 async def main_async(args: argparse.Namespace) -> list[Scenario]:
     results: list[Scenario] = []
+    runs: Counter[str] = Counter()
     for name in args.scenarios.split(","):
+        runs[name] += 1
+        kept_as = name if runs[name] == 1 else f"{name}-{runs[name]}"  # a repeat keeps its own
         with tempfile.TemporaryDirectory(prefix=f"rayop-sharded-{name}-") as tmp:
             workdir = Path(tmp)
             try:
@@ -539,7 +554,7 @@ async def main_async(args: argparse.Namespace) -> list[Scenario]:
                     raise SystemExit(f"unknown scenario {name!r}")
             finally:
                 if args.keep_logs is not None:
-                    keep_logs(workdir, args.keep_logs / name)
+                    keep_logs(workdir, args.keep_logs / kept_as)
         print(f"{name}: done ({os.getloadavg()[0]:.1f} load)", flush=True)
         results.append(result)
     return results
