@@ -513,6 +513,40 @@ async def test_metrics_in_exposition(
     assert 'controller_runtime_reconcile_time_seconds_sum{controller="c"} 0.5' in text
 
 
+async def test_the_unfinished_work_ticker_sleeps_while_no_pass_runs(
+    make: Callable[..., Controller], metrics: OperatorMetrics, clock: FakeClock
+) -> None:
+    """controller-runtime updates the gauges every 500 ms; with no pass running they read 0, so
+    an idle controller sets them once and waits for a pass instead of waking twice a second."""
+    release = asyncio.Event()
+
+    async def reconcile(request: Request) -> Result:
+        await release.wait()
+        return Result()
+
+    controller = make(reconcile, A)
+    await controller.start()
+    await settle()
+    release.set()
+    await settle()
+    clock.step(0.5)
+    await settle()
+    text = metrics.render().decode()
+    assert 'workqueue_unfinished_work_seconds{controller="c",name="c"} 0.0' in text
+    assert not clock.has_sleepers(), "idle: nothing waits on the clock"
+    release.clear()
+    controller.enqueue(Request("ns", "b"))
+    await settle()
+    assert clock.has_sleepers()
+    clock.step(0.5)
+    await settle()
+    text = metrics.render().decode()
+    assert 'workqueue_unfinished_work_seconds{controller="c",name="c"} 0.5' in text
+    release.set()
+    await settle()
+    await controller.stop()
+
+
 async def test_abort_cancels_running_reconciles_and_hands_out_nothing_more(
     make: Callable[..., Controller],
 ) -> None:
