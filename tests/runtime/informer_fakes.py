@@ -96,6 +96,7 @@ class FakeApi:
         field_selector: str | None = None,
         limit: int | None = 500,
         resource_version: str | None = None,
+        metadata_only: bool = False,
     ) -> dict[str, Any]:
         self.list_calls.append({"resource_version": resource_version, "limit": limit})
         await asyncio.sleep(0)
@@ -108,6 +109,9 @@ class FakeApi:
             if (namespace is None or o["metadata"].get("namespace") == namespace)
             and selector.matches(o["metadata"].get("labels"))
         ]
+        if metadata_only:
+            items = [{"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
+                      "metadata": o["metadata"]} for o in items]  # fmt: skip
         return {"metadata": {"resourceVersion": str(self.rv)}, "items": items}
 
     @asynccontextmanager
