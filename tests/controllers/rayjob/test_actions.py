@@ -10,7 +10,7 @@ import pytest
 
 from rayop.api.rayjob import DeletionPolicyType, RayJobStatus
 from rayop.controllers.rayjob import actions
-from rayop.kube.errors import Forbidden
+from rayop.kube.errors import Conflict, Forbidden
 from rayop.kube.resources import RAY_CLUSTERS, RAY_JOBS
 
 from .rayjob_fakes import World
@@ -143,6 +143,28 @@ async def test_an_object_the_rayjob_does_not_control_is_never_deleted() -> None:
     assert await actions.delete_submitter_job(ctx) is True
     assert world.client.calls == []
     assert world.recorder.reasons() == ["SkippedDeletingUnownedObject"] * 2
+
+
+async def test_a_cluster_taken_over_after_the_caches_copy_is_not_deleted() -> None:
+    """The cache still shows the cluster owned; the server's copy lost its ownerReference (a
+    user took it over). The delete's preconditions (the cached uid and resourceVersion) fail:
+    409, no event, nothing deleted; once the cache shows the new copy, a Warning and no
+    delete."""
+    world = World()
+    stored = world.client.put(RAY_CLUSTERS, owned_cluster())
+    world.clusters.put(stored)
+    taken = unowned(owned_cluster())
+    taken["metadata"]["uid"] = stored["metadata"]["uid"]  # the same object, a newer version
+    world.client.put(RAY_CLUSTERS, taken)
+    ctx = world.context(rayjob_wire(), **NAMED)
+    with pytest.raises(Conflict):
+        await actions.delete_cluster(ctx)
+    assert world.client.stored(RAY_CLUSTERS, "ns", CLUSTER) is not None
+    assert world.recorder.reasons() == []
+    world.clusters.put(world.client.stored(RAY_CLUSTERS, "ns", CLUSTER) or {})
+    assert await actions.delete_cluster(ctx) is True
+    assert world.client.stored(RAY_CLUSTERS, "ns", CLUSTER) is not None
+    assert world.recorder.reasons() == ["SkippedDeletingUnownedObject"]
 
 
 async def test_a_selected_cluster_is_never_deleted() -> None:

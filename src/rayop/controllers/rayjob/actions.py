@@ -28,7 +28,7 @@ from rayop.controllers.rayjob import cluster as rc
 from rayop.controllers.rayjob.context import JobDashboard, PassContext
 from rayop.controllers.rayjob.submitter import build_sidecar_container, build_submitter_job
 from rayop.kube.client import KubeClient
-from rayop.kube.errors import AlreadyExists, NotFound
+from rayop.kube.errors import AlreadyExists, Conflict, NotFound
 from rayop.kube.resources import JOBS, RAY_CLUSTERS, RAY_JOBS, SERVICES
 from rayop.runtime.informers.indexer import controller_owner
 
@@ -214,10 +214,14 @@ async def _delete(
     ``reasons`` are the (deleted, failed) event reasons; ``what`` words the events as KubeRay
     does ("cluster", "submitter K8s Job"). An object of that name that this RayJob does not
     control (a user's, or another owner's) is never deleted: it counts as gone for the RayJob,
-    and a Warning event says so.
+    and a Warning event says so. The delete names the cached copy's uid and resourceVersion as
+    preconditions, so a copy the cache has not caught up with (a user who just took the object
+    over by removing its ownerReference) is not deleted: the API server answers 409, and the
+    retry decides from a newer copy.
 
     Raises:
-        ApiError: the delete failed (a Warning event says so).
+        Conflict: the object changed since the cache's copy (no event: the queue retries).
+        ApiError: the delete failed otherwise (a Warning event says so).
     """
     if obj is None:
         return True
@@ -233,6 +237,7 @@ async def _delete(
     if meta.get("deletionTimestamp"):
         return False
     deleted, failed = reasons
+    preconditions = {k: str(meta[k]) for k in ("uid", "resourceVersion") if meta.get(k)}
     with contextlib.suppress(NotFound):
         await write_with_events(
             ctx,
@@ -241,11 +246,12 @@ async def _delete(
                 str(meta.get("name", "")),
                 namespace=ctx.namespace,
                 propagation_policy="Background",
+                preconditions=preconditions or None,
             ),
             action="Delete",
             done=(deleted, f"Deleted {what} {where}"),
             failed=(failed, f"Failed to delete {what} {where}: "),
-            passing=(NotFound,),
+            passing=(NotFound, Conflict),
         )
     return False
 
