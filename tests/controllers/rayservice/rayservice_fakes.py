@@ -245,10 +245,9 @@ class World:
         return PassContext.open(Request(NS, NAME), self.deps(), cached)
 
     def add_cluster(self, cluster: Obj, *, head_ready: bool | None = True) -> None:
-        """Puts ``cluster`` in the cache and the client, with a head pod unless ``head_ready``
-        is None."""
-        self.clusters.put(cluster)
-        self.client.put(RAY_CLUSTERS, cluster)
+        """Puts ``cluster`` in the client and its stored copy (the server's resourceVersion) in
+        the cache, as a synced cache holds it, with a head pod unless ``head_ready`` is None."""
+        self.clusters.put(self.client.put(RAY_CLUSTERS, cluster))
         if head_ready is not None:
             pod = head_pod(cluster["metadata"]["name"], ready=head_ready)
             self.pods.put(pod)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
+
 from rayop.controllers.rayservice import cleanup
+from rayop.kube.errors import Conflict
 from rayop.kube.resources import RAY_CLUSTERS
 
 from .rayservice_fakes import World, cluster_of, rayservice, with_status
@@ -106,3 +109,37 @@ async def test_a_failed_delete_is_reported_and_raised() -> None:
     else:
         raise AssertionError("the delete error was swallowed")
     assert world.recorder.reasons() == ["FailedToDeleteRayCluster"]
+
+
+def _taken_over(world: World, name: str) -> None:
+    """A user takes the cluster over in the server (drops its ownerReferences); the cache has
+    not seen it yet."""
+    stored = world.client.stored(RAY_CLUSTERS, "ns", name)
+    assert stored is not None
+    stored["metadata"].pop("ownerReferences", None)
+    world.client.put(RAY_CLUSTERS, stored)
+
+
+async def test_a_due_cluster_taken_over_after_the_caches_copy_is_not_deleted() -> None:
+    service = with_status(rayservice(rayClusterDeletionDelaySeconds=0), active="svc-new")
+    world = World()
+    old = cluster_of(service, "svc-old")
+    old["metadata"]["annotations"][ANNOTATION] = "2026-01-01T00:00:00Z"  # already due
+    world.add_cluster(old)
+    _taken_over(world, "svc-old")
+    with pytest.raises(Conflict):
+        await cleanup.cleanup_retired_clusters(world.context(service))
+    assert world.client.stored(RAY_CLUSTERS, "ns", "svc-old") is not None
+    assert world.recorder.reasons() == []
+
+
+async def test_a_cluster_found_taken_over_by_its_schedule_patch_is_not_deleted() -> None:
+    """A zero delay deletes in the pass that schedules; the patch's answer is the newer copy,
+    and a cluster it shows taken over is left alone."""
+    service = with_status(rayservice(rayClusterDeletionDelaySeconds=0), active="svc-new")
+    world = World()
+    world.add_cluster(cluster_of(service, "svc-old"))
+    _taken_over(world, "svc-old")
+    await cleanup.cleanup_retired_clusters(world.context(service))
+    assert [c.verb for c in world.client.calls] == ["patch"]
+    assert world.client.stored(RAY_CLUSTERS, "ns", "svc-old") is not None

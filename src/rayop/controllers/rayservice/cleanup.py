@@ -32,8 +32,9 @@ from rayop.controllers.kit.recorded_write import write_with_events
 from rayop.controllers.rayservice import service_builders, settings
 from rayop.controllers.rayservice.context import PassContext
 from rayop.kube.clock import micro_time
-from rayop.kube.errors import NotFound
+from rayop.kube.errors import Conflict, NotFound
 from rayop.kube.resources import RAY_CLUSTERS
+from rayop.runtime.informers.indexer import controller_owner
 from rayop.runtime.steps import Stop
 
 log = logging.getLogger(__name__)
@@ -89,7 +90,10 @@ async def cleanup_retired_clusters(ctx: PassContext) -> Stop | None:
             continue
         if due is None:
             due = now + deletion_delay(ctx.spec)
-            await _patch(ctx, name, _annotate(micro_time(due)))
+            patched = await _patch(ctx, name, _annotate(micro_time(due)))
+            if patched is None or not _controlled_by(ctx, patched):
+                continue  # gone, or taken over since the cache's copy: not this one's to delete
+            cluster = patched  # a delete in this pass names the version just written
             log.info(
                 "RayService %s: cluster %s to be deleted at %s", ctx.request, name, format_time(due)
             )
@@ -99,13 +103,19 @@ async def cleanup_retired_clusters(ctx: PassContext) -> Stop | None:
             )
             due = now + timedelta(seconds=SELECTED_RECHECK_SECONDS)
         elif now >= due:
-            await delete_cluster(ctx, name)
+            await delete_cluster(ctx, cluster)
             continue
         wait = (due - now).total_seconds()
         ctx.next_deletion_in = (
             wait if ctx.next_deletion_in is None else min(wait, ctx.next_deletion_in)
         )
     return None
+
+
+def _controlled_by(ctx: PassContext, cluster: Obj) -> bool:
+    """Tells whether this RayService is ``cluster``'s controlling owner."""
+    uid = ctx.service.metadata.get("uid")
+    return bool(uid) and (controller_owner(cluster) or {}).get("uid") == uid
 
 
 def _selected_by_services(ctx: PassContext) -> set[str]:
@@ -118,11 +128,12 @@ def _selected_by_services(ctx: PassContext) -> set[str]:
     return {service_builders.selected_cluster(service) for service in cached} - {""}
 
 
-async def _patch(ctx: PassContext, name: str, body: dict[str, Any]) -> None:
+async def _patch(ctx: PassContext, name: str, body: dict[str, Any]) -> Obj | None:
+    """Patches one cluster; returns the server's answer (None: the cluster is gone)."""
     try:
-        await ctx.deps.client.patch(RAY_CLUSTERS, name, body, namespace=ctx.namespace)
+        return await ctx.deps.client.patch(RAY_CLUSTERS, name, body, namespace=ctx.namespace)
     except NotFound:
-        return
+        return None
 
 
 async def delete_owned_clusters(ctx: PassContext) -> bool:
@@ -135,26 +146,34 @@ async def delete_owned_clusters(ctx: PassContext) -> bool:
     clusters = ctx.owned_clusters()
     for cluster in clusters:
         if not cluster["metadata"].get("deletionTimestamp"):
-            await delete_cluster(ctx, cluster["metadata"]["name"])
+            await delete_cluster(ctx, cluster)
     return bool(clusters)
 
 
-async def delete_cluster(ctx: PassContext, name: str) -> None:
-    """Deletes one RayCluster with Background propagation (gone already is fine).
+async def delete_cluster(ctx: PassContext, cluster: Obj) -> None:
+    """Deletes one RayCluster (the cache's copy of one this RayService owns) with Background
+    propagation (gone already is fine). The cached uid and resourceVersion are preconditions: a
+    cluster that changed since the cache's copy (a user may have taken it over by removing its
+    ownerReference) gets a 409 and is not deleted; the retry decides from a newer copy.
 
     Raises:
-        rayop.kube.errors.ApiError: the delete failed.
+        rayop.kube.errors.Conflict: the cluster changed since the cache's copy (no event).
+        rayop.kube.errors.ApiError: the delete failed otherwise (a Warning event says so).
     """
+    meta = cluster["metadata"]
+    name = str(meta["name"])
+    preconditions = {k: str(meta[k]) for k in ("uid", "resourceVersion") if meta.get(k)}
     delete = ctx.deps.client.delete(
-        RAY_CLUSTERS, name, namespace=ctx.namespace, propagation_policy="Background"
-    )
+        RAY_CLUSTERS, name, namespace=ctx.namespace, propagation_policy="Background",
+        preconditions=preconditions or None,
+    )  # fmt: skip
     try:
         await write_with_events(
             ctx,
             delete,
             done=(settings.DELETED_RAY_CLUSTER, f"Deleted RayCluster {ctx.namespace}/{name}"),
             failed=(settings.FAILED_TO_DELETE_RAY_CLUSTER, f"Failed to delete {name}: "),
-            passing=(NotFound,),
+            passing=(NotFound, Conflict),
         )
     except NotFound:
         return
