@@ -486,10 +486,8 @@ async def test_stop_while_waiting_for_sync(clock: FakeClock, metrics: OperatorMe
     assert script.calls == []
 
 
-async def test_metrics_in_exposition(
-    make: Callable[..., Controller], metrics: OperatorMetrics, clock: FakeClock
-) -> None:
-    release = asyncio.Event()
+async def _started_until(release: asyncio.Event, make: Callable[..., Controller]) -> Controller:
+    """A started controller whose passes (of A, queued) wait for ``release``."""
 
     async def reconcile(request: Request) -> Result:
         await release.wait()
@@ -498,6 +496,14 @@ async def test_metrics_in_exposition(
     controller = make(reconcile, A)
     await controller.start()
     await settle()
+    return controller
+
+
+async def test_metrics_in_exposition(
+    make: Callable[..., Controller], metrics: OperatorMetrics, clock: FakeClock
+) -> None:
+    release = asyncio.Event()
+    await _started_until(release, make)
     clock.step(0.5)
     await settle()
     text = metrics.render().decode()
@@ -519,14 +525,7 @@ async def test_the_unfinished_work_ticker_sleeps_while_no_pass_runs(
     """controller-runtime updates the gauges every 500 ms; with no pass running they read 0, so
     an idle controller sets them once and waits for a pass instead of waking twice a second."""
     release = asyncio.Event()
-
-    async def reconcile(request: Request) -> Result:
-        await release.wait()
-        return Result()
-
-    controller = make(reconcile, A)
-    await controller.start()
-    await settle()
+    controller = await _started_until(release, make)
     release.set()
     await settle()
     clock.step(0.5)
