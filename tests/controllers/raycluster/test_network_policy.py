@@ -2,19 +2,25 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
 from rayop.api.validation.gates import Gates
 from rayop.api.validation.raycluster import validate_raycluster
 from rayop.controllers.raycluster.network_policy import (
+    NETWORK_POLICIES,
     build_head_network_policy,
     build_network_policies,
     build_worker_group_network_policy,
     normalize_ports,
 )
-from rayop.controllers.raycluster.network_policy_sync import needs_update
+from rayop.controllers.raycluster.network_policy_sync import NetworkPolicySync, needs_update
+from rayop.kube.client import KubeClient
+from rayop.kube.errors import Conflict
+from rayop.runtime.events.recorder import EventRecorder
+from rayop.runtime.reconcile import Request
+from rayop.testing import FakeCache, FakeClient, RecordingEventSink
 
 from ._fixtures import load_sample, minimal_cluster, parse
 
@@ -203,3 +209,49 @@ def test_group_names_must_be_dns_labels_with_a_network_policy() -> None:
         "alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is "
         "'[a-z0-9]([-a-z0-9]*[a-z0-9])?')]"
     )
+
+
+def _stale_policy(uid: str) -> dict[str, Any]:
+    owner = {"apiVersion": "ray.io/v1", "kind": "RayCluster", "name": "rc", "uid": "u-1",
+             "controller": True}  # fmt: skip
+    return {
+        "apiVersion": "networking.k8s.io/v1",
+        "kind": "NetworkPolicy",
+        "metadata": {
+            "name": "rc-head",
+            "namespace": "ns",
+            "uid": uid,
+            "labels": {"ray.io/cluster": "rc"},
+            "ownerReferences": [owner],
+        },
+        "spec": {},
+    }
+
+
+def _policy_sync(
+    cached_policy: dict[str, Any], stored_policy: dict[str, Any]
+) -> tuple[NetworkPolicySync, FakeClient, RecordingEventSink]:
+    client, recorder = FakeClient(), RecordingEventSink()
+    clusters, policies = FakeCache(), FakeCache()
+    clusters.put(minimal_cluster())  # no networkPolicy: every policy of the cluster is stale
+    policies.put(cached_policy)
+    client.put(NETWORK_POLICIES, stored_policy)
+    sync = NetworkPolicySync(
+        cast(KubeClient, client), clusters, policies, cast(EventRecorder, recorder)
+    )
+    return sync, client, recorder
+
+
+async def test_a_stale_policy_is_deleted_by_the_caches_uid() -> None:
+    sync, client, recorder = _policy_sync(_stale_policy("p-1"), _stale_policy("p-1"))
+    await sync.reconcile(Request("ns", "rc"))
+    assert client.stored(NETWORK_POLICIES, "ns", "rc-head") is None
+    assert recorder.reasons() == ["DeletedNetworkPolicy"]
+
+
+async def test_a_policy_recreated_since_the_caches_copy_is_not_deleted() -> None:
+    sync, client, recorder = _policy_sync(_stale_policy("p-1"), _stale_policy("p-2"))
+    with pytest.raises(Conflict):
+        await sync.reconcile(Request("ns", "rc"))
+    assert client.stored(NETWORK_POLICIES, "ns", "rc-head") is not None
+    assert recorder.reasons() == []

@@ -9,7 +9,7 @@ import pytest
 from rayop.controllers.rayservice import head_label, opening_steps, services, suspend
 from rayop.kube.errors import Forbidden
 
-from .rayservice_fakes import NS, World, cluster_of, rayservice, with_status
+from .rayservice_fakes import NS, UID, World, cluster_of, rayservice, with_status
 
 DENIED = Forbidden({"code": 403, "message": "denied"})
 
@@ -93,7 +93,10 @@ async def test_a_failed_delete_during_suspend_is_failed_to_delete_service() -> N
         ],
     )
     world = World()
-    world.services.put({"metadata": {"name": "svc-head-svc", "namespace": NS}})
+    owner = {"apiVersion": "ray.io/v1", "kind": "RayService", "name": "svc", "uid": UID,
+             "controller": True}  # fmt: skip
+    head_svc = {"metadata": {"name": "svc-head-svc", "namespace": NS, "ownerReferences": [owner]}}
+    world.services.put(head_svc)
     world.client.fail_next("delete", DENIED)
     with pytest.raises(Forbidden):
         await suspend.handle_suspend(world.context(service))

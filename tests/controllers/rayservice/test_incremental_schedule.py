@@ -181,6 +181,9 @@ async def test_suspend_deletes_the_gateway_and_route_with_kuberays_events() -> N
     ) in notes
     kinds = {c["type"]: c["status"] for c in passes.status["conditions"]}
     assert kinds["Suspended"] == "True"
+    deletes = [c for c in world.client.calls_of("delete") if c.kind in ("Gateway", "HTTPRoute")]
+    assert len(deletes) == 2  # each by the uid of the copy just read: a recreated one stays
+    assert all((c.body or {}).get("preconditions", {}).get("uid") for c in deletes)
 
 
 async def test_a_missing_gateway_api_is_a_warning_event_and_a_retry() -> None:

@@ -46,7 +46,7 @@ from rayop.controllers.raycluster.network_policy import (
 )
 from rayop.controllers.raycluster.pods import owner_reference
 from rayop.kube.client import KubeClient
-from rayop.kube.errors import AlreadyExists, NotFound
+from rayop.kube.errors import AlreadyExists, Conflict, NotFound
 from rayop.runtime.events.recorder import EventRecorder, EventType
 from rayop.runtime.informers.cache_reader import CacheReader
 from rayop.runtime.reconcile import Request, Result
@@ -91,6 +91,13 @@ def needs_update(existing: Mapping[str, Any], desired: Mapping[str, Any]) -> boo
     if _comparable(dict(existing.get("spec") or {})) != _comparable(want_spec):
         return True
     return dict(cs.labels_of(existing)) != dict(cs.labels_of(desired))
+
+
+def _uid_precondition(obj: Mapping[str, Any]) -> dict[str, str] | None:
+    """The cached copy's uid as a delete precondition: a policy recreated under the name since
+    (by someone else) gets a 409 instead of being deleted."""
+    uid = str(cs.meta(obj).get("uid") or "")
+    return {"uid": uid} if uid else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,9 +208,14 @@ class NetworkPolicySync:
             with contextlib.suppress(NotFound):
                 await write_with_events(
                     _ClusterEvents(self.recorder, cluster),
-                    self.client.delete(NETWORK_POLICIES, name, namespace=namespace),
+                    self.client.delete(
+                        NETWORK_POLICIES,
+                        name,
+                        namespace=namespace,
+                        preconditions=_uid_precondition(policy),
+                    ),
                     action="Delete",
                     done=(DELETED, f"Deleted NetworkPolicy {where}"),
                     failed=(FAILED_TO_DELETE, f"Failed to delete NetworkPolicy {where}: "),
-                    passing=(NotFound,),
+                    passing=(NotFound, Conflict),
                 )

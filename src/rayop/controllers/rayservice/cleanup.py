@@ -91,7 +91,7 @@ async def cleanup_retired_clusters(ctx: PassContext) -> Stop | None:
         if due is None:
             due = now + deletion_delay(ctx.spec)
             patched = await _patch(ctx, name, _annotate(micro_time(due)))
-            if patched is None or not _controlled_by(ctx, patched):
+            if patched is None or not controlled_by_service(ctx, patched):
                 continue  # gone, or taken over since the cache's copy: not this one's to delete
             cluster = patched  # a delete in this pass names the version just written
             log.info(
@@ -112,10 +112,10 @@ async def cleanup_retired_clusters(ctx: PassContext) -> Stop | None:
     return None
 
 
-def _controlled_by(ctx: PassContext, cluster: Obj) -> bool:
-    """Tells whether this RayService is ``cluster``'s controlling owner."""
+def controlled_by_service(ctx: PassContext, obj: Obj) -> bool:
+    """Tells whether this RayService is ``obj``'s controlling owner."""
     uid = ctx.service.metadata.get("uid")
-    return bool(uid) and (controller_owner(cluster) or {}).get("uid") == uid
+    return bool(uid) and (controller_owner(obj) or {}).get("uid") == uid
 
 
 def _selected_by_services(ctx: PassContext) -> set[str]:

@@ -26,15 +26,16 @@ from collections.abc import Awaitable, Callable
 from rayop.api.conditions import is_condition_true
 from rayop.api.rayservice import RayServiceConditionReason as Reason
 from rayop.api.rayservice import RayServiceConditionType as CondType
+from rayop.apimachinery.objects import ObjView as Obj
 from rayop.controllers.kit import settings as requeue
 from rayop.controllers.kit.recorded_write import write_with_events
 from rayop.controllers.rayservice import service_builders as builders
 from rayop.controllers.rayservice import settings
-from rayop.controllers.rayservice.cleanup import delete_owned_clusters
+from rayop.controllers.rayservice.cleanup import controlled_by_service, delete_owned_clusters
 from rayop.controllers.rayservice.context import PassContext
 from rayop.controllers.rayservice.incremental.routes import delete_routes
 from rayop.controllers.rayservice.status import mark, set_ready_false, write_status
-from rayop.kube.errors import NotFound
+from rayop.kube.errors import Conflict, NotFound
 from rayop.kube.resources import SERVICES
 from rayop.runtime.reconcile import Result
 from rayop.runtime.steps import Stop
@@ -67,8 +68,12 @@ async def _suspending(ctx: PassContext) -> Stop | None:
     remaining = await delete_owned_clusters(ctx)
     remaining = await delete_routes(ctx) or remaining
     for name in (builders.head_service_name(ctx.service), builders.serve_service_name(ctx.service)):
-        if ctx.deps.services.get(ctx.namespace, name) is not None:
-            await _delete_service(ctx, name)
+        service = ctx.deps.services.get(ctx.namespace, name)
+        if service is None or not controlled_by_service(ctx, service):
+            continue  # a Service of that name the RayService did not create is left alone
+        remaining = True
+        if not service["metadata"].get("deletionTimestamp"):
+            await _delete_service(ctx, service)
     if remaining:
         return Stop.discarding_status(Result(requeue_after=requeue.RAYSERVICE_REQUEUE))
     mark(ctx, CondType.SUSPENDING, ("False", Reason.SUSPEND_COMPLETE, "Suspend complete"))
@@ -76,24 +81,41 @@ async def _suspending(ctx: PassContext) -> Stop | None:
     return Stop.after_status_write()
 
 
-async def _delete_service(ctx: PassContext, name: str) -> None:
-    """Deletes one Service of the RayService (gone already is fine), with KubeRay's events."""
+async def _delete_service(ctx: PassContext, service: Obj) -> None:
+    """Deletes one Service of the RayService (the cache's copy), with KubeRay's events (gone
+    already counts as deleted, as in KubeRay).
+
+    The cached uid is a precondition, so a Service recreated under the name since is not
+    deleted (a 409, no event: the retry decides from the cache's newer copy).
+
+    Raises:
+        rayop.kube.errors.Conflict: the Service was replaced since the cache's copy.
+        rayop.kube.errors.ApiError: the delete failed otherwise (a Warning event says so).
+    """
+    meta = service["metadata"]
+    name = str(meta["name"])
+    uid = str(meta.get("uid") or "")
     where = f"{ctx.namespace}/{name}"
     await write_with_events(
         ctx,
-        _delete_if_present(ctx, name),
+        _delete_if_present(ctx, name, {"uid": uid} if uid else None),
         action=settings.ACTION_DELETE,
         done=(settings.DELETED_SERVICE, f"Deleted the Service {where} during suspend"),
         failed=(
             settings.FAILED_TO_DELETE_SERVICE,
             f"Failed to delete the Service {where} during suspend: ",
         ),
+        passing=(Conflict,),
     )
 
 
-async def _delete_if_present(ctx: PassContext, name: str) -> None:
+async def _delete_if_present(
+    ctx: PassContext, name: str, preconditions: dict[str, str] | None
+) -> None:
     with contextlib.suppress(NotFound):
-        await ctx.deps.client.delete(SERVICES, name, namespace=ctx.namespace)
+        await ctx.deps.client.delete(
+            SERVICES, name, namespace=ctx.namespace, preconditions=preconditions
+        )
 
 
 async def _suspended(ctx: PassContext) -> Stop | None:

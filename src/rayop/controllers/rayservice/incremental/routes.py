@@ -40,7 +40,7 @@ from rayop.controllers.rayservice.incremental.gateway import (
 from rayop.controllers.rayservice.incremental.mode import is_incremental, upgrade_options
 from rayop.controllers.rayservice.incremental.state import RouteState
 from rayop.controllers.rayservice.incremental.traffic import next_weights
-from rayop.kube.errors import AlreadyExists, ApiError, NotFound
+from rayop.kube.errors import AlreadyExists, ApiError, Conflict, NotFound
 from rayop.kube.resource import Resource
 from rayop.kube.resources import SERVICES
 from rayop.runtime.steps import Stop
@@ -240,9 +240,11 @@ async def delete_routes(ctx: PassContext) -> bool:
         kind = target.res.kind
         where = f"{ctx.namespace}/{name}"
         deleted, failed_to_delete = target.reasons[settings.ACTION_DELETE]
+        uid = str((current.get("metadata") or {}).get("uid") or "")
         delete = ctx.deps.client.delete(
-            target.res, name, namespace=ctx.namespace, propagation_policy="Background"
-        )
+            target.res, name, namespace=ctx.namespace, propagation_policy="Background",
+            preconditions={"uid": uid} if uid else None,
+        )  # fmt: skip
         with contextlib.suppress(NotFound):
             await write_with_events(
                 ctx,
@@ -250,6 +252,6 @@ async def delete_routes(ctx: PassContext) -> bool:
                 action=settings.ACTION_DELETE,
                 done=(deleted, f"Deleted the {kind} {where} during suspend"),
                 failed=(failed_to_delete, f"Failed to delete the {kind} {where} during suspend: "),
-                passing=(NotFound,),
+                passing=(NotFound, Conflict),
             )
     return remaining
