@@ -3,8 +3,10 @@
 ``sharded_scale.py --trace`` starts each replica through this module instead of ``python -m
 rayop``. Tracing starts once rayop's modules are imported, so the import floor is not counted.
 On SIGUSR1 the process collects garbage and writes, to the file named by ``RAYOP_TRACE_OUT``, its
-RSS, the live traced memory and the top allocation sites by file and by line. tracemalloc slows
-the replica down several times: a traced run's times mean nothing; its memory does.
+RSS, the live traced memory, the top allocation sites by file and by line, and each informer
+store's objects, compact bytes and dictionary generations (a store whose average is well above
+its peers' learned from a poor first object). tracemalloc slows the replica down several
+times: a traced run's times mean nothing; its memory does.
 
 Run (as the benchmark does)::
 
@@ -25,6 +27,7 @@ import psutil
 
 from rayop.cli import main as rayop_main
 from rayop.controllers.assembly.build import build_operator  # noqa: F401  (imported before tracing)
+from rayop.runtime.informers.indexer import Indexer
 
 
 def _dump(_sig: int, _frame: FrameType | None) -> None:
@@ -44,6 +47,14 @@ def _dump(_sig: int, _frame: FrameType | None) -> None:
             where = frame.filename if key == "filename" else f"{frame.filename}:{frame.lineno}"
             where = where.split("site-packages/")[-1].split("/src/")[-1]
             lines.append(f"{stat.size / 2**20:8.2f} MiB {stat.count:9d}  {where}")
+    lines.append("-- informer stores: objects, compact bytes (average), dictionaries learned")
+    for store in [o for o in gc.get_objects() if isinstance(o, Indexer) and len(o)]:
+        kind = next(iter(store.values())).get("kind", "?")
+        size = store.stored_bytes()
+        lines.append(
+            f"{kind:>20} {len(store):9d} {size / 2**20:8.2f} MiB ({size / len(store):.0f} B)"
+            f" {store.dictionary_generations:3d}"
+        )
     out = Path(os.environ["RAYOP_TRACE_OUT"])
     tmp = out.with_suffix(".tmp")
     tmp.write_text("\n".join(lines) + "\n")

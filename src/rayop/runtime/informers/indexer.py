@@ -174,6 +174,11 @@ class Indexer:
             self._encode(key, self._decoded[key])
         return sum(len(entry.blob or b"") for entry in self._entries.values())
 
+    @property
+    def dictionary_generations(self) -> int:
+        """How many dictionaries the compact encoding has learned (for diagnostics)."""
+        return self._codec.generations
+
     def __contains__(self, key: object) -> bool:
         return key in self._entries
 
