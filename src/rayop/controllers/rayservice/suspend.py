@@ -96,15 +96,13 @@ async def _delete_service(ctx: PassContext, service: Obj) -> None:
     name = str(meta["name"])
     uid = str(meta.get("uid") or "")
     where = f"{ctx.namespace}/{name}"
+    failed = f"Failed to delete the Service {where} during suspend: "
     await write_with_events(
         ctx,
         _delete_if_present(ctx, name, {"uid": uid} if uid else None),
         action=settings.ACTION_DELETE,
         done=(settings.DELETED_SERVICE, f"Deleted the Service {where} during suspend"),
-        failed=(
-            settings.FAILED_TO_DELETE_SERVICE,
-            f"Failed to delete the Service {where} during suspend: ",
-        ),
+        failed=(settings.FAILED_TO_DELETE_SERVICE, failed),
         passing=(Conflict,),
     )
 
