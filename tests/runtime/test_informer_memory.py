@@ -236,10 +236,9 @@ def head(cluster: str) -> dict[str, Any]:
     meta["name"] = f"raycluster-{cluster}-head"
     meta["generateName"] = f"raycluster-{cluster}-head-"
     del meta["labels"]["ray.io/worker-group-replica-index"]
-    meta["labels"].update(
-        {"ray.io/group": "headgroup", "ray.io/identifier": f"raycluster-{cluster}-head",
-         "ray.io/node-type": "head"}  # fmt: skip
-    )
+    meta["labels"]["ray.io/group"] = "headgroup"
+    meta["labels"]["ray.io/identifier"] = f"raycluster-{cluster}-head"
+    meta["labels"]["ray.io/node-type"] = "head"
     del pod["spec"]["initContainers"]
     container = pod["spec"]["containers"][0]
     container["name"] = "ray-head"
@@ -250,10 +249,9 @@ def head(cluster: str) -> dict[str, Any]:
     container["env"] = [
         e for e in container["env"] if e["name"] not in ("FQ_RAY_IP", "RAY_IP", "RAY_ADDRESS")
     ]
+    ports = (("gcs-server", 6379), ("dashboard", 8265), ("client", 10001), ("metrics", 8080))
     container["ports"] = [
-        {"containerPort": port, "name": name, "protocol": "TCP"}
-        for name, port in (("gcs-server", 6379), ("dashboard", 8265), ("client", 10001),
-                           ("metrics", 8080))  # fmt: skip
+        {"containerPort": port, "name": name, "protocol": "TCP"} for name, port in ports
     ]
     return pod
 
