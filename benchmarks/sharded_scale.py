@@ -493,26 +493,32 @@ async def _at_least(count: Awaitable[int], n: int) -> bool:
     return await count >= n
 
 
+def print_scenario(r: Scenario) -> None:
+    """Prints one scenario's figures (as soon as it ends, so an interrupted invocation keeps
+    those it finished)."""
+    rss = ", ".join(f"{n} {v:.0f}" for n, v in sorted(r.peak_rss_mb.items()))
+    print(f"== {r.name}: {r.replicas} replica(s)")
+    print(f"   all ready         {r.all_ready_s:.1f} s")
+    print(f"   peak RSS (MB)     {rss}")
+    if r.floor_rss_mb:
+        floor = ", ".join(f"{n} {v:.0f}" for n, v in sorted(r.floor_rss_mb.items()))
+        at = ", ".join(f"{n} {v:.0f}" for n, v in sorted(r.peak_at_s.items()))
+        print(f"   RSS at start (MB) {floor}; peak reached at (s) {at}")
+    print(f"   pod creates       {r.pod_creates} (expected {r.expected_pod_creates}; "
+          f"duplicates {r.pod_creates - r.expected_pod_creates})")  # fmt: skip
+    print(f"   passes            {r.passes} recorded, {r.overlapping_passes} overlapping")
+    if r.owned_again_s is not None:
+        print(f"   owned again       {r.owned_again_s:.1f} s")
+    if r.drain_p99_le_s is not None:
+        print(f"   drains            {r.drains}, p99 <= {r.drain_p99_le_s} s")
+    for note in r.notes:
+        print(f"   note              {note}")
+
+
 def print_table(results: list[Scenario]) -> None:
     one = next((r for r in results if r.name == "one"), None)
     for r in results:
-        rss = ", ".join(f"{n} {v:.0f}" for n, v in sorted(r.peak_rss_mb.items()))
-        print(f"== {r.name}: {r.replicas} replica(s)")
-        print(f"   all ready         {r.all_ready_s:.1f} s")
-        print(f"   peak RSS (MB)     {rss}")
-        if r.floor_rss_mb:
-            floor = ", ".join(f"{n} {v:.0f}" for n, v in sorted(r.floor_rss_mb.items()))
-            at = ", ".join(f"{n} {v:.0f}" for n, v in sorted(r.peak_at_s.items()))
-            print(f"   RSS at start (MB) {floor}; peak reached at (s) {at}")
-        print(f"   pod creates       {r.pod_creates} (expected {r.expected_pod_creates}; "
-              f"duplicates {r.pod_creates - r.expected_pod_creates})")  # fmt: skip
-        print(f"   passes            {r.passes} recorded, {r.overlapping_passes} overlapping")
-        if r.owned_again_s is not None:
-            print(f"   owned again       {r.owned_again_s:.1f} s")
-        if r.drain_p99_le_s is not None:
-            print(f"   drains            {r.drains}, p99 <= {r.drain_p99_le_s} s")
-        for note in r.notes:
-            print(f"   note              {note}")
+        print_scenario(r)
         if one is not None and r.name == "three" and one.all_ready_s and one.peak_rss_mb:
             base = max(one.peak_rss_mb.values())
             print(f"   vs one replica    time {r.all_ready_s / one.all_ready_s:.2f}x (target <= 0.5x);"
@@ -555,7 +561,9 @@ async def main_async(args: argparse.Namespace) -> list[Scenario]:
             finally:
                 if args.keep_logs is not None:
                     keep_logs(workdir, args.keep_logs / kept_as)
-        print(f"{name}: done ({os.getloadavg()[0]:.1f} load)", flush=True)
+        print(f"{name}: done ({os.getloadavg()[0]:.1f} load)")
+        print_scenario(result)
+        print(flush=True)
         results.append(result)
     return results
 
