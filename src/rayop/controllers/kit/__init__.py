@@ -18,5 +18,6 @@
   it.
 - ``names``: names of the objects KubeRay creates for a RayCluster, with its truncation rules.
 - ``labels``: the label sets KubeRay puts on the objects of a RayCluster.
-- ``ownership``: the ownerReference that makes a Ray resource the controller of what it creates.
+- ``ownership``: the ownerReference that makes a Ray resource the controller of what it creates,
+  and the uid precondition that deletes only the object read.
 """

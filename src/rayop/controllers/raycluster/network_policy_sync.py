@@ -37,6 +37,7 @@ from rayop.api.validation.raycluster import parse_raycluster
 from rayop.apimachinery.objects import ObjView as Obj
 from rayop.controllers.kit import cluster_access as cs
 from rayop.controllers.kit.opening import Opened, Opening
+from rayop.controllers.kit.ownership import uid_precondition
 from rayop.controllers.kit.recorded_write import write_with_events
 from rayop.controllers.raycluster.ingress_sync import controlled_by
 from rayop.controllers.raycluster.network_policy import (
@@ -91,13 +92,6 @@ def needs_update(existing: Mapping[str, Any], desired: Mapping[str, Any]) -> boo
     if _comparable(dict(existing.get("spec") or {})) != _comparable(want_spec):
         return True
     return dict(cs.labels_of(existing)) != dict(cs.labels_of(desired))
-
-
-def _uid_precondition(obj: Mapping[str, Any]) -> dict[str, str] | None:
-    """The cached copy's uid as a delete precondition: a policy recreated under the name since
-    (by someone else) gets a 409 instead of being deleted."""
-    uid = str(cs.meta(obj).get("uid") or "")
-    return {"uid": uid} if uid else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,7 +206,7 @@ class NetworkPolicySync:
                         NETWORK_POLICIES,
                         name,
                         namespace=namespace,
-                        preconditions=_uid_precondition(policy),
+                        preconditions=uid_precondition(policy),
                     ),
                     action="Delete",
                     done=(DELETED, f"Deleted NetworkPolicy {where}"),

@@ -28,6 +28,7 @@ from rayop.api.rayservice import RayServiceConditionReason as Reason
 from rayop.api.rayservice import RayServiceConditionType as CondType
 from rayop.apimachinery.objects import ObjView as Obj
 from rayop.controllers.kit import settings as requeue
+from rayop.controllers.kit.ownership import uid_precondition
 from rayop.controllers.kit.recorded_write import write_with_events
 from rayop.controllers.rayservice import service_builders as builders
 from rayop.controllers.rayservice import settings
@@ -92,14 +93,12 @@ async def _delete_service(ctx: PassContext, service: Obj) -> None:
         rayop.kube.errors.Conflict: the Service was replaced since the cache's copy.
         rayop.kube.errors.ApiError: the delete failed otherwise (a Warning event says so).
     """
-    meta = service["metadata"]
-    name = str(meta["name"])
-    uid = str(meta.get("uid") or "")
+    name = str(service["metadata"]["name"])
     where = f"{ctx.namespace}/{name}"
     failed = f"Failed to delete the Service {where} during suspend: "
     await write_with_events(
         ctx,
-        _delete_if_present(ctx, name, {"uid": uid} if uid else None),
+        _delete_if_present(ctx, name, uid_precondition(service)),
         action=settings.ACTION_DELETE,
         done=(settings.DELETED_SERVICE, f"Deleted the Service {where} during suspend"),
         failed=(settings.FAILED_TO_DELETE_SERVICE, failed),

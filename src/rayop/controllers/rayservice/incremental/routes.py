@@ -22,6 +22,7 @@ from typing import Any
 
 from rayop.api import keys
 from rayop.apimachinery.objects import ObjView as Obj
+from rayop.controllers.kit.ownership import uid_precondition
 from rayop.controllers.kit.recorded_write import write_with_events
 from rayop.controllers.raycluster.builders import ServiceBuildError, service_ports
 from rayop.controllers.rayservice import settings
@@ -240,10 +241,9 @@ async def delete_routes(ctx: PassContext) -> bool:
         kind = target.res.kind
         where = f"{ctx.namespace}/{name}"
         deleted, failed_to_delete = target.reasons[settings.ACTION_DELETE]
-        uid = str((current.get("metadata") or {}).get("uid") or "")
         delete = ctx.deps.client.delete(
             target.res, name, namespace=ctx.namespace, propagation_policy="Background",
-            preconditions={"uid": uid} if uid else None,
+            preconditions=uid_precondition(current),
         )  # fmt: skip
         with contextlib.suppress(NotFound):
             await write_with_events(
