@@ -11,13 +11,13 @@ first dictionary, and whenever an object compresses poorly (it is unlike what th
 holds, say the first head pod after many worker pods) a new dictionary generation is made by
 appending that object's JSON to the previous one (keeping the last 32 KB, deflate's window).
 "Poorly" is tight on purpose. An object whose every field the dictionary has seen deflates to
-about 6 % of its JSON, but the first object is often a poor teacher for the rest: against a head
-pod each worker pod deflates to 9 to 13 % of its JSON, and against a RayCluster encoded before
-its first status each later one to 24 %. So a blob over 8 % of its JSON, and over 256 bytes,
-teaches a new generation: learning costs one dictionary of at most 32 KB; not learning costs a
-few hundred bytes on each of thousands of objects (on the embedded plane, a RayCluster with its
-four pods and its Service kept 1.5 KB, against 2.1 to 3.1 KB with the 15 % and 512 bytes this
-rule had before).
+about 6 % of its JSON, but the first object is often a poor teacher for the rest: against a pod
+of another role each pod of a workload deflates to 9 to 13 % of its JSON, and against a custom
+object encoded before its first status each later one to 24 %. So a blob over 8 % of its JSON,
+and over 256 bytes, teaches a new generation: learning costs one dictionary of at most 32 KB;
+not learning costs a few hundred bytes on each of thousands of objects (measured on the
+embedded plane: a workload object with its four pods and its Service kept 1.5 KB, against 2.1
+to 3.1 KB with the 15 % and 512 bytes this rule had before).
 Each encoded blob starts with the one-byte number of the generation it was made with, so older
 blobs stay readable. A compressor primed with the newest dictionary is kept and copied per call
 (with small hash tables, so the copy is cheap), so the dictionary is not re-hashed per object;
