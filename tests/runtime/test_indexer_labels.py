@@ -61,10 +61,13 @@ def keys_of(objs: list[Any]) -> list[str]:
     return sorted(object_key(o) for o in objs)
 
 
+@pytest.mark.parametrize("server_only", [frozenset(), frozenset({"ray.io/node-type"})])
 @pytest.mark.parametrize("seed", range(6))
-def test_labelled_lists_equal_a_full_scan_through_puts_relabels_and_removes(seed: int) -> None:
+def test_labelled_lists_equal_a_full_scan_through_puts_relabels_and_removes(
+    seed: int, server_only: frozenset[str]
+) -> None:
     rng = random.Random(seed)
-    indexer = Indexer()
+    indexer = Indexer(server_only_labels=server_only)
     stored: dict[str, dict[str, Any]] = {}
     for step in range(600):
         roll = rng.random()
@@ -123,3 +126,23 @@ def test_label_indexes_stop_at_the_limit_and_lists_stay_right(
         expected = [i for i in range(30) if key != "all" and i % 4 == int(key[1])]
         assert keys_of(found) == sorted(f"default/p{i}" for i in expected)
     assert len(indexer._label_indices) == 2
+
+
+def test_server_only_labels_are_not_kept_beside_the_blob_but_selections_on_them_stay_right() -> None:
+    indexer = Indexer(server_only_labels=frozenset({"shard", "root"}))
+    indexer.put(obj("default", "rc", {"shard": "r0"}, 1))
+    indexer.put(obj("default", "pod", {"ray.io/cluster": "rc", "shard": "r0", "root": "u1"}, 2))
+    indexer.put(obj("other", "pod", {"ray.io/cluster": "rc", "shard": "r1", "root": "u2"}, 3))
+    assert indexer._entries["default/rc"].labels is None
+    assert dict(indexer._entries["default/pod"].labels or {}) == {"ray.io/cluster": "rc"}
+    # The objects handed out still carry every label.
+    assert (indexer.get("default/pod") or {})["metadata"]["labels"]["root"] == "u1"
+    for text, namespace, expected in [
+        ("shard=r0", None, ["default/pod", "default/rc"]),
+        ("shard=r0", "other", []),
+        ("root in (u1,u2),ray.io/cluster=rc", None, ["default/pod", "other/pod"]),
+        ("!root", "default", ["default/rc"]),
+        ("ray.io/cluster=rc", "other", ["other/pod"]),
+    ]:
+        assert keys_of(indexer.list_selected(namespace, as_label_selector(text))) == expected, text
+    assert "shard" not in indexer._label_indices and "root" not in indexer._label_indices

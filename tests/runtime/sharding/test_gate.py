@@ -17,6 +17,7 @@ from rayop.runtime.sharding.keys import ShardKeys
 from rayop.runtime.sharding.pass_record import PassRecord, read_passes
 
 THINGS = Resource("example.com", "v1", "things", "Thing")
+OTHERS = Resource("example.com", "v1", "others", "Other")
 KEYS = ShardKeys(
     shard="example.com/shard",
     drain="example.com/drain",
@@ -155,6 +156,45 @@ async def test_a_deleted_object_gets_its_pass_but_a_released_one_does_not() -> N
     cache.object_cached = False
     await gated(Request("ns", "a"))
     assert calls == [Request("ns", "deleted"), Request("ns", "a")]
+
+
+async def test_passes_on_a_root_itself_leave_no_record_yet_its_release_forgets_them() -> None:
+    # A replica's roots are most of what it admits: the gate keeps no per-root record of the
+    # passes on a root itself (its controller's resource is the root's), only of its children's.
+    cache, client = Cache(), Patches()
+    forgotten: list[tuple[str, Request]] = []
+
+    async def reconcile(request: Request) -> Result:
+        return Result()
+
+    gate = new_gate(client)
+    own = gate.wrap("things", cache.resolve, reconcile, resource=THINGS,
+                    forget=lambda r: forgotten.append(("things", r)))  # fmt: skip
+    child = gate.wrap("children", cache.resolve, reconcile, resource=OTHERS,
+                      forget=lambda r: forgotten.append(("children", r)))  # fmt: skip
+    await own(Request("ns", "a"))
+    assert gate._admitted == {} and gate._root_of == {}
+    await child(Request("ns", "a-child"))
+    assert list(gate._root_of) == [("children", Request("ns", "a-child"))]
+    assert await gate.release(THINGS, "ns", "a")
+    assert sorted(forgotten) == [
+        ("children", Request("ns", "a-child")),
+        ("things", Request("ns", "a")),
+    ]
+    assert gate._admitted == {} and gate._root_of == {}
+    # Released: with its object gone from this replica's caches, neither key runs here.
+    cache.object_cached = False
+    ran: list[Request] = []
+
+    async def record(request: Request) -> Result:
+        ran.append(request)
+        return Result()
+
+    for name, key in (("things", "a"), ("children", "a-child")):
+        gated = gate.wrap(name, cache.resolve, record)
+        assert await gated(Request("ns", key)) == Result()
+    assert ran == []
+    await gate.close()
 
 
 async def test_release_awaits_what_forget_stops_before_it_acknowledges(tmp_path: Any) -> None:

@@ -224,7 +224,10 @@ def _build_controller(
     if gate is not None:
         shard_gate, finder = gate
         resolve = finder.resolver(blueprint.kind)
-        reconcile = shard_gate.wrap(blueprint.name, resolve, reconcile, forget=_forgetting(wired))
+        reconcile = shard_gate.wrap(
+            blueprint.name, resolve, reconcile, forget=_forgetting(wired),
+            resource=finder.resource(blueprint.kind),
+        )  # fmt: skip
     controller = Controller(
         blueprint.name,
         reconcile,

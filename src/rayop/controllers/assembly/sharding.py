@@ -139,8 +139,18 @@ def lease_timing(settings: ShardingSettings) -> LeaderElectionSettings:
 
 
 def sharded_cache(config: CacheConfig, replica_id: str) -> CacheConfig:
-    """Returns ``config`` narrowed to what ``replica_id`` owns."""
-    return replace(config, shard_selector=KEYS.owned_by(replica_id), unsharded=UNSHARDED)
+    """Returns ``config`` narrowed to what ``replica_id`` owns. The sharding labels are
+    selected on by the API server only (the informers' selectors, the sharder's lists), so the
+    caches keep no copy of them beside each object: the shard label has one value in a
+    replica's caches and the root label one per root (kept, they would give a RayCluster with
+    no labels of its own a label map, and every object of a root a longer one, in a replica
+    with sharding on and not in one without)."""
+    return replace(
+        config,
+        shard_selector=KEYS.owned_by(replica_id),
+        unsharded=UNSHARDED,
+        server_only_labels=frozenset({KEYS.shard, KEYS.root, KEYS.drain, KEYS.released}),
+    )
 
 
 def unreconciled(root: Obj) -> bool:
@@ -173,6 +183,10 @@ class RootFinder:
         """Returns the predicate of the roots among objects of ``kind``."""
         owners = [k for k in OWNERS_OF[kind] if k in self._kinds]
         return lambda obj: owner_of(obj, owners) is None
+
+    def resource(self, kind: Kind) -> Resource:
+        """Returns the resource of ``kind``'s objects."""
+        return RESOURCE_OF_KIND[kind]
 
     def resolver(self, kind: Kind) -> Resolver:
         """Returns the resolver of requests whose object is of ``kind``."""

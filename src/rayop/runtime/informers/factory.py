@@ -46,6 +46,10 @@ class CacheConfig:
     """ANDed with the filter of every resource not in ``unsharded`` (None: no sharding)."""
     unsharded: frozenset[str] = frozenset()
     """Resources (``str(resource)``) the shard selector does not apply to."""
+    server_only_labels: frozenset[str] = frozenset()
+    """Label keys only the API server selects on: the caches keep no copy of them beside each
+    object (see :class:`~rayop.runtime.informers.indexer.Indexer`); a cache read selecting on
+    one decodes its candidates."""
 
     def selector_for(self, resource: Resource) -> str | None:
         """Returns the label filter configured for ``resource`` (with the shard selector), or None."""
@@ -203,6 +207,7 @@ class InformerFactory:
                 resync_period=period * (0.9 + 0.2 * self._rng.random()) if period else None,
                 transform=strip_managed_fields if self._config.strip_managed_fields else None,
                 clock=self._clock,
+                server_only_labels=self._config.server_only_labels,
                 rng=random.Random(self._rng.random()),
             )
             self._informers[key] = informer

@@ -106,10 +106,11 @@ class _Entry(NamedTuple):
     labels: Mapping[str, str] | None
 
 
-def _interned_labels(labels: Any) -> Mapping[str, str] | None:
+def _interned_labels(labels: Any, unkept: frozenset[str]) -> Mapping[str, str] | None:
     if not labels or not isinstance(labels, Mapping):
         return None
-    return FrozenDict({sys.intern(str(k)): sys.intern(str(v)) for k, v in labels.items()})
+    kept = {sys.intern(str(k)): sys.intern(str(v)) for k, v in labels.items() if k not in unkept}
+    return FrozenDict(kept) if kept else None
 
 
 class Indexer:
@@ -118,6 +119,11 @@ class Indexer:
     Args:
         indexers: Extra named index functions (namespace and owner UID are always installed).
         decoded_cache_size: How many decoded objects to keep for repeated reads (at least 1).
+        server_only_labels: Label keys that only the API server selects on (the informer's
+            own selector): the store keeps no copy of them beside each object's blob, so a
+            label whose value is unique per object, or the same in every object, costs no
+            memory twice. A read that selects on one still gets the right objects: each
+            candidate is decoded and its labels tested.
     """
 
     def __init__(
@@ -125,7 +131,9 @@ class Indexer:
         indexers: Mapping[str, IndexFunc] | None = None,
         *,
         decoded_cache_size: int = DEFAULT_DECODED_CACHE_SIZE,
+        server_only_labels: frozenset[str] = frozenset(),
     ) -> None:
+        self._server_only = server_only_labels
         self._entries: dict[str, _Entry] = {}
         self._codec = ObjectCodec()
         self._decoded: OrderedDict[str, Obj] = OrderedDict()
@@ -239,6 +247,8 @@ class Indexer:
         under an index of that label key (built on first use, at most
         :data:`MAX_LABEL_INDEXES` keys). Only the objects returned are decoded.
         """
+        if any(r.key in self._server_only for r in selector.requirements):
+            return self._list_decoded(namespace, selector)
         in_namespace: set[str] | None = None
         if namespace is not None:
             in_namespace = self._indices[NAMESPACE_INDEX].get(namespace, set())
@@ -258,6 +268,17 @@ class Indexer:
         if candidates is not in_namespace and in_namespace is not None:
             candidates = [key for key in candidates or () if key in in_namespace]
         return self.select(candidates, selector.matches)
+
+    def _list_decoded(self, namespace: str | None, selector: LabelSelector) -> list[Obj]:
+        """:meth:`list_selected` for a selector naming a server-only label: decodes every
+        object of ``namespace`` (all if None) and tests its labels."""
+        keys = self._entries if namespace is None else self._indices[NAMESPACE_INDEX].get(namespace, ())
+        return [
+            obj
+            for key in list(keys)
+            if (obj := self.get_quietly(key)) is not None
+            and selector.matches((obj.get("metadata") or {}).get("labels"))
+        ]
 
     def _label_index(self, label: str) -> dict[str, set[str]] | None:
         """Returns the index of ``label`` by value, building it on first use (None: too many)."""
@@ -306,7 +327,7 @@ class Indexer:
         entry = _Entry(
             None,
             str(meta.get("resourceVersion") or ""),
-            _interned_labels(meta.get("labels")),
+            _interned_labels(meta.get("labels"), self._server_only),
         )
         old_entry = self._entries.get(key)
         old = None if old_entry is None else self._load(key, old_entry, remember=False)

@@ -123,6 +123,7 @@ class SharedInformer:
         backoff: BackoffSettings = DEFAULT_BACKOFF,
         rng: random.Random | None = None,
         decoded_cache_size: int = DEFAULT_DECODED_CACHE_SIZE,
+        server_only_labels: frozenset[str] = frozenset(),
     ) -> None:
         self.resource = resource
         self.namespace = namespace
@@ -130,7 +131,9 @@ class SharedInformer:
         self._resync_period = resync_period
         self._transform = transform
         self._clock = clock
-        self._indexer = Indexer(indexers, decoded_cache_size=decoded_cache_size)
+        self._indexer = Indexer(
+            indexers, decoded_cache_size=decoded_cache_size, server_only_labels=server_only_labels
+        )
         self._registrations: list[HandlerRegistration] = []
         self._synced = False
         self._synced_event = asyncio.Event()

@@ -146,11 +146,14 @@ class ShardGate:
         self._clock = clock
         self._enqueue: dict[str, Callable[[Request], None]] = {}
         self._forget: dict[str, Forget] = {}
+        self._resource_of: dict[str, Resource] = {}
+        """Per controller: the resource it reconciles, when given (see :meth:`wrap`)."""
         self._inflight: dict[str, int] = {}
         self._idle = asyncio.Condition()
         self._admitted: dict[str, tuple[tuple[str, Request], ...]] = {}
-        """Per root key: the (controller, request) pairs admitted under it (a tuple: a root has
-        one or two, and a set of them would cost 216 bytes more per root)."""
+        """Per root key: the (controller, request) pairs admitted under it, but for the passes
+        on the root itself, which a release derives (a tuple: a root has one or two, and a set
+        of them would cost 216 bytes more per root)."""
         self._root_of: dict[tuple[str, Request], str] = {}
         self._parked: dict[str, set[tuple[str, Request]]] = {}
         self._released: set[tuple[str, Request]] = set()
@@ -169,8 +172,17 @@ class ShardGate:
         *,
         enqueue: Callable[[Request], None] | None = None,
         forget: Forget | None = None,
+        resource: Resource | None = None,
     ) -> ReconcileFunc:
-        """Returns ``reconcile`` behind the gate, for the controller named ``controller``."""
+        """Returns ``reconcile`` behind the gate, for the controller named ``controller``.
+
+        ``resource``, the resource the controller reconciles, lets the gate keep no record of
+        the passes on a root itself: in a fleet of roots without children of their own kinds,
+        those are all it admits; a release forgets the root's own key under each controller
+        of its resource whether or not a pass ran on it.
+        """
+        if resource is not None:
+            self._resource_of[controller] = resource
         if enqueue is not None:
             self._enqueue[controller] = enqueue
         if forget is not None:
@@ -251,7 +263,7 @@ class ShardGate:
             return Result()
         if verdict == "wait":
             return Result(requeue_after=CATCH_UP_RETRY)
-        self._admit(root.key, item)
+        self._admit(root, item)
         self._inflight[root.key] = self._inflight.get(root.key, 0) + 1
         token = _current_root.set(root.obj)
         start = self._clock.wall().timestamp()
@@ -288,13 +300,34 @@ class ShardGate:
                     return "wait"
         return "admit"
 
-    def _admit(self, root_key: str, item: tuple[str, Request]) -> None:
+    def _is_own(self, root: Root, item: tuple[str, Request]) -> bool:
+        """Tells a pass on the root itself (by a controller of the root's resource)."""
+        controller, request = item
+        return (
+            self._resource_of.get(controller) == root.resource
+            and request.name == root.name
+            and request.namespace == root.namespace
+        )
+
+    def _own_items(self, resource: Resource, namespace: str, name: str) -> set[tuple[str, Request]]:
+        """The root's own key under each controller of its resource."""
+        request = Request(namespace, name)
+        return {(c, request) for c, r in self._resource_of.items() if r == resource}
+
+    def _admit(self, root: Root, item: tuple[str, Request]) -> None:
         self._released.discard(item)
+        root_key = root.key
+        if self._is_own(root, item):
+            self._enqueue_parked(root_key, item)
+            return
         if self._root_of.get(item) != root_key:  # else keep the string already stored
             self._root_of[item] = root_key
         admitted = self._admitted.get(root_key, ())
         if item not in admitted:
             self._admitted[root_key] = (*admitted, item)
+        self._enqueue_parked(root_key, item)
+
+    def _enqueue_parked(self, root_key: str, item: tuple[str, Request]) -> None:
         for controller, request in self._parked.pop(root_key, ()):
             if (controller, request) != item and controller in self._enqueue:
                 self._enqueue[controller](request)
@@ -333,7 +366,11 @@ class ShardGate:
         try:
             async with self._idle:
                 await self._idle.wait_for(lambda: root_key not in self._inflight)
-            items = {*self._admitted.pop(root_key, ()), *self._parked.pop(root_key, ())}
+            items = {
+                *self._admitted.pop(root_key, ()),
+                *self._parked.pop(root_key, ()),
+                *self._own_items(resource, namespace, name),
+            }
             for item in items:
                 self._root_of.pop(item, None)
                 self._released.add(item)
