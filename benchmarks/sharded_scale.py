@@ -26,10 +26,13 @@ Run::
 
     .venv/bin/python benchmarks/sharded_scale.py --clusters 1000 [--workers 2] [--qps 100] \
         [--burst 200] [--scenarios one,three,kill,scale] [--json out.json] \\
-        [--log-level info] [--keep-logs DIR] [--trace]
+        [--log-level info] [--keep-logs DIR] [--trace | --probe]
 
 ``--trace`` runs each replica under tracemalloc (``traced_replica.py``) and has it write its heap
 profile once all are ready: where a replica's memory lives, at the price of meaningless times.
+``--probe`` writes the same profile without tracemalloc (the allocators' figures, the informer
+stores, the Events and decisions kept): the replicas run at their own speed and their RSS is
+what it would be untraced.
 
 The issue's size: ``--clusters 30000`` (hours on a 2-core machine; needs several GB of memory).
 """
@@ -204,7 +207,7 @@ class Bench:
         log = self.workdir / f"{name}.log"
         entry = (
             [str(Path(__file__).with_name("traced_replica.py"))]
-            if self.args.trace
+            if self.args.trace or self.args.probe
             else ["-m", "rayop"]
         )
         argv = [
@@ -220,6 +223,8 @@ class Bench:
             argv += ["--sharding=true", f"--replica-id={name}",
                      f"--pass-record={self.workdir / name}.jsonl"]  # fmt: skip
         env = {**os.environ, "RAYOP_TRACE_OUT": str(self.workdir / f"{name}.trace")}
+        if self.args.probe:
+            env["RAYOP_TRACE_ALLOCATOR_ONLY"] = "1"
         with log.open("wb") as out:
             proc = subprocess.Popen(
                 argv, stdout=out, stderr=subprocess.STDOUT, preexec_fn=end_with_parent(), env=env
@@ -300,7 +305,7 @@ class Bench:
         return [(float(le), float(count)) for le, count in _DRAIN_BUCKET.findall(text)]
 
     async def traces(self) -> None:
-        """With ``--trace``: has every live replica write its heap profile, and copies each
+        """With ``--trace`` or ``--probe``: has every live replica write its heap profile, and copies each
         into the ``--keep-logs`` folder (or prints it)."""
         for name, replica in self.replicas.items():
             if replica.proc.poll() is not None:
@@ -314,7 +319,7 @@ class Bench:
 
     async def finish(self, result: Scenario) -> Scenario:
         """Fills in RSS, pod creates and the pass-record check."""
-        if self.args.trace:
+        if self.args.trace or self.args.probe:
             await self.traces()
         for name, replica in self.replicas.items():
             rss = replica.peak_rss_mb()
@@ -584,6 +589,8 @@ def main() -> None:
     parser.add_argument("--keep-logs", type=Path, help="copy replica logs and pass records here")
     parser.add_argument("--trace", action="store_true",
                         help="run replicas under tracemalloc (traced_replica.py); times mean nothing")  # fmt: skip
+    parser.add_argument("--probe", action="store_true",
+                        help="as --trace, without tracemalloc: allocator figures, real times")  # fmt: skip
     args = parser.parse_args()
     started = os.getloadavg()
     results = asyncio.run(main_async(args))

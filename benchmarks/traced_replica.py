@@ -1,12 +1,24 @@
-"""Runs ``rayop`` under tracemalloc and prints where its memory lives on SIGUSR1 (not a test).
+"""Runs ``rayop`` and prints where its memory lives on SIGUSR1 (not a test).
 
 ``sharded_scale.py --trace`` starts each replica through this module instead of ``python -m
-rayop``. Tracing starts once rayop's modules are imported, so the import floor is not counted.
-On SIGUSR1 the process collects garbage and writes, to the file named by ``RAYOP_TRACE_OUT``, its
-RSS, the live traced memory, the top allocation sites by file and by line, and each informer
-store's objects, compact bytes and dictionary generations (a store whose average is well above
-its peers' learned from a poor first object). tracemalloc slows the replica down several
-times: a traced run's times mean nothing; its memory does.
+rayop``, under tracemalloc: tracing starts once rayop's modules are imported, so the import
+floor is not counted, and it slows the replica down several times (a traced run's times mean
+nothing; its memory does). ``sharded_scale.py --probe`` starts it without tracemalloc
+(``RAYOP_TRACE_ALLOCATOR_ONLY=1``): the replica runs at its own speed and its resident set is
+its own, and the profile then has the allocators' figures only.
+
+On SIGUSR1 the process collects garbage and writes, to the file named by ``RAYOP_TRACE_OUT``:
+
+- its peak and current RSS, and how much of the resident set is anonymous memory;
+- glibc's heap (``mallinfo2``: bytes in use and free in the arenas, bytes in mmapped blocks);
+- pymalloc's arenas: bytes in allocated blocks, and bytes in free blocks of used pools (freed
+  small objects whose pools still hold live ones: what a burst of short-lived objects leaves);
+- with tracemalloc: the live traced memory and the top allocation sites by file and by line;
+- each informer store's objects, compact bytes and dictionary generations (a store whose
+  average is well above its peers' learned from a poor first object);
+- the Events kept for their series (how many, their packed bytes) and the decision log (the
+  objects and passes it keeps): both are bounded per process, not per object, so they do not
+  shrink when a fleet is split among replicas.
 
 Run (as the benchmark does)::
 
@@ -15,10 +27,13 @@ Run (as the benchmark does)::
 
 from __future__ import annotations
 
+import ctypes
 import gc
 import os
+import re
 import signal
 import sys
+import tempfile
 import tracemalloc
 from pathlib import Path
 from types import FrameType
@@ -27,19 +42,78 @@ import psutil
 
 from rayop.cli import main as rayop_main
 from rayop.controllers.assembly.build import build_operator  # noqa: F401  (imported before tracing)
+from rayop.runtime.decisions import DecisionLog
+from rayop.runtime.events.series import SeriesCache
 from rayop.runtime.informers.indexer import Indexer
+
+_PYMALLOC_LINES = re.compile(r"# (arenas allocated total|bytes in allocated blocks|bytes in available blocks)")
+
+
+class _MallInfo2(ctypes.Structure):
+    _fields_ = [
+        (name, ctypes.c_size_t)
+        for name in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks",
+                     "uordblks", "fordblks", "keepcost")
+    ]  # fmt: skip
+
+
+def _allocators() -> list[str]:
+    """The process's memory as the kernel, glibc and pymalloc see it."""
+    status = Path("/proc/self/status").read_text().splitlines()
+    lines = [" ".join(line.split()) for line in status if line.startswith(("VmHWM", "VmRSS", "RssAnon"))]
+    mallinfo2 = getattr(ctypes.CDLL(None), "mallinfo2", None)
+    if mallinfo2 is not None:
+        mallinfo2.restype = _MallInfo2
+        info = mallinfo2()
+        lines.append(
+            f"glibc heap: in use {info.uordblks / 2**20:.1f} MiB, free {info.fordblks / 2**20:.1f}"
+            f" MiB, mmapped blocks {info.hblkhd / 2**20:.1f} MiB"
+        )
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as out:
+        os.dup2(out.fileno(), 2)
+        try:
+            sys._debugmallocstats()
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        out.seek(0)
+        stats = out.read().decode(errors="replace").splitlines()
+    lines += [f"pymalloc {' '.join(line.split())}" for line in stats if _PYMALLOC_LINES.search(line)]
+    return lines
+
+
+def _bounded_per_process() -> list[str]:
+    """The Events kept for their series and the decision log's passes."""
+    lines = []
+    for cache in [o for o in gc.get_objects() if isinstance(o, SeriesCache) and len(o)]:
+        packed = sum(len(kept.packed) for kept in cache._cached.values())
+        lines.append(f"event series: {len(cache)} Events kept, {packed / 2**20:.2f} MiB packed")
+    for decisions in [o for o in gc.get_objects() if isinstance(o, DecisionLog)]:
+        passes = sum(len(k.last) + len(k.acted or ()) for k in decisions._kept.values())
+        lines.append(f"decision log: {len(decisions)} objects, {passes} passes")
+    return lines
 
 
 def _dump(_sig: int, _frame: FrameType | None) -> None:
     gc.collect()
+    rss = psutil.Process().memory_info().rss / 2**20
+    lines = [f"RSS {rss:.1f} MiB", *_allocators(), *_bounded_per_process()]
+    if tracemalloc.is_tracing():
+        lines += _traced()
+    lines += _stores()
+    out = Path(os.environ["RAYOP_TRACE_OUT"])
+    tmp = out.with_suffix(".tmp")
+    tmp.write_text("\n".join(lines) + "\n")
+    tmp.rename(out)
+
+
+def _traced() -> list[str]:
     snapshot = tracemalloc.take_snapshot().filter_traces(
         [tracemalloc.Filter(False, tracemalloc.__file__)]
     )
     current, peak = tracemalloc.get_traced_memory()
-    rss = psutil.Process().memory_info().rss / 2**20
-    lines = [
-        f"RSS {rss:.1f} MiB; traced live {current / 2**20:.1f} MiB, peak {peak / 2**20:.1f} MiB"
-    ]
+    lines = [f"traced live {current / 2**20:.1f} MiB, peak {peak / 2**20:.1f} MiB"]
     for key in ("filename", "lineno"):
         lines.append(f"-- top by {key}")
         for stat in snapshot.statistics(key)[:40]:
@@ -47,7 +121,11 @@ def _dump(_sig: int, _frame: FrameType | None) -> None:
             where = frame.filename if key == "filename" else f"{frame.filename}:{frame.lineno}"
             where = where.split("site-packages/")[-1].split("/src/")[-1]
             lines.append(f"{stat.size / 2**20:8.2f} MiB {stat.count:9d}  {where}")
-    lines.append("-- informer stores: objects, compact bytes (average), dictionaries learned")
+    return lines
+
+
+def _stores() -> list[str]:
+    lines = ["-- informer stores: objects, compact bytes (average), dictionaries learned"]
     for store in [o for o in gc.get_objects() if isinstance(o, Indexer) and len(o)]:
         kind = next(iter(store.values())).get("kind", "?")
         size = store.stored_bytes()
@@ -55,15 +133,13 @@ def _dump(_sig: int, _frame: FrameType | None) -> None:
             f"{kind:>20} {len(store):9d} {size / 2**20:8.2f} MiB ({size / len(store):.0f} B)"
             f" {store.dictionary_generations:3d}"
         )
-    out = Path(os.environ["RAYOP_TRACE_OUT"])
-    tmp = out.with_suffix(".tmp")
-    tmp.write_text("\n".join(lines) + "\n")
-    tmp.rename(out)
+    return lines
 
 
 def main() -> None:
     signal.signal(signal.SIGUSR1, _dump)
-    tracemalloc.start(1)
+    if os.environ.get("RAYOP_TRACE_ALLOCATOR_ONLY") != "1":
+        tracemalloc.start(1)
     sys.argv = ["rayop", *sys.argv[1:]]
     rayop_main()
 
