@@ -269,6 +269,26 @@ def test_codec_learns_from_a_later_object_when_the_first_was_a_poor_teacher() ->
     assert [codec.decode(b) for b in blobs] == workers
 
 
+def test_codec_learns_when_its_teachers_were_encoded_before_their_status() -> None:
+    # An informer's first encodes are often of objects just created (no status yet): against
+    # them a running pod deflates to about 6 % of its JSON, well above the 4 to 5 % of a pod
+    # whose every field the dictionary has seen. The codec must learn a running pod.
+    def created(obj: dict[str, Any]) -> dict[str, Any]:
+        obj = copy.deepcopy(obj)
+        del obj["status"]
+        del obj["spec"]["nodeName"]
+        return obj
+
+    codec = ObjectCodec()
+    codec.encode(created(head("c0")))
+    codec.encode(created(worker(1)))
+    running = [worker(i) for i in range(2, 60)]
+    blobs = [codec.encode(o) for o in running]
+    assert codec.generations == 3
+    assert max(len(b) for b in blobs[1:]) < 200  # 350 to 400 bytes with the 8 % rule
+    assert [codec.decode(b) for b in blobs] == running
+
+
 async def test_a_handler_added_during_the_initial_list_still_gets_every_object() -> None:
     api = PagedFakeApi()
     for i in range(1234):
