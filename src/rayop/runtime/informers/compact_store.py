@@ -19,9 +19,10 @@ its JSON, and over 128 bytes, teaches a new generation: learning costs one dicti
 most 32 KB; not learning costs a hundred bytes or more on each of thousands of objects. Measured
 by replaying the watch events of 300 workload objects with three workers each (made on the
 embedded plane) into stores that encode early versions (few decoded objects kept), at five
-starting points: pods kept 236-263 bytes each with this rule, 250-350 with 8 % and 256 bytes,
-and the workload objects 77-122 bytes, against 88-215 (the rule before that, 15 % and 512
-bytes, kept a workload object with its four pods and its Service in 2.1 to 3.1 KB).
+starting points (``benchmarks/codec_learning.py``): pods kept 244-256 bytes each with this
+rule, 244-350 with 8 % and 256 bytes, and the workload objects 74-122 bytes, against 85-215
+(the rule before that, 15 % and 512 bytes, kept a workload object with its four pods and its
+Service in 2.1 to 3.1 KB).
 Each encoded blob starts with the one-byte number of the generation it was made with, so older
 blobs stay readable. A compressor primed with the newest dictionary is kept and copied per call
 (with small hash tables, so the copy is cheap), so the dictionary is not re-hashed per object;
