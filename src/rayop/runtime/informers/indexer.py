@@ -106,10 +106,10 @@ class _Entry(NamedTuple):
     labels: Mapping[str, str] | None
 
 
-def _interned_labels(labels: Any, unkept: frozenset[str]) -> Mapping[str, str] | None:
+def _interned_labels(labels: Any, server_only: frozenset[str]) -> Mapping[str, str] | None:
     if not labels or not isinstance(labels, Mapping):
         return None
-    kept = {sys.intern(str(k)): sys.intern(str(v)) for k, v in labels.items() if k not in unkept}
+    kept = {sys.intern(str(k)): sys.intern(str(v)) for k, v in labels.items() if k not in server_only}
     return FrozenDict(kept) if kept else None
 
 

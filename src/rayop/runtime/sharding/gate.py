@@ -257,14 +257,15 @@ class ShardGate:
             if gone is not None:
                 self._unadmit(gone, item)
             return await reconcile(request)
-        verdict = self._verdict(root)
+        root_key = root.key  # built once: the gate's bookkeeping is keyed by it
+        verdict = self._verdict(root, root_key)
         if verdict == "park":
-            self._parked.setdefault(root.key, set()).add(item)
+            self._parked.setdefault(root_key, set()).add(item)
             return Result()
         if verdict == "wait":
             return Result(requeue_after=CATCH_UP_RETRY)
-        self._admit(root, item)
-        self._inflight[root.key] = self._inflight.get(root.key, 0) + 1
+        self._admit(root, root_key, item)
+        self._inflight[root_key] = self._inflight.get(root_key, 0) + 1
         token = _current_root.set(root.obj)
         start = self._clock.wall().timestamp()
         try:
@@ -274,17 +275,17 @@ class ShardGate:
             if self._record is not None:
                 key = f"{request.namespace}/{request.name}"
                 self._record.write(Pass(self.me, controller, key, start, self._clock.wall().timestamp()))
-            left = self._inflight[root.key] - 1
+            left = self._inflight[root_key] - 1
             if left:
-                self._inflight[root.key] = left
+                self._inflight[root_key] = left
             else:
-                del self._inflight[root.key]
+                del self._inflight[root_key]
                 async with self._idle:
                     self._idle.notify_all()
 
-    def _verdict(self, root: Root) -> str:
+    def _verdict(self, root: Root, root_key: str) -> str:
         """``"admit"``, ``"park"`` (not ours now) or ``"wait"`` (ours; caches behind)."""
-        if root.obj is None or root.key in self._releasing:
+        if root.obj is None or root_key in self._releasing:
             return "park"
         meta = root.obj.get("metadata") or {}
         labels = meta.get("labels") or {}
@@ -314,9 +315,8 @@ class ShardGate:
         request = Request(namespace, name)
         return {(c, request) for c, r in self._resource_of.items() if r == resource}
 
-    def _admit(self, root: Root, item: tuple[str, Request]) -> None:
+    def _admit(self, root: Root, root_key: str, item: tuple[str, Request]) -> None:
         self._released.discard(item)
-        root_key = root.key
         if self._is_own(root, item):
             self._enqueue_parked(root_key, item)
             return
