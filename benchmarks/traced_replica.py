@@ -18,7 +18,14 @@ On SIGUSR1 the process collects garbage and writes, to the file named by ``RAYOP
   average is well above its peers' learned from a poor first object);
 - the Events kept for their series (how many, their packed bytes) and the decision log (the
   objects and passes it keeps): both are bounded per process, not per object, so they do not
-  shrink when a fleet is split among replicas.
+  shrink when a fleet is split among replicas;
+- with ``RAYOP_TRACE_CENSUS=1``: every live object reachable from the garbage collector's
+  containers, counted and sized (``sys.getsizeof``, shallow) by type, and the dicts, lists and
+  tuples by the type of the object that holds them: where pymalloc's allocated bytes go.
+
+With ``RAYOP_TRACE_SAMPLE=SECONDS`` a thread also appends, every SECONDS, the process's RSS and
+pymalloc's allocated blocks to ``RAYOP_TRACE_OUT`` + ``.samples`` (seconds since start, RSS MiB,
+blocks): a live set that peaked before the end shows as blocks falling while RSS stays.
 
 Run (as the benchmark does)::
 
@@ -34,6 +41,8 @@ import re
 import signal
 import sys
 import tempfile
+import threading
+import time
 import tracemalloc
 from pathlib import Path
 from types import FrameType
@@ -87,11 +96,48 @@ def _bounded_per_process() -> list[str]:
     """The Events kept for their series and the decision log's passes."""
     lines = []
     for cache in [o for o in gc.get_objects() if isinstance(o, SeriesCache) and len(o)]:
-        packed = sum(len(kept.packed) for kept in cache._cached.values())
+        packed = cache.packed_bytes()
         lines.append(f"event series: {len(cache)} Events kept, {packed / 2**20:.2f} MiB packed")
     for decisions in [o for o in gc.get_objects() if isinstance(o, DecisionLog)]:
-        passes = sum(len(k.last) + len(k.acted or ()) for k in decisions._kept.values())
+        passes = decisions.records()
         lines.append(f"decision log: {len(decisions)} objects, {passes} passes")
+    return lines
+
+
+def _census() -> list[str]:
+    """Every object the collector's containers reach, counted and sized by type; the plain
+    containers also by their holder's type (the first container found that refers to them)."""
+    tracked = gc.get_objects()
+    seen: dict[int, object] = {id(o): o for o in tracked}
+    for obj in tracked:
+        for child in gc.get_referents(obj):
+            if id(child) not in seen:
+                seen[id(child)] = child
+    by_type: dict[str, list[int]] = {}
+    for obj in seen.values():
+        slot = by_type.setdefault(type(obj).__qualname__, [0, 0])
+        slot[0] += 1
+        slot[1] += sys.getsizeof(obj)
+    plain = (dict, list, tuple, str, bytes, float, int, set)
+    holder: dict[int, str] = {}
+    for obj in tracked:
+        if type(obj) in plain:
+            continue
+        for child in gc.get_referents(obj):
+            if type(child) in plain:
+                holder.setdefault(id(child), type(obj).__qualname__)
+    by_holder: dict[str, list[int]] = {}
+    for key, name in holder.items():
+        obj = seen[key]
+        slot = by_holder.setdefault(f"{type(obj).__qualname__} in {name}", [0, 0])
+        slot[0] += 1
+        slot[1] += sys.getsizeof(obj)
+    lines = [f"-- census: {len(seen)} objects, {sum(v[1] for v in by_type.values()) / 2**20:.1f} MiB shallow"]
+    for name, (count, size) in sorted(by_type.items(), key=lambda kv: -kv[1][1])[:40]:
+        lines.append(f"{size / 2**20:8.2f} MiB {count:9d}  {name}")
+    lines.append("-- census of plain objects by holder")
+    for name, (count, size) in sorted(by_holder.items(), key=lambda kv: -kv[1][1])[:40]:
+        lines.append(f"{size / 2**20:8.2f} MiB {count:9d}  {name}")
     return lines
 
 
@@ -99,6 +145,8 @@ def _dump(_sig: int, _frame: FrameType | None) -> None:
     gc.collect()
     rss = psutil.Process().memory_info().rss / 2**20
     lines = [f"RSS {rss:.1f} MiB", *_allocators(), *_bounded_per_process()]
+    if os.environ.get("RAYOP_TRACE_CENSUS") == "1":
+        lines += _census()
     if tracemalloc.is_tracing():
         lines += _traced()
     lines += _stores()
@@ -136,8 +184,23 @@ def _stores() -> list[str]:
     return lines
 
 
+def _sample(every: float, out: Path) -> None:
+    start = time.monotonic()
+    process = psutil.Process()
+    with out.open("a") as file:
+        while True:
+            rss = process.memory_info().rss / 2**20
+            file.write(f"{time.monotonic() - start:.0f} {rss:.1f} {sys.getallocatedblocks()}\n")
+            file.flush()
+            time.sleep(every)
+
+
 def main() -> None:
     signal.signal(signal.SIGUSR1, _dump)
+    every = float(os.environ.get("RAYOP_TRACE_SAMPLE") or 0)
+    if every > 0:
+        out = Path(os.environ["RAYOP_TRACE_OUT"] + ".samples")
+        threading.Thread(target=_sample, args=(every, out), daemon=True).start()
     if os.environ.get("RAYOP_TRACE_ALLOCATOR_ONLY") != "1":
         tracemalloc.start(1)
     sys.argv = ["rayop", *sys.argv[1:]]

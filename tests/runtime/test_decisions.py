@@ -13,8 +13,13 @@ from datetime import timedelta
 
 import aiohttp
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rayop.runtime.controller import Controller, Request, Result, RetryAfter, TerminalError
+from rayop.runtime.decision_records import ACTED, EVENTED, quiet_alike, repeated, set_aside
+from rayop.runtime.decision_records import pack as pack_record
+from rayop.runtime.decision_records import unpack as unpack_record
 from rayop.runtime.decisions import (
     MAX_NOTES,
     DecisionLog,
@@ -321,3 +326,119 @@ def test_kept_notes_are_packed_and_read_back_unchanged() -> None:
         assert kept.all_notes() == expected[i]
         events = [text for kind, text in expected[i] if kind == "event"]
         assert log.explain("ns", f"cluster-{i}")[0]["events"] == events
+
+
+def test_a_quiet_pass_costs_a_fraction_of_a_kilobyte_kept() -> None:
+    # A log at its bound holds one pass of each of thousands of objects, most of them quiet (a
+    # periodic look that found nothing to do): as Python objects each cost about 0.75 KB.
+    objects = 2000
+    log = DecisionLog(max_objects=objects)
+    names = [f"raycluster-{i:05d}" for i in range(objects)]
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for name in names:
+            account = PassAccount("raycluster-controller", "RayCluster", "team-a", name, T0)
+            account.seconds, account.outcome, account.next_in = 0.002, "requeue_after", 300.0
+            _record(log, account)
+        per_object = (tracemalloc.get_traced_memory()[0] - before) / objects
+    finally:
+        tracemalloc.stop()
+    assert per_object < 350, per_object
+    (kept,) = log.explain("team-a", names[7])
+    assert (kept["outcome"], kept["nextIn"], kept["seconds"]) == ("requeue_after", 300.0, 0.002)
+
+
+_PASS = st.tuples(
+    st.sampled_from(["a", "b", "c"]),  # the object
+    st.sampled_from(["x", "y"]),  # the controller
+    st.lists(st.sampled_from(["wait", "write", "event"]), max_size=3),  # its notes' kinds
+    st.sampled_from(["done", "requeue_after", "error"]),
+    st.sampled_from([None, 30.0]),  # next_in
+    st.booleans(),  # ends with an error's text
+    st.integers(min_value=0, max_value=3),  # retries
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    passes=st.lists(_PASS, max_size=40),
+    per_object=st.integers(min_value=1, max_value=3),
+    acted=st.integers(min_value=0, max_value=2),
+    max_objects=st.integers(min_value=1, max_value=4),
+)
+def test_the_records_keep_what_the_accounts_would_have_kept(
+    passes: list[tuple[str, str, list[str], str, float | None, bool, int]],
+    per_object: int,
+    acted: int,
+    max_objects: int,
+) -> None:
+    # The model keeps the accounts themselves, as the log did before it kept records.
+    log = DecisionLog(per_object=per_object, acted=acted, max_objects=max_objects)
+    model: dict[tuple[str, str], tuple[list[dict[str, object]], list[dict[str, object]]]] = {}
+    for step, (name, controller, kinds, outcome, next_in, failed, retries) in enumerate(passes):
+        account = PassAccount(controller, "Thing", "ns", name, T0 + step)
+        for i, kind in enumerate(kinds):
+            account.note(kind, f"{kind} {i} of {step}")  # type: ignore[arg-type]
+        account.outcome, account.next_in, account.retries = outcome, next_in, retries  # type: ignore[assignment]
+        account.seconds = step / 7
+        account.error = f"failed at {step}" if failed else ""
+        seen = {
+            "started": T0 + step, "repeats": 0, "last": T0 + step, "notes": account.all_notes(),
+            "outcome": outcome, "next_in": next_in, "error": account.error,
+            "retries": retries, "seconds": step / 7, "evented": "event" in kinds,
+        }  # fmt: skip
+        _record(log, account)
+        key = (controller, name)
+        if key not in model:
+            model[key] = ([seen], [])
+            if len(model) > max_objects:
+                del model[next(iter(model))]
+            continue
+        model[key] = model.pop(key)
+        last, set_apart = model[key]
+        previous = last[-1]
+        quiet = not seen["notes"] and not seen["error"]
+        if quiet and not previous["notes"] and not previous["error"] and (
+            (previous["outcome"], previous["next_in"]) == (outcome, next_in)
+        ):
+            previous["repeats"] = int(previous["repeats"]) + 1  # type: ignore[call-overload]
+            previous["last"] = seen["started"]
+            continue
+        last.append(seen)
+        if len(last) > per_object:
+            leaving = last.pop(0)
+            if acted and leaving["evented"]:
+                set_apart.append(leaving)
+                if len(set_apart) > acted:
+                    del set_apart[0]
+    assert len(log) == len(model)
+    for (controller, name), (last, set_apart) in model.items():
+        kept = [p for p in log.passes("ns", name) if p.controller == controller]
+        assert [
+            {
+                "started": p.started, "repeats": p.repeats, "last": p.last_started,
+                "notes": p.all_notes(), "outcome": p.outcome, "next_in": p.next_in,
+                "error": p.error, "retries": p.retries, "seconds": p.seconds,
+                "evented": p.evented,
+            }
+            for p in kept
+        ] == [*set_apart, *last]  # fmt: skip
+
+
+def test_a_record_reads_back_every_field_and_repeats_in_place() -> None:
+    fields = {
+        "started": 12.5, "last_started": 12.5, "seconds": 0.25, "next_in": None, "retries": 3,
+        "repeats": 0, "dropped": 2, "outcome": "retry_after", "flags": EVENTED,
+        "error": "conflict: ü", "notes": b"\x01packed",
+    }  # fmt: skip
+    record = pack_record(**fields)  # type: ignore[arg-type]
+    assert unpack_record(record)._asdict() == fields
+    quiet = pack_record(**{**fields, "error": "", "notes": None, "next_in": 30.0})  # type: ignore[arg-type]
+    assert quiet_alike(quiet, "retry_after", 30.0)
+    assert not quiet_alike(quiet, "retry_after", None) and not quiet_alike(quiet, "done", 30.0)
+    assert not quiet_alike(record, "retry_after", None)  # it noted something and failed
+    again = unpack_record(repeated(repeated(quiet, 14.0), 15.0))
+    assert (again.repeats, again.last_started, again.started) == (2, 15.0, 12.5)
+    aside = unpack_record(set_aside(record))
+    assert aside.flags == EVENTED | ACTED and aside._replace(flags=EVENTED) == unpack_record(record)

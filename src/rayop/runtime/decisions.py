@@ -28,7 +28,10 @@ dictionaries learned from earlier notes (the informers' codec,
 :class:`~rayop.runtime.informers.compact_store.ObjectCodec`): a pass that created a cluster's
 pods costs about 0.7 KB kept, not 2.1 KB (``tests/runtime/test_decisions.py``); packing one
 costs about 5 µs for 3 notes; an object's full ring of acting passes holds 3.1 KB, not 6.3 KB
-(``benchmarks/decisions_overhead.py``).
+(``benchmarks/decisions_overhead.py``). The closed pass itself is kept as one bytes record
+(:mod:`rayop.runtime.decision_records`) and read back into a :class:`PassAccount` when asked
+for: a quiet pass, with its object's key, costs about 0.3 KB kept, not 0.75 KB, and a log at
+its bound of objects is a cost every process pays whatever share of a fleet it holds.
 """
 
 from __future__ import annotations
@@ -43,6 +46,12 @@ from typing import Any, Final, Literal
 import orjson
 
 from rayop.runtime.clock import MONOTONIC, Clock
+from rayop.runtime.decision_records import ACTED, EVENTED, set_aside
+from rayop.runtime.decision_records import flags as record_flags
+from rayop.runtime.decision_records import pack as pack_record
+from rayop.runtime.decision_records import quiet_alike as records_quiet_alike
+from rayop.runtime.decision_records import repeated as records_repeated
+from rayop.runtime.decision_records import unpack as unpack_record
 from rayop.runtime.informers.compact_store import ObjectCodec
 from rayop.runtime.reconcile import Result, is_terminal, retry_delay
 
@@ -64,6 +73,9 @@ not push them out."""
 
 DEFAULT_MAX_OBJECTS: Final[int] = 4096
 """Objects kept; the least recently reconciled is dropped past it."""
+
+_SEP: Final[str] = "\x00"
+"""Joins a kept object's controller, kind, namespace and name into its key (no name holds it)."""
 
 Outcome = Literal["done", "requeue", "requeue_after", "retry_after", "error", "terminal"]
 """How a pass ended, as the controller handles it (see :mod:`rayop.runtime.reconcile`)."""
@@ -283,16 +295,6 @@ def wait_summary(account: PassAccount) -> str | None:
     return f"waiting: {waits[0]}{more}; next look: {when}"
 
 
-class _Kept:
-    """One object's passes: the last ones, and those that acted before them (oldest first)."""
-
-    __slots__ = ("acted", "last")
-
-    def __init__(self, first: PassAccount) -> None:
-        self.last = [first]
-        self.acted: list[PassAccount] | None = None
-
-
 class DecisionLog:
     """The last passes of each object, per controller; never blocks.
 
@@ -317,7 +319,9 @@ class DecisionLog:
         self.acted = acted
         self.max_objects = max_objects
         self.clock = clock
-        self._kept: OrderedDict[tuple[str, str, str], _Kept] = OrderedDict()
+        self._kept: OrderedDict[str, bytes | list[bytes]] = OrderedDict()
+        """Per controller, kind and object (joined by :data:`_SEP`): its one record, or its
+        records oldest first, those set aside as acted before the last ones."""
         self._codec = ObjectCodec()
         self._on_wait: Callable[[PassAccount], None] | None = None
 
@@ -339,41 +343,82 @@ class DecisionLog:
                 self._on_wait(account)
             except Exception:  # the listener's failure must not end the pass's worker
                 log.exception("the listener of waiting passes failed on %s", account.name)
-        key = (account.controller, account.namespace, account.name)
+        key = _SEP.join((account.controller, account.kind, account.namespace, account.name))
         kept = self._kept.get(key)
         if kept is None:
-            account.pack(self._codec)
-            self._kept[key] = _Kept(account)
+            self._kept[key] = self._record(account)
             if len(self._kept) > self.max_objects:
                 self._kept.popitem(last=False)
             return
         self._kept.move_to_end(key)
-        last = kept.last
-        previous = last[-1]
-        if account.quiet and _alike_and_quiet(previous, account):
-            previous.repeats += 1
-            previous.last_started = account.started
+        records = [kept] if isinstance(kept, bytes) else kept
+        if (
+            account.quiet
+            and not account.error
+            and records_quiet_alike(records[-1], account.outcome, account.next_in)
+        ):
+            records[-1] = records_repeated(records[-1], account.started)
+            self._kept[key] = records if len(records) > 1 else records[0]
             return
+        records.append(self._record(account))
+        first_last = sum(1 for record in records if record_flags(record) & ACTED)
+        if len(records) - first_last > self.per_object:
+            leaving = records.pop(first_last)
+            if self.acted and record_flags(leaving) & EVENTED:
+                records.insert(first_last, set_aside(leaving))
+                if first_last + 1 > self.acted:
+                    del records[0]
+        self._kept[key] = records
+
+    def _record(self, account: PassAccount) -> bytes:
         account.pack(self._codec)
-        last.append(account)
-        if len(last) > self.per_object:
-            leaving = last.pop(0)
-            if self.acted and leaving.evented:
-                acted = kept.acted
-                if acted is None:
-                    acted = kept.acted = []
-                acted.append(leaving)
-                if len(acted) > self.acted:
-                    del acted[0]
+        return pack_record(
+            started=account.started,
+            last_started=account.last_started,
+            seconds=account.seconds,
+            next_in=account.next_in,
+            retries=account.retries,
+            repeats=account.repeats,
+            dropped=account.dropped,
+            outcome=account.outcome,
+            flags=EVENTED if account.evented else 0,
+            error=account.error,
+            notes=account._packed,
+        )
 
     def passes(self, namespace: str, name: str, kind: str | None = None) -> Iterator[PassAccount]:
         """Yields the kept passes of the object ``namespace/name`` (of ``kind`` if given), by
-        controller, oldest first (the acted ones before the last ones)."""
-        for (_controller, ns, nm), kept in list(self._kept.items()):
-            if ns == namespace and nm == name:
-                for account in (*(kept.acted or ()), *kept.last):
-                    if kind is None or account.kind.lower() == kind.lower():
-                        yield account
+        controller, oldest first (the acted ones before the last ones), read back from their
+        records."""
+        for key, kept in list(self._kept.items()):
+            controller, its_kind, ns, nm = key.split(_SEP)
+            if ns != namespace or nm != name:
+                continue
+            if kind is not None and its_kind.lower() != kind.lower():
+                continue
+            for record in [kept] if isinstance(kept, bytes) else kept:
+                yield self._account(controller, its_kind, ns, nm, record)
+
+    def _account(self, controller: str, kind: str, ns: str, name: str, record: bytes) -> PassAccount:
+        fields = unpack_record(record)
+        account = PassAccount(controller, kind, ns, name, fields.started)
+        account.last_started = fields.last_started
+        account.seconds = fields.seconds
+        account.next_in = fields.next_in
+        account.retries = fields.retries
+        account.repeats = fields.repeats
+        account.dropped = fields.dropped
+        account.outcome = fields.outcome  # type: ignore[assignment]
+        account.evented = bool(fields.flags & EVENTED)
+        account.error = fields.error
+        if fields.notes is not None:
+            account._packed, account._codec = fields.notes, self._codec
+        account.closed = True
+        return account
+
+    def records(self) -> int:
+        """The number of passes kept (the records of every object)."""
+        return sum(1 if isinstance(kept, bytes) else len(kept) for kept in self._kept.values())
 
     def explain(self, namespace: str, name: str, kind: str | None = None) -> list[dict[str, Any]]:
         """Returns the kept passes of one object as JSON-ready dicts, oldest first."""
@@ -390,14 +435,3 @@ class DecisionLog:
         """The number of (controller, object) pairs kept."""
         return len(self._kept)
 
-
-def _alike_and_quiet(kept: PassAccount, new: PassAccount) -> bool:
-    """Tells whether ``new`` only repeats ``kept``: neither noted anything, both ended alike."""
-    return (
-        kept.quiet
-        and new.quiet
-        and not new.error
-        and not kept.error
-        and new.outcome == kept.outcome
-        and new.next_in == kept.next_in
-    )

@@ -11,21 +11,27 @@ only raises the count in memory. The counts reach the API server from two sweeps
   single event older than 6 minutes is forgotten.
 - :meth:`SeriesCache.refresh` (every 30 minutes): every series is patched with its count.
 
-Recording is O(1) per event; the sweeps are O(cached keys) once per period, never per event.
+Recording costs a digest and a few dictionary lookups per event (one per generation of single
+Events, about 14); the sweeps are O(series) once per period, and forget single Events a
+generation at a time, never per event.
 
-A cached Event costs little, because a replica keeps every Event of its last 6 to 7 minutes
-(tens of thousands while a fleet is created): the Event is kept as its JSON text deflated
-against dictionaries learned from the cache's earlier Events (the informers' codec,
+A cached Event costs little, because a replica keeps every Event of its last 6 to 7.5 minutes
+(tens of thousands while a fleet is created, at the replica's client rate whatever its share of
+the fleet): the Event is kept as its JSON text deflated against dictionaries learned from the
+cache's earlier Events (the informers' codec,
 :class:`~rayop.runtime.informers.compact_store.ObjectCodec`: a typical Event's 600 bytes become
 about 100), and its key as a 16-byte BLAKE2b digest of the fields above (a collision is as
-likely as 2**-128 per pair). A write that waits to be sent holds the same compressed text, not a
-copy. Kept as Python dicts and tuples, a typical Event and its key cost about 1.8 KB; as plain
-JSON text, 0.8 KB; so, about 0.3 KB (``tests/runtime/test_event_series_cache.py``).
+likely as 2**-128 per pair); an Event observed once (most are) has no other object of its own.
+A write that waits to be sent holds the same compressed text, not a copy. Kept as Python dicts
+and tuples, a typical Event and its key cost about 1.8 KB; as plain JSON text, 0.8 KB; packed
+with a record object and a float, 0.3 KB; packed by generation, about 0.2 KB
+(``tests/runtime/test_event_series_cache.py``).
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -43,6 +49,9 @@ is forgotten (or its series ended) 6 to 12 minutes after its last observation, a
 phase falls; sweeping every minute makes that 6 to 7, within client-go's range, and so holds at
 most 7 minutes' worth of Events, not 12, while a fleet is created at a steady rate (each replica
 records at its client rate, whatever its share: the cached Events are a per-replica cost)."""
+
+GENERATION = 30.0
+"""Seconds of first observations a generation of single Events holds (see :class:`SeriesCache`)."""
 
 REFRESH_TIME = 30 * 60.0
 """client-go's ``refreshTime``: how often every live series is patched with its count."""
@@ -94,13 +103,24 @@ class EventWrite:
 
 @dataclass(slots=True)
 class _Cached:
+    """An Event observed twice or more: a series."""
+
     packed: bytes
-    """The Event as created (without series), packed (its name and namespace are unpacked for
-    a series patch, which few Events get)."""
-    created: float
-    count: int = 1
-    last_observed: float = 0.0
-    last_observed_text: str = ""
+    """The Event as created (without series), packed."""
+    count: int
+    last_observed: float
+    last_observed_text: str
+
+
+class _Generation:
+    """The Events first observed (once so far) since ``opened``: their keys and packed text."""
+
+    __slots__ = ("last_added", "opened", "singles")
+
+    def __init__(self, opened: float) -> None:
+        self.opened = opened
+        self.last_added = opened
+        self.singles: dict[EventKey, bytes] = {}
 
 
 def event_key(event: Mapping[str, Any]) -> EventKey:
@@ -129,6 +149,13 @@ def _unpack(codec: ObjectCodec, packed: bytes) -> dict[str, Any]:
 class SeriesCache:
     """Remembers recent Events by key and says which API write each occurrence needs.
 
+    Most Events are observed once. Those are kept by generation, as their packed text under
+    their key and nothing else: a generation holds the Events first observed within
+    :data:`GENERATION` seconds (at most half of ``finish_time``) and is forgotten whole once its
+    newest Event is older than ``finish_time``. A second observation moves the Event to the
+    series. A single Event is so forgotten 6 to 6.5 minutes after its observation (plus the
+    sweep's period, as before), and costs no object and no float of its own.
+
     Args:
         finish_time: Seconds after which an unobserved series ends (client-go: 6 minutes).
     """
@@ -136,10 +163,17 @@ class SeriesCache:
     def __init__(self, *, finish_time: float = FINISH_TIME) -> None:
         self.finish_time = finish_time
         self.codec = ObjectCodec()
-        self._cached: dict[EventKey, _Cached] = {}
+        self._series: dict[EventKey, _Cached] = {}
+        self._generations: deque[_Generation] = deque()
+        self._span = min(GENERATION, finish_time / 2)
 
     def __len__(self) -> int:
-        return len(self._cached)
+        return len(self._series) + sum(len(g.singles) for g in self._generations)
+
+    def packed_bytes(self) -> int:
+        """The bytes of the packed Events kept (what a profile reports)."""
+        series = sum(len(cached.packed) for cached in self._series.values())
+        return series + sum(len(p) for g in self._generations for p in g.singles.values())
 
     def observe(self, event: dict[str, Any], now: float, now_text: str) -> EventWrite | None:
         """Records one occurrence of ``event``; returns the write it needs, or None.
@@ -154,21 +188,28 @@ class SeriesCache:
             later occurrences (their count is written by :meth:`finish` or :meth:`refresh`).
         """
         key = event_key(event)
-        cached = self._cached.get(key)
-        if cached is None:
-            meta = event["metadata"]
-            cached = _Cached(self.codec.encode(event), now, last_observed=now)
-            self._cached[key] = cached
-            return EventWrite(
-                verb="create", namespace=meta["namespace"], name=meta["name"],
-                packed=cached.packed, codec=self.codec,
-            )  # fmt: skip
-        cached.count += 1
-        cached.last_observed = now
-        cached.last_observed_text = now_text
-        if cached.count > 2:
+        cached = self._series.get(key)
+        if cached is not None:
+            cached.count += 1
+            cached.last_observed = now
+            cached.last_observed_text = now_text
             return None
-        return self._series_patch(cached)
+        for generation in self._generations:
+            packed = generation.singles.pop(key, None)
+            if packed is not None:
+                cached = self._series[key] = _Cached(packed, 2, now, now_text)
+                return self._series_patch(cached)
+        generations = self._generations
+        if not generations or now - generations[-1].opened >= self._span:
+            generations.append(_Generation(now))
+        generation = generations[-1]
+        generation.last_added = now
+        packed = generation.singles[key] = self.codec.encode(event)
+        meta = event["metadata"]
+        return EventWrite(
+            verb="create", namespace=meta["namespace"], name=meta["name"],
+            packed=packed, codec=self.codec,
+        )  # fmt: skip
 
     def finish(self, now: float) -> list[EventWrite]:
         """Ends the series (and forgets the single events) not observed for ``finish_time``.
@@ -177,19 +218,18 @@ class SeriesCache:
             The final patch of each ended series.
         """
         writes: list[EventWrite] = []
-        for key, cached in list(self._cached.items()):
-            if cached.count > 1:
-                if now - cached.last_observed > self.finish_time:
-                    writes.append(self._series_patch(cached))
-                    del self._cached[key]
-            elif now - cached.created > self.finish_time:
-                del self._cached[key]
+        for key, cached in list(self._series.items()):
+            if now - cached.last_observed > self.finish_time:
+                writes.append(self._series_patch(cached))
+                del self._series[key]
+        generations = self._generations
+        while generations and now - generations[0].last_added > self.finish_time:
+            generations.popleft()
         return writes
 
     def refresh(self) -> list[EventWrite]:
         """Returns a patch with the current count of every live series."""
-        return [self._series_patch(c) for c in self._cached.values() if c.count > 1]
-
+        return [self._series_patch(c) for c in self._series.values()]
     def _series_patch(self, cached: _Cached) -> EventWrite:
         meta = _unpack(self.codec, cached.packed)["metadata"]
         return EventWrite(
