@@ -23,6 +23,7 @@ import pkgutil
 import struct
 from typing import Any
 
+import orjson
 from google.protobuf import descriptor_pool, message_factory
 from google.protobuf.descriptor import Descriptor
 from google.protobuf.message import DecodeError, Message
@@ -31,8 +32,15 @@ from rayop.apimachinery.objects import Obj
 from rayop.sim.apiserver import proto
 from rayop.sim.apiserver.encoded_objects import EncodedObjects, Spans
 from rayop.sim.apiserver.proto.go_fields import API_VERSIONS
-from rayop.sim.apiserver.protobuf_json import ConversionError, message_to_dict, new_message
+from rayop.sim.apiserver.protobuf_json import (
+    ConversionError,
+    Field,
+    field_table,
+    message_to_dict,
+    new_message,
+)
 from rayop.sim.apiserver.protobuf_writer import Unwritable, varint, write_object
+from rayop.sim.apiserver.spec_memo import DECODED, MEMO_KEYS
 from rayop.sim.machinery import errors as se
 
 __all__ = [
@@ -120,7 +128,7 @@ def decode_protobuf(body: bytes) -> Obj:
     msg = message_factory.GetMessageClass(desc)()
     try:
         msg.ParseFromString(envelope.raw)
-        obj = message_to_dict(msg)
+        obj = _object_to_dict(msg)
     except DecodeError as exc:
         raise se.bad_request(f"unable to decode {api_version}/{kind} from protobuf: {exc}") from exc
     except ConversionError as exc:
@@ -128,6 +136,54 @@ def decode_protobuf(body: bytes) -> Obj:
     obj["apiVersion"] = api_version
     obj["kind"] = kind
     return obj
+
+
+@functools.cache
+def _memo_fields(desc: Descriptor) -> tuple[tuple[str, int, Field], ...]:
+    """The top-level message fields of ``desc`` whose conversions ``spec_memo`` keeps: JSON
+    key, field number and field."""
+    out = []
+    for key in MEMO_KEYS:
+        chain = field_table(desc).get(key)
+        if chain is not None and len(chain) == 1 and chain[0].is_message and not chain[0].repeated:
+            out.append((key, chain[0].fd.number, chain[0]))
+    return tuple(out)
+
+
+def _object_to_dict(msg: Message) -> Obj:
+    """``message_to_dict`` of an object, its spec converted once per distinct message
+    (``spec_memo.DECODED``); the keys in field order, as without the memo."""
+    memo = _memo_fields(msg.DESCRIPTOR)
+    if not memo:
+        return message_to_dict(msg)
+    converted: dict[str, Any] = {}
+    for key, _number, f in memo:
+        if not msg.HasField(f.fd.name):
+            continue
+        part = getattr(msg, f.fd.name)
+        wire = part.SerializeToString()
+        message = msg.DESCRIPTOR.full_name
+        text = DECODED.get(message, wire)
+        if text is None:
+            assert f.to_json is not None
+            text = orjson.dumps(f.to_json(part))
+            DECODED.put(message, wire, text)
+        value = orjson.loads(text)
+        if value is not None:
+            converted[key] = value
+        msg.ClearField(f.fd.name)
+    rest = message_to_dict(msg)
+    if not converted:
+        return rest
+    numbers = _numbers(msg.DESCRIPTOR)
+    ordered = {**rest, **converted}
+    return {key: ordered[key] for key in sorted(ordered, key=lambda k: numbers.get(k, 1 << 30))}
+
+
+@functools.cache
+def _numbers(desc: Descriptor) -> dict[str, int]:
+    """The field number of each top-level JSON key (an inlined key: its message's field)."""
+    return {key: chain[0].fd.number for key, chain in field_table(desc).items()}
 
 
 def _message_bytes(desc: Descriptor, obj: Any) -> bytes:

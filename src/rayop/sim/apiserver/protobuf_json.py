@@ -31,6 +31,7 @@ from rayop.sim.apiserver.proto.go_fields import FIELDS, WRAPPERS
 
 __all__ = [
     "ConversionError",
+    "Field",
     "field_table",
     "message_from_dict",
     "message_to_dict",
@@ -53,7 +54,7 @@ class ConversionError(ValueError):
 
 
 @dataclass(eq=False)
-class _Field:
+class Field:
     """One field of a message with its JSON name, its rules and its value converters."""
 
     fd: FieldDescriptor
@@ -73,8 +74,8 @@ class _Field:
 class _Table:
     """A message's fields by number and by JSON name (inlined messages' names included)."""
 
-    by_number: dict[int, _Field] = field(default_factory=dict)
-    by_json: dict[str, tuple[_Field, ...]] = field(default_factory=dict)
+    by_number: dict[int, Field] = field(default_factory=dict)
+    by_json: dict[str, tuple[Field, ...]] = field(default_factory=dict)
 
 
 def _b64encode(value: bytes) -> str:
@@ -115,7 +116,7 @@ def _table(desc: Descriptor) -> _Table:
         is_map = mt is not None and mt.GetOptions().map_entry
         vfd = mt.fields_by_name["value"] if is_map and mt is not None else fd
         to_json, to_kwargs = _converters(vfd)
-        f = _Field(
+        f = Field(
             fd,
             fd.name,
             json_name,
@@ -137,7 +138,7 @@ def _table(desc: Descriptor) -> _Table:
     return table
 
 
-def field_table(desc: Descriptor) -> dict[str, tuple[_Field, ...]]:
+def field_table(desc: Descriptor) -> dict[str, tuple[Field, ...]]:
     """A message's fields by JSON name: the field, after the inlined messages that lead to it."""
     return _table(desc).by_json
 
@@ -233,7 +234,7 @@ def message_from_dict(msg: Message, obj: Any, path: str = "") -> None:
         _set(target, chain[-1], value, f"{path}.{key}" if path else key)
 
 
-def _set(msg: Message, f: _Field, value: Any, path: str) -> None:
+def _set(msg: Message, f: Field, value: Any, path: str) -> None:
     fd = f.fd
     if f.is_map:
         if not isinstance(value, dict):

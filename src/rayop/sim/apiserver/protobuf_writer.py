@@ -8,6 +8,8 @@ field's bytes lie is read back from the tags and recorded (``Spans``). The store
 a stored dict in place, so when a key's value is the very value (by identity) of the previous
 version's span, those bytes are appended as they are and only the other keys are written: a
 status write shares the spec dict with the version before it, a main-resource write the status.
+The fields are put in number order, reused or not, as upb and Go write them. A ``spec`` not shared so, yet equal to one written lately (a group's pods, a PUT that keeps the
+spec), reuses that one's bytes (``spec_memo.ENCODED``).
 """
 
 from __future__ import annotations
@@ -15,11 +17,13 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+import orjson
 from google.protobuf import message_factory
 from google.protobuf.descriptor import Descriptor
 
 from rayop.sim.apiserver.encoded_objects import Spans
 from rayop.sim.apiserver.protobuf_json import ConversionError, field_table, new_message
+from rayop.sim.apiserver.spec_memo import ENCODED, MEMO_KEYS
 
 __all__ = ["Unwritable", "varint", "write_object"]
 
@@ -79,12 +83,21 @@ def _field_ranges(data: bytes) -> dict[int, tuple[int, int]]:
     return ranges
 
 
+def _json_text(value: dict[str, Any]) -> bytes | None:
+    """The memo key of a spec dict: its JSON text (None for a value JSON cannot hold)."""
+    try:
+        return orjson.dumps(value)
+    except TypeError:
+        return None
+
+
 def write_object(
     desc: Descriptor, obj: Any, previous: tuple[bytes, Spans] | None = None
 ) -> tuple[bytes, Spans]:
     """The message bytes of ``obj`` with the spans of its top-level container fields; a field
-    whose value is the very value of ``previous``'s span reuses those bytes, the others are
-    written together in one message.
+    whose value is the very value of ``previous``'s span (or a spec equal to one written lately)
+    reuses those bytes, the others are written together in one message; the fields in number
+    order.
 
     Raises:
         Unwritable: ``obj`` is not a dict, a key is inlined into a nested message, or a value
@@ -96,6 +109,7 @@ def write_object(
     old_data, old_spans = previous or (b"", {})
     fresh: dict[str, Any] = {}
     reused: list[tuple[str, Any, bytes]] = []
+    memo_misses: list[tuple[str, bytes]] = []
     for key, value in obj.items():
         chain = fields.get(key)
         if chain is None or value is None:
@@ -105,22 +119,36 @@ def write_object(
         span = old_spans.get(key)
         if span is not None and span[0] is value:
             reused.append((key, value, old_data[span[1] : span[2]]))
-        else:
-            fresh[key] = value
+            continue
+        if key in MEMO_KEYS and type(value) is dict:
+            text = _json_text(value)
+            chunk = None if text is None else ENCODED.get(desc.full_name, text)
+            if chunk is not None:
+                reused.append((key, value, chunk))
+                continue
+            if text is not None:
+                memo_misses.append((key, text))
+        fresh[key] = value
     try:
         data = bytes(new_message(message_factory.GetMessageClass(desc), fresh).SerializeToString())
     except ConversionError as exc:
         raise Unwritable from exc
-    spans: Spans = {}
     keys = _keys_by_number(desc)
-    for number, (start, end) in _field_ranges(data).items():
-        key = keys[number]
-        if type(fresh[key]) in (dict, list):
-            spans[key] = (fresh[key], start, end)
-    parts = [data]
-    pos = len(data)
-    for key, value, chunk in reused:
-        spans[key] = (value, pos, pos + len(chunk))
-        parts.append(chunk)
-        pos += len(chunk)
-    return b"".join(parts), spans
+    numbers = {key: number for number, key in keys.items()}
+    pieces = [
+        (number, keys[number], fresh[keys[number]], data[start:end])
+        for number, (start, end) in _field_ranges(data).items()
+    ]
+    for key, text in memo_misses:
+        for _number, piece_key, _value, chunk in pieces:
+            if piece_key == key:
+                ENCODED.put(desc.full_name, text, chunk)
+    pieces += [(numbers[key], key, value, chunk) for key, value, chunk in reused]
+    pieces.sort(key=lambda piece: piece[0])  # in field order, as upb and Go write them
+    out = bytearray()
+    spans: Spans = {}
+    for _number, key, value, chunk in pieces:
+        if type(value) in (dict, list):
+            spans[key] = (value, len(out), len(out) + len(chunk))
+        out += chunk
+    return bytes(out), spans
