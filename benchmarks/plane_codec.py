@@ -30,7 +30,11 @@ shared with the version before); an update's or patch's answer (a new version, t
 and encoded); a LIST of 1,000 pods encoded before. Run:
 
     .venv/bin/python benchmarks/plane_codec.py [--pods 1000] [--rounds 3] [--concurrency 16]
-        [--profile server.prof]
+        [--pods-per-spec 2] [--profile server.prof]
+
+``--pods-per-spec N``: each N consecutive pods share one spec (default 2, as a KubeRay-like
+cluster of a head and three workers has), so the plane's spec memo hits as it would for
+KubeRay's creates; 1 makes every spec differ (every lookup misses: the memo's own cost).
 
 ``--profile`` runs the server under cProfile and writes its statistics to the file; ``--only``
 runs one of the two clients (to profile it alone).
@@ -206,10 +210,8 @@ async def _round(
     client = _Client(http, server.url, media, ns)
     names = [f"p-{i}" for i in range(pods)]
     creates = []
-    for name in names:
-        pod = copy.deepcopy(_POD)
-        pod["metadata"]["name"] = name
-        creates.append(_encode(pod, media))
+    for i in range(pods):
+        creates.append(_encode(_pod(i), media))
     out: dict[str, tuple[float, float]] = {}
 
     async def timed(verb: str, ops: int, work: Awaitable[Any]) -> Any:
@@ -265,7 +267,10 @@ async def main(pods: int, rounds: int, conc: int, profile: str | None, only: str
             server.proc.wait(timeout=60)
             if server.proc.stdout is not None:
                 server.proc.stdout.close()
-    print(f"pods={pods} rounds={rounds} concurrency={conc} load={os.getloadavg()[0]:.2f}")
+    print(
+        f"pods={pods} rounds={rounds} concurrency={conc} pods-per-spec={PODS_PER_SPEC}"
+        f" load={os.getloadavg()[0]:.2f}"
+    )
     print(
         "verb    | JSON ops/s            | protobuf ops/s        | JSON CPU us/op      | protobuf CPU us/op"
     )
@@ -282,8 +287,23 @@ async def main(pods: int, rounds: int, conc: int, profile: str | None, only: str
         print(f"{verb:12s} | {as_json:10,.1f} | {as_pb:10,.1f}")
 
 
-def _stored(i: int, rv: int = 7) -> dict[str, Any]:
+PODS_PER_SPEC = 2
+"""Consecutive pods that share one spec (``--pods-per-spec``): a KubeRay-like cluster of a head
+and three workers has two specs for its four pods, the workers' differing from another
+cluster's by the cluster's name (which the plane's spec memo keys on)."""
+
+
+def _pod(i: int) -> dict[str, Any]:
+    """Pod ``p-i``, its spec shared with the pods of its group of :data:`PODS_PER_SPEC`."""
     pod = copy.deepcopy(_POD)
+    pod["metadata"]["name"] = f"p-{i}"
+    env = pod["spec"]["containers"][0]["env"]
+    env[0] = {"name": "RAY_CLUSTER_NAME", "value": f"bench-{i // PODS_PER_SPEC}"}
+    return pod
+
+
+def _stored(i: int, rv: int = 7) -> dict[str, Any]:
+    pod = _pod(i)
     meta = {"name": f"p-{i}", "namespace": "ns", "uid": f"uid-{i}", "resourceVersion": str(rv)}
     pod["metadata"].update(meta, creationTimestamp="2026-01-01T00:00:00Z")
     pod["spec"].update(schedulerName="default-scheduler", dnsPolicy="ClusterFirst")
@@ -307,7 +327,7 @@ def _cpu_per_op(ops: int, work: Callable[[], Any], setup: Callable[[], Any] = li
 def codec_cpu(n: int = 1000) -> dict[str, tuple[float, float]]:
     """verb -> (JSON, protobuf) codec CPU µs per object (per LIST for list), in this process."""
     info = next(i for i in ResourceRegistry().all() if i.kind == "Pod" and not i.group)
-    named = [{**_POD, "metadata": {**_POD["metadata"], "name": f"p-{i}"}} for i in range(n)]
+    named = [_pod(i) for i in range(n)]
     bodies = {JSON: [orjson.dumps(b) for b in named], PROTOBUF: [encode_protobuf(b) for b in named]}
 
     def create(media: str) -> Callable[[], None]:
@@ -358,5 +378,10 @@ if __name__ == "__main__":
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--profile", help="run the server under cProfile, stats to this file")
     parser.add_argument("--only", choices=("both", "json", "protobuf"), default="both")
+    parser.add_argument("--pods-per-spec", type=int, default=PODS_PER_SPEC,
+                        help="consecutive pods sharing one spec (1: every spec differs)")  # fmt: skip
     args = parser.parse_args()
+    if args.pods_per_spec < 1:
+        parser.error(f"--pods-per-spec must be at least 1, got {args.pods_per_spec}")
+    PODS_PER_SPEC = args.pods_per_spec
     asyncio.run(main(args.pods, args.rounds, args.concurrency, args.profile, args.only))

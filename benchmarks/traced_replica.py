@@ -25,7 +25,9 @@ On SIGUSR1 the process collects garbage and writes, to the file named by ``RAYOP
 
 With ``RAYOP_TRACE_SAMPLE=SECONDS`` a thread also appends, every SECONDS, the process's RSS and
 pymalloc's allocated blocks to ``RAYOP_TRACE_OUT`` + ``.samples`` (seconds since start, RSS MiB,
-blocks): a live set that peaked before the end shows as blocks falling while RSS stays.
+blocks): a live set that peaked before the end shows as blocks falling while RSS stays. With
+``RAYOP_TRACE_DUMP_AT=SECONDS`` as well, it has the process write its profile once at that
+time too, to ``RAYOP_TRACE_OUT`` + ``.at`` + SECONDS (the census at the peak, against the end).
 
 Run (as the benchmark does)::
 
@@ -184,15 +186,23 @@ def _stores() -> list[str]:
     return lines
 
 
-def _sample(every: float, out: Path) -> None:
+def _sample(every: float, out: Path, dump_at: float) -> None:
     start = time.monotonic()
     process = psutil.Process()
+    profile = Path(os.environ["RAYOP_TRACE_OUT"])
     with out.open("a") as file:
         while True:
             rss = process.memory_info().rss / 2**20
             file.write(f"{time.monotonic() - start:.0f} {rss:.1f} {sys.getallocatedblocks()}\n")
             file.flush()
             time.sleep(every)
+            if dump_at > 0 and time.monotonic() - start >= dump_at:
+                dump_at = 0
+                profile.unlink(missing_ok=True)
+                os.kill(os.getpid(), signal.SIGUSR1)
+                while not profile.exists():
+                    time.sleep(0.5)
+                profile.rename(f"{profile}.at{time.monotonic() - start:.0f}")
 
 
 def main() -> None:
@@ -200,7 +210,8 @@ def main() -> None:
     every = float(os.environ.get("RAYOP_TRACE_SAMPLE") or 0)
     if every > 0:
         out = Path(os.environ["RAYOP_TRACE_OUT"] + ".samples")
-        threading.Thread(target=_sample, args=(every, out), daemon=True).start()
+        dump_at = float(os.environ.get("RAYOP_TRACE_DUMP_AT") or 0)
+        threading.Thread(target=_sample, args=(every, out, dump_at), daemon=True).start()
     if os.environ.get("RAYOP_TRACE_ALLOCATOR_ONLY") != "1":
         tracemalloc.start(1)
     sys.argv = ["rayop", *sys.argv[1:]]

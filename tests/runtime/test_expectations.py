@@ -6,8 +6,13 @@ from typing import Any
 
 import pytest
 
-from rayop.runtime.expectations import HEAD_GROUP, ScaleExpectations
+from rayop.kube.resources import PODS
+from rayop.runtime.expectations import HEAD_GROUP, ScaleExpectations, pod_observer
+from rayop.runtime.informers.shared_informer import SharedInformer
+from rayop.testing import eventually
 from rayop.testing.clock import FakeClock
+
+from .informer_fakes import FakeApi, pod
 
 
 class Cache:
@@ -76,11 +81,12 @@ def test_delete_needs_pod_gone_even_with_deletion_timestamp(
 
 
 def test_stops_at_first_unsatisfied(exp: ScaleExpectations, cache: Cache) -> None:
-    cache.put("ns", "a")
     exp.expect_scale_pod("ns", "rc", "g", "a", "create")
     exp.expect_scale_pod("ns", "rc", "g", "b", "create")
     exp.expect_scale_pod("ns", "rc", "g", "c", "create")
+    cache.put("ns", "a")
     cache.put("ns", "c")
+    cache.lookups.clear()
     assert not exp.is_satisfied("ns", "rc", "g")
     assert cache.lookups == ["a", "b"]  # c is not checked
     assert len(exp) == 2  # a was removed, b and c remain
@@ -158,3 +164,51 @@ def test_dropping_a_clusters_expectations_drops_its_pending_creates(
     exp.delete("ns", "rc")
     assert exp.is_satisfied("ns", "rc", "g")
     assert exp.pending_creates("ns", "other", "g") == 2
+
+
+def test_an_observed_pod_drops_its_expectation_without_a_pass(
+    exp: ScaleExpectations, cache: Cache
+) -> None:
+    cache.put("ns", "old")
+    exp.expect_scale_pod("ns", "rc", "g", "new", "create")
+    exp.expect_scale_pod("ns", "rc", "g", "old", "delete")
+    exp.observed("ns", "old", present=True)  # the delete is not met while the pod is there
+    exp.observed("ns", "new", present=False)  # nor is a create by the pod's absence
+    assert len(exp) == 2
+    cache.put("ns", "new")
+    exp.observed("ns", "new", present=True)
+    del cache.pods[("ns", "old")]
+    exp.observed("ns", "old", present=False)
+    exp.observed("ns", "unknown", present=True)
+    assert len(exp) == 0 and exp.is_satisfied("ns", "rc", "g")
+
+
+def test_a_write_the_cache_already_shows_is_not_kept(exp: ScaleExpectations, cache: Cache) -> None:
+    # The watch event of a create (or a delete) may come before the write's answer.
+    cache.put("ns", "seen")
+    exp.expect_scale_pod("ns", "rc", "g", "seen", "create")
+    exp.expect_scale_pod("ns", "rc", "g", "gone", "delete")
+    assert len(exp) == 0 and exp.is_satisfied("ns", "rc", "g")
+    exp.expect_scale_pod("ns", "rc", "g", "seen", "delete")  # still there: kept
+    assert len(exp) == 1 and not exp.is_satisfied("ns", "rc", "g")
+
+
+async def test_the_pod_informers_events_drop_met_expectations() -> None:
+    # A fleet created at once: no pass comes back to a cluster until the queue has gone round
+    # every cluster, so its pods' expectations must go with their watch events.
+    api = FakeApi()
+    api.put(pod("doomed", "ns"))
+    informer = SharedInformer(api, PODS)
+    exp = ScaleExpectations(informer.get)
+    informer.add_event_handler(pod_observer(exp))
+    informer.start()
+    try:
+        assert await informer.wait_for_sync(5)
+        exp.expect_scale_pod("ns", "rc", "g", "w-1", "create")
+        exp.expect_scale_pod("ns", "rc", "g", "doomed", "delete")
+        assert len(exp) == 2
+        api.put(pod("w-1", "ns"))
+        api.remove("ns", "doomed")
+        await eventually(lambda: len(exp) == 0, timeout=5, what="both expectations dropped")
+    finally:
+        await informer.stop()

@@ -9,6 +9,9 @@ the first. A create is satisfied once the cache holds the pod or ``create_timeou
 passed since it was recorded (the pod may have been deleted by someone else before the cache saw
 it). A delete is satisfied only once the cache no longer holds the pod: a pod with a
 ``deletionTimestamp`` still counts as present, and there is no timeout. State is in memory only.
+A satisfied expectation is dropped when a pass checks its group, or at once when the pod
+informer's handler reports the pod (:meth:`ScaleExpectations.observed`); one the cache already
+shows met when it is recorded is not kept at all.
 
 Pod creates handed to background work (a group's many creates made outside the pass) are
 counted as *pending* per group before the work starts (:meth:`ScaleExpectations.expect_creates`)
@@ -26,6 +29,7 @@ from typing import Any, Final, Literal
 
 from rayop.runtime.clock import MONOTONIC, Clock
 from rayop.runtime.decisions import note_wait
+from rayop.runtime.informers.shared_informer import EventHandlerFuncs
 
 ScaleAction = Literal["create", "delete"]
 """What was done to a pod: ``"create"`` or ``"delete"``."""
@@ -92,11 +96,26 @@ class ScaleExpectations:
             raise ValueError(f"unknown scale action {action!r}")
         key = (namespace, pod_name)
         self._remove(key)
+        if (self._pod_lookup(namespace, pod_name) is not None) == (action == CREATE):
+            return  # the cache shows it already (its watch event came before the answer)
         self._by_pod[key] = _Expectation(
             namespace, cluster, group, pod_name, action, self._clock.now()
         )
         self._by_group.setdefault((namespace, cluster, group), {})[key] = None
         self._by_cluster.setdefault((namespace, cluster), {})[key] = None
+
+    def observed(self, namespace: str, pod_name: str, *, present: bool) -> None:
+        """Drops the pod's expectation if the cache now shows it met: a create once the pod is
+        there (``present``), a delete once it is gone.
+
+        The pod informer's handler calls it on each add and delete, so an expectation lives from
+        its write to the watch event that brings it, not to the cluster's next pass: a fleet
+        created at once would otherwise hold every created pod's expectation until the queue
+        came round to each cluster again (about 2.7 KB per cluster, tens of MB at 10,000).
+        """
+        exp = self._by_pod.get((namespace, pod_name))
+        if exp is not None and (exp.action == CREATE) == present:
+            self._remove((namespace, pod_name))
 
     def expect_creates(self, namespace: str, cluster: str, group: str, count: int) -> None:
         """Records that ``count`` more creations of the group are under way, not yet answered.
@@ -175,6 +194,19 @@ class ScaleExpectations:
             return
         _discard(self._by_group, (exp.namespace, exp.cluster, exp.group), key)
         _discard(self._by_cluster, (exp.namespace, exp.cluster), key)
+
+
+def pod_observer(expectations: ScaleExpectations) -> EventHandlerFuncs:
+    """The pod informer's handler that reports each pod added to the cache or deleted from it
+    (:meth:`ScaleExpectations.observed`); register it on the informer ``pod_lookup`` reads."""
+
+    def seen(obj: Mapping[str, Any], present: bool) -> None:
+        meta = obj.get("metadata") or {}
+        expectations.observed(meta.get("namespace") or "", meta.get("name") or "", present=present)
+
+    return EventHandlerFuncs(
+        add=lambda obj, _initial: seen(obj, True), delete=lambda obj: seen(obj, False)
+    )
 
 
 def _discard(

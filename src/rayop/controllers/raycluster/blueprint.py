@@ -40,7 +40,7 @@ from rayop.controllers.raycluster.pod_sync import forget_cluster
 from rayop.controllers.raycluster.reconciler import RayClusterReconciler
 from rayop.kube.resources import PERSISTENT_VOLUME_CLAIMS, PODS, RAY_CLUSTERS, SECRETS, SERVICES
 from rayop.runtime.controller import Controller
-from rayop.runtime.expectations import ScaleExpectations
+from rayop.runtime.expectations import ScaleExpectations, pod_observer
 from rayop.runtime.informers.sources import for_, owns, watches
 from rayop.runtime.predicate import generation_changed, not_pod_binding
 from rayop.runtime.reconcile import Request
@@ -62,6 +62,7 @@ def _build_raycluster(wiring: Wiring) -> Wired:
 
     own_writes = track_own_writes(clusters, clock=wiring.clock)
     expectations = ScaleExpectations(pod_lookup, clock=wiring.clock)
+    pods.add_event_handler(pod_observer(expectations))
     group_creates = GroupCreates(expectations)
     wiring.add_closer("raycluster group creates", group_creates.close)
     deps = ReconcilerDeps(
