@@ -23,6 +23,7 @@ Modules and subpackages:
   cache.
 - ``decisions``: an account of each object's last reconcile passes (what each waited for, wrote,
   asked for next), kept in memory.
+- ``decision_records``: a closed pass as the decision log keeps it: one bytes record.
 - ``own_writes``: remembers a controller's own writes until its informer cache has seen them.
 - ``manager``: the manager: runs several controllers in one process on one client and one shared
   cache.

@@ -40,6 +40,8 @@ Modules and subpackages:
 - ``proxy``: the proxy subresources:
   /api/v1/namespaces/<ns>/{services,pods}/<name>[:<port>]/proxy/<path>.
 - ``rbac``: service-account tokens and RBAC authorization for the embedded API server.
+- ``spec_memo``: the specs last converted between protobuf and JSON, by content, so a repeated one
+  is not converted again.
 - ``query``: typed query parameters: integers read as kube-apiserver's parameter codec reads
   them.
 - ``request``: shared types of the API server's HTTP layer: request context, parsed request,
