@@ -3,8 +3,8 @@
 A log keeps thousands of passes for as long as the process runs, whatever share of a fleet it
 holds, so each one costs what a small bytes object costs: a fixed header (the times, the outcome,
 the counters, the flags), the error's text, and the notes packed by the log's codec. As a Python
-object with its floats, strings and list, a quiet pass cost about 0.75 KB kept; as a record,
-about 0.3 KB with its key (``tests/runtime/test_decisions.py``).
+object with its floats, list and key tuple, a quiet pass cost about 0.44 KB kept; as a record,
+about 0.26 KB with its key (traced, ``tests/runtime/test_decisions.py``).
 
 The header is little-endian: started, last started, seconds, next in (NaN for none) as doubles;
 retries, repeats, dropped notes, the error's length in bytes as unsigned ints; the outcome's

@@ -30,8 +30,9 @@ pods costs about 0.7 KB kept, not 2.1 KB (``tests/runtime/test_decisions.py``); 
 costs about 5 µs for 3 notes; an object's full ring of acting passes holds 3.1 KB, not 6.3 KB
 (``benchmarks/decisions_overhead.py``). The closed pass itself is kept as one bytes record
 (:mod:`rayop.runtime.decision_records`) and read back into a :class:`PassAccount` when asked
-for: a quiet pass, with its object's key, costs about 0.3 KB kept, not 0.75 KB, and a log at
-its bound of objects is a cost every process pays whatever share of a fleet it holds.
+for: a quiet pass, with its object's key, costs about 0.26 KB kept, not 0.44 KB (traced, in
+``tests/runtime/test_decisions.py``), and a log at its bound of objects is a cost every process
+pays whatever share of a fleet it holds.
 """
 
 from __future__ import annotations

@@ -46,9 +46,10 @@ FINISH_TIME = 6 * 60.0
 SWEEP_PERIOD = 60.0
 """How often :meth:`SeriesCache.finish` runs. client-go sweeps every ``finishTime``, so an Event
 is forgotten (or its series ended) 6 to 12 minutes after its last observation, as the sweep's
-phase falls; sweeping every minute makes that 6 to 7, within client-go's range, and so holds at
-most 7 minutes' worth of Events, not 12, while a fleet is created at a steady rate (each replica
-records at its client rate, whatever its share: the cached Events are a per-replica cost)."""
+phase falls; sweeping every minute makes that 6 to 7 (6 to 7.5 for an Event observed once,
+forgotten with its generation), within client-go's range, and so holds at most 7.5 minutes'
+worth of Events, not 12, while a fleet is created at a steady rate (each replica records at its
+client rate, whatever its share: the cached Events are a per-replica cost)."""
 
 GENERATION = 30.0
 """Seconds of first observations a generation of single Events holds (see :class:`SeriesCache`)."""

@@ -17,6 +17,7 @@ length-delimited ``items`` field per object, which is how protobuf writes a repe
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
 import pkgutil
@@ -164,11 +165,13 @@ def _object_to_dict(msg: Message) -> Obj:
         wire = part.SerializeToString()
         message = msg.DESCRIPTOR.full_name
         text = DECODED.get(message, wire)
-        if text is None:
+        if text is not None:
+            value = orjson.loads(text)
+        else:
             assert f.to_json is not None
-            text = orjson.dumps(f.to_json(part))
-            DECODED.put(message, wire, text)
-        value = orjson.loads(text)
+            value = f.to_json(part)
+            with contextlib.suppress(TypeError):  # a value JSON text cannot hold: not kept
+                DECODED.put(message, wire, orjson.dumps(value))
         if value is not None:
             converted[key] = value
         msg.ClearField(f.fd.name)

@@ -8,8 +8,9 @@ field's bytes lie is read back from the tags and recorded (``Spans``). The store
 a stored dict in place, so when a key's value is the very value (by identity) of the previous
 version's span, those bytes are appended as they are and only the other keys are written: a
 status write shares the spec dict with the version before it, a main-resource write the status.
-The fields are put in number order, reused or not, as upb and Go write them. A ``spec`` not shared so, yet equal to one written lately (a group's pods, a PUT that keeps the
-spec), reuses that one's bytes (``spec_memo.ENCODED``).
+The fields are put in number order, reused or not, as upb and Go write them. A ``spec`` not
+shared so, yet equal to one written lately (a group's pods, a PUT that keeps the spec), reuses
+that one's bytes (``spec_memo.ENCODED``).
 """
 
 from __future__ import annotations
