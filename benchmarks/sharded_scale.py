@@ -18,7 +18,9 @@ invocation so that their ratios share the machine's load:
 Reported per scenario: time to all ready, each replica's peak RSS (``VmHWM`` of its process),
 pod creates from the API server's ``apiserver_request_total`` (must be N x (W + 1): 0 duplicate
 creates), overlapping passes of one key by two replicas in the merged ``--pass-record`` files
-(must be 0), and for ``three`` the ratios to ``one`` (targets: time <= 0.5x, RSS <= 0.45x).
+(must be 0), and for ``three`` the ratios to ``one`` (targets: time <= 0.5x, RSS <= 0.45x),
+with the largest replica's growth above its start against the one replica's (what sharding
+divides: a third would be the whole share divided, and the start does not divide).
 A scenario named more than once runs again (``--scenarios three,three,three,one``): each run's
 ratios to ``one``, then their median and spread (its logs kept as ``three-2``, ``three-3``...).
 
@@ -520,6 +522,16 @@ def print_scenario(r: Scenario) -> None:
         print(f"   note              {note}")
 
 
+def _growth_ratio(three: Scenario, one: Scenario) -> float | None:
+    """The largest replica's growth above its start against the one replica's: what sharding
+    divides, without the start every process has whatever its share (None without starts)."""
+    if not three.floor_rss_mb or not one.floor_rss_mb:
+        return None
+    grown = max(three.peak_rss_mb[n] - three.floor_rss_mb.get(n, 0.0) for n in three.peak_rss_mb)
+    one_grown = max(one.peak_rss_mb.values()) - max(one.floor_rss_mb.values())
+    return grown / one_grown if one_grown > 0 else None
+
+
 def print_table(results: list[Scenario]) -> None:
     one = next((r for r in results if r.name == "one"), None)
     for r in results:
@@ -529,6 +541,9 @@ def print_table(results: list[Scenario]) -> None:
             print(f"   vs one replica    time {r.all_ready_s / one.all_ready_s:.2f}x (target <= 0.5x);"
                   f" peak RSS per replica {max(r.peak_rss_mb.values()) / base:.2f}x"
                   " (target <= 0.45x)")  # fmt: skip
+            growth = _growth_ratio(r, one)
+            if growth is not None:
+                print(f"   above the start   {growth:.3f}x (a third is the whole share divided)")
     threes = [r for r in results if r.name == "three" and r.peak_rss_mb and r.all_ready_s]
     if one is not None and one.peak_rss_mb and one.all_ready_s and len(threes) > 1:
         base = max(one.peak_rss_mb.values())
