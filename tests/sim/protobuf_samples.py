@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from rayop.sim.apiserver.protobuf import message_class
+from rayop.sim.apiserver.protobuf_json import message_to_dict, new_message
+
 Obj = dict[str, Any]
 _TIME = "2026-03-04T05:06:07Z"
 _MICRO = "2026-03-04T05:06:07.123456Z"
@@ -353,3 +356,12 @@ def samples() -> dict[tuple[str, str], Obj]:
         },
     ]
     return {(o["apiVersion"], o["kind"]): o for o in objs}
+
+
+def as_served(obj: Obj) -> Obj:
+    """What the message path (upb's constructor, then back to a dict, no memo) gives a protobuf
+    client for ``obj``: the reference the faster paths are checked against."""
+    cls = message_class(obj["apiVersion"], obj["kind"])
+    assert cls is not None
+    out = message_to_dict(new_message(cls, obj))
+    return {**out, "apiVersion": obj["apiVersion"], "kind": obj["kind"]}

@@ -16,11 +16,11 @@ from rayop.sim.apiserver.protobuf import (
     encode_watch_frame,
     message_class,
 )
-from rayop.sim.apiserver.protobuf_json import message_to_dict, new_message
+from rayop.sim.apiserver.protobuf_json import new_message
 from rayop.sim.apiserver.protobuf_writer import Unwritable, write_object
 from rayop.sim.machinery import errors as se
 
-from .protobuf_samples import samples
+from .protobuf_samples import as_served, samples
 
 _SAMPLES = samples()
 
@@ -38,14 +38,6 @@ def _stored_pod(name: str = "p") -> dict[str, Any]:
     return pod
 
 
-def _as_served(obj: dict[str, Any]) -> dict[str, Any]:
-    """What the message path gives a protobuf client for ``obj`` (the reference)."""
-    cls = message_class(obj["apiVersion"], obj["kind"])
-    assert cls is not None
-    out = message_to_dict(new_message(cls, obj))
-    return {**out, "apiVersion": obj["apiVersion"], "kind": obj["kind"]}
-
-
 @pytest.mark.parametrize("key", sorted(_SAMPLES), ids=lambda k: f"{k[0]}/{k[1]}")
 def test_field_by_field_gives_the_message_paths_message(key: tuple[str, str]) -> None:
     obj = _SAMPLES[key]
@@ -60,7 +52,7 @@ def test_field_by_field_gives_the_message_paths_message(key: tuple[str, str]) ->
     for field, (value, start, end) in spans.items():
         assert again[spans_again[field][1] : spans_again[field][2]] == data[start:end]
         assert spans_again[field][0] is value
-    assert decode_protobuf(encode_protobuf(copy.deepcopy(obj))) == _as_served(obj)
+    assert decode_protobuf(encode_protobuf(copy.deepcopy(obj))) == as_served(obj)
 
 
 def test_a_value_that_does_not_fit_goes_the_message_way() -> None:
@@ -86,12 +78,12 @@ def test_one_version_is_encoded_once_and_a_new_version_is_encoded_anew() -> None
     newer = {**pod, "metadata": {**pod["metadata"], "resourceVersion": "8"}}
     newer["status"] = {"phase": "Running", "podIP": "10.0.0.9"}  # spec shared, as a status write
     served = decode_protobuf(encode_protobuf(newer))
-    assert served == _as_served(newer)
+    assert served == as_served(newer)
     assert served["status"]["podIP"] == "10.0.0.9"
     dry_run = copy.deepcopy(newer)  # same name and version, another dict: never the memo's bytes
     dry_run["spec"]["containers"][0]["image"] = "changed"
-    assert decode_protobuf(encode_protobuf(dry_run)) == _as_served(dry_run)
-    assert decode_protobuf(encode_protobuf(pod)) == _as_served(pod)
+    assert decode_protobuf(encode_protobuf(dry_run)) == as_served(dry_run)
+    assert decode_protobuf(encode_protobuf(pod)) == as_served(pod)
 
 
 def test_a_list_splices_its_items_bytes() -> None:
@@ -103,7 +95,7 @@ def test_a_list_splices_its_items_bytes() -> None:
     decoded = decode_protobuf(encode_protobuf(listed))
     assert decoded["metadata"] == {"resourceVersion": "9"}
     assert [{**i, "apiVersion": "v1", "kind": "Pod"} for i in decoded["items"]] == [
-        _as_served(p) for p in pods
+        as_served(p) for p in pods
     ]
     empty = decode_protobuf(encode_protobuf({**listed, "items": []}))
     assert empty == {"apiVersion": "v1", "kind": "PodList", "metadata": {"resourceVersion": "9"}}

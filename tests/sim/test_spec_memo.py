@@ -12,11 +12,11 @@ from rayop.sim.apiserver import protobuf
 from rayop.sim.apiserver import protobuf_writer as writer
 from rayop.sim.apiserver.encoded_objects import EncodedObjects
 from rayop.sim.apiserver.protobuf import decode_protobuf, encode_protobuf, message_class
-from rayop.sim.apiserver.protobuf_json import message_to_dict, new_message
+from rayop.sim.apiserver.protobuf_json import new_message
 from rayop.sim.apiserver.protobuf_writer import write_object
 from rayop.sim.apiserver.spec_memo import SpecMemo
 
-from .protobuf_samples import samples
+from .protobuf_samples import as_served, samples
 
 _SAMPLES = samples()
 
@@ -31,19 +31,12 @@ def memos(monkeypatch: pytest.MonkeyPatch) -> tuple[SpecMemo, SpecMemo]:
     return decoded, encoded
 
 
-def _without_memo(obj: dict[str, Any]) -> dict[str, Any]:
-    cls = message_class(obj["apiVersion"], obj["kind"])
-    assert cls is not None
-    out = message_to_dict(new_message(cls, obj))
-    return {**out, "apiVersion": obj["apiVersion"], "kind": obj["kind"]}
-
-
 @pytest.mark.parametrize("key", sorted(_SAMPLES), ids=lambda k: f"{k[0]}/{k[1]}")
 def test_a_spec_read_twice_decodes_as_without_the_memo_in_the_same_key_order(
     key: tuple[str, str], memos: tuple[SpecMemo, SpecMemo]
 ) -> None:
     obj = _SAMPLES[key]
-    expected = _without_memo(obj)
+    expected = as_served(obj)
     bodies = []
     for name in ("one", "two"):
         copy_ = copy.deepcopy(obj)

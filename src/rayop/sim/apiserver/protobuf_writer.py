@@ -49,6 +49,12 @@ def _keys_by_number(desc: Descriptor) -> dict[int, str]:
     return {chain[0].fd.number: key for key, chain in field_table(desc).items() if len(chain) == 1}
 
 
+@functools.cache
+def _numbers_by_key(desc: Descriptor) -> dict[str, int]:
+    """The field number of each top-level JSON key (the inverse of :func:`_keys_by_number`)."""
+    return {key: number for number, key in _keys_by_number(desc).items()}
+
+
 def _read_varint(data: bytes, pos: int) -> tuple[int, int]:
     value = shift = 0
     while True:
@@ -135,7 +141,7 @@ def write_object(
     except ConversionError as exc:
         raise Unwritable from exc
     keys = _keys_by_number(desc)
-    numbers = {key: number for number, key in keys.items()}
+    numbers = _numbers_by_key(desc)
     pieces = [
         (number, keys[number], fresh[keys[number]], data[start:end])
         for number, (start, end) in _field_ranges(data).items()
