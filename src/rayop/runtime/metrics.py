@@ -248,6 +248,7 @@ class QueueMetricsRecorder:
         self._depth_labels: dict[Hashable, str] = {}
         self._processing_since: dict[Hashable, float] = {}
         self._priority_labels: set[str] = set()
+        self._depth_children: dict[str, Gauge] = {}
         labels = {"name": name, "controller": name}
         self._adds = metrics.workqueue_adds_total.labels(**labels)
         self._retries = metrics.workqueue_retries_total.labels(**labels)
@@ -259,9 +260,14 @@ class QueueMetricsRecorder:
         self._longest.set(0)
 
     def _depth(self, label: str) -> Gauge:
-        return self._metrics.workqueue_depth.labels(
-            name=self._name, controller=self._name, priority=label
-        )
+        """The depth gauge of one priority label (its child kept: every add and get moves it)."""
+        child = self._depth_children.get(label)
+        if child is None:
+            child = self._metrics.workqueue_depth.labels(
+                name=self._name, controller=self._name, priority=label
+            )
+            self._depth_children[label] = child
+        return child
 
     def _priority_label(self, priority: int | None) -> str:
         if priority is None:

@@ -13,7 +13,6 @@ ever counted or deleted.
 
 from __future__ import annotations
 
-import copy
 import functools
 import random
 from dataclasses import dataclass, field
@@ -34,6 +33,7 @@ from rayop.runtime.clock import Clock
 from rayop.runtime.events.recorder import EventRecorder, EventType
 from rayop.runtime.expectations import ScaleExpectations
 from rayop.runtime.informers.factory import Informer, InformerFactory
+from rayop.runtime.informers.frozen import thaw
 from rayop.runtime.informers.indexer import OWNER_UID_INDEX
 from rayop.runtime.own_writes import OwnWrites
 from rayop.runtime.reconcile import Request
@@ -202,7 +202,7 @@ class PassContext:
 
     def copy_cached(self) -> dict[str, Any]:
         """Returns a mutable deep copy of the cached RayCluster (for update/update_status)."""
-        obj: dict[str, Any] = copy.deepcopy(dict(self.cached))
+        obj: dict[str, Any] = thaw(self.cached)
         obj.setdefault("apiVersion", "ray.io/v1")
         obj.setdefault("kind", "RayCluster")
         return obj

@@ -12,7 +12,6 @@ the new ``status`` wire dict, with zero counters omitted as Go's ``omitempty`` d
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -25,6 +24,7 @@ from rayop.controllers.kit import cluster_access as cs
 from rayop.controllers.kit import labels
 from rayop.controllers.raycluster.pod_health import all_pods_running, is_running_and_ready, phase
 from rayop.controllers.raycluster.resources import is_gpu_resource, pod_resources
+from rayop.runtime.informers.frozen import thaw
 
 HEAD_POD_READY = "HeadPodReady"
 PROVISIONED = "RayClusterProvisioned"
@@ -289,7 +289,7 @@ def calculate_status(
         StatusUnavailableError: KubeRay would fail ``calculateStatus`` (see the class).
     """
     old = old or {}
-    status: dict[str, Any] = copy.deepcopy(dict(old))
+    status: dict[str, Any] = thaw(dict(old))  # a plain deep copy, without deepcopy's dispatch
     conditions: list[dict[str, Any]] = status.get("conditions") or []
     if status_conditions_gate:
         reason = replica_failure_reason(reconcile_error)
