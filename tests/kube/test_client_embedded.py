@@ -187,3 +187,19 @@ async def test_wrong_token_is_unauthorized(cp: EmbeddedControlPlane) -> None:
     async with KubeClient(KubeConfig.for_server(cp.url, token="wrong"), qps=-1) as kube:
         with pytest.raises(errors.Unauthorized):
             await kube.get(CONFIGMAPS, "x", namespace=NS)
+
+
+async def test_every_request_is_told_to_the_request_hook_and_only_writes_to_the_write_hook(
+    kube: KubeClient,
+) -> None:
+    requests: list[tuple[str, str]] = []
+    writes: list[str] = []
+    kube.on_request = lambda method, path: requests.append((method, path))
+    kube.on_write = lambda method, path, answer, error: writes.append(method)
+    await kube.create(CONFIGMAPS, configmap("hooked"), namespace=NS)
+    await kube.get(CONFIGMAPS, "hooked", namespace=NS)
+    with pytest.raises(errors.NotFound):
+        await kube.get(CONFIGMAPS, "absent", namespace=NS)
+    path = f"/api/v1/namespaces/{NS}/configmaps"
+    assert requests == [("POST", path), ("GET", f"{path}/hooked"), ("GET", f"{path}/absent")]
+    assert writes == ["POST"]

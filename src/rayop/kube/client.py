@@ -105,6 +105,10 @@ class KubeClient:
         """Told of every write this client sent that got an answer (None: nobody): the method,
         the path, the object answered (None on an error) and the error's text ("" on success);
         the operator notes its passes' writes with it. It must not block."""
+        self.on_request: Callable[[str, str], None] | None = None
+        """Told of every request this client is about to send, watches excepted (None:
+        nobody): the method and the path; the operator counts its passes' requests with it. It
+        must not block."""
         self.throttle = TokenBucket(qps or 5.0, burst or 10, clock=clock)
         self.buckets = ResourceBuckets(self.throttle, clock=clock) if bucket_per_resource else None
         """The per-resource buckets (None: every request spends :attr:`throttle`)."""
@@ -187,6 +191,8 @@ class KubeClient:
 
         ``timeout`` None is the client's per-attempt default.
         """
+        if self.on_request is not None:
+            self.on_request(method, path)
         data = None if body is None else orjson.dumps(body)
         all_headers = dict(headers or {})
         if data is not None:

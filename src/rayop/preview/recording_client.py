@@ -171,6 +171,8 @@ class RecordingClient(KubeClient):
         path: str = "",
         patch_type: PatchType | None = None,
     ) -> None:
+        if self.on_request is not None:  # a write kept, sent or not, is a request of the pass
+            self.on_request(verb, path)
         self.writes.append(
             Write(
                 verb=verb,

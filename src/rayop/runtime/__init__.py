@@ -25,6 +25,8 @@ Modules and subpackages:
   asked for next), kept in memory.
 - ``decision_records``: a closed pass as the decision log keeps it: one bytes record.
 - ``own_writes``: remembers a controller's own writes until its informer cache has seen them.
+- ``unchanged_passes``: a periodic pass that could only repeat an object's last, quiet one,
+  answered without running; and the count of a pass's API requests.
 - ``manager``: the manager: runs several controllers in one process on one client and one shared
   cache.
 - ``leaderelection``: leader election on a ``coordination.k8s.io/v1`` Lease.

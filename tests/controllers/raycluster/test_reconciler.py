@@ -10,10 +10,12 @@ import pytest
 from rayop.api.raycluster import RayCluster
 from rayop.controllers.raycluster.context import PassContext
 from rayop.controllers.raycluster.reconciler import GATE_STEPS, RESOURCE_STEPS, RayClusterReconciler
+from rayop.runtime.decisions import DecisionLog, PassAccount, note_wait
 from rayop.runtime.reconcile import Request, Result
 from rayop.runtime.steps import Stop
+from rayop.runtime.unchanged_passes import UnchangedPasses, note_request
 
-from ._fakes import NS, UID, Fakes
+from ._fakes import NS, UID, Fakes, pod
 from ._fixtures import minimal_cluster
 
 REQUEST = Request(NS, "rc")
@@ -141,3 +143,87 @@ async def test_a_pass_parses_the_cluster_once(monkeypatch: pytest.MonkeyPatch) -
     await RayClusterReconciler(fakes.deps()).reconcile(REQUEST)  # builds a head and two workers
     assert len(fakes.api.calls_of("create", "Pod")) == 3
     assert len(parsed) == 1
+
+
+class _Passes:
+    """Runs reconciles as the controller does: each inside a pass account of a decision log."""
+
+    def __init__(self, reconciler: RayClusterReconciler) -> None:
+        self.reconciler = reconciler
+        self.log = DecisionLog()
+
+    async def run(self) -> Result:
+        account = PassAccount("raycluster", "RayCluster", NS, "rc", 0.0)
+        token = self.log.open(account)
+        try:
+            return await self.reconciler.reconcile(REQUEST)
+        finally:
+            self.log.close(account, token)
+
+
+def _skipping(fakes: Fakes, step: Any) -> tuple[_Passes, UnchangedPasses[Request]]:
+    unchanged: UnchangedPasses[Request] = UnchangedPasses(
+        lambda: fakes.clusters.changes + fakes.pods.changes + fakes.services.changes
+    )
+    deps = dataclasses.replace(fakes.deps(), unchanged=unchanged)
+    return _Passes(RayClusterReconciler(deps, resource_steps=[step])), unchanged
+
+
+async def test_a_periodic_pass_that_could_only_repeat_a_quiet_one_is_not_run() -> None:
+    fakes = _with_head_service(_fakes())
+    runs: list[int] = []
+
+    async def step(ctx: PassContext) -> None:
+        runs.append(1)
+
+    passes, unchanged = _skipping(fakes, step)
+    assert await passes.run() == Result(requeue_after=2.0)  # wrote the status: not quiet
+    fakes.clusters.put(fakes.api.calls_of("update/status")[0].body)
+    periodic = Result(requeue_after=300.0)
+    assert await passes.run() == periodic and len(runs) == 2  # quiet
+    assert await passes.run() == periodic and len(runs) == 2, "nothing changed: not run"
+    assert unchanged.skipped == 1
+    fakes.pods.put(pod("rc-worker-x", "worker", "small-group"))
+    await passes.run()
+    assert len(runs) == 3, "a cache changed: run"
+
+
+@pytest.mark.parametrize("noise", ["request", "wait"])
+async def test_a_pass_that_read_the_api_or_waited_is_run_again(noise: str) -> None:
+    fakes = _with_head_service(_fakes())
+    runs: list[int] = []
+    noisy = [False]
+
+    async def step(ctx: PassContext) -> None:
+        runs.append(1)
+        if noisy[0] and noise == "request":
+            note_request("GET", "/api/v1/namespaces/ns/secrets/s")  # the client's hook
+        elif noisy[0]:
+            note_wait("something the caches do not show")
+
+    passes, unchanged = _skipping(fakes, step)
+    await passes.run()
+    fakes.clusters.put(fakes.api.calls_of("update/status")[0].body)  # converged
+    noisy[0] = True
+    for _ in range(2):
+        assert await passes.run() == Result(requeue_after=300.0)
+    assert len(runs) == 3 and unchanged.skipped == 0
+    noisy[0] = False  # the same passes without it: the second is not run
+    await passes.run()
+    await passes.run()
+    assert len(runs) == 4 and unchanged.skipped == 1
+
+
+async def test_a_failed_pass_is_run_again() -> None:
+    fakes = _with_head_service(_fakes())
+    runs: list[int] = []
+
+    async def step(ctx: PassContext) -> None:
+        runs.append(1)
+        raise RuntimeError("boom")
+
+    passes, unchanged = _skipping(fakes, step)
+    for _ in range(2):
+        with pytest.raises(RuntimeError):
+            await passes.run()
+    assert len(runs) == 2 and len(unchanged) == 0

@@ -48,6 +48,7 @@ from rayop.runtime.reconcile import ReconcileFunc, Request
 from rayop.runtime.sharding.gate import ShardGate
 from rayop.runtime.sharding.metrics import ShardMetrics
 from rayop.runtime.sharding.pass_record import PassRecord
+from rayop.runtime.unchanged_passes import note_request
 
 ReconcileWrapper = Callable[[ReconcileFunc], ReconcileFunc]
 """Wraps a controller's reconcile function, e.g. to observe every call (tests)."""
@@ -125,6 +126,8 @@ def build_operator(
     )
     if isinstance(client, KubeClient) and client.on_write is None:
         client.on_write = note_client_write  # each pass's account names the writes it sent
+    if isinstance(client, KubeClient) and client.on_request is None:
+        client.on_request = note_request  # a pass that sent none may be repeated unchanged
     wiring = Wiring(manager, settings)
     blueprints = selected(CATALOG, kinds, settings)
     gate = _install_sharding(manager, settings, blueprints) if sharding is not None else None

@@ -44,6 +44,7 @@ from rayop.runtime.expectations import ScaleExpectations, pod_observer
 from rayop.runtime.informers.sources import for_, owns, watches
 from rayop.runtime.predicate import generation_changed, not_pod_binding
 from rayop.runtime.reconcile import Request
+from rayop.runtime.unchanged_passes import UnchangedPasses, note_request
 
 CONTROLLER_NAME = "raycluster"
 OWNER_KIND = "RayCluster"
@@ -78,12 +79,19 @@ def _build_raycluster(wiring: Wiring) -> Wired:
         clock=wiring.clock,
         pod_call_concurrency=wiring.settings.pod_create_concurrency,
         group_creates=group_creates,
+        unchanged=(
+            UnchangedPasses(lambda: sum(i.changes for i in informers.informers))
+            if getattr(wiring.client, "on_request", None) is note_request
+            else None  # a pass's requests are not counted: every pass runs
+        ),
     )
 
     def let_creators_enqueue(controller: Controller) -> None:
         group_creates.on_done = controller.enqueue
 
     async def forget(request: Request) -> None:
+        if deps.unchanged is not None:
+            deps.unchanged.forget(request)
         await forget_cluster(deps, request.namespace, request.name)
 
     return Wired(

@@ -37,6 +37,7 @@ from rayop.runtime.informers.frozen import thaw
 from rayop.runtime.informers.indexer import OWNER_UID_INDEX
 from rayop.runtime.own_writes import OwnWrites
 from rayop.runtime.reconcile import Request
+from rayop.runtime.unchanged_passes import UnchangedPasses
 
 
 class UnparsedClusterError(RuntimeError):
@@ -66,6 +67,9 @@ class ReconcilerDeps:
     group_creates: GroupCreates | None = None
     """Runs a big worker group's creates outside the pass (``group_creates``); None: every
     create is made in the pass."""
+    unchanged: UnchangedPasses[Request] | None = None
+    """Answers a periodic pass that could only repeat the cluster's last one without running
+    it (:mod:`rayop.runtime.unchanged_passes`); None: every pass runs."""
     refusing_namespaces: set[str] = field(default_factory=set)
     """Namespaces whose last pod create was answered 403 Forbidden (terminating, quota, policy):
     worker creates there go one at a time and stop at the first failure, as KubeRay's, until a

@@ -45,8 +45,10 @@ from rayop.controllers.raycluster.context import (
     ReconcilerDeps,
 )
 from rayop.controllers.raycluster.status_sync import sync_status
+from rayop.runtime.decisions import current_account
 from rayop.runtime.reconcile import Request, Result
 from rayop.runtime.steps import StatusEdits, Step, Stop, run_steps
+from rayop.runtime.unchanged_passes import counting_requests
 
 log = logging.getLogger(__name__)
 
@@ -95,10 +97,40 @@ class RayClusterReconciler:
     async def reconcile(self, request: Request) -> Result:
         """Runs one pass for ``request``; blocks on API calls (see the module docstring).
 
+        A periodic pass that could only repeat the cluster's last one (nothing in the caches
+        changed since, and that pass sent no request, noted nothing and asked only for the
+        periodic requeue: :mod:`rayop.runtime.unchanged_passes`) is answered with the periodic
+        requeue without running.
+
         Raises:
             Exception: any step's error, a status that cannot be computed yet, or a failed
                 status write (409 included): the controller requeues with backoff.
         """
+        unchanged = self.deps.unchanged
+        if unchanged is None:
+            return await self._reconcile(request)
+        stamp = unchanged.begin(request)
+        if stamp is None:
+            return self._periodic()
+        try:
+            with counting_requests() as requests:
+                result = await self._reconcile(request)
+        except BaseException:
+            unchanged.forget(request)
+            raise
+        account = current_account()
+        quiet = (
+            requests.sent == 0
+            and account is not None
+            and account.quiet
+            and not account.evented
+            and result == self._periodic()
+            and result.requeue_after is not None
+        )
+        unchanged.settle(request, stamp, quiet=quiet)
+        return result
+
+    async def _reconcile(self, request: Request) -> Result:
         cached = self.deps.clusters.get(request.namespace or None, request.name)
         if cached is None:
             await pod_sync.forget_cluster(self.deps, request.namespace, request.name)
@@ -133,5 +165,10 @@ class RayClusterReconciler:
             return stop.result
         if changed:
             return Result(requeue_after=settings.RAYCLUSTER_STATUS_CHANGED_REQUEUE)
+        return self._periodic()
+
+    def _periodic(self) -> Result:
+        """The result of a pass that found nothing to do: look again after
+        ``default_requeue_seconds`` (0: no timed look)."""
         periodic = float(self.deps.options.default_requeue_seconds)
-        return Result(requeue_after=periodic if periodic > 0 else None)  # 0: no timed requeue
+        return Result(requeue_after=periodic if periodic > 0 else None)
