@@ -21,13 +21,13 @@ async def test_a_converged_clusters_periodic_passes_are_not_run_yet_a_lost_pod_c
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     full: list[str] = []
-    run = RayClusterReconciler._reconcile
+    run = RayClusterReconciler._pass
 
-    async def counted(self: RayClusterReconciler, request: Request) -> Result:
+    async def counted(self: RayClusterReconciler, request: Request) -> tuple[Result, bool]:
         full.append(request.name)
         return await run(self, request)
 
-    monkeypatch.setattr(RayClusterReconciler, "_reconcile", counted)
+    monkeypatch.setattr(RayClusterReconciler, "_pass", counted)
     due: list[str] = []
 
     def wrap(reconcile: ReconcileFunc) -> ReconcileFunc:

@@ -10,10 +10,12 @@ and writes what differs. When, since an object's last pass,
   write, wait or Event), raised nothing, and asked for the periodic look and nothing sooner,
 
 then a pass run now reads the same objects and decides the same nothing. :class:`UnchangedPasses`
-answers it with the periodic look without running it. A pass that depends on something the
-caches do not show sends a request for it or waits on it, and so is never followed by a
-skipped one. Any change in any cache runs every object's next pass in full; so does a restart
-(nothing is kept across processes).
+answers it with the periodic look without running it. Any change in any cache runs every
+object's next pass in full; so does a restart (nothing is kept across processes).
+
+The controller that uses it keeps one rule: a pass whose decision depends on what the caches do
+not show reads it with a request or notes a wait (and so is never followed by a skipped pass);
+the clock only stamps what a pass writes, or decides in passes that ask for an earlier look.
 
 The requests are counted by :func:`note_request`, a client's request hook, inside
 :func:`counting_requests`: tasks a pass starts inherit its count, as they inherit its context.

@@ -227,3 +227,29 @@ async def test_a_failed_pass_is_run_again() -> None:
         with pytest.raises(RuntimeError):
             await passes.run()
     assert len(runs) == 2 and len(unchanged) == 0
+
+
+@pytest.mark.parametrize("status", ["written", "discarded"])
+async def test_a_pass_a_step_stopped_is_run_again_even_with_the_periodic_result(
+    status: str,
+) -> None:
+    fakes = _with_head_service(_fakes())
+    runs: list[int] = []
+    stopping = [False]
+    periodic = Result(requeue_after=300.0)
+
+    async def step(ctx: PassContext) -> Stop | None:
+        runs.append(1)
+        if not stopping[0]:
+            return None
+        if status == "written":
+            return Stop.after_status_write(periodic)
+        return Stop.discarding_status(periodic)
+
+    passes, unchanged = _skipping(fakes, step)
+    await passes.run()
+    fakes.clusters.put(fakes.api.calls_of("update/status")[0].body)  # converged
+    stopping[0] = True
+    for _ in range(2):
+        assert await passes.run() == periodic
+    assert len(runs) == 3 and unchanged.skipped == 0

@@ -100,7 +100,11 @@ class RayClusterReconciler:
         A periodic pass that could only repeat the cluster's last one (nothing in the caches
         changed since, and that pass sent no request, noted nothing and asked only for the
         periodic requeue: :mod:`rayop.runtime.unchanged_passes`) is answered with the periodic
-        requeue without running.
+        requeue without running. Only a pass that ran every step (no gate or step stopped it:
+        not a cluster being deleted, not one another controller manages) may be followed by
+        one. The steps keep that module's rule: what they read outside the caches (a batch
+        scheduler's PodGroup) they read with a request, and the clock only stamps the status
+        and its conditions.
 
         Raises:
             Exception: any step's error, a status that cannot be computed yet, or a failed
@@ -114,13 +118,14 @@ class RayClusterReconciler:
             return self._periodic()
         try:
             with counting_requests() as requests:
-                result = await self._reconcile(request)
+                result, every_step = await self._pass(request)
         except BaseException:
             unchanged.forget(request)
             raise
         account = current_account()
         quiet = (
-            requests.sent == 0
+            every_step
+            and requests.sent == 0
             and account is not None
             and account.quiet
             and not account.evented
@@ -131,10 +136,16 @@ class RayClusterReconciler:
         return result
 
     async def _reconcile(self, request: Request) -> Result:
+        result, _every_step = await self._pass(request)
+        return result
+
+    async def _pass(self, request: Request) -> tuple[Result, bool]:
+        """Runs the pass; returns its result and whether every step ran and none stopped it
+        (no gate, no cluster being deleted, no step's Stop)."""
         cached = self.deps.clusters.get(request.namespace or None, request.name)
         if cached is None:
             await pod_sync.forget_cluster(self.deps, request.namespace, request.name)
-            return Result()
+            return Result(), False
         ctx = PassContext.open(request, self.deps, cached)
         stop = await run_steps(self.gate_steps, ctx)
         error: Exception | None = None
@@ -144,11 +155,11 @@ class RayClusterReconciler:
             except Exception as err:
                 error = err
         if stop is not None and stop.status is StatusEdits.DISCARD:
-            return stop.result
+            return stop.result, False
         changed = await self._sync_status(ctx, error)
         if error is not None:
             raise error
-        return self._result(stop, changed=changed)
+        return self._result(stop, changed=changed), stop is None
 
     async def _sync_status(self, ctx: PassContext, error: Exception | None) -> bool:
         """Writes the status; a failure is raised unless a step's error is raised anyway."""
