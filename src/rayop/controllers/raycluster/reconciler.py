@@ -112,7 +112,7 @@ class RayClusterReconciler:
         """
         unchanged = self.deps.unchanged
         if unchanged is None:
-            return await self._reconcile(request)
+            return (await self._pass(request))[0]
         stamp = unchanged.begin(request)
         if stamp is None:
             return self._periodic()
@@ -127,16 +127,11 @@ class RayClusterReconciler:
             every_step
             and requests.sent == 0
             and account is not None
-            and account.quiet
-            and not account.evented
+            and account.quiet  # no write, wait or Event noted
             and result == self._periodic()
             and result.requeue_after is not None
         )
         unchanged.settle(request, stamp, quiet=quiet)
-        return result
-
-    async def _reconcile(self, request: Request) -> Result:
-        result, _every_step = await self._pass(request)
         return result
 
     async def _pass(self, request: Request) -> tuple[Result, bool]:
