@@ -107,3 +107,14 @@ def test_a_single_event_seen_again_in_a_later_generation_becomes_a_series() -> N
     assert cache.finish(5.5 * GENERATION + FINISH_TIME) == [] and len(cache) == 1
     (ended,) = cache.finish(5.5 * GENERATION + FINISH_TIME + 1)
     assert ended.body == {"series": {"count": 2, "lastObservedTime": "t1"}} and len(cache) == 0
+
+
+def test_forgetting_single_events_never_ends_a_series() -> None:
+    cache = SeriesCache()
+    cache.observe(_event("a.1"), 0.0, "t0")
+    cache.observe(_event("a.2"), 1.0, "t1")
+    cache.observe(_event("b.1", pod="b"), 2.0, "t2")
+    cache.forget_singles(2.0 + FINISH_TIME + 1)
+    assert len(cache) == 1  # the single b is gone; the series a waits for the finish sweep
+    (ended,) = cache.finish(2.0 + FINISH_TIME + 1)
+    assert ended.body == {"series": {"count": 2, "lastObservedTime": "t1"}} and len(cache) == 0

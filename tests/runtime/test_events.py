@@ -1,5 +1,6 @@
 """The event recorder writes events.k8s.io/v1 Events as client-go's tools/events does (a series
-per isomorphic key: create, one patch, counts written by the 6-minute and 30-minute sweeps),
+per isomorphic key: create, one patch, counts written by the 6-minute and 30-minute sweeps, on
+client-go's period and phase),
 retries what cannot reach the server, never raises, and counts every event it does not write."""
 
 from __future__ import annotations
@@ -126,10 +127,17 @@ async def test_the_finish_sweep_writes_the_final_count_and_ends_the_series() -> 
     await recorder.flush()
     first = next(c[1] for c in api.calls if c[2].get("reason") == "FailedToCreatePod")
     assert sorted(api.verbs()) == ["create", "create", "patch"]
-    clock.step(360)  # the sixth sweep (one a minute): nothing is older than 6 minutes yet
+    clock.step(360)  # the first finish sweep (every 6 minutes): nothing is older than 6 minutes
     await settle()
     assert len(api.calls) == 3
-    clock.step(60)  # the seventh: both ended (client-go's sweep, every 6 minutes, may wait to 12)
+    clock.step(60)  # a minute's sweep forgets the single Event but ends no series
+    await settle()
+    await recorder.flush()
+    assert len(api.calls) == 3
+    clock.step(240)
+    await settle()
+    assert len(api.calls) == 3
+    clock.step(60)  # the second finish sweep, 12 minutes in: the series ends, as client-go's
     await settle()
     await recorder.flush()
     assert api.calls[3] == (

@@ -207,9 +207,19 @@ class EventRecorder:
         return name
 
     async def _finish_loop(self) -> None:
+        """Ends series every ``finish_time`` from the first Event (client-go's period and phase,
+        so a final count is written when client-go's would be); forgets single Events every
+        :data:`SWEEP_PERIOD` in between."""
+        finish_time = self._series.finish_time
+        next_finish = self._clock.now() + finish_time
         while True:
-            await self._clock.sleep(min(SWEEP_PERIOD, self._series.finish_time))
-            for write in self._series.finish(self._clock.now()):
+            await self._clock.sleep(min(SWEEP_PERIOD, next_finish - self._clock.now()))
+            now = self._clock.now()
+            if now < next_finish:
+                self._series.forget_singles(now)
+                continue
+            next_finish = now + finish_time
+            for write in self._series.finish(now):
                 self._writer.submit(write)
 
     async def _refresh_loop(self) -> None:

@@ -6,18 +6,21 @@ repeat keeps the first event's note). The first event of a key is created; the s
 it into a series (count 2, ``lastObservedTime``) written at once with a patch; every later one
 only raises the count in memory. The counts reach the API server from two sweeps:
 
-- :meth:`SeriesCache.finish` (every minute, :data:`SWEEP_PERIOD`; client-go's every 6): a
-  series not observed for 6 minutes gets a final patch with its count and is forgotten; a
-  single event older than 6 minutes is forgotten.
+- :meth:`SeriesCache.finish` (every 6 minutes from the first Event, client-go's ``finishTime``
+  and phase): a series not observed for 6 minutes gets a final patch with its count and is
+  forgotten, so the final counts reach the server when client-go's would (6 to 12 minutes
+  after the last observation).
+- :meth:`SeriesCache.forget_singles` (every minute between them, :data:`SWEEP_PERIOD`): a
+  single event older than 6 minutes is forgotten. That is memory only: no write depends on it.
 - :meth:`SeriesCache.refresh` (every 30 minutes): every series is patched with its count.
 
 Recording costs a digest and a few dictionary lookups per event (one per generation of single
 Events, about 14); the sweeps are O(series) once per period, and forget single Events a
 generation at a time, never per event.
 
-A cached Event costs little, because a replica keeps every Event of its last 6 to 7.5 minutes
-(tens of thousands while a fleet is created, at the replica's client rate whatever its share of
-the fleet): the Event is kept as its JSON text deflated against dictionaries learned from the
+A cached Event costs little, because a replica keeps every single Event of its last 6 to 7.5
+minutes and every series of its last 6 to 12 (tens of thousands while a fleet is created, at
+the replica's client rate whatever its share of the fleet): the Event is kept as its JSON text deflated against dictionaries learned from the
 cache's earlier Events (the informers' codec,
 :class:`~rayop.runtime.informers.compact_store.ObjectCodec`: a typical Event's 600 bytes become
 about 100), and its key as a 16-byte BLAKE2b digest of the fields above (a collision is as
@@ -44,12 +47,13 @@ FINISH_TIME = 6 * 60.0
 """client-go's ``finishTime``: a series ends this many seconds after its last observation."""
 
 SWEEP_PERIOD = 60.0
-"""How often :meth:`SeriesCache.finish` runs. client-go sweeps every ``finishTime``, so an Event
-is forgotten (or its series ended) 6 to 12 minutes after its last observation, as the sweep's
-phase falls; sweeping every minute makes that 6 to 7 (6 to 7.5 for an Event observed once,
-forgotten with its generation), within client-go's range, and so holds at most 7.5 minutes'
-worth of Events, not 12, while a fleet is created at a steady rate (each replica records at its
-client rate, whatever its share: the cached Events are a per-replica cost)."""
+"""How often :meth:`SeriesCache.forget_singles` runs. client-go sweeps every ``finishTime``, so
+an Event observed once is forgotten 6 to 12 minutes after its observation, as the sweep's phase
+falls; sweeping every minute makes that 6 to 7.5 (forgotten with its generation), within
+client-go's range, and so holds at most 7.5 minutes' worth of single Events, not 12, while a
+fleet is created at a steady rate (each replica records at its client rate, whatever its share:
+the cached Events are a per-replica cost). Series end on client-go's own period and phase
+(:meth:`SeriesCache.finish`), because ending one is a write."""
 
 GENERATION = 30.0
 """Seconds of first observations a generation of single Events holds (see :class:`SeriesCache`)."""
@@ -223,10 +227,14 @@ class SeriesCache:
             if now - cached.last_observed > self.finish_time:
                 writes.append(self._series_patch(cached))
                 del self._series[key]
+        self.forget_singles(now)
+        return writes
+
+    def forget_singles(self, now: float) -> None:
+        """Forgets the generations of single events whose newest is older than ``finish_time``."""
         generations = self._generations
         while generations and now - generations[0].last_added > self.finish_time:
             generations.popleft()
-        return writes
 
     def refresh(self) -> list[EventWrite]:
         """Returns a patch with the current count of every live series."""
