@@ -20,8 +20,8 @@ generation at a time, never per event.
 
 A cached Event costs little, because a replica keeps every single Event of its last 6 to 7.5
 minutes and every series of its last 6 to 12 (tens of thousands while a fleet is created, at
-the replica's client rate whatever its share of the fleet): the Event is kept as its JSON text deflated against dictionaries learned from the
-cache's earlier Events (the informers' codec,
+the replica's client rate whatever its share of the fleet): the Event is kept as its JSON text
+deflated against dictionaries learned from the cache's earlier Events (the informers' codec,
 :class:`~rayop.runtime.informers.compact_store.ObjectCodec`: a typical Event's 600 bytes become
 about 100), and its key as a 16-byte BLAKE2b digest of the fields above (a collision is as
 likely as 2**-128 per pair); an Event observed once (most are) has no other object of its own.
