@@ -130,7 +130,7 @@ async def test_the_finish_sweep_writes_the_final_count_and_ends_the_series() -> 
     clock.step(360)  # the first finish sweep (every 6 minutes): nothing is older than 6 minutes
     await settle()
     assert len(api.calls) == 3
-    clock.step(60)  # a minute's sweep forgets the single Event but ends no series
+    clock.step(60)  # a minute's sweep (single Events only) ends no series
     await settle()
     await recorder.flush()
     assert len(api.calls) == 3
