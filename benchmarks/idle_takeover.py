@@ -6,9 +6,14 @@ idle window there was never idle. Here one embedded plane (``rayop apiserver`` w
 Running and Ready 1 s after creation, as ``side_by_side_embedded.py`` starts it) holds one fleet
 for every window, and the operators take it over one after another:
 
-1. the first operator of ``--operators`` (say rayop) creates N RayClusters of a head and W
-   workers with ``rayop bench --external-operator`` until every one is ready (under ``--lock``),
-   then its idle window of ``--idle-seconds`` is sampled;
+1. the first operator of ``--operators`` (say rayop) meets N RayClusters of a head and W
+   workers until every one is ready (under ``--lock``), then its idle window of
+   ``--idle-seconds`` is sampled. With ``--namespaces 1`` (the default) ``rayop bench
+   --external-operator`` creates them in its one namespace; with ``--namespaces K`` this script
+   creates them spread round-robin over K namespaces (64 creates in flight) and polls until
+   every one is ready, since a controller-runtime cache lists a namespace's objects by walking
+   all of them (``pkg/cache/internal/cache_reader.go``), so how a fleet is spread changes what
+   KubeRay's passes cost;
 2. it is stopped (SIGTERM), and the next operator starts on the same plane with the same flags
    (``--reconcile-concurrency C --qps Q --burst B``, leader election off). Its warm-up lasts until
    its RayCluster controller has run N passes (``controller_runtime_reconcile_total``), that is,
@@ -57,10 +62,71 @@ from side_by_side import (  # benchmarks/, beside this script
 )
 
 from rayop.bench.child_lifetime import end_with_parent
+from rayop.bench.readiness import READY_STATE
+from rayop.bench.scenarios import raycluster
 from rayop.cli.realcluster import free_port
+from rayop.kube.client import KubeClient
+from rayop.kube.config import load_config
+from rayop.kube.resources import NAMESPACES, RAY_CLUSTERS
 
 PASSES = "reconcile raycluster"
 """:func:`side_by_side.operator_requests`' key for the RayCluster controller's passes."""
+
+
+CREATES_IN_FLIGHT = 64
+
+
+def spread(clusters: int, namespaces: int) -> list[tuple[str, str]]:
+    """The fleet's ``(namespace, name)`` pairs: cluster i in namespace i mod K."""
+    return [(f"idle-takeover-{i % namespaces}", f"rc-{i}") for i in range(clusters)]
+
+
+async def create_spread(kubeconfig: Path, workers: int, fleet: list[tuple[str, str]]) -> None:
+    """Creates the namespaces and the RayClusters of ``fleet``, at most
+    :data:`CREATES_IN_FLIGHT` at a time; blocks until every create was answered."""
+    config = await load_config(kubeconfig=str(kubeconfig))
+    async with KubeClient(config, qps=-1, user_agent="rayop-idle-takeover") as client:
+        for namespace in sorted({ns for ns, _ in fleet}):
+            await client.create(NAMESPACES, {"metadata": {"name": namespace}})
+        gate = asyncio.Semaphore(CREATES_IN_FLIGHT)
+
+        async def one(namespace: str, name: str) -> None:
+            async with gate:
+                body = raycluster(name, workers, namespace=namespace)
+                await client.create(RAY_CLUSTERS, body, namespace=namespace)
+
+        await asyncio.gather(*(one(ns, name) for ns, name in fleet))
+
+
+async def count_ready(kubeconfig: Path) -> int:
+    """The RayClusters of every namespace whose status says ``ready``."""
+    config = await load_config(kubeconfig=str(kubeconfig))
+    async with KubeClient(config, qps=-1, user_agent="rayop-idle-takeover") as client:
+        items = (await client.list(RAY_CLUSTERS))["items"]
+    return sum((item.get("status") or {}).get("state") == READY_STATE for item in items)
+
+
+def create_and_wait(
+    proc: subprocess.Popen[bytes], kubeconfig: Path, args: argparse.Namespace
+) -> dict[str, Any]:
+    """Creates the fleet spread over ``args.namespaces`` and polls every 5 s until all are
+    ready (``args.timeout`` s at most); returns the seconds and the operator's CPU."""
+    process = psutil.Process(proc.pid)
+    cpu0, started = cpu_seconds(process), time.monotonic()
+    asyncio.run(create_spread(kubeconfig, args.workers, spread(args.clusters, args.namespaces)))
+    ready = 0
+    while time.monotonic() - started < args.timeout:
+        if proc.poll() is not None:
+            raise RuntimeError(f"the operator exited while creating (code {proc.returncode})")
+        ready = asyncio.run(count_ready(kubeconfig))
+        if ready >= args.clusters:
+            break
+        time.sleep(5.0)
+    return {
+        "seconds_until_all_ready": time.monotonic() - started,
+        "ready": ready,
+        "operator_cpu_seconds": cpu_seconds(process) - cpu0,
+    }
 
 
 def start_operator(
@@ -137,11 +203,16 @@ def run(operators: list[str], args: argparse.Namespace, workdir: Path) -> list[d
                     if turn == 0:
                         lock = heavy_lock(args.lock)
                         try:
-                            sampler = CpuSampler({"operator": proc.pid, "apiserver": plane.pid})
-                            created = run_bench(
-                                proc, url, kubeconfig, args.concurrency, args,
-                                workdir / "bench.json", sampler,
-                            )  # fmt: skip
+                            if args.namespaces > 1:
+                                created = create_and_wait(proc, kubeconfig, args)
+                            else:
+                                sampler = CpuSampler(
+                                    {"operator": proc.pid, "apiserver": plane.pid}
+                                )
+                                created = run_bench(
+                                    proc, url, kubeconfig, args.concurrency, args,
+                                    workdir / "bench.json", sampler,
+                                )  # fmt: skip
                         finally:
                             if lock is not None:
                                 lock.close()
@@ -224,6 +295,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--clusters", type=int, default=10000)
     parser.add_argument("--workers", type=int, default=3)
+    parser.add_argument(
+        "--namespaces", type=int, default=1,
+        help="spread the fleet over this many namespaces (1: rayop bench's one)",
+    )  # fmt: skip
     parser.add_argument("--concurrency", type=int, default=1)
     parser.add_argument("--qps", type=float, default=1000.0)
     parser.add_argument("--burst", type=int, default=2000)
@@ -243,12 +318,15 @@ def main() -> None:
     unknown = [o for o in operators if o not in OPERATORS]
     if unknown or not operators:
         parser.error(f"--operators: {args.operators!r}: each must be one of {OPERATORS}")
+    if args.namespaces < 1 or args.clusters < 1:
+        parser.error("--namespaces and --clusters must be at least 1")
     if "kuberay" in operators and not args.kuberay.is_file():
         parser.error(f"no KubeRay operator binary at {args.kuberay}")
     with tempfile.TemporaryDirectory(prefix="rayop-idle-takeover-") as tmp:
         entries = run(operators, args, Path(tmp) / "run")
     print(
-        f"\n{args.clusters} RayClusters x {args.workers} workers, embedded plane (TLS), "
+        f"\n{args.clusters} RayClusters x {args.workers} workers in {args.namespaces} "
+        f"namespace(s), embedded plane (TLS), "
         f"c={args.concurrency}, qps {args.qps:g} / burst {args.burst}, "
         f"idle windows of {args.idle_seconds:g} s\n"
     )

@@ -54,3 +54,18 @@ def test_the_table_has_a_column_per_window_and_only_a_takeover_has_a_warm_up(
     assert cells["idle PATCH"] == ["100", "- |"]
     assert cells["idle PUT"] == ["-", "3 |"]
     assert "idle reconcile raycluster" not in cells, "passes are not a request method"
+
+
+def test_the_fleet_is_spread_round_robin_and_every_name_is_unique(takeover: ModuleType) -> None:
+    fleet = takeover.spread(10, 4)
+    assert fleet[:5] == [
+        ("idle-takeover-0", "rc-0"),
+        ("idle-takeover-1", "rc-1"),
+        ("idle-takeover-2", "rc-2"),
+        ("idle-takeover-3", "rc-3"),
+        ("idle-takeover-0", "rc-4"),
+    ]
+    assert len(set(fleet)) == 10
+    by_namespace = [sum(ns == f"idle-takeover-{k}" for ns, _ in fleet) for k in range(4)]
+    assert by_namespace == [3, 3, 2, 2]
+    assert {ns for ns, _ in takeover.spread(5, 1)} == {"idle-takeover-0"}
