@@ -42,7 +42,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import psutil
 from process_sampler import CpuSampler  # benchmarks/, beside this script
@@ -54,14 +54,13 @@ from side_by_side import (  # benchmarks/, beside this script
     heavy_lock,
     idle_phase,
     install_ray_crds,
-    operator_command,
     operator_requests,
     run_bench,
     wait_for_metrics,
     wait_until_started,
 )
+from side_by_side_embedded import start_operator  # benchmarks/, beside this script
 
-from rayop.bench.child_lifetime import end_with_parent
 from rayop.bench.readiness import READY_STATE
 from rayop.bench.scenarios import raycluster
 from rayop.cli.realcluster import free_port
@@ -71,7 +70,6 @@ from rayop.kube.resources import NAMESPACES, RAY_CLUSTERS
 
 PASSES = "reconcile raycluster"
 """:func:`side_by_side.operator_requests`' key for the RayCluster controller's passes."""
-
 
 CREATES_IN_FLIGHT = 64
 
@@ -127,21 +125,6 @@ def create_and_wait(
         "ready": ready,
         "operator_cpu_seconds": cpu_seconds(process) - cpu0,
     }
-
-
-def start_operator(
-    operator: str, args: argparse.Namespace, kubeconfig: Path, log: IO[bytes], port: int
-) -> subprocess.Popen[bytes]:
-    """Starts one operator on the plane with the run's flags, its output into ``log``."""
-    return subprocess.Popen(
-        operator_command(
-            operator, args.kuberay, kubeconfig, args.concurrency, port,
-            rate=(args.qps, args.burst),
-        ),
-        env={**os.environ, "KUBECONFIG": str(kubeconfig)},
-        stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-        preexec_fn=end_with_parent(),
-    )  # fmt: skip
 
 
 def warm_up(

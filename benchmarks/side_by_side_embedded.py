@@ -43,7 +43,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import psutil
 from process_sampler import CpuSampler, busy_summary  # benchmarks/, beside this script
@@ -68,6 +68,22 @@ from rayop.bench.child_lifetime import end_with_parent
 from rayop.cli.realcluster import free_port
 
 
+def start_operator(
+    operator: str, args: argparse.Namespace, kubeconfig: Path, log: IO[bytes], port: int
+) -> subprocess.Popen[bytes]:
+    """Starts one operator on the plane with the run's flags (``args``: concurrency, qps,
+    burst, KubeRay's binary), its output into ``log``, its metrics on ``port``."""
+    return subprocess.Popen(
+        operator_command(
+            operator, args.kuberay, kubeconfig, args.concurrency, port,
+            rate=(args.qps, args.burst),
+        ),
+        env={**os.environ, "KUBECONFIG": str(kubeconfig)},
+        stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+        preexec_fn=end_with_parent(),
+    )  # fmt: skip
+
+
 def run_one(operator: str, args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
     """Runs one operator on a fresh embedded plane; blocks; returns the bench's result for it
     with the plane's CPU, the event census and the idle window added."""
@@ -79,15 +95,7 @@ def run_one(operator: str, args: argparse.Namespace, workdir: Path) -> dict[str,
     url = f"http://127.0.0.1:{port}/metrics"
     log_path = workdir / f"{operator}.log"
     log = log_path.open("wb")
-    proc = subprocess.Popen(
-        operator_command(
-            operator, args.kuberay, kubeconfig, args.concurrency, port,
-            rate=(args.qps, args.burst),
-        ),
-        env={**os.environ, "KUBECONFIG": str(kubeconfig)},
-        stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-        preexec_fn=end_with_parent(),
-    )  # fmt: skip
+    proc = start_operator(operator, args, kubeconfig, log, port)
     server = psutil.Process(plane.pid)
     try:
         wait_for_metrics(url, proc)
